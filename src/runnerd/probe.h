@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Fail closed: before serving, one run of the launcher's --probe mode with the
+ * very same property set checks from inside that the sandbox is real. */
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "sandbox-properties.h"
+
+typedef struct Probe Probe;
+
+/* failure is NULL when every check passed, else names the failed check. */
+typedef void (*probe_done_t)(const char *failure, void *userdata);
+
+int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t done, void *userdata, Probe **ret);
+Probe *probe_free(Probe *p);
+
+/* Checks the launcher's "key=value" report against spec. Returns 0 if all
+ * checks pass, else -EPERM with *ret_failure naming the first failed check. */
+int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure);

@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "macro.h"
+#include "util.h"
+
+#define SYSTEMD_SERVICE "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define MANAGER_IFACE "org.freedesktop.systemd1.Manager"
+
+struct Run {
+        sd_bus *bus;
+        char id[33];
+        char unit[sizeof(RUN_UNIT_PREFIX) + 32 + sizeof(".service")];
+        char *path;                     /* the unit's object path */
+        char *job;                      /* the start job's object path */
+
+        sd_bus_slot *slot_changed;      /* PropertiesChanged on the unit */
+        sd_bus_slot *slot_job_removed;  /* Manager.JobRemoved */
+        sd_bus_slot *slot_call;         /* StartTransientUnit, then GetAll */
+        sd_bus_slot *slot_stop;
+
+        bool start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
+        char *job_result;
+        uint64_t start_usec;
+
+        /* From the last GetAll. */
+        char *active_state, *unit_result;
+        int32_t exec_main_code, exec_main_status;
+        uint64_t cpu_nsec, memory_peak, main_start_usec, main_exit_usec;
+        bool has_memory_peak;
+
+        run_started_t on_started;
+        run_done_t on_done;
+        void *userdata;
+};
+
+const char *run_id(const Run *run) {
+        return run->id;
+}
+
+const char *run_unit(const Run *run) {
+        return run->unit;
+}
+
+bool run_is_done(const Run *run) {
+        return run->done;
+}
+
+static void run_finish(Run *run, const char *error) {
+        RunResult res = {
+                .error = error,
+                .unit_result = run->unit_result,
+                .exit_code = -1,
+                .cpu_usec = UINT64_MAX,
+                .memory_peak = UINT64_MAX,
+                .cancelled = run->cancelled,
+        };
+
+        if (run->done)
+                return;
+        run->done = true;
+        run->slot_changed = sd_bus_slot_unref(run->slot_changed);
+        run->slot_job_removed = sd_bus_slot_unref(run->slot_job_removed);
+        run->slot_call = sd_bus_slot_unref(run->slot_call);
+
+        if (!error) {
+                /* ExecMainCode is a CLD_* code: 1 exited, 2 killed, 3 dumped. */
+                if (run->exec_main_code == 1)
+                        res.exit_code = run->exec_main_status;
+                else if (run->exec_main_code == 2 || run->exec_main_code == 3)
+                        res.signal = run->exec_main_status;
+                res.timed_out = run->unit_result && streq(run->unit_result, "timeout");
+                res.oom_killed = run->unit_result && streq(run->unit_result, "oom-kill");
+                if (res.timed_out || res.oom_killed) {
+                        res.exit_code = -1;
+                        if (res.signal == 0)
+                                res.signal = 9;
+                }
+                if (run->cpu_nsec != UINT64_MAX)
+                        res.cpu_usec = run->cpu_nsec / 1000;
+                if (run->has_memory_peak && run->memory_peak != UINT64_MAX)
+                        res.memory_peak = run->memory_peak;
+        }
+        if (run->main_start_usec > 0 && run->main_exit_usec >= run->main_start_usec)
+                res.duration_usec = run->main_exit_usec - run->main_start_usec;
+        else
+                res.duration_usec = now_usec() - run->start_usec;
+
+        /* Drop our reference: CollectMode=inactive-or-failed then unloads it. */
+        (void) sd_bus_call_method_async(run->bus, NULL, SYSTEMD_SERVICE, run->path, "org.freedesktop.systemd1.Unit",
+                                        "Unref", NULL, NULL, NULL);
+
+        run->on_done(run, &res, run->userdata);
+}
+
+static int read_variant_string(sd_bus_message *m, char **ret) {
+        const char *s;
+        int r = sd_bus_message_read(m, "v", "s", &s);
+        if (r < 0)
+                return r;
+        char *c = strdup(s);
+        if (!c)
+                return -ENOMEM;
+        free(*ret);
+        *ret = c;
+        return 0;
+}
+
+static int parse_properties(Run *run, sd_bus_message *m) {
+        bool has_job = false;
+        int r;
+
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                const char *name;
+
+                r = sd_bus_message_read(m, "s", &name);
+                if (r < 0)
+                        return r;
+                if (streq(name, "ActiveState"))
+                        r = read_variant_string(m, &run->active_state);
+                else if (streq(name, "Result"))
+                        r = read_variant_string(m, &run->unit_result);
+                else if (streq(name, "ExecMainCode"))
+                        r = sd_bus_message_read(m, "v", "i", &run->exec_main_code);
+                else if (streq(name, "ExecMainStatus"))
+                        r = sd_bus_message_read(m, "v", "i", &run->exec_main_status);
+                else if (streq(name, "CPUUsageNSec"))
+                        r = sd_bus_message_read(m, "v", "t", &run->cpu_nsec);
+                else if (streq(name, "MemoryPeak")) {
+                        r = sd_bus_message_read(m, "v", "t", &run->memory_peak);
+                        run->has_memory_peak = r >= 0;
+                } else if (streq(name, "ExecMainStartTimestampMonotonic"))
+                        r = sd_bus_message_read(m, "v", "t", &run->main_start_usec);
+                else if (streq(name, "ExecMainExitTimestampMonotonic"))
+                        r = sd_bus_message_read(m, "v", "t", &run->main_exit_usec);
+                else if (streq(name, "Job")) {
+                        uint32_t id;
+                        const char *p;
+                        r = sd_bus_message_read(m, "v", "(uo)", &id, &p);
+                        has_job = r >= 0 && id != 0;
+                } else
+                        r = sd_bus_message_skip(m, "v");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(m);
+        if (r < 0)
+                return r;
+        return has_job;
+}
+
+static int get_all(Run *run);
+
+static void run_notify_started(Run *run) {
+        if (run->started_notified)
+                return;
+        run->started_notified = true;
+        if (run->on_started)
+                run->on_started(run, run->userdata);
+}
+
+static bool state_is_final(const char *s) {
+        return s && (streq(s, "inactive") || streq(s, "failed"));
+}
+
+static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        int has_job;
+
+        run->slot_call = sd_bus_slot_unref(run->slot_call);
+        if (sd_bus_message_is_method_error(m, NULL)) {
+                log_warning("GetAll on %s failed: %s", run->unit, sd_bus_message_get_error(m)->message);
+                return 0;
+        }
+        has_job = parse_properties(run, m);
+        if (has_job < 0) {
+                log_warning_errno(has_job, "Failed to parse properties of %s: %m", run->unit);
+                return 0;
+        }
+
+        if (run->getall_again) {
+                run->getall_again = false;
+                (void) get_all(run);
+                return 0;
+        }
+
+        /* The start job is gone even if its JobRemoved never reached us. */
+        if (!has_job && !run->job_done) {
+                run->job_done = true;
+                if (run->main_start_usec > 0)
+                        run_notify_started(run);
+        }
+
+        if (run->job_done && !has_job && state_is_final(run->active_state)) {
+                if (run->main_start_usec == 0 && !run->cancelled)
+                        run_finish(run, "the sandbox service failed to start");
+                else
+                        run_finish(run, NULL);
+        }
+        return 0;
+}
+
+static int get_all(Run *run) {
+        int r;
+
+        if (run->done)
+                return 0;
+        if (run->slot_call) {
+                /* One GetAll at a time; ask again once this one returns. */
+                run->getall_again = true;
+                return 0;
+        }
+        r = sd_bus_call_method_async(run->bus, &run->slot_call, SYSTEMD_SERVICE, run->path,
+                                     "org.freedesktop.DBus.Properties", "GetAll", on_get_all, run, "s", "");
+        if (r < 0)
+                log_warning_errno(r, "Failed to query %s: %m", run->unit);
+        return r;
+}
+
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+
+        if (run->start_replied)
+                (void) get_all(run);
+        return 0;
+}
+
+static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        const char *path, *unit, *result;
+        uint32_t id;
+        char *c;
+
+        if (sd_bus_message_read(m, "uoss", &id, &path, &unit, &result) < 0 || !streq(unit, run->unit))
+                return 0;
+        if (run->job && !streq(path, run->job))
+                return 0;
+
+        c = strdup(result);
+        if (!c)
+                return 0;
+        free(run->job_result);
+        run->job_result = c;
+        run->job_done = true;
+        run->slot_job_removed = sd_bus_slot_unref(run->slot_job_removed);
+
+        if (!streq(result, "done")) {
+                /* Not even started: a sandbox property could not be set up,
+                 * a dependency failed, or the start was cancelled. */
+                if (run->cancelled)
+                        run_finish(run, NULL);
+                else
+                        run_finish(run, "the sandbox service failed to start");
+                return 0;
+        }
+
+        run_notify_started(run);
+        (void) get_all(run);
+        return 0;
+}
+
+static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        const char *job;
+        int r;
+
+        run->slot_call = sd_bus_slot_unref(run->slot_call);
+        run->start_replied = true;
+
+        if (sd_bus_message_is_method_error(m, NULL)) {
+                const sd_bus_error *e = sd_bus_message_get_error(m);
+                log_struct(LOG_ERR,
+                           "MESSAGE=StartTransientUnit for %s failed: %s", run->unit, e->message,
+                           "MCP_RUN_ID=%s", run->id,
+                           "MCP_UNIT=%s", run->unit,
+                           "MCP_BUS_ERROR=%s", e->name);
+                run_finish(run, "systemd refused the sandbox unit");
+                return 0;
+        }
+
+        r = sd_bus_message_read(m, "o", &job);
+        if (r < 0) {
+                run_finish(run, "unexpected reply from systemd");
+                return 0;
+        }
+        run->job = strdup(job);
+        if (!run->job) {
+                run_finish(run, "out of memory");
+                return 0;
+        }
+        if (run->cancelled && !run->stop_sent)
+                (void) run_cancel(run);
+        if (run->job_done) /* JobRemoved overtook the reply */
+                (void) get_all(run);
+        return 0;
+}
+
+int run_start(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, int stdout_fd, int stderr_fd,
+              run_started_t started, run_done_t done, void *userdata, Run **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        Run *run;
+        int r;
+
+        run = calloc(1, sizeof *run);
+        if (!run)
+                return -ENOMEM;
+        run->bus = sd_bus_ref(bus);
+        run->on_started = started;
+        run->on_done = done;
+        run->userdata = userdata;
+        run->cpu_nsec = UINT64_MAX;
+        run->start_usec = now_usec();
+
+        r = random_hex128(run->id);
+        if (r < 0)
+                goto fail;
+        (void) snprintf(run->unit, sizeof run->unit, RUN_UNIT_PREFIX "%s.service", run->id);
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
+        if (r < 0)
+                goto fail;
+
+        /* Subscribe before starting so no change can slip between. */
+        r = sd_bus_match_signal_async(bus, &run->slot_changed, SYSTEMD_SERVICE, run->path,
+                                      "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                      on_properties_changed, NULL, run);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_match_signal_async(bus, &run->slot_job_removed, SYSTEMD_SERVICE, SYSTEMD_PATH,
+                                      MANAGER_IFACE, "JobRemoved", on_job_removed, NULL, run);
+        if (r < 0)
+                goto fail;
+
+        r = sd_bus_message_new_method_call(bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                           "StartTransientUnit");
+        if (r < 0)
+                goto fail;
+        r = sd_bus_message_append(m, "ss", run->unit, "fail");
+        if (r < 0)
+                goto fail;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                goto fail;
+        r = sandbox_append_properties(m, spec, stdin_fd, stdout_fd, stderr_fd);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_call_async(bus, &run->slot_call, m, on_start_reply, run, 0);
+        if (r < 0)
+                goto fail;
+
+        *ret = run;
+        return 0;
+fail:
+        run->done = true;
+        run_free(run);
+        return r;
+}
+
+static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+
+        run->slot_stop = sd_bus_slot_unref(run->slot_stop);
+        if (sd_bus_message_is_method_error(m, NULL))
+                log_debug("StopUnit %s: %s", run->unit, sd_bus_message_get_error(m)->message);
+        return 0;
+}
+
+int run_cancel(Run *run) {
+        int r;
+
+        if (run->done)
+                return 0;
+        run->cancelled = true;
+        /* Before the start reply the unit may not exist yet: stop it once the
+         * reply is in (on_start_reply). StopUnit with mode "replace" also
+         * cancels a still-queued start job. KillSignal=SIGKILL makes it
+         * immediate for the whole cgroup. */
+        if (!run->start_replied || run->stop_sent)
+                return 0;
+        run->stop_sent = true;
+        r = sd_bus_call_method_async(run->bus, &run->slot_stop, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                     "StopUnit", on_stop_reply, run, "ss", run->unit, "replace");
+        if (r < 0)
+                return log_warning_errno(r, "Failed to stop %s: %m", run->unit);
+        return 0;
+}
+
+Run *run_free(Run *run) {
+        if (!run)
+                return NULL;
+
+        if (!run->done && run->start_replied) {
+                /* Owner gone mid-run: fire-and-forget stop and unref. Our bus
+                 * reference pins the unit until Unref, so order them. */
+                (void) sd_bus_call_method_async(run->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                                "StopUnit", NULL, NULL, "ss", run->unit, "replace");
+                (void) sd_bus_call_method_async(run->bus, NULL, SYSTEMD_SERVICE, run->path,
+                                                "org.freedesktop.systemd1.Unit", "Unref", NULL, NULL, NULL);
+        }
+
+        sd_bus_slot_unref(run->slot_changed);
+        sd_bus_slot_unref(run->slot_job_removed);
+        sd_bus_slot_unref(run->slot_call);
+        sd_bus_slot_unref(run->slot_stop);
+        sd_bus_unref(run->bus);
+        free(run->path);
+        free(run->job);
+        free(run->job_result);
+        free(run->active_state);
+        free(run->unit_result);
+        free(run);
+        return NULL;
+}
+
+int run_sweep_stale(sd_bus *bus) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        const char *name, *active;
+        unsigned n = 0;
+        int r;
+
+        r = sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ListUnitsByPatterns",
+                               &error, &reply, "asas", 0, 1, RUN_UNIT_PREFIX "*.service");
+        if (r < 0)
+                return log_error_errno(r, "Failed to list leftover runs: %s", error.message ?: strerror(-r));
+
+        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL,
+                                        NULL, NULL, NULL)) > 0) {
+                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+
+                if (!streq(active, "inactive"))
+                        (void) sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "StopUnit",
+                                                  &e, NULL, "ss", name, "replace");
+                sd_bus_error_free(&e);
+                (void) sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ResetFailedUnit",
+                                          &e, NULL, "s", name);
+                log_struct(LOG_NOTICE, "MESSAGE=Stopped leftover run unit %s (%s)", name, active,
+                           "MCP_UNIT=%s", name);
+                n++;
+        }
+        if (r < 0)
+                return r;
+        return (int) n;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One run: a transient service started over sd-bus, watched until it is gone,
+ * then released. Knows systemd, not JSON or the client protocol. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "sandbox-properties.h"
+
+#define RUN_UNIT_PREFIX "mcp-exec-run-"
+
+typedef struct RunResult {
+        const char *error;              /* non-NULL: the sandbox did not run (start failed) */
+        const char *unit_result;        /* systemd's Result= */
+        int exit_code;                  /* -1 when a signal ended it */
+        int signal;                     /* 0 when it exited */
+        bool timed_out;
+        bool oom_killed;
+        bool cancelled;
+        uint64_t cpu_usec;              /* UINT64_MAX: unknown */
+        uint64_t memory_peak;           /* UINT64_MAX: not exposed by this systemd */
+        uint64_t duration_usec;
+} RunResult;
+
+typedef struct Run Run;
+typedef void (*run_started_t)(Run *run, void *userdata);
+typedef void (*run_done_t)(Run *run, const RunResult *result, void *userdata);
+
+/* Starts the unit. The fds are duplicated into the bus message; the caller
+ * keeps (and should close) its own copies. Callbacks fire from the event loop;
+ * done fires exactly once, after which the caller frees the run. */
+int run_start(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, int stdout_fd, int stderr_fd,
+              run_started_t started, run_done_t done, void *userdata, Run **ret);
+
+/* Stops the whole unit (SIGKILL to its cgroup); done still fires. */
+int run_cancel(Run *run);
+
+/* Frees the run. A run that is not done yet is stopped first: its unit never
+ * outlives this object, and its last reference is dropped. */
+Run *run_free(Run *run);
+
+const char *run_id(const Run *run);
+const char *run_unit(const Run *run);
+bool run_is_done(const Run *run);
+
+/* Stops every leftover unit whose name starts with RUN_UNIT_PREFIX. */
+int run_sweep_stale(sd_bus *bus);

@@ -1,0 +1,619 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mcp-exec-runnerd: the small root broker. Socket-activated on
+ * /run/mcp-exec/runner.sock, it accepts only root and the front end's user,
+ * and does exactly one thing: run a piece of code in a transient service with
+ * the fixed sandbox property set, limits clamped to the configured maxima.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <systemd/sd-login.h>
+#include <unistd.h>
+
+#include "build-config.h"
+#include "config.h"
+#include "log.h"
+#include "macro.h"
+#include "probe.h"
+#include "run.h"
+#include "runner-proto.h"
+#include "util.h"
+
+#define FRONTEND_USER "mcp-exec"
+#define REQUEST_TIMEOUT_USEC (10 * USEC_PER_SEC)
+
+typedef struct Server Server;
+
+typedef struct Client {
+        Server *server;
+        struct Client *next, *prev;
+        int fd;
+        sd_event_source *io, *timer;
+        pid_t pid;
+        uid_t uid;
+        Run *run;
+        bool gone;
+        uint64_t timeout_s;
+        char tag[65];
+} Client;
+
+struct Server {
+        sd_event *event;
+        sd_bus *bus;
+        Config config;
+        char *python;
+        char *own_unit;
+        int listen_fd;
+        bool socket_activated;
+        sd_event_source *listen_io, *idle_timer;
+        uid_t frontend_uid;
+        bool have_frontend_uid;
+        Client *clients;
+        unsigned n_clients, n_runs;
+        Probe *probe;
+        int probe_state;                /* 0 pending, 1 passed, -1 failed */
+        char *probe_failure;
+        uint64_t idle_usec;
+};
+
+static const char *arg_listen;
+static uint64_t arg_idle_sec = 30;
+static const char *arg_launcher = LIBEXECDIR "/mcp-exec-launch";
+
+static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
+        *ret = (SandboxSpec) {
+                .launcher = arg_launcher,
+                .python = s->python,
+                .max_code_bytes = s->config.max_code_bytes,
+                .timeout_usec = timeout_s * USEC_PER_SEC,
+                .memory_max = s->config.memory_max,
+                .tasks_max = s->config.tasks_max,
+                .cpu_quota_percent = s->config.cpu_quota_percent,
+                .file_size_max = s->config.file_size_max,
+                .tmp_size_max = s->config.tmp_size_max,
+                .slice = "mcp-exec.slice",
+                .binds_to = s->own_unit,
+        };
+}
+
+static void server_update_idle(Server *s);
+
+static Client *client_free(Client *c) {
+        if (!c)
+                return NULL;
+        Server *s = c->server;
+        if (c->run) {
+                /* run_free() stops a live unit; its last reference goes with it. */
+                c->run = run_free(c->run);
+                s->n_runs--;
+        }
+        sd_event_source_disable_unref(c->io);
+        sd_event_source_disable_unref(c->timer);
+        safe_close(c->fd);
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                s->clients = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        s->n_clients--;
+        free(c);
+        server_update_idle(s);
+        return NULL;
+}
+
+static int client_send_error(Client *c, const char *code, const char *message) {
+        _cleanup_json_ json_object *j = json_object_new_object();
+
+        if (!j)
+                return -ENOMEM;
+        json_object_object_add(j, "event", json_object_new_string("error"));
+        json_object_object_add(j, "code", json_object_new_string(code));
+        json_object_object_add(j, "message", json_object_new_string(message));
+        return runner_send(c->fd, j, NULL, 0);
+}
+
+static void on_run_started(Run *run, void *userdata) {
+        Client *c = userdata;
+        _cleanup_json_ json_object *j = json_object_new_object();
+
+        if (!j || c->gone)
+                return;
+        json_object_object_add(j, "event", json_object_new_string("started"));
+        json_object_object_add(j, "run_id", json_object_new_string(run_id(run)));
+        json_object_object_add(j, "unit", json_object_new_string(run_unit(run)));
+        (void) runner_send(c->fd, j, NULL, 0);
+}
+
+static void on_run_done(Run *run, const RunResult *res, void *userdata) {
+        Client *c = userdata;
+        _cleanup_json_ json_object *j = NULL;
+        const char *sig = res->signal > 0 ? signal_to_name(res->signal) : NULL;
+        char cpu[32] = "", peak[32] = "";
+
+        if (res->cpu_usec != UINT64_MAX)
+                (void) snprintf(cpu, sizeof cpu, "%" PRIu64, res->cpu_usec / 1000);
+        if (res->memory_peak != UINT64_MAX)
+                (void) snprintf(peak, sizeof peak, "%" PRIu64, res->memory_peak);
+
+        log_struct(res->error ? LOG_ERR : LOG_INFO,
+                   "MESSAGE=Run %s finished: %s", run_id(run),
+                           res->error ?: res->cancelled ? "cancelled" : res->unit_result ?: "unknown",
+                   "MCP_RUN_ID=%s", run_id(run),
+                   "MCP_UNIT=%s", run_unit(run),
+                   "MCP_CLIENT_UID=%u", (unsigned) c->uid,
+                   "MCP_CLIENT_PID=%i", (int) c->pid,
+                   "MCP_TAG=%s", c->tag,
+                   "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s,
+                   "MCP_RESULT=%s", res->error ? "error" : res->unit_result ?: "unknown",
+                   "MCP_EXIT_CODE=%i", res->exit_code,
+                   "MCP_SIGNAL=%s", sig ?: "",
+                   "MCP_TIMED_OUT=%i", res->timed_out,
+                   "MCP_OOM_KILLED=%i", res->oom_killed,
+                   "MCP_CANCELLED=%i", res->cancelled,
+                   "MCP_DURATION_MS=%" PRIu64, res->duration_usec / 1000,
+                   "MCP_CPU_MS=%s", cpu);
+
+        if (!c->gone) {
+                if (res->error)
+                        (void) client_send_error(c, "start-failed", res->error);
+                else if ((j = json_object_new_object())) {
+                        json_object_object_add(j, "event", json_object_new_string("exit"));
+                        json_object_object_add(j, "run_id", json_object_new_string(run_id(run)));
+                        json_object_object_add(j, "exit_code", json_object_new_int(res->exit_code));
+                        json_object_object_add(j, "signal", sig ? json_object_new_string(sig) : NULL);
+                        json_object_object_add(j, "timed_out", json_object_new_boolean(res->timed_out));
+                        json_object_object_add(j, "oom_killed", json_object_new_boolean(res->oom_killed));
+                        json_object_object_add(j, "cancelled", json_object_new_boolean(res->cancelled));
+                        json_object_object_add(j, "duration_ms", json_object_new_int64((int64_t) (res->duration_usec / 1000)));
+                        json_object_object_add(j, "cpu_ms", res->cpu_usec == UINT64_MAX ? NULL :
+                                               json_object_new_int64((int64_t) (res->cpu_usec / 1000)));
+                        json_object_object_add(j, "memory_peak_bytes", res->memory_peak == UINT64_MAX ? NULL :
+                                               json_object_new_int64((int64_t) res->memory_peak));
+                        json_object_object_add(j, "result", json_object_new_string(res->unit_result ?: ""));
+                        (void) runner_send(c->fd, j, NULL, 0);
+                }
+        }
+        /* One connection, one run. */
+        client_free(c);
+}
+
+static bool fd_is_stream(int fd) {
+        struct stat st;
+        return fstat(fd, &st) >= 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+static void client_handle_info(Client *c) {
+        Server *s = c->server;
+        _cleanup_json_ json_object *j = json_object_new_object();
+
+        if (!j)
+                return;
+        json_object_object_add(j, "event", json_object_new_string("info"));
+        json_object_object_add(j, "version", json_object_new_string(PACKAGE_VERSION));
+        json_object_object_add(j, "python", json_object_new_string(s->python));
+        json_object_object_add(j, "sandbox", json_object_new_string(s->probe_state > 0 ? "ok" : s->probe_state < 0 ? "failed" : "probing"));
+        if (s->probe_failure)
+                json_object_object_add(j, "sandbox_failure", json_object_new_string(s->probe_failure));
+        json_object_object_add(j, "default_timeout_s", json_object_new_int64((int64_t) s->config.default_timeout_s));
+        json_object_object_add(j, "max_timeout_s", json_object_new_int64((int64_t) s->config.max_timeout_s));
+        json_object_object_add(j, "max_code_bytes", json_object_new_int64((int64_t) s->config.max_code_bytes));
+        json_object_object_add(j, "memory_max_bytes", json_object_new_int64((int64_t) s->config.memory_max));
+        json_object_object_add(j, "tasks_max", json_object_new_int64((int64_t) s->config.tasks_max));
+        json_object_object_add(j, "cpu_quota_percent", json_object_new_int64((int64_t) s->config.cpu_quota_percent));
+        json_object_object_add(j, "file_size_max_bytes", json_object_new_int64((int64_t) s->config.file_size_max));
+        json_object_object_add(j, "tmp_size_max_bytes", json_object_new_int64((int64_t) s->config.tmp_size_max));
+        json_object_object_add(j, "max_concurrent", json_object_new_int64((int64_t) s->config.max_concurrent));
+        (void) runner_send(c->fd, j, NULL, 0);
+}
+
+static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_fds) {
+        Server *s = c->server;
+        SandboxSpec spec;
+        json_object *v;
+        int r;
+
+        if (n_fds != 3 || !fd_is_stream(fds[0]) || !fd_is_stream(fds[1]) || !fd_is_stream(fds[2]))
+                return client_send_error(c, "bad-request", "a run needs three pipe or socket fds: stdin, stdout, stderr");
+
+        c->timeout_s = s->config.default_timeout_s;
+        if (json_object_object_get_ex(req, "timeout_s", &v)) {
+                int64_t t;
+                if (!json_object_is_type(v, json_type_int) || (t = json_object_get_int64(v)) < 0)
+                        return client_send_error(c, "bad-request", "timeout_s must be a non-negative integer");
+                /* 0 means the default; anything else is clamped to [1, max]. */
+                if (t > 0)
+                        c->timeout_s = CLAMP((uint64_t) t, 1, s->config.max_timeout_s);
+        }
+        if (json_object_object_get_ex(req, "tag", &v) && json_object_is_type(v, json_type_string)) {
+                /* Metadata for the journal only: keep it short and printable. */
+                const char *t = json_object_get_string(v);
+                size_t i;
+                for (i = 0; t[i] && i < sizeof c->tag - 1; i++)
+                        c->tag[i] = (t[i] >= 0x21 && t[i] < 0x7f) ? t[i] : '_';
+                c->tag[i] = 0;
+        }
+
+        if (s->probe_state < 0)
+                return client_send_error(c, "sandbox-unavailable", s->probe_failure ?: "the sandbox self-check failed");
+        if (s->n_runs >= s->config.max_concurrent)
+                return client_send_error(c, "busy", "too many runs at once (MCP_EXEC_MAX_CONCURRENT)");
+
+        server_fill_spec(s, c->timeout_s, &spec);
+        r = run_start(s->bus, &spec, fds[0], fds[1], fds[2], on_run_started, on_run_done, c, &c->run);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start a run: %m");
+                return client_send_error(c, "start-failed", "could not ask systemd for a sandbox unit");
+        }
+        s->n_runs++;
+        c->timer = sd_event_source_disable_unref(c->timer);
+        log_struct(LOG_INFO, "MESSAGE=Run %s requested", run_id(c->run),
+                   "MCP_RUN_ID=%s", run_id(c->run),
+                   "MCP_UNIT=%s", run_unit(c->run),
+                   "MCP_CLIENT_UID=%u", (unsigned) c->uid,
+                   "MCP_CLIENT_PID=%i", (int) c->pid,
+                   "MCP_TAG=%s", c->tag,
+                   "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s);
+        return 0;
+}
+
+static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        Client *c = userdata;
+        _cleanup_json_ json_object *req = NULL;
+        int fds[RUNNER_MAX_FDS];
+        size_t n_fds = 0;
+        json_object *op;
+        int r;
+
+        r = runner_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
+        if (r == -EAGAIN)
+                return 0;
+        if (r <= 0) {
+                /* EOF or garbage. With a run going: the caller is gone, so the
+                 * run goes too (the unit is stopped, not left behind). */
+                if (r < 0 && r != -ECONNRESET)
+                        (void) client_send_error(c, "bad-request", "malformed packet");
+                c->gone = true;
+                if (c->run && !run_is_done(c->run)) {
+                        c->io = sd_event_source_disable_unref(c->io);
+                        (void) run_cancel(c->run);
+                        return 0;
+                }
+                client_free(c);
+                return 0;
+        }
+
+        if (!json_object_object_get_ex(req, "op", &op) || !json_object_is_type(op, json_type_string)) {
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(fds[i]);
+                (void) client_send_error(c, "bad-request", "missing op");
+                return 0;
+        }
+
+        if (streq(json_object_get_string(op), "run") && !c->run) {
+                (void) client_handle_run(c, req, fds, n_fds);
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(fds[i]);
+                if (!c->run)
+                        client_free(c);
+                return 0;
+        }
+        for (size_t i = 0; i < n_fds; i++)
+                safe_close(fds[i]);
+
+        if (streq(json_object_get_string(op), "cancel") && c->run)
+                (void) run_cancel(c->run);
+        else if (streq(json_object_get_string(op), "info"))
+                client_handle_info(c);
+        else
+                (void) client_send_error(c, "bad-request", "unknown op");
+        return 0;
+}
+
+static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
+        Client *c = userdata;
+
+        (void) client_send_error(c, "timeout", "no request in time");
+        client_free(c);
+        return 0;
+}
+
+static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        Server *s = userdata;
+        _cleanup_close_ int cfd = -EBADF;
+        Client *c;
+        pid_t pid;
+        uid_t uid;
+        int r;
+
+        cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (cfd < 0) {
+                if (errno != EAGAIN && errno != EINTR)
+                        log_warning_errno(errno, "accept failed: %m");
+                return 0;
+        }
+
+        r = getpeercred_fd(cfd, &pid, &uid, NULL);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read peer credentials, refusing: %m"), 0;
+        if (uid != 0 && !(s->have_frontend_uid && uid == s->frontend_uid)) {
+                log_struct(LOG_WARNING, "MESSAGE=Refused broker connection from uid %u", (unsigned) uid,
+                           "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
+                           "MCP_DECISION=%s", "denied");
+                Client tmp = { .fd = cfd };
+                (void) client_send_error(&tmp, "access-denied", "only root and the mcp-exec user may use the broker");
+                return 0;
+        }
+
+        /* Connections cost little, but every one is bounded. */
+        if (s->n_clients >= 2 * s->config.max_concurrent + 16) {
+                Client tmp = { .fd = cfd };
+                (void) client_send_error(&tmp, "busy", "too many connections");
+                return 0;
+        }
+
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return log_oom(), 0;
+        c->server = s;
+        c->fd = TAKE_FD(cfd);
+        c->pid = pid;
+        c->uid = uid;
+        c->next = s->clients;
+        if (s->clients)
+                s->clients->prev = c;
+        s->clients = c;
+        s->n_clients++;
+        server_update_idle(s);
+
+        r = sd_event_add_io(s->event, &c->io, c->fd, EPOLLIN, on_client_io, c);
+        if (r >= 0)
+                r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC, REQUEST_TIMEOUT_USEC, 0,
+                                               on_client_timeout, c);
+        if (r < 0) {
+                log_error_errno(r, "Failed to watch a client: %m");
+                client_free(c);
+        }
+        return 0;
+}
+
+static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
+        Server *s = userdata;
+
+        if (s->n_clients > 0 || s->n_runs > 0)
+                return 0;
+        log_info("Idle for %" PRIu64 " s, exiting; socket activation starts us again.", arg_idle_sec);
+        (void) sd_notify(false, "STOPPING=1");
+        return sd_event_exit(s->event, 0);
+}
+
+static void server_update_idle(Server *s) {
+        if (!s->socket_activated || arg_idle_sec == 0)
+                return;
+        if (s->n_clients > 0 || s->probe_state == 0) {
+                (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!s->idle_timer) {
+                if (sd_event_add_time_relative(s->event, &s->idle_timer, CLOCK_MONOTONIC, s->idle_usec, 0,
+                                               on_idle, s) < 0)
+                        log_warning("Failed to arm the idle timer, ignoring.");
+                return;
+        }
+        (void) sd_event_source_set_time_relative(s->idle_timer, s->idle_usec);
+        (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_ONESHOT);
+}
+
+static void on_probe_done(const char *failure, void *userdata) {
+        Server *s = userdata;
+        int r;
+
+        if (failure) {
+                s->probe_state = -1;
+                s->probe_failure = strdup(failure);
+                log_struct(LOG_CRIT, "MESSAGE=Sandbox self-check failed, refusing to run code: %s", failure,
+                           "MCP_PROBE=%s", "failed", "MCP_PROBE_FAILURE=%s", failure);
+        } else {
+                s->probe_state = 1;
+                log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
+        }
+        (void) sd_notifyf(false, "STATUS=%s", failure ? "Refusing runs: sandbox self-check failed" : "Serving");
+
+        r = sd_event_add_io(s->event, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
+        if (r < 0) {
+                log_error_errno(r, "Failed to watch the listening socket: %m");
+                (void) sd_event_exit(s->event, EXIT_FAILURE);
+        }
+        server_update_idle(s);
+}
+
+static int listen_own_socket(const char *path) {
+        union {
+                struct sockaddr sa;
+                struct sockaddr_un un;
+        } sa = { .un.sun_family = AF_UNIX };
+        _cleanup_close_ int fd = -EBADF;
+
+        if (strlen(path) >= sizeof sa.un.sun_path)
+                return -ENAMETOOLONG;
+        strcpy(sa.un.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        (void) unlink(path);
+        if (bind(fd, &sa.sa, sizeof sa.un) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+static void help(void) {
+        printf("mcp-exec-runnerd [OPTIONS]\n\n"
+               "The mcp-exec broker: runs code in transient systemd services on request.\n"
+               "Normally socket-activated by mcp-exec-runner.socket.\n\n"
+               "  -h --help               Show this help\n"
+               "     --listen=PATH        Listen on PATH instead of a socket-activated fd\n"
+               "     --idle-exit-sec=SEC  Exit after SEC idle seconds when socket-activated (0: never)\n"
+               "     --launcher=PATH      The in-sandbox launcher (default " LIBEXECDIR "/mcp-exec-launch)\n");
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "listen", required_argument, NULL, 'l' },
+                { "idle-exit-sec", required_argument, NULL, 'i' },
+                { "launcher", required_argument, NULL, 'L' },
+                {},
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case 'l':
+                        arg_listen = optarg;
+                        break;
+                case 'i':
+                        if (parse_uint(optarg, &arg_idle_sec) < 0)
+                                return log_error_errno(EINVAL, "Invalid --idle-exit-sec=%s", optarg);
+                        break;
+                case 'L':
+                        arg_launcher = optarg;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        if (optind < argc)
+                return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
+        return 1;
+}
+
+int main(int argc, char *argv[]) {
+        Server s = { .listen_fd = -EBADF };
+        _cleanup_free_ char *err = NULL;
+        extern char **environ;
+        struct passwd *pw;
+        int r, n;
+
+        log_open("mcp-exec-runnerd");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+        r = config_parse(environ, &s.config, &err);
+        if (r >= 0)
+                r = config_resolve_python(s.config.python, &s.python, &err);
+        if (r < 0) {
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s", err ?: "");
+                return EXIT_FAILURE;
+        }
+        for (char **e = environ; *e; e++)
+                if (config_is_unknown_assignment(*e))
+                        log_warning("Unknown setting %.*s in the environment, ignoring.", (int) strcspn(*e, "="), *e);
+        s.idle_usec = arg_idle_sec * USEC_PER_SEC;
+
+        pw = getpwnam(FRONTEND_USER);
+        if (pw) {
+                s.frontend_uid = pw->pw_uid;
+                s.have_frontend_uid = true;
+        }
+
+        n = sd_listen_fds(true);
+        if (n > 1)
+                return log_error("Expected one listening socket, got %d.", n), EXIT_FAILURE;
+        if (n == 1) {
+                s.listen_fd = SD_LISTEN_FDS_START;
+                s.socket_activated = true;
+                (void) fd_nonblock(s.listen_fd, true);
+        } else {
+                r = listen_own_socket(arg_listen ?: RUNNER_SOCKET_PATH);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to listen on %s: %m", arg_listen ?: RUNNER_SOCKET_PATH),
+                               EXIT_FAILURE;
+                s.listen_fd = r;
+        }
+
+        /* Our own unit (when we are a service): runs bind to it, so they stop
+         * when we do. */
+        {
+                char *unit = NULL;
+                if (sd_pid_get_unit(0, &unit) >= 0 && strlen(unit) > 8 &&
+                    streq(unit + strlen(unit) - 8, ".service"))
+                        s.own_unit = unit;
+                else
+                        free(unit);
+        }
+
+        r = sd_event_default(&s.event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate event loop: %m"), EXIT_FAILURE;
+        {
+                sigset_t mask;
+                (void) sigemptyset(&mask);
+                (void) sigaddset(&mask, SIGTERM);
+                (void) sigaddset(&mask, SIGINT);
+                (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        }
+        (void) sd_event_add_signal(s.event, NULL, SIGTERM, NULL, NULL);
+        (void) sd_event_add_signal(s.event, NULL, SIGINT, NULL, NULL);
+        (void) sd_event_set_watchdog(s.event, true);
+
+        r = sd_bus_open_system(&s.bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to connect to the system bus: %m"), EXIT_FAILURE;
+        r = sd_bus_attach_event(s.bus, s.event, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach the bus: %m"), EXIT_FAILURE;
+
+        r = run_sweep_stale(s.bus);
+        if (r < 0)
+                log_warning_errno(r, "Sweeping leftover runs failed, continuing: %m");
+
+        /* Ready before the self-check: the probe unit is ordered after us
+         * (BindsTo=, After=), so waiting would deadlock. Clients wait in the
+         * socket's backlog until the check is done. */
+        (void) sd_notify(false, "READY=1\nSTATUS=Checking the sandbox");
+
+        {
+                SandboxSpec spec;
+                server_fill_spec(&s, 30, &spec);
+                r = probe_start(s.event, s.bus, &spec, on_probe_done, &s, &s.probe);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to start the sandbox self-check: %m");
+                        on_probe_done("sandbox setup: the self-check could not be started", &s);
+                }
+        }
+
+        r = sd_event_loop(s.event);
+
+        (void) sd_notify(false, "STOPPING=1");
+        while (s.clients)
+                client_free(s.clients);
+        s.probe = probe_free(s.probe);
+        s.idle_timer = sd_event_source_disable_unref(s.idle_timer);
+        s.listen_io = sd_event_source_disable_unref(s.listen_io);
+        /* Flush StopUnit/Unref calls of runs cut short before leaving. */
+        (void) sd_bus_flush(s.bus);
+        s.bus = sd_bus_flush_close_unref(s.bus);
+        s.event = sd_event_unref(s.event);
+        if (!s.socket_activated)
+                safe_close(s.listen_fd);
+        config_done(&s.config);
+        free(s.python);
+        free(s.own_unit);
+        free(s.probe_failure);
+        return r < 0 ? EXIT_FAILURE : r;
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "sandbox-properties.h"
+
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+
+#include "macro.h"
+
+static int append_bool(sd_bus_message *m, const char *name, int b) {
+        return sd_bus_message_append(m, "(sv)", name, "b", b);
+}
+
+static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
+        return sd_bus_message_append(m, "(sv)", name, "t", v);
+}
+
+int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd) {
+        char arg_python[4096], arg_max[64], tmp_opts[128];
+        int r;
+
+        static const struct {
+                const char *name;
+                int value;
+        } bools[] = {
+                /* Identity: a fresh uid per run, released afterwards; no way up. */
+                { "DynamicUser", 1 },
+                { "NoNewPrivileges", 1 },
+                { "RestrictSUIDSGID", 1 },
+                { "RemoveIPC", 1 },
+                /* Namespaces: no network but lo, own /tmp, /dev, IPC and mounts. */
+                { "PrivateNetwork", 1 },
+                { "PrivateTmp", 1 },
+                { "PrivateDevices", 1 },
+                { "PrivateIPC", 1 },
+                { "PrivateMounts", 1 },
+                /* Kernel surfaces the code has no business touching. */
+                { "ProtectKernelTunables", 1 },
+                { "ProtectKernelModules", 1 },
+                { "ProtectKernelLogs", 1 },
+                { "ProtectControlGroups", 1 },
+                { "ProtectClock", 1 },
+                { "ProtectHostname", 1 },
+                { "LockPersonality", 1 },
+                { "RestrictRealtime", 1 },
+                /* Accounting, so results can report CPU and memory. */
+                { "CPUAccounting", 1 },
+                { "MemoryAccounting", 1 },
+                { "TasksAccounting", 1 },
+                /* Child processes get the default SIGPIPE, as in a shell. */
+                { "IgnoreSIGPIPE", 0 },
+                { "SendSIGKILL", 1 },
+        };
+
+        (void) snprintf(arg_python, sizeof arg_python, "--python=%s", s->python);
+        (void) snprintf(arg_max, sizeof arg_max, "--max-code-bytes=%" PRIu64, s->max_code_bytes);
+        (void) snprintf(tmp_opts, sizeof tmp_opts, "mode=1777,size=%" PRIu64 ",nosuid,nodev", s->tmp_size_max);
+
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
+                                  "Description", "s", "mcp-exec sandboxed run",
+                                  "Type", "s", "exec",
+                                  "AddRef", "b", 1,
+                                  "CollectMode", "s", "inactive-or-failed",
+                                  "Slice", "s", s->slice);
+        if (r < 0)
+                return r;
+
+        if (s->probe)
+                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1,
+                                          s->launcher, 2, s->launcher, "--probe", 0);
+        else
+                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1,
+                                          s->launcher, 3, s->launcher, arg_python, arg_max, 0);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)",
+                                  "StandardInputFileDescriptor", "h", stdin_fd,
+                                  "StandardOutputFileDescriptor", "h", stdout_fd,
+                                  "StandardErrorFileDescriptor", "h", stderr_fd);
+        if (r < 0)
+                return r;
+
+        /* Built from nothing: the daemon's environment (token included) never
+         * reaches the code. The launcher sets the same fixed list again. */
+        r = sd_bus_message_append(m, "(sv)", "Environment", "as", 4,
+                                  "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8");
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < ELEMENTSOF(bools); i++) {
+                r = append_bool(m, bools[i].name, bools[i].value);
+                if (r < 0)
+                        return r;
+        }
+
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+                                  "ProtectSystem", "s", "strict",
+                                  "ProtectHome", "s", "yes",
+                                  "ProtectProc", "s", "invisible",
+                                  "WorkingDirectory", "s", "/tmp",
+                                  "KillMode", "s", "control-group",
+                                  "OOMPolicy", "s", "stop");
+        if (r < 0)
+                return r;
+
+        /* The run's /tmp is its own tmpfs: gone with the run, charged to its
+         * memory limit, invisible to every other run. */
+        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 1, "/tmp", tmp_opts);
+        if (r < 0)
+                return r;
+
+        /* Local IPC endpoints a sandboxed process could still connect to over
+         * AF_UNIX: the system bus, the journal, ours, users' sessions. (Not
+         * all of /run/systemd: systemd's own namespace setup needs it.) */
+        r = sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 5,
+                                  "-/run/dbus", "-/run/systemd/journal", "-/run/mcp-exec", "-/run/user",
+                                  "-/var/run/dbus");
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
+                                  "CapabilityBoundingSet", "t", UINT64_C(0),
+                                  "AmbientCapabilities", "t", UINT64_C(0),
+                                  "RestrictNamespaces", "t", UINT64_C(0),
+                                  "UMask", "u", (uint32_t) 0077);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 1, "AF_UNIX");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "(sv)", "SystemCallFilter", "(bas)", 1, 1, "@system-service");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native");
+        if (r < 0)
+                return r;
+        /* A refused system call fails with EPERM, which Python reports as
+         * PermissionError, instead of killing the run with SIGSYS. */
+        r = sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", (int32_t) EPERM);
+        if (r < 0)
+                return r;
+
+        /* Limits. KillSignal=SIGKILL: a timeout or cancel kills the whole
+         * cgroup at once, setsid() and double-forked children included. */
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
+                                  "MemoryMax", "t", s->memory_max,
+                                  "MemorySwapMax", "t", UINT64_C(0),
+                                  "TasksMax", "t", s->tasks_max,
+                                  "CPUQuotaPerSecUSec", "t", s->cpu_quota_percent * UINT64_C(10000),
+                                  "RuntimeMaxUSec", "t", s->timeout_usec);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "(sv)(sv)", "KillSignal", "i", (int32_t) SIGKILL,
+                                  "TimeoutStopUSec", "t", 5 * USEC_PER_SEC);
+        if (r < 0)
+                return r;
+
+        r = append_u64(m, "LimitFSIZE", s->file_size_max);
+        if (r >= 0)
+                r = append_u64(m, "LimitFSIZESoft", s->file_size_max);
+        if (r >= 0)
+                r = append_u64(m, "LimitCORE", 0);
+        if (r >= 0)
+                r = append_u64(m, "LimitCORESoft", 0);
+        if (r < 0)
+                return r;
+
+        /* A run never outlives the broker that started it. */
+        if (s->binds_to) {
+                r = sd_bus_message_append(m, "(sv)(sv)", "BindsTo", "as", 1, s->binds_to,
+                                          "After", "as", 1, s->binds_to);
+                if (r < 0)
+                        return r;
+        }
+
+        return 0;
+}

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "macro.h"
+
+const char *const config_known_names[] = {
+        "MCP_EXEC_TRANSPORT",      "MCP_EXEC_ADDR",           "MCP_EXEC_DEFAULT_TIMEOUT_S",
+        "MCP_EXEC_MAX_TIMEOUT_S",  "MCP_EXEC_MAX_OUTPUT_BYTES", "MCP_EXEC_MAX_STDIN_BYTES",
+        "MCP_EXEC_MAX_CODE_BYTES", "MCP_EXEC_PYTHON",         "MCP_EXEC_MEMORY_MAX",
+        "MCP_EXEC_TASKS_MAX",      "MCP_EXEC_CPU_QUOTA",      "MCP_EXEC_FILE_SIZE_MAX",
+        "MCP_EXEC_TMP_SIZE_MAX",   "MCP_EXEC_MAX_CONCURRENT", "MCP_EXEC_MAX_QUEUE",
+        /* Read by the front end only; listed so they are not reported as unknown. */
+        "MCP_EXEC_AUTH_TOKEN",     "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S",
+        "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN",
+        NULL,
+};
+
+int parse_uint(const char *s, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (isempty(s))
+                return -EINVAL;
+        for (const char *p = s; *p; p++) {
+                if (!isdigit((unsigned char) *p))
+                        return -EINVAL;
+                if (v > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
+                        return -ERANGE;
+                v = v * 10 + (uint64_t) (*p - '0');
+        }
+        *ret = v;
+        return 0;
+}
+
+int parse_size(const char *s, uint64_t *ret) {
+        static const struct {
+                char suffix;
+                unsigned shift;
+        } table[] = { { 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 } };
+        _cleanup_free_ char *num = NULL;
+        uint64_t v, factor = 1;
+        size_t n;
+        int r;
+
+        if (isempty(s))
+                return -EINVAL;
+        n = strlen(s);
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (toupper((unsigned char) s[n - 1]) == table[i].suffix) {
+                        factor = UINT64_C(1) << table[i].shift;
+                        n--;
+                        break;
+                }
+        num = strndup(s, n);
+        if (!num)
+                return -ENOMEM;
+        r = parse_uint(num, &v);
+        if (r < 0)
+                return r;
+        if (v > UINT64_MAX / factor)
+                return -ERANGE;
+        *ret = v * factor;
+        return 0;
+}
+
+int parse_percent(const char *s, uint64_t *ret) {
+        _cleanup_free_ char *num = NULL;
+        size_t n;
+
+        if (isempty(s))
+                return -EINVAL;
+        n = strlen(s);
+        if (s[n - 1] == '%')
+                n--;
+        num = strndup(s, n);
+        if (!num)
+                return -ENOMEM;
+        return parse_uint(num, ret);
+}
+
+static const char *env_lookup(char *const *envp, const char *name) {
+        size_t l = strlen(name);
+
+        for (char *const *e = envp; e && *e; e++)
+                if (strneq(*e, name, l) && (*e)[l] == '=')
+                        return *e + l + 1;
+        return NULL;
+}
+
+typedef enum Kind { KIND_UINT, KIND_SIZE, KIND_PERCENT } Kind;
+
+typedef struct Spec {
+        const char *name;
+        Kind kind;
+        size_t offset;
+        uint64_t min, max;
+        const char *hint;
+} Spec;
+
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+
+static const Spec specs[] = {
+        { "MCP_EXEC_DEFAULT_TIMEOUT_S", KIND_UINT, offsetof(Config, default_timeout_s), 1, 86400, "seconds" },
+        { "MCP_EXEC_MAX_TIMEOUT_S", KIND_UINT, offsetof(Config, max_timeout_s), 1, 86400, "seconds" },
+        { "MCP_EXEC_MAX_OUTPUT_BYTES", KIND_SIZE, offsetof(Config, max_output_bytes), 1, 256 * MiB, "a size" },
+        { "MCP_EXEC_MAX_STDIN_BYTES", KIND_SIZE, offsetof(Config, max_stdin_bytes), 0, 256 * MiB, "a size" },
+        { "MCP_EXEC_MAX_CODE_BYTES", KIND_SIZE, offsetof(Config, max_code_bytes), 1, 64 * MiB, "a size" },
+        { "MCP_EXEC_MEMORY_MAX", KIND_SIZE, offsetof(Config, memory_max), 16 * MiB, 1024 * GiB, "a size" },
+        { "MCP_EXEC_TASKS_MAX", KIND_UINT, offsetof(Config, tasks_max), 1, 65536, "a count" },
+        { "MCP_EXEC_CPU_QUOTA", KIND_PERCENT, offsetof(Config, cpu_quota_percent), 1, 100000, "a percentage" },
+        { "MCP_EXEC_FILE_SIZE_MAX", KIND_SIZE, offsetof(Config, file_size_max), 4096, 1024 * GiB, "a size" },
+        { "MCP_EXEC_TMP_SIZE_MAX", KIND_SIZE, offsetof(Config, tmp_size_max), MiB, 1024 * GiB, "a size" },
+        { "MCP_EXEC_MAX_CONCURRENT", KIND_UINT, offsetof(Config, max_concurrent), 1, 1024, "a count" },
+        { "MCP_EXEC_MAX_QUEUE", KIND_UINT, offsetof(Config, max_queue), 0, 65536, "a count" },
+};
+
+static int fail(char **ret_error, const char *fmt, ...) _printf_(2, 3);
+static int fail(char **ret_error, const char *fmt, ...) {
+        va_list ap;
+
+        if (ret_error) {
+                va_start(ap, fmt);
+                if (vasprintf(ret_error, fmt, ap) < 0)
+                        *ret_error = NULL;
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+static uint64_t default_concurrency(void) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n > 0 ? (uint64_t) n : 1;
+}
+
+int config_parse(char *const *envp, Config *ret, char **ret_error) {
+        Config c = {
+                .default_timeout_s = 30,
+                .max_timeout_s = 300,
+                .max_output_bytes = MiB,
+                .max_stdin_bytes = MiB,
+                .max_code_bytes = MiB,
+                .memory_max = 256 * MiB,
+                .tasks_max = 128,
+                .cpu_quota_percent = 100,
+                .file_size_max = 64 * MiB,
+                .tmp_size_max = 64 * MiB,
+                .max_concurrent = default_concurrency(),
+                .max_queue = 64,
+        };
+        const char *v;
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(specs); i++) {
+                const Spec *s = specs + i;
+                uint64_t x;
+
+                v = env_lookup(envp, s->name);
+                if (!v)
+                        continue;
+                r = s->kind == KIND_SIZE      ? parse_size(v, &x)
+                    : s->kind == KIND_PERCENT ? parse_percent(v, &x)
+                                              : parse_uint(v, &x);
+                if (r < 0 || x < s->min || x > s->max)
+                        return fail(ret_error, "%s=%s: invalid value, expected %s between %" PRIu64 " and %" PRIu64,
+                                    s->name, v, s->hint, s->min, s->max);
+                *(uint64_t *) ((uint8_t *) &c + s->offset) = x;
+        }
+
+        if (c.default_timeout_s > c.max_timeout_s)
+                return fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
+                            c.default_timeout_s, c.max_timeout_s);
+
+        v = env_lookup(envp, "MCP_EXEC_TRANSPORT");
+        if (v && !isempty(v) && !streq(v, "stdio") && !streq(v, "http") && !streq(v, "sse"))
+                return fail(ret_error, "MCP_EXEC_TRANSPORT=%s: invalid value, expected stdio or http", v);
+
+        v = env_lookup(envp, "MCP_EXEC_PYTHON");
+        if (v && isempty(v))
+                return fail(ret_error, "MCP_EXEC_PYTHON is empty");
+
+        c.transport = strdup(env_lookup(envp, "MCP_EXEC_TRANSPORT") ?: "");
+        c.addr = strdup(env_lookup(envp, "MCP_EXEC_ADDR") ?: ":8080");
+        c.python = strdup(v ?: "python3");
+        if (!c.transport || !c.addr || !c.python) {
+                config_done(&c);
+                return -ENOMEM;
+        }
+
+        *ret = c;
+        return 0;
+}
+
+void config_done(Config *c) {
+        if (!c)
+                return;
+        c->transport = (free(c->transport), NULL);
+        c->addr = (free(c->addr), NULL);
+        c->python = (free(c->python), NULL);
+}
+
+int config_resolve_python(const char *value, char **ret_path, char **ret_error) {
+        static const char *const search[] = { "/usr/local/bin", "/usr/bin" };
+        _cleanup_free_ char *resolved = NULL;
+        struct stat st;
+
+        if (isempty(value))
+                return fail(ret_error, "MCP_EXEC_PYTHON is empty");
+
+        if (strchr(value, '/')) {
+                if (value[0] != '/')
+                        return fail(ret_error, "MCP_EXEC_PYTHON=%s: must be a bare name or an absolute path", value);
+                resolved = realpath(value, NULL);
+        } else
+                for (size_t i = 0; i < ELEMENTSOF(search) && !resolved; i++) {
+                        _cleanup_free_ char *p = NULL;
+
+                        if (asprintf(&p, "%s/%s", search[i], value) < 0)
+                                return -ENOMEM;
+                        if (access(p, X_OK) >= 0)
+                                resolved = realpath(p, NULL);
+                }
+
+        if (!resolved)
+                return fail(ret_error, "MCP_EXEC_PYTHON=%s: no such executable in /usr/local/bin or /usr/bin", value);
+        if (!strneq(resolved, "/usr/", 5))
+                return fail(ret_error, "MCP_EXEC_PYTHON=%s: resolves to %s, which is outside /usr", value, resolved);
+        if (stat(resolved, &st) < 0 || !S_ISREG(st.st_mode) || access(resolved, X_OK) < 0)
+                return fail(ret_error, "MCP_EXEC_PYTHON=%s: %s is not an executable file", value, resolved);
+
+        *ret_path = TAKE_PTR(resolved);
+        return 0;
+}
+
+bool config_is_unknown_assignment(const char *assignment) {
+        const char *eq;
+
+        if (!strneq(assignment, "MCP_EXEC_", 9))
+                return false;
+        eq = strchr(assignment, '=');
+        if (!eq)
+                return false;
+        for (const char *const *n = config_known_names; *n; n++)
+                if (strlen(*n) == (size_t) (eq - assignment) && strneq(*n, assignment, (size_t) (eq - assignment)))
+                        return false;
+        return true;
+}

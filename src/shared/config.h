@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Configuration shared by the broker and the front end. Every value comes
+ * from an MCP_EXEC_* environment variable (the units load
+ * /etc/mcp-exec/mcp-exec.conf with EnvironmentFile=-); names and defaults of
+ * the Go server are kept so its users can switch. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct Config {
+        char *transport;                /* MCP_EXEC_TRANSPORT: "", "stdio" or "http" */
+        char *addr;                     /* MCP_EXEC_ADDR, default ":8080" */
+        uint64_t default_timeout_s;     /* MCP_EXEC_DEFAULT_TIMEOUT_S, 30 */
+        uint64_t max_timeout_s;         /* MCP_EXEC_MAX_TIMEOUT_S, 300 */
+        uint64_t max_output_bytes;      /* MCP_EXEC_MAX_OUTPUT_BYTES, stdout+stderr together, 1 MiB */
+        uint64_t max_stdin_bytes;       /* MCP_EXEC_MAX_STDIN_BYTES, 1 MiB */
+        uint64_t max_code_bytes;        /* MCP_EXEC_MAX_CODE_BYTES, 1 MiB */
+        char *python;                   /* MCP_EXEC_PYTHON as given, "python3" */
+        uint64_t memory_max;            /* MCP_EXEC_MEMORY_MAX, 256M */
+        uint64_t tasks_max;             /* MCP_EXEC_TASKS_MAX, 128 */
+        uint64_t cpu_quota_percent;     /* MCP_EXEC_CPU_QUOTA, 100% */
+        uint64_t file_size_max;         /* MCP_EXEC_FILE_SIZE_MAX (LimitFSIZE), 64M */
+        uint64_t tmp_size_max;          /* MCP_EXEC_TMP_SIZE_MAX (the run's own /tmp), 64M */
+        uint64_t max_concurrent;        /* MCP_EXEC_MAX_CONCURRENT, default: number of cores */
+        uint64_t max_queue;             /* MCP_EXEC_MAX_QUEUE, runs waiting for a slot, 64 */
+} Config;
+
+/* Fills *ret from envp ("NAME=VALUE" strings, NULL-terminated; pass environ).
+ * On a bad value returns -EINVAL and, if ret_error is set, a one-line message
+ * naming the variable. */
+int config_parse(char *const *envp, Config *ret, char **ret_error);
+
+void config_done(Config *c);
+
+/* Resolves the interpreter to an absolute, canonical, executable path that
+ * lies under /usr (the only tree the sandbox may execute from). A bare name
+ * is looked up in /usr/local/bin and /usr/bin, never in $PATH. */
+int config_resolve_python(const char *value, char **ret_path, char **ret_error);
+
+/* Parsers, exposed for tests. */
+int parse_size(const char *s, uint64_t *ret);          /* 123, 64K, 256M, 1G, 2T (1024-based) */
+int parse_uint(const char *s, uint64_t *ret);          /* decimal, no sign, no junk */
+int parse_percent(const char *s, uint64_t *ret);       /* "100%" or "100" */
+
+/* Names of every variable config_parse() knows, NULL-terminated. */
+extern const char *const config_known_names[];
+
+/* True if assignment ("NAME=VALUE") is an MCP_EXEC_* name we do not know:
+ * a likely typo that callers should warn about. */
+bool config_is_unknown_assignment(const char *assignment);

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Asks the broker to run one piece of code and collects the result. Pipes go
+ * to the sandbox directly: this side writes the framed code and stdin, and
+ * reads stdout and stderr under the shared output limit. Knows the broker's
+ * protocol and sd-event; nothing of MCP or JSON-RPC. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+typedef struct ExecRequest {
+        const char *code;
+        size_t code_len;
+        const char *stdin_data;
+        size_t stdin_len;
+        uint64_t timeout_s;             /* 0: the broker's default */
+        uint64_t max_output_bytes;      /* stdout+stderr together */
+        const char *tag;                /* journal metadata, e.g. the request id */
+} ExecRequest;
+
+typedef struct ExecResult {
+        /* Set when no result could be had: the run did not happen as asked. */
+        char *error_code;               /* "busy", "sandbox-unavailable", "broker-unavailable", … */
+        char *error_message;
+
+        char *stdout_text, *stderr_text;        /* valid UTF-8, NUL-terminated */
+        size_t stdout_len, stderr_len;
+        int exit_code;
+        char *signal;                   /* "SIGKILL", or NULL */
+        bool timed_out, truncated, oom_killed, cancelled;
+        uint64_t duration_ms;
+        int64_t cpu_ms;                 /* -1: unknown */
+        int64_t memory_peak_bytes;      /* -1: not exposed by this systemd */
+        char *run_id;
+} ExecResult;
+
+typedef struct ExecClient ExecClient;
+typedef void (*exec_done_t)(ExecClient *c, const ExecResult *result, void *userdata);
+
+int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *req, exec_done_t done,
+                      void *userdata, ExecClient **ret);
+
+/* Closes the connection: the broker stops the whole unit. done still fires,
+ * with cancelled set. */
+void exec_client_cancel(ExecClient *c);
+
+ExecClient *exec_client_free(ExecClient *c);
+
+/* Progress: output bytes seen so far and microseconds since the start. */
+uint64_t exec_client_output_bytes(const ExecClient *c);
+uint64_t exec_client_elapsed_usec(const ExecClient *c);
+
+/* The tool result object: stdout, stderr, exit_code, duration_ms, truncated,
+ * timed_out, oom_killed, signal, cpu_ms, memory_peak_bytes. */
+json_object *exec_result_to_json(const ExecResult *r);

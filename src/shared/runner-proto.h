@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The broker's wire protocol, on a SOCK_SEQPACKET unix socket: one JSON object
+ * per packet, file descriptors alongside as SCM_RIGHTS. One connection is one
+ * run; closing it cancels the run.
+ *
+ *   client → broker  {"op":"run","timeout_s":N,"tag":"…"}  + fds [stdin, stdout, stderr]
+ *   broker → client  {"event":"started","run_id":"…","unit":"…"}
+ *   broker → client  {"event":"exit", …result fields…}
+ *   broker → client  {"event":"error","code":"…","message":"…"}
+ *   client → broker  {"op":"info"}  →  {"event":"info", …limits…}
+ *
+ * stdin carries the launcher frame (launch-frame.h) followed by the program's
+ * stdin; stdout and stderr are the program's, straight from the sandbox. */
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#define RUNNER_SOCKET_PATH "/run/mcp-exec/runner.sock"
+#define RUNNER_MAX_PACKET (64U * 1024U)
+#define RUNNER_MAX_FDS 3
+
+/* Sends msg with n_fds descriptors; never raises SIGPIPE. */
+int runner_send(int fd, json_object *msg, const int *fds, size_t n_fds);
+
+/* Receives one packet. Returns 1 with *ret_msg set (a JSON object), 0 on EOF,
+ * -EAGAIN when nothing is waiting, -EBADMSG for a malformed or truncated
+ * packet. Received fds are O_CLOEXEC; on any failure none stay open. */
+int runner_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds);
+
+static inline void json_object_putp(json_object **j) {
+        if (*j)
+                (void) json_object_put(*j);
+}
+#define _cleanup_json_ __attribute__((cleanup(json_object_putp)))

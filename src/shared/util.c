@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+int fd_nonblock(int fd, bool nonblock) {
+        int flags = fcntl(fd, F_GETFL);
+
+        if (flags < 0)
+                return negative_errno();
+        flags = nonblock ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
+        if (fcntl(fd, F_SETFL, flags) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int loop_write(int fd, const void *buf, size_t n) {
+        const uint8_t *p = buf;
+
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+int loop_read_exact(int fd, void *buf, size_t n) {
+        uint8_t *p = buf;
+
+        while (n > 0) {
+                ssize_t k = read(fd, p, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        return -EPIPE;
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+int random_hex128(char ret[33]) {
+        uint8_t b[16];
+        size_t got = 0;
+
+        while (got < sizeof b) {
+                ssize_t k = getrandom(b + got, sizeof b - got, 0);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                got += (size_t) k;
+        }
+        for (size_t i = 0; i < sizeof b; i++)
+                (void) snprintf(ret + 2 * i, 3, "%02x", b[i]);
+        return 0;
+}
+
+uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+const char *signal_to_name(int sig) {
+        static __thread char buf[16];
+        const char *a;
+
+        if (sig <= 0 || sig >= NSIG)
+                return NULL;
+        a = sigabbrev_np(sig);
+        if (!a)
+                return NULL;
+        (void) snprintf(buf, sizeof buf, "SIG%s", a);
+        return buf;
+}
+
+int getpeercred_fd(int fd, pid_t *ret_pid, uid_t *ret_uid, gid_t *ret_gid) {
+        struct ucred uc;
+        socklen_t l = sizeof uc;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &l) < 0)
+                return negative_errno();
+        if (l != sizeof uc || uc.pid <= 0)
+                return -EIO;
+        if (ret_pid)
+                *ret_pid = uc.pid;
+        if (ret_uid)
+                *ret_uid = uc.uid;
+        if (ret_gid)
+                *ret_gid = uc.gid;
+        return 0;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+int fd_nonblock(int fd, bool nonblock);
+
+/* Writes all of buf to a blocking fd, retrying on EINTR. */
+int loop_write(int fd, const void *buf, size_t n);
+
+/* Reads exactly n bytes from a blocking fd; -EPIPE on early EOF. Never reads
+ * past n, so what follows stays in the pipe for the next reader. */
+int loop_read_exact(int fd, void *buf, size_t n);
+
+/* 32 lowercase hex digits from the kernel's random pool. */
+int random_hex128(char ret[33]);
+
+uint64_t now_usec(void);   /* CLOCK_MONOTONIC */
+
+/* "SIGKILL" for 9; NULL for numbers that are no signal. */
+const char *signal_to_name(int sig);
+
+int getpeercred_fd(int fd, pid_t *ret_pid, uid_t *ret_uid, gid_t *ret_gid);

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mcp-exec-runner-call: talks to the broker directly, for tests and the
+ * latency benchmark. Prints one JSON result per run on stdout.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "exec-client.h"
+#include "macro.h"
+#include "runner-proto.h"
+#include "util.h"
+
+static const char *arg_socket = RUNNER_SOCKET_PATH;
+static uint64_t arg_timeout = 0, arg_max_output = 1 << 20, arg_count = 1, arg_parallel = 1, arg_cancel_ms = 0;
+static const char *arg_stdin_file;
+
+typedef struct Job {
+        ExecClient *client;
+        sd_event_source *cancel_timer;
+} Job;
+
+static unsigned n_running, n_started, n_failed;
+static ExecRequest request;
+static Job *jobs;
+
+static int start_next(sd_event *e);
+
+static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
+        Job *j = userdata;
+        _cleanup_json_ json_object *o = exec_result_to_json(r);
+
+        if (r->error_code) {
+                json_object_object_add(o, "error", json_object_new_string(r->error_code));
+                json_object_object_add(o, "error_message", json_object_new_string(r->error_message ?: ""));
+                n_failed++;
+        }
+        json_object_object_add(o, "cancelled", json_object_new_boolean(r->cancelled));
+        json_object_object_add(o, "run_id", r->run_id ? json_object_new_string(r->run_id) : NULL);
+        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        fflush(stdout);
+
+        j->cancel_timer = sd_event_source_disable_unref(j->cancel_timer);
+        j->client = exec_client_free(j->client);
+        n_running--;
+        (void) start_next(NULL);
+}
+
+static int on_cancel(sd_event_source *s, uint64_t usec, void *userdata) {
+        Job *j = userdata;
+        exec_client_cancel(j->client);
+        return 0;
+}
+
+static sd_event *loop;
+
+static int start_next(sd_event *unused) {
+        while (n_started < arg_count && n_running < arg_parallel) {
+                Job *j = &jobs[n_started];
+                int r = exec_client_start(loop, arg_socket, &request, on_done, j, &j->client);
+                if (r < 0) {
+                        fprintf(stderr, "mcp-exec-runner-call: cannot reach the broker at %s: %s\n", arg_socket,
+                                strerror(-r));
+                        return sd_event_exit(loop, 2);
+                }
+                if (arg_cancel_ms > 0)
+                        (void) sd_event_add_time_relative(loop, &j->cancel_timer, CLOCK_MONOTONIC,
+                                                          arg_cancel_ms * USEC_PER_MSEC, 0, on_cancel, j);
+                n_started++;
+                n_running++;
+        }
+        if (n_running == 0)
+                return sd_event_exit(loop, n_failed > 0 ? 1 : 0);
+        return 0;
+}
+
+static char *read_all(FILE *f, size_t *ret_len) {
+        char *buf = NULL;
+        size_t n = 0, a = 0;
+        for (;;) {
+                if (n == a) {
+                        a = a ? a * 2 : 65536;
+                        char *p = realloc(buf, a);
+                        if (!p) {
+                                free(buf);
+                                return NULL;
+                        }
+                        buf = p;
+                }
+                size_t k = fread(buf + n, 1, a - n, f);
+                if (k == 0)
+                        break;
+                n += k;
+        }
+        *ret_len = n;
+        return buf;
+}
+
+int main(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "socket", required_argument, NULL, 's' },   { "timeout", required_argument, NULL, 't' },
+                { "stdin-file", required_argument, NULL, 'i' }, { "max-output", required_argument, NULL, 'o' },
+                { "count", required_argument, NULL, 'n' },     { "parallel", required_argument, NULL, 'p' },
+                { "cancel-after-ms", required_argument, NULL, 'c' }, {},
+        };
+        _cleanup_free_ char *code = NULL, *in = NULL;
+        size_t code_len = 0, in_len = 0;
+        FILE *f;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+                uint64_t *dst = c == 't' ? &arg_timeout : c == 'o' ? &arg_max_output : c == 'n' ? &arg_count :
+                                c == 'p' ? &arg_parallel : c == 'c' ? &arg_cancel_ms : NULL;
+                if (c == 's')
+                        arg_socket = optarg;
+                else if (c == 'i')
+                        arg_stdin_file = optarg;
+                else if (!dst || parse_size(optarg, dst) < 0) {
+                        fprintf(stderr, "usage: mcp-exec-runner-call [--socket P] [--timeout S] [--stdin-file F] "
+                                        "[--max-output N] [--count N] [--parallel N] [--cancel-after-ms N] FILE|-\n");
+                        return 2;
+                }
+        }
+        if (optind != argc - 1 || arg_parallel == 0)
+                return fprintf(stderr, "mcp-exec-runner-call: one FILE or - expected\n"), 2;
+
+        f = streq(argv[optind], "-") ? stdin : fopen(argv[optind], "re");
+        if (!f || !(code = read_all(f, &code_len)))
+                return fprintf(stderr, "mcp-exec-runner-call: cannot read %s\n", argv[optind]), 2;
+        if (arg_stdin_file) {
+                FILE *g = fopen(arg_stdin_file, "re");
+                if (!g || !(in = read_all(g, &in_len)))
+                        return fprintf(stderr, "mcp-exec-runner-call: cannot read %s\n", arg_stdin_file), 2;
+                fclose(g);
+        }
+
+        request = (ExecRequest) {
+                .code = code, .code_len = code_len, .stdin_data = in, .stdin_len = in_len,
+                .timeout_s = arg_timeout, .max_output_bytes = arg_max_output, .tag = "runner-call",
+        };
+        jobs = calloc(arg_count, sizeof *jobs);
+        if (!jobs || sd_event_default(&loop) < 0)
+                return 2;
+        r = start_next(loop);
+        if (r < 0)
+                return 2;
+        r = sd_event_loop(loop);
+        sd_event_unref(loop);
+        free(jobs);
+        return r;
+}
