@@ -2,11 +2,13 @@
 #include "run.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+#include "oom-watch.h"
 #include "macro.h"
 #include "util.h"
 
@@ -31,7 +33,8 @@ struct Run {
         uint64_t start_usec;
 
         /* From the last GetAll. */
-        char *active_state, *unit_result;
+        char *active_state, *unit_result, *control_group;
+        OomWatch *oom_watch;
         int32_t exec_main_code, exec_main_status;
         uint64_t cpu_nsec, memory_peak, main_start_usec, main_exit_usec;
         bool has_memory_peak;
@@ -78,6 +81,13 @@ static void run_finish(Run *run, const char *error) {
                         res.signal = run->exec_main_status;
                 res.timed_out = run->unit_result && streq(run->unit_result, "timeout");
                 res.oom_killed = run->unit_result && streq(run->unit_result, "oom-kill");
+                if (!res.oom_killed && run->oom_watch) {
+                        int o = oom_watch_result(run->oom_watch);
+                        /* Ambiguous only when we woke after the cgroup was
+                         * gone: then an unexplained SIGKILL means the OOM killer. */
+                        res.oom_killed = o > 0 || (o == -EAGAIN && res.signal == SIGKILL && !res.timed_out &&
+                                                   !run->cancelled);
+                }
                 if (res.timed_out || res.oom_killed) {
                         res.exit_code = -1;
                         if (res.signal == 0)
@@ -128,6 +138,8 @@ static int parse_properties(Run *run, sd_bus_message *m) {
                         return r;
                 if (streq(name, "ActiveState"))
                         r = read_variant_string(m, &run->active_state);
+                else if (streq(name, "ControlGroup"))
+                        r = read_variant_string(m, &run->control_group);
                 else if (streq(name, "Result"))
                         r = read_variant_string(m, &run->unit_result);
                 else if (streq(name, "ExecMainCode"))
@@ -167,9 +179,20 @@ static int parse_properties(Run *run, sd_bus_message *m) {
 static int get_all(Run *run);
 
 static void run_notify_started(Run *run) {
+        int r;
+
         if (run->started_notified)
                 return;
         run->started_notified = true;
+        /* Before the caller learns that the unit runs (and only then sends the
+         * code), so no OOM can happen unwatched. */
+        if (!isempty(run->control_group)) {
+                r = oom_watch_start(sd_bus_get_event(run->bus), run->control_group, &run->oom_watch);
+                if (r < 0 && r != -EOPNOTSUPP)
+                        log_warning_errno(r, "Cannot watch %s for OOM kills, ignoring: %m", run->unit);
+                else
+                        log_debug("OOM watch for %s: %s", run->control_group, r < 0 ? "systemd's" : "v1 memcg");
+        }
         if (run->on_started)
                 run->on_started(run, run->userdata);
 }
@@ -200,11 +223,10 @@ static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
         }
 
         /* The start job is gone even if its JobRemoved never reached us. */
-        if (!has_job && !run->job_done) {
+        if (!has_job && !run->job_done)
                 run->job_done = true;
-                if (run->main_start_usec > 0)
-                        run_notify_started(run);
-        }
+        if (run->job_done && run->main_start_usec > 0)
+                run_notify_started(run);
 
         if (run->job_done && !has_job && state_is_final(run->active_state)) {
                 if (run->main_start_usec == 0 && !run->cancelled)
@@ -269,7 +291,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
                 return 0;
         }
 
-        run_notify_started(run);
+        /* "started" goes out from on_get_all(), once the cgroup is known. */
         (void) get_all(run);
         return 0;
 }
@@ -428,6 +450,8 @@ Run *run_free(Run *run) {
         free(run->job_result);
         free(run->active_state);
         free(run->unit_result);
+        free(run->control_group);
+        oom_watch_free(run->oom_watch);
         free(run);
         return NULL;
 }

@@ -219,6 +219,11 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         if (streq(event, "started")) {
                 free(c->result.run_id);
                 c->result.run_id = json_strdup(msg, "run_id");
+                /* Only now the code goes in: the broker watches the unit
+                 * from here on (see the broker's OOM watch). */
+                if (c->in_fd >= 0 && !c->in_io &&
+                    sd_event_add_io(c->event, &c->in_io, c->in_fd, EPOLLOUT, on_input, c) < 0)
+                        fail(c, "internal", "cannot watch the sandbox's stdin");
         } else if (streq(event, "exit")) {
                 ExecResult *res = &c->result;
                 c->got_final = true;
@@ -328,7 +333,6 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         c->err_fd = TAKE_FD(err[0]);
 
         if ((r = sd_event_add_io(e, &c->sock_io, c->sock, EPOLLIN, on_socket, c)) < 0 ||
-            (r = sd_event_add_io(e, &c->in_io, c->in_fd, EPOLLOUT, on_input, c)) < 0 ||
             (r = sd_event_add_io(e, &c->out_io, c->out_fd, EPOLLIN, on_output, c)) < 0 ||
             (r = sd_event_add_io(e, &c->err_io, c->err_fd, EPOLLIN, on_output, c)) < 0)
                 goto fail;

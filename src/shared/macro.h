@@ -44,6 +44,11 @@ static inline void freep(void *p) {
 }
 #define _cleanup_free_ _cleanup_(freep)
 
+static inline void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
 /* Closes fd if valid, preserves errno, always returns -EBADF. */
 static inline int safe_close(int fd) {
         if (fd >= 0) {
