@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The transport-neutral MCP core: JSON-RPC 2.0 framing rules, version
+ * negotiation across every revision from 2024-11-05 to the stateless
+ * 2026-07-28, the exec tool, concurrency with a bounded queue, cancellation
+ * and progress. It does not know whether a message came over stdio, a unix
+ * socket or HTTP, and it does not know systemd: code runs through the broker
+ * (exec-client.h). */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+typedef struct McpServer McpServer;
+typedef struct McpSession McpSession;
+
+typedef struct McpServerConfig {
+        const char *runner_socket;      /* broker socket path */
+        uint64_t default_timeout_s, max_timeout_s;
+        uint64_t max_output_bytes, max_stdin_bytes, max_code_bytes;
+        uint64_t max_concurrent;        /* runs at once, over all sessions */
+        uint64_t max_queue;             /* calls waiting for a slot; past it: immediate error */
+        /* For the tool description: what the sandbox offers (from the broker's
+         * "info" reply). NULL/0 when unknown. */
+        uint64_t memory_max_bytes, tasks_max, cpu_quota_percent;
+        const char *python_version;     /* "3.11.2" */
+        const char *const *modules;     /* importable non-stdlib top-level modules, NULL-terminated */
+} McpServerConfig;
+
+/* How a session hands messages back to its transport. */
+typedef struct McpTransport {
+        /* One complete JSON-RPC message or batch array, serialized, without a
+         * trailing newline. Returns < 0 if the peer is gone. */
+        int (*send)(McpSession *s, const char *json, size_t len, void *userdata);
+} McpTransport;
+
+/* Who is on the other end, for the journal (never for decisions here). */
+typedef struct McpPeer {
+        const char *transport;          /* "stdio", "unix", "http", "sse" */
+        uid_t uid;                      /* (uid_t) -1 when unknown */
+        pid_t pid;                      /* 0 when unknown */
+} McpPeer;
+
+int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret);
+McpServer *mcp_server_free(McpServer *s);
+
+int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
+                    McpSession **ret);
+
+/* Handles one complete incoming message (an object, or an array where the
+ * negotiated revision allows batches). Replies, notifications and results of
+ * runs go out through transport->send, now or later from the event loop.
+ * Returns < 0 only for a local failure (out of memory); protocol errors are
+ * answered on the wire. */
+int mcp_session_handle(McpSession *s, const char *data, size_t len);
+
+/* Frees the session. Calls still queued are dropped without starting; runs
+ * in progress are cancelled (their units stopped): nobody can receive them. */
+McpSession *mcp_session_free(McpSession *s);
+
+/* Calls queued or running for this session (transports use it for idle exit). */
+unsigned mcp_session_in_flight(const McpSession *s);
+
+/* Negotiated protocol revision ("2025-06-18", …), or NULL before initialize. */
+const char *mcp_session_protocol_version(const McpSession *s);
+
+/* Runs queued or in progress over all sessions. */
+unsigned mcp_server_in_flight(const McpServer *s);
+
+/* Every revision we speak, oldest first, NULL-terminated; the last is the
+ * newest, answered to clients asking for an unknown version. */
+extern const char *const mcp_protocol_versions[];
