@@ -14,19 +14,13 @@
 #include "config.h"
 #include "log.h"
 #include "macro.h"
+#include "run-capture.h"
 #include "run.h"
 
 #define PROBE_REPORT_MAX 4096
 
 struct Probe {
-        sd_event_source *io;
-        Run *run;
-        int fd;
-        char buf[PROBE_REPORT_MAX + 1];
-        size_t size;
-        bool eof, run_done, reported;
-        char *run_error;
-        int exit_code;
+        RunCapture *capture;
         SandboxSpec spec;
         probe_done_t done;
         void *userdata;
@@ -109,108 +103,45 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         return 0;
 }
 
-static void probe_maybe_report(Probe *p) {
+static void on_capture_done(const char *output, const RunResult *res, void *userdata) {
+        Probe *p = userdata;
         _cleanup_free_ char *failure = NULL;
 
-        if (p->reported || !p->eof || !p->run_done)
-                return;
-        p->reported = true;
-
-        if (p->run_error)
-                (void) asprintf(&failure, "sandbox setup: %s", p->run_error);
-        else if (p->exit_code != 0)
-                (void) asprintf(&failure, "sandbox setup: the probe exited with status %d", p->exit_code);
-        else {
-                p->buf[p->size] = 0;
-                (void) probe_evaluate(p->buf, &p->spec, &failure);
-        }
+        if (res->error)
+                (void) asprintf(&failure, "sandbox setup: %s", res->error);
+        else if (res->signal != 0 || res->exit_code != 0)
+                (void) asprintf(&failure, "sandbox setup: the probe ended with %s %d",
+                                res->signal ? "signal" : "status", res->signal ?: res->exit_code);
+        else
+                (void) probe_evaluate(output, &p->spec, &failure);
         p->done(failure, p->userdata);
 }
 
-static int on_probe_output(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Probe *p = userdata;
-        char tmp[1024];
-        ssize_t k;
-
-        k = read(fd, tmp, sizeof tmp);
-        if (k < 0) {
-                if (errno == EAGAIN || errno == EINTR)
-                        return 0;
-                k = 0;
-        }
-        if (k == 0) {
-                p->eof = true;
-                p->io = sd_event_source_disable_unref(p->io);
-                p->fd = safe_close(p->fd);
-                probe_maybe_report(p);
-                return 0;
-        }
-        /* Keep the first PROBE_REPORT_MAX bytes, drain the rest. */
-        size_t keep = MIN((size_t) k, PROBE_REPORT_MAX - p->size);
-        memcpy(p->buf + p->size, tmp, keep);
-        p->size += keep;
-        return 0;
-}
-
-static void on_probe_run_done(Run *run, const RunResult *res, void *userdata) {
-        Probe *p = userdata;
-
-        p->run_done = true;
-        if (res->error)
-                p->run_error = strdup(res->error);
-        else if (res->signal != 0)
-                p->exit_code = 128 + res->signal;
-        else
-                p->exit_code = res->exit_code;
-        probe_maybe_report(p);
-}
-
 int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t done, void *userdata, Probe **ret) {
-        _cleanup_close_pair_ int out[2] = { -EBADF, -EBADF };
-        _cleanup_close_ int in = -EBADF, err = -EBADF;
         Probe *p;
         int r;
 
         p = calloc(1, sizeof *p);
         if (!p)
                 return -ENOMEM;
-        p->fd = -EBADF;
         p->spec = *spec;
         p->spec.probe = true;
         p->done = done;
         p->userdata = userdata;
 
-        in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        err = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (in < 0 || err < 0 || pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0) {
-                r = negative_errno();
-                goto fail;
+        r = run_capture_start(e, bus, &p->spec, NULL, 0, PROBE_REPORT_MAX, on_capture_done, p, &p->capture);
+        if (r < 0) {
+                free(p);
+                return r;
         }
-
-        r = run_start(bus, &p->spec, in, out[1], err, NULL, on_probe_run_done, p, &p->run);
-        if (r < 0)
-                goto fail;
-        out[1] = safe_close(out[1]);
-
-        p->fd = TAKE_FD(out[0]);
-        r = sd_event_add_io(e, &p->io, p->fd, EPOLLIN, on_probe_output, p);
-        if (r < 0)
-                goto fail;
-
         *ret = p;
         return 0;
-fail:
-        probe_free(p);
-        return r;
 }
 
 Probe *probe_free(Probe *p) {
         if (!p)
                 return NULL;
-        sd_event_source_disable_unref(p->io);
-        safe_close(p->fd);
-        run_free(p->run);
-        free(p->run_error);
+        run_capture_free(p->capture);
         free(p);
         return NULL;
 }

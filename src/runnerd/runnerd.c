@@ -24,6 +24,7 @@
 
 #include "build-config.h"
 #include "config.h"
+#include "discover.h"
 #include "log.h"
 #include "macro.h"
 #include "probe.h"
@@ -45,6 +46,7 @@ typedef struct Client {
         uid_t uid;
         Run *run;
         bool gone;
+        bool info_pending;              /* answered once the sandbox is known */
         uint64_t timeout_s;
         char tag[65];
 } Client;
@@ -63,6 +65,9 @@ struct Server {
         Client *clients;
         unsigned n_clients, n_runs;
         Probe *probe;
+        Discovery *discovery;
+        json_object *sandbox_info;      /* python version and modules, once discovered */
+        bool discovering;
         int probe_state;                /* 0 pending, 1 passed, -1 failed */
         char *probe_failure;
         uint64_t idle_usec;
@@ -197,8 +202,14 @@ static bool fd_is_stream(int fd) {
 
 static void client_handle_info(Client *c) {
         Server *s = c->server;
-        _cleanup_json_ json_object *j = json_object_new_object();
+        _cleanup_json_ json_object *j = NULL;
 
+        if (s->probe_state == 0 || s->discovering) {
+                c->info_pending = true;
+                return;
+        }
+        c->info_pending = false;
+        j = json_object_new_object();
         if (!j)
                 return;
         json_object_object_add(j, "event", json_object_new_string("info"));
@@ -216,6 +227,13 @@ static void client_handle_info(Client *c) {
         json_object_object_add(j, "file_size_max_bytes", json_object_new_int64((int64_t) s->config.file_size_max));
         json_object_object_add(j, "tmp_size_max_bytes", json_object_new_int64((int64_t) s->config.tmp_size_max));
         json_object_object_add(j, "max_concurrent", json_object_new_int64((int64_t) s->config.max_concurrent));
+        if (s->sandbox_info) {
+                json_object *v;
+                if (json_object_object_get_ex(s->sandbox_info, "python", &v))
+                        json_object_object_add(j, "python_version", json_object_get(v));
+                if (json_object_object_get_ex(s->sandbox_info, "modules", &v))
+                        json_object_object_add(j, "modules", json_object_get(v));
+        }
         (void) runner_send(c->fd, j, NULL, 0);
 }
 
@@ -315,8 +333,10 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
 
         if (streq(json_object_get_string(op), "cancel") && c->run)
                 (void) run_cancel(c->run);
-        else if (streq(json_object_get_string(op), "info"))
+        else if (streq(json_object_get_string(op), "info")) {
+                c->timer = sd_event_source_disable_unref(c->timer);
                 client_handle_info(c);
+        }
         else
                 (void) client_send_error(c, "bad-request", "unknown op");
         return 0;
@@ -402,7 +422,7 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
 static void server_update_idle(Server *s) {
         if (!s->socket_activated || arg_idle_sec == 0)
                 return;
-        if (s->n_clients > 0 || s->probe_state == 0) {
+        if (s->n_clients > 0 || s->probe_state == 0 || s->discovering) {
                 (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_OFF);
                 return;
         }
@@ -416,6 +436,21 @@ static void server_update_idle(Server *s) {
         (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_ONESHOT);
 }
 
+static void server_answer_pending_info(Server *s) {
+        for (Client *c = s->clients; c; c = c->next)
+                if (c->info_pending)
+                        client_handle_info(c);
+}
+
+static void on_discovery_done(json_object *info, void *userdata) {
+        Server *s = userdata;
+
+        s->sandbox_info = json_object_get(info);
+        s->discovering = false;
+        server_answer_pending_info(s);
+        server_update_idle(s);
+}
+
 static void on_probe_done(const char *failure, void *userdata) {
         Server *s = userdata;
         int r;
@@ -426,10 +461,20 @@ static void on_probe_done(const char *failure, void *userdata) {
                 log_struct(LOG_CRIT, "MESSAGE=Sandbox self-check failed, refusing to run code: %s", failure,
                            "MCP_PROBE=%s", "failed", "MCP_PROBE_FAILURE=%s", failure);
         } else {
+                SandboxSpec spec;
+
                 s->probe_state = 1;
                 log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
+                /* In parallel with serving: "info" answers without the module
+                 * list until this is done. */
+                server_fill_spec(s, 30, &spec);
+                if (discovery_start(s->event, s->bus, &spec, on_discovery_done, s, &s->discovery) < 0)
+                        log_warning("Cannot start module discovery, continuing without the list.");
+                else
+                        s->discovering = true;
         }
         (void) sd_notifyf(false, "STATUS=%s", failure ? "Refusing runs: sandbox self-check failed" : "Serving");
+        server_answer_pending_info(s);
 
         r = sd_event_add_io(s->event, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
         if (r < 0) {
@@ -603,6 +648,8 @@ int main(int argc, char *argv[]) {
         while (s.clients)
                 client_free(s.clients);
         s.probe = probe_free(s.probe);
+        s.discovery = discovery_free(s.discovery);
+        s.sandbox_info = (json_object_put(s.sandbox_info), NULL);
         s.idle_timer = sd_event_source_disable_unref(s.idle_timer);
         s.listen_io = sd_event_source_disable_unref(s.listen_io);
         /* Flush StopUnit/Unref calls of runs cut short before leaving. */

@@ -19,7 +19,7 @@ int runner_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
 
         if (n_fds > RUNNER_MAX_FDS)
                 return -EINVAL;
-        s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
+        s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
         if (!s)
                 return -ENOMEM;
         if (len > RUNNER_MAX_PACKET)
