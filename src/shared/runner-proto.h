@@ -15,6 +15,8 @@
  * stdin; stdout and stderr are the program's, straight from the sandbox. */
 
 #include <json-c/json.h>
+
+#include "json-util.h"
 #include <stddef.h>
 
 #define RUNNER_SOCKET_PATH "/run/mcp-exec/runner.sock"
@@ -29,8 +31,3 @@ int runner_send(int fd, json_object *msg, const int *fds, size_t n_fds);
  * packet. Received fds are O_CLOEXEC; on any failure none stay open. */
 int runner_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds);
 
-static inline void json_object_putp(json_object **j) {
-        if (*j)
-                (void) json_object_put(*j);
-}
-#define _cleanup_json_ __attribute__((cleanup(json_object_putp)))

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "broker-info.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "runner-proto.h"
+#include "util.h"
+
+/* The broker answers once its self-check and module discovery are done. */
+#define INFO_TIMEOUT_USEC (30 * USEC_PER_SEC)
+
+struct BrokerInfo {
+        int fd;
+        sd_event_source *io, *timer;
+        bool reported;
+        broker_info_done_t done;
+        void *userdata;
+};
+
+static void report(BrokerInfo *b, json_object *info) {
+        if (b->reported)
+                return;
+        b->reported = true;
+        b->io = sd_event_source_disable_unref(b->io);
+        b->timer = sd_event_source_disable_unref(b->timer);
+        b->done(info, b->userdata);
+}
+
+static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        BrokerInfo *b = userdata;
+        _cleanup_json_ json_object *msg = NULL;
+        json_object *ev;
+        int r;
+
+        r = runner_recv(fd, &msg, NULL, 0, NULL);
+        if (r == -EAGAIN)
+                return 0;
+        if (r > 0 && json_object_object_get_ex(msg, "event", &ev) && json_object_is_type(ev, json_type_string) &&
+            streq(json_object_get_string(ev), "info"))
+                report(b, msg);
+        else
+                report(b, NULL);
+        return 0;
+}
+
+static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        report(userdata, NULL);
+        return 0;
+}
+
+int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t done, void *userdata,
+                      BrokerInfo **ret) {
+        union {
+                struct sockaddr sa;
+                struct sockaddr_un un;
+        } sa = { .un.sun_family = AF_UNIX };
+        _cleanup_json_ json_object *req = NULL;
+        BrokerInfo *b;
+        int r;
+
+        if (strlen(socket_path) >= sizeof sa.un.sun_path)
+                return -ENAMETOOLONG;
+        strcpy(sa.un.sun_path, socket_path);
+
+        b = calloc(1, sizeof *b);
+        if (!b)
+                return -ENOMEM;
+        b->done = done;
+        b->userdata = userdata;
+        b->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (b->fd < 0 || connect(b->fd, &sa.sa, sizeof sa.un) < 0) {
+                r = negative_errno();
+                goto fail;
+        }
+        (void) fd_nonblock(b->fd, true);
+        req = json_object_new_object();
+        if (!req) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        json_object_object_add(req, "op", json_object_new_string("info"));
+        r = runner_send(b->fd, req, NULL, 0);
+        if (r < 0)
+                goto fail;
+        r = sd_event_add_io(e, &b->io, b->fd, EPOLLIN, on_io, b);
+        if (r < 0)
+                goto fail;
+        r = sd_event_add_time_relative(e, &b->timer, CLOCK_MONOTONIC, INFO_TIMEOUT_USEC, 0, on_timeout, b);
+        if (r < 0)
+                goto fail;
+        *ret = b;
+        return 0;
+fail:
+        broker_info_free(b);
+        return r;
+}
+
+BrokerInfo *broker_info_free(BrokerInfo *b) {
+        if (!b)
+                return NULL;
+        sd_event_source_disable_unref(b->io);
+        sd_event_source_disable_unref(b->timer);
+        safe_close(b->fd);
+        free(b);
+        return NULL;
+}

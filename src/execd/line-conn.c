@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "line-conn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "util.h"
+
+/* A peer that lets this much of our output pile up unread is dropped. */
+#define MAX_PENDING_OUTPUT (64U * 1024U * 1024U)
+
+struct LineConn {
+        sd_event *event;
+        McpServer *server;
+        McpSession *session;
+        McpPeer peer;
+        int in_fd, out_fd;
+        bool same_fd;
+        sd_event_source *in_io, *out_io, *defer;
+
+        char *in_buf;
+        size_t in_size, max_line;
+        bool skipping;          /* discarding the rest of an over-long line */
+        bool read_eof, close_after_flush, closed;
+
+        char *out_buf;
+        size_t out_size, out_alloc, out_off;
+
+        line_conn_closed_t on_closed;
+        void *userdata;
+};
+
+static void conn_close(LineConn *c) {
+        if (c->closed)
+                return;
+        c->closed = true;
+        c->in_io = sd_event_source_disable_unref(c->in_io);
+        c->out_io = sd_event_source_disable_unref(c->out_io);
+        c->on_closed(c, c->userdata);
+}
+
+static bool conn_done(LineConn *c) {
+        if (c->out_size > c->out_off)
+                return false;
+        if (c->close_after_flush)
+                return true;
+        return c->read_eof && (!c->session || mcp_session_in_flight(c->session) == 0);
+}
+
+static int on_defer(sd_event_source *s, void *userdata) {
+        LineConn *c = userdata;
+        if (conn_done(c))
+                conn_close(c);
+        return 0;
+}
+
+/* Closing from inside a callback chain is unsafe: do it from the loop. */
+static void conn_check_done(LineConn *c) {
+        if (c->closed || !conn_done(c))
+                return;
+        if (!c->defer)
+                (void) sd_event_add_defer(c->event, &c->defer, on_defer, c);
+        else
+                (void) sd_event_source_set_enabled(c->defer, SD_EVENT_ONESHOT);
+}
+
+static int flush_output(LineConn *c) {
+        while (c->out_off < c->out_size) {
+                ssize_t k = write(c->out_fd, c->out_buf + c->out_off, c->out_size - c->out_off);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                break;
+                        return negative_errno();
+                }
+                c->out_off += (size_t) k;
+        }
+        if (c->out_off == c->out_size)
+                c->out_off = c->out_size = 0;
+        return 0;
+}
+
+static int update_out_watch(LineConn *c) {
+        bool want = c->out_size > c->out_off;
+        if (c->out_io)
+                return sd_event_source_set_enabled(c->out_io, want ? SD_EVENT_ON : SD_EVENT_OFF);
+        return 0;
+}
+
+static int on_out(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        LineConn *c = userdata;
+
+        if (flush_output(c) < 0) {
+                conn_close(c);  /* the peer is gone */
+                return 0;
+        }
+        (void) update_out_watch(c);
+        conn_check_done(c);
+        return 0;
+}
+
+static int queue_line(LineConn *c, const char *json, size_t len) {
+        if (c->closed)
+                return -EPIPE;
+        if (c->out_size - c->out_off + len + 1 > MAX_PENDING_OUTPUT) {
+                log_warning("Peer does not read its replies, dropping the connection.");
+                conn_close(c);
+                return -ENOBUFS;
+        }
+        if (c->out_size + len + 1 > c->out_alloc) {
+                size_t want = MAX(c->out_size + len + 1, c->out_alloc * 2);
+                char *p = realloc(c->out_buf, want);
+                if (!p)
+                        return -ENOMEM;
+                c->out_buf = p;
+                c->out_alloc = want;
+        }
+        memcpy(c->out_buf + c->out_size, json, len);
+        c->out_buf[c->out_size + len] = '\n';
+        c->out_size += len + 1;
+
+        if (flush_output(c) < 0) {
+                conn_close(c);
+                return -EPIPE;
+        }
+        (void) update_out_watch(c);
+        return 0;
+}
+
+static int session_send(McpSession *s, const char *json, size_t len, void *userdata) {
+        LineConn *c = userdata;
+        int r = queue_line(c, json, len);
+        conn_check_done(c);
+        return r;
+}
+
+static const McpTransport line_transport = { .send = session_send };
+
+static void handle_line(LineConn *c, char *line, size_t len) {
+        /* Tolerate CRLF and blank lines between messages. */
+        if (len > 0 && line[len - 1] == '\r')
+                len--;
+        if (len == 0 || !c->session)
+                return;
+        if (mcp_session_handle(c->session, line, len) < 0)
+                log_warning("Failed to handle a message, ignoring.");
+}
+
+static void too_long(LineConn *c) {
+        static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
+                                  "\"message\":\"message too large\"}}";
+        (void) queue_line(c, msg, sizeof msg - 1);
+}
+
+static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        LineConn *c = userdata;
+        char buf[64 * 1024];
+        ssize_t k;
+
+        k = read(fd, buf, sizeof buf);
+        if (k < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                k = 0;
+        }
+        if (k == 0) {
+                /* EOF. A peer that only shut down its writing side still gets
+                 * the replies to what it sent; one that is gone entirely gets
+                 * its runs stopped (mcp_session_free in the owner). */
+                c->read_eof = true;
+                c->in_io = sd_event_source_disable_unref(c->in_io);
+                if ((revents & EPOLLHUP) && !c->same_fd)
+                        ;       /* a pipe: HUP just means the writer closed */
+                else if ((revents & EPOLLHUP) && c->same_fd) {
+                        conn_close(c);
+                        return 0;
+                }
+                conn_check_done(c);
+                return 0;
+        }
+
+        for (char *p = buf, *end = buf + k; p < end;) {
+                char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t n = (size_t) ((nl ? nl : end) - p);
+
+                if (c->skipping) {
+                        if (nl)
+                                c->skipping = false;
+                } else if (c->in_size + n > c->max_line) {
+                        too_long(c);
+                        c->in_size = 0;
+                        c->skipping = !nl;
+                } else {
+                        memcpy(c->in_buf + c->in_size, p, n);
+                        c->in_size += n;
+                        if (nl) {
+                                c->in_buf[c->in_size] = 0;
+                                size_t l = c->in_size;
+                                c->in_size = 0;
+                                handle_line(c, c->in_buf, l);
+                                if (c->closed)
+                                        return 0;
+                        }
+                }
+                p += n + (nl ? 1 : 0);
+        }
+        return 0;
+}
+
+static int on_in_file(sd_event_source *s, void *userdata) {
+        LineConn *c = userdata;
+        return on_in(s, c->in_fd, 0, c);
+}
+
+int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const McpPeer *peer, size_t max_line,
+                  line_conn_closed_t closed, void *userdata, LineConn **ret) {
+        LineConn *c;
+
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        c->event = sd_event_ref(e);
+        c->server = server;
+        c->in_fd = in_fd;
+        c->out_fd = out_fd;
+        c->same_fd = in_fd == out_fd;
+        c->peer = *peer;
+        c->max_line = max_line;
+        c->on_closed = closed;
+        c->userdata = userdata;
+        c->in_buf = malloc(max_line + 1);
+        if (!c->in_buf) {
+                line_conn_free(c);
+                return -ENOMEM;
+        }
+        (void) fd_nonblock(in_fd, true);
+        (void) fd_nonblock(out_fd, true);
+        if (sd_event_add_io(e, &c->out_io, out_fd, EPOLLOUT, on_out, c) < 0) {
+                /* Regular files cannot be polled; they never block either. */
+                c->out_io = NULL;
+        } else
+                (void) sd_event_source_set_enabled(c->out_io, SD_EVENT_OFF);
+        *ret = c;
+        return 0;
+}
+
+int line_conn_start(LineConn *c) {
+        int r;
+
+        r = mcp_session_new(c->server, &line_transport, c, &c->peer, &c->session);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(c->event, &c->in_io, c->in_fd, EPOLLIN, on_in, c);
+        if (r == -EPERM) {
+                /* A regular file (mcp-execd --stdio < requests.jsonl) cannot
+                 * be polled; it never blocks, so read it from a defer source. */
+                r = sd_event_add_defer(c->event, &c->in_io, on_in_file, c);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(c->in_io, SD_EVENT_ON);
+        }
+        return r;
+}
+
+int line_conn_send_and_close(LineConn *c, const char *json) {
+        int r = queue_line(c, json, strlen(json));
+        c->close_after_flush = true;
+        conn_check_done(c);
+        return r;
+}
+
+LineConn *line_conn_free(LineConn *c) {
+        if (!c)
+                return NULL;
+        /* The session first: it cancels runs and may still want to send. */
+        c->closed = true;
+        c->session = mcp_session_free(c->session);
+        sd_event_source_disable_unref(c->in_io);
+        sd_event_source_disable_unref(c->out_io);
+        sd_event_source_disable_unref(c->defer);
+        if (c->in_fd != c->out_fd)
+                safe_close(c->out_fd);
+        safe_close(c->in_fd);
+        free(c->in_buf);
+        free(c->out_buf);
+        sd_event_unref(c->event);
+        free(c);
+        return NULL;
+}
