@@ -31,8 +31,8 @@ int pid_start_time(pid_t pid, uint64_t *ret) {
         if (!p)
                 return -EIO;
         p++;
-        /* We are at field 2's end; field 22 is 20 fields further. */
-        for (unsigned i = 0; i < 20; i++) {
+        /* p is at the space before field 3; field 22 is 19 spaces further. */
+        for (unsigned i = 0; i < 19; i++) {
                 p = strchr(p + 1, ' ');
                 if (!p)
                         return -EIO;

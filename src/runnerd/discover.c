@@ -14,7 +14,7 @@
 
 static const char discovery_code[] =
         "import json, pkgutil, platform, sys\n"
-        "std = set(sys.stdlib_module_names)\n"
+        "std = set(sys.stdlib_module_names) | {'test', 'sitecustomize', 'usercustomize', 'xxlimited', 'xxlimited_35', 'xxsubtype'}\n"
         "mods = sorted({m.name for m in pkgutil.iter_modules()\n"
         "               if m.name.isidentifier() and not m.name.startswith('_') and m.name not in std})\n"
         "print(json.dumps({'python': platform.python_version(), 'modules': mods}))\n";
