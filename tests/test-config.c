@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for src/shared/config.[ch]: the value parsers, config_parse()
+ * over hand-made environments, the typo detector and the interpreter
+ * resolution. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "test-helpers.h"
+
+#define KiB (UINT64_C(1) << 10)
+#define MiB (UINT64_C(1) << 20)
+#define GiB (UINT64_C(1) << 30)
+#define TiB (UINT64_C(1) << 40)
+
+/* ---- parsers ---- */
+
+static void check_uint(const char *s, int want_r, uint64_t want) {
+        uint64_t v = UINT64_C(0xdeadbeef);
+        int r = parse_uint(s, &v);
+
+        if (r != want_r)
+                fprintf(stderr, "parse_uint(\"%s\") = %d, expected %d\n", s ? s : "(null)", r, want_r);
+        ASSERT_EQ_INT(r, want_r);
+        if (want_r == 0)
+                ASSERT_EQ_U64(v, want);
+}
+
+static void check_size(const char *s, int want_r, uint64_t want) {
+        uint64_t v = UINT64_C(0xdeadbeef);
+        int r = parse_size(s, &v);
+
+        if (r != want_r)
+                fprintf(stderr, "parse_size(\"%s\") = %d, expected %d\n", s ? s : "(null)", r, want_r);
+        ASSERT_EQ_INT(r, want_r);
+        if (want_r == 0)
+                ASSERT_EQ_U64(v, want);
+}
+
+static void check_percent(const char *s, int want_r, uint64_t want) {
+        uint64_t v = UINT64_C(0xdeadbeef);
+        int r = parse_percent(s, &v);
+
+        if (r != want_r)
+                fprintf(stderr, "parse_percent(\"%s\") = %d, expected %d\n", s ? s : "(null)", r, want_r);
+        ASSERT_EQ_INT(r, want_r);
+        if (want_r == 0)
+                ASSERT_EQ_U64(v, want);
+}
+
+TEST(test_parse_uint) {
+        check_uint("0", 0, 0);
+        check_uint("1", 0, 1);
+        check_uint("123", 0, 123);
+        check_uint("007", 0, 7);
+        check_uint("4294967296", 0, UINT64_C(4294967296));
+        /* Largest value and the first ones past it. */
+        check_uint("18446744073709551615", 0, UINT64_MAX);
+        check_uint("18446744073709551614", 0, UINT64_MAX - 1);
+        check_uint("18446744073709551616", -ERANGE, 0);
+        check_uint("18446744073709551620", -ERANGE, 0);
+        check_uint("18446744073709551625", -ERANGE, 0);
+        check_uint("99999999999999999999", -ERANGE, 0);
+        check_uint("184467440737095516150", -ERANGE, 0);
+        check_uint("000000000000000000000000000018446744073709551615", 0, UINT64_MAX);
+
+        /* Empty, signs, blanks, junk, other bases. */
+        check_uint(NULL, -EINVAL, 0);
+        check_uint("", -EINVAL, 0);
+        check_uint("-1", -EINVAL, 0);
+        check_uint("-0", -EINVAL, 0);
+        check_uint("+1", -EINVAL, 0);
+        check_uint(" 1", -EINVAL, 0);
+        check_uint("1 ", -EINVAL, 0);
+        check_uint("1\n", -EINVAL, 0);
+        check_uint("1x", -EINVAL, 0);
+        check_uint("x1", -EINVAL, 0);
+        check_uint("0x10", -EINVAL, 0);
+        check_uint("1e3", -EINVAL, 0);
+        check_uint("1.0", -EINVAL, 0);
+        check_uint("1K", -EINVAL, 0);
+        check_uint("1%", -EINVAL, 0);
+        check_uint("\xd9\xa3", -EINVAL, 0); /* ARABIC-INDIC DIGIT THREE */
+}
+
+TEST(test_parse_size) {
+        check_size("0", 0, 0);
+        check_size("123", 0, 123);
+        check_size("1K", 0, KiB);
+        check_size("64K", 0, 64 * KiB);
+        check_size("64k", 0, 64 * KiB);
+        check_size("256M", 0, 256 * MiB);
+        check_size("256m", 0, 256 * MiB);
+        check_size("1G", 0, GiB);
+        check_size("2T", 0, 2 * TiB);
+        check_size("0T", 0, 0);
+        check_size("18446744073709551615", 0, UINT64_MAX);
+
+        /* Overflow: of the number itself and of number × suffix. */
+        check_size("18446744073709551616", -ERANGE, 0);
+        check_size("18446744073709551615K", -ERANGE, 0);
+        check_size("16777215T", 0, ((UINT64_C(1) << 24) - 1) << 40);
+        check_size("16777216T", -ERANGE, 0);
+        check_size("17179869183G", 0, ((UINT64_C(1) << 34) - 1) << 30);
+        check_size("17179869184G", -ERANGE, 0);
+        check_size("17592186044415M", 0, ((UINT64_C(1) << 44) - 1) << 20);
+        check_size("17592186044416M", -ERANGE, 0);
+        check_size("18014398509481984K", -ERANGE, 0);
+        check_size("18014398509481983K", 0, ((UINT64_C(1) << 54) - 1) << 10);
+
+        /* Empty, suffix only, unknown or doubled suffixes, junk. */
+        check_size(NULL, -EINVAL, 0);
+        check_size("", -EINVAL, 0);
+        check_size("K", -EINVAL, 0);
+        check_size("M", -EINVAL, 0);
+        check_size("1KB", -EINVAL, 0);
+        check_size("1KiB", -EINVAL, 0);
+        check_size("1KK", -EINVAL, 0);
+        check_size("1MK", -EINVAL, 0);
+        check_size("1B", -EINVAL, 0);
+        check_size("1E", -EINVAL, 0);
+        check_size("1P", -EINVAL, 0);
+        check_size("1.5G", -EINVAL, 0);
+        check_size("-1M", -EINVAL, 0);
+        check_size("+1M", -EINVAL, 0);
+        check_size("1 M", -EINVAL, 0);
+        check_size(" 1M", -EINVAL, 0);
+        check_size("1M ", -EINVAL, 0);
+        check_size("M1", -EINVAL, 0);
+        check_size("0x10", -EINVAL, 0);
+        check_size("1%", -EINVAL, 0);
+}
+
+TEST(test_parse_percent) {
+        check_percent("100%", 0, 100);
+        check_percent("100", 0, 100);
+        check_percent("0", 0, 0);
+        check_percent("0%", 0, 0);
+        check_percent("250%", 0, 250);
+        check_percent("18446744073709551615%", 0, UINT64_MAX);
+        check_percent("18446744073709551616%", -ERANGE, 0);
+
+        check_percent(NULL, -EINVAL, 0);
+        check_percent("", -EINVAL, 0);
+        check_percent("%", -EINVAL, 0);
+        check_percent("%%", -EINVAL, 0);
+        check_percent("100%%", -EINVAL, 0);
+        check_percent("%100", -EINVAL, 0);
+        check_percent("50.5%", -EINVAL, 0);
+        check_percent("-5%", -EINVAL, 0);
+        check_percent("5 %", -EINVAL, 0);
+        check_percent("5% ", -EINVAL, 0);
+        check_percent("5K", -EINVAL, 0);
+        check_percent("abc%", -EINVAL, 0);
+}
+
+/* ---- config_parse ---- */
+
+static uint64_t nproc(void) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        return n > 0 ? (uint64_t) n : 1;
+}
+
+static void check_defaults(const Config *c) {
+        ASSERT_STREQ(c->transport, "");
+        ASSERT_STREQ(c->addr, ":8080");
+        ASSERT_STREQ(c->python, "python3");
+        ASSERT_EQ_U64(c->default_timeout_s, 30);
+        ASSERT_EQ_U64(c->max_timeout_s, 300);
+        ASSERT_EQ_U64(c->max_output_bytes, MiB);
+        ASSERT_EQ_U64(c->max_stdin_bytes, MiB);
+        ASSERT_EQ_U64(c->max_code_bytes, MiB);
+        ASSERT_EQ_U64(c->memory_max, 256 * MiB);
+        ASSERT_EQ_U64(c->tasks_max, 128);
+        ASSERT_EQ_U64(c->cpu_quota_percent, 100);
+        ASSERT_EQ_U64(c->file_size_max, 64 * MiB);
+        ASSERT_EQ_U64(c->tmp_size_max, 64 * MiB);
+        ASSERT_EQ_U64(c->max_concurrent, nproc());
+        ASSERT_EQ_U64(c->max_queue, 64);
+}
+
+TEST(test_config_defaults) {
+        char *const empty[] = { NULL };
+        /* Entries that look close to ours but are not: other names, a longer
+         * name with one of ours as prefix, one of ours without '=', lower case. */
+        char *const near_misses[] = {
+                (char *) "PATH=/usr/bin:/bin",
+                (char *) "MCP_EXEC_DEFAULT_TIMEOUT_S_EXTRA=5",
+                (char *) "MCP_EXEC_MAX_TIMEOUT_SECONDS=x",
+                (char *) "MCP_EXEC_TASKS_MAX",
+                (char *) "mcp_exec_tasks_max=5",
+                (char *) "XMCP_EXEC_MEMORY_MAX=junk",
+                (char *) "MCP_EXEC_TRANSPORTX=bogus",
+                (char *) "MCP_EXEC_PYTHON3=",
+                NULL,
+        };
+        Config c = {};
+        char *err = NULL;
+
+        ASSERT_EQ_INT(config_parse(empty, &c, &err), 0);
+        ASSERT_TRUE(err == NULL);
+        check_defaults(&c);
+        config_done(&c);
+        ASSERT_TRUE(c.transport == NULL && c.addr == NULL && c.python == NULL);
+        config_done(&c); /* idempotent */
+        config_done(NULL);
+
+        ASSERT_EQ_INT(config_parse(near_misses, &c, &err), 0);
+        ASSERT_TRUE(err == NULL);
+        check_defaults(&c);
+        config_done(&c);
+
+        /* No environment at all is the same as an empty one. */
+        ASSERT_EQ_INT(config_parse(NULL, &c, NULL), 0);
+        check_defaults(&c);
+        config_done(&c);
+}
+
+TEST(test_config_all_set) {
+        char *const env[] = {
+                (char *) "MCP_EXEC_TRANSPORT=http",
+                (char *) "MCP_EXEC_ADDR=127.0.0.1:9000",
+                (char *) "MCP_EXEC_DEFAULT_TIMEOUT_S=10",
+                (char *) "MCP_EXEC_MAX_TIMEOUT_S=20",
+                (char *) "MCP_EXEC_MAX_OUTPUT_BYTES=2M",
+                (char *) "MCP_EXEC_MAX_STDIN_BYTES=0",
+                (char *) "MCP_EXEC_MAX_CODE_BYTES=512K",
+                (char *) "MCP_EXEC_PYTHON=/usr/bin/python3",
+                (char *) "MCP_EXEC_MEMORY_MAX=1G",
+                (char *) "MCP_EXEC_TASKS_MAX=64",
+                (char *) "MCP_EXEC_CPU_QUOTA=250%",
+                (char *) "MCP_EXEC_FILE_SIZE_MAX=1M",
+                (char *) "MCP_EXEC_TMP_SIZE_MAX=32M",
+                (char *) "MCP_EXEC_MAX_CONCURRENT=3",
+                (char *) "MCP_EXEC_MAX_QUEUE=0",
+                NULL,
+        };
+        Config c = {};
+        char *err = NULL;
+
+        ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+        ASSERT_TRUE(err == NULL);
+        ASSERT_STREQ(c.transport, "http");
+        ASSERT_STREQ(c.addr, "127.0.0.1:9000");
+        ASSERT_STREQ(c.python, "/usr/bin/python3");
+        ASSERT_EQ_U64(c.default_timeout_s, 10);
+        ASSERT_EQ_U64(c.max_timeout_s, 20);
+        ASSERT_EQ_U64(c.max_output_bytes, 2 * MiB);
+        ASSERT_EQ_U64(c.max_stdin_bytes, 0);
+        ASSERT_EQ_U64(c.max_code_bytes, 512 * KiB);
+        ASSERT_EQ_U64(c.memory_max, GiB);
+        ASSERT_EQ_U64(c.tasks_max, 64);
+        ASSERT_EQ_U64(c.cpu_quota_percent, 250);
+        ASSERT_EQ_U64(c.file_size_max, MiB);
+        ASSERT_EQ_U64(c.tmp_size_max, 32 * MiB);
+        ASSERT_EQ_U64(c.max_concurrent, 3);
+        ASSERT_EQ_U64(c.max_queue, 0);
+        config_done(&c);
+}
+
+/* Parses a one-variable environment; returns config_parse()'s result. On
+ * success *ret_value is the field named by offset. */
+static int parse_one(const char *name, const char *value, size_t offset, uint64_t *ret_value, char **ret_err) {
+        char *assignment = NULL;
+        Config c = {};
+        int r;
+
+        ASSERT_TRUE(asprintf(&assignment, "%s=%s", name, value) > 0);
+        char *const env[] = { assignment, NULL };
+        r = config_parse(env, &c, ret_err);
+        if (r == 0) {
+                *ret_value = *(const uint64_t *) ((const uint8_t *) &c + offset);
+                config_done(&c);
+        }
+        free(assignment);
+        return r;
+}
+
+static void expect_ok(const char *name, const char *value, size_t offset, uint64_t want) {
+        char *err = NULL;
+        uint64_t v = 0;
+        int r = parse_one(name, value, offset, &v, &err);
+
+        if (r != 0)
+                fprintf(stderr, "%s=%s: %d (%s)\n", name, value, r, err ? err : "no message");
+        ASSERT_EQ_INT(r, 0);
+        ASSERT_TRUE(err == NULL);
+        ASSERT_EQ_U64(v, want);
+}
+
+static void expect_bad(const char *name, const char *value, size_t offset) {
+        char *err = NULL;
+        uint64_t v = 0;
+        int r = parse_one(name, value, offset, &v, &err);
+
+        if (r != -EINVAL)
+                fprintf(stderr, "%s=%s: expected -EINVAL, got %d\n", name, value, r);
+        ASSERT_EQ_INT(r, -EINVAL);
+        ASSERT_CONTAINS(err, name);
+        ASSERT_TRUE(strchr(err, '\n') == NULL); /* one line */
+        free(err);
+
+        /* Without a place for the message the error is the same. */
+        ASSERT_EQ_INT(parse_one(name, value, offset, &v, NULL), -EINVAL);
+}
+
+TEST(test_config_ranges) {
+        static const struct {
+                const char *name;
+                size_t offset;
+                const char *min, *max;          /* smallest and largest accepted */
+                uint64_t min_v, max_v;
+                const char *below, *above;      /* just outside; NULL if not representable */
+                const char *junk;               /* wrong kind of value */
+        } t[] = {
+                { "MCP_EXEC_DEFAULT_TIMEOUT_S", offsetof(Config, default_timeout_s), "1", "300", 1, 300, "0", "86401", "30s" },
+                { "MCP_EXEC_MAX_TIMEOUT_S", offsetof(Config, max_timeout_s), "30", "86400", 30, 86400, "0", "86401", "5m" },
+                { "MCP_EXEC_MAX_OUTPUT_BYTES", offsetof(Config, max_output_bytes), "1", "256M", 1, 256 * MiB, "0", "268435457", "1MB" },
+                { "MCP_EXEC_MAX_STDIN_BYTES", offsetof(Config, max_stdin_bytes), "0", "256M", 0, 256 * MiB, NULL, "257M", "-1" },
+                { "MCP_EXEC_MAX_CODE_BYTES", offsetof(Config, max_code_bytes), "1", "64M", 1, 64 * MiB, "0", "67108865", "lots" },
+                { "MCP_EXEC_MEMORY_MAX", offsetof(Config, memory_max), "16M", "1024G", 16 * MiB, 1024 * GiB, "16777215", "1099511627777", "max" },
+                { "MCP_EXEC_TASKS_MAX", offsetof(Config, tasks_max), "1", "65536", 1, 65536, "0", "65537", "infinity" },
+                { "MCP_EXEC_CPU_QUOTA", offsetof(Config, cpu_quota_percent), "1%", "100000%", 1, 100000, "0%", "100001", "1.5%" },
+                { "MCP_EXEC_FILE_SIZE_MAX", offsetof(Config, file_size_max), "4K", "1T", 4096, TiB, "4095", "1099511627777", "64 M" },
+                { "MCP_EXEC_TMP_SIZE_MAX", offsetof(Config, tmp_size_max), "1M", "1024G", MiB, 1024 * GiB, "1048575", "1025G", "1MiB" },
+                { "MCP_EXEC_MAX_CONCURRENT", offsetof(Config, max_concurrent), "1", "1024", 1, 1024, "0", "1025", "auto" },
+                { "MCP_EXEC_MAX_QUEUE", offsetof(Config, max_queue), "0", "65536", 0, 65536, NULL, "65537", "64K" },
+        };
+
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+                expect_ok(t[i].name, t[i].min, t[i].offset, t[i].min_v);
+                expect_ok(t[i].name, t[i].max, t[i].offset, t[i].max_v);
+                if (t[i].below)
+                        expect_bad(t[i].name, t[i].below, t[i].offset);
+                if (t[i].above)
+                        expect_bad(t[i].name, t[i].above, t[i].offset);
+                expect_bad(t[i].name, t[i].junk, t[i].offset);
+                expect_bad(t[i].name, "", t[i].offset);
+                expect_bad(t[i].name, " 5", t[i].offset);
+                expect_bad(t[i].name, "99999999999999999999999", t[i].offset);
+                expect_bad(t[i].name, "18446744073709551616", t[i].offset);
+        }
+}
+
+TEST(test_config_timeouts) {
+        Config c = {};
+        char *err = NULL;
+
+        {
+                /* Only the default, above the default maximum of 300. */
+                char *const env[] = { (char *) "MCP_EXEC_DEFAULT_TIMEOUT_S=301", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "MCP_EXEC_DEFAULT_TIMEOUT_S");
+                ASSERT_CONTAINS(err, "MCP_EXEC_MAX_TIMEOUT_S");
+                free(err);
+                err = NULL;
+        }
+        {
+                char *const env[] = { (char *) "MCP_EXEC_DEFAULT_TIMEOUT_S=60", (char *) "MCP_EXEC_MAX_TIMEOUT_S=59", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "MCP_EXEC_DEFAULT_TIMEOUT_S");
+                ASSERT_CONTAINS(err, "60");
+                ASSERT_CONTAINS(err, "59");
+                free(err);
+                err = NULL;
+                ASSERT_EQ_INT(config_parse(env, &c, NULL), -EINVAL);
+        }
+        {
+                /* Only the maximum, below the default default of 30. */
+                char *const env[] = { (char *) "MCP_EXEC_MAX_TIMEOUT_S=29", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "MCP_EXEC_DEFAULT_TIMEOUT_S");
+                free(err);
+                err = NULL;
+        }
+        {
+                /* Equal is fine. */
+                char *const env[] = { (char *) "MCP_EXEC_MAX_TIMEOUT_S=45", (char *) "MCP_EXEC_DEFAULT_TIMEOUT_S=45", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+                ASSERT_TRUE(err == NULL);
+                ASSERT_EQ_U64(c.default_timeout_s, 45);
+                ASSERT_EQ_U64(c.max_timeout_s, 45);
+                config_done(&c);
+        }
+}
+
+TEST(test_config_transport) {
+        static const char *const good[] = { "", "stdio", "http" };
+        static const char *const bad[] = { "HTTP", "Stdio", "stdio ", " http", "https", "tcp", "std", "http\n", "stdio,http" };
+        Config c = {};
+
+        for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+                char *a = NULL, *err = NULL;
+                ASSERT_TRUE(asprintf(&a, "MCP_EXEC_TRANSPORT=%s", good[i]) > 0);
+                char *const env[] = { a, NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+                ASSERT_TRUE(err == NULL);
+                ASSERT_STREQ(c.transport, good[i]);
+                config_done(&c);
+                free(a);
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+                char *a = NULL, *err = NULL;
+                ASSERT_TRUE(asprintf(&a, "MCP_EXEC_TRANSPORT=%s", bad[i]) > 0);
+                char *const env[] = { a, NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "MCP_EXEC_TRANSPORT");
+                free(err);
+                free(a);
+        }
+}
+
+TEST(test_config_python) {
+        Config c = {};
+        char *err = NULL;
+
+        {
+                char *const env[] = { (char *) "MCP_EXEC_PYTHON=", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "MCP_EXEC_PYTHON");
+                free(err);
+                err = NULL;
+        }
+        {
+                /* config_parse() keeps the value as given; resolving is separate. */
+                char *const env[] = { (char *) "MCP_EXEC_PYTHON=python3.11", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+                ASSERT_STREQ(c.python, "python3.11");
+                config_done(&c);
+        }
+        {
+                char *const env[] = { (char *) "MCP_EXEC_ADDR=", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+                ASSERT_STREQ(c.addr, "");
+                config_done(&c);
+        }
+}
+
+TEST(test_config_first_assignment_wins) {
+        /* Like getenv(): the first of several assignments counts, and a bad
+         * later duplicate does not matter. */
+        char *const env[] = { (char *) "MCP_EXEC_TASKS_MAX=7", (char *) "MCP_EXEC_TASKS_MAX=junk", NULL };
+        Config c = {};
+
+        ASSERT_EQ_INT(config_parse(env, &c, NULL), 0);
+        ASSERT_EQ_U64(c.tasks_max, 7);
+        config_done(&c);
+}
+
+/* ---- config_is_unknown_assignment ---- */
+
+TEST(test_unknown_assignment) {
+        size_t n = 0;
+
+        for (const char *const *k = config_known_names; *k; k++, n++) {
+                char *a = NULL;
+                ASSERT_TRUE(strncmp(*k, "MCP_EXEC_", 9) == 0);
+                ASSERT_TRUE(asprintf(&a, "%s=value", *k) > 0);
+                ASSERT_FALSE(config_is_unknown_assignment(a));
+                free(a);
+                ASSERT_TRUE(asprintf(&a, "%s=", *k) > 0);
+                ASSERT_FALSE(config_is_unknown_assignment(a));
+                free(a);
+                /* The name with one more or one less character is a typo. */
+                ASSERT_TRUE(asprintf(&a, "%sS=1", *k) > 0);
+                ASSERT_TRUE(config_is_unknown_assignment(a));
+                free(a);
+                ASSERT_TRUE(asprintf(&a, "%.*s=1", (int) strlen(*k) - 1, *k) > 0);
+                ASSERT_TRUE(config_is_unknown_assignment(a));
+                free(a);
+        }
+        ASSERT_TRUE(n > 0);
+
+        /* Everything config_parse() reads is known. */
+        static const char *const parsed[] = {
+                "MCP_EXEC_TRANSPORT", "MCP_EXEC_ADDR", "MCP_EXEC_DEFAULT_TIMEOUT_S", "MCP_EXEC_MAX_TIMEOUT_S",
+                "MCP_EXEC_MAX_OUTPUT_BYTES", "MCP_EXEC_MAX_STDIN_BYTES", "MCP_EXEC_MAX_CODE_BYTES", "MCP_EXEC_PYTHON",
+                "MCP_EXEC_MEMORY_MAX", "MCP_EXEC_TASKS_MAX", "MCP_EXEC_CPU_QUOTA", "MCP_EXEC_FILE_SIZE_MAX",
+                "MCP_EXEC_TMP_SIZE_MAX", "MCP_EXEC_MAX_CONCURRENT", "MCP_EXEC_MAX_QUEUE", "MCP_EXEC_AUTH_TOKEN",
+                "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S", "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN",
+        };
+        for (size_t i = 0; i < sizeof parsed / sizeof parsed[0]; i++) {
+                char *a = NULL;
+                ASSERT_TRUE(asprintf(&a, "%s=1", parsed[i]) > 0);
+                ASSERT_FALSE(config_is_unknown_assignment(a));
+                free(a);
+        }
+
+        ASSERT_TRUE(config_is_unknown_assignment("MCP_EXEC_TIMEOUT=5"));
+        ASSERT_TRUE(config_is_unknown_assignment("MCP_EXEC_MEMORY=1G"));
+        ASSERT_TRUE(config_is_unknown_assignment("MCP_EXEC_=1"));
+        ASSERT_TRUE(config_is_unknown_assignment("MCP_EXEC_PYTHON_=x"));
+        ASSERT_TRUE(config_is_unknown_assignment("MCP_EXEC_ADD=x"));
+        ASSERT_TRUE(config_is_unknown_assignment("MCP_EXEC_MAX_TIMEOUT=1"));
+        ASSERT_TRUE(config_is_unknown_assignment("MCP_EXEC_MAX_TIMEOUT_S_=1"));
+        ASSERT_TRUE(config_is_unknown_assignment("MCP_EXEC_tasks_max=1"));
+        /* The '=' in the value does not count as the end of the name. */
+        ASSERT_FALSE(config_is_unknown_assignment("MCP_EXEC_ADDR=a=b"));
+
+        /* Not ours at all. */
+        ASSERT_FALSE(config_is_unknown_assignment("PATH=/bin"));
+        ASSERT_FALSE(config_is_unknown_assignment("mcp_exec_foo=1"));
+        ASSERT_FALSE(config_is_unknown_assignment("MCP_EXE=1"));
+        ASSERT_FALSE(config_is_unknown_assignment("XMCP_EXEC_FOO=1"));
+        ASSERT_FALSE(config_is_unknown_assignment(""));
+        /* Not an assignment. */
+        ASSERT_FALSE(config_is_unknown_assignment("MCP_EXEC_FOO"));
+}
+
+/* ---- config_resolve_python ---- */
+
+static void expect_refused(const char *value, const char *why) {
+        char *path = NULL, *err = NULL;
+        int r = config_resolve_python(value, &path, &err);
+
+        if (r != -EINVAL)
+                fprintf(stderr, "config_resolve_python(\"%s\") = %d (%s), expected refusal (%s)\n",
+                        value ? value : "(null)", r, path ? path : "-", why);
+        ASSERT_EQ_INT(r, -EINVAL);
+        ASSERT_TRUE(path == NULL);
+        ASSERT_CONTAINS(err, "MCP_EXEC_PYTHON");
+        free(err);
+        ASSERT_EQ_INT(config_resolve_python(value, &path, NULL), -EINVAL);
+        ASSERT_TRUE(path == NULL);
+}
+
+static char *make_tmp_exec(const char *dir, const char *name, mode_t mode) {
+        char *p = NULL;
+        int fd;
+
+        ASSERT_TRUE(asprintf(&p, "%s/%s", dir, name) > 0);
+        fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_TRUE(write(fd, "#!/bin/sh\nexit 0\n", 17) == 17);
+        ASSERT_TRUE(close(fd) == 0);
+        ASSERT_TRUE(chmod(p, mode) == 0);
+        return p;
+}
+
+TEST(test_resolve_python) {
+        char *path = NULL, *err = NULL, *want = NULL;
+        int r;
+
+        /* The bare name: /usr/local/bin first, then /usr/bin, canonicalized. */
+        if (access("/usr/local/bin/python3", X_OK) == 0)
+                want = realpath("/usr/local/bin/python3", NULL);
+        else if (access("/usr/bin/python3", X_OK) == 0)
+                want = realpath("/usr/bin/python3", NULL);
+        if (want) {
+                r = config_resolve_python("python3", &path, &err);
+                if (r < 0)
+                        fprintf(stderr, "python3: %s\n", err ? err : "?");
+                ASSERT_EQ_INT(r, 0);
+                ASSERT_TRUE(err == NULL);
+                ASSERT_TRUE(path[0] == '/');
+                ASSERT_TRUE(strncmp(path, "/usr/", 5) == 0);
+                ASSERT_STREQ(path, want);
+                ASSERT_TRUE(access(path, X_OK) == 0);
+                free(path);
+                path = NULL;
+
+                /* An absolute path is canonicalized too (python3 usually is a symlink). */
+                ASSERT_EQ_INT(config_resolve_python("/usr/bin/../bin/python3", &path, &err), access("/usr/bin/python3", X_OK) == 0 ? 0 : -EINVAL);
+                if (path)
+                        ASSERT_STREQ(path, realpath("/usr/bin/python3", (char[PATH_MAX]) {}));
+                free(path);
+                free(err);
+                path = err = NULL;
+                free(want);
+        } else
+                fprintf(stderr, "no python3 in /usr/local/bin or /usr/bin, skipping the positive case\n");
+
+        /* /bin/sh: refused when it really lies outside /usr, accepted (as the
+         * canonical path) on merged-/usr systems where it is /usr/bin/... */
+        {
+                char *real = realpath("/bin/sh", NULL);
+                ASSERT_TRUE(real);
+                if (strncmp(real, "/usr/", 5) == 0) {
+                        ASSERT_EQ_INT(config_resolve_python("/bin/sh", &path, &err), 0);
+                        ASSERT_STREQ(path, real);
+                        free(path);
+                        path = NULL;
+                } else
+                        expect_refused("/bin/sh", "outside /usr");
+                free(real);
+        }
+
+        expect_refused(NULL, "NULL");
+        expect_refused("", "empty");
+        expect_refused("bin/python3", "relative");
+        expect_refused("./python3", "relative");
+        expect_refused("../usr/bin/python3", "relative");
+        /* Relative paths are refused even where they would resolve. */
+        {
+                char *cwd = getcwd(NULL, 0);
+                ASSERT_TRUE(cwd);
+                ASSERT_TRUE(chdir("/usr") == 0);
+                if (access("bin/python3", X_OK) == 0) {
+                        expect_refused("bin/python3", "relative, resolvable from /usr");
+                        expect_refused("./bin/python3", "relative, resolvable from /usr");
+                }
+                ASSERT_TRUE(chdir("/usr/bin") == 0);
+                if (access("python3", X_OK) == 0)
+                        expect_refused("./python3", "relative, resolvable from /usr/bin");
+                ASSERT_TRUE(chdir(cwd) == 0);
+                free(cwd);
+        }
+        expect_refused("mcp-exec-no-such-interpreter-8d1f", "nonexistent");
+        expect_refused("/usr/bin/mcp-exec-no-such-interpreter-8d1f", "nonexistent");
+        expect_refused("/usr/bin", "a directory under /usr");
+        expect_refused("/usr/", "a directory under /usr");
+        expect_refused("/", "the root directory");
+        expect_refused("/etc/passwd", "outside /usr, not executable");
+        expect_refused("/dev/null", "a device");
+        expect_refused("/proc/self/exe", "this test, outside /usr");
+        if (access("/usr/include/stdio.h", F_OK) == 0)
+                expect_refused("/usr/include/stdio.h", "not executable");
+
+        /* An executable of our own, outside /usr: refused by absolute path, by
+         * a path that only seems to be under /usr, and by bare name even when
+         * its directory is first in $PATH. */
+        {
+                char dir[] = "/tmp/test-config-XXXXXX";
+                char *exe, *noexec, *link = NULL, *dotdot = NULL, *old_path = NULL, *new_path = NULL;
+
+                ASSERT_TRUE(mkdtemp(dir));
+                exe = make_tmp_exec(dir, "mcp-exec-test-fake-python", 0755);
+                noexec = make_tmp_exec(dir, "noexec", 0644);
+
+                expect_refused(exe, "outside /usr");
+                ASSERT_TRUE(asprintf(&dotdot, "/usr/..%s", exe) > 0);
+                expect_refused(dotdot, "outside /usr after canonicalization");
+                expect_refused(noexec, "outside /usr");
+
+                if (getenv("PATH"))
+                        old_path = strdup(getenv("PATH"));
+                ASSERT_TRUE(asprintf(&new_path, "%s:%s", dir, old_path ? old_path : "/usr/bin") > 0);
+                ASSERT_TRUE(setenv("PATH", new_path, 1) == 0);
+                expect_refused("mcp-exec-test-fake-python", "only in $PATH");
+                if (old_path)
+                        ASSERT_TRUE(setenv("PATH", old_path, 1) == 0);
+                else
+                        ASSERT_TRUE(unsetenv("PATH") == 0);
+
+                /* A symlink outside /usr to an interpreter under /usr resolves
+                 * to the interpreter itself. */
+                if (access("/usr/bin/python3", X_OK) == 0) {
+                        ASSERT_TRUE(asprintf(&link, "%s/py", dir) > 0);
+                        ASSERT_TRUE(symlink("/usr/bin/python3", link) == 0);
+                        ASSERT_EQ_INT(config_resolve_python(link, &path, &err), 0);
+                        ASSERT_STREQ(path, realpath("/usr/bin/python3", (char[PATH_MAX]) {}));
+                        free(path);
+                        path = NULL;
+                        ASSERT_TRUE(unlink(link) == 0);
+                }
+
+                ASSERT_TRUE(unlink(exe) == 0);
+                ASSERT_TRUE(unlink(noexec) == 0);
+                ASSERT_TRUE(rmdir(dir) == 0);
+                free(exe);
+                free(noexec);
+                free(link);
+                free(dotdot);
+                free(old_path);
+                free(new_path);
+        }
+}
+
+int main(void) {
+        RUN(test_parse_uint);
+        RUN(test_parse_size);
+        RUN(test_parse_percent);
+        RUN(test_config_defaults);
+        RUN(test_config_all_set);
+        RUN(test_config_ranges);
+        RUN(test_config_timeouts);
+        RUN(test_config_transport);
+        RUN(test_config_python);
+        RUN(test_config_first_assignment_wins);
+        RUN(test_unknown_assignment);
+        RUN(test_resolve_python);
+        return 0;
+}

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for probe_evaluate() in src/runnerd/probe.c: the launcher's
+ * "key=value" self-report from inside the sandbox is checked line by line,
+ * and anything short of the expected sandbox fails closed. */
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe.h"
+#include "test-helpers.h"
+
+#define MiB (UINT64_C(1) << 20)
+
+/* What the launcher prints in a correct sandbox (its --probe mode). */
+static const char *const good_lines[][2] = {
+        { "uid", "61234" },
+        { "euid", "61234" },
+        { "netdevs", "lo" },
+        { "af_inet", "blocked" },
+        { "usr_readonly", "1" },
+        { "etc_readonly", "1" },
+        { "home_hidden", "1" },
+        { "memory_max", "268435456" },
+        { "tasks_max", "128" },
+        { "no_new_privs", "1" },
+        { "seccomp", "2" },
+        { "cap_bounding", "0000000000000000" },
+        { "cap_effective", "0000000000000000" },
+};
+#define N_LINES (sizeof good_lines / sizeof good_lines[0])
+
+static SandboxSpec spec(void) {
+        return (SandboxSpec) {
+                .launcher = "/usr/libexec/mcp-exec/mcp-exec-launch",
+                .python = "/usr/bin/python3.11",
+                .max_code_bytes = MiB,
+                .timeout_usec = 30 * UINT64_C(1000000),
+                .memory_max = 256 * MiB,
+                .tasks_max = 128,
+                .cpu_quota_percent = 100,
+                .file_size_max = 64 * MiB,
+                .tmp_size_max = 64 * MiB,
+                .slice = "mcp-exec.slice",
+                .probe = true,
+        };
+}
+
+/* The good report with line `key` replaced by `key=value`, or dropped when
+ * value is NULL. key may be NULL to change nothing. */
+static char *report_with(const char *key, const char *value) {
+        char *r = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&r, &n);
+        bool found = key == NULL;
+
+        ASSERT_TRUE(f);
+        for (size_t i = 0; i < N_LINES; i++) {
+                if (key && strcmp(good_lines[i][0], key) == 0) {
+                        found = true;
+                        if (value)
+                                fprintf(f, "%s=%s\n", key, value);
+                } else
+                        fprintf(f, "%s=%s\n", good_lines[i][0], good_lines[i][1]);
+        }
+        ASSERT_TRUE(fclose(f) == 0);
+        ASSERT_TRUE(found);
+        return r;
+}
+
+static void expect_pass(const char *report, const SandboxSpec *s) {
+        char *failure = NULL;
+        int r = probe_evaluate(report, s, &failure);
+
+        if (r != 0)
+                fprintf(stderr, "report:\n%s\nfailed: %s\n", report, failure ? failure : "(no message)");
+        ASSERT_EQ_INT(r, 0);
+        ASSERT_TRUE(failure == NULL);
+}
+
+static void expect_fail(const char *report, const SandboxSpec *s, const char *must_mention) {
+        char *failure = NULL;
+        int r = probe_evaluate(report, s, &failure);
+
+        if (r != -EPERM)
+                fprintf(stderr, "report:\n%s\nexpected to fail naming \"%s\", got %d\n", report, must_mention, r);
+        ASSERT_EQ_INT(r, -EPERM);
+        ASSERT_CONTAINS(failure, must_mention);
+        free(failure);
+}
+
+static void expect_line_fails(const char *key, const char *value, const char *must_mention) {
+        SandboxSpec s = spec();
+        char *report = report_with(key, value);
+
+        fprintf(stderr, "   %s=%s\n", key, value ? value : "(missing)");
+        expect_fail(report, &s, must_mention);
+        free(report);
+}
+
+TEST(test_good_report_passes) {
+        SandboxSpec s = spec();
+        char *report = report_with(NULL, NULL);
+
+        expect_pass(report, &s);
+
+        /* Order does not matter, nor does a missing final newline, nor extra
+         * keys the broker does not check. */
+        {
+                char *rev = NULL;
+                size_t n = 0;
+                FILE *f = open_memstream(&rev, &n);
+                ASSERT_TRUE(f);
+                fprintf(f, "future_check=whatever\n");
+                for (size_t i = N_LINES; i > 0; i--)
+                        fprintf(f, "%s=%s%s", good_lines[i - 1][0], good_lines[i - 1][1], i > 1 ? "\n" : "");
+                ASSERT_TRUE(fclose(f) == 0);
+                expect_pass(rev, &s);
+                free(rev);
+        }
+        free(report);
+
+        /* Limits stricter than asked for are fine. */
+        report = report_with("memory_max", "134217728");
+        expect_pass(report, &s);
+        free(report);
+        report = report_with("tasks_max", "1");
+        expect_pass(report, &s);
+        free(report);
+        /* The capability mask is all zero in any width. */
+        report = report_with("cap_bounding", "0");
+        expect_pass(report, &s);
+        free(report);
+}
+
+TEST(test_each_check) {
+        static const struct {
+                const char *key, *value, *mention;
+        } t[] = {
+                { "uid", "0", "DynamicUser" },
+                { "uid", NULL, "DynamicUser" },
+                { "euid", "0", "DynamicUser" },
+                { "euid", NULL, "DynamicUser" },
+
+                { "netdevs", "lo,eth0", "PrivateNetwork" },
+                { "netdevs", "eth0,lo", "PrivateNetwork" },
+                { "netdevs", "eth0", "PrivateNetwork" },
+                { "netdevs", "", "PrivateNetwork" },
+                { "netdevs", "unknown", "PrivateNetwork" },
+                { "netdevs", "lo ", "PrivateNetwork" },
+                { "netdevs", NULL, "PrivateNetwork" },
+
+                { "af_inet", "allowed", "RestrictAddressFamilies" },
+                { "af_inet", "unknown", "RestrictAddressFamilies" },
+                { "af_inet", "", "RestrictAddressFamilies" },
+                { "af_inet", NULL, "RestrictAddressFamilies" },
+
+                { "usr_readonly", "0", "/usr" },
+                { "usr_readonly", NULL, "/usr" },
+                { "etc_readonly", "0", "/etc" },
+                { "etc_readonly", NULL, "/etc" },
+                { "usr_readonly", "0", "ProtectSystem" },
+                { "etc_readonly", "0", "ProtectSystem" },
+
+                { "home_hidden", "0", "ProtectHome" },
+                { "home_hidden", NULL, "ProtectHome" },
+
+                { "memory_max", "max", "MemoryMax" },
+                { "memory_max", "9223372036854771712", "MemoryMax" }, /* cgroup v1 "no limit" */
+                { "memory_max", "268435457", "MemoryMax" },          /* one byte over */
+                { "memory_max", "536870912", "MemoryMax" },
+                { "memory_max", "0", "MemoryMax" },
+                { "memory_max", "unknown", "MemoryMax" },
+                { "memory_max", "", "MemoryMax" },
+                { "memory_max", "-1", "MemoryMax" },
+                { "memory_max", "268435456 ", "MemoryMax" },
+                { "memory_max", "99999999999999999999999", "MemoryMax" },
+                { "memory_max", NULL, "MemoryMax" },
+
+                { "tasks_max", "max", "TasksMax" },
+                { "tasks_max", "129", "TasksMax" },
+                { "tasks_max", "4194304", "TasksMax" },
+                { "tasks_max", "0", "TasksMax" },
+                { "tasks_max", "unknown", "TasksMax" },
+                { "tasks_max", "", "TasksMax" },
+                { "tasks_max", NULL, "TasksMax" },
+
+                { "no_new_privs", "0", "NoNewPrivileges" },
+                { "no_new_privs", "unknown", "NoNewPrivileges" },
+                { "no_new_privs", NULL, "NoNewPrivileges" },
+
+                { "seccomp", "0", "SystemCallFilter" },
+                { "seccomp", "1", "SystemCallFilter" },
+                { "seccomp", "unknown", "SystemCallFilter" },
+                { "seccomp", NULL, "SystemCallFilter" },
+
+                { "cap_bounding", "000001ffffffffff", "CapabilityBoundingSet" },
+                { "cap_bounding", "0000000000000001", "CapabilityBoundingSet" },
+                { "cap_bounding", "8000000000000000", "CapabilityBoundingSet" },
+                { "cap_bounding", "unknown", "CapabilityBoundingSet" },
+                { "cap_bounding", NULL, "CapabilityBoundingSet" },
+        };
+
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+                expect_line_fails(t[i].key, t[i].value, t[i].mention);
+}
+
+TEST(test_spec_values_are_used) {
+        /* The same report fails against a tighter spec: the limits come from
+         * the spec, not from constants. */
+        SandboxSpec s = spec();
+        char *report = report_with(NULL, NULL);
+
+        s.memory_max = 256 * MiB - 1;
+        expect_fail(report, &s, "MemoryMax");
+        s = spec();
+        s.tasks_max = 127;
+        expect_fail(report, &s, "TasksMax");
+        s = spec();
+        s.memory_max = 1024 * MiB;
+        s.tasks_max = 4096;
+        expect_pass(report, &s);
+        free(report);
+}
+
+TEST(test_keys_match_whole_lines) {
+        SandboxSpec s = spec();
+        char *report;
+
+        /* "euid=" must not satisfy "uid", nor a key in the middle of a line. */
+        report = report_with("uid", NULL);
+        expect_fail(report, &s, "DynamicUser");
+        free(report);
+        {
+                char *r2 = NULL, *base = report_with("uid", NULL);
+                ASSERT_TRUE(asprintf(&r2, "x uid=61234\n%s", base) > 0);
+                expect_fail(r2, &s, "DynamicUser");
+                free(r2);
+                free(base);
+        }
+        /* A longer key with ours as prefix is another key. */
+        {
+                char *r2 = NULL, *base = report_with("seccomp", NULL);
+                ASSERT_TRUE(asprintf(&r2, "%sseccomp_mode=2\nseccomp2=2\n", base) > 0);
+                expect_fail(r2, &s, "SystemCallFilter");
+                free(r2);
+                free(base);
+        }
+
+        /* Empty and garbage reports. */
+        expect_fail("", &s, "DynamicUser");
+        expect_fail("\n\n\n", &s, "DynamicUser");
+        expect_fail("garbage", &s, "DynamicUser");
+        expect_fail("uid", &s, "DynamicUser");
+}
+
+TEST(test_first_failure_is_named) {
+        /* Everything wrong: the first check in order is reported. */
+        SandboxSpec s = spec();
+        expect_fail("uid=0\neuid=0\nnetdevs=lo,eth0\naf_inet=allowed\n", &s, "uid 0");
+        expect_fail("uid=1000\neuid=0\nnetdevs=lo,eth0\n", &s, "euid 0");
+        expect_fail("uid=1000\neuid=1000\nnetdevs=lo,eth0\naf_inet=allowed\n", &s, "lo,eth0");
+}
+
+/* ---- fail-closed on malformed values (known bugs, see main()) ---- */
+
+TEST(test_malformed_values_fail_closed) {
+        /* A value that says nothing must not count as a pass. */
+        expect_line_fails("uid", "", "DynamicUser");
+        expect_line_fails("euid", "", "DynamicUser");
+        expect_line_fails("uid", "unknown", "DynamicUser");
+        expect_line_fails("uid", "00", "DynamicUser");
+        expect_line_fails("cap_bounding", "", "CapabilityBoundingSet");
+        /* A value too long for the parser's buffer must not be cut down to
+         * something that passes: 300 zeros and then a capability bit. */
+        {
+                char longcap[302];
+                memset(longcap, '0', 300);
+                longcap[300] = '1';
+                longcap[301] = 0;
+                expect_line_fails("cap_bounding", longcap, "CapabilityBoundingSet");
+        }
+}
+
+int main(int argc, char *argv[]) {
+        RUN(test_malformed_values_fail_closed);
+        RUN(test_good_report_passes);
+        RUN(test_each_check);
+        RUN(test_spec_values_are_used);
+        RUN(test_keys_match_whole_lines);
+        RUN(test_first_failure_is_named);
+        return 0;
+}

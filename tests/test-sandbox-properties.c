@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit test for sandbox_append_properties() in src/runnerd/sandbox-properties.c:
+ * builds a StartTransientUnit call, reads the a(sv) back and checks the fixed
+ * property set entry by entry.
+ *
+ * sd_bus_message_new_method_call() refuses a bus fresh from sd_bus_new()
+ * (-ENOTCONN). A bus started on one end of a socketpair whose other end never
+ * answers is enough: it stays in the authentication phase, nothing is ever
+ * sent to a real bus, and messages can be built, sealed and read back. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <systemd/sd-bus.h>
+
+#include "sandbox-properties.h"
+#include "test-helpers.h"
+
+#define LAUNCHER "/usr/libexec/mcp-exec/mcp-exec-launch"
+#define PYTHON "/usr/bin/python3.11"
+#define CANARY "CANARY-1d6a3f0e-appears-nowhere"
+#define SECRET "SECRET-7c2b9e41-in-the-daemon-environment"
+
+typedef struct Prop {
+        char *name;
+        char *sig;      /* the variant's signature */
+        char *value;    /* rendered, see render() */
+} Prop;
+
+typedef struct Props {
+        Prop *p;
+        size_t n;
+} Props;
+
+static void props_free(Props *ps) {
+        for (size_t i = 0; i < ps->n; i++) {
+                free(ps->p[i].name);
+                free(ps->p[i].sig);
+                free(ps->p[i].value);
+        }
+        free(ps->p);
+        *ps = (Props) {};
+}
+
+static const Prop *props_get(const Props *ps, const char *name) {
+        for (size_t i = 0; i < ps->n; i++)
+                if (strcmp(ps->p[i].name, name) == 0)
+                        return ps->p + i;
+        return NULL;
+}
+
+static int render_seq(sd_bus_message *m, FILE *f);
+
+/* One value as text: booleans true/false, numbers in decimal, strings as
+ * they are, arrays [a,b], structs (a,b), dict entries {k,v}, variants
+ * <sig:value>, fds as fd:DEV:INO of the file they refer to. */
+static int render_one(sd_bus_message *m, FILE *f, char type, const char *contents) {
+        union {
+                int b;
+                uint8_t y;
+                int16_t n;
+                uint16_t q;
+                int32_t i;
+                uint32_t u;
+                int64_t x;
+                uint64_t t;
+                double d;
+                const char *s;
+                int h;
+        } v;
+        int r;
+
+        switch (type) {
+        case SD_BUS_TYPE_ARRAY:
+        case SD_BUS_TYPE_STRUCT:
+        case SD_BUS_TYPE_DICT_ENTRY:
+        case SD_BUS_TYPE_VARIANT: {
+                const char *open = type == 'a' ? "[" : type == 'r' ? "(" : type == 'e' ? "{" : "<";
+                const char *close = type == 'a' ? "]" : type == 'r' ? ")" : type == 'e' ? "}" : ">";
+                r = sd_bus_message_enter_container(m, type, contents);
+                ASSERT_TRUE(r > 0);
+                fputs(open, f);
+                if (type == 'v')
+                        fprintf(f, "%s:", contents);
+                ASSERT_TRUE(render_seq(m, f) >= 0);
+                fputs(close, f);
+                ASSERT_TRUE(sd_bus_message_exit_container(m) >= 0);
+                return 0;
+        }
+        default:
+                break;
+        }
+
+        memset(&v, 0, sizeof v);
+        r = sd_bus_message_read_basic(m, type, &v);
+        ASSERT_TRUE(r > 0);
+        switch (type) {
+        case 'b': fputs(v.b ? "true" : "false", f); break;
+        case 'y': fprintf(f, "%u", (unsigned) v.y); break;
+        case 'n': fprintf(f, "%d", (int) v.n); break;
+        case 'q': fprintf(f, "%u", (unsigned) v.q); break;
+        case 'i': fprintf(f, "%" PRIi32, v.i); break;
+        case 'u': fprintf(f, "%" PRIu32, v.u); break;
+        case 'x': fprintf(f, "%" PRIi64, v.x); break;
+        case 't': fprintf(f, "%" PRIu64, v.t); break;
+        case 'd': fprintf(f, "%g", v.d); break;
+        case 's':
+        case 'o':
+        case 'g': fputs(v.s, f); break;
+        case 'h': {
+                struct stat st;
+                ASSERT_TRUE(fstat(v.h, &st) == 0);
+                fprintf(f, "fd:%ju:%ju", (uintmax_t) st.st_dev, (uintmax_t) st.st_ino);
+                break;
+        }
+        default:
+                ASSERT_FAIL_("unexpected D-Bus type '%c'", type);
+        }
+        return 0;
+}
+
+static int render_seq(sd_bus_message *m, FILE *f) {
+        bool first = true;
+
+        for (;;) {
+                const char *contents = NULL;
+                char type = 0;
+                int r = sd_bus_message_peek_type(m, &type, &contents);
+                ASSERT_TRUE(r >= 0);
+                if (r == 0)
+                        return 0;
+                if (!first)
+                        fputc(',', f);
+                first = false;
+                render_one(m, f, type, contents);
+        }
+}
+
+static char *fd_id(int fd) {
+        struct stat st;
+        char *s = NULL;
+
+        ASSERT_TRUE(fstat(fd, &st) == 0);
+        ASSERT_TRUE(asprintf(&s, "fd:%ju:%ju", (uintmax_t) st.st_dev, (uintmax_t) st.st_ino) > 0);
+        return s;
+}
+
+static SandboxSpec base_spec(void) {
+        /* Distinct odd values, so a swapped or mis-scaled field shows. */
+        return (SandboxSpec) {
+                .launcher = LAUNCHER,
+                .python = PYTHON,
+                .max_code_bytes = 1048577,
+                .timeout_usec = 12345678,
+                .memory_max = 268435456,
+                .tasks_max = 77,
+                .cpu_quota_percent = 150,
+                .file_size_max = 5242880,
+                .tmp_size_max = 7340032,
+                .slice = "mcp-exec.slice",
+                .binds_to = "mcp-exec-runnerd.service",
+        };
+}
+
+typedef struct Fixture {
+        sd_bus *bus;
+        int peer;               /* the silent other end of the bus socket */
+        int in[2], out[2], err;
+} Fixture;
+
+/* 0 on success, -errno if no bus can be had here (the test is skipped). */
+static int fixture_init(Fixture *fx) {
+        int sv[2], r;
+
+        *fx = (Fixture) { .peer = -1, .err = -1, .in = { -1, -1 }, .out = { -1, -1 } };
+        ASSERT_TRUE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+        r = sd_bus_new(&fx->bus);
+        if (r >= 0) {
+                r = sd_bus_set_fd(fx->bus, sv[0], sv[0]);
+                if (r >= 0)
+                        sv[0] = -1; /* the bus owns it now */
+        }
+        if (r >= 0)
+                r = sd_bus_start(fx->bus);
+        if (r < 0) {
+                fx->bus = sd_bus_close_unref(fx->bus);
+                if (sv[0] >= 0)
+                        (void) close(sv[0]);
+                (void) close(sv[1]);
+                return r;
+        }
+        fx->peer = sv[1];
+        ASSERT_TRUE(pipe2(fx->in, O_CLOEXEC) == 0);
+        ASSERT_TRUE(pipe2(fx->out, O_CLOEXEC) == 0);
+        fx->err = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        ASSERT_TRUE(fx->err >= 0);
+        return 0;
+}
+
+static void fixture_done(Fixture *fx) {
+        fx->bus = sd_bus_close_unref(fx->bus);
+        for (size_t i = 0; i < 2; i++) {
+                ASSERT_TRUE(close(fx->in[i]) == 0);
+                ASSERT_TRUE(close(fx->out[i]) == 0);
+        }
+        ASSERT_TRUE(close(fx->err) == 0);
+        ASSERT_TRUE(close(fx->peer) == 0);
+}
+
+static sd_bus_message *new_start_call(Fixture *fx) {
+        sd_bus_message *m = NULL;
+        int r = sd_bus_message_new_method_call(fx->bus, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                               "org.freedesktop.systemd1.Manager", "StartTransientUnit");
+        ASSERT_EQ_INT(r, 0);
+        ASSERT_TRUE(sd_bus_message_append(m, "ss", "mcp-exec-run-test.service", "fail") >= 0);
+        return m;
+}
+
+/* Builds StartTransientUnit as the broker does and reads the properties back. */
+static void build(Fixture *fx, const SandboxSpec *s, Props *ret) {
+        sd_bus_message *m = new_start_call(fx);
+        const char *name = NULL, *unit = NULL, *mode = NULL;
+        int r;
+
+        ASSERT_TRUE(sd_bus_message_open_container(m, 'a', "(sv)") >= 0);
+        r = sandbox_append_properties(m, s, fx->in[0], fx->out[1], fx->err);
+        ASSERT_EQ_INT(r, 0);
+        ASSERT_TRUE(sd_bus_message_close_container(m) >= 0);
+        ASSERT_TRUE(sd_bus_message_append(m, "a(sa(sv))", 0) >= 0);
+        ASSERT_EQ_INT(sd_bus_message_seal(m, 1, 0), 0);
+
+        /* The properties sit exactly where systemd expects them. */
+        ASSERT_STREQ(sd_bus_message_get_signature(m, true), "ssa(sv)a(sa(sv))");
+
+        ASSERT_TRUE(sd_bus_message_rewind(m, true) >= 0);
+        ASSERT_TRUE(sd_bus_message_read(m, "ss", &unit, &mode) > 0);
+        ASSERT_TRUE(sd_bus_message_enter_container(m, 'a', "(sv)") > 0);
+        *ret = (Props) {};
+        while ((r = sd_bus_message_enter_container(m, 'r', "sv")) > 0) {
+                const char *contents = NULL;
+                char type = 0, *buf = NULL;
+                size_t len = 0;
+                FILE *f;
+                Prop *p;
+
+                ASSERT_TRUE(sd_bus_message_read(m, "s", &name) > 0);
+                ASSERT_TRUE(sd_bus_message_peek_type(m, &type, &contents) > 0);
+                ASSERT_EQ_INT(type, 'v');
+                ASSERT_TRUE(sd_bus_message_enter_container(m, 'v', contents) > 0);
+                f = open_memstream(&buf, &len);
+                ASSERT_TRUE(f);
+                ASSERT_TRUE(render_seq(m, f) >= 0);
+                ASSERT_TRUE(fclose(f) == 0);
+                ASSERT_TRUE(sd_bus_message_exit_container(m) >= 0);
+                ASSERT_TRUE(sd_bus_message_exit_container(m) >= 0);
+
+                if (props_get(ret, name))
+                        ASSERT_FAIL_("property %s set twice", name);
+                ret->p = realloc(ret->p, sizeof(Prop) * (ret->n + 1));
+                ASSERT_TRUE(ret->p);
+                p = ret->p + ret->n++;
+                p->name = strdup(name);
+                p->sig = strdup(contents);
+                p->value = buf;
+                ASSERT_TRUE(p->name && p->sig);
+        }
+        ASSERT_TRUE(r == 0);
+        ASSERT_TRUE(sd_bus_message_exit_container(m) >= 0);
+        sd_bus_message_unref(m);
+}
+
+static void expect_prop(const Props *ps, const char *name, const char *sig, const char *value) {
+        const Prop *p = props_get(ps, name);
+
+        if (!p)
+                ASSERT_FAIL_("property %s missing", name);
+        if (strcmp(p->sig, sig) != 0)
+                ASSERT_FAIL_("property %s has type %s, expected %s", name, p->sig, sig);
+        if (value && strcmp(p->value, value) != 0)
+                ASSERT_FAIL_("property %s=%s, expected %s", name, p->value, value);
+}
+
+/* Every property this test knows about. A new one fails the test on
+ * purpose: the set is meant to be fixed, so review it and add it here. */
+static const char *const known_names[] = {
+        "Description", "Type", "AddRef", "CollectMode", "Slice", "ExecStart",
+        "StandardInputFileDescriptor", "StandardOutputFileDescriptor", "StandardErrorFileDescriptor",
+        "Environment", "DynamicUser", "NoNewPrivileges", "RestrictSUIDSGID", "RemoveIPC", "PrivateNetwork",
+        "PrivateTmp", "PrivateDevices", "PrivateIPC", "PrivateMounts", "ProtectKernelTunables",
+        "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups", "ProtectClock", "ProtectHostname",
+        "LockPersonality", "RestrictRealtime", "CPUAccounting", "MemoryAccounting", "TasksAccounting",
+        "IgnoreSIGPIPE", "SendSIGKILL", "ProtectSystem", "ProtectHome", "ProtectProc", "WorkingDirectory",
+        "KillMode", "OOMPolicy", "TemporaryFileSystem", "InaccessiblePaths", "CapabilityBoundingSet",
+        "AmbientCapabilities", "RestrictNamespaces", "UMask", "RestrictAddressFamilies", "SystemCallFilter",
+        "SystemCallArchitectures", "SystemCallErrorNumber", "MemoryMax", "MemorySwapMax", "TasksMax",
+        "CPUQuotaPerSecUSec", "RuntimeMaxUSec", "KillSignal", "TimeoutStopUSec", "LimitFSIZE", "LimitFSIZESoft",
+        "LimitCORE", "LimitCORESoft", "BindsTo", "After",
+};
+
+static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *s) {
+        char *want = NULL, *id;
+
+        for (size_t i = 0; i < ps->n; i++) {
+                bool known = false;
+                for (size_t k = 0; k < sizeof known_names / sizeof known_names[0]; k++)
+                        known = known || strcmp(ps->p[i].name, known_names[k]) == 0;
+                if (!known)
+                        ASSERT_FAIL_("unexpected property %s=%s (if intended, review it and add it to this test)",
+                                     ps->p[i].name, ps->p[i].value);
+                /* Sanity: a string put nowhere appears nowhere, nor does a
+                 * secret from the daemon's own environment. */
+                ASSERT_TRUE(strstr(ps->p[i].value, CANARY) == NULL);
+                ASSERT_TRUE(strstr(ps->p[i].value, SECRET) == NULL);
+        }
+
+        /* Identity and privileges. */
+        expect_prop(ps, "DynamicUser", "b", "true");
+        expect_prop(ps, "NoNewPrivileges", "b", "true");
+        expect_prop(ps, "RestrictSUIDSGID", "b", "true");
+        expect_prop(ps, "RemoveIPC", "b", "true");
+        expect_prop(ps, "CapabilityBoundingSet", "t", "0");
+        expect_prop(ps, "AmbientCapabilities", "t", "0");
+        /* Namespaces and file system. */
+        expect_prop(ps, "PrivateNetwork", "b", "true");
+        expect_prop(ps, "PrivateTmp", "b", "true");
+        expect_prop(ps, "PrivateDevices", "b", "true");
+        expect_prop(ps, "PrivateIPC", "b", "true");
+        expect_prop(ps, "PrivateMounts", "b", "true");
+        expect_prop(ps, "ProtectSystem", "s", "strict");
+        expect_prop(ps, "ProtectHome", "s", "yes");
+        expect_prop(ps, "ProtectProc", "s", "invisible");
+        expect_prop(ps, "ProtectKernelTunables", "b", "true");
+        expect_prop(ps, "ProtectKernelModules", "b", "true");
+        expect_prop(ps, "ProtectKernelLogs", "b", "true");
+        expect_prop(ps, "ProtectControlGroups", "b", "true");
+        expect_prop(ps, "ProtectClock", "b", "true");
+        expect_prop(ps, "ProtectHostname", "b", "true");
+        expect_prop(ps, "LockPersonality", "b", "true");
+        expect_prop(ps, "RestrictRealtime", "b", "true");
+        expect_prop(ps, "RestrictNamespaces", "t", "0"); /* no namespace type allowed */
+        expect_prop(ps, "UMask", "u", "63");              /* 0077 */
+        expect_prop(ps, "WorkingDirectory", "s", "/tmp");
+        ASSERT_TRUE(asprintf(&want, "[(/tmp,mode=1777,size=%" PRIu64 ",nosuid,nodev)]", s->tmp_size_max) > 0);
+        expect_prop(ps, "TemporaryFileSystem", "a(ss)", want);
+        free(want);
+        expect_prop(ps, "InaccessiblePaths", "as", NULL);
+        {
+                const char *v = props_get(ps, "InaccessiblePaths")->value;
+                ASSERT_CONTAINS(v, "-/run/dbus");
+                ASSERT_CONTAINS(v, "-/run/mcp-exec");
+                ASSERT_CONTAINS(v, "-/run/systemd/journal");
+                ASSERT_CONTAINS(v, "-/run/user");
+        }
+        /* Network and system calls. */
+        expect_prop(ps, "RestrictAddressFamilies", "(bas)", "(true,[AF_UNIX])");
+        expect_prop(ps, "SystemCallFilter", "(bas)", NULL);
+        ASSERT_TRUE(strncmp(props_get(ps, "SystemCallFilter")->value, "(true,[", 7) == 0); /* an allow list */
+        ASSERT_CONTAINS(props_get(ps, "SystemCallFilter")->value, "@system-service");
+        expect_prop(ps, "SystemCallArchitectures", "as", "[native]");
+        ASSERT_TRUE(asprintf(&want, "%d", EPERM) > 0);
+        expect_prop(ps, "SystemCallErrorNumber", "i", want);
+        free(want);
+
+        /* Limits, from the spec. */
+        ASSERT_TRUE(asprintf(&want, "%" PRIu64, s->memory_max) > 0);
+        expect_prop(ps, "MemoryMax", "t", want);
+        free(want);
+        expect_prop(ps, "MemorySwapMax", "t", "0");
+        ASSERT_TRUE(asprintf(&want, "%" PRIu64, s->tasks_max) > 0);
+        expect_prop(ps, "TasksMax", "t", want);
+        free(want);
+        ASSERT_TRUE(asprintf(&want, "%" PRIu64, s->cpu_quota_percent * 10000) > 0);
+        expect_prop(ps, "CPUQuotaPerSecUSec", "t", want);
+        free(want);
+        ASSERT_TRUE(asprintf(&want, "%" PRIu64, s->timeout_usec) > 0);
+        expect_prop(ps, "RuntimeMaxUSec", "t", want);
+        free(want);
+        ASSERT_TRUE(asprintf(&want, "%" PRIu64, s->file_size_max) > 0);
+        expect_prop(ps, "LimitFSIZE", "t", want);
+        expect_prop(ps, "LimitFSIZESoft", "t", want);
+        free(want);
+        expect_prop(ps, "LimitCORE", "t", "0");
+        expect_prop(ps, "LimitCORESoft", "t", "0");
+        ASSERT_TRUE(asprintf(&want, "%d", SIGKILL) > 0);
+        expect_prop(ps, "KillSignal", "i", want);
+        free(want);
+        expect_prop(ps, "KillMode", "s", "control-group");
+        expect_prop(ps, "SendSIGKILL", "b", "true");
+        expect_prop(ps, "TimeoutStopUSec", "t", NULL);
+        expect_prop(ps, "OOMPolicy", "s", "stop");
+        expect_prop(ps, "CPUAccounting", "b", "true");
+        expect_prop(ps, "MemoryAccounting", "b", "true");
+        expect_prop(ps, "TasksAccounting", "b", "true");
+        expect_prop(ps, "IgnoreSIGPIPE", "b", "false");
+
+        /* The unit itself. */
+        expect_prop(ps, "Description", "s", NULL);
+        expect_prop(ps, "Type", "s", "exec");
+        expect_prop(ps, "AddRef", "b", "true");
+        expect_prop(ps, "CollectMode", "s", "inactive-or-failed");
+        expect_prop(ps, "Slice", "s", s->slice);
+
+        /* The fds: the very files handed in, in order. */
+        id = fd_id(fx->in[0]);
+        expect_prop(ps, "StandardInputFileDescriptor", "h", id);
+        free(id);
+        id = fd_id(fx->out[1]);
+        expect_prop(ps, "StandardOutputFileDescriptor", "h", id);
+        free(id);
+        id = fd_id(fx->err);
+        expect_prop(ps, "StandardErrorFileDescriptor", "h", id);
+        free(id);
+
+        /* A fresh environment: nothing of ours, in particular no MCP_EXEC_*
+         * (the auth token) and nothing from the daemon's environment. */
+        expect_prop(ps, "Environment", "as", NULL);
+        {
+                const char *v = props_get(ps, "Environment")->value;
+                ASSERT_TRUE(v[0] == '[' && v[strlen(v) - 1] == ']');
+                ASSERT_TRUE(strstr(v, "MCP_EXEC_") == NULL);
+                ASSERT_CONTAINS(v, "PATH=/");
+                ASSERT_TRUE(strstr(v, "LD_") == NULL);
+                ASSERT_TRUE(strstr(v, "PYTHON") == NULL);
+        }
+
+        /* Bound to the broker, if it has a unit. */
+        if (s->binds_to) {
+                ASSERT_TRUE(asprintf(&want, "[%s]", s->binds_to) > 0);
+                expect_prop(ps, "BindsTo", "as", want);
+                expect_prop(ps, "After", "as", want);
+                free(want);
+        } else {
+                ASSERT_TRUE(props_get(ps, "BindsTo") == NULL);
+                ASSERT_TRUE(props_get(ps, "After") == NULL);
+        }
+}
+
+TEST(test_run_properties) {
+        SandboxSpec s = base_spec();
+        Fixture fx;
+        Props ps;
+        char *want = NULL;
+
+        ASSERT_EQ_INT(fixture_init(&fx), 0);
+        build(&fx, &s, &ps);
+        check_common(&ps, &fx, &s);
+
+        /* argv is exactly the launcher with interpreter and code limit: the
+         * code itself comes on stdin, never here. */
+        ASSERT_TRUE(asprintf(&want, "[(%s,[%s,--python=%s,--max-code-bytes=%" PRIu64 "],false)]", LAUNCHER, LAUNCHER,
+                             PYTHON, s.max_code_bytes) > 0);
+        expect_prop(&ps, "ExecStart", "a(sasb)", want);
+        free(want);
+        props_free(&ps);
+
+        /* Other values come through as well: nothing is a constant. */
+        s.memory_max = 16 << 20;
+        s.tasks_max = 1;
+        s.timeout_usec = 1;
+        s.cpu_quota_percent = 1;
+        s.file_size_max = 4096;
+        s.tmp_size_max = 1 << 20;
+        s.max_code_bytes = 1;
+        s.python = "/usr/local/bin/python3.12";
+        s.slice = "other.slice";
+        s.binds_to = NULL;
+        build(&fx, &s, &ps);
+        check_common(&ps, &fx, &s);
+        expect_prop(&ps, "ExecStart", "a(sasb)",
+                    "[(" LAUNCHER ",[" LAUNCHER ",--python=/usr/local/bin/python3.12,--max-code-bytes=1],false)]");
+        props_free(&ps);
+
+        fixture_done(&fx);
+}
+
+TEST(test_probe_properties) {
+        SandboxSpec s = base_spec();
+        Fixture fx;
+        Props run, probe;
+
+        ASSERT_EQ_INT(fixture_init(&fx), 0);
+        build(&fx, &s, &run);
+        s.probe = true;
+        build(&fx, &s, &probe);
+        check_common(&probe, &fx, &s);
+        expect_prop(&probe, "ExecStart", "a(sasb)", "[(" LAUNCHER ",[" LAUNCHER ",--probe],false)]");
+
+        /* The probe checks the very same sandbox: every other property is
+         * identical to a normal run's. */
+        ASSERT_EQ_INT(probe.n, run.n);
+        for (size_t i = 0; i < run.n; i++) {
+                const Prop *p = props_get(&probe, run.p[i].name);
+                if (strcmp(run.p[i].name, "ExecStart") == 0)
+                        continue;
+                ASSERT_TRUE(p);
+                if (strcmp(p->value, run.p[i].value) != 0 || strcmp(p->sig, run.p[i].sig) != 0)
+                        ASSERT_FAIL_("%s differs for the probe: %s vs %s", p->name, p->value, run.p[i].value);
+        }
+        props_free(&run);
+        props_free(&probe);
+        fixture_done(&fx);
+}
+
+TEST(test_errors_propagate) {
+        /* A message that can no longer be appended to: the error comes back. */
+        SandboxSpec s = base_spec();
+        Fixture fx;
+        sd_bus_message *m;
+
+        ASSERT_EQ_INT(fixture_init(&fx), 0);
+        m = new_start_call(&fx);
+        ASSERT_EQ_INT(sd_bus_message_seal(m, 1, 0), 0);
+        ASSERT_TRUE(sandbox_append_properties(m, &s, fx.in[0], fx.out[1], fx.err) < 0);
+        sd_bus_message_unref(m);
+        fixture_done(&fx);
+}
+
+int main(void) {
+        Fixture probe_fx;
+        int r;
+
+        /* Secrets in the daemon's own environment must not reach the unit. */
+        ASSERT_TRUE(setenv("MCP_EXEC_AUTH_TOKEN", SECRET, 1) == 0);
+        ASSERT_TRUE(setenv("MCP_EXEC_TEST_SECRET", SECRET, 1) == 0);
+
+        r = fixture_init(&probe_fx);
+        if (r < 0) {
+                fprintf(stderr, "cannot set up an sd-bus connection object here (%s), skipping\n", strerror(-r));
+                return EXIT_TEST_SKIP;
+        }
+        fixture_done(&probe_fx);
+
+        RUN(test_run_properties);
+        RUN(test_probe_properties);
+        RUN(test_errors_propagate);
+        return 0;
+}
