@@ -33,7 +33,7 @@ static const char *report_get(const char *report, const char *key, char *buf, si
                 if (strneq(p, key, l) && p[l] == '=') {
                         size_t n = strcspn(p + l + 1, "\n");
                         if (n >= size)
-                                n = size - 1;
+                                return NULL; /* never judge a cut-off value */
                         memcpy(buf, p + l + 1, n);
                         buf[n] = 0;
                         return buf;
@@ -52,6 +52,12 @@ static int failed(char **ret_failure, const char *fmt, ...) {
         return -EPERM;
 }
 
+static bool uid_ok(const char *v) {
+        uint64_t x;
+        /* A number, and not root's. */
+        return v && parse_uint(v, &x) >= 0 && x != 0;
+}
+
 static bool limit_ok(const char *v, uint64_t want) {
         uint64_t x;
         /* "max" (v2) or a huge number (v1) means no limit at all. */
@@ -63,10 +69,10 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         const char *s;
 
         s = report_get(report, "uid", v, sizeof v);
-        if (!s || streq(s, "0"))
+        if (!uid_ok(s))
                 return failed(ret_failure, "non-root uid (DynamicUser): the probe ran as uid %s", s ?: "unknown");
         s = report_get(report, "euid", v, sizeof v);
-        if (!s || streq(s, "0"))
+        if (!uid_ok(s))
                 return failed(ret_failure, "non-root uid (DynamicUser): the probe ran with euid %s", s ?: "unknown");
         s = report_get(report, "netdevs", v, sizeof v);
         if (!s || !streq(s, "lo"))
@@ -98,7 +104,7 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         if (!s || !streq(s, "2"))
                 return failed(ret_failure, "system call filter (SystemCallFilter): seccomp mode %s", s ?: "unknown");
         s = report_get(report, "cap_bounding", v, sizeof v);
-        if (!s || strspn(s, "0") != strlen(s))
+        if (isempty(s) || strspn(s, "0") != strlen(s))
                 return failed(ret_failure, "empty CapabilityBoundingSet: bounding set is %s", s ?: "unknown");
         return 0;
 }

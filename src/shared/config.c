@@ -182,7 +182,7 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
 
         v = env_lookup(envp, "MCP_EXEC_TRANSPORT");
         if (v && !isempty(v) && !streq(v, "stdio") && !streq(v, "http") && !streq(v, "sse"))
-                return fail(ret_error, "MCP_EXEC_TRANSPORT=%s: invalid value, expected stdio or http", v);
+                return fail(ret_error, "MCP_EXEC_TRANSPORT=%s: invalid value, expected stdio, http or sse", v);
 
         v = env_lookup(envp, "MCP_EXEC_PYTHON");
         if (v && isempty(v))

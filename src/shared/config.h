@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 typedef struct Config {
-        char *transport;                /* MCP_EXEC_TRANSPORT: "", "stdio" or "http" */
+        char *transport;                /* MCP_EXEC_TRANSPORT: "", "stdio", "http" or "sse" (both HTTP transports) */
         char *addr;                     /* MCP_EXEC_ADDR, default ":8080" */
         uint64_t default_timeout_s;     /* MCP_EXEC_DEFAULT_TIMEOUT_S, 30 */
         uint64_t max_timeout_s;         /* MCP_EXEC_MAX_TIMEOUT_S, 300 */

@@ -85,8 +85,11 @@ void log_struct_internal(int level, const char *format, ...) {
                 /* Each format consumes its own arguments: format into a
                  * string, then skip them with a throwaway pass. */
                 va_copy(aq, ap);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
                 if (vasprintf(&fields[n], f, aq) < 0)
                         fields[n] = NULL;
+#pragma GCC diagnostic pop
                 va_end(aq);
                 /* Advance ap past the arguments this format used. */
                 va_skip_format(f, &ap);

@@ -23,7 +23,22 @@ uint64_t output_capture_kept(const OutputCapture *c) {
         return (uint64_t) c->size[OUTPUT_STDOUT] + c->size[OUTPUT_STDERR];
 }
 
+/* Gives back a buffer's spare capacity. */
+static void output_capture_trim(OutputCapture *c, OutputStream s) {
+        if (c->size[s] == 0) {
+                c->data[s] = mfree(c->data[s]);
+                c->allocated[s] = 0;
+        } else if (c->allocated[s] > c->size[s]) {
+                char *p = realloc(c->data[s], c->size[s]);
+                if (p) {
+                        c->data[s] = p;
+                        c->allocated[s] = c->size[s];
+                }
+        }
+}
+
 int output_capture_append(OutputCapture *c, OutputStream s, const void *data, size_t n) {
+        OutputStream other = s == OUTPUT_STDOUT ? OUTPUT_STDERR : OUTPUT_STDOUT;
         uint64_t room = c->limit - MIN(c->limit, output_capture_kept(c));
         size_t keep = (size_t) MIN((uint64_t) n, room);
 
@@ -34,9 +49,16 @@ int output_capture_append(OutputCapture *c, OutputStream s, const void *data, si
                 return 0;
 
         if (c->size[s] + keep > c->allocated[s]) {
-                /* Grow geometrically, never past what the limit allows. */
-                size_t want = MAX(c->size[s] + keep, MAX(c->allocated[s] * 2, (size_t) 4096));
-                want = (size_t) MIN((uint64_t) want, c->limit);
+                /* need ≤ limit - size[other], since keep ≤ room. */
+                size_t need = c->size[s] + keep, want;
+
+                /* Both buffers together stay within the limit: if the other
+                 * stream's spare capacity is in the way, give it back first. */
+                if ((uint64_t) need + c->allocated[other] > c->limit)
+                        output_capture_trim(c, other);
+                want = MAX(need, MAX(c->allocated[s] * 2, (size_t) 4096));
+                want = (size_t) MIN((uint64_t) want, c->limit - MIN(c->limit, (uint64_t) c->allocated[other]));
+                want = MAX(want, need); /* only if trimming failed */
                 char *p = realloc(c->data[s], want);
                 if (!p)
                         return -ENOMEM;

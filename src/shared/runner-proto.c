@@ -109,6 +109,8 @@ int runner_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, siz
         }
 
         tok = json_tokener_new_ex(16);
+        if (tok)
+                json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
         if (!tok) {
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(ret_fds[i]);
