@@ -26,9 +26,14 @@ fi
 
 systemd-sysusers
 systemctl daemon-reload
-systemctl enable --now mcp-exec-runner.socket
-echo 'print("hello from the sandbox")' | build-release/src/mcp-exec-runner-call - || {
-    echo "The broker did not run code; see: journalctl -u mcp-exec-runner.service" >&2
+systemctl enable --now mcp-exec-runner.socket mcp-exec-stdio.socket
+echo 'print("hello from the sandbox")' | mcp-exec run || {
+    echo "mcp-exec could not run code; see: journalctl -u mcp-exec.service -u mcp-exec-runner.service" >&2
     exit 1
 }
-echo "mcp-exec-runner.socket is enabled; runs are logged in journalctl -u mcp-exec-runner.service."
+cat <<MSG
+mcp-exec is running (sockets: mcp-exec-runner.socket, mcp-exec-stdio.socket).
+Connect a local MCP client with:  {"command": "mcp-exec", "args": ["stdio"]}
+Run a file by hand with:          mcp-exec run script.py
+Users without an active local session need the group mcp-exec-users.
+MSG
