@@ -58,18 +58,33 @@ int mcp_session_new(McpServer *server, const McpTransport *transport, void *user
 int mcp_session_handle(McpSession *s, const char *data, size_t len);
 
 /* Frees the session. Calls still queued are dropped without starting; runs
- * in progress are cancelled (their units stopped): nobody can receive them. */
+ * in progress are cancelled (their units stopped): nobody can receive them.
+ * May be called from inside transport->send (the session then goes quiet at
+ * once and the rest happens from the event loop), and after
+ * mcp_server_free(), which leaves sessions inert but allocated. */
 McpSession *mcp_session_free(McpSession *s);
 
 /* Calls queued or running for this session (transports use it for idle exit). */
 unsigned mcp_session_in_flight(const McpSession *s);
 
-/* Negotiated protocol revision ("2025-06-18", …), or NULL before initialize. */
+/* Optional: called each time mcp_session_in_flight() drops to zero, also
+ * when no message goes out (a cancelled call, whose unit stopped), so that a
+ * transport waiting for idle need not poll. A call's final reply is sent
+ * after it stopped counting, so send already sees zero there. Like send, the
+ * callback may free the session. NULL unsets. */
+typedef void (*mcp_session_idle_t)(McpSession *s, void *userdata);
+void mcp_session_set_idle_callback(McpSession *s, mcp_session_idle_t callback);
+
+/* Negotiated protocol revision ("2025-06-18", …), or NULL before initialize.
+ * A session that never initialized but was served stateless requests says
+ * "2026-07-28". */
 const char *mcp_session_protocol_version(const McpSession *s);
 
 /* Runs queued or in progress over all sessions. */
 unsigned mcp_server_in_flight(const McpServer *s);
 
 /* Every revision we speak, oldest first, NULL-terminated; the last is the
- * newest, answered to clients asking for an unknown version. */
+ * newest. An initialize asking for a version we do not know is answered with
+ * the newest that has initialize (2025-11-25): the last one, 2026-07-28, is
+ * stateless and reached through per-request _meta instead. */
 extern const char *const mcp_protocol_versions[];

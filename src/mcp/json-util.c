@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "json-util.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "macro.h"
+
+int json_add(json_object *o, const char *key, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+int json_add_null(json_object *o, const char *key) {
+        return json_object_object_add(o, key, NULL) < 0 ? -ENOMEM : 0;
+}
+
+int json_add_string(json_object *o, const char *key, const char *s) {
+        return json_add(o, key, json_object_new_string(s));
+}
+
+int json_add_int(json_object *o, const char *key, int64_t v) {
+        return json_add(o, key, json_object_new_int64(v));
+}
+
+int json_add_bool(json_object *o, const char *key, int b) {
+        return json_add(o, key, json_object_new_boolean(b));
+}
+
+int json_append(json_object *a, json_object *v) {
+        if (!v)
+                return -ENOMEM;
+        if (json_object_array_add(a, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+json_object *json_get(json_object *o, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(o, key, &v))
+                return NULL;
+        return v;
+}
+
+const char *json_get_string(json_object *o, const char *key) {
+        json_object *v = json_get(o, key);
+
+        return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+const char *json_serialize(json_object *o, size_t *ret_len) {
+        return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                 ret_len);
+}
+
+int utf8_prefix_len(const char *s, size_t max) {
+        size_t n = strnlen(s, max + 1);
+
+        if (n > max) {
+                n = max;
+                /* Back off continuation bytes, then the lead byte they belong to. */
+                while (n > 0 && ((unsigned char) s[n] & 0xc0) == 0x80)
+                        n--;
+        }
+        return (int) MIN(n, (size_t) INT32_MAX);
+}
+
+void str_printable(const char *s, char *buf, size_t size) {
+        size_t n = 0;
+
+        if (size == 0)
+                return;
+        for (; s && *s && n + 1 < size; s++)
+                buf[n++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
+        buf[n] = 0;
+}

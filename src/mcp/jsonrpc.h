@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* JSON-RPC 2.0 as MCP uses it: parsing with a nesting limit, classifying a
+ * message, ids (strings or integers, never null), and building replies. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Deeper input is a parse error: a tool call needs a handful of levels, and
+ * json-c recurses when it frees. */
+#define JSONRPC_MAX_DEPTH 64
+
+enum {
+        JSONRPC_PARSE_ERROR = -32700,
+        JSONRPC_INVALID_REQUEST = -32600,
+        JSONRPC_METHOD_NOT_FOUND = -32601,
+        JSONRPC_INVALID_PARAMS = -32602,
+        JSONRPC_INTERNAL_ERROR = -32603,
+        /* 2026-07-28 */
+        MCP_ERROR_MISSING_REQUIRED_CLIENT_CAPABILITY = -32021,
+        MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION = -32022,
+};
+
+typedef enum JsonRpcKind {
+        JSONRPC_REQUEST,
+        JSONRPC_NOTIFICATION,
+        JSONRPC_IGNORED,        /* a reply to us (we send no requests) or a malformed notification */
+        JSONRPC_INVALID,        /* to be answered with error_code/error_message */
+} JsonRpcKind;
+
+typedef struct JsonRpcMessage {
+        JsonRpcKind kind;
+        const char *method;     /* requests and notifications */
+        json_object *id;        /* borrowed; NULL when absent or unusable (answer with null) */
+        json_object *params;    /* borrowed; NULL when absent; else an object or an array */
+        int error_code;         /* JSONRPC_INVALID */
+        const char *error_message;
+} JsonRpcMessage;
+
+/* Parses one complete message; *ret is NULL for the JSON literal null (not a
+ * valid message, but valid JSON). -EBADMSG (with *ret_error set to a short
+ * reason) for anything that is not exactly one JSON value, trailing
+ * whitespace aside; -ENOMEM. */
+int jsonrpc_parse(const char *data, size_t len, json_object **ret, const char **ret_error);
+
+void jsonrpc_classify(json_object *m, JsonRpcMessage *ret);
+
+bool jsonrpc_id_is_valid(json_object *id);
+/* Same type and value: "1" and 1 are different requests. */
+bool jsonrpc_id_equal(json_object *a, json_object *b);
+/* The id for logs: printable ASCII, at most size-1 bytes (truncated). */
+void jsonrpc_id_format(json_object *id, char *buf, size_t size);
+
+/* Replies. id NULL is written as null. result and data are taken (also on
+ * failure); NULL return means out of memory. */
+json_object *jsonrpc_result_new(json_object *id, json_object *result);
+json_object *jsonrpc_error_new(json_object *id, int code, const char *message, json_object *data);
+json_object *jsonrpc_notification_new(const char *method, json_object *params);

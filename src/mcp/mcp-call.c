@@ -1,0 +1,461 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* tools/call: from validated arguments through the queue to the broker and
+ * back, with progress notifications, cancellation and one journal entry per
+ * call. Only metadata is logged, never code, stdin, output or arguments. */
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "exec-client.h"
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "mcp-internal.h"
+#include "runner-proto.h"
+#include "tool-exec.h"
+#include "util.h"
+
+/* Request ids as logged and as part of the broker's run tag. */
+#define REQUEST_ID_LOG_MAX 64
+
+struct McpCall {
+        McpSession *session;
+        McpCall *prev, *next;
+        McpBatch *batch;                /* owed a reply (or a release) when set */
+        const McpRevision *rev;
+        json_object *id;                /* ref */
+        json_object *progress_token;    /* ref, or NULL: no progress wanted */
+        json_object *arguments;         /* ref: args point into it */
+        ExecArgs args;
+        QueueSlot slot;
+        ExecClient *exec;
+        sd_event_source *progress_timer;
+        uint64_t received_usec;
+        uint64_t last_progress;
+        bool progress_sent, cancelled;
+        bool detached;                  /* no longer counted in the session (its reply is going out) */
+        char request_id[REQUEST_ID_LOG_MAX + 1];
+};
+
+static void log_call(McpSession *s, const McpRevision *rev, const char *request_id, const char *run_id,
+                     uint64_t code_bytes, uint64_t stdin_bytes, uint64_t output_bytes, uint64_t duration_ms,
+                     int level, const char *result) {
+        char uid[16] = "";
+
+        if (s->peer_uid != (uid_t) -1)
+                (void) snprintf(uid, sizeof uid, "%u", (unsigned) s->peer_uid);
+        log_struct(level,
+                   "MESSAGE=exec call %s of session %s: %s", request_id, s->id, result,
+                   "MCP_SESSION=%s", s->id,
+                   "MCP_REQUEST_ID=%s", request_id,
+                   "MCP_RUN_ID=%s", run_id ?: "",
+                   "MCP_TRANSPORT=%s", s->peer_transport,
+                   "MCP_CLIENT_UID=%s", uid,
+                   "MCP_PROTOCOL_VERSION=%s", rev->version,
+                   "MCP_CODE_BYTES=%" PRIu64, code_bytes,
+                   "MCP_STDIN_BYTES=%" PRIu64, stdin_bytes,
+                   "MCP_OUTPUT_BYTES=%" PRIu64, output_bytes,
+                   "MCP_DURATION_MS=%" PRIu64, duration_ms,
+                   "MCP_RESULT=%s", result);
+}
+
+static void call_log(McpCall *c, const ExecResult *r, int level, const char *result) {
+        uint64_t output = c->exec ? exec_client_output_bytes(c->exec) : 0;
+        uint64_t duration = r && r->duration_ms > 0 ? r->duration_ms :
+                            c->exec                 ? exec_client_elapsed_usec(c->exec) / USEC_PER_MSEC : 0;
+
+        log_call(c->session, c->rev, c->request_id, r ? r->run_id : NULL, c->args.code_len, c->args.stdin_len, output,
+                 duration, level, result);
+}
+
+/* Takes the call out of the session's count; true if it was the last. */
+static bool call_detach(McpCall *c) {
+        McpSession *s = c->session;
+
+        if (c->detached)
+                return false;
+        c->detached = true;
+        if (c->prev)
+                c->prev->next = c->next;
+        else
+                s->calls = c->next;
+        if (c->next)
+                c->next->prev = c->prev;
+        c->prev = c->next = NULL;
+        return --s->n_calls == 0;
+}
+
+/* Frees the call without a reply; a batch waiting for it is told so. */
+static McpCall *call_free(McpCall *c) {
+        McpSession *s;
+        McpBatch *b;
+        bool idle;
+
+        if (!c)
+                return NULL;
+        s = c->session;
+        b = TAKE_PTR(c->batch);
+        c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
+        c->exec = exec_client_free(c->exec);
+        idle = call_detach(c);
+
+        /* This may start the next waiting call right here. */
+        call_queue_release(&c->slot);
+
+        json_object_put(c->id);
+        json_object_put(c->progress_token);
+        json_object_put(c->arguments);
+        free(c);
+
+        if (b)
+                (void) mcp_reply(s, b, NULL);
+        if (idle)
+                mcp_session_notify_idle(s);
+        return NULL;
+}
+
+/* The reply goes out first, then the slot is freed: the next call's
+ * "started" must not overtake this call's result. Takes result. */
+static void call_finish(McpCall *c, json_object *result) {
+        McpRequest req = { .session = c->session, .rev = c->rev, .id = c->id };
+        McpSession *s = c->session;
+        McpBatch *b = TAKE_PTR(c->batch);
+        json_object *reply;
+        bool idle;
+
+        c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
+        /* A transport deciding in send whether it may close must already
+         * see this call gone. */
+        idle = call_detach(c);
+        reply = mcp_result_reply(&req, result);
+        if (!reply) {
+                /* Out of memory: a short error still beats a client waiting forever. */
+                (void) log_oom();
+                reply = jsonrpc_error_new(c->id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        }
+        (void) mcp_reply(s, b, reply);
+        call_free(c);
+        if (idle)
+                mcp_session_notify_idle(s);
+}
+
+static void call_fail(McpCall *c, const char *text, const char *result) {
+        call_log(c, NULL, LOG_WARNING, result);
+        call_finish(c, tool_exec_error_result(text));
+}
+
+static void progress_send(McpCall *c, const char *message) {
+        _cleanup_json_ json_object *params = NULL;
+        uint64_t v;
+
+        if (!c->progress_token || c->cancelled)
+                return;
+        /* Milliseconds since the request came in; always increasing, as the
+         * spec wants, even when two notifications share a millisecond. */
+        v = (now_usec() - c->received_usec) / USEC_PER_MSEC;
+        if (c->progress_sent && v <= c->last_progress)
+                v = c->last_progress + 1;
+
+        params = json_object_new_object();
+        if (!params || json_add(params, "progressToken", json_object_get(c->progress_token)) < 0 ||
+            json_add_int(params, "progress", (int64_t) v) < 0 ||
+            (c->rev->progress_message && json_add_string(params, "message", message) < 0)) {
+                (void) log_oom();
+                return;
+        }
+        (void) mcp_session_send(c->session, jsonrpc_notification_new("notifications/progress", TAKE_PTR(params)));
+        c->last_progress = v;
+        c->progress_sent = true;
+}
+
+static void progress_now(McpCall *c) {
+        McpServer *server = c->session->server;
+        char m[160];
+
+        if (c->slot.state == QUEUE_SLOT_WAITING)
+                (void) snprintf(m, sizeof m,
+                                "queued: %u of %" PRIu64 " runs in progress, position %u in the queue",
+                                call_queue_running(server->queue), call_queue_max_running(server->queue),
+                                call_queue_position(&c->slot));
+        else if (c->exec) {
+                uint64_t ms = exec_client_elapsed_usec(c->exec) / USEC_PER_MSEC;
+                (void) snprintf(m, sizeof m, "running %" PRIu64 ".%" PRIu64 " s, %" PRIu64 " bytes of output",
+                                ms / 1000, ms % 1000 / 100, exec_client_output_bytes(c->exec));
+        } else
+                return;
+        progress_send(c, m);
+}
+
+static int on_progress_timer(sd_event_source *src, uint64_t usec, void *userdata) {
+        McpCall *c = userdata;
+
+        progress_now(c);
+        if (sd_event_source_set_time_relative(src, c->session->server->progress_interval_usec) < 0 ||
+            sd_event_source_set_enabled(src, SD_EVENT_ONESHOT) < 0)
+                log_debug("Cannot re-arm the progress timer; no more progress for call %s.", c->request_id);
+        return 0;
+}
+
+static void progress_arm(McpCall *c) {
+        McpServer *server = c->session->server;
+
+        if (!c->progress_token || c->progress_timer)
+                return;
+        /* Progress is a courtesy: without a timer the call still runs. */
+        if (sd_event_add_time_relative(server->event, &c->progress_timer, CLOCK_MONOTONIC,
+                                       server->progress_interval_usec, server->progress_interval_usec / 10,
+                                       on_progress_timer, c) < 0)
+                log_debug("Cannot add a progress timer for call %s.", c->request_id);
+}
+
+static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata) {
+        McpCall *c = userdata;
+        _cleanup_free_ char *text = NULL, *result = NULL;
+
+        if (c->cancelled) {
+                /* The client asked for this: no reply at all. */
+                call_log(c, r, LOG_INFO, "cancelled");
+                call_free(c);
+                return;
+        }
+        if (r->error_code) {
+                text = tool_exec_failure_text(r->error_code, r->error_message);
+                if (asprintf(&result, "error:%s", r->error_code) < 0)
+                        result = NULL;
+                call_log(c, r, LOG_WARNING, result ?: "error");
+                call_finish(c, text ? tool_exec_error_result(text) : NULL);
+                return;
+        }
+        if (r->cancelled) {
+                call_log(c, r, LOG_WARNING, "error:cancelled");
+                call_finish(c, tool_exec_error_result("the run was stopped by the sandbox broker before it ended"));
+                return;
+        }
+
+        if (r->timed_out)
+                result = strdup("timeout");
+        else if (r->oom_killed)
+                result = strdup("oom");
+        else if (r->signal) {
+                if (asprintf(&result, "signal:%s", r->signal) < 0)
+                        result = NULL;
+        } else if (asprintf(&result, "exit:%i", r->exit_code) < 0)
+                result = NULL;
+        call_log(c, r, LOG_INFO, result ?: "done");
+        /* A non-zero exit, a timeout or an OOM kill is a normal result. */
+        call_finish(c, tool_exec_result(r, c->rev));
+}
+
+static void call_start(McpCall *c) {
+        McpServer *server = c->session->server;
+        ExecRequest req = {
+                .code = c->args.code,
+                .code_len = c->args.code_len,
+                .stdin_data = c->args.stdin_data,
+                .stdin_len = c->args.stdin_len,
+                .timeout_s = c->args.timeout_s,
+                .max_output_bytes = server->config.max_output_bytes,
+        };
+        char tag[96];
+        int r;
+
+        if (c->session->dead) {
+                /* Nobody would get the result. */
+                call_log(c, NULL, LOG_INFO, "dropped");
+                call_free(c);
+                return;
+        }
+        (void) snprintf(tag, sizeof tag, "mcp:%.8s:%s", c->session->id, c->request_id);
+        req.tag = tag;
+        r = exec_client_start(server->event, server->runner_socket, &req, on_exec_done, c, &c->exec);
+        if (r < 0) {
+                _cleanup_free_ char *text = NULL;
+                if (asprintf(&text, "the code did not run: the sandbox broker is unreachable (%s)", strerror(-r)) < 0)
+                        text = NULL;
+                c->exec = NULL;
+                call_fail(c, text ?: "the code did not run: the sandbox broker is unreachable",
+                          "error:broker-unavailable");
+                return;
+        }
+        progress_send(c, "started");
+        progress_arm(c);
+}
+
+static void on_slot_start(QueueSlot *slot, void *userdata) {
+        call_start(userdata);
+}
+
+static int reject(const McpRequest *req, const char *text, json_object **ret) {
+        *ret = mcp_result_reply(req, tool_exec_error_result(text));
+        return *ret ? 0 : -ENOMEM;
+}
+
+int mcp_call_handle(const McpRequest *req, json_object **ret) {
+        McpSession *s = req->session;
+        McpServer *server = s->server;
+        const McpServerConfig *config = &server->config;
+        _cleanup_free_ char *error = NULL;
+        char request_id[REQUEST_ID_LOG_MAX + 1];
+        json_object *arguments = NULL, *token;
+        const char *name;
+        uint64_t per_session;
+        ExecArgs args;
+        McpCall *c;
+        int r;
+
+        *ret = NULL;
+        name = json_get_string(req->params, "name");
+        if (!name) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: tools/call needs a tool name",
+                                         NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (!streq(name, TOOL_EXEC_NAME)) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Unknown tool: %.*s (the only tool is \"" TOOL_EXEC_NAME "\")",
+                             utf8_prefix_len(name, 64), name) < 0)
+                        return -ENOMEM;
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, m, NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* Not an object fails the CallToolRequest schema: a protocol error.
+         * What is inside is the tool's business (isError results). null is
+         * taken as absent. */
+        arguments = json_get(req->params, "arguments");
+        if (arguments && !json_object_is_type(arguments, json_type_object)) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: arguments must be an object",
+                                         NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* Cancellation finds calls by id: two alive with one id would be ambiguous. */
+        for (McpCall *i = s->calls; i; i = i->next)
+                if (!i->cancelled && jsonrpc_id_equal(i->id, req->id)) {
+                        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
+                                                 "Invalid Request: a call with this id is still in progress", NULL);
+                        return *ret ? 0 : -ENOMEM;
+                }
+
+        jsonrpc_id_format(req->id, request_id, sizeof request_id);
+        r = tool_exec_parse_arguments(config, arguments, &args, &error);
+        if (r == -EINVAL) {
+                log_call(s, req->rev, request_id, NULL, 0, 0, 0, 0, LOG_INFO, "invalid-arguments");
+                return reject(req, error, ret);
+        }
+        if (r < 0)
+                return r;
+
+        /* Each session may hold as many calls as the whole server can. */
+        per_session = config->max_concurrent + config->max_queue;
+        if (per_session < config->max_concurrent)
+                per_session = UINT64_MAX;
+        if (s->n_calls >= per_session) {
+                _cleanup_free_ char *m = NULL;
+                log_call(s, req->rev, request_id, NULL, args.code_len, args.stdin_len, 0, 0, LOG_WARNING,
+                         "too-many-calls");
+                /* With one connection this is how a full server shows: its
+                 * whole capacity (runs + queue) is this session's. Say busy,
+                 * as for a full queue, so clients and models retry later. */
+                if (asprintf(&m, "server busy: this connection already has %u calls running or queued, as many "
+                             "as the server takes at once; retry when some have finished", s->n_calls) < 0)
+                        return -ENOMEM;
+                return reject(req, m, ret);
+        }
+
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        *c = (McpCall) {
+                .session = s,
+                .rev = req->rev,
+                .id = json_object_get(req->id),
+                .arguments = json_object_get(arguments),
+                .args = args,
+                .received_usec = now_usec(),
+        };
+        memcpy(c->request_id, request_id, sizeof request_id);
+        token = json_get(req->meta, "progressToken");
+        if (jsonrpc_id_is_valid(token))
+                c->progress_token = json_object_get(token);
+
+        r = call_queue_submit(server->queue, &c->slot, on_slot_start, c);
+        if (r == -EBUSY) {
+                _cleanup_free_ char *m = NULL;
+                json_object_put(c->id);
+                json_object_put(c->progress_token);
+                json_object_put(c->arguments);
+                free(c);
+                log_call(s, req->rev, request_id, NULL, args.code_len, args.stdin_len, 0, 0, LOG_WARNING, "busy");
+                if (asprintf(&m, "server busy: %u runs in progress and the queue of %" PRIu64 " is full; retry later",
+                             call_queue_running(server->queue), call_queue_max_waiting(server->queue)) < 0)
+                        return -ENOMEM;
+                return reject(req, m, ret);
+        }
+        assert(r >= 0);
+
+        c->next = s->calls;
+        if (c->next)
+                c->next->prev = c;
+        s->calls = c;
+        s->n_calls++;
+        if (req->batch) {
+                c->batch = req->batch;
+                c->batch->pending++;
+        }
+
+        if (r > 0)
+                call_start(c);          /* may finish (and free c) at once */
+        else {
+                progress_now(c);
+                progress_arm(c);
+        }
+        return 0;
+}
+
+void mcp_call_cancel(McpSession *s, json_object *id) {
+        McpCall *c;
+
+        for (c = s->calls; c; c = c->next)
+                if (!c->cancelled && jsonrpc_id_equal(c->id, id))
+                        break;
+        if (!c)
+                return;
+
+        c->cancelled = true;
+        c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
+        if (c->slot.state == QUEUE_SLOT_WAITING) {
+                /* Still queued: it never starts. */
+                call_log(c, NULL, LOG_INFO, "cancelled");
+                call_free(c);
+                return;
+        }
+        /* Closing the connection makes the broker stop the unit; done
+         * follows, maybe right here, and frees the call without a reply. */
+        exec_client_cancel(c->exec);
+}
+
+void mcp_session_drop_calls(McpSession *s) {
+        /* Waiting ones first, so none starts in the room the others free.
+         * Freeing one may run other calls' code: restart from the head. */
+        for (;;) {
+                McpCall *c = s->calls;
+                while (c && c->slot.state != QUEUE_SLOT_WAITING)
+                        c = c->next;
+                if (!c)
+                        break;
+                call_log(c, NULL, LOG_INFO, "dropped");
+                call_free(c);
+        }
+        while (s->calls) {
+                McpCall *c = s->calls;
+                /* exec_client_free() closes the broker connection: the unit
+                 * is stopped, and done never fires. */
+                call_log(c, NULL, LOG_INFO, "cancelled:session-closed");
+                call_free(c);
+        }
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Shared between the session/dispatch code (mcp-server.c) and the tools/call
+ * machinery (mcp-call.c). Not for transports. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "call-queue.h"
+#include "mcp-server.h"
+#include "revision.h"
+
+typedef struct McpCall McpCall;
+typedef struct McpBatch McpBatch;
+
+struct McpServer {
+        sd_event *event;
+        McpServerConfig config;         /* strings point at the copies below */
+        char *runner_socket, *python_version;
+        char **modules;
+        CallQueue *queue;
+        McpSession *sessions;
+        uint64_t progress_interval_usec;
+};
+
+struct McpSession {
+        McpServer *server;              /* NULL once the server is gone */
+        McpSession *prev, *next;
+        McpTransport transport;
+        void *userdata;
+        char id[33];                    /* random, for the journal */
+        char *peer_transport;
+        uid_t peer_uid;
+        pid_t peer_pid;
+
+        const McpRevision *revision;    /* negotiated by initialize; NULL before */
+        bool stateless_seen;            /* a 2026-07-28 request was served */
+        bool dead;                      /* the transport said the peer is gone */
+        bool freeing;
+        unsigned in_callout;            /* inside a transport callback, which may free us */
+        sd_event_source *defer_free;    /* set when it did: the rest happens from the loop */
+        mcp_session_idle_t idle_callback;
+        int log_level;                  /* logging/setLevel, a syslog level */
+
+        McpCall *calls;
+        unsigned n_calls;
+};
+
+/* Replies to the requests of one batch, sent together once all are in. */
+struct McpBatch {
+        McpSession *session;
+        json_object *replies;           /* array */
+        unsigned pending;               /* replies still to come, +1 while the batch is being read */
+};
+
+/* One request being handled. */
+typedef struct McpRequest {
+        McpSession *session;
+        const McpRevision *rev;         /* the revision governing this request */
+        const char *method;
+        json_object *id;
+        json_object *params;            /* an object or NULL */
+        json_object *meta;              /* params._meta if an object, else NULL */
+        McpBatch *batch;                /* NULL: reply on its own */
+} McpRequest;
+
+/* Sends a message (reply or notification) to the peer. Takes m. */
+int mcp_session_send(McpSession *s, json_object *m);
+/* The session's last call is gone: tell the transport. */
+void mcp_session_notify_idle(McpSession *s);
+
+/* Delivers a reply for a request of batch b (or alone if b is NULL). Takes
+ * reply; NULL means the request ends without one (it was cancelled). */
+int mcp_reply(McpSession *s, McpBatch *b, json_object *reply);
+
+/* A result reply as the revision wants it (resultType and serverInfo in the
+ * stateless one). Takes result. */
+json_object *mcp_result_reply(const McpRequest *req, json_object *result);
+
+/* For tools/call; *ret_reply is NULL when the reply comes later. */
+int mcp_call_handle(const McpRequest *req, json_object **ret_reply);
+/* notifications/cancelled for id: no reply will be sent for that call. */
+void mcp_call_cancel(McpSession *s, json_object *id);
+/* Drops every call of the session: queued ones never start, running ones
+ * are cancelled. Nothing is sent. */
+void mcp_session_drop_calls(McpSession *s);
+
+/* For tests: how often progress goes out (default 1 s). */
+void mcp_server_set_progress_interval(McpServer *s, uint64_t usec);

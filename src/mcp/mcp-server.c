@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "mcp-server.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "build-config.h"
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "mcp-internal.h"
+#include "runner-proto.h"
+#include "tool-exec.h"
+#include "util.h"
+
+#define SERVER_NAME "mcp-exec"
+#define SERVER_TITLE "mcp-exec: Python in a sandbox"
+/* Longer batches are refused: each element may start a run. */
+#define BATCH_MAX 64
+/* The tool list changes only with the configuration, which takes a restart. */
+#define LIST_TTL_MS (5 * 60 * 1000)
+/* Client-supplied names echoed in errors and logs are cut to this. */
+#define ECHO_MAX 64
+/* More modules than this are not kept for the description. */
+#define MODULES_MAX 4096
+
+#define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
+
+static const char instructions[] =
+        "One tool, exec: it runs Python code in a fresh sandbox without network and returns stdout, stderr, "
+        "the exit code and resource use. Nothing persists between calls, so each call must be a complete "
+        "program; pass data in the code or through stdin. Read the tool description for the limits.";
+
+/* Indexed by syslog level, as MCP's levels are RFC 5424's. */
+static const char *const log_levels[] = {
+        [LOG_EMERG] = "emergency", [LOG_ALERT] = "alert",   [LOG_CRIT] = "critical", [LOG_ERR] = "error",
+        [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice", [LOG_INFO] = "info",     [LOG_DEBUG] = "debug",
+};
+
+static int log_level_from_string(const char *s) {
+        if (!s)
+                return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(log_levels); i++)
+                if (streq(log_levels[i], s))
+                        return (int) i;
+        return -EINVAL;
+}
+
+static char **strv_copy(const char *const *l) {
+        size_t n = 0;
+        char **c;
+
+        while (l[n] && n < MODULES_MAX)
+                n++;
+        c = calloc(n + 1, sizeof *c);
+        if (!c)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (!(c[i] = strdup(l[i]))) {
+                        for (size_t j = 0; j < i; j++)
+                                free(c[j]);
+                        free(c);
+                        return NULL;
+                }
+        return c;
+}
+
+static void strv_free(char **l) {
+        for (char **p = l; p && *p; p++)
+                free(*p);
+        free(l);
+}
+
+static McpSession *session_free_now(McpSession *s);
+
+int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) {
+        McpServer *s;
+        int r;
+
+        if (!e || !config || !ret)
+                return -EINVAL;
+        /* Nonsense here would only surface as odd tool results later. */
+        if (config->default_timeout_s == 0 || config->max_timeout_s < config->default_timeout_s ||
+            config->max_code_bytes == 0 || config->max_output_bytes == 0 || config->max_concurrent == 0)
+                return -EINVAL;
+
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->event = sd_event_ref(e);
+        s->config = *config;
+        s->progress_interval_usec = USEC_PER_SEC;
+        s->runner_socket = strdup(config->runner_socket ?: RUNNER_SOCKET_PATH);
+        if (!s->runner_socket || (config->python_version && !(s->python_version = strdup(config->python_version))) ||
+            (config->modules && !(s->modules = strv_copy(config->modules)))) {
+                r = -ENOMEM;
+                goto fail;
+        }
+        s->config.runner_socket = s->runner_socket;
+        s->config.python_version = s->python_version;
+        s->config.modules = (const char *const *) s->modules;
+
+        r = call_queue_new(config->max_concurrent, config->max_queue, &s->queue);
+        if (r < 0)
+                goto fail;
+        *ret = s;
+        return 0;
+fail:
+        mcp_server_free(s);
+        return r;
+}
+
+McpServer *mcp_server_free(McpServer *s) {
+        if (!s)
+                return NULL;
+        /* Sessions belong to their transports: they stay, inert. Queued
+         * calls go first, so no run starts in the room freed by the others. */
+        for (McpSession *i = s->sessions, *next; i; i = next) {
+                next = i->next;
+                if (i->dead && i->in_callout == 0 && i->defer_free)
+                        session_free_now(i);
+        }
+        if (s->queue)
+                call_queue_drop_waiting(s->queue);
+        for (McpSession *i = s->sessions; i; i = i->next) {
+                i->freeing = true;
+                mcp_session_drop_calls(i);
+        }
+        while (s->sessions) {
+                McpSession *i = s->sessions;
+                s->sessions = i->next;
+                i->prev = i->next = NULL;
+                i->server = NULL;
+                i->freeing = false;
+                i->dead = true;
+        }
+        call_queue_free(s->queue);
+        free(s->runner_socket);
+        free(s->python_version);
+        strv_free(s->modules);
+        sd_event_unref(s->event);
+        free(s);
+        return NULL;
+}
+
+void mcp_server_set_progress_interval(McpServer *s, uint64_t usec) {
+        s->progress_interval_usec = MAX(usec, (uint64_t) 1000);
+}
+
+unsigned mcp_server_in_flight(const McpServer *s) {
+        return call_queue_running(s->queue) + call_queue_waiting(s->queue);
+}
+
+int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
+                    McpSession **ret) {
+        McpSession *s;
+        int r;
+
+        if (!server || !transport || !transport->send || !ret)
+                return -EINVAL;
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        s->transport = *transport;
+        s->userdata = userdata;
+        s->log_level = LOG_INFO;
+        s->peer_uid = peer ? peer->uid : (uid_t) -1;
+        s->peer_pid = peer ? peer->pid : 0;
+        s->peer_transport = strdup(peer && peer->transport ? peer->transport : "unknown");
+        if (!s->peer_transport) {
+                free(s);
+                return -ENOMEM;
+        }
+        r = random_hex128(s->id);
+        if (r < 0) {
+                free(s->peer_transport);
+                free(s);
+                return r;
+        }
+        s->server = server;
+        s->next = server->sessions;
+        if (s->next)
+                s->next->prev = s;
+        server->sessions = s;
+
+        log_debug("Session %s opened (%s, uid %i).", s->id, s->peer_transport, (int) s->peer_uid);
+        *ret = s;
+        return 0;
+}
+
+static McpSession *session_free_now(McpSession *s) {
+        s->freeing = true;
+        s->defer_free = sd_event_source_disable_unref(s->defer_free);
+        if (s->server) {
+                mcp_session_drop_calls(s);
+                if (s->prev)
+                        s->prev->next = s->next;
+                else
+                        s->server->sessions = s->next;
+                if (s->next)
+                        s->next->prev = s->prev;
+        }
+        log_debug("Session %s closed.", s->id);
+        free(s->peer_transport);
+        free(s);
+        return NULL;
+}
+
+static int on_defer_free(sd_event_source *src, void *userdata) {
+        session_free_now(userdata);
+        return 0;
+}
+
+McpSession *mcp_session_free(McpSession *s) {
+        if (!s)
+                return NULL;
+        if (s->in_callout > 0 && s->server) {
+                /* Freed by the transport from inside its own send callback:
+                 * our callers still hold s and its calls. Go quiet now and
+                 * finish from the event loop. */
+                s->dead = true;
+                if (s->defer_free)
+                        return NULL;
+                if (sd_event_add_defer(s->server->event, &s->defer_free, on_defer_free, s) < 0) {
+                        log_error("Cannot schedule the end of session %s; it stays until the server goes.", s->id);
+                        return NULL;
+                }
+                (void) sd_event_source_set_priority(s->defer_free, SD_EVENT_PRIORITY_IMPORTANT);
+                return NULL;
+        }
+        return session_free_now(s);
+}
+
+unsigned mcp_session_in_flight(const McpSession *s) {
+        return s->n_calls;
+}
+
+void mcp_session_set_idle_callback(McpSession *s, mcp_session_idle_t callback) {
+        s->idle_callback = callback;
+}
+
+void mcp_session_notify_idle(McpSession *s) {
+        if (!s->idle_callback || s->freeing || s->defer_free)
+                return;
+        s->in_callout++;
+        s->idle_callback(s, s->userdata);
+        s->in_callout--;
+}
+
+const char *mcp_session_protocol_version(const McpSession *s) {
+        if (s->revision)
+                return s->revision->version;
+        /* Stateless: no negotiation, but what the peer speaks is known. */
+        return s->stateless_seen ? mcp_revision_stateless()->version : NULL;
+}
+
+int mcp_session_send(McpSession *s, json_object *m) {
+        _cleanup_json_ json_object *msg = m;
+        const char *text;
+        size_t len;
+        int r;
+
+        if (!msg)
+                return log_oom();
+        if (s->dead || s->freeing)
+                return 0;
+        text = json_serialize(msg, &len);
+        if (!text)
+                return log_oom();
+        s->in_callout++;
+        r = s->transport.send(s, text, len, s->userdata);
+        s->in_callout--;
+        if (r < 0 && !s->dead) {
+                /* Nobody to talk to; runs end when the transport frees us. */
+                log_debug("Session %s: the peer is gone.", s->id);
+                s->dead = true;
+        }
+        return 0;
+}
+
+static void batch_release(McpBatch *b) {
+        if (--b->pending > 0)
+                return;
+        if (json_object_array_length(b->replies) > 0)
+                (void) mcp_session_send(b->session, json_object_get(b->replies));
+        json_object_put(b->replies);
+        free(b);
+}
+
+static void batch_add(McpBatch *b, json_object *reply) {
+        if (json_append(b->replies, reply) < 0)
+                (void) log_oom();
+}
+
+int mcp_reply(McpSession *s, McpBatch *b, json_object *reply) {
+        if (!b)
+                return reply ? mcp_session_send(s, reply) : 0;
+        if (reply)
+                batch_add(b, reply);
+        batch_release(b);
+        return 0;
+}
+
+static json_object *server_info(const McpRevision *rev) {
+        _cleanup_json_ json_object *i = json_object_new_object();
+
+        if (!i || json_add_string(i, "name", SERVER_NAME) < 0 || json_add_string(i, "version", PACKAGE_VERSION) < 0 ||
+            (rev->titles && json_add_string(i, "title", SERVER_TITLE) < 0))
+                return NULL;
+        return TAKE_PTR(i);
+}
+
+static json_object *capabilities(const McpRevision *rev) {
+        _cleanup_json_ json_object *c = json_object_new_object(), *tools = json_object_new_object();
+
+        if (!c || !tools || json_add_bool(tools, "listChanged", false) < 0 || json_add(c, "tools", TAKE_PTR(tools)) < 0 ||
+            (rev->logging && json_add(c, "logging", json_object_new_object()) < 0))
+                return NULL;
+        return TAKE_PTR(c);
+}
+
+json_object *mcp_result_reply(const McpRequest *req, json_object *result) {
+        _cleanup_json_ json_object *r = result, *meta = NULL;
+
+        if (!r)
+                return NULL;
+        if (req->rev->stateless) {
+                meta = json_object_new_object();
+                if (!meta || json_add(meta, META_SERVER_INFO, server_info(req->rev)) < 0 ||
+                    json_add(r, "_meta", TAKE_PTR(meta)) < 0 || json_add_string(r, "resultType", "complete") < 0)
+                        return NULL;
+        }
+        return jsonrpc_result_new(req->id, TAKE_PTR(r));
+}
+
+static json_object *error_reply(const McpRequest *req, int code, const char *message) {
+        return jsonrpc_error_new(req->id, code, message, NULL);
+}
+
+static int handle_initialize(McpRequest *req, json_object **ret) {
+        McpSession *s = req->session;
+        _cleanup_json_ json_object *result = NULL;
+        json_object *client_info;
+        const char *asked;
+        char name[ECHO_MAX + 1], version[ECHO_MAX + 1], uid[16] = "";
+
+        if (s->revision) {
+                *ret = error_reply(req, JSONRPC_INVALID_REQUEST, "Invalid Request: the session is already initialized");
+                return 0;
+        }
+        asked = json_get_string(req->params, "protocolVersion");
+        if (!asked) {
+                *ret = error_reply(req, JSONRPC_INVALID_PARAMS, "Invalid params: initialize needs a protocolVersion string");
+                return 0;
+        }
+        /* An unknown version is no error: we answer with our newest and the
+         * client decides. The stateless revision has no initialize. */
+        req->rev = mcp_revision_find(asked);
+        if (!req->rev || req->rev->stateless)
+                req->rev = mcp_revision_latest_legacy();
+
+        result = json_object_new_object();
+        if (!result || json_add_string(result, "protocolVersion", req->rev->version) < 0 ||
+            json_add(result, "capabilities", capabilities(req->rev)) < 0 ||
+            json_add(result, "serverInfo", server_info(req->rev)) < 0 ||
+            json_add_string(result, "instructions", instructions) < 0)
+                return -ENOMEM;
+        *ret = mcp_result_reply(req, TAKE_PTR(result));
+        if (!*ret)
+                return -ENOMEM;
+        s->revision = req->rev;
+
+        client_info = json_get(req->params, "clientInfo");
+        str_printable(json_get_string(client_info, "name") ?: "", name, sizeof name);
+        str_printable(json_get_string(client_info, "version") ?: "", version, sizeof version);
+        if (s->peer_uid != (uid_t) -1)
+                (void) snprintf(uid, sizeof uid, "%u", (unsigned) s->peer_uid);
+        log_struct(LOG_INFO,
+                   "MESSAGE=Session %s initialized: protocol %s, client \"%s\" %s", s->id, s->revision->version, name,
+                   version,
+                   "MCP_SESSION=%s", s->id,
+                   "MCP_TRANSPORT=%s", s->peer_transport,
+                   "MCP_CLIENT_UID=%s", uid,
+                   "MCP_PROTOCOL_VERSION=%s", s->revision->version,
+                   "MCP_CLIENT_NAME=%s", name,
+                   "MCP_CLIENT_VERSION=%s", version);
+        return 0;
+}
+
+static int handle_ping(McpRequest *req, json_object **ret) {
+        *ret = mcp_result_reply(req, json_object_new_object());
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int handle_set_level(McpRequest *req, json_object **ret) {
+        int level = log_level_from_string(json_get_string(req->params, "level"));
+
+        if (level < 0) {
+                *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
+                                   "Invalid params: level must be one of debug, info, notice, warning, error, "
+                                   "critical, alert, emergency");
+                return 0;
+        }
+        req->session->log_level = level;
+        return handle_ping(req, ret);
+}
+
+static int handle_tools_list(McpRequest *req, json_object **ret) {
+        _cleanup_json_ json_object *result = json_object_new_object(), *tools = json_object_new_array();
+
+        /* We never hand out a cursor, so none can be valid. */
+        if (json_object_object_get_ex(req->params, "cursor", NULL)) {
+                *ret = error_reply(req, JSONRPC_INVALID_PARAMS, "Invalid params: unknown cursor");
+                return 0;
+        }
+        if (!result || !tools || json_append(tools, tool_exec_definition(&req->session->server->config, req->rev)) < 0 ||
+            json_add(result, "tools", TAKE_PTR(tools)) < 0)
+                return -ENOMEM;
+        if (req->rev->stateless &&
+            (json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 || json_add_string(result, "cacheScope", "public") < 0))
+                return -ENOMEM;
+        *ret = mcp_result_reply(req, TAKE_PTR(result));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int handle_discover(McpRequest *req, json_object **ret) {
+        _cleanup_json_ json_object *result = json_object_new_object();
+
+        if (!result || json_add(result, "supportedVersions", mcp_revision_supported_json()) < 0 ||
+            json_add(result, "capabilities", capabilities(req->rev)) < 0 ||
+            json_add_string(result, "instructions", instructions) < 0 || json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 ||
+            json_add_string(result, "cacheScope", "public") < 0)
+                return -ENOMEM;
+        *ret = mcp_result_reply(req, TAKE_PTR(result));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int handle_tools_call(McpRequest *req, json_object **ret) {
+        return mcp_call_handle(req, ret);
+}
+
+typedef int (*handler_t)(McpRequest *req, json_object **ret);
+
+static const struct {
+        const char *method;
+        handler_t handler;
+        bool legacy, stateless;
+} methods[] = {
+        { "ping", handle_ping, .legacy = true },
+        { "logging/setLevel", handle_set_level, .legacy = true },
+        { "tools/list", handle_tools_list, .legacy = true, .stateless = true },
+        { "tools/call", handle_tools_call, .legacy = true, .stateless = true },
+        { "server/discover", handle_discover, .stateless = true },
+};
+
+static int method_not_found(McpRequest *req, json_object **ret) {
+        _cleanup_free_ char *m = NULL;
+
+        if (asprintf(&m, "Method not found: %.*s", utf8_prefix_len(req->method, ECHO_MAX), req->method) < 0)
+                return -ENOMEM;
+        *ret = error_reply(req, JSONRPC_METHOD_NOT_FOUND, m);
+        return 0;
+}
+
+static int find_method(const char *method) {
+        for (size_t i = 0; i < ELEMENTSOF(methods); i++)
+                if (streq(methods[i].method, method))
+                        return (int) i;
+        return -ENOENT;
+}
+
+/* 2026-07-28: everything the request needs is in its _meta. */
+static int handle_stateless(McpRequest *req, json_object **ret) {
+        json_object *pv = json_get(req->meta, META_PROTOCOL_VERSION), *level;
+        int i;
+
+        req->rev = mcp_revision_stateless();
+        if (!json_object_is_type(pv, json_type_string)) {
+                *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
+                                   "Invalid params: _meta needs a \"" META_PROTOCOL_VERSION "\" string");
+                return 0;
+        }
+        if (!streq(json_object_get_string(pv), req->rev->version)) {
+                _cleanup_json_ json_object *data = json_object_new_object();
+                if (!data || json_add(data, "supported", mcp_revision_supported_json()) < 0 ||
+                    json_add(data, "requested", json_object_get(pv)) < 0)
+                        return -ENOMEM;
+                *ret = jsonrpc_error_new(req->id, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
+                                         "Unsupported protocol version", TAKE_PTR(data));
+                return 0;
+        }
+        if (!json_object_is_type(json_get(req->meta, META_CLIENT_CAPABILITIES), json_type_object)) {
+                *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
+                                   "Invalid params: _meta needs a \"" META_CLIENT_CAPABILITIES "\" object");
+                return 0;
+        }
+        if (json_object_object_get_ex(req->meta, META_LOG_LEVEL, &level) &&
+            log_level_from_string(json_object_is_type(level, json_type_string) ? json_object_get_string(level) : NULL) < 0) {
+                *ret = error_reply(req, JSONRPC_INVALID_PARAMS, "Invalid params: unknown log level in _meta");
+                return 0;
+        }
+        req->session->stateless_seen = true;
+
+        i = find_method(req->method);
+        if (i < 0 || !methods[i].stateless)
+                return method_not_found(req, ret);
+        return methods[i].handler(req, ret);
+}
+
+/* 2024-11-05 to 2025-11-25: a session negotiated by initialize. */
+static int handle_legacy(McpRequest *req, json_object **ret) {
+        McpSession *s = req->session;
+        int i;
+
+        if (streq(req->method, "initialize"))
+                return handle_initialize(req, ret);
+        i = find_method(req->method);
+        if (i < 0 || !methods[i].legacy)
+                return method_not_found(req, ret);
+        /* Only ping may come before initialize. */
+        if (!s->revision && !streq(req->method, "ping")) {
+                *ret = error_reply(req, JSONRPC_INVALID_REQUEST,
+                                   "Invalid Request: not initialized; send initialize first (or use protocol "
+                                   "version 2026-07-28 with _meta in every request)");
+                return 0;
+        }
+        req->rev = s->revision ?: mcp_revision_latest_legacy();
+        if (streq(req->method, "logging/setLevel") && !req->rev->logging)
+                return method_not_found(req, ret);
+        return methods[i].handler(req, ret);
+}
+
+/* Which era a request belongs to is decided per request: _meta with a
+ * protocol version we do not know from initialize means the stateless one
+ * (which then checks the version), and server/discover exists only there. */
+static bool request_is_stateless(const McpRequest *req) {
+        json_object *pv;
+
+        if (streq(req->method, "initialize"))
+                return false;
+        if (streq(req->method, "server/discover"))
+                return true;
+        if (!json_object_object_get_ex(req->meta, META_PROTOCOL_VERSION, &pv))
+                return false;
+        if (!json_object_is_type(pv, json_type_string))
+                return true;
+        const McpRevision *rev = mcp_revision_find(json_object_get_string(pv));
+        return !rev || rev->stateless;
+}
+
+static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, json_object **ret) {
+        McpRequest req = {
+                .session = s,
+                .method = m->method,
+                .id = m->id,
+                .batch = b,
+        };
+
+        if (m->params && !json_object_is_type(m->params, json_type_object)) {
+                *ret = jsonrpc_error_new(m->id, JSONRPC_INVALID_PARAMS, "Invalid params: params must be an object", NULL);
+                return 0;
+        }
+        req.params = m->params;
+        req.meta = json_get(m->params, "_meta");
+        if (!json_object_is_type(req.meta, json_type_object))
+                req.meta = NULL;
+
+        return request_is_stateless(&req) ? handle_stateless(&req, ret) : handle_legacy(&req, ret);
+}
+
+static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
+        json_object *id;
+
+        if (streq(m->method, "notifications/cancelled")) {
+                /* Unknown or finished ids are fine: the race is expected. */
+                id = json_get(m->params, "requestId");
+                if (jsonrpc_id_is_valid(id))
+                        mcp_call_cancel(s, id);
+        }
+        /* notifications/initialized and everything else: nothing to do, and
+         * a notification never gets a reply. */
+}
+
+/* One message, alone or from a batch; *ret is its immediate reply, if any. */
+static int handle_message(McpSession *s, json_object *msg, McpBatch *b, json_object **ret) {
+        JsonRpcMessage m;
+        int r;
+
+        *ret = NULL;
+        jsonrpc_classify(msg, &m);
+        switch (m.kind) {
+        case JSONRPC_INVALID:
+                *ret = jsonrpc_error_new(m.id, m.error_code, m.error_message, NULL);
+                return *ret ? 0 : -ENOMEM;
+        case JSONRPC_IGNORED:
+                return 0;
+        case JSONRPC_NOTIFICATION:
+                handle_notification(s, &m);
+                return 0;
+        case JSONRPC_REQUEST:
+                r = handle_request(s, &m, b, ret);
+                if (r < 0 && !*ret)
+                        /* Tell the client rather than leave it waiting; may fail too. */
+                        *ret = jsonrpc_error_new(m.id, JSONRPC_INTERNAL_ERROR, "Internal error", NULL);
+                return r;
+        }
+        return 0;
+}
+
+static int handle_batch(McpSession *s, json_object *array) {
+        size_t n = json_object_array_length(array);
+        McpBatch *b;
+        int r = 0;
+
+        if (n == 0)
+                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST,
+                                                             "Invalid Request: empty batch", NULL));
+        if (!s->revision || !s->revision->batches) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Invalid Request: JSON-RPC batches are not supported %s%s%s",
+                             s->revision ? "in protocol revision " : "before initialize",
+                             s->revision ? s->revision->version : "",
+                             s->revision ? "; send one message at a time" : "") < 0)
+                        return -ENOMEM;
+                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
+        }
+        if (n > BATCH_MAX) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Invalid Request: a batch of %zu messages, more than %u", n, BATCH_MAX) < 0)
+                        return -ENOMEM;
+                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
+        }
+
+        b = calloc(1, sizeof *b);
+        if (!b)
+                return -ENOMEM;
+        *b = (McpBatch) { .session = s, .replies = json_object_new_array(), .pending = 1 };
+        if (!b->replies) {
+                free(b);
+                return -ENOMEM;
+        }
+        /* Nobody hears the rest once the peer is gone. */
+        for (size_t i = 0; i < n && r >= 0 && !s->dead; i++) {
+                json_object *reply;
+                r = handle_message(s, json_object_array_get_idx(array, i), b, &reply);
+                if (reply)
+                        batch_add(b, reply);
+        }
+        /* Sends what is there once the deferred replies are in too. */
+        batch_release(b);
+        return r;
+}
+
+int mcp_session_handle(McpSession *s, const char *data, size_t len) {
+        _cleanup_json_ json_object *msg = NULL;
+        json_object *reply = NULL;
+        const char *why;
+        int r;
+
+        if (!s->server)
+                return -ESHUTDOWN;
+        if (s->dead)
+                return 0;
+        r = jsonrpc_parse(data, len, &msg, &why);
+        if (r == -EBADMSG) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Parse error: %s", why) < 0)
+                        return -ENOMEM;
+                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_PARSE_ERROR, m, NULL));
+        }
+        if (r < 0)
+                return r;
+
+        if (json_object_is_type(msg, json_type_array))
+                return handle_batch(s, msg);
+        r = handle_message(s, msg, NULL, &reply);
+        if (reply)
+                (void) mcp_session_send(s, reply);
+        return r;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What each protocol revision has, so the rest of the core asks about
+ * features and never compares version strings. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+typedef struct McpRevision {
+        const char *version;
+        bool stateless;         /* 2026-07-28: version and capabilities in each request's _meta, no initialize */
+        bool batches;           /* JSON-RPC batches: 2025-03-26 only */
+        bool annotations;       /* Tool.annotations: 2025-03-26 on */
+        bool progress_message;  /* notifications/progress "message": 2025-03-26 on */
+        bool titles;            /* "title" on Tool and Implementation: 2025-06-18 on */
+        bool structured;        /* Tool.outputSchema and structuredContent: 2025-06-18 on */
+        bool logging;           /* logging/setLevel (and ping): the initialize-based revisions */
+} McpRevision;
+
+/* NULL for a version we do not speak. */
+const McpRevision *mcp_revision_find(const char *version);
+
+/* The newest revision reachable through initialize: the answer to a client
+ * asking initialize for a version we do not know (or for the stateless one,
+ * which has no initialize). */
+const McpRevision *mcp_revision_latest_legacy(void);
+
+/* The stateless revision. */
+const McpRevision *mcp_revision_stateless(void);
+
+/* Every version we speak, newest first, as a JSON array of strings: the
+ * "supported" list of errors and of server/discover. */
+json_object *mcp_revision_supported_json(void);

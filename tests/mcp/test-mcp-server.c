@@ -1,0 +1,1351 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Tests for the MCP core through its public interface (mcp-server.h): a test
+ * transport collects what the server sends, and code runs through the real
+ * exec client against a fake broker speaking the real broker protocol on the
+ * same event loop (fake-broker.h). */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-event.h>
+#include <unistd.h>
+
+#include "fake-broker.h"
+#include "json-util.h"
+#include "macro.h"
+#include "mcp-internal.h"
+#include "mcp-server.h"
+#include "runner-proto.h"
+#include "test-helpers.h"
+#include "util.h"
+
+static const char *const modules[] = { "numpy", NULL };
+
+static bool streq_ptr(const char *a, const char *b) {
+        return a && b && streq(a, b);
+}
+
+typedef struct Peer {
+        McpSession *session;
+        json_object *msgs;              /* every message received, parsed */
+        bool free_in_send;              /* frees its session from inside send, as a dying transport may */
+        unsigned n_free_in_send;
+        bool free_when_idle;
+        bool fail_send;                 /* the peer is gone: send fails */
+        unsigned n_idle;                /* idle callbacks */
+        unsigned in_flight_at_last_send;
+} Peer;
+
+typedef struct Env {
+        sd_event *event;
+        FakeBroker *broker;
+        McpServer *server;
+        McpServerConfig config;
+} Env;
+
+static int peer_send(McpSession *s, const char *json, size_t len, void *userdata) {
+        Peer *p = userdata;
+        json_object *j;
+
+        ASSERT_TRUE(s == p->session);
+        if (p->fail_send)
+                return -EPIPE;
+        ASSERT_EQ_U64(strlen(json), len);
+        ASSERT_TRUE(!memchr(json, '\n', len));  /* one line per message on stdio */
+        j = json_tokener_parse(json);
+        ASSERT_TRUE(j);
+        ASSERT_EQ_INT(json_object_array_add(p->msgs, j), 0);
+        p->in_flight_at_last_send = mcp_session_in_flight(s);
+        if (p->free_in_send) {
+                p->free_in_send = false;
+                p->n_free_in_send++;
+                p->session = mcp_session_free(p->session);
+        }
+        return 0;
+}
+
+static const McpTransport transport = { .send = peer_send };
+
+static void peer_idle(McpSession *s, void *userdata) {
+        Peer *p = userdata;
+
+        ASSERT_TRUE(s == p->session);
+        ASSERT_EQ_INT(mcp_session_in_flight(s), 0);
+        p->n_idle++;
+        if (p->free_when_idle)
+                p->session = mcp_session_free(p->session);
+}
+
+static void env_init(Env *env, uint64_t max_concurrent, uint64_t max_queue) {
+        *env = (Env) {};
+        ASSERT_TRUE(sd_event_new(&env->event) >= 0);
+        ASSERT_EQ_INT(fake_broker_new(env->event, &env->broker), 0);
+        env->config = (McpServerConfig) {
+                .runner_socket = env->broker->path,
+                .default_timeout_s = 30,
+                .max_timeout_s = 300,
+                .max_output_bytes = 1 << 20,
+                .max_stdin_bytes = 1 << 20,
+                .max_code_bytes = 1 << 20,
+                .max_concurrent = max_concurrent,
+                .max_queue = max_queue,
+                .memory_max_bytes = 256ULL << 20,
+                .tasks_max = 64,
+                .python_version = "3.11.2",
+                .modules = modules,
+        };
+        ASSERT_EQ_INT(mcp_server_new(env->event, &env->config, &env->server), 0);
+        mcp_server_set_progress_interval(env->server, 100 * USEC_PER_MSEC);
+}
+
+static void env_done(Env *env) {
+        env->server = mcp_server_free(env->server);
+        env->broker = fake_broker_free(env->broker);
+        env->event = sd_event_unref(env->event);
+}
+
+static void peer_open(Env *env, Peer *p, const char *transport_name) {
+        McpPeer who = { .transport = transport_name, .uid = 1000, .pid = 42 };
+
+        *p = (Peer) { .msgs = json_object_new_array() };
+        ASSERT_TRUE(p->msgs);
+        ASSERT_EQ_INT(mcp_session_new(env->server, &transport, p, &who, &p->session), 0);
+        mcp_session_set_idle_callback(p->session, peer_idle);
+}
+
+static void peer_close(Peer *p) {
+        p->session = mcp_session_free(p->session);
+        p->msgs = (json_object_put(p->msgs), NULL);
+}
+
+static void sendf(Peer *p, const char *fmt, ...) _printf_(2, 3);
+static void sendf(Peer *p, const char *fmt, ...) {
+        _cleanup_free_ char *s = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        ASSERT_TRUE(vasprintf(&s, fmt, ap) >= 0);
+        va_end(ap);
+        ASSERT_EQ_INT(mcp_session_handle(p->session, s, strlen(s)), 0);
+}
+
+static size_t n_msgs(const Peer *p) {
+        return json_object_array_length(p->msgs);
+}
+
+static json_object *msg(const Peer *p, size_t i) {
+        return json_object_array_get_idx(p->msgs, i);
+}
+
+static json_object *last(const Peer *p) {
+        ASSERT_TRUE(n_msgs(p) > 0);
+        return msg(p, n_msgs(p) - 1);
+}
+
+static bool id_matches(json_object *m, const char *id) {
+        json_object *v = json_get(m, "id");
+        return v && streq(json_object_get_string(v), id);
+}
+
+/* The reply (result or error) to request id, NULL if none came. Ids are
+ * compared in their JSON text form: 5 and "5" look alike, so tests keep
+ * them distinct. */
+static json_object *reply_to(const Peer *p, const char *id) {
+        json_object *found = NULL;
+
+        for (size_t i = 0; i < n_msgs(p); i++) {
+                json_object *m = msg(p, i);
+                if (json_get(m, "method") || !id_matches(m, id))
+                        continue;
+                ASSERT_TRUE(!found);            /* exactly one reply per request */
+                found = m;
+        }
+        return found;
+}
+
+static unsigned count_method(const Peer *p, const char *method) {
+        unsigned n = 0;
+        for (size_t i = 0; i < n_msgs(p); i++)
+                n += streq_ptr(json_get_string(msg(p, i), "method"), method);
+        return n;
+}
+
+static int error_code(json_object *reply) {
+        ASSERT_TRUE(reply);
+        ASSERT_TRUE(json_get(reply, "error"));
+        return json_object_get_int(json_get(json_get(reply, "error"), "code"));
+}
+
+static const char *error_message(json_object *reply) {
+        return json_get_string(json_get(reply, "error"), "message");
+}
+
+static json_object *result(json_object *reply) {
+        ASSERT_TRUE(reply);
+        ASSERT_TRUE(!json_get(reply, "error"));
+        ASSERT_TRUE(json_get(reply, "result"));
+        return json_get(reply, "result");
+}
+
+static bool is_error_result(json_object *res) {
+        return json_object_get_boolean(json_get(res, "isError"));
+}
+
+static const char *text_of(json_object *res) {
+        return json_get_string(json_object_array_get_idx(json_get(res, "content"), 0), "text");
+}
+
+typedef bool (*cond_t)(void *userdata);
+
+static void run_until(Env *env, cond_t cond, void *userdata, unsigned timeout_ms, const char *what) {
+        uint64_t end = now_usec() + timeout_ms * USEC_PER_MSEC;
+
+        while (!cond(userdata)) {
+                if (now_usec() > end)
+                        ASSERT_FAIL_("timed out waiting for %s", what);
+                ASSERT_TRUE(sd_event_run(env->event, 10 * USEC_PER_MSEC) >= 0);
+        }
+}
+
+static void run_for(Env *env, unsigned ms) {
+        uint64_t end = now_usec() + ms * USEC_PER_MSEC;
+        while (now_usec() < end)
+                ASSERT_TRUE(sd_event_run(env->event, 5 * USEC_PER_MSEC) >= 0);
+}
+
+typedef struct Wait {
+        const Peer *peer;
+        const char *id;
+        const FakeBroker *broker;
+        unsigned n;
+} Wait;
+
+static bool has_reply(void *userdata) {
+        Wait *w = userdata;
+        for (size_t i = 0; i < n_msgs(w->peer); i++)
+                if (!json_get(msg(w->peer, i), "method") && id_matches(msg(w->peer, i), w->id))
+                        return true;
+        return false;
+}
+
+static bool has_n_msgs(void *userdata) {
+        Wait *w = userdata;
+        return n_msgs(w->peer) >= w->n;
+}
+
+static bool broker_started(void *userdata) {
+        Wait *w = userdata;
+        return fake_broker_n_started(w->broker) >= w->n;
+}
+
+static bool broker_cancelled(void *userdata) {
+        Wait *w = userdata;
+        return fake_broker_n_cancelled(w->broker) >= w->n;
+}
+
+static bool server_idle(void *userdata) {
+        return mcp_server_in_flight(userdata) == 0;
+}
+
+static json_object *wait_reply(Env *env, Peer *p, const char *id) {
+        Wait w = { .peer = p, .id = id };
+        run_until(env, has_reply, &w, 5000, id);
+        return reply_to(p, id);
+}
+
+static void wait_started(Env *env, unsigned n) {
+        Wait w = { .broker = env->broker, .n = n };
+        run_until(env, broker_started, &w, 5000, "runs to start");
+}
+
+static void wait_cancelled(Env *env, unsigned n) {
+        Wait w = { .broker = env->broker, .n = n };
+        run_until(env, broker_cancelled, &w, 5000, "runs to be cancelled");
+}
+
+static void initialize(Peer *p, const char *version) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
+                 "\"capabilities\":{},\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}",
+              version);
+        ASSERT_TRUE(result(reply_to(p, "init")));
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+#define META "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+             "\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+/* ---------------------------------------------------------------------- */
+
+TEST(test_negotiation) {
+        static const struct {
+                const char *asked, *answered;
+                bool title;
+        } cases[] = {
+                { "2024-11-05", "2024-11-05", false },
+                { "2025-03-26", "2025-03-26", false },
+                { "2025-06-18", "2025-06-18", true },
+                { "2025-11-25", "2025-11-25", true },
+                { "1999-01-01", "2025-11-25", true },   /* unknown: our newest, no error */
+                { "2026-07-28", "2025-11-25", true },   /* that one has no initialize */
+        };
+        Env env;
+
+        env_init(&env, 2, 2);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Peer p;
+                json_object *r, *caps, *info;
+
+                peer_open(&env, &p, "stdio");
+                ASSERT_TRUE(!mcp_session_protocol_version(p.session));
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
+                          "\"capabilities\":{},\"clientInfo\":{\"name\":\"c\",\"version\":\"0\"}}}",
+                      cases[i].asked);
+                r = result(reply_to(&p, "1"));
+                ASSERT_STREQ(json_get_string(r, "protocolVersion"), cases[i].answered);
+                ASSERT_STREQ(mcp_session_protocol_version(p.session), cases[i].answered);
+                caps = json_get(r, "capabilities");
+                ASSERT_TRUE(json_object_is_type(json_get(caps, "tools"), json_type_object));
+                ASSERT_TRUE(json_object_is_type(json_get(json_get(caps, "tools"), "listChanged"), json_type_boolean));
+                ASSERT_FALSE(json_object_get_boolean(json_get(json_get(caps, "tools"), "listChanged")));
+                ASSERT_TRUE(json_object_is_type(json_get(caps, "logging"), json_type_object));
+                info = json_get(r, "serverInfo");
+                ASSERT_STREQ(json_get_string(info, "name"), "mcp-exec");
+                ASSERT_TRUE(json_get_string(info, "version"));
+                ASSERT_EQ_INT(!!json_get(info, "title"), cases[i].title);
+                ASSERT_TRUE(json_get_string(r, "instructions"));
+                ASSERT_TRUE(!json_get(r, "resultType"));
+
+                /* The initialized notification gets no reply; a second initialize is refused. */
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+                ASSERT_EQ_INT(n_msgs(&p), 1);
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"%s\"}}",
+                      cases[i].asked);
+                ASSERT_EQ_INT(error_code(reply_to(&p, "2")), -32600);
+                ASSERT_STREQ(mcp_session_protocol_version(p.session), cases[i].answered);
+                peer_close(&p);
+        }
+
+        /* No protocolVersion at all is malformed. */
+        {
+                Peer p;
+                peer_open(&env, &p, "stdio");
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}");
+                ASSERT_EQ_INT(error_code(reply_to(&p, "1")), -32602);
+                ASSERT_TRUE(!mcp_session_protocol_version(p.session));
+                peer_close(&p);
+        }
+        env_done(&env);
+}
+
+TEST(test_before_initialize) {
+        Env env;
+        Peer p;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "1")), -32600);
+        ASSERT_CONTAINS(error_message(reply_to(&p, "1")), "not initialized");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "2")), -32600);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"info\"}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "3")), -32600);
+        /* ping is allowed before initialize. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"ping\"}");
+        ASSERT_EQ_INT(json_object_object_length(result(reply_to(&p, "4"))), 0);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"no/such\"}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "5")), -32601);
+        /* Notifications are never answered, whatever they are. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\",\"params\":{\"x\":1}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":99}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":\"bad\"}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"tools/list\"}");
+        ASSERT_EQ_INT(n_msgs(&p), 5);
+        run_for(&env, 20);
+        ASSERT_EQ_INT(fake_broker_n_started(env.broker), 0);
+        ASSERT_EQ_INT(env.broker->n_runs, 0);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_jsonrpc_errors) {
+        Env env;
+        Peer p;
+        json_object *r;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "unix");
+        initialize(&p, "2025-06-18");
+        json_object_array_del_idx(p.msgs, 0, n_msgs(&p));
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,");
+        r = last(&p);
+        ASSERT_EQ_INT(error_code(r), -32700);
+        ASSERT_TRUE(json_object_object_get_ex(r, "id", NULL) && !json_get(r, "id"));
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}");
+        r = last(&p);
+        ASSERT_EQ_INT(error_code(r), -32600);
+        ASSERT_TRUE(json_object_object_get_ex(r, "id", NULL) && !json_get(r, "id"));
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}");
+        ASSERT_EQ_INT(error_code(last(&p)), -32600);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}");
+        ASSERT_EQ_INT(error_code(last(&p)), -32600);
+        sendf(&p, "42");
+        ASSERT_EQ_INT(error_code(last(&p)), -32600);
+        sendf(&p, "{\"id\":\"v\",\"method\":\"ping\"}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "v")), -32600);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ap\",\"method\":\"ping\",\"params\":[1]}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "ap")), -32602);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"m\",\"method\":\"resources/list\"}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "m")), -32601);
+        ASSERT_CONTAINS(error_message(reply_to(&p, "m")), "resources/list");
+        /* A reply from the client (we send no requests) is dropped. */
+        {
+                size_t n = n_msgs(&p);
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"x\"}}");
+                ASSERT_EQ_INT(n_msgs(&p), n);
+        }
+        /* String and integer ids come back as they were. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"method\":\"ping\"}");
+        ASSERT_TRUE(json_object_is_type(json_get(reply_to(&p, "s-1"), "id"), json_type_string));
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"method\":\"ping\"}");
+        ASSERT_TRUE(json_object_is_type(json_get(reply_to(&p, "9007199254740993"), "id"), json_type_int));
+
+        /* logging/setLevel validates the level. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"l1\",\"method\":\"logging/setLevel\",\"params\":{\"level\":\"warning\"}}");
+        ASSERT_TRUE(result(reply_to(&p, "l1")));
+        ASSERT_EQ_INT(p.session->log_level, 4);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"l2\",\"method\":\"logging/setLevel\",\"params\":{\"level\":\"loud\"}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "l2")), -32602);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"l3\",\"method\":\"logging/setLevel\"}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "l3")), -32602);
+        peer_close(&p);
+        env_done(&env);
+}
+
+static void check_tool(json_object *tool, bool structured) {
+        static const char *const fields[] = {
+                "stdout", "stderr", "exit_code", "duration_ms", "truncated", "timed_out", "oom_killed", "signal",
+                "cpu_ms", "memory_peak_bytes",
+        };
+        json_object *ann = json_get(tool, "annotations"), *out = json_get(tool, "outputSchema");
+        json_object *in = json_get(tool, "inputSchema");
+
+        ASSERT_STREQ(json_get_string(tool, "name"), "exec");
+        ASSERT_CONTAINS(json_get_string(tool, "description"), "no network");
+        ASSERT_FALSE(json_object_get_boolean(json_get(ann, "readOnlyHint")));
+        ASSERT_TRUE(json_object_get_boolean(json_get(ann, "destructiveHint")));
+        ASSERT_FALSE(json_object_get_boolean(json_get(ann, "idempotentHint")));
+        ASSERT_FALSE(json_object_get_boolean(json_get(ann, "openWorldHint")));
+        ASSERT_STREQ(json_get_string(in, "type"), "object");
+        ASSERT_TRUE(json_get(json_get(in, "properties"), "code"));
+        ASSERT_TRUE(json_get(json_get(in, "properties"), "timeout_s"));
+        ASSERT_TRUE(json_get(json_get(in, "properties"), "stdin"));
+        ASSERT_FALSE(json_object_get_boolean(json_get(in, "additionalProperties")));
+        ASSERT_TRUE(json_object_object_get_ex(in, "additionalProperties", NULL));
+        if (!structured) {
+                ASSERT_TRUE(!out);
+                return;
+        }
+        ASSERT_TRUE(json_get_string(tool, "title"));
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                bool req = false;
+                ASSERT_TRUE(json_get(json_get(out, "properties"), fields[i]));
+                for (size_t k = 0; k < json_object_array_length(json_get(out, "required")); k++)
+                        req = req || streq(json_object_get_string(json_object_array_get_idx(json_get(out, "required"), k)),
+                                           fields[i]);
+                ASSERT_TRUE(req);
+        }
+}
+
+TEST(test_tools_list) {
+        Env env;
+        Peer p, q;
+        json_object *r, *tools;
+        _cleanup_free_ char *first = NULL;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+        r = result(reply_to(&p, "1"));
+        tools = json_get(r, "tools");
+        ASSERT_EQ_INT(json_object_array_length(tools), 1);
+        check_tool(json_object_array_get_idx(tools, 0), true);
+        ASSERT_TRUE(!json_get(r, "nextCursor"));
+        first = strdup(json_serialize(r, NULL));
+
+        /* Deterministic. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{}}");
+        ASSERT_STREQ(json_serialize(result(reply_to(&p, "2")), NULL), first);
+        /* We never issue cursors, so none is valid. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{\"cursor\":\"abc\"}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "3")), -32602);
+        peer_close(&p);
+
+        /* The oldest revision gets the oldest Tool shape. */
+        peer_open(&env, &q, "stdio");
+        initialize(&q, "2024-11-05");
+        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
+        r = json_object_array_get_idx(json_get(result(reply_to(&q, "1")), "tools"), 0);
+        ASSERT_TRUE(!json_get(r, "annotations") && !json_get(r, "outputSchema") && !json_get(r, "title"));
+        peer_close(&q);
+        env_done(&env);
+}
+
+TEST(test_call_result) {
+        Env env;
+        Peer p;
+        json_object *res, *sc, *parsed;
+        FakeRun *run;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-06-18");
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ok\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out hello\\n#err warn\\n#echo\",\"stdin\":\"IN\\u00e9\",\"timeout_s\":999}}}");
+        ASSERT_TRUE(!reply_to(&p, "ok"));       /* comes later, from the loop */
+        ASSERT_EQ_INT(mcp_session_in_flight(p.session), 1);
+        res = result(wait_reply(&env, &p, "ok"));
+        ASSERT_FALSE(is_error_result(res));
+        sc = json_get(res, "structuredContent");
+        ASSERT_TRUE(sc);
+        parsed = json_tokener_parse(text_of(res));
+        ASSERT_TRUE(json_object_equal(parsed, sc));
+        json_object_put(parsed);
+        ASSERT_STREQ(json_get_string(sc, "stdout"), "hello\nIN\xc3\xa9");
+        ASSERT_STREQ(json_get_string(sc, "stderr"), "warn\n");
+        ASSERT_EQ_INT(json_object_get_int(json_get(sc, "exit_code")), 0);
+        ASSERT_EQ_INT(json_object_get_int(json_get(sc, "duration_ms")), 7);
+        ASSERT_EQ_INT(json_object_get_int(json_get(sc, "cpu_ms")), 3);
+        ASSERT_EQ_INT(json_object_get_int(json_get(sc, "memory_peak_bytes")), 4096);
+        ASSERT_FALSE(json_object_get_boolean(json_get(sc, "timed_out")));
+        ASSERT_TRUE(json_object_object_get_ex(sc, "signal", NULL) && !json_get(sc, "signal"));
+        ASSERT_EQ_INT(mcp_session_in_flight(p.session), 0);
+
+        /* What reached the broker: the code and stdin exactly, the timeout clamped. */
+        ASSERT_EQ_INT(env.broker->n_runs, 1);
+        run = env.broker->runs[0];
+        ASSERT_EQ_U64(run->code_len, strlen("#out hello\n#err warn\n#echo"));
+        ASSERT_MEMEQ(run->code, "#out hello\n#err warn\n#echo", run->code_len);
+        ASSERT_EQ_U64(run->stdin_len, 4);
+        ASSERT_MEMEQ(run->stdin_data, "IN\xc3\xa9", 4);
+        ASSERT_EQ_INT(json_object_get_int(json_object_object_get(run->request, "timeout_s")), 300);
+        ASSERT_CONTAINS(json_object_get_string(json_object_object_get(run->request, "tag")), ":ok");
+
+        /* Non-zero exits, timeouts and OOM kills are results, not errors. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"three\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#err Traceback\\n#exit 3\"}}}");
+        res = result(wait_reply(&env, &p, "three"));
+        ASSERT_FALSE(is_error_result(res));
+        ASSERT_EQ_INT(json_object_get_int(json_get(json_get(res, "structuredContent"), "exit_code")), 3);
+        ASSERT_EQ_INT(json_object_get_int(json_object_object_get(env.broker->runs[1]->request, "timeout_s")), 30);
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"to\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#timeout\",\"timeout_s\":2}}}");
+        res = result(wait_reply(&env, &p, "to"));
+        ASSERT_FALSE(is_error_result(res));
+        sc = json_get(res, "structuredContent");
+        ASSERT_TRUE(json_object_get_boolean(json_get(sc, "timed_out")));
+        ASSERT_STREQ(json_get_string(sc, "signal"), "SIGKILL");
+        ASSERT_EQ_INT(json_object_get_int(json_object_object_get(env.broker->runs[2]->request, "timeout_s")), 2);
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"oom\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#oom\"}}}");
+        res = result(wait_reply(&env, &p, "oom"));
+        ASSERT_FALSE(is_error_result(res));
+        ASSERT_TRUE(json_object_get_boolean(json_get(json_get(res, "structuredContent"), "oom_killed")));
+        peer_close(&p);
+
+        /* Before structured content (2025-03-26): the same JSON as text only. */
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-03-26");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"old\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        res = result(wait_reply(&env, &p, "old"));
+        ASSERT_FALSE(is_error_result(res));
+        ASSERT_TRUE(!json_get(res, "structuredContent"));
+        parsed = json_tokener_parse(text_of(res));
+        ASSERT_STREQ(json_get_string(parsed, "stdout"), "x\n");
+        json_object_put(parsed);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_call_invalid) {
+        static const struct {
+                const char *args, *message;
+        } cases[] = {
+                { "{}", "missing argument \"code\"" },
+                { "{\"code\":\"\"}", "empty" },
+                { "{\"code\":7}", "must be a string" },
+                { "{\"code\":\"x\",\"stdin\":5}", "\"stdin\" must be a string" },
+                { "{\"code\":\"x\",\"timeout_s\":-3}", "negative" },
+                { "{\"code\":\"x\",\"timeout_s\":\"10\"}", "whole number" },
+                { "{\"code\":\"x\",\"cwd\":\"/\"}", "unknown argument \"cwd\"" },
+                { "{\"code\":\"xxxxxxxxxxx\"}", "more than the limit of 10 bytes" },
+                { "{\"code\":\"x\",\"stdin\":\"yyyyyy\"}", "more than the limit of 5 bytes" },
+        };
+        Env env;
+        Peer p;
+
+        env_init(&env, 2, 2);
+        env.server = mcp_server_free(env.server);
+        env.config.max_code_bytes = 10;
+        env.config.max_stdin_bytes = 5;
+        ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char id[16];
+                json_object *res;
+
+                (void) snprintf(id, sizeof id, "bad%zu", i);
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                          "\"arguments\":%s}}",
+                      id, cases[i].args);
+                res = result(reply_to(&p, id));         /* at once */
+                ASSERT_TRUE(is_error_result(res));
+                ASSERT_TRUE(!json_get(res, "structuredContent"));
+                ASSERT_CONTAINS(text_of(res), cases[i].message);
+        }
+        /* No arguments at all, and null arguments: the same as {}. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"noargs\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\"}}");
+        ASSERT_TRUE(is_error_result(result(reply_to(&p, "noargs"))));
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"nullargs\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":null}}");
+        ASSERT_TRUE(is_error_result(result(reply_to(&p, "nullargs"))));
+
+        /* Protocol errors: unknown tool, malformed request. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"tool\",\"method\":\"tools/call\",\"params\":{\"name\":\"bash\","
+                  "\"arguments\":{\"code\":\"x\"}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "tool")), -32602);
+        ASSERT_CONTAINS(error_message(reply_to(&p, "tool")), "bash");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"noname\",\"method\":\"tools/call\",\"params\":{\"arguments\":{}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "noname")), -32602);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"noparams\",\"method\":\"tools/call\"}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "noparams")), -32602);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"argstr\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":\"print(1)\"}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "argstr")), -32602);
+
+        run_for(&env, 20);
+        ASSERT_EQ_INT(env.broker->n_runs, 0);
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_call_failures) {
+        Env env;
+        Peer p;
+        json_object *res;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+
+        env.broker->fail_code = "sandbox-unavailable";
+        env.broker->fail_message = "the probe saw a network interface";
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"u\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        res = result(wait_reply(&env, &p, "u"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_TRUE(!json_get(res, "structuredContent"));
+        ASSERT_STREQ(text_of(res), "the sandbox is unavailable: the probe saw a network interface");
+
+        env.broker->fail_code = "busy";
+        env.broker->fail_message = "too many runs at once";
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        res = result(wait_reply(&env, &p, "b"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_CONTAINS(text_of(res), "busy");
+        ASSERT_CONTAINS(text_of(res), "too many runs at once");
+
+        env.broker->fail_code = "start-failed";
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"sf\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &p, "sf"))), "could not start");
+        peer_close(&p);
+        env_done(&env);
+
+        /* No broker at all: an immediate isError result saying so. */
+        env_init(&env, 2, 2);
+        env.server = mcp_server_free(env.server);
+        env.config.runner_socket = "/nonexistent/mcp-exec-test/runner.sock";
+        ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"nb\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        res = result(reply_to(&p, "nb"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_CONTAINS(text_of(res), "unreachable");
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
+        ASSERT_EQ_INT(mcp_session_in_flight(p.session), 0);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_batches) {
+        Env env;
+        Peer p;
+        json_object *r;
+
+        env_init(&env, 2, 2);
+
+        /* Refused before initialize and in every revision but 2025-03-26. */
+        peer_open(&env, &p, "stdio");
+        sendf(&p, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+        ASSERT_EQ_INT(n_msgs(&p), 1);
+        ASSERT_EQ_INT(error_code(last(&p)), -32600);
+        ASSERT_CONTAINS(error_message(last(&p)), "batch");
+        initialize(&p, "2025-06-18");
+        sendf(&p, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+        ASSERT_EQ_INT(error_code(last(&p)), -32600);
+        ASSERT_CONTAINS(error_message(last(&p)), "2025-06-18");
+        ASSERT_TRUE(json_object_object_get_ex(last(&p), "id", NULL) && !json_get(last(&p), "id"));
+        peer_close(&p);
+
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+        ASSERT_EQ_INT(error_code(last(&p)), -32600);
+        peer_close(&p);
+
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-03-26");
+        json_object_array_del_idx(p.msgs, 0, n_msgs(&p));
+
+        sendf(&p, "[]");
+        ASSERT_EQ_INT(n_msgs(&p), 1);
+        ASSERT_EQ_INT(error_code(last(&p)), -32600);
+
+        /* Replies come as one array; notifications in it get none. */
+        sendf(&p, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+                  "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/whatever\"},"
+                  "{\"jsonrpc\":\"2.0\",\"id\":\"two\",\"method\":\"tools/list\"},"
+                  "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"},"
+                  "{\"foo\":1},"
+                  "[]]");
+        ASSERT_EQ_INT(n_msgs(&p), 2);
+        r = last(&p);
+        ASSERT_TRUE(json_object_is_type(r, json_type_array));
+        ASSERT_EQ_INT(json_object_array_length(r), 5);
+        ASSERT_TRUE(id_matches(json_object_array_get_idx(r, 0), "1"));
+        ASSERT_TRUE(id_matches(json_object_array_get_idx(r, 1), "two"));
+        ASSERT_EQ_INT(error_code(json_object_array_get_idx(r, 2)), -32601);
+        ASSERT_EQ_INT(error_code(json_object_array_get_idx(r, 3)), -32600);
+        ASSERT_EQ_INT(error_code(json_object_array_get_idx(r, 4)), -32600);
+
+        /* Only notifications: nothing at all. */
+        sendf(&p, "[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/a\"},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/b\"}]");
+        ASSERT_EQ_INT(n_msgs(&p), 2);
+
+        /* A tools/call in a batch: the array waits for its result. */
+        sendf(&p, "[{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out batched\\n#sleep 50\"}}},"
+                  "{\"jsonrpc\":\"2.0\",\"id\":\"p1\",\"method\":\"ping\"},"
+                  "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out other\"}}}]");
+        ASSERT_EQ_INT(n_msgs(&p), 2);
+        {
+                Wait w = { .peer = &p, .n = 3 };
+                run_until(&env, has_n_msgs, &w, 5000, "the batch reply");
+        }
+        r = last(&p);
+        ASSERT_TRUE(json_object_is_type(r, json_type_array));
+        ASSERT_EQ_INT(json_object_array_length(r), 3);
+        ASSERT_TRUE(id_matches(json_object_array_get_idx(r, 0), "p1"));
+        /* The others in order of completion: the short one first. */
+        ASSERT_TRUE(id_matches(json_object_array_get_idx(r, 1), "c2"));
+        ASSERT_TRUE(id_matches(json_object_array_get_idx(r, 2), "c1"));
+        /* 2025-03-26 has no structuredContent: the text carries the result. */
+        ASSERT_TRUE(!json_get(json_get(json_object_array_get_idx(r, 2), "result"), "structuredContent"));
+        ASSERT_CONTAINS(text_of(json_get(json_object_array_get_idx(r, 2), "result")), "batched");
+
+        /* A cancelled call in a batch leaves no entry; the rest still comes. */
+        sendf(&p, "[{\"jsonrpc\":\"2.0\",\"id\":\"h\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}},"
+                  "{\"jsonrpc\":\"2.0\",\"id\":\"p2\",\"method\":\"ping\"}]");
+        wait_started(&env, 3);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"h\"}}");
+        {
+                Wait w = { .peer = &p, .n = 4 };
+                run_until(&env, has_n_msgs, &w, 5000, "the second batch reply");
+        }
+        r = last(&p);
+        ASSERT_EQ_INT(json_object_array_length(r), 1);
+        ASSERT_TRUE(id_matches(json_object_array_get_idx(r, 0), "p2"));
+
+        /* Too long. */
+        {
+                char *big = NULL;
+                size_t size = 0;
+                FILE *f = open_memstream(&big, &size);
+                fputc('[', f);
+                for (int i = 0; i < 65; i++)
+                        fprintf(f, "%s{\"jsonrpc\":\"2.0\",\"id\":%i,\"method\":\"ping\"}", i ? "," : "", i);
+                fputc(']', f);
+                ASSERT_EQ_INT(fclose(f), 0);
+                ASSERT_EQ_INT(mcp_session_handle(p.session, big, size), 0);
+                free(big);
+                ASSERT_EQ_INT(error_code(last(&p)), -32600);
+                ASSERT_CONTAINS(error_message(last(&p)), "65");
+        }
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_stateless) {
+        Env env;
+        Peer p;
+        json_object *r, *e;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+
+        /* server/discover, with no initialize ever. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":{" META "}}");
+        r = result(reply_to(&p, "d"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_STREQ(json_object_get_string(json_object_array_get_idx(json_get(r, "supportedVersions"), 0)),
+                     "2026-07-28");
+        ASSERT_EQ_INT(json_object_array_length(json_get(r, "supportedVersions")), 5);
+        ASSERT_TRUE(json_get(json_get(r, "capabilities"), "tools"));
+        ASSERT_TRUE(!json_get(json_get(r, "capabilities"), "logging"));   /* deprecated: not adopted */
+        ASSERT_TRUE(json_object_is_type(json_get(r, "ttlMs"), json_type_int));
+        ASSERT_STREQ(json_get_string(r, "cacheScope"), "public");
+        ASSERT_STREQ(json_get_string(json_get(json_get(r, "_meta"), "io.modelcontextprotocol/serverInfo"), "name"),
+                     "mcp-exec");
+        ASSERT_STREQ(mcp_session_protocol_version(p.session), "2026-07-28");
+
+        /* An unsupported version gets -32022 with what we support. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"v\",\"method\":\"server/discover\",\"params\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2099-01-01\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+        e = reply_to(&p, "v");
+        ASSERT_EQ_INT(error_code(e), -32022);
+        ASSERT_STREQ(json_get_string(json_get(json_get(e, "error"), "data"), "requested"), "2099-01-01");
+        ASSERT_EQ_INT(json_object_array_length(json_get(json_get(json_get(e, "error"), "data"), "supported")), 5);
+        /* The same for tools/list with an unknown version in _meta. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"v2\",\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2027-01-01\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "v2")), -32022);
+
+        /* Malformed _meta: -32602. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"nm\",\"method\":\"server/discover\"}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "nm")), -32602);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"nc\",\"method\":\"server/discover\",\"params\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "nc")), -32602);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ll\",\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{},\"io.modelcontextprotocol/logLevel\":\"loud\"}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "ll")), -32602);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"pv\",\"method\":\"tools/list\",\"params\":{\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":5,\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "pv")), -32602);
+
+        /* Methods this revision removed. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ping\",\"method\":\"ping\",\"params\":{" META "}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "ping")), -32601);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"lv\",\"method\":\"logging/setLevel\",\"params\":{\"level\":\"info\","
+                  META "}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "lv")), -32601);
+
+        /* tools/list and tools/call, statelessly. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"tl\",\"method\":\"tools/list\",\"params\":{" META "}}");
+        r = result(reply_to(&p, "tl"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_TRUE(json_object_is_type(json_get(r, "ttlMs"), json_type_int));
+        ASSERT_STREQ(json_get_string(r, "cacheScope"), "public");
+        check_tool(json_object_array_get_idx(json_get(r, "tools"), 0), true);
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"tc\",\"method\":\"tools/call\",\"params\":{" META ","
+                  "\"name\":\"exec\",\"arguments\":{\"code\":\"#out modern\"}}}");
+        r = result(wait_reply(&env, &p, "tc"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_FALSE(is_error_result(r));
+        ASSERT_STREQ(json_get_string(json_get(r, "structuredContent"), "stdout"), "modern\n");
+        ASSERT_TRUE(json_get(json_get(r, "_meta"), "io.modelcontextprotocol/serverInfo"));
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"te\",\"method\":\"tools/call\",\"params\":{" META ","
+                  "\"name\":\"exec\",\"arguments\":{\"code\":\"\"}}}");
+        r = result(reply_to(&p, "te"));
+        ASSERT_TRUE(is_error_result(r));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+
+        /* Legacy requests on this session still need initialize. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"leg\",\"method\":\"tools/list\"}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "leg")), -32600);
+        peer_close(&p);
+
+        /* And both eras can share a session. */
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-06-18");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"mix\",\"method\":\"tools/list\",\"params\":{" META "}}");
+        ASSERT_STREQ(json_get_string(result(reply_to(&p, "mix")), "resultType"), "complete");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"leg\",\"method\":\"tools/list\"}");
+        ASSERT_TRUE(!json_get(result(reply_to(&p, "leg")), "resultType"));
+        ASSERT_STREQ(mcp_session_protocol_version(p.session), "2025-06-18");
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_cancel_running) {
+        Env env;
+        Peer p;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        json_object_array_del_idx(p.msgs, 0, n_msgs(&p));
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        wait_started(&env, 1);
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 1);
+        /* A cancel for another id (or the same number as a string) changes nothing. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"5\"}}");
+        run_for(&env, 30);
+        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 0);
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":5,"
+                  "\"reason\":\"user\"}}");
+        wait_cancelled(&env, 1);                /* the broker saw the connection close */
+        run_until(&env, server_idle, env.server, 5000, "the slot to be released");
+        run_for(&env, 100);
+        ASSERT_EQ_INT(n_msgs(&p), 0);           /* never a reply for it */
+        ASSERT_EQ_INT(mcp_session_in_flight(p.session), 0);
+
+        /* The id may be used again. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out again\"}}}");
+        ASSERT_FALSE(is_error_result(result(wait_reply(&env, &p, "5"))));
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_cancel_queued) {
+        Env env;
+        Peer p;
+
+        env_init(&env, 1, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out a\\n#sleep 200\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out b\"}}}");
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 2);
+        ASSERT_EQ_INT(mcp_session_in_flight(p.session), 2);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"b\"}}");
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 1);
+        ASSERT_FALSE(is_error_result(result(wait_reply(&env, &p, "a"))));
+        run_for(&env, 100);
+        ASSERT_TRUE(!reply_to(&p, "b"));
+        ASSERT_EQ_INT(env.broker->n_runs, 1);   /* b never reached the broker */
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
+        peer_close(&p);
+        env_done(&env);
+}
+
+static void check_progress(const Peer *p, const char *token, bool string_token, unsigned *ret_n,
+                           bool *ret_started, bool *ret_running, bool *ret_queued) {
+        int64_t prev = -1;
+        unsigned n = 0;
+
+        *ret_started = *ret_running = *ret_queued = false;
+        for (size_t i = 0; i < n_msgs(p); i++) {
+                json_object *m = msg(p, i), *params = json_get(m, "params"), *t;
+                const char *message;
+                if (!streq_ptr(json_get_string(m, "method"), "notifications/progress"))
+                        continue;
+                t = json_get(params, "progressToken");
+                ASSERT_TRUE(json_object_is_type(t, json_type_string) || json_object_is_type(t, json_type_int));
+                if (!json_object_is_type(t, string_token ? json_type_string : json_type_int) ||
+                    !streq(json_object_get_string(t), token))
+                        continue;
+                n++;
+                ASSERT_TRUE(json_object_get_int64(json_get(params, "progress")) > prev);
+                prev = json_object_get_int64(json_get(params, "progress"));
+                message = json_get_string(params, "message");
+                ASSERT_TRUE(message);
+                *ret_started |= streq(message, "started");
+                *ret_queued |= strneq(message, "queued", 6);
+                if (strneq(message, "running ", 8)) {
+                        ASSERT_CONTAINS(message, " s, ");
+                        ASSERT_CONTAINS(message, " bytes of output");
+                        *ret_running = true;
+                }
+        }
+        *ret_n = n;
+}
+
+TEST(test_progress) {
+        Env env;
+        Peer p;
+        unsigned n, n2;
+        bool started, running, queued;
+        size_t reply_at = 0;
+
+        env_init(&env, 1, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+
+        /* A long run with a string token; a queued one behind it with an integer token. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"long\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":\"tok\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#out x\\n#sleep 450\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"next\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":77},\"name\":\"exec\",\"arguments\":{\"code\":\"#sleep 250\"}}}");
+        /* Without a token: no progress at all. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"quiet\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out q\"}}}");
+        (void) wait_reply(&env, &p, "long");
+        for (size_t i = 0; i < n_msgs(&p); i++)
+                if (id_matches(msg(&p, i), "long") && !json_get(msg(&p, i), "method"))
+                        reply_at = i;
+
+        check_progress(&p, "tok", true, &n, &started, &running, &queued);
+        ASSERT_TRUE(n >= 3);
+        ASSERT_TRUE(started && running && !queued);
+        /* None of them after the reply. */
+        for (size_t i = reply_at; i < n_msgs(&p); i++) {
+                json_object *t = json_get(json_get(msg(&p, i), "params"), "progressToken");
+                ASSERT_FALSE(t && json_object_is_type(t, json_type_string));
+        }
+
+        (void) wait_reply(&env, &p, "next");
+        (void) wait_reply(&env, &p, "quiet");
+        check_progress(&p, "77", false, &n2, &started, &running, &queued);
+        ASSERT_TRUE(queued && started && running);
+        run_for(&env, 300);
+        check_progress(&p, "77", false, &n, &started, &running, &queued);
+        ASSERT_EQ_INT(n, n2);                   /* nothing after the reply */
+        {
+                unsigned k;
+                check_progress(&p, "tok", true, &k, &started, &running, &queued);
+                /* "quiet" had no token and got none. */
+                ASSERT_EQ_INT(count_method(&p, "notifications/progress"), n + k);
+        }
+        peer_close(&p);
+
+        /* 2024-11-05 has no message field in progress. */
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2024-11-05");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"o\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":\"t\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#sleep 150\"}}}");
+        (void) wait_reply(&env, &p, "o");
+        ASSERT_TRUE(count_method(&p, "notifications/progress") >= 1);
+        for (size_t i = 0; i < n_msgs(&p); i++)
+                if (streq_ptr(json_get_string(msg(&p, i), "method"), "notifications/progress"))
+                        ASSERT_TRUE(!json_get(json_get(msg(&p, i), "params"), "message"));
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_concurrency) {
+        Env env;
+        Peer p, q;
+        json_object *res;
+
+        env_init(&env, 2, 1);
+        peer_open(&env, &p, "stdio");
+        peer_open(&env, &q, "http");
+        initialize(&p, "2025-11-25");
+        initialize(&q, "2025-11-25");
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":\"2\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"3\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out third\"}}}");
+        /* Two running, one waiting: the fourth is turned away at once. */
+        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":\"4\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out fourth\"}}}");
+        res = result(reply_to(&q, "4"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_STREQ(text_of(res), "server busy: 2 runs in progress and the queue of 1 is full; retry later");
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 3);
+
+        wait_started(&env, 2);
+        run_for(&env, 50);
+        ASSERT_EQ_INT(env.broker->n_runs, 2);   /* the third waits */
+        ASSERT_TRUE(!reply_to(&p, "3"));
+
+        /* A slot frees: the waiting call starts and finishes. */
+        sendf(&q, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"2\"}}");
+        res = result(wait_reply(&env, &p, "3"));
+        ASSERT_STREQ(json_get_string(json_get(res, "structuredContent"), "stdout"), "third\n");
+        ASSERT_TRUE(!reply_to(&q, "2"));
+
+        /* Freeing a session stops its runs; nothing is sent to it. */
+        {
+                size_t n = n_msgs(&p);
+                p.session = mcp_session_free(p.session);
+                wait_cancelled(&env, 2);
+                ASSERT_EQ_INT(n_msgs(&p), n);
+        }
+        run_until(&env, server_idle, env.server, 5000, "an idle server");
+        peer_close(&p);
+        peer_close(&q);
+        env_done(&env);
+}
+
+TEST(test_session_free_queued) {
+        Env env;
+        Peer p;
+
+        env_init(&env, 1, 4);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        for (int i = 0; i < 4; i++)
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":%i,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                          "\"arguments\":{\"code\":\"#hang\"}}}",
+                      i);
+        wait_started(&env, 1);
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 4);
+        p.session = mcp_session_free(p.session);
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
+        wait_cancelled(&env, 1);
+        run_for(&env, 50);
+        ASSERT_EQ_INT(env.broker->n_runs, 1);   /* the queued ones never started */
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_duplicate_id) {
+        Env env;
+        Peer p;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "9")), -32600);
+        ASSERT_EQ_INT(mcp_session_in_flight(p.session), 1);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_free_in_send) {
+        Env env;
+        Peer p;
+
+        env_init(&env, 1, 2);
+
+        /* The transport frees the session while we send a reply. */
+        peer_open(&env, &p, "stdio");
+        p.free_in_send = true;
+        ASSERT_EQ_INT(mcp_session_handle(p.session, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 40), 0);
+        ASSERT_EQ_INT(p.n_free_in_send, 1);
+        ASSERT_TRUE(!p.session);
+        run_for(&env, 20);
+        peer_close(&p);
+
+        /* ... or while we send the first progress of a run that just started. */
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        p.free_in_send = true;
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":1},\"name\":\"exec\",\"arguments\":{\"code\":\"#hang\"}}}");
+        ASSERT_TRUE(!p.session);
+        run_for(&env, 100);
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_server_free_first) {
+        Env env;
+        Peer p;
+
+        /* The daemon may free the server before its transports' sessions. */
+        env_init(&env, 1, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        wait_started(&env, 1);
+        env.server = mcp_server_free(env.server);
+        wait_cancelled(&env, 1);
+        ASSERT_EQ_INT(mcp_session_in_flight(p.session), 0);
+        ASSERT_TRUE(mcp_session_handle(p.session, "{}", 2) < 0);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_idle) {
+        Env env;
+        Peer p;
+
+        env_init(&env, 1, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        ASSERT_EQ_INT(p.n_idle, 0);
+
+        /* The final reply already sees the call gone, then idle follows. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        ASSERT_EQ_INT(p.n_idle, 0);
+        (void) wait_reply(&env, &p, "1");
+        ASSERT_EQ_INT(p.in_flight_at_last_send, 0);
+        ASSERT_EQ_INT(p.n_idle, 1);
+
+        /* Two calls: idle only once both are gone. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out y\"}}}");
+        (void) wait_reply(&env, &p, "2");
+        ASSERT_EQ_INT(p.n_idle, 1);
+        (void) wait_reply(&env, &p, "3");
+        ASSERT_EQ_INT(p.n_idle, 2);
+
+        /* A cancelled call sends nothing, but idle still comes: at once
+         * when it was queued, once the unit stopped when it was running. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        wait_started(&env, 3);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":5}}");
+        ASSERT_EQ_INT(p.n_idle, 2);
+        {
+                size_t n = n_msgs(&p);
+                p.free_when_idle = true;        /* as a transport whose peer already hung up */
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":4}}");
+                wait_cancelled(&env, 1);
+                run_until(&env, server_idle, env.server, 5000, "an idle server");
+                ASSERT_EQ_INT(p.n_idle, 3);
+                ASSERT_TRUE(!p.session);
+                ASSERT_EQ_INT(n_msgs(&p), n);
+        }
+        run_for(&env, 20);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_progress_same_millisecond) {
+        Env env;
+        Peer p, q;
+        unsigned n;
+        bool started, running, queued;
+
+        /* "queued" and "started" can come within one millisecond (a slot
+         * frees right after the call came in): progress must still grow. */
+        env_init(&env, 1, 2);
+        peer_open(&env, &p, "stdio");
+        peer_open(&env, &q, "stdio");
+        initialize(&p, "2025-11-25");
+        initialize(&q, "2025-11-25");
+        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":\"same\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#out x\"}}}");
+        q.session = mcp_session_free(q.session);        /* the slot frees at once */
+        check_progress(&p, "same", true, &n, &started, &running, &queued);
+        ASSERT_EQ_INT(n, 2);
+        ASSERT_TRUE(queued && started);
+        (void) wait_reply(&env, &p, "2");
+        peer_close(&p);
+        peer_close(&q);
+        env_done(&env);
+}
+
+TEST(test_dead_peer) {
+        Env env;
+        Peer p, q;
+
+        /* Once send failed, a queued call of that session never starts. */
+        env_init(&env, 1, 2);
+        peer_open(&env, &p, "stdio");
+        peer_open(&env, &q, "stdio");
+        initialize(&p, "2025-11-25");
+        initialize(&q, "2025-11-25");
+        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        wait_started(&env, 1);
+        p.fail_send = true;
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
+        /* Further input is not even looked at. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 2);
+        sendf(&q, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}");
+        wait_cancelled(&env, 1);
+        run_until(&env, server_idle, env.server, 5000, "an idle server");
+        run_for(&env, 50);
+        ASSERT_EQ_INT(env.broker->n_runs, 1);
+        ASSERT_EQ_INT(mcp_session_in_flight(p.session), 0);
+        peer_close(&p);
+        peer_close(&q);
+        env_done(&env);
+}
+
+TEST(test_config) {
+        sd_event *e;
+        McpServer *s;
+        McpServerConfig c = { .default_timeout_s = 30, .max_timeout_s = 300, .max_output_bytes = 1,
+                              .max_code_bytes = 1, .max_concurrent = 1 };
+
+        ASSERT_TRUE(sd_event_new(&e) >= 0);
+        ASSERT_EQ_INT(mcp_server_new(e, &c, &s), 0);
+        s = mcp_server_free(s);
+        c.max_concurrent = 0;
+        ASSERT_EQ_INT(mcp_server_new(e, &c, &s), -EINVAL);
+        c.max_concurrent = 1;
+        c.default_timeout_s = 301;
+        ASSERT_EQ_INT(mcp_server_new(e, &c, &s), -EINVAL);
+        ASSERT_TRUE(!mcp_server_free(NULL));
+        ASSERT_TRUE(!mcp_session_free(NULL));
+        ASSERT_STREQ(mcp_protocol_versions[0], "2024-11-05");
+        sd_event_unref(e);
+}
+
+int main(void) {
+        RUN(test_config);
+        RUN(test_negotiation);
+        RUN(test_before_initialize);
+        RUN(test_jsonrpc_errors);
+        RUN(test_tools_list);
+        RUN(test_call_result);
+        RUN(test_call_invalid);
+        RUN(test_call_failures);
+        RUN(test_batches);
+        RUN(test_stateless);
+        RUN(test_cancel_running);
+        RUN(test_cancel_queued);
+        RUN(test_progress);
+        RUN(test_concurrency);
+        RUN(test_session_free_queued);
+        RUN(test_duplicate_id);
+        RUN(test_free_in_send);
+        RUN(test_server_free_first);
+        RUN(test_idle);
+        RUN(test_progress_same_millisecond);
+        RUN(test_dead_peer);
+        return 0;
+}
