@@ -23,7 +23,7 @@
 
 #include "build-config.h"
 #include "config.h"
-#include "json-util.h"
+#include "json-cleanup.h"
 #include "macro.h"
 #include "util.h"
 
@@ -72,6 +72,8 @@ static int connect_local(void) {
 
 /* The daemon refuses a peer with one JSON-RPC error (id null, code -32001)
  * and closes; say so on stderr too, where a person will see it. */
+static bool denied_reported;
+
 static void check_denied(const char *line, size_t n) {
         _cleanup_free_ char *copy = strndup(line, n);
         json_object *j, *e, *c, *m;
@@ -79,8 +81,10 @@ static void check_denied(const char *line, size_t n) {
         if (!copy || !(j = json_tokener_parse(copy)))
                 return;
         if (json_object_object_get_ex(j, "error", &e) && json_object_object_get_ex(e, "code", &c) &&
-            json_object_get_int(c) == -32001 && json_object_object_get_ex(e, "message", &m))
+            json_object_get_int(c) == -32001 && json_object_object_get_ex(e, "message", &m)) {
                 fprintf(stderr, "mcp-exec: %s\n", json_object_get_string(m));
+                denied_reported = true;
+        }
         json_object_put(j);
 }
 
@@ -268,7 +272,8 @@ static int cmd_run(uint64_t timeout_s, const char *file) {
                                  "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                                  "\"clientInfo\":{\"name\":\"mcp-exec-run\",\"version\":\"" PACKAGE_VERSION "\"}}}");
         if (send_json(fd, req) < 0 || !(resp = wait_response(&lr, 1)) || !json_object_object_get_ex(resp, "result", &v)) {
-                fprintf(stderr, "mcp-exec: the server did not accept the session\n");
+                if (!denied_reported)
+                        fprintf(stderr, "mcp-exec: the server did not accept the session\n");
                 goto out;
         }
         json_object_put(req);

@@ -74,7 +74,7 @@ int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t d
                 return -ENOMEM;
         b->done = done;
         b->userdata = userdata;
-        b->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        b->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (b->fd < 0 || connect(b->fd, &sa.sa, sizeof sa.un) < 0) {
                 r = negative_errno();
                 goto fail;

@@ -37,15 +37,6 @@ struct LineConn {
         void *userdata;
 };
 
-static void conn_close(LineConn *c) {
-        if (c->closed)
-                return;
-        c->closed = true;
-        c->in_io = sd_event_source_disable_unref(c->in_io);
-        c->out_io = sd_event_source_disable_unref(c->out_io);
-        c->on_closed(c, c->userdata);
-}
-
 static bool conn_done(LineConn *c) {
         if (c->out_size > c->out_off)
                 return false;
@@ -56,19 +47,42 @@ static bool conn_done(LineConn *c) {
 
 static int on_defer(sd_event_source *s, void *userdata) {
         LineConn *c = userdata;
-        if (conn_done(c))
-                conn_close(c);
+
+        if (c->closed || conn_done(c)) {
+                c->closed = true;
+                /* The owner frees us from here: nothing runs after this. */
+                c->on_closed(c, c->userdata);
+        }
         return 0;
 }
 
-/* Closing from inside a callback chain is unsafe: do it from the loop. */
-static void conn_check_done(LineConn *c) {
-        if (c->closed || !conn_done(c))
-                return;
-        if (!c->defer)
-                (void) sd_event_add_defer(c->event, &c->defer, on_defer, c);
-        else
+/* Everything that ends a connection goes through the event loop, never from
+ * inside a callback chain that still holds the connection. */
+static void conn_schedule_check(LineConn *c) {
+        if (!c->defer) {
+                if (sd_event_add_defer(c->event, &c->defer, on_defer, c) < 0)
+                        return;
                 (void) sd_event_source_set_enabled(c->defer, SD_EVENT_ONESHOT);
+        } else
+                (void) sd_event_source_set_enabled(c->defer, SD_EVENT_ONESHOT);
+}
+
+static void conn_close(LineConn *c) {
+        if (c->closed)
+                return;
+        c->closed = true;
+        c->in_io = sd_event_source_disable_unref(c->in_io);
+        c->out_io = sd_event_source_disable_unref(c->out_io);
+        conn_schedule_check(c);
+}
+
+static void conn_check_done(LineConn *c) {
+        if (!c->closed && conn_done(c))
+                conn_schedule_check(c);
+}
+
+static void on_session_idle(McpSession *s, void *userdata) {
+        conn_check_done(userdata);
 }
 
 static int flush_output(LineConn *c) {
@@ -258,6 +272,8 @@ int line_conn_start(LineConn *c) {
         r = mcp_session_new(c->server, &line_transport, c, &c->peer, &c->session);
         if (r < 0)
                 return r;
+        /* A cancelled last call sends nothing: learn of idleness anyway. */
+        mcp_session_set_idle_callback(c->session, on_session_idle);
         r = sd_event_add_io(c->event, &c->in_io, c->in_fd, EPOLLIN, on_in, c);
         if (r == -EPERM) {
                 /* A regular file (mcp-execd --stdio < requests.jsonl) cannot

@@ -258,14 +258,13 @@ static int connect_broker(const char *path) {
         if (strlen(path) >= sizeof sa.un.sun_path)
                 return -ENAMETOOLONG;
         strcpy(sa.un.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return negative_errno();
         /* A unix connect completes at once or fails; with socket activation
-         * the broker need not run yet, systemd holds the queue. */
+         * the broker need not run yet, systemd holds the queue. Non-blocking,
+         * so a full backlog is an error (EAGAIN) and never stalls the loop. */
         if (connect(fd, &sa.sa, sizeof sa.un) < 0)
-                return negative_errno();
-        if (fd_nonblock(fd, true) < 0)
                 return negative_errno();
         return TAKE_FD(fd);
 }
