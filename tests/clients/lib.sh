@@ -1,0 +1,95 @@
+# shellcheck shell=bash
+# tests/clients/lib.sh - setup shared by tests/integration/test-mcp-*.sh, which drive real MCP
+# clients (node scripts in this directory) inside the test box.
+#
+# Source it after tests/lib/itest.sh. It
+#   - installs the pinned clients (npm ci) on the host if tests/clients/node_modules is missing
+#     (the box has no network; it sees the host's files through its overlay),
+#   - makes sure the box sees them (the overlay may keep a stale "missing" entry for a path looked
+#     up before it existed; then a copy goes into the box's own file system),
+#   - starts mcp-exec-stdio.socket in the box (idempotent),
+# and provides cnode SCRIPT ARGS... to run a client script in the box.
+
+CLIENTS_HOST=$(cd "$ITEST_DIR/clients" && pwd)
+NODE=${MCP_TEST_NODE:-/usr/bin/node}
+
+[[ -x $NODE ]] || skip "no node at $NODE (the real-client tests need Node >= 20)"
+node_major=$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null) || node_major=0
+((node_major >= 20)) || skip "node at $NODE is too old ($("$NODE" --version 2>/dev/null)); need >= 20"
+
+clients_installed() {
+    [[ -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/sdk/package.json &&
+        -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/client/package.json &&
+        -x $CLIENTS_HOST/node_modules/.bin/mcp-inspector ]]
+}
+
+if ! clients_installed; then
+    command -v npm >/dev/null || fail "tests/clients/node_modules is missing and there is no npm to install it"
+    log "installing the pinned MCP clients (npm ci in $CLIENTS_HOST)"
+    (
+        # One install at a time, whoever else runs these tests.
+        flock 9
+        clients_installed && exit 0
+        cd "$CLIENTS_HOST" && npm ci --no-audit --no-fund --loglevel=error
+    ) 9>"${TMPDIR:-/tmp}/mcp-exec-clients-npm-ci.lock" >"$HDIR/npm-ci.log" 2>&1 ||
+        fail "npm ci in tests/clients failed:"$'\n'"$(tail -n 30 "$HDIR/npm-ci.log")"
+    clients_installed || fail "npm ci did not install the clients"
+fi
+
+# The directory the box runs the clients from: the host's, seen through the overlay, if the box
+# sees all of it; else a copy in the box (kept for the box's lifetime, refreshed when stale).
+box_sees_clients() {
+    local d=$1 f
+    for f in package-lock.json lib.mjs node_modules/@modelcontextprotocol/sdk/package.json \
+        node_modules/@modelcontextprotocol/client/package.json node_modules/.bin/mcp-inspector; do
+        bx test -e "$d/$f" || return 1
+    done
+    # Scripts changed on the host must not be run stale.
+    local sum_host sum_box
+    sum_host=$(cd "$CLIENTS_HOST" && cat ./*.mjs package-lock.json | md5sum)
+    sum_box=$(bx sh -c 'cd "$1" && cat ./*.mjs package-lock.json | md5sum' sh "$d")
+    [[ $sum_host == "$sum_box" ]]
+}
+CLIENTS=$CLIENTS_HOST
+if ! box_sees_clients "$CLIENTS"; then
+    CLIENTS=/srv/mcp-clients
+    # A copy with the same lock file only needs the scripts refreshed.
+    if [[ -d $BOXROOT$CLIENTS/node_modules ]] && cmp -s "$CLIENTS_HOST/package-lock.json" "$BOXROOT$CLIENTS/package-lock.json"; then
+        cp -a "$CLIENTS_HOST"/*.mjs "$CLIENTS_HOST"/*.sh "$BOXROOT$CLIENTS"/ 2>/dev/null
+    fi
+    if ! box_sees_clients "$CLIENTS"; then
+        log "the box does not see $CLIENTS_HOST as it is on the host; copying it into the box"
+        rm -rf "$BOXROOT$CLIENTS"
+        mkdir -p "$BOXROOT$CLIENTS"
+        cp -a "$CLIENTS_HOST"/. "$BOXROOT$CLIENTS"/ || fail "cannot copy the clients into the box"
+        box_sees_clients "$CLIENTS" || fail "the box does not see the clients even in $CLIENTS"
+    fi
+fi
+
+# A HOME for the clients (the inspector writes ~/.mcp-inspector).
+mkdir -p "$HDIR/home"
+
+bx systemctl start mcp-exec-stdio.socket || fail "cannot start mcp-exec-stdio.socket in the box"
+bx test -S /run/mcp-exec/stdio.sock || fail "/run/mcp-exec/stdio.sock does not exist after starting the socket"
+
+# cnode SCRIPT ARGS...: run tests/clients/SCRIPT with node in the box, as root, with the test's
+# scratch directory as MCP_TEST_STATE (marker files, canaries).
+cnode() {
+    local script=$1
+    shift
+    bx env HOME="$BDIR/home" MCP_TEST_STATE="$BDIR" NODE_OPTIONS=--unhandled-rejections=strict \
+        "$NODE" "$CLIENTS/$script" "$@"
+}
+
+# inspector ARGS...: the MCP Inspector CLI (mcp-inspector --cli ARGS...) in the box.
+inspector() {
+    bx env HOME="$BDIR/home" "$CLIENTS/node_modules/.bin/mcp-inspector" --cli "$@"
+}
+
+# stop_frontend: stop mcp-exec.service so that the next connection starts it with the current
+# configuration (it is socket-activated).
+stop_frontend() {
+    bx sh -c 'systemctl stop mcp-exec.service
+              systemctl reset-failed mcp-exec.service 2>/dev/null
+              systemctl start mcp-exec-stdio.socket' >/dev/null 2>&1
+}
