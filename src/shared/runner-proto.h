@@ -16,7 +16,7 @@
 
 #include <json-c/json.h>
 
-#include "json-util.h"
+#include "json-cleanup.h"
 #include <stddef.h>
 
 #define RUNNER_SOCKET_PATH "/run/mcp-exec/runner.sock"
