@@ -7,8 +7,11 @@
  * Sockets, told apart by FileDescriptorName=:
  *   stdio  /run/mcp-exec/stdio.sock: one newline-delimited MCP session per
  *          connection, for peers polkit allows (org.mcp-exec.run)
+ *   http   127.0.0.1:8080 (mcp-exec.socket): Streamable HTTP at /mcp and the
+ *          legacy HTTP+SSE transport, guarded by a token (src/http/)
  * With --stdio (or MCP_EXEC_TRANSPORT=stdio) it serves one session on its own
- * stdin and stdout instead.
+ * stdin and stdout instead; MCP_EXEC_TRANSPORT=http without socket activation
+ * binds MCP_EXEC_ADDR itself.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,6 +30,8 @@
 #include "broker-info.h"
 #include "build-config.h"
 #include "config.h"
+#include "http-auth.h"
+#include "http-server.h"
 #include "line-conn.h"
 #include "log.h"
 #include "macro.h"
@@ -63,6 +68,9 @@ struct Daemon {
         LineConn *own_stdio;    /* --stdio mode */
         bool socket_activated;
         uint64_t idle_usec;
+        int http_listen_fd;     /* taken by the HTTP server */
+        HttpAuth http_auth;     /* likewise */
+        HttpServer *http;
 };
 
 static bool arg_stdio;
@@ -167,20 +175,32 @@ static int on_stdio_accept(sd_event_source *s, int fd, uint32_t revents, void *u
         return 0;
 }
 
+/* Connections, sessions and streams: they tell us when they come and go. */
+static bool daemon_has_clients(const Daemon *d) {
+        return d->n_conns > 0 || !http_server_is_idle(d->http);
+}
+
 static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
 
-        if (d->n_conns > 0 || (d->server && mcp_server_in_flight(d->server) > 0))
+        /* Runs do not report their end to us: look again later. */
+        if (daemon_has_clients(d) || (d->server && mcp_server_in_flight(d->server) > 0)) {
+                (void) sd_event_source_set_time_relative(s, d->idle_usec);
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
                 return 0;
+        }
         log_info("Idle, exiting; socket activation starts us again.");
         (void) sd_notify(false, "STOPPING=1");
+        /* New connections wait in the socket's backlog for the next instance. */
+        http_server_quiesce(d->http);
+        d->stdio_listen_io = sd_event_source_disable_unref(d->stdio_listen_io);
         return sd_event_exit(d->event, 0);
 }
 
 static void daemon_update_idle(Daemon *d) {
         if (!d->socket_activated || d->idle_usec == 0)
                 return;
-        if (d->n_conns > 0) {
+        if (daemon_has_clients(d)) {
                 (void) sd_event_source_set_enabled(d->idle_timer, SD_EVENT_OFF);
                 return;
         }
@@ -192,6 +212,10 @@ static void daemon_update_idle(Daemon *d) {
         }
         (void) sd_event_source_set_time_relative(d->idle_timer, d->idle_usec);
         (void) sd_event_source_set_enabled(d->idle_timer, SD_EVENT_ONESHOT);
+}
+
+static void on_http_activity(HttpServer *h, void *userdata) {
+        daemon_update_idle(userdata);
 }
 
 static void on_own_stdio_closed(LineConn *l, void *userdata) {
@@ -258,6 +282,14 @@ static int daemon_serve(Daemon *d) {
                 if (r < 0)
                         return log_error_errno(r, "Cannot watch the stdio socket: %m");
         }
+        if (d->http_listen_fd >= 0) {
+                HttpServerConfig hc = HTTP_SERVER_CONFIG_DEFAULTS;
+                hc.max_body = max_line(d);
+                r = http_server_new(d->event, d->server, TAKE_FD(d->http_listen_fd), &hc, &d->http_auth,
+                                    on_http_activity, d, &d->http);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot start the HTTP server: %m");
+        }
         (void) sd_notify(false, "READY=1\nSTATUS=Serving");
         daemon_update_idle(d);
         return 0;
@@ -281,9 +313,62 @@ static void on_broker_info(json_object *info, void *userdata) {
                 (void) sd_event_exit(d->event, EXIT_FAILURE);
 }
 
+static bool env_true(const char *name) {
+        const char *e = getenv(name);
+        return e && (streq(e, "1") || streq(e, "yes") || streq(e, "true"));
+}
+
+/* Who may use the HTTP socket: the token, allowed Origins, the Host check.
+ * A socket others can reach is refused without a token. */
+static int http_setup(Daemon *d) {
+        _cleanup_free_ char *host = NULL;
+        const char *source = NULL, *why = NULL;
+        bool loopback;
+        uint16_t port;
+        int r;
+
+        r = http_socket_describe(d->http_listen_fd, &loopback, &port, &host);
+        if (r < 0)
+                return log_error_errno(r, "The HTTP socket is no listening stream socket: %m");
+        r = http_auth_load_token(getenv("CREDENTIALS_DIRECTORY"), &d->http_auth.token, &source, &why);
+        if (r < 0) {
+                /* Fail closed: a token meant to be there must not silently be missing. */
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: auth token: %s%s%s", why ?: "out of memory",
+                           r == -EINVAL ? "" : ": ", r == -EINVAL ? "" : strerror(-r),
+                           "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKEN");
+                return r;
+        }
+        r = http_auth_parse_origins(getenv("MCP_EXEC_ALLOWED_ORIGINS"), &d->http_auth.origins);
+        if (r < 0)
+                return log_oom();
+        if (!loopback && !d->http_auth.token && !env_true("MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN")) {
+                log_struct(LOG_ERR,
+                           "MESSAGE=Refusing to serve HTTP on %s:%u without a token: whoever reaches it could run "
+                           "code. Set the auth-token credential or MCP_EXEC_AUTH_TOKEN, listen on loopback, or set "
+                           "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN=1.", host ?: "?", (unsigned) port,
+                           "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKEN");
+                return -EPERM;
+        }
+        /* Over a unix socket no browser can be steered to us: no Host check. */
+        d->http_auth.check_host = loopback && host;
+        d->http_auth.port = port;
+        if (!loopback && !d->http_auth.token)
+                log_warning("Serving HTTP beyond loopback without a token, as MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN says.");
+        log_struct(LOG_INFO, "MESSAGE=Serving HTTP on %s:%u (/mcp, /sse); token: %s.", host ?: "unix socket",
+                   (unsigned) port, source ?: loopback ? "none, loopback only" : "none",
+                   "MCP_TRANSPORT=http",
+                   "MCP_HTTP_LISTEN=%s:%u", host ?: "unix", (unsigned) port,
+                   "MCP_HTTP_AUTH=%s", source ?: "none");
+        d->http_auth.bound_host = TAKE_PTR(host);
+        return 0;
+}
+
 static void help(void) {
         printf("mcp-execd [OPTIONS]\n\n"
-               "The mcp-exec MCP server. Normally socket-activated (mcp-exec-stdio.socket).\n\n"
+               "The mcp-exec MCP server. Normally socket-activated (mcp-exec-stdio.socket,\n"
+               "mcp-exec.socket).\n\n"
+               "Without systemd, MCP_EXEC_TRANSPORT=http serves HTTP on MCP_EXEC_ADDR (default\n"
+               "127.0.0.1:8080; \":8080\" means every interface, which needs a token).\n\n"
                "  -h --help             Show this help\n"
                "     --version          Show the version\n"
                "     --stdio            Serve one MCP session on stdin/stdout\n"
@@ -323,7 +408,7 @@ static int parse_argv(int argc, char *argv[]) {
 }
 
 int main(int argc, char *argv[]) {
-        Daemon d = { .stdio_listen_fd = -EBADF };
+        Daemon d = { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF };
         _cleanup_free_ char *err = NULL;
         extern char **environ;
         char **names = NULL;
@@ -359,15 +444,37 @@ int main(int argc, char *argv[]) {
                 d.socket_activated = true;
                 if (names && streq(names[i], "stdio"))
                         d.stdio_listen_fd = fd;
+                else if (names && streq(names[i], "http"))
+                        d.http_listen_fd = fd;
                 else
                         log_warning("Ignoring socket %s: not served by this build.", names ? names[i] : "?");
         }
         for (int i = 0; names && i < MAX(n, 0); i++)
                 free(names[i]);
         free(names);
-        if (!arg_stdio && d.stdio_listen_fd < 0)
-                return log_error("Nothing to serve: start me through mcp-exec-stdio.socket, or with --stdio."),
+        if (streq(d.config.transport, "http") || streq(d.config.transport, "sse")) {
+                if (d.socket_activated)
+                        log_notice("MCP_EXEC_TRANSPORT=%s ignored: socket-activated, HTTP comes from mcp-exec.socket.",
+                                   d.config.transport);
+                else {
+                        /* Unset, it is loopback; the Go server's ":8080" meant every
+                         * interface, and still does when given (then a token is needed). */
+                        const char *addr = getenv("MCP_EXEC_ADDR") ? d.config.addr : "127.0.0.1:8080";
+                        r = http_listen(addr, &d.http_listen_fd);
+                        if (r < 0) {
+                                log_struct(LOG_ERR, "MESSAGE=Cannot listen on MCP_EXEC_ADDR=%s: %s", addr,
+                                           r == -EINVAL ? "expected host:port, [v6]:port or :port" : strerror(-r),
+                                           "MCP_CONFIG_ERROR=MCP_EXEC_ADDR");
+                                return EXIT_FAILURE;
+                        }
+                }
+        }
+        if (!arg_stdio && d.stdio_listen_fd < 0 && d.http_listen_fd < 0)
+                return log_error("Nothing to serve: start me through mcp-exec-stdio.socket or mcp-exec.socket, "
+                                 "or with --stdio or MCP_EXEC_TRANSPORT=http."),
                        EXIT_FAILURE;
+        if (d.http_listen_fd >= 0 && http_setup(&d) < 0)
+                return EXIT_FAILURE;
         if (d.stdio_listen_fd >= 0)
                 (void) fd_nonblock(d.stdio_listen_fd, true);
 
@@ -407,6 +514,10 @@ int main(int argc, char *argv[]) {
         while (d.conns)
                 conn_free(d.conns);
         d.own_stdio = line_conn_free(d.own_stdio);
+        /* Before the core: HTTP sessions belong to it. */
+        d.http = http_server_free(d.http);
+        safe_close(d.http_listen_fd);
+        http_auth_done(&d.http_auth);
         d.info = broker_info_free(d.info);
         d.server = mcp_server_free(d.server);
         sd_event_source_disable_unref(d.stdio_listen_io);

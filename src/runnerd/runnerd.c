@@ -46,6 +46,7 @@ typedef struct Client {
         uid_t uid;
         Run *run;
         bool gone;
+        bool counted;                   /* holds one of max_concurrent */
         bool info_pending;              /* answered once the sandbox is known */
         uint64_t timeout_s;
         char tag[65];
@@ -99,11 +100,10 @@ static Client *client_free(Client *c) {
         if (!c)
                 return NULL;
         Server *s = c->server;
-        if (c->run) {
-                /* run_free() stops a live unit; its last reference goes with it. */
-                c->run = run_free(c->run);
+        /* run_free() stops a live unit; its last reference goes with it. */
+        c->run = run_free(c->run);
+        if (c->counted)
                 s->n_runs--;
-        }
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->fd);
@@ -276,6 +276,7 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
                 return client_send_error(c, "start-failed", "could not ask systemd for a sandbox unit");
         }
         s->n_runs++;
+        c->counted = true;
         c->timer = sd_event_source_disable_unref(c->timer);
         log_struct(LOG_INFO, "MESSAGE=Run %s requested", run_id(c->run),
                    "MCP_RUN_ID=%s", run_id(c->run),
@@ -307,6 +308,13 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 if (c->run && !run_is_done(c->run)) {
                         c->io = sd_event_source_disable_unref(c->io);
                         (void) run_cancel(c->run);
+                        /* Its unit dies with SIGKILL now; the caller, whose
+                         * pipes already saw that, may start the next run
+                         * before systemd reports it gone. */
+                        if (c->counted) {
+                                c->counted = false;
+                                c->server->n_runs--;
+                        }
                         return 0;
                 }
                 client_free(c);

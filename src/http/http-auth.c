@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "http-auth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "http-util.h"
+#include "macro.h"
+
+static void strv_free(char **l) {
+        for (char **p = l; p && *p; p++)
+                free(*p);
+        free(l);
+}
+
+void http_auth_done(HttpAuth *a) {
+        if (!a)
+                return;
+        a->token = mfree(a->token);
+        strv_free(a->origins);
+        a->origins = NULL;
+        a->bound_host = mfree(a->bound_host);
+}
+
+bool streq_consttime(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+        volatile unsigned char d = la != lb;
+
+        /* Time depends on the configured length only, never on where the
+         * first differing byte is. */
+        for (size_t i = 0; i < lb; i++)
+                d |= (unsigned char) b[i] ^ (unsigned char) (i < la ? a[i] : 0);
+        return d == 0;
+}
+
+bool http_auth_token_ok(const HttpAuth *a, const char *x_mcp_auth, const char *authorization) {
+        const char *bearer = http_bearer_token(authorization);
+        bool ok = false;
+
+        if (!a->token)
+                return true;
+        /* Both are checked, so timing does not tell which header was tried. */
+        if (x_mcp_auth)
+                ok |= streq_consttime(x_mcp_auth, a->token);
+        if (bearer)
+                ok |= streq_consttime(bearer, a->token);
+        return ok;
+}
+
+static bool origin_eq(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b);
+
+        /* "http://x/" and "http://x" name the same origin. */
+        if (la > 0 && a[la - 1] == '/')
+                la--;
+        if (lb > 0 && b[lb - 1] == '/')
+                lb--;
+        return la == lb && strncasecmp(a, b, la) == 0;
+}
+
+bool http_auth_origin_ok(const HttpAuth *a, const char *origin) {
+        if (!origin)
+                return true;
+        for (char **o = a->origins; o && *o; o++)
+                if (origin_eq(origin, *o))
+                        return true;
+        return false;
+}
+
+bool http_auth_host_ok(const HttpAuth *a, const char *host) {
+        static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
+        const char *port_s;
+        size_t name_len;
+        unsigned long port = 80;
+
+        if (!a->check_host)
+                return true;
+        if (isempty(host))
+                return false;
+        if (host[0] == '[') {
+                const char *close = strchr(host, ']');
+                if (!close)
+                        return false;
+                name_len = (size_t) (close - host + 1);
+        } else
+                name_len = strcspn(host, ":");
+        port_s = host + name_len;
+        if (*port_s == ':') {
+                char *end;
+                if (port_s[1] < '0' || port_s[1] > '9')
+                        return false;
+                errno = 0;
+                port = strtoul(port_s + 1, &end, 10);
+                if (errno != 0 || *end || port > 65535)
+                        return false;
+        } else if (*port_s)
+                return false;
+        if (port != a->port)
+                return false;
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strlen(names[i]) == name_len && strncasecmp(host, names[i], name_len) == 0)
+                        return true;
+        return a->bound_host && strlen(a->bound_host) == name_len && strncasecmp(host, a->bound_host, name_len) == 0;
+}
+
+int http_auth_parse_origins(const char *list, char ***ret) {
+        char **l = NULL;
+        size_t n = 0;
+
+        for (const char *p = list ?: ""; *p;) {
+                size_t len = strcspn(p, ",");
+                const char *s = p, *e = p + len;
+
+                while (s < e && (*s == ' ' || *s == '\t'))
+                        s++;
+                while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+                        e--;
+                if (e > s) {
+                        char **nl = realloc(l, (n + 2) * sizeof *l);
+                        if (!nl)
+                                goto oom;
+                        l = nl;
+                        l[n] = strndup(s, (size_t) (e - s));
+                        l[n + 1] = NULL;
+                        if (!l[n])
+                                goto oom;
+                        n++;
+                }
+                p += len;
+                if (*p == ',')
+                        p++;
+        }
+        *ret = l;
+        return 0;
+oom:
+        strv_free(l);
+        return -ENOMEM;
+}
+
+static int check_token(char *t, const char **ret_error) {
+        size_t l = strlen(t);
+
+        /* A file written by echo ends in a newline; blanks are never part of it. */
+        while (l > 0 && strchr(" \t\r\n", t[l - 1]))
+                t[--l] = 0;
+        if (l == 0)
+                return 0;
+        if (l > HTTP_AUTH_TOKEN_MAX) {
+                *ret_error = "the token is longer than 4096 bytes";
+                return -EINVAL;
+        }
+        if (!str_is_visible_ascii(t)) {
+                *ret_error = "the token must be visible ASCII (no blanks or control characters)";
+                return -EINVAL;
+        }
+        return 1;
+}
+
+int http_auth_load_token(const char *credentials_dir, char **ret, const char **ret_source, const char **ret_error) {
+        _cleanup_free_ char *t = NULL;
+        const char *e;
+        int r;
+
+        *ret_error = NULL;
+        if (!isempty(credentials_dir)) {
+                _cleanup_free_ char *path = NULL;
+                _cleanup_close_ int fd = -EBADF;
+                size_t n = 0;
+
+                if (asprintf(&path, "%s/auth-token", credentials_dir) < 0)
+                        return -ENOMEM;
+                fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0 && errno != ENOENT) {
+                        *ret_error = "the credential auth-token cannot be read";
+                        return negative_errno();
+                }
+                if (fd >= 0) {
+                        t = malloc(HTTP_AUTH_TOKEN_MAX + 2);
+                        if (!t)
+                                return -ENOMEM;
+                        for (;;) {
+                                ssize_t k = read(fd, t + n, HTTP_AUTH_TOKEN_MAX + 1 - n);
+                                if (k < 0 && errno == EINTR)
+                                        continue;
+                                if (k < 0) {
+                                        *ret_error = "the credential auth-token cannot be read";
+                                        return negative_errno();
+                                }
+                                if (k == 0 || (n += (size_t) k) > HTTP_AUTH_TOKEN_MAX)
+                                        break;
+                        }
+                        t[n] = 0;
+                        if (strlen(t) != n) {
+                                *ret_error = "the credential auth-token contains a NUL byte";
+                                return -EINVAL;
+                        }
+                        r = check_token(t, ret_error);
+                        if (r < 0)
+                                return r;
+                        if (r > 0) {
+                                *ret_source = "credential";
+                                *ret = TAKE_PTR(t);
+                                return 0;
+                        }
+                        t = mfree(t);
+                }
+        }
+
+        e = getenv("MCP_EXEC_AUTH_TOKEN");
+        if (e) {
+                t = strdup(e);
+                if (!t)
+                        return -ENOMEM;
+                /* Nothing we start should inherit it. */
+                (void) unsetenv("MCP_EXEC_AUTH_TOKEN");
+                r = check_token(t, ret_error);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        *ret_source = "environment";
+                        *ret = TAKE_PTR(t);
+                        return 0;
+                }
+        }
+        *ret_source = NULL;
+        *ret = NULL;
+        return 0;
+}

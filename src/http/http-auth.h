@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Who may talk to the HTTP transport: the bearer token, the Origin
+ * allow-list and the Host check against DNS rebinding. Pure functions over
+ * header values, so they are unit-tested without a server. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define HTTP_AUTH_TOKEN_MAX 4096
+
+typedef struct HttpAuth {
+        char *token;            /* NULL: no token required (loopback only) */
+        char **origins;         /* allowed Origin values, NULL-terminated; NULL: none */
+        bool check_host;        /* bound to loopback: Host must name it */
+        uint16_t port;          /* the bound port, for the Host check */
+        char *bound_host;       /* the bound address as Host spells it ("127.0.0.1", "[::1]") */
+} HttpAuth;
+
+void http_auth_done(HttpAuth *a);
+
+/* X-MCP-AUTH or "Authorization: Bearer"; either may carry the token. True
+ * when no token is configured. Compares in constant time. */
+bool http_auth_token_ok(const HttpAuth *a, const char *x_mcp_auth, const char *authorization);
+
+/* An absent Origin (no browser) is fine; a present one must be listed. */
+bool http_auth_origin_ok(const HttpAuth *a, const char *origin);
+
+/* The Host header must name the loopback address we listen on (localhost,
+ * 127.0.0.1, [::1] or the bound literal) with our port. */
+bool http_auth_host_ok(const HttpAuth *a, const char *host);
+
+/* MCP_EXEC_ALLOWED_ORIGINS: comma-separated, blanks around entries ignored. */
+int http_auth_parse_origins(const char *list, char ***ret);
+
+/* The token: the credential "auth-token" (LoadCredential=) if present, else
+ * MCP_EXEC_AUTH_TOKEN, which is then removed from the environment. *ret is
+ * NULL when neither is set. -EINVAL (with *ret_error set to a static reason)
+ * for a token that cannot travel in a header. */
+int http_auth_load_token(const char *credentials_dir, char **ret, const char **ret_source, const char **ret_error);
+
+/* Constant-time string equality; exposed for tests. */
+bool streq_consttime(const char *a, const char *b);

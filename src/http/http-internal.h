@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Shared by the HTTP transport's files; not for the rest of the daemon. */
+
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "http-auth.h"
+#include "http-server.h"
+#include "mcp-server.h"
+#include "json-cleanup.h"
+
+#if MHD_VERSION >= 0x00097002
+typedef enum MHD_Result mhd_result;
+#else
+typedef int mhd_result;
+#endif
+
+/* 2026-07-28: HTTP headers that do not match the body. */
+#define MCP_ERROR_HEADER_MISMATCH (-32020)
+
+typedef struct HttpRequest HttpRequest;
+typedef struct HttpSession HttpSession;
+
+typedef enum HttpSessionKind {
+        HTTP_SESSION_STREAMABLE,        /* 2025 revisions: Mcp-Session-Id */
+        HTTP_SESSION_STATELESS,         /* 2026-07-28: one request, no id */
+        HTTP_SESSION_LEGACY,            /* 2024-11-05 HTTP+SSE: lives as long as its /sse stream */
+} HttpSessionKind;
+
+struct HttpServer {
+        sd_event *event;
+        McpServer *mcp;
+        struct MHD_Daemon *mhd;
+        int listen_fd;
+        sd_event_source *mhd_io, *mhd_timer, *sweep_timer;
+        HttpServerConfig config;
+        HttpAuth auth;
+
+        unsigned n_connections;
+        HttpSession *sessions;
+        unsigned n_sessions;            /* streamable and legacy ones: the limited kinds */
+        HttpRequest *suspended;         /* every one must be resumed before MHD stops */
+
+        http_server_activity_t on_activity;
+        void *userdata;
+        bool quiesced, stopping;
+        bool run_again;                 /* MHD_run() wanted from the loop */
+};
+
+typedef enum HttpRequestState {
+        REQUEST_RECEIVING,              /* headers checked, body coming */
+        REQUEST_WAITING,                /* suspended until its reply is there */
+        REQUEST_DONE,                   /* a response is queued */
+} HttpRequestState;
+
+struct HttpRequest {
+        HttpServer *server;
+        struct MHD_Connection *conn;
+        HttpRequestState state;
+        const char *method, *url;
+        const char *origin;             /* an allowed Origin, for CORS headers; owned by MHD */
+
+        char *body;
+        size_t body_size, body_alloc;
+        bool too_large;
+
+        HttpRequest *susp_prev, *susp_next;
+        bool suspended, peer_gone;
+        sd_event_source *hangup;
+
+        /* A complete reply for the next call of the access handler. */
+        bool reply_ready;
+        unsigned reply_status;
+        char *reply;
+        size_t reply_size;
+        const char *reply_type;
+        bool reply_session_header;      /* add Mcp-Session-Id (initialize) */
+
+        /* An SSE response. */
+        bool sse, sse_end;
+        char *out;
+        size_t out_size, out_off, out_alloc;
+        sd_event_source *keepalive;
+
+        /* Routing of what the session sends. */
+        HttpSession *session;
+        HttpRequest *sess_prev, *sess_next;     /* in session->requests */
+        bool pending;                   /* in session->requests */
+        bool is_stream;                 /* the GET /mcp or /sse stream of its session */
+        bool single;                    /* one request, not a batch: a cancel ends it */
+        json_object *ids;               /* array: ids of the requests it carries */
+        json_object *tokens;            /* array: their progress tokens */
+};
+
+struct HttpSession {
+        HttpServer *server;
+        HttpSession *prev, *next;
+        HttpSessionKind kind;
+        McpSession *mcp;
+        char id[33];                    /* Mcp-Session-Id or sessionId=; empty for stateless */
+        HttpRequest *requests;          /* POSTs waiting for a reply */
+        HttpRequest *stream;            /* GET /mcp or /sse */
+        HttpRequest *current;           /* the POST being handed to the core right now */
+        unsigned n_streams;
+        uint64_t last_used;
+};
+
+/* http-server.c */
+void http_server_activity(HttpServer *h);
+void http_request_suspend(HttpRequest *req);
+void http_request_resume(HttpRequest *req);
+/* Queues resp (taken) with the CORS headers the request needs. */
+mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Response *resp);
+/* A JSON-RPC error with id null as the body. */
+mhd_result http_request_error(HttpRequest *req, unsigned status, int code, const char *message);
+/* A body already serialized (taken). */
+mhd_result http_request_json(HttpRequest *req, unsigned status, char *body, size_t size, const char *session_id);
+mhd_result http_request_empty(HttpRequest *req, unsigned status);
+/* Turns the request into an SSE response; initial is sent first (may be
+ * NULL). Attach it to its session first: the stream counts there. */
+mhd_result http_request_start_sse(HttpRequest *req, const char *initial);
+/* Queues an SSE event; -ENOBUFS when the client does not read (then the stream is dropped). */
+int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len);
+void http_request_sse_finish(HttpRequest *req);
+/* Queues the reply stored by http_request_set_reply(). */
+mhd_result http_request_queue_reply(HttpRequest *req);
+/* Stores a complete reply for a suspended or in-progress request. body taken. */
+void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size);
+const char *http_request_header(HttpRequest *req, const char *name);
+void http_request_log_peer(HttpRequest *req, char *buf, size_t size);
+
+/* http-session.c */
+int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret);
+HttpSession *http_session_free(HttpSession *s);
+HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id);
+/* Room for one more limited session: evicts the longest idle one if needed.
+ * False if every session is busy. */
+bool http_session_make_room(HttpServer *h);
+void http_session_touch(HttpSession *s);
+/* Hands one message to the core with req as the target of its replies. */
+int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size_t size);
+/* Ties req to the session; it waits for replies if it carries request ids. */
+void http_session_add_request(HttpSession *s, HttpRequest *req);
+/* The request is over (completed or gone): detaches it, and ends what hangs on it. */
+void http_session_request_gone(HttpRequest *req);
+/* A client cancelled a request: the POST waiting for it gets no reply. */
+void http_session_cancelled(HttpSession *s, json_object *request_id);
+void http_sessions_sweep(HttpServer *h);
+
+/* streamable.c: /mcp */
+mhd_result streamable_handle(HttpRequest *req);
+
+/* legacy-sse.c: /sse and /messages */
+mhd_result legacy_sse_open(HttpRequest *req);
+mhd_result legacy_messages_post(HttpRequest *req);

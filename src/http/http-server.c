@@ -1,0 +1,728 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "http-server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "http-internal.h"
+#include "http-util.h"
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "util.h"
+
+/* Bytes handed to MHD per read of an SSE stream. */
+#define SSE_BLOCK_SIZE ((size_t) 64 * 1024)
+/* A client that lets this much of its stream pile up unread is dropped
+ * (a result is at most a few MiB once JSON-escaped). */
+#define SSE_MAX_PENDING ((size_t) 64 * 1024 * 1024)
+/* Per connection; the request line and headers must fit (431 past it). */
+#define MHD_MEMORY_LIMIT ((size_t) 64 * 1024)
+
+/* MHD's own limit is this much higher, so that the first clients past ours
+ * get a 503 instead of a closed connection. */
+#define CONNECTION_SLACK 16U
+
+#define ALLOWED_HEADERS                                                                                          \
+        "Content-Type, Accept, Authorization, X-MCP-AUTH, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, " \
+        "Mcp-Method, Mcp-Name"
+
+static void schedule_run(HttpServer *h) {
+        if (!h->mhd_timer)
+                return;
+        /* Never MHD_run() from inside one of its callbacks: from the loop.
+         * On 0.9.75 a resumed connection stalls without this run. */
+        h->run_again = true;
+        (void) sd_event_source_set_time_relative(h->mhd_timer, 0);
+        (void) sd_event_source_set_enabled(h->mhd_timer, SD_EVENT_ONESHOT);
+}
+
+static void run_mhd(HttpServer *h) {
+        MHD_UNSIGNED_LONG_LONG ms;
+
+        h->run_again = false;
+        if (MHD_run(h->mhd) == MHD_NO)
+                log_debug("MHD_run() failed.");
+        /* A resume from inside that run asked for another one. */
+        if (h->run_again)
+                return;
+        /* Relative milliseconds, not an absolute time. */
+        if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
+                (void) sd_event_source_set_time_relative(h->mhd_timer, (uint64_t) ms * USEC_PER_MSEC);
+                (void) sd_event_source_set_enabled(h->mhd_timer, SD_EVENT_ONESHOT);
+        } else
+                (void) sd_event_source_set_enabled(h->mhd_timer, SD_EVENT_OFF);
+}
+
+static int on_mhd_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        run_mhd(userdata);
+        return 0;
+}
+
+static int on_mhd_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        run_mhd(userdata);
+        return 0;
+}
+
+void http_server_activity(HttpServer *h) {
+        if (!h->stopping && h->on_activity)
+                h->on_activity(h, h->userdata);
+}
+
+bool http_server_is_idle(const HttpServer *h) {
+        return !h || (h->n_connections == 0 && !h->sessions);
+}
+
+void http_server_quiesce(HttpServer *h) {
+        if (!h || h->quiesced || !h->mhd)
+                return;
+        /* Hands the socket back without shutdown(): systemd's copy stays
+         * listening, and what is queued there starts the next instance. */
+        (void) MHD_quiesce_daemon(h->mhd);
+        h->quiesced = true;
+}
+
+/* Requests */
+
+const char *http_request_header(HttpRequest *req, const char *name) {
+        return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+void http_request_log_peer(HttpRequest *req, char *buf, size_t size) {
+        const union MHD_ConnectionInfo *i = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = i ? i->client_addr : NULL;
+        char a[INET6_ADDRSTRLEN] = "?";
+
+        if (sa && sa->sa_family == AF_INET)
+                (void) inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, a, sizeof a);
+        else if (sa && sa->sa_family == AF_INET6)
+                (void) inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, a, sizeof a);
+        else if (sa && sa->sa_family == AF_UNIX)
+                (void) snprintf(a, sizeof a, "local");
+        (void) snprintf(buf, size, "%s", a);
+}
+
+static int on_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        HttpRequest *req = userdata;
+
+        /* Suspended connections are not watched by MHD; without this a client
+         * that gave up would be noticed only at our next write. */
+        log_debug("HTTP client closed its connection while waiting (%s %s).", req->method, req->url);
+        req->peer_gone = true;
+        http_request_resume(req);
+        return 0;
+}
+
+void http_request_suspend(HttpRequest *req) {
+        HttpServer *h = req->server;
+        const union MHD_ConnectionInfo *i;
+
+        if (req->suspended)
+                return;
+        MHD_suspend_connection(req->conn);
+        req->suspended = true;
+        req->susp_next = h->suspended;
+        if (h->suspended)
+                h->suspended->susp_prev = req;
+        h->suspended = req;
+
+        /* Only the peer's FIN: EPOLLIN would fire for a pipelined request.
+         * A client that half-closes and still waits loses its reply; HTTP
+         * clients do not do that. */
+        i = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (i && sd_event_add_io(h->event, &req->hangup, i->connect_fd, EPOLLRDHUP, on_hangup, req) < 0)
+                req->hangup = NULL;
+}
+
+void http_request_resume(HttpRequest *req) {
+        HttpServer *h = req->server;
+
+        if (!req->suspended)
+                return;
+        req->hangup = sd_event_source_disable_unref(req->hangup);
+        if (req->susp_prev)
+                req->susp_prev->susp_next = req->susp_next;
+        else
+                h->suspended = req->susp_next;
+        if (req->susp_next)
+                req->susp_next->susp_prev = req->susp_prev;
+        req->susp_prev = req->susp_next = NULL;
+        req->suspended = false;
+        MHD_resume_connection(req->conn);
+        schedule_run(h);
+}
+
+mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Response *resp) {
+        mhd_result r;
+
+        if (!resp)
+                return MHD_NO;
+        if (req->origin &&
+            (MHD_add_response_header(resp, "Access-Control-Allow-Origin", req->origin) == MHD_NO ||
+             MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate") == MHD_NO ||
+             MHD_add_response_header(resp, "Vary", "Origin") == MHD_NO)) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        r = MHD_queue_response(req->conn, status, resp);
+        MHD_destroy_response(resp);
+        if (r == MHD_YES)
+                req->state = REQUEST_DONE;
+        return r;
+}
+
+mhd_result http_request_json(HttpRequest *req, unsigned status, char *body, size_t size, const char *session_id) {
+        struct MHD_Response *resp;
+
+        resp = MHD_create_response_from_buffer(size, body, MHD_RESPMEM_MUST_FREE);
+        if (!resp) {
+                free(body);
+                return MHD_NO;
+        }
+        if (MHD_add_response_header(resp, "Content-Type", "application/json") == MHD_NO ||
+            (session_id && MHD_add_response_header(resp, "Mcp-Session-Id", session_id) == MHD_NO)) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        return http_request_queue(req, status, resp);
+}
+
+mhd_result http_request_error(HttpRequest *req, unsigned status, int code, const char *message) {
+        _cleanup_json_ json_object *e = jsonrpc_error_new(NULL, code, message, NULL);
+        struct MHD_Response *resp;
+        const char *text;
+        size_t len;
+
+        if (!e || !(text = json_serialize(e, &len)))
+                return MHD_NO;
+        resp = MHD_create_response_from_buffer(len, (void *) text, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        if (MHD_add_response_header(resp, "Content-Type", "application/json") == MHD_NO ||
+            (status == MHD_HTTP_UNAUTHORIZED &&
+             MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"mcp-exec\"") == MHD_NO) ||
+            (status == MHD_HTTP_METHOD_NOT_ALLOWED &&
+             MHD_add_response_header(resp, "Allow",
+                                     streq(req->url, "/mcp") ? "GET, POST, DELETE" :
+                                     streq(req->url, "/sse") ? "GET" : "POST") == MHD_NO) ||
+            (status == MHD_HTTP_SERVICE_UNAVAILABLE && MHD_add_response_header(resp, "Retry-After", "5") == MHD_NO)) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        return http_request_queue(req, status, resp);
+}
+
+mhd_result http_request_empty(HttpRequest *req, unsigned status) {
+        return http_request_queue(req, status, MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
+}
+
+void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
+        free(req->reply);
+        req->reply = body;
+        req->reply_size = size;
+        req->reply_status = status;
+        req->reply_type = type;
+        req->reply_ready = true;
+        http_request_resume(req);
+}
+
+mhd_result http_request_queue_reply(HttpRequest *req) {
+        struct MHD_Response *resp;
+
+        req->reply_ready = false;
+        resp = MHD_create_response_from_buffer(req->reply_size, req->reply, MHD_RESPMEM_MUST_FREE);
+        if (!resp)
+                return MHD_NO;
+        req->reply = NULL;
+        if (MHD_add_response_header(resp, "Content-Type", req->reply_type) == MHD_NO ||
+            (req->reply_session_header && req->session &&
+             MHD_add_response_header(resp, "Mcp-Session-Id", req->session->id) == MHD_NO)) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        return http_request_queue(req, req->reply_status, resp);
+}
+
+/* SSE */
+
+static void sse_wake(HttpRequest *req) {
+        /* Only a connection suspended in the reader waits for us. */
+        if (req->state == REQUEST_DONE)
+                http_request_resume(req);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
+        HttpRequest *req = cls;
+        size_t n;
+
+        if (req->peer_gone)
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        n = req->out_size - req->out_off;
+        if (n > 0) {
+                n = MIN(n, max);
+                memcpy(buf, req->out + req->out_off, n);
+                req->out_off += n;
+                if (req->out_off == req->out_size)
+                        req->out_off = req->out_size = 0;
+                return (ssize_t) n;
+        }
+        if (req->sse_end)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        /* Returning 0 without suspending would have MHD call us in a loop. */
+        http_request_suspend(req);
+        return 0;
+}
+
+static int on_keepalive(sd_event_source *s, uint64_t usec, void *userdata) {
+        HttpRequest *req = userdata;
+
+        /* Keeps proxies and clients from timing out, and finds peers that are
+         * gone (a suspended connection notices only when written to). */
+        if (req->out_size == req->out_off &&
+            buf_append(&req->out, &req->out_size, &req->out_alloc, ": keep-alive\n\n", 14) >= 0)
+                sse_wake(req);
+        (void) sd_event_source_set_time_relative(s, req->server->config.keepalive_usec);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
+        HttpServer *h = req->server;
+        struct MHD_Response *resp;
+
+        /* Something to send at once, so the client gets the headers now. */
+        if (buf_append(&req->out, &req->out_size, &req->out_alloc, initial ?: ": stream\n\n",
+                       strlen(initial ?: ": stream\n\n")) < 0)
+                return MHD_NO;
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK_SIZE, sse_read, req, NULL);
+        if (!resp)
+                return MHD_NO;
+        if (MHD_add_response_header(resp, "Content-Type", "text/event-stream") == MHD_NO ||
+            MHD_add_response_header(resp, "Cache-Control", "no-cache, no-store") == MHD_NO ||
+            MHD_add_response_header(resp, "X-Accel-Buffering", "no") == MHD_NO) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        if (h->config.keepalive_usec > 0 &&
+            sd_event_add_time_relative(h->event, &req->keepalive, CLOCK_MONOTONIC, h->config.keepalive_usec,
+                                       USEC_PER_SEC, on_keepalive, req) < 0)
+                log_debug("Cannot arm the SSE keep-alive timer; the stream goes on without.");
+        req->sse = true;
+        if (req->session)
+                req->session->n_streams++;
+        return http_request_queue(req, MHD_HTTP_OK, resp);
+}
+
+int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len) {
+        if (req->sse_end || req->peer_gone)
+                return -EPIPE;
+        if (req->out_size - req->out_off + len > SSE_MAX_PENDING) {
+                log_warning("HTTP client does not read its event stream, dropping it.");
+                req->peer_gone = true;
+                sse_wake(req);
+                return -ENOBUFS;
+        }
+        if (sse_append_event(&req->out, &req->out_size, &req->out_alloc, event, data, len) < 0)
+                return log_oom();
+        sse_wake(req);
+        return 0;
+}
+
+void http_request_sse_finish(HttpRequest *req) {
+        req->sse_end = true;
+        req->keepalive = sd_event_source_disable_unref(req->keepalive);
+        sse_wake(req);
+}
+
+static HttpRequest *request_free(HttpRequest *req) {
+        HttpServer *h;
+
+        if (!req)
+                return NULL;
+        h = req->server;
+        if (req->suspended) {
+                /* MHD is closing it anyway; just forget it. */
+                req->hangup = sd_event_source_disable_unref(req->hangup);
+                if (req->susp_prev)
+                        req->susp_prev->susp_next = req->susp_next;
+                else
+                        h->suspended = req->susp_next;
+                if (req->susp_next)
+                        req->susp_next->susp_prev = req->susp_prev;
+        }
+        sd_event_source_disable_unref(req->keepalive);
+        http_session_request_gone(req);
+        json_object_put(req->ids);
+        json_object_put(req->tokens);
+        free(req->body);
+        free(req->reply);
+        free(req->out);
+        free(req);
+        return NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
+        HttpRequest *req = *con_cls;
+
+        *con_cls = NULL;
+        if (req && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                log_debug("HTTP request %s %s ended early (%i).", req->method, req->url, (int) toe);
+        request_free(req);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+        HttpServer *h = cls;
+
+        if (code == MHD_CONNECTION_NOTIFY_STARTED)
+                h->n_connections++;
+        else if (code == MHD_CONNECTION_NOTIFY_CLOSED && h->n_connections > 0)
+                h->n_connections--;
+        http_server_activity(h);
+}
+
+_printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+        char buf[512];
+
+        /* MHD's own diagnostics: protocol errors of clients, mostly. */
+        (void) vsnprintf(buf, sizeof buf, fmt, ap);
+        buf[strcspn(buf, "\n")] = 0;
+        log_debug("libmicrohttpd: %s", buf);
+}
+
+static void log_refusal(HttpRequest *req, unsigned status, const char *why) {
+        char peer[64];
+
+        http_request_log_peer(req, peer, sizeof peer);
+        log_struct(LOG_NOTICE,
+                   "MESSAGE=HTTP %s %s from %s refused (%u): %s", req->method, req->url, peer, status, why,
+                   "MCP_TRANSPORT=http",
+                   "MCP_HTTP_METHOD=%s", req->method,
+                   "MCP_HTTP_PATH=%s", req->url,
+                   "MCP_HTTP_STATUS=%u", status,
+                   "MCP_HTTP_PEER=%s", peer,
+                   "MCP_DECISION=%s", "denied");
+}
+
+static mhd_result preflight(HttpRequest *req) {
+        struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+
+        if (!resp)
+                return MHD_NO;
+        if (MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS") == MHD_NO ||
+            MHD_add_response_header(resp, "Access-Control-Allow-Headers", ALLOWED_HEADERS) == MHD_NO ||
+            MHD_add_response_header(resp, "Access-Control-Max-Age", "600") == MHD_NO) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        return http_request_queue(req, MHD_HTTP_NO_CONTENT, resp);
+}
+
+/* Everything decided from the request line and the headers, before the body
+ * is read: a refusal here closes the connection unread. */
+static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, const char *url, const char *method,
+                                void **con_cls) {
+        const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+        bool is_mcp = streq(url, "/mcp"), is_sse = streq(url, "/sse"), is_messages = streq(url, "/messages");
+        bool get = streq(method, "GET"), post = streq(method, "POST"), del = streq(method, "DELETE");
+        const char *accept, *v;
+        HttpRequest *req;
+
+        req = calloc(1, sizeof *req);
+        if (!req)
+                return MHD_NO;
+        *req = (HttpRequest) { .server = h, .conn = conn, .url = url, .method = method };
+        *con_cls = req;
+
+        /* DNS rebinding: a browser tricked into calling us names the
+         * attacker's host, and carries its Origin. */
+        if (!http_auth_host_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"))) {
+                log_refusal(req, MHD_HTTP_FORBIDDEN, "Host does not name this server");
+                return http_request_error(req, MHD_HTTP_FORBIDDEN, -32000, "Forbidden: Host header does not name this server");
+        }
+        if (!http_auth_origin_ok(&h->auth, origin)) {
+                log_refusal(req, MHD_HTTP_FORBIDDEN, "Origin not allowed");
+                return http_request_error(req, MHD_HTTP_FORBIDDEN, -32000, "Forbidden: Origin not allowed");
+        }
+        req->origin = origin;
+        /* A CORS preflight carries no credentials by design. */
+        if (origin && streq(method, "OPTIONS"))
+                return preflight(req);
+        if (!http_auth_token_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-MCP-AUTH"),
+                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
+                log_refusal(req, MHD_HTTP_UNAUTHORIZED, "missing or wrong token");
+                return http_request_error(req, MHD_HTTP_UNAUTHORIZED, -32001, "Unauthorized: missing or wrong token");
+        }
+
+        if (h->n_connections > h->config.max_connections) {
+                log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too many connections");
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                          "Service Unavailable: too many connections; retry later");
+        }
+        if (!is_mcp && !is_sse && !is_messages)
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32000, "Not Found: the MCP endpoint is /mcp");
+        if ((is_mcp && !get && !post && !del) || (is_sse && !get) || (is_messages && !post))
+                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, -32000, "Method Not Allowed");
+
+        accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+        if (is_mcp && post && (!http_accepts(accept, "application/json") || !http_accepts(accept, "text/event-stream")))
+                return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, -32000,
+                                          "Not Acceptable: Accept must list application/json and text/event-stream");
+        if (is_mcp && get && !http_accepts(accept, "text/event-stream"))
+                return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, -32000,
+                                          "Not Acceptable: Accept must list text/event-stream");
+        if (post) {
+                if (!http_content_type_is(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+                                          "application/json"))
+                        return http_request_error(req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
+                                                  "Unsupported Media Type: Content-Type must be application/json");
+                v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+                if (v) {
+                        uint64_t l;
+                        if (parse_uint(v, &l) < 0 || l > h->config.max_body) {
+                                log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+                                return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, -32600,
+                                                          "Content Too Large: the message exceeds the size limit");
+                        }
+                }
+        }
+        return MHD_YES;
+}
+
+static mhd_result dispatch(HttpRequest *req) {
+        if (streq(req->url, "/mcp"))
+                return streamable_handle(req);
+        if (streq(req->url, "/sse"))
+                return legacy_sse_open(req);
+        return legacy_messages_post(req);
+}
+
+static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                            const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls) {
+        HttpServer *h = cls;
+        HttpRequest *req = *con_cls;
+
+        if (!req)
+                return request_begin(h, conn, url, method, con_cls);
+        if (req->peer_gone)
+                return MHD_NO;
+
+        if (*upload_data_size > 0) {
+                size_t n = *upload_data_size;
+
+                *upload_data_size = 0;
+                if (req->too_large || req->state != REQUEST_RECEIVING)
+                        return MHD_YES;
+                if (n > h->config.max_body - req->body_size) {
+                        /* Chunked, so not refused up front: read on, keep nothing,
+                         * answer 413 at the end. */
+                        req->too_large = true;
+                        req->body = mfree(req->body);
+                        req->body_size = req->body_alloc = 0;
+                        return MHD_YES;
+                }
+                if (buf_append(&req->body, &req->body_size, &req->body_alloc, upload_data, n) < 0)
+                        return MHD_NO;
+                return MHD_YES;
+        }
+
+        switch (req->state) {
+        case REQUEST_RECEIVING:
+                if (req->too_large) {
+                        log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+                        return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, -32600,
+                                                  "Content Too Large: the message exceeds the size limit");
+                }
+                return dispatch(req);
+        case REQUEST_WAITING:
+                if (req->reply_ready)
+                        return http_request_queue_reply(req);
+                /* Woken without a reply: wait on. */
+                http_request_suspend(req);
+                return MHD_YES;
+        case REQUEST_DONE:
+                break;
+        }
+        return MHD_YES;
+}
+
+static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata) {
+        HttpServer *h = userdata;
+
+        http_sessions_sweep(h);
+        for (HttpSession *i = h->sessions; i; i = i->next)
+                if (i->kind == HTTP_SESSION_STREAMABLE) {
+                        (void) sd_event_source_set_time_relative(s, MIN(h->config.session_idle_usec,
+                                                                        60 * USEC_PER_SEC));
+                        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                        break;
+                }
+        return 0;
+}
+
+int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServerConfig *config, HttpAuth *auth,
+                    http_server_activity_t on_activity, void *userdata, HttpServer **ret) {
+        const union MHD_DaemonInfo *info;
+        HttpServer *h;
+        int r;
+
+        h = calloc(1, sizeof *h);
+        if (!h) {
+                safe_close(listen_fd);
+                return -ENOMEM;
+        }
+        h->event = sd_event_ref(e);
+        h->mcp = mcp;
+        h->listen_fd = listen_fd;
+        h->config = *config;
+        h->auth = *auth;
+        *auth = (HttpAuth) {};
+        h->on_activity = on_activity;
+        h->userdata = userdata;
+
+        (void) fd_nonblock(listen_fd, true);
+        /* MHD_USE_ITC: MHD must never shutdown() the listening socket, which
+         * is shared with systemd (socket activation). No thread: MHD's epoll
+         * fd is watched by our loop. */
+        h->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG, 0, NULL,
+                                  NULL, on_access, h,
+                                  /* First, or MHD logs the other options' errors to stderr itself. */
+                                  MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+                                  MHD_OPTION_LISTEN_SOCKET, (MHD_socket) listen_fd,
+                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned) config->max_connections + CONNECTION_SLACK,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) config->connection_timeout_s,
+                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, MHD_MEMORY_LIMIT,
+                                  MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                                  MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+                                  MHD_OPTION_END);
+        if (!h->mhd) {
+                r = -EIO;
+                goto fail;
+        }
+        info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+        if (!info) {
+                r = -EIO;
+                goto fail;
+        }
+        r = sd_event_add_io(e, &h->mhd_io, info->epoll_fd, EPOLLIN, on_mhd_io, h);
+        if (r < 0)
+                goto fail;
+        /* Accuracy 1 µs: 0 would mean sd-event's default of 250 ms, and
+         * every run MHD asks for "now" would wait that long. */
+        r = sd_event_add_time_relative(e, &h->mhd_timer, CLOCK_MONOTONIC, 0, 1, on_mhd_timer, h);
+        if (r < 0)
+                goto fail;
+        r = sd_event_add_time_relative(e, &h->sweep_timer, CLOCK_MONOTONIC,
+                                       MIN(config->session_idle_usec, 60 * USEC_PER_SEC), USEC_PER_SEC, on_sweep, h);
+        if (r < 0)
+                goto fail;
+        (void) sd_event_source_set_enabled(h->sweep_timer, SD_EVENT_OFF);
+        *ret = h;
+        return 0;
+fail:
+        http_server_free(h);
+        return r;
+}
+
+HttpServer *http_server_free(HttpServer *h) {
+        if (!h)
+                return NULL;
+        h->stopping = true;
+        if (h->mhd) {
+                /* MHD_stop_daemon() aborts on suspended connections. */
+                while (h->suspended) {
+                        h->suspended->peer_gone = true;
+                        http_request_resume(h->suspended);
+                }
+                /* Quiesced, MHD leaves the socket to us: closed below, never shut down. */
+                http_server_quiesce(h);
+                MHD_stop_daemon(h->mhd);
+        }
+        while (h->sessions)
+                http_session_free(h->sessions);
+        sd_event_source_disable_unref(h->mhd_io);
+        sd_event_source_disable_unref(h->mhd_timer);
+        sd_event_source_disable_unref(h->sweep_timer);
+        safe_close(h->listen_fd);
+        http_auth_done(&h->auth);
+        sd_event_unref(h->event);
+        free(h);
+        return NULL;
+}
+
+int http_listen(const char *addr, int *ret_fd) {
+        struct sockaddr_storage ss;
+        _cleanup_close_ int fd = -EBADF;
+        socklen_t len;
+        int r, one = 1, zero = 0;
+
+        r = http_parse_address(addr, &ss, &len);
+        if (r < 0)
+                return r;
+        fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0 && errno == EAFNOSUPPORT && ss.ss_family == AF_INET6 &&
+            IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *) &ss)->sin6_addr)) {
+                /* No IPv6 here: every IPv4 interface then. */
+                struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = ((struct sockaddr_in6 *) &ss)->sin6_port,
+                                          .sin_addr.s_addr = htonl(INADDR_ANY) };
+                memcpy(&ss, &sa, sizeof sa);
+                len = sizeof sa;
+                fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        }
+        if (fd < 0)
+                return negative_errno();
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0)
+                return negative_errno();
+        if (ss.ss_family == AF_INET6 && IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *) &ss)->sin6_addr) &&
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0)
+                return negative_errno();
+        if (bind(fd, (struct sockaddr *) &ss, len) < 0 || listen(fd, SOMAXCONN) < 0)
+                return negative_errno();
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int http_socket_describe(int fd, bool *ret_loopback, uint16_t *ret_port, char **ret_host) {
+        struct sockaddr_storage ss = {};
+        socklen_t len = sizeof ss;
+        char a[INET6_ADDRSTRLEN], *host = NULL;
+        int type;
+        socklen_t tl = sizeof type;
+
+        if (getsockname(fd, (struct sockaddr *) &ss, &len) < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0)
+                return negative_errno();
+        if (type != SOCK_STREAM)
+                return -ENOTSOCK;
+        if (ss.ss_family == AF_UNIX) {
+                /* Only local processes can reach it, and no browser: no Host check. */
+                *ret_loopback = true;
+                *ret_port = 0;
+                *ret_host = NULL;
+                return 0;
+        }
+        if (ss.ss_family == AF_INET) {
+                if (!inet_ntop(AF_INET, &((struct sockaddr_in *) &ss)->sin_addr, a, sizeof a) || !(host = strdup(a)))
+                        return -ENOMEM;
+        } else if (ss.ss_family == AF_INET6) {
+                if (!inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &ss)->sin6_addr, a, sizeof a) ||
+                    asprintf(&host, "[%s]", a) < 0)
+                        return -ENOMEM;
+        } else
+                return -EAFNOSUPPORT;
+        *ret_loopback = sockaddr_is_loopback((struct sockaddr *) &ss);
+        *ret_port = sockaddr_port((struct sockaddr *) &ss);
+        *ret_host = host;
+        return 0;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The HTTP transports of mcp-execd on libmicrohttpd, inside the daemon's
+ * sd-event loop (MHD's epoll fd, no threads): Streamable HTTP at /mcp (the
+ * 2025 revisions with Mcp-Session-Id, and the stateless 2026-07-28) and the
+ * legacy HTTP+SSE transport (GET /sse, POST /messages). Every request is
+ * checked for Host, Origin and the token before anything else. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "http-auth.h"
+#include "macro.h"
+#include "mcp-server.h"
+
+typedef struct HttpServer HttpServer;
+
+typedef struct HttpServerConfig {
+        size_t max_body;                /* bytes of one POST body (413 past it) */
+        unsigned max_connections;
+        unsigned max_sessions;          /* with Mcp-Session-Id, and legacy SSE ones */
+        unsigned max_streams_per_session;
+        unsigned connection_timeout_s;  /* idle or slow clients; suspended ones are exempt */
+        uint64_t session_idle_usec;     /* a session nobody used this long ends */
+        uint64_t keepalive_usec;        /* SSE comment interval */
+} HttpServerConfig;
+
+#define HTTP_SERVER_CONFIG_DEFAULTS                             \
+        {                                                       \
+                .max_connections = 256,                         \
+                .max_sessions = 128,                            \
+                .max_streams_per_session = 16,                  \
+                .connection_timeout_s = 30,                     \
+                .session_idle_usec = 30 * 60 * USEC_PER_SEC,    \
+                .keepalive_usec = 15 * USEC_PER_SEC,            \
+        }
+
+/* Called when connections or sessions come or go (for idle exit). */
+typedef void (*http_server_activity_t)(HttpServer *h, void *userdata);
+
+/* Serves the listening socket fd (taken: closed by http_server_free()). auth
+ * is taken too (its strings owned by the server afterwards). */
+int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServerConfig *config, HttpAuth *auth,
+                    http_server_activity_t on_activity, void *userdata, HttpServer **ret);
+HttpServer *http_server_free(HttpServer *h);
+
+/* No connection and no session: nothing would be lost by exiting. */
+bool http_server_is_idle(const HttpServer *h);
+
+/* Stops accepting; what waits in the backlog stays for the next instance. */
+void http_server_quiesce(HttpServer *h);
+
+/* A listening socket for MCP_EXEC_ADDR (non-blocking, close-on-exec). */
+int http_listen(const char *addr, int *ret_fd);
+
+/* What the socket is bound to: loopback or not, the port, and the address as
+ * a Host header would spell it ("127.0.0.1", "[::1]"). */
+int http_socket_describe(int fd, bool *ret_loopback, uint16_t *ret_port, char **ret_host);

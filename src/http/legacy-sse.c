@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The HTTP+SSE transport of 2024-11-05, for clients that never moved on:
+ * GET /sse opens a session and tells where to POST (a relative URL, as
+ * clients refuse another origin); POST /messages?sessionId= answers 202 and
+ * the reply goes out on the stream as a "message" event. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "http-internal.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "revision.h"
+
+static bool bad_protocol_header(HttpRequest *req) {
+        const char *v = http_request_header(req, "MCP-Protocol-Version");
+        return v && !mcp_revision_find(v);
+}
+
+mhd_result legacy_sse_open(HttpRequest *req) {
+        HttpServer *h = req->server;
+        _cleanup_free_ char *endpoint = NULL;
+        HttpSession *s;
+
+        if (bad_protocol_header(req))
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
+                                          "Bad Request: unsupported MCP-Protocol-Version");
+        if (!http_session_make_room(h))
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                          "Service Unavailable: too many sessions in use; retry later");
+        if (http_session_new(h, HTTP_SESSION_LEGACY, &s) < 0)
+                return MHD_NO;
+        req->is_stream = true;
+        http_session_add_request(s, req);
+        s->stream = req;
+        if (asprintf(&endpoint, "event: endpoint\ndata: /messages?sessionId=%s\n\n", s->id) < 0) {
+                http_session_free(s);
+                return MHD_NO;
+        }
+        log_struct(LOG_INFO, "MESSAGE=Legacy SSE session opened, %u sessions in use.", h->n_sessions,
+                   "MCP_TRANSPORT=sse");
+        /* On failure MHD closes the connection, and the session goes with it. */
+        return http_request_start_sse(req, endpoint);
+}
+
+mhd_result legacy_messages_post(HttpRequest *req) {
+        const char *id = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "sessionId"), *why;
+        json_object *msg = NULL;
+        HttpSession *s;
+        int r;
+
+        if (!id)
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, -32000,
+                                          "Bad Request: the sessionId query parameter is required");
+        s = http_session_find(req->server, HTTP_SESSION_LEGACY, id);
+        if (!s || !s->stream)
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32001, "Session not found");
+        if (bad_protocol_header(req))
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
+                                          "Bad Request: unsupported MCP-Protocol-Version");
+        /* Unreadable input is refused here rather than on the stream. */
+        r = jsonrpc_parse(req->body ?: "", req->body_size, &msg, &why);
+        json_object_put(msg);
+        if (r == -EBADMSG) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Parse error: %s", why) < 0)
+                        return MHD_NO;
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, m);
+        }
+        if (r < 0 || http_session_handle(s, NULL, req->body, req->body_size) < 0)
+                return MHD_NO;
+        return http_request_empty(req, MHD_HTTP_ACCEPTED);
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Streamable HTTP at /mcp: the 2025 revisions with a session per
+ * Mcp-Session-Id, and the stateless 2026-07-28 on the same endpoint. Which
+ * era a POST belongs to is decided from MCP-Protocol-Version, the session
+ * header and the body, as the core decides it per request. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http-internal.h"
+#include "http-util.h"
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "revision.h"
+
+#define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
+
+/* What the transport needs to know of a POST body. */
+typedef struct PostInfo {
+        bool array;
+        unsigned n_requests;
+        json_object *ids, *tokens;      /* arrays: request ids, progress tokens */
+        /* A single message: */
+        const char *method;
+        json_object *id, *params, *meta;
+} PostInfo;
+
+static void post_info_done(PostInfo *i) {
+        json_object_put(i->ids);
+        json_object_put(i->tokens);
+}
+
+static int post_info_add(PostInfo *i, json_object *m, bool single) {
+        JsonRpcMessage c;
+        json_object *meta, *token;
+
+        jsonrpc_classify(m, &c);
+        meta = json_get(c.params, "_meta");
+        if (single) {
+                i->method = c.kind == JSONRPC_REQUEST || c.kind == JSONRPC_NOTIFICATION ? c.method : NULL;
+                i->id = c.id;
+                i->params = c.params;
+                i->meta = json_object_is_type(meta, json_type_object) ? meta : NULL;
+        }
+        if (c.kind != JSONRPC_REQUEST)
+                return 0;
+        i->n_requests++;
+        if (jsonrpc_id_is_valid(c.id) && json_append(i->ids, json_object_get(c.id)) < 0)
+                return -ENOMEM;
+        token = json_get(meta, "progressToken");
+        if (jsonrpc_id_is_valid(token) && json_append(i->tokens, json_object_get(token)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int post_info_collect(PostInfo *i, json_object *msg) {
+        int r;
+
+        i->ids = json_object_new_array();
+        i->tokens = json_object_new_array();
+        if (!i->ids || !i->tokens)
+                return -ENOMEM;
+        if (!json_object_is_type(msg, json_type_array))
+                return post_info_add(i, msg, true);
+        i->array = true;
+        for (size_t k = 0, n = json_object_array_length(msg); k < n; k++) {
+                r = post_info_add(i, json_object_array_get_idx(msg, k), false);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Mirrors the core: _meta naming a version we do not know from initialize
+ * means the stateless era (where the core then checks the version). */
+static bool body_is_stateless(const PostInfo *i) {
+        json_object *pv;
+        const McpRevision *r;
+
+        if (i->array || i->n_requests != 1 || !i->method || streq(i->method, "initialize"))
+                return false;
+        if (streq(i->method, "server/discover"))
+                return true;
+        if (!json_object_object_get_ex(i->meta, META_PROTOCOL_VERSION, &pv))
+                return false;
+        r = json_object_is_type(pv, json_type_string) ? mcp_revision_find(json_object_get_string(pv)) : NULL;
+        return !r || r->stateless;
+}
+
+static mhd_result reply_message(HttpRequest *req, unsigned status, json_object *m) {
+        _cleanup_json_ json_object *msg = m;
+        const char *text;
+        size_t len;
+        char *body;
+
+        if (!msg || !(text = json_serialize(msg, &len)) || !(body = strndup(text, len)))
+                return MHD_NO;
+        return http_request_json(req, status, body, len, NULL);
+}
+
+/* MCP-Protocol-Version: 0 if absent, 1 if known, -EINVAL if not. */
+static int protocol_header(HttpRequest *req, const McpRevision **ret_rev, const char **ret_value) {
+        const char *v = http_request_header(req, "MCP-Protocol-Version");
+
+        *ret_value = v;
+        *ret_rev = NULL;
+        if (!v)
+                return 0;
+        *ret_rev = mcp_revision_find(v);
+        return *ret_rev ? 1 : -EINVAL;
+}
+
+static mhd_result unsupported_version(HttpRequest *req, json_object *id, const char *requested) {
+        _cleanup_json_ json_object *data = json_object_new_object();
+
+        if (!data || json_add(data, "supported", mcp_revision_supported_json()) < 0 ||
+            json_add_string(data, "requested", requested) < 0)
+                return MHD_NO;
+        return reply_message(req, MHD_HTTP_BAD_REQUEST,
+                             jsonrpc_error_new(jsonrpc_id_is_valid(id) ? id : NULL,
+                                               MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                                               TAKE_PTR(data)));
+}
+
+/* 2026-07-28 mirrors body fields in headers, and they must agree. */
+static const char *stateless_header_problem(HttpRequest *req, const PostInfo *i, const char *hv) {
+        const char *mv = json_get_string(i->meta, META_PROTOCOL_VERSION), *mm, *mn, *key = NULL, *value;
+        _cleanup_free_ char *decoded = NULL;
+
+        if (!hv)
+                return "Header mismatch: the MCP-Protocol-Version header is missing";
+        if (!mv || !streq(mv, hv))
+                return "Header mismatch: MCP-Protocol-Version does not match the _meta protocol version";
+        mm = http_request_header(req, "Mcp-Method");
+        if (!mm)
+                return "Header mismatch: the Mcp-Method header is missing";
+        if (!streq(mm, i->method))
+                return "Header mismatch: Mcp-Method does not match the method";
+        if (streq(i->method, "tools/call") || streq(i->method, "prompts/get"))
+                key = "name";
+        else if (streq(i->method, "resources/read"))
+                key = "uri";
+        value = key ? json_get_string(i->params, key) : NULL;
+        if (!value)
+                return NULL;
+        mn = http_request_header(req, "Mcp-Name");
+        if (!mn)
+                return "Header mismatch: the Mcp-Name header is missing";
+        decoded = mcp_header_value_decode(mn);
+        if (!decoded || !streq(decoded, value))
+                return "Header mismatch: Mcp-Name does not match the body";
+        return NULL;
+}
+
+/* Hands the body to the session and answers: now if the reply is there, by
+ * SSE if the client wants progress, else once the reply comes. */
+static mhd_result post_run(HttpRequest *req, HttpSession *s, PostInfo *info, bool *ret_initialized) {
+        HttpServer *h = req->server;
+        /* initialize (ret_initialized set) is answered at once, and its
+         * Mcp-Session-Id must be in the headers: never by SSE. */
+        bool want_sse = info->n_requests > 0 && json_object_array_length(info->tokens) > 0 && !ret_initialized;
+
+        if (info->n_requests > 0) {
+                if (want_sse && s->n_streams >= h->config.max_streams_per_session)
+                        return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                                                  "Too Many Requests: too many streams open in this session");
+                req->ids = TAKE_PTR(info->ids);
+                req->tokens = TAKE_PTR(info->tokens);
+                req->single = !info->array;
+                http_session_add_request(s, req);
+        }
+        /* Before the core runs: a call still queued reports progress at once. */
+        if (want_sse && http_request_start_sse(req, NULL) == MHD_NO)
+                return MHD_NO;
+
+        if (http_session_handle(s, req, req->body, req->body_size) < 0)
+                return MHD_NO;
+        req->body = mfree(req->body);
+
+        if (!info->array && info->method && streq(info->method, "notifications/cancelled"))
+                http_session_cancelled(s, json_get(info->params, "requestId"));
+        if (ret_initialized)
+                *ret_initialized = mcp_session_protocol_version(s->mcp) != NULL;
+
+        if (want_sse)
+                return MHD_YES;
+        if (req->reply_ready) {
+                if (req->reply_session_header && ret_initialized && !*ret_initialized)
+                        req->reply_session_header = false;
+                return http_request_queue_reply(req);
+        }
+        if (!req->pending)
+                return http_request_empty(req, MHD_HTTP_ACCEPTED);
+        /* No timeout applies while suspended: the run has its own. */
+        req->state = REQUEST_WAITING;
+        http_request_suspend(req);
+        return MHD_YES;
+}
+
+static mhd_result post_stateless(HttpRequest *req, PostInfo *info, const char *hv) {
+        const char *problem;
+        HttpSession *s;
+        mhd_result m;
+
+        if (info->array)
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
+                                          "Invalid Request: protocol 2026-07-28 has no batches");
+        /* No notification of this revision means anything over HTTP. */
+        if (info->n_requests == 0)
+                return http_request_empty(req, MHD_HTTP_ACCEPTED);
+        problem = stateless_header_problem(req, info, hv);
+        if (problem)
+                return reply_message(req, MHD_HTTP_BAD_REQUEST,
+                                     jsonrpc_error_new(jsonrpc_id_is_valid(info->id) ? info->id : NULL,
+                                                       MCP_ERROR_HEADER_MISMATCH, problem, NULL));
+        /* One session per request: it ends with the response stream. */
+        if (http_session_new(req->server, HTTP_SESSION_STATELESS, &s) < 0)
+                return MHD_NO;
+        m = post_run(req, s, info, NULL);
+        if (m == MHD_NO && !req->session)
+                http_session_free(s);
+        return m;
+}
+
+static mhd_result post_initialize(HttpRequest *req, PostInfo *info) {
+        HttpServer *h = req->server;
+        bool initialized = false;
+        HttpSession *s;
+        mhd_result m;
+
+        if (!http_session_make_room(h))
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                          "Service Unavailable: too many sessions in use; retry later");
+        if (http_session_new(h, HTTP_SESSION_STREAMABLE, &s) < 0)
+                return MHD_NO;
+        req->reply_session_header = true;
+        m = post_run(req, s, info, &initialized);
+        if (!initialized) {
+                /* The error went out without a session id; nothing to keep. */
+                http_session_free(s);
+                return m;
+        }
+        log_struct(LOG_INFO,
+                   "MESSAGE=HTTP session opened (protocol %s), %u in use.", mcp_session_protocol_version(s->mcp),
+                   h->n_sessions,
+                   "MCP_TRANSPORT=http",
+                   "MCP_PROTOCOL_VERSION=%s", mcp_session_protocol_version(s->mcp));
+        return m;
+}
+
+static mhd_result mcp_post(HttpRequest *req) {
+        _cleanup_(post_info_done) PostInfo info = {};
+        _cleanup_json_ json_object *msg = NULL;
+        const McpRevision *rev;
+        const char *hv, *sid, *why;
+        HttpSession *s;
+        int r;
+
+        r = jsonrpc_parse(req->body ?: "", req->body_size, &msg, &why);
+        if (r == -EBADMSG) {
+                _cleanup_free_ char *m = NULL;
+                if (asprintf(&m, "Parse error: %s", why) < 0)
+                        return MHD_NO;
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, m);
+        }
+        if (r < 0 || post_info_collect(&info, msg) < 0)
+                return MHD_NO;
+
+        if (protocol_header(req, &rev, &hv) < 0)
+                return unsupported_version(req, info.id, hv);
+        sid = http_request_header(req, "Mcp-Session-Id");
+
+        /* 2026-07-28 has no sessions: a session id there is ignored. */
+        if (rev ? rev->stateless : (!sid && body_is_stateless(&info)))
+                return post_stateless(req, &info, hv);
+
+        if (!sid) {
+                if (!info.array && info.method && streq(info.method, "initialize") && info.n_requests == 1)
+                        return post_initialize(req, &info);
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, -32000,
+                                          "Bad Request: Mcp-Session-Id header is required (initialize first)");
+        }
+        s = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid);
+        if (!s)
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32001, "Session not found");
+        return post_run(req, s, &info, NULL);
+}
+
+/* GET and DELETE: no stateless counterpart, and a session is required. */
+static mhd_result session_of(HttpRequest *req, HttpSession **ret) {
+        const McpRevision *rev;
+        const char *hv, *sid;
+
+        *ret = NULL;
+        if (protocol_header(req, &rev, &hv) < 0)
+                return unsupported_version(req, NULL, hv);
+        if (rev && rev->stateless)
+                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
+                                          "Method Not Allowed: protocol 2026-07-28 knows only POST");
+        sid = http_request_header(req, "Mcp-Session-Id");
+        if (!sid)
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, -32000,
+                                          "Bad Request: Mcp-Session-Id header is required");
+        *ret = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid);
+        if (!*ret)
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32001, "Session not found");
+        return MHD_YES;
+}
+
+static mhd_result mcp_get(HttpRequest *req) {
+        HttpSession *s;
+        mhd_result m = session_of(req, &s);
+
+        if (!s)
+                return m;
+        /* One stream for server-initiated messages; a second would split them. */
+        if (s->stream)
+                return http_request_error(req, MHD_HTTP_CONFLICT, -32000,
+                                          "Conflict: this session already has a GET stream");
+        if (s->n_streams >= req->server->config.max_streams_per_session)
+                return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                                          "Too Many Requests: too many streams open in this session");
+        /* Last-Event-ID is ignored: streams are not resumable. */
+        req->is_stream = true;
+        http_session_add_request(s, req);
+        s->stream = req;
+        http_session_touch(s);
+        return http_request_start_sse(req, NULL);
+}
+
+static mhd_result mcp_delete(HttpRequest *req) {
+        HttpSession *s;
+        mhd_result m = session_of(req, &s);
+
+        if (!s)
+                return m;
+        log_struct(LOG_INFO, "MESSAGE=HTTP session ended by the client.", "MCP_TRANSPORT=http");
+        http_session_free(s);
+        return http_request_empty(req, MHD_HTTP_OK);
+}
+
+mhd_result streamable_handle(HttpRequest *req) {
+        if (streq(req->method, "POST"))
+                return mcp_post(req);
+        if (streq(req->method, "GET"))
+                return mcp_get(req);
+        return mcp_delete(req);
+}

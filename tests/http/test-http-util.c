@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for src/http/http-util.[ch] and http-auth.[ch]: header parsing,
+ * listen addresses, SSE framing, the token, Origin and Host checks. */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "http-auth.h"
+#include "http-util.h"
+#include "macro.h"
+#include "test-helpers.h"
+
+TEST(test_accepts) {
+        ASSERT_TRUE(http_accepts("application/json, text/event-stream", "application/json"));
+        ASSERT_TRUE(http_accepts("application/json, text/event-stream", "text/event-stream"));
+        ASSERT_TRUE(http_accepts("text/event-stream,application/json", "application/json"));
+        ASSERT_TRUE(http_accepts("Application/JSON; charset=utf-8", "application/json"));
+        ASSERT_TRUE(http_accepts("*/*", "text/event-stream"));
+        ASSERT_TRUE(http_accepts("text/*", "text/event-stream"));
+        ASSERT_TRUE(http_accepts("application/json;q=0.5", "application/json"));
+        ASSERT_TRUE(http_accepts("  application/json  ;  q=1 ", "application/json"));
+        ASSERT_FALSE(http_accepts("application/json", "text/event-stream"));
+        ASSERT_FALSE(http_accepts("application/json;q=0", "application/json"));
+        ASSERT_FALSE(http_accepts("application/json;q=0.000", "application/json"));
+        ASSERT_FALSE(http_accepts("*/*, text/event-stream;q=0", "text/event-stream"));
+        ASSERT_TRUE(http_accepts("*/*;q=0, text/event-stream", "text/event-stream"));
+        ASSERT_FALSE(http_accepts("application/jsonx", "application/json"));
+        ASSERT_FALSE(http_accepts("application", "application/json"));
+        ASSERT_FALSE(http_accepts(NULL, "application/json"));
+        ASSERT_FALSE(http_accepts("", "application/json"));
+        ASSERT_FALSE(http_accepts(",,,;;", "application/json"));
+}
+
+TEST(test_content_type) {
+        ASSERT_TRUE(http_content_type_is("application/json", "application/json"));
+        ASSERT_TRUE(http_content_type_is("application/json; charset=utf-8", "application/json"));
+        ASSERT_TRUE(http_content_type_is(" APPLICATION/Json ", "application/json"));
+        ASSERT_FALSE(http_content_type_is("text/plain", "application/json"));
+        ASSERT_FALSE(http_content_type_is("application/json-seq", "application/json"));
+        ASSERT_FALSE(http_content_type_is(NULL, "application/json"));
+        ASSERT_FALSE(http_content_type_is("", "application/json"));
+}
+
+TEST(test_bearer) {
+        ASSERT_STREQ(http_bearer_token("Bearer abc"), "abc");
+        ASSERT_STREQ(http_bearer_token("bearer   abc"), "abc");
+        ASSERT_TRUE(http_bearer_token("Basic abc") == NULL);
+        ASSERT_TRUE(http_bearer_token("Bearerabc") == NULL);
+        ASSERT_TRUE(http_bearer_token("Bearer ") == NULL);
+        ASSERT_TRUE(http_bearer_token(NULL) == NULL);
+}
+
+static void check_addr(const char *s, int family, const char *host, uint16_t port) {
+        struct sockaddr_storage ss;
+        socklen_t len;
+        char buf[INET6_ADDRSTRLEN];
+
+        ASSERT_EQ_INT(http_parse_address(s, &ss, &len), 0);
+        ASSERT_EQ_INT(ss.ss_family, family);
+        if (family == AF_INET) {
+                ASSERT_EQ_INT(len, sizeof(struct sockaddr_in));
+                ASSERT_TRUE(inet_ntop(AF_INET, &((struct sockaddr_in *) &ss)->sin_addr, buf, sizeof buf));
+        } else {
+                ASSERT_EQ_INT(len, sizeof(struct sockaddr_in6));
+                ASSERT_TRUE(inet_ntop(AF_INET6, &((struct sockaddr_in6 *) &ss)->sin6_addr, buf, sizeof buf));
+        }
+        ASSERT_STREQ(buf, host);
+        ASSERT_EQ_INT(sockaddr_port((struct sockaddr *) &ss), port);
+}
+
+TEST(test_address) {
+        struct sockaddr_storage ss;
+        socklen_t len;
+
+        check_addr("127.0.0.1:8080", AF_INET, "127.0.0.1", 8080);
+        check_addr("localhost:80", AF_INET, "127.0.0.1", 80);
+        check_addr("0.0.0.0:1", AF_INET, "0.0.0.0", 1);
+        check_addr("[::1]:8080", AF_INET6, "::1", 8080);
+        /* The Go server's ":8080": every interface. */
+        check_addr(":8080", AF_INET6, "::", 8080);
+        ASSERT_EQ_INT(http_parse_address("", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("127.0.0.1", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("127.0.0.1:", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("127.0.0.1:65536", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("127.0.0.1:-1", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("127.0.0.1:80x", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("example.com:80", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("[::1]8080", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("[::1:8080", &ss, &len), -EINVAL);
+        ASSERT_EQ_INT(http_parse_address("[zz]:8080", &ss, &len), -EINVAL);
+}
+
+TEST(test_loopback) {
+        struct sockaddr_storage ss;
+        socklen_t len;
+
+        ASSERT_EQ_INT(http_parse_address("127.0.0.1:1", &ss, &len), 0);
+        ASSERT_TRUE(sockaddr_is_loopback((struct sockaddr *) &ss));
+        ASSERT_EQ_INT(http_parse_address("127.1.2.3:1", &ss, &len), 0);
+        ASSERT_TRUE(sockaddr_is_loopback((struct sockaddr *) &ss));
+        ASSERT_EQ_INT(http_parse_address("[::1]:1", &ss, &len), 0);
+        ASSERT_TRUE(sockaddr_is_loopback((struct sockaddr *) &ss));
+        ASSERT_EQ_INT(http_parse_address("[::ffff:127.0.0.1]:1", &ss, &len), 0);
+        ASSERT_TRUE(sockaddr_is_loopback((struct sockaddr *) &ss));
+        ASSERT_EQ_INT(http_parse_address("0.0.0.0:1", &ss, &len), 0);
+        ASSERT_FALSE(sockaddr_is_loopback((struct sockaddr *) &ss));
+        ASSERT_EQ_INT(http_parse_address(":1", &ss, &len), 0);
+        ASSERT_FALSE(sockaddr_is_loopback((struct sockaddr *) &ss));
+        ASSERT_EQ_INT(http_parse_address("10.0.0.1:1", &ss, &len), 0);
+        ASSERT_FALSE(sockaddr_is_loopback((struct sockaddr *) &ss));
+}
+
+TEST(test_sse) {
+        char *b = NULL;
+        size_t size = 0, alloc = 0;
+
+        ASSERT_EQ_INT(sse_append_event(&b, &size, &alloc, NULL, "{}", 2), 0);
+        ASSERT_STREQ(b, "data: {}\n\n");
+        size = 0;
+        ASSERT_EQ_INT(sse_append_event(&b, &size, &alloc, "message", "x", 1), 0);
+        ASSERT_STREQ(b, "event: message\ndata: x\n\n");
+        /* Line breaks in data cannot smuggle fields or end the event. */
+        size = 0;
+        ASSERT_EQ_INT(sse_append_event(&b, &size, &alloc, NULL, "a\nevent: x\r\nb\rc", 15), 0);
+        ASSERT_STREQ(b, "data: a\ndata: event: x\ndata: b\ndata: c\n\n");
+        size = 0;
+        ASSERT_EQ_INT(sse_append_event(&b, &size, &alloc, NULL, "", 0), 0);
+        ASSERT_STREQ(b, "data: \n\n");
+        free(b);
+}
+
+TEST(test_header_value_decode) {
+        char *s;
+
+        ASSERT_STREQ(s = mcp_header_value_decode("exec"), "exec");
+        free(s);
+        ASSERT_STREQ(s = mcp_header_value_decode("=?base64?ZXhlYw==?="), "exec");
+        free(s);
+        ASSERT_STREQ(s = mcp_header_value_decode("=?base64?w6k=?="), "\xc3\xa9");
+        free(s);
+        ASSERT_STREQ(s = mcp_header_value_decode("=?base64?" "?="), "");
+        free(s);
+        ASSERT_TRUE(mcp_header_value_decode("=?base64?ZX!oYw==?=") == NULL);
+        ASSERT_TRUE(mcp_header_value_decode("=?base64?ZX=hYw?=") == NULL);
+        /* A NUL inside cannot match any name. */
+        ASSERT_TRUE(mcp_header_value_decode("=?base64?AA==?=") == NULL);
+        ASSERT_STREQ(s = mcp_header_value_decode("=?base64?"), "=?base64?");
+        free(s);
+}
+
+TEST(test_visible_ascii) {
+        ASSERT_TRUE(str_is_visible_ascii("abc!~"));
+        ASSERT_FALSE(str_is_visible_ascii("a b"));
+        ASSERT_FALSE(str_is_visible_ascii("a\tb"));
+        ASSERT_FALSE(str_is_visible_ascii("\x7f"));
+        ASSERT_FALSE(str_is_visible_ascii("\xc3\xa9"));
+        ASSERT_FALSE(str_is_visible_ascii(""));
+        ASSERT_FALSE(str_is_visible_ascii(NULL));
+}
+
+TEST(test_token) {
+        HttpAuth a = { .token = (char *) "s3cret" }, none = {};
+
+        ASSERT_TRUE(streq_consttime("abc", "abc"));
+        ASSERT_FALSE(streq_consttime("abc", "abd"));
+        ASSERT_FALSE(streq_consttime("ab", "abc"));
+        ASSERT_FALSE(streq_consttime("abcd", "abc"));
+        ASSERT_FALSE(streq_consttime("", "abc"));
+        ASSERT_TRUE(streq_consttime("", ""));
+
+        ASSERT_TRUE(http_auth_token_ok(&none, NULL, NULL));
+        ASSERT_TRUE(http_auth_token_ok(&a, "s3cret", NULL));
+        ASSERT_TRUE(http_auth_token_ok(&a, NULL, "Bearer s3cret"));
+        ASSERT_TRUE(http_auth_token_ok(&a, "wrong", "Bearer s3cret"));
+        ASSERT_TRUE(http_auth_token_ok(&a, "s3cret", "Basic Zm9v"));
+        ASSERT_FALSE(http_auth_token_ok(&a, NULL, NULL));
+        ASSERT_FALSE(http_auth_token_ok(&a, "s3cre", NULL));
+        ASSERT_FALSE(http_auth_token_ok(&a, "s3cret2", NULL));
+        ASSERT_FALSE(http_auth_token_ok(&a, NULL, "s3cret"));
+        ASSERT_FALSE(http_auth_token_ok(&a, NULL, "Basic s3cret"));
+        ASSERT_FALSE(http_auth_token_ok(&a, "", "Bearer "));
+}
+
+TEST(test_origin) {
+        HttpAuth a = {};
+
+        ASSERT_TRUE(http_auth_origin_ok(&a, NULL));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "http://localhost:8080"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "null"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, ""));
+        ASSERT_EQ_INT(http_auth_parse_origins(" https://app.example , http://localhost:3000/,,", &a.origins), 0);
+        ASSERT_STREQ(a.origins[0], "https://app.example");
+        ASSERT_STREQ(a.origins[1], "http://localhost:3000/");
+        ASSERT_TRUE(a.origins[2] == NULL);
+        ASSERT_TRUE(http_auth_origin_ok(&a, "https://app.example"));
+        ASSERT_TRUE(http_auth_origin_ok(&a, "HTTPS://APP.EXAMPLE/"));
+        ASSERT_TRUE(http_auth_origin_ok(&a, "http://localhost:3000"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "https://app.example.evil"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "http://app.example"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "http://localhost:30000"));
+        http_auth_done(&a);
+        ASSERT_EQ_INT(http_auth_parse_origins("", &a.origins), 0);
+        ASSERT_TRUE(a.origins == NULL);
+        ASSERT_EQ_INT(http_auth_parse_origins(NULL, &a.origins), 0);
+        ASSERT_TRUE(a.origins == NULL);
+}
+
+TEST(test_host) {
+        HttpAuth a = { .check_host = true, .port = 8080, .bound_host = (char *) "127.0.0.2" }, off = {};
+
+        ASSERT_TRUE(http_auth_host_ok(&a, "127.0.0.1:8080"));
+        ASSERT_TRUE(http_auth_host_ok(&a, "localhost:8080"));
+        ASSERT_TRUE(http_auth_host_ok(&a, "LocalHost:8080"));
+        ASSERT_TRUE(http_auth_host_ok(&a, "[::1]:8080"));
+        ASSERT_TRUE(http_auth_host_ok(&a, "127.0.0.2:8080"));
+        ASSERT_FALSE(http_auth_host_ok(&a, "127.0.0.1"));           /* port 80 */
+        ASSERT_FALSE(http_auth_host_ok(&a, "127.0.0.1:8081"));
+        ASSERT_FALSE(http_auth_host_ok(&a, "evil.example:8080"));
+        ASSERT_FALSE(http_auth_host_ok(&a, "localhost.evil.example:8080"));
+        ASSERT_FALSE(http_auth_host_ok(&a, "127.0.0.1.nip.io:8080"));
+        ASSERT_FALSE(http_auth_host_ok(&a, "127.0.0.1:8080x"));
+        ASSERT_FALSE(http_auth_host_ok(&a, "127.0.0.1:"));
+        ASSERT_FALSE(http_auth_host_ok(&a, "[::1]"));
+        ASSERT_FALSE(http_auth_host_ok(&a, "[::1:8080"));
+        ASSERT_FALSE(http_auth_host_ok(&a, ""));
+        ASSERT_FALSE(http_auth_host_ok(&a, NULL));
+        a.port = 80;
+        ASSERT_TRUE(http_auth_host_ok(&a, "localhost"));
+        ASSERT_TRUE(http_auth_host_ok(&a, "localhost:80"));
+        ASSERT_TRUE(http_auth_host_ok(&off, "anything.example"));
+        ASSERT_TRUE(http_auth_host_ok(&off, NULL));
+}
+
+static char *write_credential(const char *content, size_t n) {
+        char *dir = strdup("/tmp/test-http-cred.XXXXXX"), path[256];
+        int fd;
+
+        ASSERT_TRUE(dir && mkdtemp(dir));
+        (void) snprintf(path, sizeof path, "%s/auth-token", dir);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ_INT(write(fd, content, n), (ssize_t) n);
+        close(fd);
+        return dir;
+}
+
+static void remove_credential(char *dir) {
+        char path[256];
+
+        (void) snprintf(path, sizeof path, "%s/auth-token", dir);
+        (void) unlink(path);
+        (void) rmdir(dir);
+        free(dir);
+}
+
+TEST(test_load_token) {
+        const char *source, *why;
+        char *t, *dir, big[HTTP_AUTH_TOKEN_MAX + 2];
+
+        (void) unsetenv("MCP_EXEC_AUTH_TOKEN");
+        ASSERT_EQ_INT(http_auth_load_token(NULL, &t, &source, &why), 0);
+        ASSERT_TRUE(t == NULL && source == NULL);
+
+        /* The environment, which is then cleared. */
+        ASSERT_EQ_INT(setenv("MCP_EXEC_AUTH_TOKEN", "envtok\n", 1), 0);
+        ASSERT_EQ_INT(http_auth_load_token("/nonexistent", &t, &source, &why), 0);
+        ASSERT_STREQ(t, "envtok");
+        ASSERT_STREQ(source, "environment");
+        ASSERT_TRUE(getenv("MCP_EXEC_AUTH_TOKEN") == NULL);
+        free(t);
+
+        /* The credential wins over the environment. */
+        dir = write_credential("credtok\n", 8);
+        ASSERT_EQ_INT(setenv("MCP_EXEC_AUTH_TOKEN", "envtok", 1), 0);
+        ASSERT_EQ_INT(http_auth_load_token(dir, &t, &source, &why), 0);
+        ASSERT_STREQ(t, "credtok");
+        ASSERT_STREQ(source, "credential");
+        free(t);
+        remove_credential(dir);
+        (void) unsetenv("MCP_EXEC_AUTH_TOKEN");
+
+        /* An empty credential is no token. */
+        dir = write_credential("\n", 1);
+        ASSERT_EQ_INT(http_auth_load_token(dir, &t, &source, &why), 0);
+        ASSERT_TRUE(t == NULL);
+        remove_credential(dir);
+
+        /* Tokens that cannot travel in a header are refused. */
+        dir = write_credential("two words", 9);
+        ASSERT_EQ_INT(http_auth_load_token(dir, &t, &source, &why), -EINVAL);
+        ASSERT_TRUE(why != NULL);
+        remove_credential(dir);
+        dir = write_credential("a\0b", 3);
+        ASSERT_EQ_INT(http_auth_load_token(dir, &t, &source, &why), -EINVAL);
+        remove_credential(dir);
+        memset(big, 'x', sizeof big);
+        dir = write_credential(big, sizeof big);
+        ASSERT_EQ_INT(http_auth_load_token(dir, &t, &source, &why), -EINVAL);
+        remove_credential(dir);
+        /* Exactly the maximum, with a newline, is fine. */
+        big[HTTP_AUTH_TOKEN_MAX] = '\n';
+        dir = write_credential(big, HTTP_AUTH_TOKEN_MAX + 1);
+        ASSERT_EQ_INT(http_auth_load_token(dir, &t, &source, &why), 0);
+        ASSERT_EQ_INT(strlen(t), HTTP_AUTH_TOKEN_MAX);
+        free(t);
+        remove_credential(dir);
+}
+
+int main(void) {
+        RUN(test_accepts);
+        RUN(test_content_type);
+        RUN(test_bearer);
+        RUN(test_address);
+        RUN(test_loopback);
+        RUN(test_sse);
+        RUN(test_header_value_decode);
+        RUN(test_visible_ascii);
+        RUN(test_token);
+        RUN(test_origin);
+        RUN(test_host);
+        RUN(test_load_token);
+        return 0;
+}
