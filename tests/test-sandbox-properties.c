@@ -349,7 +349,9 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
         expect_prop(ps, "RestrictNamespaces", "t", "0"); /* no namespace type allowed */
         expect_prop(ps, "UMask", "u", "63");              /* 0077 */
         expect_prop(ps, "WorkingDirectory", "s", "/tmp");
-        ASSERT_TRUE(asprintf(&want, "[(/tmp,mode=1777,size=%" PRIu64 ",nosuid,nodev)]", s->tmp_size_max) > 0);
+        ASSERT_TRUE(asprintf(&want, "[(/tmp,mode=1777,size=%" PRIu64 ",nosuid,nodev),"
+                                    "(/dev/shm,mode=1777,size=%" PRIu64 ",nosuid,nodev)]",
+                             s->tmp_size_max, s->tmp_size_max) > 0);
         expect_prop(ps, "TemporaryFileSystem", "a(ss)", want);
         free(want);
         expect_prop(ps, "InaccessiblePaths", "as", NULL);

@@ -358,6 +358,26 @@ static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata)
         return 0;
 }
 
+/* Answers a connection we will not serve. What it already sent is read and
+ * dropped first: closing a unix socket with unread data resets it, and the
+ * peer would see ECONNRESET instead of our answer. */
+static void refuse(int fd, const char *code, const char *message) {
+        Client tmp = { .fd = fd };
+
+        for (unsigned i = 0; i < 8; i++) {
+                _cleanup_json_ json_object *m = NULL;
+                int fds[RUNNER_MAX_FDS];
+                size_t n = 0;
+                int r = runner_recv(fd, &m, fds, ELEMENTSOF(fds), &n);
+                for (size_t k = 0; k < n && r > 0; k++)
+                        safe_close(fds[k]);
+                if (r <= 0 && r != -EBADMSG)
+                        break;
+        }
+        (void) client_send_error(&tmp, code, message);
+        (void) shutdown(fd, SHUT_WR);
+}
+
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Server *s = userdata;
         _cleanup_close_ int cfd = -EBADF;
@@ -380,15 +400,13 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 log_struct(LOG_WARNING, "MESSAGE=Refused broker connection from uid %u", (unsigned) uid,
                            "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
                            "MCP_DECISION=%s", "denied");
-                Client tmp = { .fd = cfd };
-                (void) client_send_error(&tmp, "access-denied", "only root and the mcp-exec user may use the broker");
+                refuse(cfd, "access-denied", "only root and the mcp-exec user may use the broker");
                 return 0;
         }
 
         /* Connections cost little, but every one is bounded. */
         if (s->n_clients >= 2 * s->config.max_concurrent + 16) {
-                Client tmp = { .fd = cfd };
-                (void) client_send_error(&tmp, "busy", "too many connections");
+                refuse(cfd, "busy", "too many connections");
                 return 0;
         }
 

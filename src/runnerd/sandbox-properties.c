@@ -104,9 +104,11 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
         if (r < 0)
                 return r;
 
-        /* The run's /tmp is its own tmpfs: gone with the run, charged to its
-         * memory limit, invisible to every other run. */
-        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 1, "/tmp", tmp_opts);
+        /* The run's /tmp and /dev/shm are its own tmpfs: gone with the run,
+         * charged to its memory limit, invisible to every other run.
+         * (PrivateDevices= alone would bind the host's /dev/shm.) */
+        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 2, "/tmp", tmp_opts,
+                                  "/dev/shm", tmp_opts);
         if (r < 0)
                 return r;
 

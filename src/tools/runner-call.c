@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,9 @@ int main(int argc, char *argv[]) {
         size_t code_len = 0, in_len = 0;
         FILE *f;
         int c, r;
+
+        /* A program that does not read all of its stdin closes the pipe. */
+        (void) signal(SIGPIPE, SIG_IGN);
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
                 uint64_t *dst = c == 't' ? &arg_timeout : c == 'o' ? &arg_max_output : c == 'n' ? &arg_count :
