@@ -4,8 +4,8 @@
 # and the next run works. A thread bomb hits the same limit and the run ends by itself.
 . "$(dirname "$0")/../lib/itest.sh"
 
-TASKS_MAX=64
-set_config "MCP_EXEC_TASKS_MAX=$TASKS_MAX"
+# The shipped default (MCP_EXEC_TASKS_MAX); the unit's own TasksMax= is checked below too.
+TASKS_MAX=128
 
 code='import os, sys, time
 os.write(1, b"START\n")
@@ -25,11 +25,12 @@ client=$!
 at_exit "kill $client 2>/dev/null"
 
 # Watch the run's task count while it runs.
-max_tasks=0 seen=0
+max_tasks=0 seen=0 unit_max=
 deadline=$((SECONDS + 40))
 while kill -0 "$client" 2>/dev/null && ((SECONDS < deadline)); do
     for u in $(active_run_units); do
         n=$(bx systemctl show -P TasksCurrent "$u" 2>/dev/null)
+        [[ -n $unit_max ]] || unit_max=$(bx systemctl show -P TasksMax "$u" 2>/dev/null)
         if [[ $n =~ ^[0-9]+$ ]]; then
             seen=1
             ((n > max_tasks)) && max_tasks=$n
@@ -47,6 +48,7 @@ jcheck "$out" '"START" in r["stdout"]' "the code did not start"
 jcheck "$out" '"LIMIT 11" in r["stdout"]' "fork never failed with EAGAIN: the task limit was not hit"
 jcheck "$out" 'r["timed_out"] is True and r["exit_code"] == -1' "the run did not end by its timeout"
 ((seen)) || fail "could not observe the run's TasksCurrent"
+[[ $unit_max == "$TASKS_MAX" ]] || fail "the run unit has TasksMax=$unit_max, expected $TASKS_MAX"
 ((max_tasks <= TASKS_MAX)) || fail "the run had $max_tasks tasks, more than TasksMax=$TASKS_MAX"
 ((max_tasks >= TASKS_MAX / 2)) || fail "the fork bomb only reached $max_tasks tasks; did it run?"
 assert_clean 15

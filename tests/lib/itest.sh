@@ -69,6 +69,7 @@ put() {
 
 # call [runner-call options...] -- CODE: run CODE (a string) through the broker.
 # Prints runner-call's stdout (JSON lines); its stderr goes to $HDIR/call.err. Returns its status.
+ITEST_CALL_WRAP=()
 call() {
     local -a opts=()
     while (($# > 0)) && [[ $1 != -- ]]; do
@@ -78,40 +79,48 @@ call() {
     [[ ${1-} == -- ]] && shift
     local f
     f=$(printf '%s' "$1" | put "code.$RANDOM$RANDOM.py")
-    bx mcp-exec-runner-call ${opts[@]+"${opts[@]}"} "$f" 2>"$HDIR/call.err"
+    bx ${ITEST_CALL_WRAP[@]+"${ITEST_CALL_WRAP[@]}"} mcp-exec-runner-call ${opts[@]+"${opts[@]}"} "$f" 2>"$HDIR/call.err"
+}
+
+# call_nosigpipe ...: like call, with SIGPIPE ignored, as the real front end (mcp-execd) runs:
+# where the broker refuses a run, the run's stdin pipe closes under the client writing the code.
+call_nosigpipe() {
+    local -a ITEST_CALL_WRAP=(sh -c 'trap "" PIPE; exec "$@"' sh)
+    call "$@"
 }
 
 # call_err: stderr of the last call.
 call_err() { cat "$HDIR/call.err" 2>/dev/null; }
 
 # jget JSON EXPR: evaluate the Python expression EXPR with `r` bound to the parsed JSON
-# object (the first line of JSON); prints the value (strings raw, everything else as JSON).
+# object (the first JSON line); prints the value (strings raw, everything else as JSON).
+# JSON goes through stdin: a result can be larger than one argument may be.
 jget() {
-    "$PY" - "$1" "$2" <<'EOF'
+    "$PY" -c '
 import json, sys
-line = sys.argv[1].strip().splitlines()[0] if sys.argv[1].strip() else "null"
-r = json.loads(line)
-v = eval(sys.argv[2], {"r": r, "json": json})
-print(v if isinstance(v, str) else json.dumps(v))
-EOF
+lines = [l for l in sys.stdin.read().splitlines() if l.strip()]
+r = json.loads(lines[0]) if lines else None
+v = eval(sys.argv[1], {"r": r, "json": json})
+sys.stdout.write(v if isinstance(v, str) else json.dumps(v))
+' "$2" <<<"$1"
 }
 
 # jcheck JSON EXPR [MESSAGE]: fail unless the Python expression EXPR is true for every JSON line
-# (bound to `r`). `rs` is the list of all lines. On failure, print the JSON.
+# (bound to `r`; `rs` is the list of all lines). On failure, print the offending JSON.
 jcheck() {
     local out
-    if ! out=$("$PY" - "$1" "$2" 2>&1 <<'EOF'
+    if ! out=$("$PY" -c '
 import json, sys
-lines = [l for l in sys.argv[1].splitlines() if l.strip()]
+lines = [l for l in sys.stdin.read().splitlines() if l.strip()]
 try:
     rs = [json.loads(l) for l in lines]
 except ValueError as e:
-    print("not JSON: %s" % e); sys.exit(1)
+    print("not JSON: %s: %r" % (e, "\n".join(lines)[:2000])); sys.exit(1)
 if not rs:
     print("no result line"); sys.exit(1)
 for r in rs:
     try:
-        ok = eval(sys.argv[2], {"r": r, "rs": rs, "json": json})
+        ok = eval(sys.argv[1], {"r": r, "rs": rs, "json": json})
     except Exception as e:
         ok = False
         print("%s: %r" % (type(e).__name__, e))
@@ -119,8 +128,7 @@ for r in rs:
         s = json.dumps(r)
         print(s if len(s) < 2000 else s[:2000] + "...")
         sys.exit(1)
-EOF
-    ); then
+' "$2" 2>&1 <<<"$1"); then
         fail "${3:-check failed}: $2"$'\n'"$out"$'\n'"runner-call stderr: $(call_err | head -c 2000)"
     fi
 }
@@ -221,3 +229,6 @@ journal_since() {
         bx journalctl --no-pager "$@"
     fi
 }
+
+# found CMD...: true if CMD prints something (for wait_for).
+found() { [[ -n $("$@") ]]; }
