@@ -24,7 +24,8 @@ void http_auth_done(HttpAuth *a);
  * when no token is configured. Compares in constant time. */
 bool http_auth_token_ok(const HttpAuth *a, const char *x_mcp_auth, const char *authorization);
 
-/* An absent Origin (no browser) is fine; a present one must be listed. */
+/* An absent Origin (no browser) is fine; a present one must be listed, or be
+ * our own loopback origin (http://localhost:PORT, 127.0.0.1, [::1]). */
 bool http_auth_origin_ok(const HttpAuth *a, const char *origin);
 
 /* The Host header must name the loopback address we listen on (localhost,

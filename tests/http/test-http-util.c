@@ -211,6 +211,22 @@ TEST(test_origin) {
         ASSERT_TRUE(a.origins == NULL);
 }
 
+TEST(test_origin_own_loopback) {
+        /* On loopback our own origin passes without a list; nothing else. */
+        HttpAuth a = { .check_host = true, .port = 8080, .bound_host = (char *) "127.0.0.1" };
+
+        ASSERT_TRUE(http_auth_origin_ok(&a, "http://localhost:8080"));
+        ASSERT_TRUE(http_auth_origin_ok(&a, "http://127.0.0.1:8080"));
+        ASSERT_TRUE(http_auth_origin_ok(&a, "http://[::1]:8080"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "http://localhost:8081"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "http://localhost"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "http://evil.example:8080"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "https://localhost:8080"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "http://localhost:8080/x"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "http://localhost.evil.example:8080"));
+        ASSERT_FALSE(http_auth_origin_ok(&a, "null"));
+}
+
 TEST(test_host) {
         HttpAuth a = { .check_host = true, .port = 8080, .bound_host = (char *) "127.0.0.2" }, off = {};
 
@@ -323,6 +339,7 @@ int main(void) {
         RUN(test_visible_ascii);
         RUN(test_token);
         RUN(test_origin);
+        RUN(test_origin_own_loopback);
         RUN(test_host);
         RUN(test_load_token);
         return 0;

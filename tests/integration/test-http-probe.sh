@@ -103,7 +103,7 @@ body_has bad-version '"supported"'
 expect 400 bad-json "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -d '{"jsonrpc":' "$URL/mcp"
 # Origin alone: the Host is right, so only the Origin check can refuse it.
 expect 403 bad-origin "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -H 'Origin: http://evil.example' -d "$LIST" "$URL/mcp"
-expect 403 bad-origin-get -H 'Accept: text/event-stream' "${S[@]}" -H 'Origin: http://localhost:8080' "$URL/mcp"
+expect 403 bad-origin-get -H 'Accept: text/event-stream' "${S[@]}" -H 'Origin: http://localhost:9999' "$URL/mcp"
 # DNS rebinding: another name for our address.
 expect 403 bad-host "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -H 'Host: rebind.example:8080' -d "$LIST" "$URL/mcp"
 expect 403 bad-host-port "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -H 'Host: 127.0.0.1:9999' -d "$LIST" "$URL/mcp"
