@@ -217,26 +217,8 @@ static json_object *wait_response(LineReader *lr, int id) {
         }
 }
 
-static char *read_stream(FILE *f, size_t *ret_len) {
-        char *buf = NULL;
-        size_t n = 0, a = 0;
-        for (;;) {
-                if (n == a) {
-                        char *p = realloc(buf, a = a ? a * 2 : 65536);
-                        if (!p) {
-                                free(buf);
-                                return NULL;
-                        }
-                        buf = p;
-                }
-                size_t k = fread(buf + n, 1, a - n, f);
-                if (k == 0)
-                        break;
-                n += k;
-        }
-        *ret_len = n;
-        return buf;
-}
+/* Far more than the server takes; the server says what its limit is. */
+#define READ_MAX (256U * 1024U * 1024U)
 
 static int cmd_run(uint64_t timeout_s, const char *file) {
         _cleanup_free_ char *code = NULL, *in = NULL;
@@ -244,7 +226,7 @@ static int cmd_run(uint64_t timeout_s, const char *file) {
         json_object *args, *params, *result, *sc, *v;
         size_t code_len = 0, in_len = 0;
         LineReader lr = {};
-        int fd, ret = EXIT_MCP_EXEC_FAILED;
+        int fd, r, ret = EXIT_MCP_EXEC_FAILED;
         FILE *f;
 
         f = !file || streq(file, "-") ? stdin : fopen(file, "re");
@@ -252,14 +234,14 @@ static int cmd_run(uint64_t timeout_s, const char *file) {
                 fprintf(stderr, "mcp-exec: cannot open %s: %m\n", file);
                 return EXIT_MCP_EXEC_FAILED;
         }
-        code = read_stream(f, &code_len);
+        r = read_full_stream(f, READ_MAX, &code, &code_len);
         if (f != stdin)
                 fclose(f);
         /* With a FILE, our own stdin (when not a terminal) is the program's. */
-        if (f != stdin && !isatty(STDIN_FILENO))
-                in = read_stream(stdin, &in_len);
-        if (!code) {
-                fprintf(stderr, "mcp-exec: out of memory\n");
+        if (r >= 0 && f != stdin && !isatty(STDIN_FILENO))
+                r = read_full_stream(stdin, READ_MAX, &in, &in_len);
+        if (r < 0) {
+                fprintf(stderr, "mcp-exec: cannot read the input: %s\n", strerror(-r));
                 return EXIT_MCP_EXEC_FAILED;
         }
 

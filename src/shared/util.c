@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -110,5 +111,34 @@ int getpeercred_fd(int fd, pid_t *ret_pid, uid_t *ret_uid, gid_t *ret_gid) {
                 *ret_uid = uc.uid;
         if (ret_gid)
                 *ret_gid = uc.gid;
+        return 0;
+}
+
+int read_full_stream(FILE *f, size_t max, char **ret, size_t *ret_len) {
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, a = 0;
+
+        for (;;) {
+                if (n == a) {
+                        if (a >= max + 1)
+                                return -EFBIG;
+                        a = MIN(MAX(a * 2, (size_t) 65536), max + 1);
+                        char *p = realloc(buf, a);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                }
+                size_t k = fread(buf + n, 1, a - n, f);
+                if (k == 0) {
+                        if (ferror(f))
+                                return -EIO;
+                        break;
+                }
+                n += k;
+        }
+        if (n > max)
+                return -EFBIG;
+        *ret = TAKE_PTR(buf);
+        *ret_len = n;
         return 0;
 }

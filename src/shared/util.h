@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 int fd_nonblock(int fd, bool nonblock);
@@ -22,5 +23,8 @@ uint64_t now_usec(void);   /* CLOCK_MONOTONIC */
 
 /* "SIGKILL" for 9; NULL for numbers that are no signal. */
 const char *signal_to_name(int sig);
+
+/* Reads f to its end into a new buffer (not NUL-terminated); -EFBIG past max. */
+int read_full_stream(FILE *f, size_t max, char **ret, size_t *ret_len);
 
 int getpeercred_fd(int fd, pid_t *ret_pid, uid_t *ret_uid, gid_t *ret_gid);

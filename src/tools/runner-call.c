@@ -81,28 +81,6 @@ static int start_next(sd_event *unused) {
         return 0;
 }
 
-static char *read_all(FILE *f, size_t *ret_len) {
-        char *buf = NULL;
-        size_t n = 0, a = 0;
-        for (;;) {
-                if (n == a) {
-                        a = a ? a * 2 : 65536;
-                        char *p = realloc(buf, a);
-                        if (!p) {
-                                free(buf);
-                                return NULL;
-                        }
-                        buf = p;
-                }
-                size_t k = fread(buf + n, 1, a - n, f);
-                if (k == 0)
-                        break;
-                n += k;
-        }
-        *ret_len = n;
-        return buf;
-}
-
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },   { "timeout", required_argument, NULL, 't' },
@@ -135,11 +113,11 @@ int main(int argc, char *argv[]) {
                 return fprintf(stderr, "mcp-exec-runner-call: one FILE or - expected\n"), 2;
 
         f = streq(argv[optind], "-") ? stdin : fopen(argv[optind], "re");
-        if (!f || !(code = read_all(f, &code_len)))
+        if (!f || read_full_stream(f, SIZE_MAX / 2, &code, &code_len) < 0)
                 return fprintf(stderr, "mcp-exec-runner-call: cannot read %s\n", argv[optind]), 2;
         if (arg_stdin_file) {
                 FILE *g = fopen(arg_stdin_file, "re");
-                if (!g || !(in = read_all(g, &in_len)))
+                if (!g || read_full_stream(g, SIZE_MAX / 2, &in, &in_len) < 0)
                         return fprintf(stderr, "mcp-exec-runner-call: cannot read %s\n", arg_stdin_file), 2;
                 fclose(g);
         }
