@@ -84,9 +84,11 @@ static void run_finish(Run *run, const char *error) {
                 if (!res.oom_killed && run->oom_watch) {
                         int o = oom_watch_result(run->oom_watch);
                         /* Ambiguous only when we woke after the cgroup was
-                         * gone: then an unexplained SIGKILL means the OOM killer. */
+                         * gone: then an unexplained SIGKILL (Result=signal: not
+                         * a stop systemd was asked for) means the OOM killer. */
                         res.oom_killed = o > 0 || (o == -EAGAIN && res.signal == SIGKILL && !res.timed_out &&
-                                                   !run->cancelled);
+                                                   !run->cancelled && run->unit_result &&
+                                                   streq(run->unit_result, "signal"));
                 }
                 if (res.timed_out || res.oom_killed) {
                         res.exit_code = -1;
