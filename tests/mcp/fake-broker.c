@@ -49,9 +49,11 @@ static void send_event(FakeRun *r, json_object *ev) {
 }
 
 static void write_all(int fd, const char *s, size_t n) {
-        /* Small amounts into an empty pipe: never blocks. */
+        /* Small amounts into an empty pipe: never blocks. The client may be
+         * gone already (EPIPE), which a real broker shrugs off too; the
+         * tests check what the client received. */
         if (n > 0)
-                ASSERT_EQ_INT(loop_write(fd, s, n), 0);
+                (void) loop_write(fd, s, n);
 }
 
 static int on_exit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
