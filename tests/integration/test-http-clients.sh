@@ -14,38 +14,10 @@
 URL=http://127.0.0.1:8080
 TOKEN=tok-$RANDOM$RANDOM$RANDOM$RANDOM
 
-# The credential systemd mounts for the service shows only if / is a shared mount, as on a host;
-# systemd leaves it private in a container like the box.
-ensure_shared_root() {
-    if ! bx findmnt -no PROPAGATION / | grep -q shared; then
-        bx mount --make-rshared / || fail "cannot make / a shared mount in the box"
-        at_exit 'bx mount --make-rprivate /'
-    fi
-}
-ensure_shared_root
-
-ITEST_SOCKET_ADDED=
-if ! bx systemctl cat mcp-exec.socket >/dev/null 2>&1; then
-    bx sh -c 'cat >/run/systemd/system/mcp-exec.socket' <"$ITEST_DIR/../units/mcp-exec.socket" ||
-        fail "cannot install mcp-exec.socket in the box"
-    ITEST_SOCKET_ADDED=1
-    bx systemctl daemon-reload
-fi
-remove_socket() {
-    bx systemctl stop mcp-exec.socket mcp-exec.service >/dev/null 2>&1
-    if [[ -n $ITEST_SOCKET_ADDED ]]; then
-        bx rm -f /run/systemd/system/mcp-exec.socket
-        bx systemctl daemon-reload
-    fi
-    bx systemctl start mcp-exec-stdio.socket >/dev/null 2>&1
-}
-at_exit remove_socket
+. "$ITEST_DIR/lib/http.sh"
 at_exit 'bx rm -f /etc/credstore/mcp-exec.auth-token'
 bx sh -c "mkdir -p /etc/credstore && umask 077 && printf '%s\n' '$TOKEN' >/etc/credstore/mcp-exec.auth-token"
-bx sh -c 'systemctl stop mcp-exec.service
-          systemctl reset-failed mcp-exec.service mcp-exec.socket 2>/dev/null
-          systemctl restart mcp-exec.socket' >/dev/null 2>&1
-bx systemctl is-active -q mcp-exec.socket || fail "mcp-exec.socket does not listen"
+restart_http
 
 SDK=$CLIENTS/node_modules/@modelcontextprotocol/sdk/dist/esm/client
 V2=$CLIENTS/node_modules/@modelcontextprotocol/client/dist/index.mjs

@@ -12,40 +12,7 @@
 URL=http://127.0.0.1:8080
 bx sh -c 'command -v curl' >/dev/null || skip "no curl in the box"
 
-# The socket unit, from the source tree if the build did not install it.
-# The credential systemd mounts for the service shows only if / is a shared mount, as on a host;
-# systemd leaves it private in a container like the box.
-ensure_shared_root() {
-    if ! bx findmnt -no PROPAGATION / | grep -q shared; then
-        bx mount --make-rshared / || fail "cannot make / a shared mount in the box"
-        at_exit 'bx mount --make-rprivate /'
-    fi
-}
-ensure_shared_root
-
-ITEST_SOCKET_ADDED=
-if ! bx systemctl cat mcp-exec.socket >/dev/null 2>&1; then
-    bx sh -c 'cat >/run/systemd/system/mcp-exec.socket' <"$ITEST_DIR/../units/mcp-exec.socket" ||
-        fail "cannot install mcp-exec.socket in the box"
-    ITEST_SOCKET_ADDED=1
-    bx systemctl daemon-reload
-fi
-remove_socket() {
-    bx systemctl stop mcp-exec.socket mcp-exec.service >/dev/null 2>&1
-    if [[ -n $ITEST_SOCKET_ADDED ]]; then
-        bx rm -f /run/systemd/system/mcp-exec.socket
-        bx systemctl daemon-reload
-    fi
-}
-at_exit remove_socket
-
-# restart_http: the front end reads its configuration at start; the socket starts it again.
-restart_http() {
-    bx sh -c 'systemctl stop mcp-exec.service
-              systemctl reset-failed mcp-exec.service mcp-exec.socket 2>/dev/null
-              systemctl restart mcp-exec.socket' >/dev/null 2>&1
-    bx systemctl is-active -q mcp-exec.socket || fail "mcp-exec.socket does not listen"
-}
+. "$ITEST_DIR/lib/http.sh"
 
 # req NAME CURL-ARGS...: prints the status; headers and body land in $HDIR/NAME.h and NAME.b.
 req() {
