@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# The attack corpus (tests/attacks/*.py, format in tests/attacks/README.md): each case is sent as
+# the exec tool's code through one real MCP client session (tests/clients/attacks.mjs: the v1
+# SDK Client over `mcp-exec stdio`, in the box as root). After every case the harness checks that
+# the service still answers, that the next run is clean and that nothing (unit, process, file of a
+# dynamic uid) is left.
+#
+# Set up here for the cases:
+#   testhost    a network namespace in the box (mcpatk) behind a veth pair, 10.213.0.1/24 and
+#               fd00:213::1/64 on the box's side, .2 and ::2 inside, with TCP and UDP listeners
+#   hostlisten  TCP and UDP listeners on the box's own 127.0.0.1 and ::1, and an abstract unix
+#               socket in the box's network namespace
+# Every listener logs each connection or datagram to a file; before the cases a control, from the
+# box itself (outside any sandbox), shows that each one does log, so `# after: listeners-silent`
+# can fail.
+#
+# ATTACK_CASES='net-* out-nul' (globs on the file name) runs a subset.
+. "$(dirname "$0")/../lib/itest.sh"
+. "$ITEST_DIR/clients/lib.sh"
+
+CASES_HOST=$ITEST_DIR/attacks
+NS=mcpatk
+VETH=mcpatk0
+TESTPORT=$((20000 + $$ % 20000))
+HOSTPORT=$((TESTPORT + 1))
+ABSTRACT=mcpatk-abstract-$$
+UNIT_TH=mcp-atk-testhost-$$
+UNIT_LO=mcp-atk-local-$$
+
+# --- the cases -----------------------------------------------------------------------------------
+mkdir -p "$HDIR/cases"
+shopt -s nullglob
+files=()
+read -ra globs <<<"${ATTACK_CASES//,/ }"
+for f in "$CASES_HOST"/{net,res,esc,out}-*.py; do
+    b=$(basename "$f")
+    if [[ -n ${ATTACK_CASES-} ]]; then
+        keep=0
+        for g in "${globs[@]}"; do
+            # shellcheck disable=SC2053 # a glob on purpose
+            [[ $b == $g || ${b%.py} == $g ]] && keep=1
+        done
+        ((keep)) || continue
+    fi
+    files+=("$f")
+done
+shopt -u nullglob
+((${#files[@]} > 0)) || fail "no case files in $CASES_HOST${ATTACK_CASES:+ matching $ATTACK_CASES}"
+cp "${files[@]}" "$HDIR/cases/"
+chmod 0644 "$HDIR/cases/"*
+log "${#files[@]} cases"
+
+# --- listeners -----------------------------------------------------------------------------------
+# listener.py LOG ADDR... : ADDR is tcp:HOST:PORT, udp:HOST:PORT or abstract:NAME. One line per
+# connection or datagram; "ready" once all are bound.
+put listener.py >/dev/null <<'PYEOF'
+import os, selectors, socket, sys, time
+log = open(sys.argv[1], "a", buffering=1)
+sel = selectors.DefaultSelector()
+for spec in sys.argv[2:]:
+    kind, rest = spec.split(":", 1)
+    if kind == "abstract":
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind("\0" + rest)
+        s.listen(16)
+    else:
+        host, port = rest.rsplit(":", 1)
+        fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+        s = socket.socket(fam, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((host, int(port)))
+        if kind == "tcp":
+            s.listen(16)
+    sel.register(s, selectors.EVENT_READ, spec)
+log.write("ready\n")
+while True:
+    for key, _ in sel.select():
+        s, spec = key.fileobj, key.data
+        if spec.startswith("udp"):
+            data, peer = s.recvfrom(65536)
+            log.write("%.3f %s datagram from %s: %r\n" % (time.time(), spec, peer, data[:60]))
+        else:
+            c, peer = s.accept()
+            c.settimeout(0.5)
+            try:
+                data = c.recv(60)
+            except OSError:
+                data = b""
+            c.close()
+            log.write("%.3f %s connection from %r: %r\n" % (time.time(), spec, peer, data))
+PYEOF
+
+LOG_TH=$HDIR/listen-testhost.log
+LOG_LO=$HDIR/listen-local.log
+: >"$LOG_TH"
+: >"$LOG_LO"
+
+cleanup_net() {
+    bx systemctl stop "$UNIT_TH" "$UNIT_LO" >/dev/null 2>&1
+    bx systemctl reset-failed "$UNIT_TH" "$UNIT_LO" >/dev/null 2>&1
+    bx ip link del "$VETH" >/dev/null 2>&1
+    bx ip netns del "$NS" >/dev/null 2>&1
+}
+at_exit cleanup_net
+cleanup_net
+
+bx ip netns add "$NS" || fail "cannot create the network namespace $NS in the box"
+bx sh -ec "
+    ip link add $VETH type veth peer name mcpatk1
+    ip link set mcpatk1 netns $NS
+    ip addr add 10.213.0.1/24 dev $VETH
+    ip -6 addr add fd00:213::1/64 dev $VETH nodad
+    ip link set $VETH up
+    ip netns exec $NS sh -ec '
+        ip link set lo up
+        ip addr add 10.213.0.2/24 dev mcpatk1
+        ip -6 addr add fd00:213::2/64 dev mcpatk1 nodad
+        ip link set mcpatk1 up'
+" || fail "cannot set up the veth pair to $NS"
+
+bx systemd-run --quiet --unit="$UNIT_TH" --property=Type=simple \
+    --property=NetworkNamespacePath=/run/netns/$NS \
+    python3 "$BDIR/listener.py" "$BDIR/listen-testhost.log" \
+    "tcp:10.213.0.2:$TESTPORT" "udp:10.213.0.2:$TESTPORT" \
+    "tcp:fd00:213::2:$TESTPORT" "udp:fd00:213::2:$TESTPORT" ||
+    fail "cannot start the test host's listeners"
+bx systemd-run --quiet --unit="$UNIT_LO" --property=Type=simple \
+    python3 "$BDIR/listener.py" "$BDIR/listen-local.log" \
+    "tcp:127.0.0.1:$HOSTPORT" "udp:127.0.0.1:$HOSTPORT" \
+    "tcp:::1:$HOSTPORT" "udp:::1:$HOSTPORT" "abstract:$ABSTRACT" ||
+    fail "cannot start the box's own listeners"
+wait_for 15 grep -qx ready "$LOG_TH" || fail "the test host's listeners did not come up: $(bx systemctl status --no-pager "$UNIT_TH" 2>&1 | tail -5)"
+wait_for 15 grep -qx ready "$LOG_LO" || fail "the box's listeners did not come up: $(bx systemctl status --no-pager "$UNIT_LO" 2>&1 | tail -5)"
+
+# Control: from the box, outside any sandbox, every listener logs what reaches it.
+control='import socket, sys
+fam = {4: socket.AF_INET, 6: socket.AF_INET6}
+kind, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if kind == "abstract":
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(3); s.connect("\0" + host); s.sendall(b"control")
+else:
+    f = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if kind == "tcp":
+        s = socket.create_connection((host, port), timeout=3); s.sendall(b"control")
+    else:
+        s = socket.socket(f, socket.SOCK_DGRAM); s.sendto(b"control", (host, port))
+s.close()'
+for spec in "tcp 10.213.0.2 $TESTPORT $LOG_TH" "udp 10.213.0.2 $TESTPORT $LOG_TH" \
+    "tcp fd00:213::2 $TESTPORT $LOG_TH" "udp fd00:213::2 $TESTPORT $LOG_TH" \
+    "tcp 127.0.0.1 $HOSTPORT $LOG_LO" "udp 127.0.0.1 $HOSTPORT $LOG_LO" \
+    "tcp ::1 $HOSTPORT $LOG_LO" "udp ::1 $HOSTPORT $LOG_LO" "abstract $ABSTRACT 0 $LOG_LO"; do
+    read -r kind host port lf <<<"$spec"
+    [[ $kind == abstract ]] && pat="abstract:$host connection" || pat="$kind:$host:$port (connection|datagram) from .*'control'"
+    got=0
+    for _ in 1 2 3 4 5; do
+        bx python3 -c "$control" "$kind" "$host" "$port" >/dev/null 2>&1
+        if wait_for 2 grep -Eq -- "$pat" "$lf"; then
+            got=1
+            break
+        fi
+    done
+    ((got)) || fail "control: the $kind listener on $host${port:+ port $port} logged nothing for a client in the box:"$'\n'"$(cat "$lf")"
+done
+log "control: all 9 listeners log a connection or datagram from the box"
+
+# --- the run -------------------------------------------------------------------------------------
+t0=$SECONDS
+cnode attacks.mjs ATTACK_RESULTS="$BDIR/results.jsonl" ATTACK_NEEDS=testhost,hostlisten \
+    ATTACK_TESTHOST4=10.213.0.2 ATTACK_TESTHOST6=fd00:213::2 ATTACK_TESTPORT="$TESTPORT" \
+    ATTACK_HOSTPORT="$HOSTPORT" ATTACK_ABSTRACT="$ABSTRACT" \
+    ATTACK_LISTEN_LOGS="$BDIR/listen-testhost.log,$BDIR/listen-local.log" \
+    "$BDIR/cases" 2>&1 | sed 's/mcpcanary[a-z0-9]*/<canary>/g' >&2
+rc=${PIPESTATUS[0]}
+log "harness exit status $rc after $((SECONDS - t0)) s"
+
+[[ -s $HDIR/results.jsonl ]] || fail "the harness wrote no results"
+"$ITEST_DIR/attacks/report" "$HDIR/results.jsonl" >&2 || log "(the report exits non-zero when a case failed)"
+ran=$(grep -c . "$HDIR/results.jsonl")
+((ran == ${#files[@]})) || fail "$ran cases ran, but there are ${#files[@]} case files"
+((rc == 0)) || fail "attack cases failed (see above)"
+
+# The listeners are still there: a silent listener was silent because of the sandbox.
+for lf in "$LOG_TH" "$LOG_LO"; do
+    n=$(wc -l <"$lf")
+    bx python3 -c "$control" tcp "$([[ $lf == "$LOG_TH" ]] && echo 10.213.0.2 || echo 127.0.0.1)" \
+        "$([[ $lf == "$LOG_TH" ]] && echo "$TESTPORT" || echo "$HOSTPORT")" >/dev/null 2>&1 ||
+        fail "control: a listener ($lf) no longer answers after the cases"
+    wait_for 5 test "$(wc -l <"$lf")" -gt "$n" || fail "control: a listener ($lf) no longer logs after the cases"
+done
+assert_clean 15
+pass
