@@ -2,7 +2,8 @@
 # The Debian package, installed and purged in the box: `apt-get install ./mcp-exec_*.deb` creates
 # the user and groups, installs the units and the polkit action, enables and starts
 # mcp-exec-runner.socket and mcp-exec-stdio.socket and leaves mcp-exec.socket disabled; after
-# `systemctl enable --now mcp-exec.socket` code runs over HTTP (the README's stateless call) and
+# `systemctl enable --now mcp-exec.socket`, which succeeds while a local session runs code,
+# code runs over HTTP (the README's stateless call) and
 # through `mcp-exec run`; `apt-get purge` leaves no unit, enablement link, helper, polkit file or
 # socket behind (the mcp-exec user and groups stay, as Debian policy asks of system users).
 #
@@ -65,14 +66,22 @@ bx test -f /usr/share/polkit-1/actions/org.mcp-exec.policy || fail "no polkit ac
 bx stat -c '%U:%G %a' /run/mcp-exec/runner.sock | grep -qx 'root:mcp-exec 660' ||
     fail "runner.sock: $(bx stat -c '%U:%G %a' /run/mcp-exec/runner.sock)"
 
-# --- HTTP, after the admin's `systemctl enable --now mcp-exec.socket`. First, as the README says:
-# the socket refuses to start while mcp-exec.service runs already (activated by the stdio socket). The credential systemd
-# mounts for the service shows only if / is a shared mount, as on a host (see test-http-activation).
+# --- HTTP, after the admin's `systemctl enable --now mcp-exec.socket`, while a local session runs
+# code (mcp-exec-stdio.service active): the two sockets have services of their own, so this
+# works (with one service for both, systemd refused: "Socket service ... already active").
+# The credential systemd mounts for the service shows only if / is a shared mount, as on a host
+# (see test-http-activation).
 if ! bx findmnt -no PROPAGATION / | grep -q shared; then
     bx mount --make-rshared / || fail "cannot make / a shared mount in the box"
     at_exit 'bx mount --make-rprivate /'
 fi
-en=$(bx systemctl enable --now mcp-exec.socket 2>&1) || fail "systemctl enable --now mcp-exec.socket failed: $en"
+printf 'import time\ntime.sleep(15)\nprint("slept")\n' | bx mcp-exec run >"$HDIR/slow.out" 2>"$HDIR/slow.err" &
+slowpid=$!
+at_exit "kill $slowpid 2>/dev/null"
+wait_for 30 found active_run_units || fail "no run while mcp-exec run sleeps: $(cat "$HDIR/slow.err")"
+bx systemctl is-active -q mcp-exec-stdio.service || fail "mcp-exec-stdio.service is not active during a local run"
+en=$(bx systemctl enable --now mcp-exec.socket 2>&1) ||
+    fail "systemctl enable --now mcp-exec.socket failed while a local session runs: $en"
 [[ $(bx systemctl is-enabled mcp-exec.socket) == enabled ]] || fail "mcp-exec.socket not enabled"
 st=$(bx curl -s --max-time 60 -o "$BDIR/http.b" -w '%{http_code}' "$URL/mcp" \
     -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
@@ -81,6 +90,9 @@ st=$(bx curl -s --max-time 60 -o "$BDIR/http.b" -w '%{http_code}' "$URL/mcp" \
 [[ $st == 200 ]] || fail "HTTP $st: $(head -c 500 "$HDIR/http.b")"
 grep -qF '"stdout":"42\n"' "$HDIR/http.b" || fail "no answer 42 over HTTP: $(head -c 500 "$HDIR/http.b")"
 log "HTTP: 200, stdout 42"
+wait "$slowpid" || fail "the local run during the enable failed: $(cat "$HDIR/slow.out" "$HDIR/slow.err")"
+[[ $(cat "$HDIR/slow.out") == slept ]] || fail "the local run printed: $(cat "$HDIR/slow.out")"
+log "the local session that ran during the enable finished: slept"
 
 # --- mcp-exec run (the local socket, polkit: root).
 out=$(printf 'print(6*7)\n' | bx mcp-exec run 2>"$HDIR/run.err") || fail "mcp-exec run failed: $out $(cat "$HDIR/run.err")"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Unit hardening, measured against the installed units in the box:
-#  - `systemd-analyze security` of the front end (mcp-exec.service), of a live per-run unit and of
+#  - `systemd-analyze security` of the front ends (mcp-exec.service for HTTP, mcp-exec-stdio.service
+#    for local sessions), of a live per-run unit and of
 #    the broker (mcp-exec-runner.service) stay at or below the committed bounds below;
 #  - `systemd-analyze verify` of every installed mcp-exec unit prints nothing and succeeds;
 #  - mcp-exec.slice carries the aggregate caps (MemoryMax=, TasksMax= set, not infinity);
@@ -9,7 +10,9 @@
 
 # Committed bounds (exposure levels, lower is better; a rise above one fails the test).
 # Measured with systemd 252 (Debian 12) on 2026-12-02:
-#   mcp-exec.service        0.5  (issue 5: at most 1.0)
+#   mcp-exec.service        0.4  (issue 5: at most 1.0; 0.5 before the HTTP front end lost polkit:
+#                                 ProtectProc=invisible, ProcSubset=pid)
+#   mcp-exec-stdio.service  0.5  (issue 5: at most 1.0; reads /proc of its polkit-checked peers)
 #   per-run unit            0.8  (issue 5: at most 1.0; properties from src/runnerd/sandbox-properties.c)
 #   mcp-exec-runner.service 1.1  (root, for the system bus: User= 0.4, no ProtectControlGroups= 0.2
 #                                 (cgroup v1 OOM notifications), @privileged/@resources allowed 0.4;
@@ -18,7 +21,7 @@ BOUND_FRONTEND=1.0
 BOUND_RUN=1.0
 BOUND_BROKER=1.1
 
-UNITS=(mcp-exec.service mcp-exec-runner.service mcp-exec.socket mcp-exec-stdio.socket
+UNITS=(mcp-exec.service mcp-exec-stdio.service mcp-exec-runner.service mcp-exec.socket mcp-exec-stdio.socket
     mcp-exec-runner.socket mcp-exec.slice)
 
 bx systemd-analyze --version >/dev/null 2>&1 || skip "no systemd-analyze in the box"
@@ -51,6 +54,7 @@ log "systemd-analyze verify: clean (${UNITS[*]})"
 
 # 2. scores of the static units.
 check_score mcp-exec.service "$BOUND_FRONTEND"
+check_score mcp-exec-stdio.service "$BOUND_FRONTEND"
 check_score mcp-exec-runner.service "$BOUND_BROKER"
 
 # 3. a live per-run unit, then stop it through the slice.

@@ -25,8 +25,7 @@ remove_socket() {
         bx rm -f /run/systemd/system/mcp-exec.socket
         bx systemctl daemon-reload
     fi
-    # Stopping the service took the stdio socket's listener with it for later tests.
-    bx systemctl start mcp-exec-stdio.socket >/dev/null 2>&1
+    # Local sessions are not touched: mcp-exec-stdio.socket feeds its own service.
 }
 at_exit remove_socket
 
