@@ -88,10 +88,10 @@ inspector() {
     bx env HOME="$BDIR/home" "$CLIENTS/node_modules/.bin/mcp-inspector" --cli "$@"
 }
 
-# stop_frontend: stop mcp-exec.service so that the next connection starts it with the current
-# configuration (it is socket-activated).
+# stop_frontend: stop mcp-exec-stdio.service (the front end of local sessions) so that the next
+# connection starts it with the current configuration (it is socket-activated).
 stop_frontend() {
-    bx sh -c 'systemctl stop mcp-exec.service
-              systemctl reset-failed mcp-exec.service 2>/dev/null
+    bx sh -c 'systemctl stop mcp-exec-stdio.service
+              systemctl reset-failed mcp-exec-stdio.service 2>/dev/null
               systemctl start mcp-exec-stdio.socket' >/dev/null 2>&1
 }

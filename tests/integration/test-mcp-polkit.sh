@@ -96,7 +96,7 @@ ok = True
 for uid, want, n in ((alice, "allowed", 2), (bob, "denied", 2)):
     es = [e for e in decisions if e.get("MCP_CLIENT_UID") == uid]
     good = [e for e in es if e.get("MCP_DECISION") == want and e.get("MCP_POLKIT_ACTION") == "org.mcp-exec.run"
-            and e.get("_SYSTEMD_UNIT") == "mcp-exec.service" and e.get("MCP_CLIENT_PID")]
+            and e.get("_SYSTEMD_UNIT") == "mcp-exec-stdio.service" and e.get("MCP_CLIENT_PID")]
     if len(good) < n or len(good) != len(es):
         print("uid %s: expected %d entries with MCP_DECISION=%s, got:\n%s" % (uid, n, want, show(es)), file=sys.stderr)
         ok = False
