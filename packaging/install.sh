@@ -1,10 +1,27 @@
 #!/usr/bin/env bash
 # packaging/install.sh - the quick start: install the build dependencies,
-# build, install into /usr, create the mcp-exec user and start the broker.
+# build, install into /usr, create the mcp-exec user, enable and start the broker
+# and stdio sockets, run one piece of code and print how to connect a client.
+# On a host whose PID 1 is not systemd it says so and exits 1, installing nothing.
 # Run as root on Debian 12 (or any distro with systemd >= 252 and apt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $(id -u) -eq 0 ]] || { echo "install.sh: run as root (sudo $0)" >&2; exit 1; }
+
+# Without systemd as PID 1 the service cannot run (every run is a transient systemd unit):
+# say so before touching anything.
+pid1=$(ps -o comm= -p 1 2>/dev/null || echo unknown)
+if [[ $pid1 != systemd || ! -d /run/systemd/system ]]; then
+    cat >&2 <<MSG
+install.sh: PID 1 on this machine is not systemd (it is $pid1), so mcp-exec cannot
+run here: every run is a transient systemd unit. Nothing was installed. Try it in
+the project's systemd box instead (boots a real systemd in namespaces, installs a
+build there and runs code):
+
+    sudo tests/box/try
+MSG
+    exit 1
+fi
 
 packaging/deps.sh
 meson setup build-release -Dprefix=/usr --buildtype=release --wipe >/dev/null 2>&1 ||
@@ -12,23 +29,11 @@ meson setup build-release -Dprefix=/usr --buildtype=release --wipe >/dev/null 2>
 ninja -C build-release >/dev/null
 meson install -C build-release --quiet >/dev/null
 echo "Installed to /usr/libexec/mcp-exec and $(pkg-config --variable=systemdsystemunitdir systemd)."
-
-if [[ $(ps -o comm= -p 1) != systemd || ! -d /run/systemd/system ]]; then
-    cat <<MSG
-PID 1 on this machine is not systemd ($(ps -o comm= -p 1)), so the service cannot
-run here: every run is a transient systemd unit. Try it in the project's
-systemd box instead (boots a real systemd in namespaces, installs this build):
-
-    sudo tests/box/try
-MSG
-    exit 0
-fi
-
 systemd-sysusers
 systemctl daemon-reload
 systemctl enable --now mcp-exec-runner.socket mcp-exec-stdio.socket
 echo 'print("hello from the sandbox")' | mcp-exec run || {
-    echo "mcp-exec could not run code; see: journalctl -u mcp-exec.service -u mcp-exec-runner.service" >&2
+    echo "mcp-exec could not run code; see: journalctl -u mcp-exec-stdio.service -u mcp-exec-runner.service" >&2
     exit 1
 }
 cat <<MSG
@@ -36,4 +41,5 @@ mcp-exec is running (sockets: mcp-exec-runner.socket, mcp-exec-stdio.socket).
 Connect a local MCP client with:  {"command": "mcp-exec", "args": ["stdio"]}
 Run a file by hand with:          mcp-exec run script.py
 Users without an active local session need the group mcp-exec-users.
+HTTP (127.0.0.1:8080) is off; README.md, "Connect a client", says how to turn it on.
 MSG
