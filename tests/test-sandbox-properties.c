@@ -361,6 +361,9 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
                 ASSERT_CONTAINS(v, "-/run/mcp-exec");
                 ASSERT_CONTAINS(v, "-/run/systemd/journal");
                 ASSERT_CONTAINS(v, "-/run/user");
+                ASSERT_CONTAINS(v, "-/run/systemd/resolve");
+                ASSERT_CONTAINS(v, "-/run/nscd");
+                ASSERT_CONTAINS(v, "-/run/avahi-daemon");
         }
         /* Network and system calls. */
         expect_prop(ps, "RestrictAddressFamilies", "(bas)", "(true,[AF_UNIX])");

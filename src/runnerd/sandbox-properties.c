@@ -113,11 +113,13 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
                 return r;
 
         /* Local IPC endpoints a sandboxed process could still connect to over
-         * AF_UNIX: the system bus, the journal, ours, users' sessions. (Not
+         * AF_UNIX: the system bus, the journal, ours, users' sessions, and the
+         * local resolvers (systemd-resolved's varlink socket, nscd, avahi),
+         * which would resolve names, i.e. carry data out by DNS or mDNS. (Not
          * all of /run/systemd: systemd's own namespace setup needs it.) */
-        r = sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 5,
+        r = sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 8,
                                   "-/run/dbus", "-/run/systemd/journal", "-/run/mcp-exec", "-/run/user",
-                                  "-/var/run/dbus");
+                                  "-/var/run/dbus", "-/run/systemd/resolve", "-/run/nscd", "-/run/avahi-daemon");
         if (r < 0)
                 return r;
 
