@@ -444,6 +444,10 @@ async function main() {
         if (!row.pass) failed++;
         log(`attacks: ${row.pass ? 'ok' : 'FAIL'} ${row.case} (${row.ms} ms): ${row.observed}`);
         for (const why of row.failures) log(`attacks:     ${why}`);
+        if (!row.pass && row.stdout_head !== null) {
+            log(`attacks:     stdout: ${JSON.stringify(short(row.stdout_head, 600))}`);
+            log(`attacks:     stderr: ${JSON.stringify(short(row.stderr_head, 600))}`);
+        }
     }
     log(`attacks: ${files.length} cases, ${files.length - failed} passed, ${failed} failed, ${sessionNo} session(s), ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     try {

@@ -51,17 +51,21 @@ chmod 0644 "$HDIR/cases/"*
 log "${#files[@]} cases"
 
 # --- listeners -----------------------------------------------------------------------------------
-# listener.py LOG ADDR... : ADDR is tcp:HOST:PORT, udp:HOST:PORT or abstract:NAME. One line per
-# connection or datagram; "ready" once all are bound.
+# listener.py LOG ADDR... : ADDR is tcp:HOST:PORT, udp:HOST:PORT, abstract:NAME or unix:PATH. One
+# line per connection or datagram (with the peer's pid, uid and command on unix sockets; those of
+# root go to LOG.root); "ready" once all are bound.
 put listener.py >/dev/null <<'PYEOF'
-import os, selectors, socket, sys, time
+import os, selectors, socket, struct, sys, time
 log = open(sys.argv[1], "a", buffering=1)
+rootlog = open(sys.argv[1] + ".root", "a", buffering=1)
 sel = selectors.DefaultSelector()
 for spec in sys.argv[2:]:
     kind, rest = spec.split(":", 1)
-    if kind == "abstract":
+    if kind in ("abstract", "unix"):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.bind("\0" + rest)
+        s.bind("\0" + rest if kind == "abstract" else rest)
+        if kind == "unix":
+            os.chmod(rest, 0o666)
         s.listen(16)
     else:
         host, port = rest.rsplit(":", 1)
@@ -86,9 +90,27 @@ while True:
                 data = c.recv(60)
             except OSError:
                 data = b""
+            if c.family == socket.AF_UNIX:
+                pid, uid, _ = struct.unpack("3i", c.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+                try:
+                    comm = open("/proc/%d/comm" % pid).read().strip()
+                except OSError:
+                    comm = "?"
+                peer = "pid %d uid %d %s" % (pid, uid, comm)
             c.close()
-            log.write("%.3f %s connection from %r: %r\n" % (time.time(), spec, peer, data))
+            # On a unix socket, root is systemd setting up a run (glibc asks nscd for users
+            # before the sandbox exists); the sandboxed code never runs as root.
+            (rootlog if isinstance(peer, str) and uid == 0 else log).write(
+                "%.3f %s connection from %s: %r\n" % (time.time(), spec, peer, data))
 PYEOF
+
+# Decoys for local resolver services (systemd-resolved's varlink socket, nscd, avahi) where the box has
+# none (their directories are created here and removed at exit): a sandbox that reaches one of
+# them can resolve names, i.e. send data out by DNS.
+DECOYS=()
+for d in /run/systemd/resolve/io.systemd.Resolve /run/nscd/socket /run/avahi-daemon/socket; do
+    bx test -e "$(dirname "$d")" || DECOYS+=("$d")
+done
 
 LOG_TH=$HDIR/listen-testhost.log
 LOG_LO=$HDIR/listen-local.log
@@ -100,6 +122,10 @@ cleanup_net() {
     bx systemctl reset-failed "$UNIT_TH" "$UNIT_LO" >/dev/null 2>&1
     bx ip link del "$VETH" >/dev/null 2>&1
     bx ip netns del "$NS" >/dev/null 2>&1
+    local d
+    for d in ${DECOYS[@]+"${DECOYS[@]}"}; do
+        bx rm -rf "$(dirname "$d")"
+    done
 }
 at_exit cleanup_net
 cleanup_net
@@ -124,10 +150,13 @@ bx systemd-run --quiet --unit="$UNIT_TH" --property=Type=simple \
     "tcp:10.213.0.2:$TESTPORT" "udp:10.213.0.2:$TESTPORT" \
     "tcp:fd00:213::2:$TESTPORT" "udp:fd00:213::2:$TESTPORT" ||
     fail "cannot start the test host's listeners"
+for d in ${DECOYS[@]+"${DECOYS[@]}"}; do
+    bx mkdir -p -m 0755 "$(dirname "$d")" || fail "cannot create $(dirname "$d") for a decoy"
+done
 bx systemd-run --quiet --unit="$UNIT_LO" --property=Type=simple \
     python3 "$BDIR/listener.py" "$BDIR/listen-local.log" \
     "tcp:127.0.0.1:$HOSTPORT" "udp:127.0.0.1:$HOSTPORT" \
-    "tcp:::1:$HOSTPORT" "udp:::1:$HOSTPORT" "abstract:$ABSTRACT" ||
+    "tcp:::1:$HOSTPORT" "udp:::1:$HOSTPORT" "abstract:$ABSTRACT" ${DECOYS[@]+"${DECOYS[@]/#/unix:}"} ||
     fail "cannot start the box's own listeners"
 wait_for 15 grep -qx ready "$LOG_TH" || fail "the test host's listeners did not come up: $(bx systemctl status --no-pager "$UNIT_TH" 2>&1 | tail -5)"
 wait_for 15 grep -qx ready "$LOG_LO" || fail "the box's listeners did not come up: $(bx systemctl status --no-pager "$UNIT_LO" 2>&1 | tail -5)"
@@ -136,8 +165,9 @@ wait_for 15 grep -qx ready "$LOG_LO" || fail "the box's listeners did not come u
 control='import socket, sys
 fam = {4: socket.AF_INET, 6: socket.AF_INET6}
 kind, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-if kind == "abstract":
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(3); s.connect("\0" + host); s.sendall(b"control")
+if kind in ("abstract", "unix"):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(3)
+    s.connect("\0" + host if kind == "abstract" else host); s.sendall(b"control")
 else:
     f = socket.AF_INET6 if ":" in host else socket.AF_INET
     if kind == "tcp":
@@ -145,15 +175,23 @@ else:
     else:
         s = socket.socket(f, socket.SOCK_DGRAM); s.sendto(b"control", (host, port))
 s.close()'
-for spec in "tcp 10.213.0.2 $TESTPORT $LOG_TH" "udp 10.213.0.2 $TESTPORT $LOG_TH" \
-    "tcp fd00:213::2 $TESTPORT $LOG_TH" "udp fd00:213::2 $TESTPORT $LOG_TH" \
-    "tcp 127.0.0.1 $HOSTPORT $LOG_LO" "udp 127.0.0.1 $HOSTPORT $LOG_LO" \
-    "tcp ::1 $HOSTPORT $LOG_LO" "udp ::1 $HOSTPORT $LOG_LO" "abstract $ABSTRACT 0 $LOG_LO"; do
+specs=("tcp 10.213.0.2 $TESTPORT $LOG_TH" "udp 10.213.0.2 $TESTPORT $LOG_TH"
+    "tcp fd00:213::2 $TESTPORT $LOG_TH" "udp fd00:213::2 $TESTPORT $LOG_TH"
+    "tcp 127.0.0.1 $HOSTPORT $LOG_LO" "udp 127.0.0.1 $HOSTPORT $LOG_LO"
+    "tcp ::1 $HOSTPORT $LOG_LO" "udp ::1 $HOSTPORT $LOG_LO" "abstract $ABSTRACT 0 $LOG_LO")
+for d in ${DECOYS[@]+"${DECOYS[@]}"}; do
+    specs+=("unix $d 0 $LOG_LO")
+done
+for spec in "${specs[@]}"; do
     read -r kind host port lf <<<"$spec"
-    [[ $kind == abstract ]] && pat="abstract:$host connection" || pat="$kind:$host:$port (connection|datagram) from .*'control'"
+    case $kind in
+    abstract | unix) pat="$kind:$host connection from .*'control'" ;;
+    *) pat="$kind:$host:$port (connection|datagram) from .*'control'" ;;
+    esac
     got=0
     for _ in 1 2 3 4 5; do
-        bx python3 -c "$control" "$kind" "$host" "$port" >/dev/null 2>&1
+        # As nobody: a unix listener files root's connections elsewhere.
+        bx setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c "$control" "$kind" "$host" "$port" >/dev/null 2>&1
         if wait_for 2 grep -Eq -- "$pat" "$lf"; then
             got=1
             break
@@ -161,7 +199,7 @@ for spec in "tcp 10.213.0.2 $TESTPORT $LOG_TH" "udp 10.213.0.2 $TESTPORT $LOG_TH
     done
     ((got)) || fail "control: the $kind listener on $host${port:+ port $port} logged nothing for a client in the box:"$'\n'"$(cat "$lf")"
 done
-log "control: all 9 listeners log a connection or datagram from the box"
+log "control: all ${#specs[@]} listeners log a connection or datagram from the box${DECOYS[*]:+ (decoys: ${DECOYS[*]})}"
 
 # --- the run -------------------------------------------------------------------------------------
 t0=$SECONDS
