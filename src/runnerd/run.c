@@ -29,6 +29,7 @@ struct Run {
         sd_bus_slot *slot_stop;
 
         bool start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
+        bool stop_job_seen;             /* someone asked systemd to stop the unit */
         char *job_result;
         uint64_t start_usec;
 
@@ -87,7 +88,7 @@ static void run_finish(Run *run, const char *error) {
                          * gone: then an unexplained SIGKILL (Result=signal: not
                          * a stop systemd was asked for) means the OOM killer. */
                         res.oom_killed = o > 0 || (o == -EAGAIN && res.signal == SIGKILL && !res.timed_out &&
-                                                   !run->cancelled && run->unit_result &&
+                                                   !run->cancelled && !run->stop_job_seen && run->unit_result &&
                                                    streq(run->unit_result, "signal"));
                 }
                 if (res.timed_out || res.oom_killed) {
@@ -256,8 +257,56 @@ static int get_all(Run *run) {
         return r;
 }
 
+/* The job a PropertiesChanged of the Unit interface shows on the unit: 1 and
+ * its path in *ret_job if there is one, 0 if none or not shown. */
+static int signal_job(sd_bus_message *m, const char **ret_job) {
+        const char *iface, *job = NULL;
+        int r;
+
+        r = sd_bus_message_read(m, "s", &iface);
+        if (r < 0)
+                return r;
+        if (!streq(iface, "org.freedesktop.systemd1.Unit"))
+                return 0;
+        r = sd_bus_message_enter_container(m, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+                const char *name, *p;
+                uint32_t id;
+
+                r = sd_bus_message_read(m, "s", &name);
+                if (r < 0)
+                        return r;
+                if (streq(name, "Job")) {
+                        r = sd_bus_message_read(m, "v", "(uo)", &id, &p);
+                        if (r >= 0 && id != 0)
+                                job = p;
+                } else
+                        r = sd_bus_message_skip(m, "v");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(m);
+                if (r < 0)
+                        return r;
+        }
+        if (r < 0)
+                return r;
+        *ret_job = job;
+        return !!job;
+}
+
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
+        const char *job;
+
+        /* A job on the unit other than our start job is a stop someone asked
+         * for (the slice or the broker stopping, systemctl stop). The signal
+         * carries the state of its moment: by the time a GetAll answers, that
+         * job may be gone. Its SIGKILL then is no OOM kill (Result=signal
+         * either way). */
+        if (run->start_replied && signal_job(m, &job) > 0 && !(run->job && streq(job, run->job)))
+                run->stop_job_seen = true;
 
         if (run->start_replied)
                 (void) get_all(run);
