@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Fault: the broker (mcp-exec-runnerd, main process of mcp-exec-runner.service) is SIGKILLed
+# while runs are going.
+#   run    `mcp-exec run` with a 60 s sleep: once its unit is active, SIGKILL the broker. The run
+#          stops (BindsTo= the broker's unit), no process of a dynamic uid is left, the front end
+#          answers the call with an error (mcp-exec run exits 125, naming the broker) instead of
+#          waiting, and the next run works (the socket starts a new broker).
+#   sdk    the same with the v1 TypeScript SDK: its pending tools/call gets an error result
+#          (isError) from the front end, while the session stays up; a new session works.
+#   sweep  a leftover mcp-exec-run-*.service (not bound to any broker, as after a crash of an
+#          older version) is stopped by the next broker when it starts ("Stopped leftover run
+#          unit" in the journal).
+# Note: the deliberate SIGKILLs leave "mcp-exec-runner.service: Main process exited,
+# code=killed, status=9/KILL" in the box's journal; each is announced first with a journal line
+# MCP_TEST_DELIBERATE_KILL=mcp-exec-runner.service (tests/run's crash check should skip those).
+. "$(dirname "$0")/../lib/itest.sh"
+. "$ITEST_DIR/clients/lib.sh"
+
+at_exit restart_broker
+at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
+
+broker_pid() { bx systemctl show -P MainPID mcp-exec-runner.service 2>/dev/null; }
+gone_in_box() { ! bx kill -0 "$1" 2>/dev/null; }
+
+kill_broker() {
+    local pid
+    pid=$(broker_pid)
+    [[ -n $pid && $pid != 0 ]] || fail "$1: mcp-exec-runner.service has no main process while a run is going"
+    [[ $(bx cat "/proc/$pid/comm" 2>/dev/null) == mcp-exec-runner* ]] || fail "$1: MainPID $pid is not the broker"
+    bx systemd-cat -t mcp-exec-tests sh -c \
+        "echo 'MCP_TEST_DELIBERATE_KILL=mcp-exec-runner.service pid $pid ($ITEST_NAME)'" 2>/dev/null
+    log "$1: SIGKILL to the broker (pid $pid)"
+    bx kill -KILL "$pid" || fail "$1: cannot kill the broker (pid $pid)"
+    wait_for 10 gone_in_box "$pid" || fail "$1: the broker (pid $pid) survived SIGKILL"
+    KILLED_PID=$pid
+}
+
+assert_clean 15
+
+# --- run -----------------------------------------------------------------------------------------
+log "== run"
+f=$(printf 'import time\nprint("up", flush=True)\ntime.sleep(60)\n' | put sleep.py)
+bx sh -c 'timeout 90 mcp-exec run --timeout 80 "$1" >"$2/run.out" 2>"$2/run.err"; echo $? >"$2/run.rc"' \
+    sh "$f" "$BDIR" </dev/null &
+client=$!
+at_exit "kill $client 2>/dev/null"
+wait_for 30 found active_run_units || fail "run: the run's unit never became active: $(cat "$HDIR/run.err" 2>/dev/null)"
+unit=$(active_run_units | head -1)
+bt=$(bx systemctl show -P BindsTo "$unit")
+log "run: active unit $unit (BindsTo=$bt)"
+[[ $bt == *mcp-exec-runner.service* ]] || fail "run: $unit is not bound to the broker: BindsTo=$bt"
+[[ ! -e $HDIR/run.rc ]] || fail "run: mcp-exec run ended before the kill: $(cat "$HDIR/run.err")"
+t0=$SECONDS
+kill_broker run
+wait_for 15 no_run_units || fail "run: run units left 15 s after the broker died: $(run_units --all)"
+log "run: no run unit left $((SECONDS - t0)) s after the kill"
+wait_for 15 no_dyn_procs || fail "run: processes of dynamic uids left: $(dyn_procs)"
+wait_for 20 test -e "$HDIR/run.rc" || fail "run: mcp-exec run still waits 20 s after the broker died"
+rc=$(cat "$HDIR/run.rc")
+log "run: mcp-exec run exited $rc after $((SECONDS - t0)) s: $(head -c 300 "$HDIR/run.err")"
+[[ $rc == 125 ]] || fail "run: mcp-exec run exited $rc (want 125): $(cat "$HDIR/run.err")"
+grep -qi broker "$HDIR/run.err" || fail "run: the error does not name the broker: $(cat "$HDIR/run.err")"
+wait "$client" 2>/dev/null
+out=$(printf 'print(6*7)\n' | bx timeout 60 mcp-exec run 2>&1) || fail "run: the next mcp-exec run failed: $out"
+[[ $out == 42 ]] || fail "run: the next mcp-exec run printed: $out"
+pid=$(broker_pid)
+[[ -n $pid && $pid != 0 && $pid != "$KILLED_PID" ]] || fail "run: no new broker (MainPID $pid)"
+log "run: the next run went through a new broker (pid $pid)"
+assert_runs_work
+assert_clean 15
+
+# --- sdk -----------------------------------------------------------------------------------------
+log "== sdk"
+rm -f "$HDIR"/sdk.*
+cnode fault-sdk.mjs inflight sdk &
+node=$!
+at_exit "kill $node 2>/dev/null"
+wait_for 30 test -e "$HDIR/sdk.sent" || fail "sdk: the client never sent its call"
+wait_for 30 found active_run_units || fail "sdk: the call's run unit never became active"
+[[ ! -e $HDIR/sdk.outcome ]] || fail "sdk: the call ended before the kill: $(cat "$HDIR/sdk.outcome")"
+t0=$SECONDS
+kill_broker sdk
+wait_for 15 no_run_units || fail "sdk: run units left 15 s after the broker died: $(run_units --all)"
+wait_for 15 no_dyn_procs || fail "sdk: processes of dynamic uids left: $(dyn_procs)"
+wait_for 20 test -s "$HDIR/sdk.outcome" || fail "sdk: the SDK's call still pending 20 s after the broker died"
+outcome=$(cat "$HDIR/sdk.outcome")
+log "sdk: outcome after $((SECONDS - t0)) s: $outcome"
+jcheck "$outcome" 'r["kind"] == "result" and r["isError"] and "broker" in r["text"]' \
+    "sdk: the pending call did not get an error result naming the broker"
+jcheck "$outcome" 'not r["closed"]' "sdk: the session closed (the front end should have stayed)"
+wait "$node" || fail "sdk: the client script failed"
+cnode fault-sdk.mjs call || fail "sdk: a new SDK session did not work after the broker died"
+assert_clean 15
+
+# --- sweep ---------------------------------------------------------------------------------------
+log "== sweep"
+stale=mcp-exec-run-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n').service
+bx systemctl stop mcp-exec-runner.service >/dev/null 2>&1
+bx systemd-run --quiet --unit="$stale" --slice=mcp-exec.slice -p CollectMode=inactive-or-failed \
+    sleep 300 || fail "sweep: cannot create $stale"
+at_exit "bx systemctl stop $stale >/dev/null 2>&1"
+[[ $(bx systemctl show -P ActiveState "$stale") == active ]] || fail "sweep: $stale is not active"
+cursor=$(journal_cursor)
+out=$(printf 'print(6*7)\n' | bx timeout 60 mcp-exec run 2>&1) || fail "sweep: a run failed: $out"
+[[ $out == 42 ]] || fail "sweep: a run printed: $out"
+stale_gone() { [[ $(bx systemctl show -P ActiveState "$stale" 2>/dev/null) != active ]]; }
+wait_for 15 stale_gone || fail "sweep: the new broker left $stale running"
+wait_for 10 found journal_since "$cursor" -u mcp-exec-runner.service -g "Stopped leftover run unit $stale" ||
+    fail "sweep: the broker did not say it stopped $stale"
+log "sweep: the new broker stopped $stale"
+assert_clean 15
+pass
