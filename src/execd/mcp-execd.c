@@ -129,6 +129,29 @@ static void on_auth_done(bool allowed, const char *reason, void *userdata) {
         (void) line_conn_send_and_close(c->line, msg);
 }
 
+/* The system bus, for polkit. When dbus restarted since we connected, that
+ * connection is closed for good: a new one serves from then on. */
+static int daemon_bus(Daemon *d) {
+        sd_bus *bus = NULL;
+        int r;
+
+        if (d->bus && sd_bus_is_open(d->bus) > 0)
+                return 0;
+        r = sd_bus_open_system(&bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(bus, d->event, 0);
+        if (r < 0) {
+                sd_bus_close_unref(bus);
+                return r;
+        }
+        if (d->bus)
+                log_notice("The system bus connection was lost; reconnected (for polkit).");
+        sd_bus_close_unref(d->bus);
+        d->bus = bus;
+        return 0;
+}
+
 static int on_stdio_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Daemon *d = userdata;
         _cleanup_close_ int cfd = -EBADF;
@@ -167,7 +190,9 @@ static int on_stdio_accept(sd_event_source *s, int fd, uint32_t revents, void *u
         }
         TAKE_FD(cfd);
 
-        r = peer_auth_start(d->bus, peer.pid, peer.uid, on_auth_done, c, &c->auth);
+        r = daemon_bus(d);
+        if (r >= 0)
+                r = peer_auth_start(d->bus, peer.pid, peer.uid, on_auth_done, c, &c->auth);
         if (r < 0) {
                 log_warning_errno(r, "Cannot ask polkit about pid %i: %m", (int) peer.pid);
                 on_auth_done(false, "polkit could not be asked", c);

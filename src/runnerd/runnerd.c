@@ -529,6 +529,20 @@ static int listen_own_socket(const char *path) {
         return TAKE_FD(fd);
 }
 
+/* The system bus went away (dbus restarted): every match and pending call of
+ * the runs died with it, and systemd's answers can no longer reach us. Exit:
+ * the runs stop with us (BindsTo=), their callers see the connection close,
+ * and the socket starts a fresh broker, with a fresh connection, for the next
+ * one. */
+static int on_bus_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Server *s = userdata;
+
+        log_struct(LOG_WARNING, "MESSAGE=Lost the connection to the system bus; exiting, socket activation starts us again.",
+                   "MCP_BUS=%s", "disconnected");
+        (void) sd_notify(false, "STOPPING=1");
+        return sd_event_exit(s->event, EXIT_FAILURE);
+}
+
 static void help(void) {
         printf("mcp-exec-runnerd [OPTIONS]\n\n"
                "The mcp-exec broker: runs code in transient systemd services on request.\n"
@@ -648,6 +662,10 @@ int main(int argc, char *argv[]) {
         r = sd_bus_attach_event(s.bus, s.event, 0);
         if (r < 0)
                 return log_error_errno(r, "Failed to attach the bus: %m"), EXIT_FAILURE;
+        r = sd_bus_match_signal(s.bus, NULL, NULL, "/org/freedesktop/DBus/Local",
+                                "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, &s);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the bus connection: %m"), EXIT_FAILURE;
 
         r = run_sweep_stale(s.bus);
         if (r < 0)
