@@ -481,13 +481,14 @@ TEST(test_unknown_assignment) {
         }
         ASSERT_TRUE(n > 0);
 
-        /* Everything config_parse() reads is known. */
+        /* Everything config_parse() and the programs' own getenv() calls read is known. */
         static const char *const parsed[] = {
                 "MCP_EXEC_TRANSPORT", "MCP_EXEC_ADDR", "MCP_EXEC_DEFAULT_TIMEOUT_S", "MCP_EXEC_MAX_TIMEOUT_S",
                 "MCP_EXEC_MAX_OUTPUT_BYTES", "MCP_EXEC_MAX_STDIN_BYTES", "MCP_EXEC_MAX_CODE_BYTES", "MCP_EXEC_PYTHON",
                 "MCP_EXEC_MEMORY_MAX", "MCP_EXEC_TASKS_MAX", "MCP_EXEC_CPU_QUOTA", "MCP_EXEC_FILE_SIZE_MAX",
                 "MCP_EXEC_TMP_SIZE_MAX", "MCP_EXEC_MAX_CONCURRENT", "MCP_EXEC_MAX_QUEUE", "MCP_EXEC_AUTH_TOKEN",
                 "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S", "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN",
+                "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_STDIO_SOCKET",
         };
         for (size_t i = 0; i < sizeof parsed / sizeof parsed[0]; i++) {
                 char *a = NULL;

@@ -22,6 +22,8 @@ const char *const config_known_names[] = {
         /* Read by the front end only; listed so they are not reported as unknown. */
         "MCP_EXEC_AUTH_TOKEN",     "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S",
         "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN",
+        /* Read by every program (log.c) and by the mcp-exec client. */
+        "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
         NULL,
 };
 
