@@ -9,6 +9,9 @@
 #   sdk   the same with the v1 TypeScript SDK (StdioClientTransport on `mcp-exec stdio`): the
 #         pending tools/call is rejected (connection closed), it does not hang; a new SDK session
 #         works afterwards.
+#   http  the HTTP front end (mcp-exec.service, from mcp-exec.socket) is SIGKILLed during a
+#         stateless tools/call: curl gets no answer but an end (no hang), the run goes, and the
+#         next HTTP call is answered by a new instance.
 . "$(dirname "$0")/../lib/itest.sh"
 . "$ITEST_DIR/clients/lib.sh"
 
@@ -93,5 +96,36 @@ jcheck "$outcome" 'r["kind"] == "error" or (r["kind"] == "result" and r["isError
 jcheck "$outcome" 'r["ms"] < 55000' "sdk: the call ended only when the sleep would have"
 wait "$node" || fail "sdk: the client script failed"
 cnode fault-sdk.mjs call || fail "sdk: a new SDK session did not work after the kill"
+assert_clean 15
+
+# --- http: the HTTP front end ---------------------------------------------------------------------
+log "== http"
+bx sh -c 'command -v curl' >/dev/null || skip "no curl in the box (the stdio parts passed)"
+. "$ITEST_DIR/lib/http.sh"
+restart_http
+at_exit "bx systemctl reset-failed mcp-exec.service >/dev/null 2>&1"
+JSON=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
+    -H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: exec')
+META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+body() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"code":"%s"},%s}}' "$1" "$META"; }
+bx sh -c 'curl -sN --max-time 90 "$@" >"$0/http.out" 2>&1; echo $? >"$0/http.rc"' "$BDIR" "${JSON[@]}" \
+    -d "$(body 'import time\nprint(1, flush=True)\ntime.sleep(60)')" http://127.0.0.1:8080/mcp </dev/null &
+at_exit "kill $! 2>/dev/null"
+wait_for 30 found active_run_units || fail "http: the run's unit never became active: $(cat "$HDIR/http.out" 2>/dev/null)"
+[[ ! -e $HDIR/http.rc ]] || fail "http: curl ended before the kill: $(cat "$HDIR/http.out")"
+FE=mcp-exec.service
+t0=$SECONDS
+kill_frontend http
+wait_for 15 no_run_units || fail "http: run units left 15 s after the front end died: $(run_units --all)"
+wait_for 15 no_dyn_procs || fail "http: processes of dynamic uids left: $(dyn_procs)"
+wait_for 20 test -e "$HDIR/http.rc" || fail "http: curl still waits 20 s after the front end died"
+log "http: curl ended with $(cat "$HDIR/http.rc") after $((SECONDS - t0)) s; got: $(head -c 200 "$HDIR/http.out")"
+! grep -q '"stdout"' "$HDIR/http.out" || fail "http: a result although the front end died: $(cat "$HDIR/http.out")"
+st=$(bx curl -s --max-time 60 -o "$BDIR/next.b" -w '%{http_code}' "${JSON[@]}" -d "$(body 'print(6*7)')" \
+    http://127.0.0.1:8080/mcp)
+[[ $st == 200 ]] && grep -qF '"stdout":"42\n"' "$HDIR/next.b" ||
+    fail "http: the next call was not answered: HTTP $st $(head -c 300 "$HDIR/next.b")"
+frontend_up && [[ $(frontend_pid) != "$KILLED_PID" ]] || fail "http: no new mcp-execd serves HTTP"
+log "http: the next call was answered by mcp-execd pid $(frontend_pid)"
 assert_clean 15
 pass
