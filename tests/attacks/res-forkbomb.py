@@ -1,0 +1,28 @@
+# attack: fork bomb: every process forks as fast as it can, forever
+# expect: fork() fails with EAGAIN once the run has TasksMax (128) tasks; the run ends at its timeout (timed_out, exit -1); nothing of it is left
+# check: r.timed_out === true && r.exit_code === -1 && r.signal === 'SIGKILL'
+# check: !r.stdout.includes('ESCAPED') && (r.stdout.match(/^BLOCKED /gm) || []).length === 1
+# check: +(r.stdout.match(/pids\.max=(\d+)/) || [])[1] === 128 && +(r.stdout.match(/pids\.current=(\d+)/) || [])[1] <= 128
+# timeout: 5
+import os, time
+
+def pids_file(name):
+    for line in open("/proc/self/cgroup"):
+        _, ctrl, path = line.rstrip("\n").split(":", 2)
+        for p in ("/sys/fs/cgroup/pids" + path, "/sys/fs/cgroup" + path):
+            if (ctrl == "pids" or ctrl == "") and os.path.exists(p + "/" + name):
+                return open(p + "/" + name).read().strip()
+    return "?"
+
+root = os.getpid()
+print("START", flush=True)
+reported = False
+while True:
+    try:
+        os.fork()
+    except OSError as e:
+        if os.getpid() == root and not reported:
+            reported = True
+            print("BLOCKED fork: errno %d (%s) at pids.current=%s pids.max=%s"
+                  % (e.errno, os.strerror(e.errno), pids_file("pids.current"), pids_file("pids.max")), flush=True)
+        time.sleep(0.05)
