@@ -17,6 +17,10 @@
  *   s  write it on the current connection (keep-alive, after the replies)
  *   h  new connection, and shut down its write side after the segment
  *   c  close the current connection first, then a new one
+ *   t  as 'n', but first time passes: every session is as if unused for the
+ *      idle time, and the sweep and the SSE keep-alive timers fire now
+ *   q  as 'n', and at the end the server stops with the connections still
+ *      open (suspended requests, streams), as when mcp-execd exits
  * At most MAX_CONNS connections are open; past that, 'n' goes on on the
  * current one. A connection the server closed is closed by the client too. In a
  * segment, "{SID}" becomes the last session id the server handed out
@@ -42,6 +46,7 @@
 #include <unistd.h>
 
 #include "http-auth.h"
+#include "http-internal.h"
 #include "http-server.h"
 #include "log.h"
 #include "macro.h"
@@ -80,6 +85,8 @@ typedef struct Fuzz {
         struct sockaddr_un addr;
         socklen_t addr_len;
         char sid[33];
+        HttpServer *http;
+        bool stop_first;
 } Fuzz;
 
 static void client_close(Client *c) {
@@ -251,11 +258,32 @@ static char *fill_lengths(const char *s, size_t n, size_t *ret_n) {
         return out;
 }
 
+/* We cannot wait, so the clocks move instead: what an idle session, the
+ * sweep and the keep-alive timers see is as if their time had passed. */
+static void time_passes(Fuzz *f) {
+        HttpServer *h = f->http;
+        int enabled;
+
+        for (HttpSession *s = h->sessions; s; s = s->next) {
+                s->last_used = s->last_used > h->config.session_idle_usec ? s->last_used - h->config.session_idle_usec : 0;
+                for (HttpRequest *r = s->requests; r; r = r->sess_next)
+                        if (r->keepalive)
+                                (void) sd_event_source_set_time_relative(r->keepalive, 0);
+        }
+        if (sd_event_source_get_enabled(h->sweep_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                (void) sd_event_source_set_time_relative(h->sweep_timer, 0);
+        settle(f);
+}
+
 static void segment(Fuzz *f, char op, const uint8_t *p, size_t n) {
         char *a, *b;
         size_t na, nb;
         Client *c;
 
+        if (op == 't')
+                time_passes(f);
+        if (op == 'q')
+                f->stop_first = true;
         switch (op) {
         case 's':
                 if (f->c[f->current].fd < 0)
@@ -361,24 +389,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         if (http_server_new(f.event, mcp, listen_fd, &hc, &auth, NULL, NULL, &http) < 0)
                 abort();
+        f.http = http;
 
         for (size_t i = 0; i <= size;) {
                 const uint8_t *sep = size - i >= 3 ? memmem(data + i, size - i, SEP, 3) : NULL;
                 size_t end = sep ? (size_t) (sep - data) : size;
                 char op = 'n';
 
-                if (i < end && data[i] != 0 && strchr("nshc", data[i]))
+                if (i < end && data[i] != 0 && strchr("nshctq", data[i]))
                         op = (char) data[i++];
                 segment(&f, op, data + i, end - i);
                 i = end + 3;
         }
 
-        /* Every client goes: suspended requests see the hangup. */
+        /* Every client goes: suspended requests see the hangup. Or the
+         * server stops under them. */
+        if (!f.stop_first) {
+                for (unsigned i = 0; i < MAX_CONNS; i++)
+                        client_close(&f.c[i]);
+                settle(&f);
+        }
+        http = f.http = http_server_free(http);
         for (unsigned i = 0; i < MAX_CONNS; i++)
                 client_close(&f.c[i]);
-        settle(&f);
-
-        http = http_server_free(http);
         for (int i = 0; i < 5; i++)
                 (void) sd_event_run(f.event, 0);
         mcp = mcp_server_free(mcp);
