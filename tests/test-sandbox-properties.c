@@ -263,7 +263,12 @@ static void build(Fixture *fx, const SandboxSpec *s, Props *ret) {
                 ASSERT_TRUE(sd_bus_message_exit_container(m) >= 0);
                 ASSERT_TRUE(sd_bus_message_exit_container(m) >= 0);
 
-                if (props_get(ret, name))
+                /* SystemCallFilter= alone comes twice: an allow list, then
+                 * what is taken out of it again. */
+                if (props_get(ret, name) && strcmp(name, "SystemCallFilter") == 0 &&
+                    !props_get(ret, "SystemCallFilter~"))
+                        name = "SystemCallFilter~";
+                else if (props_get(ret, name))
                         ASSERT_FAIL_("property %s set twice", name);
                 ret->p = realloc(ret->p, sizeof(Prop) * (ret->n + 1));
                 ASSERT_TRUE(ret->p);
@@ -299,8 +304,9 @@ static const char *const known_names[] = {
         "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups", "ProtectClock", "ProtectHostname",
         "LockPersonality", "RestrictRealtime", "CPUAccounting", "MemoryAccounting", "TasksAccounting",
         "IgnoreSIGPIPE", "SendSIGKILL", "ProtectSystem", "ProtectHome", "ProtectProc", "WorkingDirectory",
-        "KillMode", "OOMPolicy", "TemporaryFileSystem", "InaccessiblePaths", "CapabilityBoundingSet",
+        "KillMode", "OOMPolicy", "TemporaryFileSystem", "InaccessiblePaths", "ReadOnlyPaths", "CapabilityBoundingSet",
         "AmbientCapabilities", "RestrictNamespaces", "UMask", "RestrictAddressFamilies", "SystemCallFilter",
+        "SystemCallFilter~",
         "SystemCallArchitectures", "SystemCallErrorNumber", "MemoryMax", "MemorySwapMax", "TasksMax",
         "CPUQuotaPerSecUSec", "RuntimeMaxUSec", "KillSignal", "TimeoutStopUSec", "LimitFSIZE", "LimitFSIZESoft",
         "LimitCORE", "LimitCORESoft", "BindsTo", "After",
@@ -370,6 +376,13 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
         expect_prop(ps, "SystemCallFilter", "(bas)", NULL);
         ASSERT_TRUE(strncmp(props_get(ps, "SystemCallFilter")->value, "(true,[", 7) == 0); /* an allow list */
         ASSERT_CONTAINS(props_get(ps, "SystemCallFilter")->value, "@system-service");
+        /* ... and the deny entry after it (SystemCallFilter=~...). */
+        expect_prop(ps, "SystemCallFilter~", "(bas)", NULL);
+        ASSERT_TRUE(strncmp(props_get(ps, "SystemCallFilter~")->value, "(false,[", 8) == 0);
+        ASSERT_CONTAINS(props_get(ps, "SystemCallFilter~")->value, "@keyring");
+        ASSERT_CONTAINS(props_get(ps, "SystemCallFilter~")->value, "io_uring_setup");
+        ASSERT_CONTAINS(props_get(ps, "SystemCallFilter~")->value, "userfaultfd");
+        expect_prop(ps, "ReadOnlyPaths", "as", "[/run]");
         expect_prop(ps, "SystemCallArchitectures", "as", "[native]");
         ASSERT_TRUE(asprintf(&want, "%d", EPERM) > 0);
         expect_prop(ps, "SystemCallErrorNumber", "i", want);

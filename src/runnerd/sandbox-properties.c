@@ -123,6 +123,14 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
         if (r < 0)
                 return r;
 
+        /* ProtectSystem=strict should make /run read-only, but together with
+         * ProtectKernelTunables= or ProtectProc= systemd 252 leaves /run and
+         * /run/lock (mode 1777) writable: files there outlive the run and
+         * are seen by later runs. Say it once more, for /run itself. */
+        r = sd_bus_message_append(m, "(sv)", "ReadOnlyPaths", "as", 1, "/run");
+        if (r < 0)
+                return r;
+
         r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
                                   "CapabilityBoundingSet", "t", UINT64_C(0),
                                   "AmbientCapabilities", "t", UINT64_C(0),
@@ -135,6 +143,15 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
         if (r < 0)
                 return r;
         r = sd_bus_message_append(m, "(sv)", "SystemCallFilter", "(bas)", 1, 1, "@system-service");
+        if (r < 0)
+                return r;
+        /* Taken out of that allow list again (a second, deny entry, as
+         * SystemCallFilter=~ in a unit file): io_uring and userfaultfd are
+         * favourite kernel exploit tools, and the kernel keyrings are not
+         * namespaced (a uid's user keyring stays in the kernel after the run,
+         * for the next run that gets the same dynamic uid). Python needs none. */
+        r = sd_bus_message_append(m, "(sv)", "SystemCallFilter", "(bas)", 0, 7, "@keyring", "io_uring_setup",
+                                  "io_uring_enter", "io_uring_register", "userfaultfd", "add_key", "request_key");
         if (r < 0)
                 return r;
         r = sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native");
