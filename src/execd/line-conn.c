@@ -2,6 +2,7 @@
 #include "line-conn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -246,6 +247,19 @@ int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const M
         c->in_fd = in_fd;
         c->out_fd = out_fd;
         c->same_fd = in_fd == out_fd;
+        if (c->same_fd) {
+                /* epoll takes one registration per fd, and the input watch has
+                 * it: the output watch gets its own fd for the same socket.
+                 * (Without it, a reply larger than the socket buffer stalled
+                 * until the peer sent something else.) */
+                c->out_fd = fcntl(in_fd, F_DUPFD_CLOEXEC, 3);
+                if (c->out_fd < 0) {
+                        int r = negative_errno();
+                        c->out_fd = in_fd;
+                        line_conn_free(c);
+                        return r;
+                }
+        }
         c->peer = *peer;
         c->max_line = max_line;
         c->on_closed = closed;
@@ -256,8 +270,8 @@ int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const M
                 return -ENOMEM;
         }
         (void) fd_nonblock(in_fd, true);
-        (void) fd_nonblock(out_fd, true);
-        if (sd_event_add_io(e, &c->out_io, out_fd, EPOLLOUT, on_out, c) < 0) {
+        (void) fd_nonblock(c->out_fd, true);
+        if (sd_event_add_io(e, &c->out_io, c->out_fd, EPOLLOUT, on_out, c) < 0) {
                 /* Regular files cannot be polled; they never block either. */
                 c->out_io = NULL;
         } else
