@@ -225,9 +225,15 @@ let sessionNo = 0;
 async function connect() {
     const transport = new StdioClientTransport({ command: MCP_EXEC, args: STDIO_ARGS, stderr: 'inherit' });
     const client = new Client({ name: 'mcp-exec-attacks', version: '1.0.0' }, { capabilities: {} });
-    const s = { client, transport, closed: false };
+    const s = { client, transport, closed: false, errors: [] };
+    // Protocol-level trouble (unknown response ids, unparsable lines) lands here.
+    client.onerror = (e) => s.errors.push(e?.message || String(e));
     await client.connect(transport);
-    transport.onclose = () => (s.closed = true);
+    const onclose = transport.onclose;
+    transport.onclose = () => {
+        s.closed = true;
+        onclose?.();
+    };
     // The v1 client validates structuredContent against the outputSchema it learned here.
     await client.listTools();
     sessionNo++;
@@ -241,9 +247,19 @@ async function ensureSession() {
     return session;
 }
 
+// A call that gets no answer leaves the session in an unknown state: it is closed, and the next
+// call opens a new one, so that one wedged case does not take the rest with it.
 async function callExec(args, timeoutMs) {
     const s = await ensureSession();
-    return s.client.callTool({ name: 'exec', arguments: args }, undefined, { timeout: timeoutMs });
+    try {
+        return await s.client.callTool({ name: 'exec', arguments: args }, undefined, { timeout: timeoutMs });
+    } catch (e) {
+        if (/timed out/i.test(e?.message || '')) {
+            s.closed = true;
+            s.client.close().catch(() => {});
+        }
+        throw e;
+    }
 }
 
 // ---- the always-checks ------------------------------------------------------------------------
@@ -265,7 +281,7 @@ async function alwaysChecks(failures) {
     const checks = {};
     // 1. the service still answers
     try {
-        const res = await callExec({ code: ALIVE_CODE, timeout_s: 10 }, 60000);
+        const res = await callExec({ code: ALIVE_CODE, timeout_s: 10 }, 30000);
         const sc = res.structuredContent;
         checks.alive = res.isError !== true && sc?.exit_code === 0 && sc.stdout === '42\n';
         if (!checks.alive) failures.push(`alive: print(6*7) gave ${short(JSON.stringify(res), 300)}`);
@@ -275,7 +291,7 @@ async function alwaysChecks(failures) {
     }
     // 2. the next run is clean
     try {
-        const res = await callExec({ code: CLEAN_CODE, timeout_s: 10 }, 60000);
+        const res = await callExec({ code: CLEAN_CODE, timeout_s: 10 }, 30000);
         const sc = res.structuredContent;
         const seen = sc?.exit_code === 0 ? JSON.parse(sc.stdout) : null;
         const dirty = !seen
@@ -358,7 +374,7 @@ async function runCase(c, ph, listenLogs, haveNeeds) {
 
     if (args) {
         try {
-            res = await callExec(args, (args.timeout_s + 60) * 1000);
+            res = await callExec(args, (args.timeout_s + 30) * 1000);
         } catch (e) {
             err = e?.message || String(e);
         }
@@ -380,6 +396,11 @@ async function runCase(c, ph, listenLogs, haveNeeds) {
         if (silent) checks.listeners_silent = await listenersSilent(listenLogs, before, failures);
     }
     Object.assign(checks, await alwaysChecks(failures));
+    // Nothing the run printed may reach the client as protocol (an extra response, a request).
+    const s = session;
+    checks.protocol_clean = !s || s.errors.length === 0;
+    if (s?.errors.length) failures.push(`client protocol errors: ${short(s.errors.join('; '), 300)}`);
+    if (s) s.errors = [];
     const pass = failures.length === 0 && Object.values(checks).every(Boolean) && 'check' in checks;
     const r = res?.structuredContent;
     return {

@@ -217,6 +217,19 @@ ran=$(grep -c . "$HDIR/results.jsonl")
 ((ran == ${#files[@]})) || fail "$ran cases ran, but there are ${#files[@]} case files"
 ((rc == 0)) || fail "attack cases failed (see above)"
 
+# The other way out of mcp-exec: `mcp-exec run` prints the run's stdout and stderr to the terminal as
+# they are (as running the program there would), escape sequences included. Check that it passes
+# them through unchanged and adds nothing.
+if [[ -e $HDIR/cases/out-terminal-escapes.py ]]; then
+    bx python3 "$BDIR/cases/out-terminal-escapes.py" >"$HDIR/esc.direct" 2>"$HDIR/esc.direct.err"
+    bx mcp-exec run "$BDIR/cases/out-terminal-escapes.py" >"$HDIR/esc.run" 2>"$HDIR/esc.run.err" ||
+        fail "mcp-exec run of out-terminal-escapes failed: $(head -c 500 "$HDIR/esc.run.err")"
+    cmp -s "$HDIR/esc.direct" "$HDIR/esc.run" && cmp -s "$HDIR/esc.direct.err" "$HDIR/esc.run.err" ||
+        fail "mcp-exec run changed the escape sequences: $(od -c "$HDIR/esc.run" | head -5)"
+    grep -q $'\x1b]52;c;' "$HDIR/esc.run" || fail "control: no OSC 52 sequence in the output of mcp-exec run"
+    log "mcp-exec run passes terminal escape sequences through unchanged ($(wc -c <"$HDIR/esc.run") bytes, as python3 prints them)"
+fi
+
 # The listeners are still there: a silent listener was silent because of the sandbox.
 for lf in "$LOG_TH" "$LOG_LO"; do
     n=$(wc -l <"$lf")

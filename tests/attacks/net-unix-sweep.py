@@ -1,0 +1,37 @@
+# attack: find every unix socket file the run can see (/run, /var/run, /dev, /tmp, /var/tmp, /var/lib, /srv, /opt) and connect to each, stream, datagram and seqpacket
+# expect: none connects except PID 1's own endpoints that check their peer (notify: ignored without NotifyAccess=; io.system.ManagedOOM: only systemd-oomd's uid may report; userdb DynamicUser: read-only user records), reported as INFO
+# needs: hostlisten
+# after: listeners-silent
+# check: r.exit_code === 0 && !r.stdout.includes('ESCAPED') && /^SOCKETS ([3-9]|\d\d+)/m.test(r.stdout) && (r.stdout.match(/^BLOCKED/gm) || []).length >= 1
+import os, socket, stat
+
+# Reachable by design: systemd (PID 1) listens there for every unit's processes.
+KNOWN = {"/run/systemd/notify", "/run/systemd/io.system.ManagedOOM", "/run/systemd/userdb/io.systemd.DynamicUser"}
+found = set()
+for root in ("/run", "/var/run", "/dev", "/tmp", "/var/tmp", "/var/lib", "/srv", "/opt"):
+    for d, dirs, files in os.walk(root, onerror=lambda e: None):
+        for f in files + dirs:
+            p = os.path.join(d, f)
+            try:
+                if stat.S_ISSOCK(os.lstat(p).st_mode):
+                    found.add(os.path.realpath(p))
+            except OSError:
+                pass
+print("SOCKETS %d" % len(found))
+for p in sorted(found):
+    err = None
+    for typ in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_SEQPACKET):
+        s = socket.socket(socket.AF_UNIX, typ)
+        s.settimeout(2)
+        try:
+            s.connect(p)
+            err = None
+            break
+        except OSError as e:
+            err = e if err is None or e.errno != 91 else err  # keep the first error that is not EPROTOTYPE
+        finally:
+            s.close()
+    if err is None:
+        print("%s %s: connected (%s)" % ("INFO known" if p in KNOWN else "ESCAPED", p, typ.name))
+    else:
+        print("BLOCKED %s: %s" % (p, err))
