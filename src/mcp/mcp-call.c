@@ -23,6 +23,13 @@
 
 /* Request ids as logged and as part of the broker's run tag. */
 #define REQUEST_ID_LOG_MAX 64
+/* The broker's MCP_EXEC_MAX_CONCURRENT is shared by every front end
+ * (mcp-exec.service, mcp-exec-stdio.service, mcp-execd --stdio): a call
+ * that holds one of our slots may still find the broker full. It keeps its
+ * slot and asks again, backing off, for at most this long. */
+#define BROKER_BUSY_RETRY_MIN_USEC (100 * USEC_PER_MSEC)
+#define BROKER_BUSY_RETRY_MAX_USEC (250 * USEC_PER_MSEC)
+#define BROKER_BUSY_WAIT_MAX_USEC (120 * USEC_PER_SEC)
 
 struct McpCall {
         McpSession *session;
@@ -36,6 +43,8 @@ struct McpCall {
         QueueSlot slot;
         ExecClient *exec;
         sd_event_source *progress_timer;
+        sd_event_source *retry_timer;   /* armed while the broker was busy */
+        uint64_t busy_since, retry_usec;
         uint64_t received_usec;
         uint64_t last_progress;
         bool progress_sent, cancelled;
@@ -102,6 +111,7 @@ static McpCall *call_free(McpCall *c) {
         s = c->session;
         b = TAKE_PTR(c->batch);
         c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
+        c->retry_timer = sd_event_source_disable_unref(c->retry_timer);
         c->exec = exec_client_free(c->exec);
         idle = call_detach(c);
 
@@ -130,6 +140,7 @@ static void call_finish(McpCall *c, json_object *result) {
         bool idle;
 
         c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
+        c->retry_timer = sd_event_source_disable_unref(c->retry_timer);
         /* A transport deciding in send whether it may close must already
          * see this call gone. */
         idle = call_detach(c);
@@ -183,6 +194,8 @@ static void progress_now(McpCall *c) {
                                 "queued: %u of %" PRIu64 " runs in progress, position %u in the queue",
                                 call_queue_running(server->queue), call_queue_max_running(server->queue),
                                 call_queue_position(&c->slot));
+        else if (c->retry_timer)
+                (void) snprintf(m, sizeof m, "waiting for the sandbox: other front ends' runs fill it");
         else if (c->exec) {
                 uint64_t ms = exec_client_elapsed_usec(c->exec) / USEC_PER_MSEC;
                 (void) snprintf(m, sizeof m, "running %" PRIu64 ".%" PRIu64 " s, %" PRIu64 " bytes of output",
@@ -214,10 +227,50 @@ static void progress_arm(McpCall *c) {
                 log_debug("Cannot add a progress timer for call %s.", c->request_id);
 }
 
+static void call_start(McpCall *c);
+
+static int on_retry(sd_event_source *src, uint64_t usec, void *userdata) {
+        McpCall *c = userdata;
+
+        c->retry_timer = sd_event_source_disable_unref(c->retry_timer);
+        call_start(c);          /* may finish (and free c) at once */
+        return 0;
+}
+
+/* The broker refused the run as busy although we hold a slot: another front
+ * end's runs fill it. True if the call waits and asks again (keeping its
+ * slot, so nothing queued behind it overtakes it or fails in a cascade). */
+static bool retry_when_busy(McpCall *c, const ExecResult *r) {
+        McpServer *server = c->session->server;
+        uint64_t now = now_usec();
+
+        if (!r->error_code || !streq(r->error_code, "busy") || c->session->dead)
+                return false;
+        if (c->busy_since == 0) {
+                c->busy_since = now;
+                c->retry_usec = BROKER_BUSY_RETRY_MIN_USEC;
+        } else
+                c->retry_usec = MIN(c->retry_usec * 2, BROKER_BUSY_RETRY_MAX_USEC);
+        if (now - c->busy_since + c->retry_usec > BROKER_BUSY_WAIT_MAX_USEC)
+                return false;
+        if (sd_event_add_time_relative(server->event, &c->retry_timer, CLOCK_MONOTONIC, c->retry_usec, 0, on_retry,
+                                       c) < 0) {
+                c->retry_timer = NULL;
+                return false;
+        }
+        log_debug("exec call %s: the broker is busy with other runs, asking again in %" PRIu64 " ms.", c->request_id,
+                  c->retry_usec / USEC_PER_MSEC);
+        /* r belongs to the client: nothing of it is used after this. */
+        c->exec = exec_client_free(c->exec);
+        return true;
+}
+
 static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata) {
         McpCall *c = userdata;
         _cleanup_free_ char *text = NULL, *result = NULL;
 
+        if (!c->cancelled && retry_when_busy(c, r))
+                return;
         if (c->cancelled) {
                 /* The client asked for this: no reply at all. */
                 call_log(c, r, LOG_INFO, "cancelled");
@@ -428,8 +481,9 @@ void mcp_call_cancel(McpSession *s, json_object *id) {
 
         c->cancelled = true;
         c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
-        if (c->slot.state == QUEUE_SLOT_WAITING) {
-                /* Still queued: it never starts. */
+        if (c->slot.state == QUEUE_SLOT_WAITING || c->retry_timer) {
+                /* Still queued, or waiting to ask the busy broker again: it
+                 * never starts. */
                 call_log(c, NULL, LOG_INFO, "cancelled");
                 call_free(c);
                 return;

@@ -664,14 +664,18 @@ TEST(test_call_failures) {
         ASSERT_TRUE(!json_get(res, "structuredContent"));
         ASSERT_STREQ(text_of(res), "the sandbox is unavailable: the probe saw a network interface");
 
+        /* "busy" from the broker although the call holds one of our slots:
+         * another front end's runs fill the broker. The call asks again after
+         * a moment instead of failing (and freeing its slot for the next
+         * queued call to fail the same way). */
         env.broker->fail_code = "busy";
         env.broker->fail_message = "too many runs at once";
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
                   "\"arguments\":{\"code\":\"#out x\"}}}");
         res = result(wait_reply(&env, &p, "b"));
-        ASSERT_TRUE(is_error_result(res));
-        ASSERT_CONTAINS(text_of(res), "busy");
-        ASSERT_CONTAINS(text_of(res), "too many runs at once");
+        ASSERT_TRUE(!is_error_result(res));
+        ASSERT_STREQ(json_get_string(json_get(res, "structuredContent"), "stdout"), "x\n");
+        ASSERT_TRUE(!env.broker->fail_code);    /* the refusal did happen */
 
         env.broker->fail_code = "start-failed";
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"sf\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
