@@ -15,10 +15,11 @@
 //                           progress (each an SSE response stream), checks new clients are served
 //                           meanwhile, the 429 and 503 limits, then cancels and closes everything.
 //                           Hands off with the wrapper through marker files (held / sampled).
-//   node load.mjs busy      LOAD_BUSY_CLIENTS clients (mixed transports) fire LOAD_BUSY_CALLS calls
-//                           at once against MAX_CONCURRENT=1, MAX_QUEUE=LOAD_QUEUE: 1 + LOAD_QUEUE
-//                           run and print their own value, the rest are refused as busy before the
-//                           first run ends.
+//   node load.mjs busy      LOAD_BUSY_CLIENTS HTTP clients (Streamable and SSE) fire LOAD_BUSY_CALLS
+//                           calls at once against MAX_CONCURRENT=1, MAX_QUEUE=LOAD_QUEUE: 1 +
+//                           LOAD_QUEUE run and print their own value, the rest are refused as busy
+//                           before the first run ends; meanwhile 2 stdio clients (the other front
+//                           end) fire 1 + LOAD_QUEUE calls, which all run in the shared broker.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -489,45 +490,59 @@ async function streams() {
 
 // --- a full queue -------------------------------------------------------------------------------
 
+// mcp-exec.service serves HTTP (Streamable and legacy SSE) and mcp-exec-stdio.service the local
+// sessions: two front ends, each with its own queue (MAX_CONCURRENT running + MAX_QUEUE waiting),
+// in front of one broker that runs MAX_CONCURRENT at once in all.
 async function busy() {
     const suite = new Suite('load busy');
-    const kinds = ['stdio', 'http', 'sse'];
-    const nClients = num('LOAD_BUSY_CLIENTS', 6), nCalls = num('LOAD_BUSY_CALLS', 12), queue = num('LOAD_QUEUE', 3);
-    let clients = [];
-    await suite.step(`connect ${nClients} clients`, async () => {
-        clients = await Promise.all(Array.from({ length: nClients }, (_, k) => connect(kinds[k % 3], `busy-${k}`)));
+    const nHttp = num('LOAD_BUSY_CLIENTS', 4), nCalls = num('LOAD_BUSY_CALLS', 8), queue = num('LOAD_QUEUE', 3);
+    const nStdio = 2, stdioCalls = 1 + queue; // exactly what the local front end takes
+    let http = [], stdio = [];
+    await suite.step(`connect ${nHttp} HTTP clients (Streamable and SSE) and ${nStdio} stdio clients`, async () => {
+        http = await Promise.all(Array.from({ length: nHttp }, (_, k) => connect(k % 2 ? 'sse' : 'http', `busy-${k}`)));
+        stdio = await Promise.all(Array.from({ length: nStdio }, (_, k) => connect('stdio', `busy-stdio-${k}`)));
     }, { fatal: true, timeoutMs: 60000 });
 
-    await suite.step(`${nCalls} calls at once, room for 1 running + ${queue} queued`, async () => {
+    await suite.step(`${nCalls} HTTP calls at once (room for 1 running + ${queue} queued) and ${stdioCalls} stdio calls`, async () => {
         const t0 = Date.now();
-        const outcomes = await Promise.all(Array.from({ length: nCalls }, (_, i) => {
-            const c = clients[i % clients.length];
-            const code = `import time\ntime.sleep(3)\nprint("busy-call", ${i})\n`;
+        const fire = (c, i) => {
+            const code = `import time\ntime.sleep(1.5)\nprint("busy-call", ${i})\n`;
             return c.client.callTool({ name: 'exec', arguments: { code, timeout_s: 60 } }, undefined, { timeout: CALL_TIMEOUT_MS })
                 .then((res) => ({ i, kind: c.kind, res, ms: Date.now() - t0 }), (err) => ({ i, kind: c.kind, err, ms: Date.now() - t0 }));
-        }));
-        const lines = outcomes.map((o) => `#${o.i} ${o.kind} ${o.ms} ms: ` +
-            (o.err ? `threw ${o.err.message}` : o.res.isError ? `isError ${toolErrorText(o.res)}` : JSON.stringify(o.res.structuredContent?.stdout)));
+        };
+        const [outcomes, local] = await Promise.all([
+            Promise.all(Array.from({ length: nCalls }, (_, i) => fire(http[i % http.length], i))),
+            Promise.all(Array.from({ length: stdioCalls }, (_, i) => fire(stdio[i % stdio.length], 100 + i))),
+        ]);
+        const line = (o) => `#${o.i} ${o.kind} ${o.ms} ms: ` +
+            (o.err ? `threw ${o.err.message}` : o.res.isError ? `isError ${toolErrorText(o.res)}` : JSON.stringify(o.res.structuredContent?.stdout));
+        const lines = [...outcomes, ...local].map(line);
         log('  ' + lines.join('\n  '));
-        for (const o of outcomes) check(!o.err, `call ${o.i} failed with a protocol error`, o.err?.message);
+        for (const o of [...outcomes, ...local]) check(!o.err, `call ${o.i} failed with a protocol error`, o.err?.message);
+        // The local front end's calls all run, one at a time in the broker's single slot shared
+        // with the HTTP front end: none is refused as busy by the broker.
+        for (const o of local) {
+            check(!o.res.isError, `stdio call ${o.i} was refused`, toolErrorText(o.res));
+            check(execResult(o.res, `call ${o.i}`).stdout === `busy-call ${o.i}\n`, `call ${o.i} output`, o.res.structuredContent);
+        }
         const ok = outcomes.filter((o) => !o.res.isError), refused = outcomes.filter((o) => o.res.isError);
         check(ok.length === 1 + queue && refused.length === nCalls - 1 - queue,
-            `expected ${1 + queue} to run and ${nCalls - 1 - queue} to be refused`, lines);
+            `expected ${1 + queue} HTTP calls to run and ${nCalls - 1 - queue} to be refused`, lines);
         for (const o of refused)
             check(/server busy: .*queue of \d+ is full/.test(toolErrorText(o.res)), `refused call ${o.i} does not say busy`, toolErrorText(o.res));
         for (const o of ok)
             check(execResult(o.res, `call ${o.i}`).stdout === `busy-call ${o.i}\n`, `call ${o.i} output`, o.res.structuredContent);
-        // Refused at once: every refusal came before the first run (3 s of sleep) could finish.
-        const firstOk = Math.min(...ok.map((o) => o.ms)), lastRefused = Math.max(...refused.map((o) => o.ms));
+        // Refused at once: every refusal came before the first run (1.5 s of sleep) could finish.
+        const firstOk = Math.min(...ok.map((o) => o.ms), ...local.map((o) => o.ms)), lastRefused = Math.max(...refused.map((o) => o.ms));
         log(`  last refusal after ${lastRefused} ms, first result after ${firstOk} ms`);
         check(lastRefused < firstOk, 'a refusal came only after a run had finished: the full queue did not answer at once',
             { lastRefused, firstOk });
     }, { timeoutMs: 120000 });
 
-    await suite.step('every client works again once the queue drained', async () => {
-        for (const [k, c] of clients.entries()) await callChecked(c, `after${k}`, k);
+    await suite.step('every client works again once the queues drained', async () => {
+        for (const [k, c] of [...http, ...stdio].entries()) await callChecked(c, `after${k}`, k);
     }, { timeoutMs: 120000 });
-    await Promise.all(clients.map(disconnect));
+    await Promise.all([...http, ...stdio].map(disconnect));
     suite.finish();
 }
 
