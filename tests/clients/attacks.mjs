@@ -96,10 +96,12 @@ async function placeholders() {
         HOSTPORT: env.ATTACK_HOSTPORT,
         ABSTRACT: env.ATTACK_ABSTRACT,
     };
-    const out = await run('systemctl', ['show', '-p', 'MainPID', '--value', 'mcp-exec.service', 'mcp-exec-runner.service']);
-    const [fe, br] = out.stdout.split('\n');
-    v.FRONTEND_PID = fe && fe !== '0' ? fe : undefined;
-    v.BROKER_PID = br && br !== '0' ? br : undefined;
+    // Local sessions are served by mcp-exec-stdio.service, HTTP ones by mcp-exec.service.
+    const out = await run('systemctl', ['show', '-p', 'MainPID', '--value', 'mcp-exec-stdio.service', 'mcp-exec.service',
+        'mcp-exec-runner.service']);
+    const [stdio, http, br] = out.stdout.split('\n').map((x) => (x && x !== '0' ? x : undefined));
+    v.FRONTEND_PID = stdio ?? http;
+    v.BROKER_PID = br;
     return v;
 }
 
@@ -217,6 +219,34 @@ async function selfTestListeners(listenLogs, ph) {
     return { ok: !silent && grown === listenLogs.length, detail: `${targets.length} datagrams, ${grown}/${listenLogs.length} logs grew` };
 }
 
+// Control of the leftover checks: a file and a process of a dynamic uid and an mcp-exec-run-* unit,
+// made here on purpose, must each be found, and be gone again afterwards.
+async function selfTestLeftovers() {
+    const uid = String(DYN_UID_MAX - 7);
+    const file = '/run/mcpatk-selftest-leftover';
+    const unit = `mcp-exec-run-selftest${process.pid}.service`;
+    const found = {};
+    writeFileSync(file, '');
+    const { chownSync, unlinkSync } = await import('node:fs');
+    chownSync(file, Number(uid), Number(uid));
+    const { spawn } = await import('node:child_process');
+    const child = spawn('setpriv', ['--reuid', uid, '--regid', uid, '--clear-groups', 'sleep', '60'], { stdio: 'ignore' });
+    await run('systemd-run', ['--quiet', `--unit=${unit}`, '--collect', 'sleep', '60']);
+    await sleep(200);
+    try {
+        found.file = (await dynFiles()).includes(file);
+        found.process = dynProcs().some((p) => p.startsWith(`${child.pid} `) || p.includes(`uid=${uid}`));
+        found.unit = (await runUnits()).includes(unit);
+    } finally {
+        unlinkSync(file);
+        child.kill('SIGKILL');
+        await run('systemctl', ['stop', unit]);
+    }
+    await sleep(200);
+    const gone = !(await dynFiles()).includes(file) && !(await runUnits()).includes(unit) && !dynProcs().some((p) => p.includes(`uid=${uid}`));
+    return { ok: found.file && found.process && found.unit && gone, detail: `found ${JSON.stringify(found)}, gone afterwards: ${gone}` };
+}
+
 // ---- MCP --------------------------------------------------------------------------------------
 
 let session = null;
@@ -264,8 +294,9 @@ async function callExec(args, timeoutMs) {
 
 // ---- the always-checks ------------------------------------------------------------------------
 
-const ALIVE_CODE = 'print(6*7)';
-const CLEAN_CODE = `import json, os
+// Checks 1 and 2 share one run (one run less per case): it prints 6*7 first, then what it sees.
+const CLEAN_CODE = `print(6*7)
+import json, os
 me = str(os.getpid())
 seen = {}
 for d in ("/tmp", "/dev/shm", "/var/tmp"):
@@ -279,21 +310,16 @@ print(json.dumps(seen))
 
 async function alwaysChecks(failures) {
     const checks = {};
-    // 1. the service still answers
-    try {
-        const res = await callExec({ code: ALIVE_CODE, timeout_s: 10 }, 30000);
-        const sc = res.structuredContent;
-        checks.alive = res.isError !== true && sc?.exit_code === 0 && sc.stdout === '42\n';
-        if (!checks.alive) failures.push(`alive: print(6*7) gave ${short(JSON.stringify(res), 300)}`);
-    } catch (e) {
-        checks.alive = false;
-        failures.push(`alive: ${e.message}`);
-    }
-    // 2. the next run is clean
+    // 1. the service still answers; 2. the next run is clean
     try {
         const res = await callExec({ code: CLEAN_CODE, timeout_s: 10 }, 30000);
         const sc = res.structuredContent;
-        const seen = sc?.exit_code === 0 ? JSON.parse(sc.stdout) : null;
+        checks.alive = res.isError !== true && typeof sc?.stdout === 'string' && sc.stdout.startsWith('42\n');
+        if (!checks.alive) failures.push(`alive: print(6*7) gave ${short(JSON.stringify(res), 300)}`);
+        let seen = null;
+        try {
+            seen = sc?.exit_code === 0 ? JSON.parse(sc.stdout.slice(3)) : null;
+        } catch {}
         const dirty = !seen
             ? ['the probe failed: ' + short(JSON.stringify(res), 300)]
             : Object.entries(seen).filter(([, v]) => !Array.isArray(v) || v.length).map(([k, v]) => `${k}: ${short(JSON.stringify(v), 200)}`);
@@ -302,8 +328,8 @@ async function alwaysChecks(failures) {
         checks.clean = dirty.length === 0;
         if (!checks.clean) failures.push(`clean: ${dirty.join('; ')}`);
     } catch (e) {
-        checks.clean = false;
-        failures.push(`clean: ${e.message}`);
+        checks.alive = checks.clean = false;
+        failures.push(`alive and clean: ${e.message}`);
     }
     // 3. no run unit (any state) within 15 s, no process of a dynamic uid
     const deadline = Date.now() + 15000;
@@ -450,6 +476,9 @@ async function main() {
         log(`attacks: control of listeners-silent: ${st.ok ? 'ok' : 'FAIL'} (${st.detail})`);
         if (!st.ok) process.exit(1);
     }
+    const lt = await selfTestLeftovers();
+    log(`attacks: control of the leftover checks: ${lt.ok ? 'ok' : 'FAIL'} (${lt.detail})`);
+    if (!lt.ok) process.exit(1);
     try {
         session = await connect();
     } catch (e) {

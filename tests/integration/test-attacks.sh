@@ -31,7 +31,7 @@ UNIT_LO=mcp-atk-local-$$
 mkdir -p "$HDIR/cases"
 shopt -s nullglob
 files=()
-read -ra globs <<<"${ATTACK_CASES//,/ }"
+IFS=$' \t,' read -ra globs <<<"${ATTACK_CASES-}"
 for f in "$CASES_HOST"/{net,res,esc,out}-*.py; do
     b=$(basename "$f")
     if [[ -n ${ATTACK_CASES-} ]]; then
@@ -104,100 +104,110 @@ while True:
                 "%.3f %s connection from %s: %r\n" % (time.time(), spec, peer, data))
 PYEOF
 
-# Decoys for local resolver services (systemd-resolved's varlink socket, nscd, avahi) where the box has
-# none (their directories are created here and removed at exit): a sandbox that reaches one of
-# them can resolve names, i.e. send data out by DNS.
-DECOYS=()
-for d in /run/systemd/resolve/io.systemd.Resolve /run/nscd/socket /run/avahi-daemon/socket; do
-    bx test -e "$(dirname "$d")" || DECOYS+=("$d")
-done
-
 LOG_TH=$HDIR/listen-testhost.log
 LOG_LO=$HDIR/listen-local.log
 : >"$LOG_TH"
 : >"$LOG_LO"
 
+# Everything in the box in one go (each `bx` costs a fraction of a second). Decoys for local
+# resolver services (systemd-resolved's varlink socket, nscd, avahi) where the box has none (their
+# directories are created here and removed at exit): a sandbox that reaches one of them can resolve
+# names, i.e. send data out by DNS. Prints the decoys it placed.
+put net-setup.sh >/dev/null <<EOF
+set -e
+exec 3>&1 >/dev/null 2>&1
+systemctl stop $UNIT_TH $UNIT_LO || true
+systemctl reset-failed $UNIT_TH $UNIT_LO || true
+ip link del $VETH || true
+ip netns del $NS || true
+[ "\$1" = down ] && { for d in \$2; do rm -rf "\$d"; done; exit 0; }
+exec 2>&3
+decoys=
+for d in /run/systemd/resolve/io.systemd.Resolve /run/nscd/socket /run/avahi-daemon/socket; do
+    [ -e "\${d%/*}" ] && continue
+    mkdir -m 0755 "\${d%/*}"
+    decoys="\$decoys \$d"
+done
+echo "\$decoys" >&3
+ip netns add $NS
+ip link add $VETH type veth peer name mcpatk1
+ip link set mcpatk1 netns $NS
+ip addr add 10.213.0.1/24 dev $VETH
+ip -6 addr add fd00:213::1/64 dev $VETH nodad
+ip link set $VETH up
+ip netns exec $NS sh -ec '
+    ip link set lo up
+    ip addr add 10.213.0.2/24 dev mcpatk1
+    ip -6 addr add fd00:213::2/64 dev mcpatk1 nodad
+    ip link set mcpatk1 up'
+systemd-run --quiet --unit=$UNIT_TH --property=Type=simple --property=NetworkNamespacePath=/run/netns/$NS \
+    python3 $BDIR/listener.py $BDIR/listen-testhost.log \
+    tcp:10.213.0.2:$TESTPORT udp:10.213.0.2:$TESTPORT tcp:fd00:213::2:$TESTPORT udp:fd00:213::2:$TESTPORT
+unix=
+for d in \$decoys; do unix="\$unix unix:\$d"; done
+systemd-run --quiet --unit=$UNIT_LO --property=Type=simple \
+    python3 $BDIR/listener.py $BDIR/listen-local.log \
+    tcp:127.0.0.1:$HOSTPORT udp:127.0.0.1:$HOSTPORT tcp:::1:$HOSTPORT udp:::1:$HOSTPORT abstract:$ABSTRACT \$unix
+EOF
+DECOYS=()
 cleanup_net() {
-    bx systemctl stop "$UNIT_TH" "$UNIT_LO" >/dev/null 2>&1
-    bx systemctl reset-failed "$UNIT_TH" "$UNIT_LO" >/dev/null 2>&1
-    bx ip link del "$VETH" >/dev/null 2>&1
-    bx ip netns del "$NS" >/dev/null 2>&1
-    local d
+    local dirs=() d
     for d in ${DECOYS[@]+"${DECOYS[@]}"}; do
-        bx rm -rf "$(dirname "$d")"
+        dirs+=("$(dirname "$d")")
     done
+    bx sh "$BDIR/net-setup.sh" down "${dirs[*]}"
 }
 at_exit cleanup_net
-cleanup_net
-
-bx ip netns add "$NS" || fail "cannot create the network namespace $NS in the box"
-bx sh -ec "
-    ip link add $VETH type veth peer name mcpatk1
-    ip link set mcpatk1 netns $NS
-    ip addr add 10.213.0.1/24 dev $VETH
-    ip -6 addr add fd00:213::1/64 dev $VETH nodad
-    ip link set $VETH up
-    ip netns exec $NS sh -ec '
-        ip link set lo up
-        ip addr add 10.213.0.2/24 dev mcpatk1
-        ip -6 addr add fd00:213::2/64 dev mcpatk1 nodad
-        ip link set mcpatk1 up'
-" || fail "cannot set up the veth pair to $NS"
-
-bx systemd-run --quiet --unit="$UNIT_TH" --property=Type=simple \
-    --property=NetworkNamespacePath=/run/netns/$NS \
-    python3 "$BDIR/listener.py" "$BDIR/listen-testhost.log" \
-    "tcp:10.213.0.2:$TESTPORT" "udp:10.213.0.2:$TESTPORT" \
-    "tcp:fd00:213::2:$TESTPORT" "udp:fd00:213::2:$TESTPORT" ||
-    fail "cannot start the test host's listeners"
-for d in ${DECOYS[@]+"${DECOYS[@]}"}; do
-    bx mkdir -p -m 0755 "$(dirname "$d")" || fail "cannot create $(dirname "$d") for a decoy"
-done
-bx systemd-run --quiet --unit="$UNIT_LO" --property=Type=simple \
-    python3 "$BDIR/listener.py" "$BDIR/listen-local.log" \
-    "tcp:127.0.0.1:$HOSTPORT" "udp:127.0.0.1:$HOSTPORT" \
-    "tcp:::1:$HOSTPORT" "udp:::1:$HOSTPORT" "abstract:$ABSTRACT" ${DECOYS[@]+"${DECOYS[@]/#/unix:}"} ||
-    fail "cannot start the box's own listeners"
+decoys=$(bx sh "$BDIR/net-setup.sh") || fail "cannot set up the test host and the listeners in the box"
+read -ra DECOYS <<<"$decoys"
 wait_for 15 grep -qx ready "$LOG_TH" || fail "the test host's listeners did not come up: $(bx systemctl status --no-pager "$UNIT_TH" 2>&1 | tail -5)"
 wait_for 15 grep -qx ready "$LOG_LO" || fail "the box's listeners did not come up: $(bx systemctl status --no-pager "$UNIT_LO" 2>&1 | tail -5)"
 
-# Control: from the box, outside any sandbox, every listener logs what reaches it.
-control='import socket, sys
-fam = {4: socket.AF_INET, 6: socket.AF_INET6}
-kind, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-if kind in ("abstract", "unix"):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(3)
-    s.connect("\0" + host if kind == "abstract" else host); s.sendall(b"control")
-else:
-    f = socket.AF_INET6 if ":" in host else socket.AF_INET
-    if kind == "tcp":
-        s = socket.create_connection((host, port), timeout=3); s.sendall(b"control")
-    else:
-        s = socket.socket(f, socket.SOCK_DGRAM); s.sendto(b"control", (host, port))
-s.close()'
-specs=("tcp 10.213.0.2 $TESTPORT $LOG_TH" "udp 10.213.0.2 $TESTPORT $LOG_TH"
-    "tcp fd00:213::2 $TESTPORT $LOG_TH" "udp fd00:213::2 $TESTPORT $LOG_TH"
-    "tcp 127.0.0.1 $HOSTPORT $LOG_LO" "udp 127.0.0.1 $HOSTPORT $LOG_LO"
-    "tcp ::1 $HOSTPORT $LOG_LO" "udp ::1 $HOSTPORT $LOG_LO" "abstract $ABSTRACT 0 $LOG_LO")
+# Control: from the box, outside any sandbox, every listener logs what reaches it. As nobody: a
+# unix listener files root's connections elsewhere.
+put control.py >/dev/null <<'PYEOF2'
+import socket, sys
+for spec in sys.argv[1:]:
+    kind, host, port = spec.split(" ")
+    try:
+        if kind in ("abstract", "unix"):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(3)
+            s.connect("\0" + host if kind == "abstract" else host)
+            s.sendall(b"control")
+        elif kind == "tcp":
+            s = socket.create_connection((host, int(port)), timeout=3)
+            s.sendall(b"control")
+        else:
+            s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
+            s.sendto(b"control", (host, int(port)))
+        s.close()
+    except OSError as e:
+        print("control %s: %s" % (spec, e), file=sys.stderr)
+PYEOF2
+specs=("tcp 10.213.0.2 $TESTPORT" "udp 10.213.0.2 $TESTPORT" "tcp fd00:213::2 $TESTPORT" "udp fd00:213::2 $TESTPORT"
+    "tcp 127.0.0.1 $HOSTPORT" "udp 127.0.0.1 $HOSTPORT" "tcp ::1 $HOSTPORT" "udp ::1 $HOSTPORT" "abstract $ABSTRACT 0")
 for d in ${DECOYS[@]+"${DECOYS[@]}"}; do
-    specs+=("unix $d 0 $LOG_LO")
+    specs+=("unix $d 0")
 done
-for spec in "${specs[@]}"; do
-    read -r kind host port lf <<<"$spec"
+heard() {
+    local kind host port
+    read -r kind host port <<<"$1"
     case $kind in
-    abstract | unix) pat="$kind:$host connection from .*'control'" ;;
-    *) pat="$kind:$host:$port (connection|datagram) from .*'control'" ;;
+    abstract | unix) grep -Eq -- "$kind:$host connection from .*'control'" "$LOG_LO" ;;
+    *) grep -Eq -- "$kind:$host:$port (connection|datagram) from .*'control'" "$LOG_TH" "$LOG_LO" ;;
     esac
-    got=0
-    for _ in 1 2 3 4 5; do
-        # As nobody: a unix listener files root's connections elsewhere.
-        bx setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c "$control" "$kind" "$host" "$port" >/dev/null 2>&1
-        if wait_for 2 grep -Eq -- "$pat" "$lf"; then
-            got=1
-            break
-        fi
-    done
-    ((got)) || fail "control: the $kind listener on $host${port:+ port $port} logged nothing for a client in the box:"$'\n'"$(cat "$lf")"
+}
+all_heard() {
+    local sp
+    for sp in "${specs[@]}"; do heard "$sp" || return 1; done
+}
+for _ in 1 2 3; do
+    bx setpriv --reuid=65534 --regid=65534 --clear-groups python3 "$BDIR/control.py" "${specs[@]}" 2>>"$HDIR/control.err"
+    wait_for 3 all_heard && break
+done
+for sp in "${specs[@]}"; do
+    heard "$sp" || fail "control: the listener '$sp' logged nothing for a client in the box: $(cat "$HDIR/control.err")"$'\n'"$(cat "$LOG_TH" "$LOG_LO")"
 done
 log "control: all ${#specs[@]} listeners log a connection or datagram from the box${DECOYS[*]:+ (decoys: ${DECOYS[*]})}"
 
@@ -224,19 +234,18 @@ if [[ -e $HDIR/cases/out-terminal-escapes.py ]]; then
     bx python3 "$BDIR/cases/out-terminal-escapes.py" >"$HDIR/esc.direct" 2>"$HDIR/esc.direct.err"
     bx mcp-exec run "$BDIR/cases/out-terminal-escapes.py" >"$HDIR/esc.run" 2>"$HDIR/esc.run.err" ||
         fail "mcp-exec run of out-terminal-escapes failed: $(head -c 500 "$HDIR/esc.run.err")"
-    cmp -s "$HDIR/esc.direct" "$HDIR/esc.run" && cmp -s "$HDIR/esc.direct.err" "$HDIR/esc.run.err" ||
+    if ! cmp -s "$HDIR/esc.direct" "$HDIR/esc.run" || ! cmp -s "$HDIR/esc.direct.err" "$HDIR/esc.run.err"; then
         fail "mcp-exec run changed the escape sequences: $(od -c "$HDIR/esc.run" | head -5)"
+    fi
     grep -q $'\x1b]52;c;' "$HDIR/esc.run" || fail "control: no OSC 52 sequence in the output of mcp-exec run"
     log "mcp-exec run passes terminal escape sequences through unchanged ($(wc -c <"$HDIR/esc.run") bytes, as python3 prints them)"
 fi
 
 # The listeners are still there: a silent listener was silent because of the sandbox.
-for lf in "$LOG_TH" "$LOG_LO"; do
-    n=$(wc -l <"$lf")
-    bx python3 -c "$control" tcp "$([[ $lf == "$LOG_TH" ]] && echo 10.213.0.2 || echo 127.0.0.1)" \
-        "$([[ $lf == "$LOG_TH" ]] && echo "$TESTPORT" || echo "$HOSTPORT")" >/dev/null 2>&1 ||
-        fail "control: a listener ($lf) no longer answers after the cases"
-    wait_for 5 test "$(wc -l <"$lf")" -gt "$n" || fail "control: a listener ($lf) no longer logs after the cases"
-done
+n_th=$(wc -l <"$LOG_TH")
+n_lo=$(wc -l <"$LOG_LO")
+bx setpriv --reuid=65534 --regid=65534 --clear-groups python3 "$BDIR/control.py" "udp 10.213.0.2 $TESTPORT" "udp ::1 $HOSTPORT"
+wait_for 5 test "$(wc -l <"$LOG_TH")" -gt "$n_th" || fail "control: the test host's listener no longer logs after the cases"
+wait_for 5 test "$(wc -l <"$LOG_LO")" -gt "$n_lo" || fail "control: the box's listener no longer logs after the cases"
 assert_clean 15
 pass
