@@ -87,7 +87,7 @@ function parseCase(file) {
     return h;
 }
 
-async function placeholders() {
+async function placeholders(text = '') {
     const env = process.env;
     const v = {
         TESTHOST4: env.ATTACK_TESTHOST4,
@@ -102,6 +102,13 @@ async function placeholders() {
     const [stdio, http, br] = out.stdout.split('\n').map((x) => (x && x !== '0' ? x : undefined));
     v.FRONTEND_PID = stdio ?? http;
     v.BROKER_PID = br;
+    // The broker exits when idle (socket activation brings it back): start it for a case that
+    // needs its pid.
+    if (!v.BROKER_PID && text.includes('@BROKER_PID@')) {
+        await run('systemctl', ['start', 'mcp-exec-runner.service']);
+        const o = await run('systemctl', ['show', '-p', 'MainPID', '--value', 'mcp-exec-runner.service']);
+        v.BROKER_PID = o.stdout.trim() && o.stdout.trim() !== '0' ? o.stdout.trim() : undefined;
+    }
     return v;
 }
 
@@ -488,7 +495,7 @@ async function main() {
     let failed = 0;
     for (const f of files) {
         const c = parseCase(f);
-        const ph = await placeholders();
+        const ph = await placeholders(c.text);
         const row = await runCase(c, ph, listenLogs, haveNeeds);
         appendFileSync(out, JSON.stringify(row) + '\n');
         if (!row.pass) failed++;
