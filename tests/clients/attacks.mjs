@@ -18,6 +18,8 @@
 //                     placeholder values (set by tests/integration/test-attacks.sh)
 //   ATTACK_LISTEN_LOGS  comma-separated listener log files for `# after: listeners-silent`
 //   ATTACK_NEEDS      comma-separated `# needs:` tags the wrapper set up (testhost, hostlisten)
+//   ATTACK_BUDGET_S   seconds for all cases; cases not started by then fail as "not run" (so a
+//                     slow pass reports what it did instead of being killed by the test timeout)
 // Exit status: 0 if every case passed (and at least one ran), 1 otherwise, 2 on usage errors.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -493,8 +495,17 @@ async function main() {
         process.exit(1);
     }
     let failed = 0;
+    const budget = Number(process.env.ATTACK_BUDGET_S || 0) * 1000;
     for (const f of files) {
         const c = parseCase(f);
+        if (budget && Date.now() - t0 > budget) {
+            const row = { case: c.name, attack: c.attack ?? '', expect: c.expect ?? '', observed: 'not run: the time budget ran out',
+                pass: false, checks: {}, failures: [`not run: ATTACK_BUDGET_S=${budget / 1000} s used up`], ms: 0 };
+            appendFileSync(out, JSON.stringify(row) + '\n');
+            failed++;
+            log(`attacks: FAIL ${row.case}: ${row.observed}`);
+            continue;
+        }
         const ph = await placeholders(c.text);
         const row = await runCase(c, ph, listenLogs, haveNeeds);
         appendFileSync(out, JSON.stringify(row) + '\n');
