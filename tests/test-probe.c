@@ -24,6 +24,12 @@ static const char *const good_lines[][2] = {
         { "usr_readonly", "1" },
         { "etc_readonly", "1" },
         { "home_hidden", "1" },
+        { "tmp_fs", "tmpfs" },
+        { "tmp_bytes", "67108864" },
+        { "tmp_dev", "47" },
+        { "var_tmp_fs", "tmpfs" },
+        { "var_tmp_bytes", "67108864" },
+        { "var_tmp_dev", "47" },
         { "memory_max", "268435456" },
         { "tasks_max", "128" },
         { "no_new_privs", "1" },
@@ -167,6 +173,18 @@ TEST(test_each_check) {
 
                 { "home_hidden", "0", "ProtectHome" },
                 { "home_hidden", NULL, "ProtectHome" },
+
+                /* systemd 252: PrivateTmp= won, /tmp is the host's file system. */
+                { "tmp_fs", "other", "private /tmp" },
+                { "tmp_fs", "missing", "private /tmp" },
+                { "tmp_fs", NULL, "private /tmp" },
+                { "tmp_bytes", "12884901888", "MCP_EXEC_TMP_SIZE_MAX" },
+                { "tmp_bytes", "67112960", "MCP_EXEC_TMP_SIZE_MAX" }, /* one page over */
+                { "tmp_bytes", "0", "MCP_EXEC_TMP_SIZE_MAX" },
+                { "tmp_bytes", NULL, "MCP_EXEC_TMP_SIZE_MAX" },
+                { "var_tmp_dev", "2049", "/var/tmp" },
+                { "var_tmp_dev", NULL, "/var/tmp" },
+                { "tmp_dev", NULL, "/var/tmp" },
 
                 { "memory_max", "max", "MemoryMax" },
                 { "memory_max", "9223372036854771712", "MemoryMax" }, /* cgroup v1 "no limit" */

@@ -168,6 +168,8 @@ static SandboxSpec base_spec(void) {
                 .tmp_size_max = 7340032,
                 .slice = "mcp-exec.slice",
                 .binds_to = "mcp-exec-runnerd.service",
+                .tmpfs_helper = "/usr/libexec/mcp-exec/mcp-exec-tmpfs",
+                .run_id = "0123456789abcdef0123456789abcdef",
         };
 }
 
@@ -309,7 +311,7 @@ static const char *const known_names[] = {
         "SystemCallFilter~",
         "SystemCallArchitectures", "SystemCallErrorNumber", "MemoryMax", "MemorySwapMax", "TasksMax",
         "CPUQuotaPerSecUSec", "RuntimeMaxUSec", "KillSignal", "TimeoutStopUSec", "LimitFSIZE", "LimitFSIZESoft",
-        "LimitCORE", "LimitCORESoft", "BindsTo", "After",
+        "LimitCORE", "LimitCORESoft", "BindsTo", "After", "BindPaths", "ExecStartPreEx", "ExecStopPostEx",
 };
 
 static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *s) {
@@ -355,10 +357,25 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
         expect_prop(ps, "RestrictNamespaces", "t", "0"); /* no namespace type allowed */
         expect_prop(ps, "UMask", "u", "63");              /* 0077 */
         expect_prop(ps, "WorkingDirectory", "s", "/tmp");
-        ASSERT_TRUE(asprintf(&want, "[(/tmp,mode=1777,size=%" PRIu64 ",nosuid,nodev),"
-                                    "(/dev/shm,mode=1777,size=%" PRIu64 ",nosuid,nodev)]",
-                             s->tmp_size_max, s->tmp_size_max) > 0);
+        /* /dev/shm is a TemporaryFileSystem=; /tmp and /var/tmp are bound
+         * from the run's own tmpfs mount unit (PrivateTmp= would win over a
+         * TemporaryFileSystem=/tmp). */
+        ASSERT_TRUE(asprintf(&want, "[(/dev/shm,mode=1777,size=%" PRIu64 ",nosuid,nodev)]", s->tmp_size_max) > 0);
         expect_prop(ps, "TemporaryFileSystem", "a(ss)", want);
+        free(want);
+        ASSERT_TRUE(asprintf(&want, "[(/run/mcp-exec-tmp/%s,/tmp,false,0),(/run/mcp-exec-tmp/%s,/var/tmp,false,0)]",
+                             s->run_id, s->run_id) > 0);
+        expect_prop(ps, "BindPaths", "a(ssbt)", want);
+        free(want);
+        /* Mounted and removed by the helper, outside the sandbox ("privileged"),
+         * with nothing but the run id and the size on its command line. */
+        ASSERT_TRUE(asprintf(&want, "[(%s,[%s,mount,%s,%" PRIu64 "],[privileged])]", s->tmpfs_helper,
+                             s->tmpfs_helper, s->run_id, s->tmp_size_max) > 0);
+        expect_prop(ps, "ExecStartPreEx", "a(sasas)", want);
+        free(want);
+        ASSERT_TRUE(asprintf(&want, "[(%s,[%s,umount,%s],[privileged])]", s->tmpfs_helper, s->tmpfs_helper,
+                             s->run_id) > 0);
+        expect_prop(ps, "ExecStopPostEx", "a(sasas)", want);
         free(want);
         expect_prop(ps, "InaccessiblePaths", "as", NULL);
         {

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -199,6 +201,21 @@ static bool dir_hidden(const char *p) {
         return empty;
 }
 
+/* KEY_fs=tmpfs|other, KEY_bytes=size of the file system, KEY_dev=its device:
+ * /tmp and /var/tmp must be the run's own capped tmpfs, not the host's. */
+static void probe_tmp(const char *key, const char *path) {
+        struct statfs fs;
+        struct stat st;
+
+        if (statfs(path, &fs) < 0 || stat(path, &st) < 0) {
+                printf("%s_fs=missing\n", key);
+                return;
+        }
+        printf("%s_fs=%s\n", key, fs.f_type == 0x01021994 /* TMPFS_MAGIC */ ? "tmpfs" : "other");
+        printf("%s_bytes=%llu\n", key, (unsigned long long) fs.f_blocks * (unsigned long long) fs.f_bsize);
+        printf("%s_dev=%llu\n", key, (unsigned long long) st.st_dev);
+}
+
 static int probe(void) {
         struct statvfs sv;
         int s;
@@ -213,6 +230,8 @@ static int probe(void) {
         printf("usr_readonly=%d\n", statvfs("/usr", &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0);
         printf("etc_readonly=%d\n", statvfs("/etc", &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0);
         printf("home_hidden=%d\n", dir_hidden("/home") && dir_hidden("/root") ? 1 : 0);
+        probe_tmp("tmp", "/tmp");
+        probe_tmp("var_tmp", "/var/tmp");
         probe_limit("memory_max", "memory", "memory.limit_in_bytes", "memory.max");
         probe_limit("tasks_max", "pids", "pids.max", "pids.max");
         probe_status_field("no_new_privs", "NoNewPrivs");

@@ -89,6 +89,24 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         s = report_get(report, "home_hidden", v, sizeof v);
         if (!s || !streq(s, "1"))
                 return failed(ret_failure, "hidden /home and /root (ProtectHome): they are readable");
+        /* systemd 252 lets PrivateTmp= (implied by DynamicUser=) win over
+         * TemporaryFileSystem=/tmp: then /tmp is a directory on the host's
+         * /tmp, without the size cap, shared with /var/tmp on the host disk. */
+        s = report_get(report, "tmp_fs", v, sizeof v);
+        if (!s || !streq(s, "tmpfs"))
+                return failed(ret_failure, "private /tmp (a tmpfs of its own per run): /tmp is %s", s ?: "unknown");
+        s = report_get(report, "tmp_bytes", v, sizeof v);
+        /* (tmpfs rounds its size up to whole pages) */
+        if (!limit_ok(s, (spec->tmp_size_max + 4095) & ~UINT64_C(4095)))
+                return failed(ret_failure, "/tmp size cap (MCP_EXEC_TMP_SIZE_MAX=%" PRIu64 "): /tmp holds %s bytes",
+                              spec->tmp_size_max, s ?: "unknown");
+        {
+                char w[256];
+                const char *t = report_get(report, "tmp_dev", w, sizeof w);
+                s = report_get(report, "var_tmp_dev", v, sizeof v);
+                if (!s || !t || !streq(s, t))
+                        return failed(ret_failure, "private /var/tmp (the run's own tmpfs): /var/tmp is another file system");
+        }
         s = report_get(report, "memory_max", v, sizeof v);
         if (!limit_ok(s, spec->memory_max))
                 return failed(ret_failure, "memory limit (MemoryMax=%" PRIu64 "): the cgroup reports %s", spec->memory_max,

@@ -383,9 +383,10 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
-int run_start(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, int stdout_fd, int stderr_fd,
+int run_start(sd_bus *bus, const SandboxSpec *spec_in, int stdin_fd, int stdout_fd, int stderr_fd,
               run_started_t started, run_done_t done, void *userdata, Run **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        SandboxSpec spec_buf = *spec_in, *spec = &spec_buf;
         Run *run;
         int r;
 
@@ -403,6 +404,7 @@ int run_start(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, int stdout_fd,
         if (r < 0)
                 goto fail;
         (void) snprintf(run->unit, sizeof run->unit, RUN_UNIT_PREFIX "%s.service", run->id);
+        spec->run_id = run->id;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
         if (r < 0)
                 goto fail;

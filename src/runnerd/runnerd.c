@@ -81,6 +81,7 @@ static const char *arg_launcher = LIBEXECDIR "/mcp-exec-launch";
 static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
         *ret = (SandboxSpec) {
                 .launcher = arg_launcher,
+                .tmpfs_helper = LIBEXECDIR "/mcp-exec-tmpfs",
                 .python = s->python,
                 .max_code_bytes = s->config.max_code_bytes,
                 .timeout_usec = timeout_s * USEC_PER_SEC,

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "sandbox-properties.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "macro.h"
 
@@ -16,7 +18,7 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
 }
 
 int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd) {
-        char arg_python[4096], arg_max[64], tmp_opts[128];
+        char arg_python[4096], arg_max[64], tmp_opts[128], tmp_dir[sizeof(SANDBOX_TMP_ROOT "/") + 32], tmp_size[32];
         int r;
 
         static const struct {
@@ -104,11 +106,34 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
         if (r < 0)
                 return r;
 
-        /* The run's /tmp and /dev/shm are its own tmpfs: gone with the run,
-         * charged to its memory limit, invisible to every other run.
-         * (PrivateDevices= alone would bind the host's /dev/shm.) */
-        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 2, "/tmp", tmp_opts,
-                                  "/dev/shm", tmp_opts);
+        /* The run's /tmp, /var/tmp and /dev/shm are tmpfs of its own: gone
+         * with the run, capped, charged to its memory limit, invisible to
+         * every other run. (PrivateDevices= alone would bind the host's
+         * /dev/shm.) /tmp cannot be a TemporaryFileSystem=: DynamicUser=
+         * implies PrivateTmp=, whose bind of a directory on the host's /tmp
+         * wins over it (systemd 252), without the cap. A bind mount wins over
+         * PrivateTmp=, so /tmp and /var/tmp are bound from a tmpfs that
+         * mcp-exec-tmpfs mounts for the run and removes after it. */
+        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 1, "/dev/shm", tmp_opts);
+        if (r < 0)
+                return r;
+        if (!s->tmpfs_helper || !s->run_id || strlen(s->run_id) != 32)
+                return -EINVAL;
+        (void) snprintf(tmp_dir, sizeof tmp_dir, SANDBOX_TMP_ROOT "/%s", s->run_id);
+        (void) snprintf(tmp_size, sizeof tmp_size, "%" PRIu64, s->tmp_size_max);
+        r = sd_bus_message_append(m, "(sv)", "BindPaths", "a(ssbt)", 2, tmp_dir, "/tmp", 1, UINT64_C(0),
+                                  tmp_dir, "/var/tmp", 1, UINT64_C(0));
+        if (r < 0)
+                return r;
+        /* "privileged" (the + prefix): outside the sandbox, in the host's
+         * mount namespace, before the run's namespace is set up and after
+         * its last process is gone. A failed mount fails the run. */
+        r = sd_bus_message_append(m, "(sv)", "ExecStartPreEx", "a(sasas)", 1, s->tmpfs_helper, 4, s->tmpfs_helper,
+                                  "mount", s->run_id, tmp_size, 1, "privileged");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "(sv)", "ExecStopPostEx", "a(sasas)", 1, s->tmpfs_helper, 3, s->tmpfs_helper,
+                                  "umount", s->run_id, 1, "privileged");
         if (r < 0)
                 return r;
 
@@ -198,3 +223,4 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
 
         return 0;
 }
+

@@ -20,9 +20,14 @@ typedef struct SandboxSpec {
         uint64_t file_size_max;
         uint64_t tmp_size_max;
         const char *slice;              /* "mcp-exec.slice" */
+        const char *tmpfs_helper;       /* absolute path of mcp-exec-tmpfs */
+        const char *run_id;             /* 32 hex digits: names the run's tmpfs */
         const char *binds_to;           /* the broker's own unit, or NULL */
         bool probe;                     /* run the launcher's self-check instead of code */
 } SandboxSpec;
 
 /* Appends the (sv) entries to an open "a(sv)" container of StartTransientUnit. */
 int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd);
+
+/* Where mcp-exec-tmpfs mounts each run's /tmp: SANDBOX_TMP_ROOT "/" run_id. */
+#define SANDBOX_TMP_ROOT "/run/mcp-exec-tmp"
