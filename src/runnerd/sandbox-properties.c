@@ -125,9 +125,11 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
                                   tmp_dir, "/var/tmp", 1, UINT64_C(0));
         if (r < 0)
                 return r;
-        /* "privileged" (the + prefix): outside the sandbox, in the host's
-         * mount namespace, before the run's namespace is set up and after
-         * its last process is gone. A failed mount fails the run. */
+        /* "privileged" (the + prefix): outside the sandbox, before the run's
+         * namespace is set up and after its last process is gone. A failed
+         * mount fails the run. (The binds above ignore a missing source:
+         * systemd 252 sets up a mount namespace for the ExecStartPre= too,
+         * before the tmpfs exists; the self-check verifies /tmp.) */
         r = sd_bus_message_append(m, "(sv)", "ExecStartPreEx", "a(sasas)", 1, s->tmpfs_helper, 4, s->tmpfs_helper,
                                   "mount", s->run_id, tmp_size, 1, "privileged");
         if (r < 0)
