@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <json-c/json.h>
+
 #include "test-helpers.h"
 #include "utf8.h"
 
@@ -273,6 +275,50 @@ TEST(test_against_reference) {
         ASSERT_TRUE(n > 100000);
 }
 
+/* utf8_json_prefix() must agree with what json-c really writes: for random
+ * text the cost of the whole string is its serialized length minus the
+ * quotes, and a cut never splits a character or exceeds the budget. */
+TEST(test_json_prefix) {
+        static const char sample[] = "a\"\\/\n\t\x01\x1f\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80 ";
+        unsigned seed = 1;
+
+        for (int iter = 0; iter < 2000; iter++) {
+                char raw[64], *text;
+                size_t n = (size_t) (rand_r(&seed) % sizeof raw), len, cost, cut, cost2;
+                json_object *o;
+                size_t jlen;
+
+                for (size_t i = 0; i < n; i++)
+                        raw[i] = sample[rand_r(&seed) % (sizeof sample - 1)];
+                text = utf8_sanitize(raw, n, &len);
+                ASSERT_TRUE(text);
+                ASSERT_EQ_INT((int) utf8_json_prefix(text, len, SIZE_MAX, &cost), (int) len);
+                o = json_object_new_string_len(text, (int) len);
+                ASSERT_TRUE(o);
+                (void) json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+                                                         &jlen);
+                ASSERT_EQ_INT((int) cost, (int) jlen - 2);
+                json_object_put(o);
+
+                for (size_t budget = 0; budget <= cost; budget++) {
+                        cut = utf8_json_prefix(text, len, budget, &cost2);
+                        ASSERT_TRUE(cut <= len && cost2 <= budget);
+                        ASSERT_TRUE(cut == len || ((unsigned char) text[cut] & 0xC0) != 0x80);
+                }
+                free(text);
+        }
+        /* A megabyte of 0x01 is six megabytes as JSON. */
+        {
+                size_t n = 1 << 20, cost;
+                char *s = malloc(n);
+                ASSERT_TRUE(s);
+                memset(s, 1, n);
+                ASSERT_EQ_INT((int) utf8_json_prefix(s, n, 2 * n, &cost), (int) (2 * n / 6));
+                ASSERT_TRUE(cost <= 2 * n);
+                free(s);
+        }
+}
+
 int main(void) {
         RUN(test_valid);
         RUN(test_embedded_nul);
@@ -283,5 +329,6 @@ int main(void) {
         RUN(test_lone_continuation);
         RUN(test_all_invalid_bytes_expand);
         RUN(test_against_reference);
+        RUN(test_json_prefix);
         return 0;
 }

@@ -35,6 +35,7 @@ struct ExecClient {
         size_t code_len, stdin_len, written;
 
         OutputCapture out;
+        uint64_t max_output_bytes;
         bool got_final, out_eof, err_eof, finished, cancelled;
         uint64_t start_usec;
         ExecResult result;
@@ -76,6 +77,25 @@ static void finish(ExecClient *c) {
                 if (!r->stdout_text || !r->stderr_text) {
                         r->error_code = strdup("internal");
                         r->error_message = strdup("out of memory");
+                } else {
+                        /* As JSON, at most twice the output limit (stdout first): a
+                         * megabyte of control bytes would otherwise become a reply
+                         * of more than 12 MB, more than clients accept (the
+                         * TypeScript SDK drops a message over 10 MiB). */
+                        size_t budget = (size_t) MIN(c->max_output_bytes, (uint64_t) SIZE_MAX / 4) * 2, used, n;
+
+                        n = utf8_json_prefix(r->stdout_text, r->stdout_len, budget, &used);
+                        if (n < r->stdout_len) {
+                                r->stdout_len = n;
+                                r->stdout_text[n] = 0;
+                                r->truncated = true;
+                        }
+                        n = utf8_json_prefix(r->stderr_text, r->stderr_len, budget - used, NULL);
+                        if (n < r->stderr_len) {
+                                r->stderr_len = n;
+                                r->stderr_text[n] = 0;
+                                r->truncated = true;
+                        }
                 }
         }
         r->cancelled = r->cancelled || c->cancelled;
@@ -295,6 +315,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         c->result.cpu_ms = c->result.memory_peak_bytes = -1;
         launch_frame_header(req->code_len, c->header);
         output_capture_init(&c->out, req->max_output_bytes);
+        c->max_output_bytes = req->max_output_bytes;
 
         r = connect_broker(socket_path);
         if (r < 0)

@@ -54,3 +54,35 @@ char *utf8_sanitize(const char *s, size_t n, size_t *ret_len) {
                 *ret_len = o;
         return out;
 }
+
+/* Bytes one character takes inside a JSON string as json-c writes it (no
+ * slash escapes): two for the short escapes, six for other control bytes. */
+static size_t json_char_cost(uint8_t c) {
+        switch (c) {
+        case '"': case '\\': case '\b': case '\f': case '\n': case '\r': case '\t':
+                return 2;
+        default:
+                return c < 0x20 ? 6 : 1;
+        }
+}
+
+size_t utf8_json_prefix(const char *s, size_t n, size_t budget, size_t *ret_cost) {
+        const uint8_t *p = (const uint8_t *) s;
+        size_t i = 0, cost = 0;
+
+        /* s is well-formed UTF-8 (utf8_sanitize): cut only before a lead byte. */
+        while (i < n) {
+                size_t l = 1, c;
+
+                while (i + l < n && (p[i + l] & 0xC0) == 0x80)
+                        l++;
+                c = l == 1 ? json_char_cost(p[i]) : l;
+                if (cost + c > budget)
+                        break;
+                cost += c;
+                i += l;
+        }
+        if (ret_cost)
+                *ret_cost = cost;
+        return i;
+}

@@ -7,3 +7,9 @@
  * is not well-formed UTF-8 (overlongs, surrogates, > U+10FFFF, truncated) is
  * replaced by U+FFFD. Embedded NULs are kept; *ret_len excludes the final NUL. */
 char *utf8_sanitize(const char *s, size_t n, size_t *ret_len);
+
+/* The longest prefix of the UTF-8 text s[0..n) (whole characters) whose
+ * escaped form in a JSON string takes at most budget bytes; *ret_cost gets
+ * that size. Control bytes escape to up to six bytes: output limited in bytes
+ * can still make a reply several times larger. */
+size_t utf8_json_prefix(const char *s, size_t n, size_t budget, size_t *ret_cost);
