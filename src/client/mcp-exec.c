@@ -253,7 +253,10 @@ static int cmd_run(uint64_t timeout_s, const char *file) {
         req = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
                                  "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                                  "\"clientInfo\":{\"name\":\"mcp-exec-run\",\"version\":\"" PACKAGE_VERSION "\"}}}");
-        if (send_json(fd, req) < 0 || !(resp = wait_response(&lr, 1)) || !json_object_object_get_ex(resp, "result", &v)) {
+        /* A refused session is answered and closed at once, maybe before our
+         * request is all written: read the answer even if writing failed. */
+        (void) send_json(fd, req);
+        if (!(resp = wait_response(&lr, 1)) || !json_object_object_get_ex(resp, "result", &v)) {
                 if (!denied_reported)
                         fprintf(stderr, "mcp-exec: the server did not accept the session\n");
                 goto out;
