@@ -47,6 +47,10 @@ typedef struct Client {
         Run *run;
         bool gone;
         bool counted;                   /* holds one of max_concurrent */
+        /* Waiting for a free slot, in arrival order (its pipes kept meanwhile). */
+        struct Client *wait_next, *wait_prev;
+        bool waiting;
+        int wait_fds[3];
         bool info_pending;              /* answered once the sandbox is known */
         uint64_t timeout_s;
         char tag[65];
@@ -65,6 +69,8 @@ struct Server {
         bool have_frontend_uid;
         Client *clients;
         unsigned n_clients, n_runs;
+        Client *wait_head, *wait_tail;  /* runs waiting for a slot, first come first served */
+        sd_event_source *dispatch;      /* starts waiting runs once slots are free */
         Probe *probe;
         Discovery *discovery;
         json_object *sandbox_info;      /* python version and modules, once discovered */
@@ -97,14 +103,41 @@ static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
 
 static void server_update_idle(Server *s);
 
+static void server_slot_freed(Server *s) {
+        if (s->wait_head && s->dispatch)
+                (void) sd_event_source_set_enabled(s->dispatch, SD_EVENT_ONESHOT);
+}
+
+static void client_unwait(Client *c) {
+        Server *s = c->server;
+
+        if (!c->waiting)
+                return;
+        if (c->wait_prev)
+                c->wait_prev->wait_next = c->wait_next;
+        else
+                s->wait_head = c->wait_next;
+        if (c->wait_next)
+                c->wait_next->wait_prev = c->wait_prev;
+        else
+                s->wait_tail = c->wait_prev;
+        c->wait_next = c->wait_prev = NULL;
+        c->waiting = false;
+        for (size_t i = 0; i < 3; i++)
+                c->wait_fds[i] = safe_close(c->wait_fds[i]);
+}
+
 static Client *client_free(Client *c) {
         if (!c)
                 return NULL;
         Server *s = c->server;
+        client_unwait(c);
         /* run_free() stops a live unit; its last reference goes with it. */
         c->run = run_free(c->run);
-        if (c->counted)
+        if (c->counted) {
                 s->n_runs--;
+                server_slot_freed(s);
+        }
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->fd);
@@ -238,11 +271,57 @@ static void client_handle_info(Client *c) {
         (void) runner_send(c->fd, j, NULL, 0);
 }
 
-static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_fds) {
+static int client_start_run(Client *c, int fds[3]) {
         Server *s = c->server;
         SandboxSpec spec;
-        json_object *v;
         int r;
+
+        server_fill_spec(s, c->timeout_s, &spec);
+        r = run_start(s->bus, &spec, fds[0], fds[1], fds[2], on_run_started, on_run_done, c, &c->run);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start a run: %m");
+                return client_send_error(c, "start-failed", "could not ask systemd for a sandbox unit");
+        }
+        s->n_runs++;
+        c->counted = true;
+        c->timer = sd_event_source_disable_unref(c->timer);
+        log_struct(LOG_INFO, "MESSAGE=Run %s requested", run_id(c->run),
+                   "MCP_RUN_ID=%s", run_id(c->run),
+                   "MCP_UNIT=%s", run_unit(c->run),
+                   "MCP_CLIENT_UID=%u", (unsigned) c->uid,
+                   "MCP_CLIENT_PID=%i", (int) c->pid,
+                   "MCP_TAG=%s", c->tag,
+                   "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s);
+        return 0;
+}
+
+/* Starts waiting runs, oldest first, while slots are free. Deferred from
+ * wherever a slot frees, so no list changes under a caller's feet. */
+static int on_dispatch(sd_event_source *es, void *userdata) {
+        Server *s = userdata;
+
+        while (s->wait_head && s->n_runs < s->config.max_concurrent) {
+                Client *c = s->wait_head;
+                int fds[3] = { c->wait_fds[0], c->wait_fds[1], c->wait_fds[2] };
+
+                c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
+                client_unwait(c);
+                if (s->probe_state < 0)
+                        (void) client_send_error(c, "sandbox-unavailable",
+                                                 s->probe_failure ?: "the sandbox self-check failed");
+                else
+                        (void) client_start_run(c, fds);
+                for (size_t i = 0; i < 3; i++)
+                        safe_close(fds[i]);
+                if (!c->run)
+                        client_free(c);
+        }
+        return 0;
+}
+
+static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_fds) {
+        Server *s = c->server;
+        json_object *v;
 
         if (n_fds != 3 || !fd_is_stream(fds[0]) || !fd_is_stream(fds[1]) || !fd_is_stream(fds[2]))
                 return client_send_error(c, "bad-request", "a run needs three pipe or socket fds: stdin, stdout, stderr");
@@ -267,26 +346,26 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
 
         if (s->probe_state < 0)
                 return client_send_error(c, "sandbox-unavailable", s->probe_failure ?: "the sandbox self-check failed");
-        if (s->n_runs >= s->config.max_concurrent)
-                return client_send_error(c, "busy", "too many runs at once (MCP_EXEC_MAX_CONCURRENT)");
-
-        server_fill_spec(s, c->timeout_s, &spec);
-        r = run_start(s->bus, &spec, fds[0], fds[1], fds[2], on_run_started, on_run_done, c, &c->run);
-        if (r < 0) {
-                log_error_errno(r, "Failed to start a run: %m");
-                return client_send_error(c, "start-failed", "could not ask systemd for a sandbox unit");
+        if (s->n_runs >= s->config.max_concurrent || s->wait_head) {
+                /* Both front ends (and root) share the slots: wait in line
+                 * rather than refuse, so that neither starves the other. The
+                 * line is bounded by the connection limit; its caller's own
+                 * timeout covers the wait, and hanging up leaves the line. */
+                for (size_t i = 0; i < 3; i++) {
+                        c->wait_fds[i] = fds[i];
+                        fds[i] = -EBADF;
+                }
+                c->waiting = true;
+                c->wait_prev = s->wait_tail;
+                if (s->wait_tail)
+                        s->wait_tail->wait_next = c;
+                else
+                        s->wait_head = c;
+                s->wait_tail = c;
+                c->timer = sd_event_source_disable_unref(c->timer);
+                return 0;
         }
-        s->n_runs++;
-        c->counted = true;
-        c->timer = sd_event_source_disable_unref(c->timer);
-        log_struct(LOG_INFO, "MESSAGE=Run %s requested", run_id(c->run),
-                   "MCP_RUN_ID=%s", run_id(c->run),
-                   "MCP_UNIT=%s", run_unit(c->run),
-                   "MCP_CLIENT_UID=%u", (unsigned) c->uid,
-                   "MCP_CLIENT_PID=%i", (int) c->pid,
-                   "MCP_TAG=%s", c->tag,
-                   "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s);
-        return 0;
+        return client_start_run(c, fds);
 }
 
 static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
@@ -315,6 +394,7 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                         if (c->counted) {
                                 c->counted = false;
                                 c->server->n_runs--;
+                                server_slot_freed(c->server);
                         }
                         return 0;
                 }
@@ -329,18 +409,21 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 return 0;
         }
 
-        if (streq(json_object_get_string(op), "run") && !c->run) {
+        if (streq(json_object_get_string(op), "run") && !c->run && !c->waiting) {
                 (void) client_handle_run(c, req, fds, n_fds);
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
-                if (!c->run)
+                if (!c->run && !c->waiting)
                         client_free(c);
                 return 0;
         }
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
 
-        if (streq(json_object_get_string(op), "cancel") && c->run)
+        if (streq(json_object_get_string(op), "cancel") && c->waiting) {
+                client_free(c);         /* leaves the line; it never started */
+                return 0;
+        } else if (streq(json_object_get_string(op), "cancel") && c->run)
                 (void) run_cancel(c->run);
         else if (streq(json_object_get_string(op), "info")) {
                 c->timer = sd_event_source_disable_unref(c->timer);
@@ -416,6 +499,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 return log_oom(), 0;
         c->server = s;
         c->fd = TAKE_FD(cfd);
+        c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
         c->pid = pid;
         c->uid = uid;
         c->next = s->clients;
@@ -503,7 +587,11 @@ static void on_probe_done(const char *failure, void *userdata) {
         (void) sd_notifyf(false, "STATUS=%s", failure ? "Refusing runs: sandbox self-check failed" : "Serving");
         server_answer_pending_info(s);
 
-        r = sd_event_add_io(s->event, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
+        r = sd_event_add_defer(s->event, &s->dispatch, on_dispatch, s);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s->dispatch, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_io(s->event, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
         if (r < 0) {
                 log_error_errno(r, "Failed to watch the listening socket: %m");
                 (void) sd_event_exit(s->event, EXIT_FAILURE);
@@ -697,6 +785,7 @@ int main(int argc, char *argv[]) {
         s.sandbox_info = (json_object_put(s.sandbox_info), NULL);
         s.idle_timer = sd_event_source_disable_unref(s.idle_timer);
         s.listen_io = sd_event_source_disable_unref(s.listen_io);
+        s.dispatch = sd_event_source_disable_unref(s.dispatch);
         /* Flush StopUnit/Unref calls of runs cut short before leaving. */
         (void) sd_bus_flush(s.bus);
         s.bus = sd_bus_flush_close_unref(s.bus);
