@@ -27,6 +27,8 @@ struct Run {
         sd_bus_slot *slot_job_removed;  /* Manager.JobRemoved */
         sd_bus_slot *slot_call;         /* StartTransientUnit, then GetAll */
         sd_bus_slot *slot_stop;
+        sd_event_source *getall_retry;  /* GetAll again after systemd went away (daemon-reexec) */
+        unsigned n_getall_retries;
 
         bool start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
         bool stop_job_seen;             /* someone asked systemd to stop the unit */
@@ -204,13 +206,35 @@ static bool state_is_final(const char *s) {
         return s && (streq(s, "inactive") || streq(s, "failed"));
 }
 
+static int on_getall_retry(sd_event_source *es, uint64_t usec, void *userdata) {
+        Run *run = userdata;
+
+        run->getall_retry = sd_event_source_disable_unref(run->getall_retry);
+        if (!run->done)
+                (void) get_all(run);
+        return 0;
+}
+
 static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
         int has_job;
 
         run->slot_call = sd_bus_slot_unref(run->slot_call);
         if (sd_bus_message_is_method_error(m, NULL)) {
-                log_warning("GetAll on %s failed: %s", run->unit, sd_bus_message_get_error(m)->message);
+                const sd_bus_error *e = sd_bus_message_get_error(m);
+                /* systemd drops its bus connection while it re-executes
+                 * (daemon-reexec): ask again shortly, for up to 10 s. */
+                if ((sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NoReply") ||
+                     sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.ServiceUnknown") ||
+                     sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NameHasNoOwner")) &&
+                    run->n_getall_retries < 50 && !run->getall_retry &&
+                    sd_event_add_time_relative(sd_bus_get_event(run->bus), &run->getall_retry, CLOCK_MONOTONIC,
+                                               200 * USEC_PER_MSEC, 0, on_getall_retry, run) >= 0) {
+                        run->n_getall_retries++;
+                        log_debug("GetAll on %s failed (%s), asking again", run->unit, e->message);
+                        return 0;
+                }
+                log_warning("GetAll on %s failed: %s", run->unit, e->message);
                 return 0;
         }
         has_job = parse_properties(run, m);
@@ -497,6 +521,7 @@ Run *run_free(Run *run) {
         sd_bus_slot_unref(run->slot_job_removed);
         sd_bus_slot_unref(run->slot_call);
         sd_bus_slot_unref(run->slot_stop);
+        sd_event_source_disable_unref(run->getall_retry);
         sd_bus_unref(run->bus);
         free(run->path);
         free(run->job);
