@@ -17,6 +17,9 @@
  * the path cannot be steered. /run/mcp-exec-tmp is 0700 root: a run cannot
  * reach another run's tmpfs through it.
  */
+#include <dirent.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -47,7 +50,7 @@ static int join_host_mount_ns(void) {
         return r;
 }
 
-static int valid_id(const char *id) {
+static bool valid_id(const char *id) {
         return strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
 }
 
@@ -65,6 +68,69 @@ static int ensure_root(void) {
         return 0;
 }
 
+/* The directory holding this run's cgroup (mcp-exec.slice), found from our
+ * own cgroup: helpers run as control processes in the run's cgroup. */
+static int slice_dir(char *buf, size_t size) {
+        char line[512], *p;
+        FILE *f = fopen("/proc/self/cgroup", "re");
+        bool unified = false;
+        int r = -ENOENT;
+
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof line, f)) {
+                line[strcspn(line, "\n")] = 0;
+                if (strncmp(line, "0::", 3) == 0) {
+                        p = line + 3;
+                        unified = true;
+                } else if ((p = strstr(line, ":name=systemd:")))
+                        p += strlen(":name=systemd:");
+                else
+                        continue;
+                if (!strrchr(p, '/') || strrchr(p, '/') == p)
+                        continue;
+                *strrchr(p, '/') = 0;
+                if (unified && access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) == 0)
+                        (void) snprintf(buf, size, "/sys/fs/cgroup/unified%s", p);
+                else if (unified)
+                        (void) snprintf(buf, size, "/sys/fs/cgroup%s", p);
+                else
+                        (void) snprintf(buf, size, "/sys/fs/cgroup/systemd%s", p);
+                r = access(buf, F_OK) == 0 ? 0 : -ENOENT;
+                if (r == 0)
+                        break;
+        }
+        fclose(f);
+        return r;
+}
+
+static int do_umount(const char *id);
+
+/* Removes the tmpfs of runs that are gone: on systemd 252 a daemon-reload
+ * drops ExecStopPostEx= from a running transient unit (it cannot read the
+ * key back from the unit file it wrote), so that run never unmounts its own.
+ * A run is gone when its unit's cgroup is. Best effort; a live run is never
+ * hurt even by a mistake here, as its /tmp is a bind mount of its own. */
+static void sweep_stale(const char *own_id) {
+        char slice[PATH_MAX], unit[PATH_MAX + 64];
+        struct dirent *de;
+        DIR *d;
+
+        if (slice_dir(slice, sizeof slice) < 0)
+                return;
+        d = opendir(TMP_ROOT);
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                if (!valid_id(de->d_name) || streq(de->d_name, own_id))
+                        continue;
+                (void) snprintf(unit, sizeof unit, "%s/mcp-exec-run-%s.service", slice, de->d_name);
+                if (access(unit, F_OK) < 0 && errno == ENOENT)
+                        (void) do_umount(de->d_name);
+        }
+        closedir(d);
+}
+
 static int do_mount(const char *id, uint64_t size) {
         char path[sizeof(TMP_ROOT "/") + 32], opts[128];
         int r;
@@ -75,6 +141,7 @@ static int do_mount(const char *id, uint64_t size) {
                         strerror(-r));
                 return r;
         }
+        sweep_stale(id);
         (void) snprintf(path, sizeof path, TMP_ROOT "/%s", id);
         if (mkdir(path, 0700) < 0) {
                 r = -errno;

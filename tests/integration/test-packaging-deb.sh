@@ -65,6 +65,9 @@ bx systemctl is-active -q mcp-exec.socket && fail "mcp-exec.socket listens right
 bx test -f /usr/share/polkit-1/actions/org.mcp-exec.policy || fail "no polkit action after install"
 bx stat -c '%U:%G %a' /run/mcp-exec/runner.sock | grep -qx 'root:mcp-exec 660' ||
     fail "runner.sock: $(bx stat -c '%U:%G %a' /run/mcp-exec/runner.sock)"
+# tmpfiles.d made the runs' tmpfs parent at install, root only.
+bx stat -c '%U:%G %a' /run/mcp-exec-tmp | grep -qx 'root:root 700' ||
+    fail "/run/mcp-exec-tmp after install: $(bx stat -c '%U:%G %a' /run/mcp-exec-tmp 2>&1)"
 
 # --- HTTP, after the admin's `systemctl enable --now mcp-exec.socket`, while a local session runs
 # code (mcp-exec-stdio.service active): the two sockets have services of their own, so this
@@ -106,6 +109,7 @@ bx dpkg-query -W -f='${Status}' mcp-exec 2>/dev/null | grep -q 'ok installed' &&
 left=$(bx sh -c 'ls -d /lib/systemd/system/mcp-exec* /usr/lib/systemd/system/mcp-exec* \
         /etc/systemd/system/mcp-exec* /etc/systemd/system/*/mcp-exec* \
         /usr/libexec/mcp-exec /usr/bin/mcp-exec /usr/lib/sysusers.d/mcp-exec.conf \
+        /usr/lib/tmpfiles.d/mcp-exec.conf /run/mcp-exec-tmp \
         /usr/share/polkit-1/actions/org.mcp-exec.policy /usr/share/polkit-1/rules.d/*mcp-exec* \
         /usr/share/man/man*/mcp-exec* /usr/share/doc/mcp-exec /run/mcp-exec/*.sock \
         /var/lib/systemd/deb-systemd-helper-enabled/*mcp-exec* \
