@@ -51,7 +51,10 @@ FE=$(bx systemctl show -P Triggers mcp-exec-stdio.socket)
 # --- frontend ------------------------------------------------------------------------------------
 log "== frontend"
 start_client fe
-wait_for 30 found active_run_units || fail "frontend: the run's unit never became active: $(cat "$HDIR/fe.err" 2>/dev/null)"
+# The client's run, not the broker's own self-check or module discovery (both run units, right
+# after set_config restarted it): the front end is active only once the client is there.
+fe_run_going() { [[ $(bx systemctl is-active "$FE") == active ]] && found active_run_units; }
+wait_for 30 fe_run_going || fail "frontend: the run's unit never became active: $(cat "$HDIR/fe.err" 2>/dev/null)"
 [[ ! -e $HDIR/fe.rc ]] || fail "frontend: the client ended before the stop"
 [[ $(bx systemctl is-active "$FE") == active ]] || fail "frontend: $FE is not active during the run"
 bx systemctl stop "$FE" || fail "frontend: systemctl stop $FE failed"
