@@ -29,11 +29,15 @@ max_tasks=0 seen=0 unit_max=
 deadline=$((SECONDS + 40))
 while kill -0 "$client" 2>/dev/null && ((SECONDS < deadline)); do
     for u in $(active_run_units); do
-        n=$(bx systemctl show -P TasksCurrent "$u" 2>/dev/null)
-        [[ -n $unit_max ]] || unit_max=$(bx systemctl show -P TasksMax "$u" 2>/dev/null)
+        # One query, and only while the unit is still loaded: `systemctl show` of a unit that
+        # has just gone answers with the manager's defaults (TasksMax=DefaultTasksMax).
+        props=$(bx systemctl show -p LoadState -p TasksCurrent -p TasksMax "$u" 2>/dev/null)
+        [[ $props == *LoadState=loaded* ]] || continue
+        n=$(sed -n 's/^TasksCurrent=//p' <<<"$props")
         if [[ $n =~ ^[0-9]+$ ]]; then
             seen=1
             ((n > max_tasks)) && max_tasks=$n
+            [[ -n $unit_max ]] || unit_max=$(sed -n 's/^TasksMax=//p' <<<"$props")
         fi
     done
     sleep 0.3
