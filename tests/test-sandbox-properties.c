@@ -441,7 +441,7 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
         expect_prop(ps, "IgnoreSIGPIPE", "b", "false");
 
         /* The unit itself. */
-        expect_prop(ps, "Description", "s", NULL);
+        expect_prop(ps, "Description", "s", s->description ?: SANDBOX_DESCRIPTION_RUN);
         expect_prop(ps, "Type", "s", "exec");
         expect_prop(ps, "AddRef", "b", "true");
         expect_prop(ps, "CollectMode", "s", "inactive-or-failed");
@@ -528,16 +528,17 @@ TEST(test_probe_properties) {
         ASSERT_EQ_INT(fixture_init(&fx), 0);
         build(&fx, &s, &run);
         s.probe = true;
+        s.description = SANDBOX_DESCRIPTION_PROBE;
         build(&fx, &s, &probe);
         check_common(&probe, &fx, &s);
         expect_prop(&probe, "ExecStart", "a(sasb)", "[(" LAUNCHER ",[" LAUNCHER ",--probe],false)]");
 
-        /* The probe checks the very same sandbox: every other property is
-         * identical to a normal run's. */
+        /* The probe checks the very same sandbox: every other property but the
+         * text that names it is identical to a normal run's. */
         ASSERT_EQ_INT(probe.n, run.n);
         for (size_t i = 0; i < run.n; i++) {
                 const Prop *p = props_get(&probe, run.p[i].name);
-                if (strcmp(run.p[i].name, "ExecStart") == 0)
+                if (strcmp(run.p[i].name, "ExecStart") == 0 || strcmp(run.p[i].name, "Description") == 0)
                         continue;
                 ASSERT_TRUE(p);
                 if (strcmp(p->value, run.p[i].value) != 0 || strcmp(p->sig, run.p[i].sig) != 0)

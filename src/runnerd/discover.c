@@ -45,6 +45,7 @@ static void on_capture_done(const char *output, const RunResult *res, void *user
 int discovery_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, discovery_done_t done, void *userdata,
                     Discovery **ret) {
         uint8_t input[LAUNCH_FRAME_HEADER_SIZE + sizeof discovery_code];
+        SandboxSpec own = *spec;
         Discovery *d;
         int r;
 
@@ -56,7 +57,8 @@ int discovery_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, discovery
 
         launch_frame_header(sizeof discovery_code - 1, input);
         memcpy(input + LAUNCH_FRAME_HEADER_SIZE, discovery_code, sizeof discovery_code - 1);
-        r = run_capture_start(e, bus, spec, input, LAUNCH_FRAME_HEADER_SIZE + sizeof discovery_code - 1,
+        own.description = SANDBOX_DESCRIPTION_DISCOVERY;
+        r = run_capture_start(e, bus, &own, input, LAUNCH_FRAME_HEADER_SIZE + sizeof discovery_code - 1,
                               DISCOVERY_OUTPUT_MAX, on_capture_done, d, &d->capture);
         if (r < 0) {
                 free(d);

@@ -150,6 +150,7 @@ int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t 
                 return -ENOMEM;
         p->spec = *spec;
         p->spec.probe = true;
+        p->spec.description = SANDBOX_DESCRIPTION_PROBE;
         p->done = done;
         p->userdata = userdata;
 

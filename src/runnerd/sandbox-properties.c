@@ -59,7 +59,7 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
         (void) snprintf(tmp_opts, sizeof tmp_opts, "mode=1777,size=%" PRIu64 ",nosuid,nodev", s->tmp_size_max);
 
         r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
-                                  "Description", "s", "mcp-exec sandboxed run",
+                                  "Description", "s", s->description ?: SANDBOX_DESCRIPTION_RUN,
                                   "Type", "s", "exec",
                                   "AddRef", "b", 1,
                                   "CollectMode", "s", "inactive-or-failed",

@@ -24,10 +24,16 @@ typedef struct SandboxSpec {
         const char *run_id;             /* 32 hex digits: names the run's tmpfs */
         const char *binds_to;           /* the broker's own unit, or NULL */
         bool probe;                     /* run the launcher's self-check instead of code */
+        const char *description;        /* Description=, NULL: SANDBOX_DESCRIPTION_RUN */
 } SandboxSpec;
 
 /* Appends the (sv) entries to an open "a(sv)" container of StartTransientUnit. */
 int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd);
+
+/* Fixed texts only: the broker's own runs are told apart from clients' runs in `systemctl`. */
+#define SANDBOX_DESCRIPTION_RUN "mcp-exec sandboxed run"
+#define SANDBOX_DESCRIPTION_PROBE "mcp-exec sandbox self-check"
+#define SANDBOX_DESCRIPTION_DISCOVERY "mcp-exec module discovery"
 
 /* Where mcp-exec-tmpfs mounts each run's /tmp: SANDBOX_TMP_ROOT "/" run_id. */
 #define SANDBOX_TMP_ROOT "/run/mcp-exec-tmp"

@@ -139,10 +139,12 @@ run_units() {
         awk '$1 ~ /^mcp-exec-run-/ { print $1 }'
 }
 
-# active_run_units: run units that are active (running) right now.
+# active_run_units: clients' run units that are active (running) right now. The broker's own
+# runs (its self-check and module discovery at start) carry their own Description= and are left
+# out, so a test that waits for "the" run does not take one of them for the client's.
 active_run_units() {
     bx systemctl list-units --state=active 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '$1 ~ /^mcp-exec-run-/ { print $1 }'
+        awk '$1 ~ /^mcp-exec-run-/ && !/mcp-exec sandbox self-check|mcp-exec module discovery/ { print $1 }'
 }
 
 # dyn_procs: "pid uid cmd" of processes in the box owned by a DynamicUser= uid.
