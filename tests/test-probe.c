@@ -24,6 +24,8 @@ static const char *const good_lines[][2] = {
         { "usr_readonly", "1" },
         { "etc_readonly", "1" },
         { "home_hidden", "1" },
+        { "run_readonly", "1" },
+        { "run_entries", "systemd" },
         { "tmp_fs", "tmpfs" },
         { "tmp_bytes", "67108864" },
         { "tmp_dev", "47" },
@@ -173,6 +175,15 @@ TEST(test_each_check) {
 
                 { "home_hidden", "0", "ProtectHome" },
                 { "home_hidden", NULL, "ProtectHome" },
+
+                { "run_readonly", "0", "private /run" },
+                { "run_readonly", NULL, "private /run" },
+                { "run_entries", "systemd,dbus", "private /run" },
+                { "run_entries", "dbus,systemd", "private /run" },
+                { "run_entries", "lock", "private /run" },
+                { "run_entries", "systemd ", "private /run" },
+                { "run_entries", "", "private /run" },
+                { "run_entries", NULL, "private /run" },
 
                 /* systemd 252: PrivateTmp= won, /tmp is the host's file system. */
                 { "tmp_fs", "other", "private /tmp" },

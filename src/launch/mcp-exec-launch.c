@@ -201,6 +201,29 @@ static bool dir_hidden(const char *p) {
         return empty;
 }
 
+/* run_entries=what /run holds at its top, comma-separated ("-" when empty or
+ * unreadable): the run's own empty tmpfs has nothing but systemd's. */
+static void probe_run_entries(void) {
+        DIR *d = opendir("/run");
+        struct dirent *de;
+        size_t n = 0;
+
+        printf("run_entries=");
+        if (d) {
+                while ((de = readdir(d)) && n < 32) {
+                        if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                                continue;
+                        /* A name that is not plain is only counted, never echoed. */
+                        bool plain = strlen(de->d_name) <= 64 &&
+                                     strspn(de->d_name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
+                                             strlen(de->d_name);
+                        printf("%s%s", n++ ? "," : "", plain ? de->d_name : "?");
+                }
+                (void) closedir(d);
+        }
+        printf("%s\n", n ? "" : "-");
+}
+
 /* KEY_fs=tmpfs|other, KEY_bytes=size of the file system, KEY_dev=its device:
  * /tmp and /var/tmp must be the run's own capped tmpfs, not the host's. */
 static void probe_tmp(const char *key, const char *path) {
@@ -230,6 +253,8 @@ static int probe(void) {
         printf("usr_readonly=%d\n", statvfs("/usr", &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0);
         printf("etc_readonly=%d\n", statvfs("/etc", &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0);
         printf("home_hidden=%d\n", dir_hidden("/home") && dir_hidden("/root") ? 1 : 0);
+        printf("run_readonly=%d\n", statvfs("/run", &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0);
+        probe_run_entries();
         probe_tmp("tmp", "/tmp");
         probe_tmp("var_tmp", "/var/tmp");
         probe_limit("memory_max", "memory", "memory.limit_in_bytes", "memory.max");

@@ -89,6 +89,14 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         s = report_get(report, "home_hidden", v, sizeof v);
         if (!s || !streq(s, "1"))
                 return failed(ret_failure, "hidden /home and /root (ProtectHome): they are readable");
+        s = report_get(report, "run_readonly", v, sizeof v);
+        if (!s || !streq(s, "1"))
+                return failed(ret_failure, "private /run (TemporaryFileSystem=/run:ro): /run is writable");
+        /* Only systemd's own directory (PID 1's user records): any other entry
+         * could hold a local IPC endpoint. */
+        s = report_get(report, "run_entries", v, sizeof v);
+        if (!s || !(streq(s, "systemd") || streq(s, "-")))
+                return failed(ret_failure, "private /run (TemporaryFileSystem=/run:ro): /run holds %s", s ?: "unknown");
         /* systemd 252 lets PrivateTmp= (implied by DynamicUser=) win over
          * TemporaryFileSystem=/tmp: then /tmp is a directory on the host's
          * /tmp, without the size cap, shared with /var/tmp on the host disk. */

@@ -114,7 +114,19 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
          * wins over it (systemd 252), without the cap. A bind mount wins over
          * PrivateTmp=, so /tmp and /var/tmp are bound from a tmpfs that
          * mcp-exec-tmpfs mounts for the run and removes after it. */
-        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 1, "/dev/shm", tmp_opts);
+        /* /run is an empty read-only tmpfs: an allow-list instead of a deny-list
+         * of the local IPC endpoints there (the system bus, the journal, ours,
+         * users' sessions, local resolvers that would carry data out by DNS,
+         * and whatever a third party puts in /run with mode 0666). Nothing
+         * written there can outlive the run either. */
+        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 2, "/dev/shm", tmp_opts,
+                                  "/run", "ro,mode=0755,nosuid,nodev,noexec");
+        if (r < 0)
+                return r;
+        /* ... but for PID 1's read-only user records, so the run's dynamic uid
+         * has a name (getpwuid(), as in any DynamicUser= service). */
+        r = sd_bus_message_append(m, "(sv)", "BindReadOnlyPaths", "a(ssbt)", 1, "/run/systemd/userdb",
+                                  "/run/systemd/userdb", 1, UINT64_C(0));
         if (r < 0)
                 return r;
         if (!s->tmpfs_helper || !s->run_id || strlen(s->run_id) != 32)
@@ -136,25 +148,6 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
                 return r;
         r = sd_bus_message_append(m, "(sv)", "ExecStopPostEx", "a(sasas)", 1, s->tmpfs_helper, 3, s->tmpfs_helper,
                                   "umount", s->run_id, 1, "privileged");
-        if (r < 0)
-                return r;
-
-        /* Local IPC endpoints a sandboxed process could still connect to over
-         * AF_UNIX: the system bus, the journal, ours, users' sessions, and the
-         * local resolvers (systemd-resolved's varlink socket, nscd, avahi),
-         * which would resolve names, i.e. carry data out by DNS or mDNS. (Not
-         * all of /run/systemd: systemd's own namespace setup needs it.) */
-        r = sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 8,
-                                  "-/run/dbus", "-/run/systemd/journal", "-/run/mcp-exec", "-/run/user",
-                                  "-/var/run/dbus", "-/run/systemd/resolve", "-/run/nscd", "-/run/avahi-daemon");
-        if (r < 0)
-                return r;
-
-        /* ProtectSystem=strict should make /run read-only, but together with
-         * ProtectKernelTunables= or ProtectProc= systemd 252 leaves /run and
-         * /run/lock (mode 1777) writable: files there outlive the run and
-         * are seen by later runs. Say it once more, for /run itself. */
-        r = sd_bus_message_append(m, "(sv)", "ReadOnlyPaths", "as", 1, "/run");
         if (r < 0)
                 return r;
 

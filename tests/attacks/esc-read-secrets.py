@@ -1,5 +1,5 @@
 # attack: read what belongs to root and to users: /etc/shadow, /etc/gshadow, the ssh host keys, /root, /home/*, the journal files (/var/log/journal, /run/log/journal), /var/log/auth.log, /run/mcp-exec, /var/lib/private (other runs' StateDirectory), /var/lib/systemd, /proc/kcore, /proc/kallsyms addresses
-# expect: every read fails (file modes, ProtectHome=yes, InaccessiblePaths, ProtectKernelLogs), /home lists nothing, kallsyms shows no real addresses
+# expect: every read fails (file modes, ProtectHome=yes, the empty /run, ProtectKernelLogs), /home lists nothing, kallsyms shows no real addresses
 # check: r.exit_code === 0 && !r.stdout.includes('ESCAPED') && (r.stdout.match(/^BLOCKED /gm) || []).length === 14
 import errno, glob, os
 

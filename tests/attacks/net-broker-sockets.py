@@ -1,5 +1,5 @@
 # attack: talk to mcp-exec itself: the root broker's /run/mcp-exec/runner.sock (start a run from inside a run) and the front end's stdio.sock (a nested MCP session)
-# expect: both connects fail (InaccessiblePaths=/run/mcp-exec)
+# expect: both connects fail (/run is an empty tmpfs of the run: TemporaryFileSystem=/run:ro)
 # check: r.exit_code === 0 && !r.stdout.includes('ESCAPED') && (r.stdout.match(/^BLOCKED/gm) || []).length === 2
 import socket
 

@@ -1,5 +1,5 @@
 # attack: connect to the system D-Bus (/run/dbus/system_bus_socket, also via /var/run) to reach systemd, polkit, logind
-# expect: both connects fail (InaccessiblePaths=/run/dbus)
+# expect: both connects fail (/run is an empty tmpfs of the run: TemporaryFileSystem=/run:ro)
 # check: r.exit_code === 0 && !r.stdout.includes('ESCAPED') && (r.stdout.match(/^BLOCKED/gm) || []).length === 2
 import socket
 

@@ -1,5 +1,5 @@
 # attack: resolve names through a local resolver service over AF_UNIX, around the missing network: systemd-resolved's varlink socket, nscd, avahi (test-attacks.sh puts listening decoys there where the box has none)
-# expect: every connect fails (InaccessiblePaths=); the decoys log nothing
+# expect: every connect fails (/run is an empty tmpfs of the run: TemporaryFileSystem=/run:ro); the decoys log nothing
 # needs: hostlisten
 # after: listeners-silent
 # check: r.exit_code === 0 && !r.stdout.includes('ESCAPED') && (r.stdout.match(/^BLOCKED/gm) || []).length === 3

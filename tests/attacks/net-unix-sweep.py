@@ -1,12 +1,12 @@
 # attack: find every unix socket file the run can see (/run, /var/run, /dev, /tmp, /var/tmp, /var/lib, /srv, /opt) and connect to each, stream, datagram and seqpacket
-# expect: none connects except PID 1's own endpoints that check their peer (notify: ignored without NotifyAccess=; io.system.ManagedOOM: only systemd-oomd's uid may report; userdb DynamicUser: read-only user records), reported as INFO
+# expect: /run is the run's own empty tmpfs, so at most one socket is seen, PID 1's read-only user records (userdb DynamicUser), reported as INFO; the decoys test-attacks.sh put in /run (a third party's 0666 socket among them) are not even visible
 # needs: hostlisten
 # after: listeners-silent
-# check: r.exit_code === 0 && !r.stdout.includes('ESCAPED') && /^SOCKETS ([3-9]|\d\d+)/m.test(r.stdout) && (r.stdout.match(/^BLOCKED/gm) || []).length >= 1
+# check: r.exit_code === 0 && !r.stdout.includes('ESCAPED') && /^SOCKETS [01]$/m.test(r.stdout)
 import os, socket, stat
 
-# Reachable by design: systemd (PID 1) listens there for every unit's processes.
-KNOWN = {"/run/systemd/notify", "/run/systemd/io.system.ManagedOOM", "/run/systemd/userdb/io.systemd.DynamicUser"}
+# Reachable by design: PID 1 answers every DynamicUser= unit's user lookups there (read-only).
+KNOWN = {"/run/systemd/userdb/io.systemd.DynamicUser"}
 found = set()
 for root in ("/run", "/var/run", "/dev", "/tmp", "/var/tmp", "/var/lib", "/srv", "/opt"):
     for d, dirs, files in os.walk(root, onerror=lambda e: None):

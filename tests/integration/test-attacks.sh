@@ -115,7 +115,8 @@ LOG_LO=$HDIR/listen-local.log
 # Everything in the box in one go (each `bx` costs a fraction of a second). Decoys for local
 # resolver services (systemd-resolved's varlink socket, nscd, avahi) where the box has none (their
 # directories are created here and removed at exit): a sandbox that reaches one of them can resolve
-# names, i.e. send data out by DNS. Prints the decoys it placed.
+# names, i.e. send data out by DNS. And a third party's socket of mode 0666, as a print or container
+# service would leave in /run. Prints the decoys it placed.
 put net-setup.sh >/dev/null <<EOF
 set -e
 exec 3>&1 >/dev/null 2>&1
@@ -126,7 +127,7 @@ ip netns del $NS || true
 [ "\$1" = down ] && { for d in \$2; do rm -rf "\$d"; done; exit 0; }
 exec 2>&3
 decoys=
-for d in /run/systemd/resolve/io.systemd.Resolve /run/nscd/socket /run/avahi-daemon/socket; do
+for d in /run/systemd/resolve/io.systemd.Resolve /run/nscd/socket /run/avahi-daemon/socket /run/mcpatk-thirdparty/api.sock; do
     [ -e "\${d%/*}" ] && continue
     mkdir -m 0755 "\${d%/*}"
     decoys="\$decoys \$d"
