@@ -58,6 +58,19 @@ static void close_input(ExecClient *c) {
         c->in_fd = safe_close(c->in_fd);
 }
 
+/* Cuts text to what fits in budget bytes as JSON; returns the bytes that used. */
+static size_t cut_to_json_budget(char *text, size_t *len, size_t budget, bool *truncated) {
+        size_t used, n;
+
+        n = utf8_json_prefix(text, *len, budget, &used);
+        if (n < *len) {
+                *len = n;
+                text[n] = 0;
+                *truncated = true;
+        }
+        return used;
+}
+
 static void finish(ExecClient *c) {
         ExecResult *r = &c->result;
 
@@ -82,20 +95,10 @@ static void finish(ExecClient *c) {
                          * megabyte of control bytes would otherwise become a reply
                          * of more than 12 MB, more than clients accept (the
                          * TypeScript SDK drops a message over 10 MiB). */
-                        size_t budget = (size_t) MIN(c->max_output_bytes, (uint64_t) SIZE_MAX / 4) * 2, used, n;
+                        size_t budget = (size_t) MIN(c->max_output_bytes, (uint64_t) SIZE_MAX / 4) * 2;
 
-                        n = utf8_json_prefix(r->stdout_text, r->stdout_len, budget, &used);
-                        if (n < r->stdout_len) {
-                                r->stdout_len = n;
-                                r->stdout_text[n] = 0;
-                                r->truncated = true;
-                        }
-                        n = utf8_json_prefix(r->stderr_text, r->stderr_len, budget - used, NULL);
-                        if (n < r->stderr_len) {
-                                r->stderr_len = n;
-                                r->stderr_text[n] = 0;
-                                r->truncated = true;
-                        }
+                        budget -= cut_to_json_budget(r->stdout_text, &r->stdout_len, budget, &r->truncated);
+                        (void) cut_to_json_budget(r->stderr_text, &r->stderr_len, budget, &r->truncated);
                 }
         }
         r->cancelled = r->cancelled || c->cancelled;
