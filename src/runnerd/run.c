@@ -128,6 +128,19 @@ static int read_variant_string(sd_bus_message *m, char **ret) {
         return 0;
 }
 
+/* The unit's "Job" property, (uo): its object path, or NULL if no job (id 0). */
+static int read_variant_job(sd_bus_message *m, const char **ret_job) {
+        const char *p;
+        uint32_t id;
+        int r;
+
+        r = sd_bus_message_read(m, "v", "(uo)", &id, &p);
+        if (r < 0)
+                return r;
+        *ret_job = id != 0 ? p : NULL;
+        return 0;
+}
+
 static int parse_properties(Run *run, sd_bus_message *m) {
         bool has_job = false;
         int r;
@@ -161,10 +174,9 @@ static int parse_properties(Run *run, sd_bus_message *m) {
                 else if (streq(name, "ExecMainExitTimestampMonotonic"))
                         r = sd_bus_message_read(m, "v", "t", &run->main_exit_usec);
                 else if (streq(name, "Job")) {
-                        uint32_t id;
-                        const char *p;
-                        r = sd_bus_message_read(m, "v", "(uo)", &id, &p);
-                        has_job = r >= 0 && id != 0;
+                        const char *job;
+                        r = read_variant_job(m, &job);
+                        has_job = r >= 0 && job;
                 } else
                         r = sd_bus_message_skip(m, "v");
                 if (r < 0)
@@ -297,14 +309,13 @@ static int signal_job(sd_bus_message *m, const char **ret_job) {
                 return r;
         while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
                 const char *name, *p;
-                uint32_t id;
 
                 r = sd_bus_message_read(m, "s", &name);
                 if (r < 0)
                         return r;
                 if (streq(name, "Job")) {
-                        r = sd_bus_message_read(m, "v", "(uo)", &id, &p);
-                        if (r >= 0 && id != 0)
+                        r = read_variant_job(m, &p);
+                        if (r >= 0 && p)
                                 job = p;
                 } else
                         r = sd_bus_message_skip(m, "v");
