@@ -95,3 +95,27 @@ stop_frontend() {
               systemctl reset-failed mcp-exec-stdio.service 2>/dev/null
               systemctl start mcp-exec-stdio.socket' >/dev/null 2>&1
 }
+
+# sdk_kill_midcall WHAT KILL_CMD...: the TypeScript SDK's tools/call stays pending while its run
+# sleeps (fault-sdk.mjs inflight); once the run's unit is active, KILL_CMD kills WHAT. Then no run
+# unit and no process of a dynamic uid may be left and the call must end: its outcome (JSON, see
+# fault-sdk.mjs) is left in SDK_OUTCOME for the caller to judge.
+sdk_kill_midcall() {
+    local what=$1 node t0
+    shift
+    rm -f "$HDIR"/sdk.*
+    cnode fault-sdk.mjs inflight sdk &
+    node=$!
+    at_exit "kill $node 2>/dev/null"
+    wait_for 30 test -e "$HDIR/sdk.sent" || fail "sdk: the client never sent its call"
+    wait_for 30 found active_run_units || fail "sdk: the call's run unit never became active"
+    [[ ! -e $HDIR/sdk.outcome ]] || fail "sdk: the call ended before the kill: $(cat "$HDIR/sdk.outcome")"
+    t0=$SECONDS
+    "$@"
+    wait_for 15 no_run_units || fail "sdk: run units left 15 s after $what died: $(run_units --all)"
+    wait_for 15 no_dyn_procs || fail "sdk: processes of dynamic uids left: $(dyn_procs)"
+    wait_for 20 test -s "$HDIR/sdk.outcome" || fail "sdk: the SDK's call still pending 20 s after $what died"
+    SDK_OUTCOME=$(cat "$HDIR/sdk.outcome")
+    log "sdk: outcome after $((SECONDS - t0)) s: $SDK_OUTCOME"
+    wait "$node" || fail "sdk: the client script failed"
+}

@@ -71,24 +71,10 @@ assert_clean 15
 
 # --- sdk -----------------------------------------------------------------------------------------
 log "== sdk"
-rm -f "$HDIR"/sdk.*
-cnode fault-sdk.mjs inflight sdk &
-node=$!
-at_exit "kill $node 2>/dev/null"
-wait_for 30 test -e "$HDIR/sdk.sent" || fail "sdk: the client never sent its call"
-wait_for 30 found active_run_units || fail "sdk: the call's run unit never became active"
-[[ ! -e $HDIR/sdk.outcome ]] || fail "sdk: the call ended before the kill: $(cat "$HDIR/sdk.outcome")"
-t0=$SECONDS
-kill_broker sdk
-wait_for 15 no_run_units || fail "sdk: run units left 15 s after the broker died: $(run_units --all)"
-wait_for 15 no_dyn_procs || fail "sdk: processes of dynamic uids left: $(dyn_procs)"
-wait_for 20 test -s "$HDIR/sdk.outcome" || fail "sdk: the SDK's call still pending 20 s after the broker died"
-outcome=$(cat "$HDIR/sdk.outcome")
-log "sdk: outcome after $((SECONDS - t0)) s: $outcome"
-jcheck "$outcome" 'r["kind"] == "result" and r["isError"] and "broker" in r["text"]' \
+sdk_kill_midcall "the broker" kill_broker sdk
+jcheck "$SDK_OUTCOME" 'r["kind"] == "result" and r["isError"] and "broker" in r["text"]' \
     "sdk: the pending call did not get an error result naming the broker"
-jcheck "$outcome" 'not r["closed"]' "sdk: the session closed (the front end should have stayed)"
-wait "$node" || fail "sdk: the client script failed"
+jcheck "$SDK_OUTCOME" 'not r["closed"]' "sdk: the session closed (the front end should have stayed)"
 cnode fault-sdk.mjs call || fail "sdk: a new SDK session did not work after the broker died"
 assert_clean 15
 

@@ -77,24 +77,10 @@ assert_clean 15
 
 # --- sdk: the TypeScript SDK's pending call ------------------------------------------------------
 log "== sdk"
-rm -f "$HDIR"/sdk.*
-cnode fault-sdk.mjs inflight sdk &
-node=$!
-at_exit "kill $node 2>/dev/null"
-wait_for 30 test -e "$HDIR/sdk.sent" || fail "sdk: the client never sent its call"
-wait_for 30 found active_run_units || fail "sdk: the call's run unit never became active"
-[[ ! -e $HDIR/sdk.outcome ]] || fail "sdk: the call ended before the kill: $(cat "$HDIR/sdk.outcome")"
-t0=$SECONDS
-kill_frontend sdk
-wait_for 15 no_run_units || fail "sdk: run units left 15 s after the front end died: $(run_units --all)"
-wait_for 15 no_dyn_procs || fail "sdk: processes of dynamic uids left: $(dyn_procs)"
-wait_for 20 test -s "$HDIR/sdk.outcome" || fail "sdk: the SDK's call still pending 20 s after the front end died"
-outcome=$(cat "$HDIR/sdk.outcome")
-log "sdk: outcome after $((SECONDS - t0)) s: $outcome"
-jcheck "$outcome" 'r["kind"] == "error" or (r["kind"] == "result" and r["isError"])' \
+sdk_kill_midcall "the front end" kill_frontend sdk
+jcheck "$SDK_OUTCOME" 'r["kind"] == "error" or (r["kind"] == "result" and r["isError"])' \
     "sdk: the pending call did not end in an error"
-jcheck "$outcome" 'r["ms"] < 55000' "sdk: the call ended only when the sleep would have"
-wait "$node" || fail "sdk: the client script failed"
+jcheck "$SDK_OUTCOME" 'r["ms"] < 55000' "sdk: the call ended only when the sleep would have"
 cnode fault-sdk.mjs call || fail "sdk: a new SDK session did not work after the kill"
 assert_clean 15
 
