@@ -12,9 +12,15 @@ def none_found(what, found):
     else:
         print("BLOCKED %s: nothing" % what)
 
+def names(d):
+    try:
+        return os.listdir(d)
+    except FileNotFoundError:  # /run/lock: the run's /run is empty
+        return []
+
 home = os.environ.get("HOME", "/tmp")
 for d in sorted({"/tmp", "/var/tmp", "/dev/shm", home, "/dev/mqueue", "/run/lock"}):
-    none_found("leftovers in %s" % d, [n for n in os.listdir(d) if n.startswith("mcpatkb")])
+    none_found("leftovers in %s" % d, [n for n in names(d) if n.startswith("mcpatkb")])
 for name, fn, args in (("shmget", libc.shmget, (KEY, 0, 0)), ("msgget", libc.msgget, (KEY, 0)), ("semget", libc.semget, (KEY, 0, 0))):
     r = fn(*args)
     none_found("SysV %s key %#x" % (name, KEY), [] if r < 0 else ["id %d" % r])
