@@ -201,6 +201,11 @@ static bool dir_hidden(const char *p) {
         return empty;
 }
 
+static int path_readonly(const char *p) {
+        struct statvfs sv;
+        return statvfs(p, &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0;
+}
+
 /* run_entries=what /run holds at its top, comma-separated ("-" when empty or
  * unreadable): the run's own empty tmpfs has nothing but systemd's. */
 static void probe_run_entries(void) {
@@ -214,9 +219,9 @@ static void probe_run_entries(void) {
                         if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                                 continue;
                         /* A name that is not plain is only counted, never echoed. */
-                        bool plain = strlen(de->d_name) <= 64 &&
-                                     strspn(de->d_name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") ==
-                                             strlen(de->d_name);
+                        size_t l = strlen(de->d_name);
+                        bool plain = l <= 64 &&
+                                     strspn(de->d_name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == l;
                         printf("%s%s", n++ ? "," : "", plain ? de->d_name : "?");
                 }
                 (void) closedir(d);
@@ -240,7 +245,6 @@ static void probe_tmp(const char *key, const char *path) {
 }
 
 static int probe(void) {
-        struct statvfs sv;
         int s;
 
         printf("uid=%u\n", (unsigned) getuid());
@@ -250,10 +254,10 @@ static int probe(void) {
         printf("af_inet=%s\n", s < 0 ? "blocked" : "allowed");
         if (s >= 0)
                 (void) close(s);
-        printf("usr_readonly=%d\n", statvfs("/usr", &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0);
-        printf("etc_readonly=%d\n", statvfs("/etc", &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0);
+        printf("usr_readonly=%d\n", path_readonly("/usr"));
+        printf("etc_readonly=%d\n", path_readonly("/etc"));
         printf("home_hidden=%d\n", dir_hidden("/home") && dir_hidden("/root") ? 1 : 0);
-        printf("run_readonly=%d\n", statvfs("/run", &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0);
+        printf("run_readonly=%d\n", path_readonly("/run"));
         probe_run_entries();
         probe_tmp("tmp", "/tmp");
         probe_tmp("var_tmp", "/var/tmp");
