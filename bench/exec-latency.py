@@ -26,7 +26,7 @@ CASES = {
     "systemd-run --wait --pipe (same properties)":
         ["systemd-run", "--wait", "--pipe", "--quiet", "--collect"] +
         [a for p in PROPS for a in ("-p", p)] + [PY, "-I", "-c", "pass"],
-    "mcp-exec broker": ["mcp-exec-runner-call", "-"],
+    "mcp-exec broker": ["mcp-exec-broker-call", "-"],
 }
 
 

@@ -31,13 +31,13 @@ meson install -C build-release --quiet >/dev/null
 echo "Installed to /usr/libexec/mcp-exec and $(pkg-config --variable=systemdsystemunitdir systemd)."
 systemd-sysusers
 systemctl daemon-reload
-systemctl enable --now mcp-exec-runner.socket mcp-exec-stdio.socket
+systemctl enable --now mcp-exec-broker.socket mcp-exec-stdio.socket
 echo 'print("hello from the sandbox")' | mcp-exec run || {
-    echo "mcp-exec could not run code; see: journalctl -u mcp-exec-stdio.service -u mcp-exec-runner.service" >&2
+    echo "mcp-exec could not run code; see: journalctl -u mcp-exec-stdio.service -u mcp-exec-broker.service" >&2
     exit 1
 }
 cat <<MSG
-mcp-exec is running (sockets: mcp-exec-runner.socket, mcp-exec-stdio.socket).
+mcp-exec is running (sockets: mcp-exec-broker.socket, mcp-exec-stdio.socket).
 Connect a local MCP client with:  {"command": "mcp-exec", "args": ["stdio"]}
 Run a file by hand with:          mcp-exec run script.py
 Users without an active local session need the group mcp-exec-users.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for probe_evaluate() in src/runnerd/probe.c: the launcher's
+/* Unit tests for probe_evaluate() in src/broker/probe.c: the launcher's
  * "key=value" self-report from inside the sandbox is checked line by line,
  * and anything short of the expected sandbox fails closed. */
 

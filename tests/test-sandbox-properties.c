@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit test for sandbox_append_properties() in src/runnerd/sandbox-properties.c:
+/* Unit test for sandbox_append_properties() in src/broker/sandbox-properties.c:
  * builds a StartTransientUnit call, reads the a(sv) back and checks the fixed
  * property set entry by entry.
  *
@@ -167,7 +167,7 @@ static SandboxSpec base_spec(void) {
                 .file_size_max = 5242880,
                 .tmp_size_max = 7340032,
                 .slice = "mcp-exec.slice",
-                .binds_to = "mcp-exec-runnerd.service",
+                .binds_to = "mcp-exec-brokerd.service",
                 .tmpfs_helper = "/usr/libexec/mcp-exec/mcp-exec-tmpfs",
                 .run_id = "0123456789abcdef0123456789abcdef",
         };

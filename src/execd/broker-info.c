@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "util.h"
 
 /* The broker answers once its self-check and module discovery are done. */
@@ -39,7 +39,7 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         json_object *ev;
         int r;
 
-        r = runner_recv(fd, &msg, NULL, 0, NULL);
+        r = broker_recv(fd, &msg, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
         if (r > 0 && json_object_object_get_ex(msg, "event", &ev) && json_object_is_type(ev, json_type_string) &&
@@ -86,7 +86,7 @@ int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t d
                 goto fail;
         }
         json_object_object_add(req, "op", json_object_new_string("info"));
-        r = runner_send(b->fd, req, NULL, 0);
+        r = broker_send(b->fd, req, NULL, 0);
         if (r < 0)
                 goto fail;
         r = sd_event_add_io(e, &b->io, b->fd, EPOLLIN, on_io, b);

@@ -37,7 +37,7 @@
 #include "macro.h"
 #include "mcp-server.h"
 #include "peer-auth.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "util.h"
 
 #define MAX_STDIO_CONNECTIONS 256
@@ -74,7 +74,7 @@ struct Daemon {
 };
 
 static bool arg_stdio;
-static const char *arg_runner_socket = RUNNER_SOCKET_PATH;
+static const char *arg_broker_socket = BROKER_SOCKET_PATH;
 
 static void daemon_update_idle(Daemon *d);
 
@@ -257,7 +257,7 @@ static uint64_t info_u64(json_object *info, const char *key, uint64_t def) {
 
 static int daemon_serve(Daemon *d) {
         McpServerConfig cfg = {
-                .runner_socket = arg_runner_socket,
+                .broker_socket = arg_broker_socket,
                 .default_timeout_s = d->config.default_timeout_s,
                 .max_timeout_s = d->config.max_timeout_s,
                 .max_output_bytes = d->config.max_output_bytes,
@@ -397,7 +397,7 @@ static void help(void) {
                "  -h --help             Show this help\n"
                "     --version          Show the version\n"
                "     --stdio            Serve one MCP session on stdin/stdout\n"
-               "     --runner=PATH      The broker's socket (default " RUNNER_SOCKET_PATH ")\n");
+               "     --broker=PATH      The broker's socket (default " BROKER_SOCKET_PATH ")\n");
 }
 
 static int parse_argv(int argc, char *argv[]) {
@@ -405,7 +405,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 { "stdio", no_argument, NULL, 's' },
-                { "runner", required_argument, NULL, 'r' },
+                { "broker", required_argument, NULL, 'r' },
                 {},
         };
         int c;
@@ -422,7 +422,7 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_stdio = true;
                         break;
                 case 'r':
-                        arg_runner_socket = optarg;
+                        arg_broker_socket = optarg;
                         break;
                 default:
                         return -EINVAL;
@@ -526,9 +526,9 @@ int main(int argc, char *argv[]) {
                         return log_error_errno(r, "Cannot attach the bus: %m"), EXIT_FAILURE;
         }
 
-        r = broker_info_start(d.event, arg_runner_socket, on_broker_info, &d, &d.info);
+        r = broker_info_start(d.event, arg_broker_socket, on_broker_info, &d, &d.info);
         if (r < 0) {
-                log_warning_errno(r, "Cannot reach the broker at %s: %m", arg_runner_socket);
+                log_warning_errno(r, "Cannot reach the broker at %s: %m", arg_broker_socket);
                 if (daemon_serve(&d) < 0)
                         return EXIT_FAILURE;
         }

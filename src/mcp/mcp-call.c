@@ -17,7 +17,7 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-internal.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "tool-exec.h"
 #include "util.h"
 
@@ -326,7 +326,7 @@ static void call_start(McpCall *c) {
         }
         (void) snprintf(tag, sizeof tag, "mcp:%.8s:%s", c->session->id, c->request_id);
         req.tag = tag;
-        r = exec_client_start(server->event, server->runner_socket, &req, on_exec_done, c, &c->exec);
+        r = exec_client_start(server->event, server->broker_socket, &req, on_exec_done, c, &c->exec);
         if (r < 0) {
                 _cleanup_free_ char *text = NULL;
                 if (asprintf(&text, "the code did not run: the sandbox broker is unreachable (%s)", strerror(-r)) < 0)

@@ -20,7 +20,7 @@ typedef struct McpBatch McpBatch;
 struct McpServer {
         sd_event *event;
         McpServerConfig config;         /* strings point at the copies below */
-        char *runner_socket, *python_version;
+        char *broker_socket, *python_version;
         char **modules;
         CallQueue *queue;
         McpSession *sessions;

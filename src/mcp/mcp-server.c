@@ -14,7 +14,7 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-internal.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "tool-exec.h"
 #include "util.h"
 
@@ -98,13 +98,13 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
         s->event = sd_event_ref(e);
         s->config = *config;
         s->progress_interval_usec = USEC_PER_SEC;
-        s->runner_socket = strdup(config->runner_socket ?: RUNNER_SOCKET_PATH);
-        if (!s->runner_socket || (config->python_version && !(s->python_version = strdup(config->python_version))) ||
+        s->broker_socket = strdup(config->broker_socket ?: BROKER_SOCKET_PATH);
+        if (!s->broker_socket || (config->python_version && !(s->python_version = strdup(config->python_version))) ||
             (config->modules && !(s->modules = strv_copy(config->modules)))) {
                 r = -ENOMEM;
                 goto fail;
         }
-        s->config.runner_socket = s->runner_socket;
+        s->config.broker_socket = s->broker_socket;
         s->config.python_version = s->python_version;
         s->config.modules = (const char *const *) s->modules;
 
@@ -143,7 +143,7 @@ McpServer *mcp_server_free(McpServer *s) {
                 i->dead = true;
         }
         call_queue_free(s->queue);
-        free(s->runner_socket);
+        free(s->broker_socket);
         free(s->python_version);
         strv_free(s->modules);
         sd_event_unref(s->event);

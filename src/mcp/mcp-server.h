@@ -18,7 +18,7 @@ typedef struct McpServer McpServer;
 typedef struct McpSession McpSession;
 
 typedef struct McpServerConfig {
-        const char *runner_socket;      /* broker socket path */
+        const char *broker_socket;      /* broker socket path */
         uint64_t default_timeout_s, max_timeout_s;
         uint64_t max_output_bytes, max_stdin_bytes, max_code_bytes;
         uint64_t max_concurrent;        /* runs at once, over all sessions */

@@ -11,7 +11,7 @@
 
 #include "json-util.h"
 #include "macro.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 
 /* The description goes into every model's context: past this many bytes the
  * module list is cut short. */

@@ -14,7 +14,7 @@
 #include "launch-frame.h"
 #include "macro.h"
 #include "output.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -226,7 +226,7 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         const char *event;
         int r;
 
-        r = runner_recv(fd, &msg, NULL, 0, NULL);
+        r = broker_recv(fd, &msg, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0) {
@@ -343,7 +343,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));
         if (req->tag)
                 json_object_object_add(msg, "tag", json_object_new_string(req->tag));
-        r = runner_send(c->sock, msg, (int[]) { in[0], out[1], err[1] }, 3);
+        r = broker_send(c->sock, msg, (int[]) { in[0], out[1], err[1] }, 3);
         if (r < 0)
                 goto fail;
         /* Only the sandbox may hold the far ends, so EOF means it is gone. */

@@ -100,15 +100,15 @@ async function placeholders(text = '') {
     };
     // Local sessions are served by mcp-exec-stdio.service, HTTP ones by mcp-exec.service.
     const out = await run('systemctl', ['show', '-p', 'MainPID', '--value', 'mcp-exec-stdio.service', 'mcp-exec.service',
-        'mcp-exec-runner.service']);
+        'mcp-exec-broker.service']);
     const [stdio, http, br] = out.stdout.split('\n').map((x) => (x && x !== '0' ? x : undefined));
     v.FRONTEND_PID = stdio ?? http;
     v.BROKER_PID = br;
     // The broker exits when idle (socket activation brings it back): start it for a case that
     // needs its pid.
     if (!v.BROKER_PID && text.includes('@BROKER_PID@')) {
-        await run('systemctl', ['start', 'mcp-exec-runner.service']);
-        const o = await run('systemctl', ['show', '-p', 'MainPID', '--value', 'mcp-exec-runner.service']);
+        await run('systemctl', ['start', 'mcp-exec-broker.service']);
+        const o = await run('systemctl', ['show', '-p', 'MainPID', '--value', 'mcp-exec-broker.service']);
         v.BROKER_PID = o.stdout.trim() && o.stdout.trim() !== '0' ? o.stdout.trim() : undefined;
     }
     return v;

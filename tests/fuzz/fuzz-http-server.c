@@ -376,7 +376,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
         if (fake_broker_new(f.event, &broker) < 0)
                 abort();
-        config.runner_socket = broker->path;
+        config.broker_socket = broker->path;
         if (mcp_server_new(f.event, &config, &mcp) < 0)
                 abort();
 

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
 
         McpServerConfig config = {
-                .runner_socket = "/nonexistent/mcp-exec-fuzz/runner.sock",
+                .broker_socket = "/nonexistent/mcp-exec-fuzz/broker.sock",
                 .default_timeout_s = 5,
                 .max_timeout_s = 10,
                 .max_output_bytes = 4096,
@@ -91,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FakeBroker *broker = NULL;
         if (fake_broker_new(e, &broker) < 0)
                 abort();
-        config.runner_socket = broker->path;
+        config.broker_socket = broker->path;
 #endif
         if (mcp_server_new(e, &config, &server) < 0)
                 abort();

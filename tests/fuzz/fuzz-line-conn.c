@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
 
         McpServerConfig config = {
-                .runner_socket = "/nonexistent/mcp-exec-fuzz/runner.sock",
+                .broker_socket = "/nonexistent/mcp-exec-fuzz/broker.sock",
                 .default_timeout_s = 5, .max_timeout_s = 10,
                 .max_output_bytes = 4096, .max_stdin_bytes = 4096, .max_code_bytes = 4096,
                 .max_concurrent = 2, .max_queue = 2,

@@ -608,11 +608,11 @@ int main(void) {
         ASSERT_TRUE(sigprocmask(SIG_BLOCK, &mask, NULL) == 0);
 
         ASSERT_TRUE(mkdtemp(dir));
-        (void) snprintf(su.sun_path, sizeof su.sun_path, "%s/runner.sock", dir);
+        (void) snprintf(su.sun_path, sizeof su.sun_path, "%s/broker.sock", dir);
         bfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         ASSERT_TRUE(bfd >= 0);
         ASSERT_TRUE(bind(bfd, (struct sockaddr *) &su, sizeof su) == 0 && listen(bfd, 16) == 0);
-        cfg.runner_socket = su.sun_path;
+        cfg.broker_socket = su.sun_path;
 
         ASSERT_EQ_INT(sd_event_new(&e), 0);
         ASSERT_TRUE(sd_event_add_io(e, NULL, bfd, EPOLLIN, on_fake_broker, NULL) >= 0);

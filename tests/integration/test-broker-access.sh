@@ -14,7 +14,7 @@ f=$(printf 'print("ran as", __import__("os").getuid())\n' | put code.py)
 as() {
     local -a sp=()
     while [[ $1 != -- ]]; do sp+=("$1"); shift; done
-    bx setpriv "${sp[@]}" -- sh -c 'trap "" PIPE; exec mcp-exec-runner-call "$@"' sh --timeout 10 "$f" 2>"$HDIR/as.err"
+    bx setpriv "${sp[@]}" -- sh -c 'trap "" PIPE; exec mcp-exec-broker-call "$@"' sh --timeout 10 "$f" 2>"$HDIR/as.err"
 }
 as_err() { cat "$HDIR/as.err"; }
 

@@ -9,7 +9,7 @@ set_config MCP_EXEC_MAX_CONCURRENT=4
 assert_clean 10
 
 out=$(call --timeout 30 --count 50 --parallel 4 -- 'import os; print("run", os.getuid() > 0)') ||
-    fail "runner-call failed: $(grep -v '"exit_code":0' <<<"$out" | head -3) $(call_err)"
+    fail "broker-call failed: $(grep -v '"exit_code":0' <<<"$out" | head -3) $(call_err)"
 [[ $(grep -c . <<<"$out") -eq 50 ]] || fail "expected 50 results, got $(grep -c . <<<"$out")"
 jcheck "$out" '"error" not in r and r["exit_code"] == 0 and r["stdout"] == "run True\n"' "a run failed"
 jcheck "$out" 'len(set(x["run_id"] for x in rs)) == 50' "run ids are not unique"
@@ -32,7 +32,7 @@ assert_clean 10
 
 # The client vanishes mid-run: the broker must stop the run.
 f=$(printf 'import time\ntime.sleep(60)\n' | put sleep.py)
-bx sh -c 'echo $$ >"$1"; exec mcp-exec-runner-call --timeout 60 "$2"' sh "$BDIR/client.pid" "$f" \
+bx sh -c 'echo $$ >"$1"; exec mcp-exec-broker-call --timeout 60 "$2"' sh "$BDIR/client.pid" "$f" \
     >/dev/null 2>&1 &
 client=$!
 at_exit "kill $client 2>/dev/null"

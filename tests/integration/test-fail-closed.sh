@@ -7,17 +7,17 @@
 assert_runs_work
 cursor=$(journal_cursor)
 set_config MCP_EXEC_MEMORY_MAX=abc   # restored by an exit handler
-if bx systemctl restart mcp-exec-runner.service >/dev/null 2>&1; then
+if bx systemctl restart mcp-exec-broker.service >/dev/null 2>&1; then
     fail "the broker started with MCP_EXEC_MEMORY_MAX=abc"
 fi
-state=$(bx systemctl show -P ActiveState mcp-exec-runner.service)
+state=$(bx systemctl show -P ActiveState mcp-exec-broker.service)
 [[ $state != active ]] || fail "the broker is active with a bad configuration"
 
 # One journal line naming the variable, from the broker itself.
-found_line() { journal_since "$cursor" -u mcp-exec-runner.service -o cat | grep -F MCP_EXEC_MEMORY_MAX; }
-wait_for 10 found found_line || fail "no journal line names MCP_EXEC_MEMORY_MAX:"$'\n'"$(journal_since "$cursor" -u mcp-exec-runner.service -o short)"
+found_line() { journal_since "$cursor" -u mcp-exec-broker.service -o cat | grep -F MCP_EXEC_MEMORY_MAX; }
+wait_for 10 found found_line || fail "no journal line names MCP_EXEC_MEMORY_MAX:"$'\n'"$(journal_since "$cursor" -u mcp-exec-broker.service -o short)"
 log "journal: $(found_line | head -1)"
-n2=$(journal_since "$cursor" -u mcp-exec-runner.service -o json --output-fields=MESSAGE,SYSLOG_IDENTIFIER,_PID |
+n2=$(journal_since "$cursor" -u mcp-exec-broker.service -o json --output-fields=MESSAGE,SYSLOG_IDENTIFIER,_PID |
     "$PY" -c '
 import json, sys, collections
 per_pid = collections.Counter()
@@ -26,7 +26,7 @@ for l in sys.stdin:
     msg = m.get("MESSAGE")
     if isinstance(msg, list):
         msg = bytes(msg).decode(errors="replace")
-    if m.get("SYSLOG_IDENTIFIER") == "mcp-exec-runnerd" and "MCP_EXEC_MEMORY_MAX" in (msg or ""):
+    if m.get("SYSLOG_IDENTIFIER") == "mcp-exec-brokerd" and "MCP_EXEC_MEMORY_MAX" in (msg or ""):
         per_pid[m.get("_PID")] += 1
 print(max(per_pid.values()) if per_pid else 0)')
 [[ $n2 == 1 ]] || fail "expected exactly one line naming MCP_EXEC_MEMORY_MAX per broker start, got $n2"
@@ -37,7 +37,7 @@ print(max(per_pid.values()) if per_pid else 0)')
 out=$(call_nosigpipe --timeout 10 -- 'print("should not run")')
 rc=$?
 log "run with a broken broker: exit $rc: $out $(call_err | head -3)"
-((rc != 0)) || fail "runner-call succeeded against a broker that cannot start"
+((rc != 0)) || fail "broker-call succeeded against a broker that cannot start"
 [[ $out != *"should not run"* ]] || fail "the code ran"
 if [[ -n $out ]]; then
     jcheck "$out" 'r.get("error") and r["stdout"] == "" and r["exit_code"] != 0' "a run produced a result"
@@ -48,7 +48,7 @@ fi
 
 # Fixed again: runs work.
 restore_config   # (the exit handler does it again, harmlessly)
-bx systemctl restart mcp-exec-runner.service >/dev/null 2>&1 ||
-    fail "the broker does not start with the configuration restored: $(journal_since "$cursor" -u mcp-exec-runner.service -o cat | tail -5)"
+bx systemctl restart mcp-exec-broker.service >/dev/null 2>&1 ||
+    fail "the broker does not start with the configuration restored: $(journal_since "$cursor" -u mcp-exec-broker.service -o cat | tail -5)"
 assert_runs_work
 pass

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault: the broker (mcp-exec-runnerd, main process of mcp-exec-runner.service) is SIGKILLed
+# Fault: the broker (mcp-exec-brokerd, main process of mcp-exec-broker.service) is SIGKILLed
 # while runs are going.
 #   run    `mcp-exec run` with a 60 s sleep: once its unit is active, SIGKILL the broker. The run
 #          stops (BindsTo= the broker's unit), no process of a dynamic uid is left, the front end
@@ -10,25 +10,25 @@
 #   sweep  a leftover mcp-exec-run-*.service (not bound to any broker, as after a crash of an
 #          older version) is stopped by the next broker when it starts ("Stopped leftover run
 #          unit" in the journal).
-# Note: the deliberate SIGKILLs leave "mcp-exec-runner.service: Main process exited,
+# Note: the deliberate SIGKILLs leave "mcp-exec-broker.service: Main process exited,
 # code=killed, status=9/KILL" in the box's journal; each is announced first with a journal line
-# MCP_TEST_DELIBERATE_KILL=mcp-exec-runner.service (tests/run's crash check should skip those).
+# MCP_TEST_DELIBERATE_KILL=mcp-exec-broker.service (tests/run's crash check should skip those).
 . "$(dirname "$0")/../lib/itest.sh"
 . "$ITEST_DIR/clients/lib.sh"
 
 at_exit restart_broker
 at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
 
-broker_pid() { bx systemctl show -P MainPID mcp-exec-runner.service 2>/dev/null; }
+broker_pid() { bx systemctl show -P MainPID mcp-exec-broker.service 2>/dev/null; }
 gone_in_box() { ! bx kill -0 "$1" 2>/dev/null; }
 
 kill_broker() {
     local pid
     pid=$(broker_pid)
-    [[ -n $pid && $pid != 0 ]] || fail "$1: mcp-exec-runner.service has no main process while a run is going"
-    [[ $(bx cat "/proc/$pid/comm" 2>/dev/null) == mcp-exec-runner* ]] || fail "$1: MainPID $pid is not the broker"
+    [[ -n $pid && $pid != 0 ]] || fail "$1: mcp-exec-broker.service has no main process while a run is going"
+    [[ $(bx cat "/proc/$pid/comm" 2>/dev/null) == mcp-exec-broker* ]] || fail "$1: MainPID $pid is not the broker"
     bx systemd-cat -t mcp-exec-tests sh -c \
-        "echo 'MCP_TEST_DELIBERATE_KILL=mcp-exec-runner.service pid $pid ($ITEST_NAME)'" 2>/dev/null
+        "echo 'MCP_TEST_DELIBERATE_KILL=mcp-exec-broker.service pid $pid ($ITEST_NAME)'" 2>/dev/null
     log "$1: SIGKILL to the broker (pid $pid)"
     bx kill -KILL "$pid" || fail "$1: cannot kill the broker (pid $pid)"
     wait_for 10 gone_in_box "$pid" || fail "$1: the broker (pid $pid) survived SIGKILL"
@@ -48,7 +48,7 @@ wait_for 30 found active_run_units || fail "run: the run's unit never became act
 unit=$(active_run_units | head -1)
 bt=$(bx systemctl show -P BindsTo "$unit")
 log "run: active unit $unit (BindsTo=$bt)"
-[[ $bt == *mcp-exec-runner.service* ]] || fail "run: $unit is not bound to the broker: BindsTo=$bt"
+[[ $bt == *mcp-exec-broker.service* ]] || fail "run: $unit is not bound to the broker: BindsTo=$bt"
 [[ ! -e $HDIR/run.rc ]] || fail "run: mcp-exec run ended before the kill: $(cat "$HDIR/run.err")"
 t0=$SECONDS
 kill_broker run
@@ -81,7 +81,7 @@ assert_clean 15
 # --- sweep ---------------------------------------------------------------------------------------
 log "== sweep"
 stale=mcp-exec-run-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n').service
-bx systemctl stop mcp-exec-runner.service >/dev/null 2>&1
+bx systemctl stop mcp-exec-broker.service >/dev/null 2>&1
 bx systemd-run --quiet --unit="$stale" --slice=mcp-exec.slice -p CollectMode=inactive-or-failed \
     sleep 300 || fail "sweep: cannot create $stale"
 at_exit "bx systemctl stop $stale >/dev/null 2>&1"
@@ -91,7 +91,7 @@ out=$(printf 'print(6*7)\n' | bx timeout 60 mcp-exec run 2>&1) || fail "sweep: a
 [[ $out == 42 ]] || fail "sweep: a run printed: $out"
 stale_gone() { [[ $(bx systemctl show -P ActiveState "$stale" 2>/dev/null) != active ]]; }
 wait_for 15 stale_gone || fail "sweep: the new broker left $stale running"
-wait_for 10 found journal_since "$cursor" -u mcp-exec-runner.service -g "Stopped leftover run unit $stale" ||
+wait_for 10 found journal_since "$cursor" -u mcp-exec-broker.service -g "Stopped leftover run unit $stale" ||
     fail "sweep: the broker did not say it stopped $stale"
 log "sweep: the new broker stopped $stale"
 assert_clean 15

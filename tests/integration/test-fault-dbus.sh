@@ -16,7 +16,7 @@ FE=$(bx systemctl show -P Triggers mcp-exec-stdio.socket)
 bx systemctl is-active -q dbus.service || skip "dbus.service is not active in the box"
 
 at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
-at_exit "bx systemctl reset-failed mcp-exec-runner.service $FE >/dev/null 2>&1; bx systemctl start mcp-exec-stdio.socket mcp-exec-runner.socket >/dev/null 2>&1"
+at_exit "bx systemctl reset-failed mcp-exec-broker.service $FE >/dev/null 2>&1; bx systemctl start mcp-exec-stdio.socket mcp-exec-broker.socket >/dev/null 2>&1"
 
 # Users as in test-mcp-polkit.sh (removed at exit if this test made them).
 for u in mcpalice mcpbob; do
@@ -85,7 +85,7 @@ root_run before
 # --- between -------------------------------------------------------------------------------------
 log "== between"
 fe_pid=$(main_pid "$FE")
-br_pid=$(main_pid mcp-exec-runner.service)
+br_pid=$(main_pid mcp-exec-broker.service)
 [[ $fe_pid != 0 && $br_pid != 0 ]] || fail "between: front end ($fe_pid) or broker ($br_pid) not running"
 cursor=$(journal_cursor)
 restart_dbus
@@ -97,7 +97,7 @@ wait_for 10 since_has "$cursor" "system bus connection was lost; reconnected" ||
     fail "between: the front end did not say it reconnected to the bus"
 wait_for 10 since_has "$cursor" "Lost the connection to the system bus" ||
     fail "between: the broker did not notice the bus going away"
-log "between: front end reconnected (pid $fe_pid), broker pid now $(main_pid mcp-exec-runner.service)"
+log "between: front end reconnected (pid $fe_pid), broker pid now $(main_pid mcp-exec-broker.service)"
 assert_clean 15
 
 # --- during --------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ stop_frontend
 assert_clean 15
 
 warm=$(printf 'print("warm")\n' | bx timeout 60 mcp-exec run 2>&1) || fail "a warm-up run failed: $warm"
-broker=$(bx systemctl show -P MainPID mcp-exec-runner.service)
+broker=$(bx systemctl show -P MainPID mcp-exec-broker.service)
 [[ -n $broker && $broker != 0 ]] || fail "no broker after a run"
 log "broker pid $broker"
 
@@ -65,8 +65,8 @@ round() {
             fail "$name: run $i ended with exit $rc, output '$out': $(cat "$HDIR/$name.$i.err")"
     done
     log "$name: all 4 runs finished right, $((SECONDS - t0)) s after the $action"
-    [[ $(bx systemctl show -P MainPID mcp-exec-runner.service) == "$broker" ]] ||
-        fail "$name: the broker changed (pid $broker, now $(bx systemctl show -P MainPID mcp-exec-runner.service))"
+    [[ $(bx systemctl show -P MainPID mcp-exec-broker.service) == "$broker" ]] ||
+        fail "$name: the broker changed (pid $broker, now $(bx systemctl show -P MainPID mcp-exec-broker.service))"
     assert_clean 15
 }
 
@@ -77,7 +77,7 @@ round reexec-mid mid daemon-reexec
 round reexec-late late daemon-reexec
 
 # The broker logged no failure meanwhile (no GetAll or bus errors, no failed start).
-errs=$(journal_since "$cursor" -u mcp-exec-runner.service -p warning | grep -v '^-- ' | grep -v 'No entries')
+errs=$(journal_since "$cursor" -u mcp-exec-broker.service -p warning | grep -v '^-- ' | grep -v 'No entries')
 [[ -z $errs ]] || fail "the broker logged warnings or errors during the reloads:"$'\n'"$errs"
 assert_runs_work
 out=$(printf 'print(6*7)\n' | bx timeout 60 mcp-exec run 2>&1) || fail "a run after the reexecs failed: $out"

@@ -4,7 +4,7 @@
 #   frontend  `systemctl stop` of the front end (the service mcp-exec-stdio.socket starts) during
 #             a `mcp-exec run` (60 s sleep): the run's unit goes, the client ends with 125 (no
 #             hang), the next client is served.
-#   broker    `systemctl stop mcp-exec-runner.service` during a run: the run goes, the client ends
+#   broker    `systemctl stop mcp-exec-broker.service` during a run: the run goes, the client ends
 #             (measured: 137, the broker reports the run killed by SIGKILL before it exits; or
 #             125 naming the broker), the next run works (socket activation).
 #   slice     `systemctl stop mcp-exec.slice` with 3 runs going at once (twice): all three units
@@ -73,7 +73,7 @@ log "== broker"
 start_client br
 wait_for 30 found active_run_units || fail "broker: the run's unit never became active: $(cat "$HDIR/br.err" 2>/dev/null)"
 [[ ! -e $HDIR/br.rc ]] || fail "broker: the client ended before the stop"
-bx systemctl stop mcp-exec-runner.service || fail "broker: systemctl stop mcp-exec-runner.service failed"
+bx systemctl stop mcp-exec-broker.service || fail "broker: systemctl stop mcp-exec-broker.service failed"
 wait_for 15 no_run_units || fail "broker: run units left after stopping the broker: $(run_units --all)"
 wait_for 15 no_dyn_procs || fail "broker: processes of dynamic uids left: $(dyn_procs)"
 # systemd stops the runs first (After= the broker): the broker still reports each run, as killed
@@ -81,7 +81,7 @@ wait_for 15 no_dyn_procs || fail "broker: processes of dynamic uids left: $(dyn_
 client_ended br 137 125
 [[ $(cat "$HDIR/br.rc") == 137 ]] || grep -qi broker <<<"$CLIENT_ERR" ||
     fail "broker: the client's error does not name the broker: $CLIENT_ERR"
-[[ $(bx systemctl is-active mcp-exec-runner.socket) == active ]] || fail "broker: the broker's socket went down too"
+[[ $(bx systemctl is-active mcp-exec-broker.socket) == active ]] || fail "broker: the broker's socket went down too"
 next_run_works broker
 assert_clean 15
 

@@ -20,7 +20,7 @@ while True:
         time.sleep(0.05)
 '
 f=$(printf '%s' "$code" | put bomb.py)
-bx mcp-exec-runner-call --timeout 8 "$f" >"$HDIR/bomb.out" 2>"$HDIR/bomb.err" &
+bx mcp-exec-broker-call --timeout 8 "$f" >"$HDIR/bomb.out" 2>"$HDIR/bomb.err" &
 client=$!
 at_exit "kill $client 2>/dev/null"
 
@@ -46,7 +46,7 @@ wait "$client"
 rc=$?
 out=$(cat "$HDIR/bomb.out")
 log "max tasks seen: $max_tasks (limit $TASKS_MAX); client exit $rc"
-((rc == 0)) || fail "runner-call failed ($rc): $out $(head -c 2000 "$HDIR/bomb.err")"
+((rc == 0)) || fail "broker-call failed ($rc): $out $(head -c 2000 "$HDIR/bomb.err")"
 jcheck "$out" '"error" not in r' "the run produced no result"
 jcheck "$out" '"START" in r["stdout"]' "the code did not start"
 jcheck "$out" '"LIMIT 11" in r["stdout"]' "fork never failed with EAGAIN: the task limit was not hit"

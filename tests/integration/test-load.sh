@@ -21,7 +21,7 @@
 #            stateless request still answered); every held legacy stream still carries a reply;
 #            cancelled calls end their streams without a result; afterwards a new session is
 #            counted alone (the others went away)
-#   after    mcp-execd and mcp-exec-runnerd: same main PID under load, no crash or failure in the
+#   after    mcp-execd and mcp-exec-brokerd: same main PID under load, no crash or failure in the
 #            daemons' journal, fd counts back to the warm-up value (with a control: the probe sees
 #            the held streams), VmRSS growth under 4 MiB over a warm-up that went through the same
 #            peak once (plain pass; printed only under the sanitizers), no run unit and no
@@ -134,11 +134,11 @@ bench=$(cat "$HDIR/bench.json")
 assert_clean 20
 
 E_PID=$(pid_of mcp-exec.service)
-R_PID=$(pid_of mcp-exec-runner.service)
-[[ $E_PID =~ ^[1-9][0-9]*$ && $R_PID =~ ^[1-9][0-9]*$ ]] || fail "no main PIDs: mcp-execd '$E_PID', runnerd '$R_PID'"
+R_PID=$(pid_of mcp-exec-broker.service)
+[[ $E_PID =~ ^[1-9][0-9]*$ && $R_PID =~ ^[1-9][0-9]*$ ]] || fail "no main PIDs: mcp-execd '$E_PID', brokerd '$R_PID'"
 E_RSS0=$(rss_kib "$E_PID") R_RSS0=$(rss_kib "$R_PID")
 E_FD0=$(fd_count "$E_PID") R_FD0=$(fd_count "$R_PID")
-log "after warm-up: mcp-execd (HTTP) pid $E_PID VmRSS $E_RSS0 KiB, $E_FD0 fds; mcp-exec-runnerd pid $R_PID VmRSS $R_RSS0 KiB, $R_FD0 fds"
+log "after warm-up: mcp-execd (HTTP) pid $E_PID VmRSS $E_RSS0 KiB, $E_FD0 fds; mcp-exec-brokerd pid $R_PID VmRSS $R_RSS0 KiB, $R_FD0 fds"
 # The local sessions' front end (mcp-exec-stdio.service), where the build has it.
 S_PID=
 if bx systemctl cat mcp-exec-stdio.service >/dev/null 2>&1; then
@@ -168,13 +168,13 @@ log "runs: $summary"
 runs_wall=$((SECONDS - t0))
 
 # The broker is measured now: it exits by itself after 30 s without runs (a clean exit).
-[[ $(pid_of mcp-exec-runner.service) == "$R_PID" ]] || { log "FAIL runnerd's main PID changed under load: $R_PID -> $(pid_of mcp-exec-runner.service)"; failed+=(runnerd-pid); }
+[[ $(pid_of mcp-exec-broker.service) == "$R_PID" ]] || { log "FAIL brokerd's main PID changed under load: $R_PID -> $(pid_of mcp-exec-broker.service)"; failed+=(brokerd-pid); }
 wait_for 20 no_run_units
 r_fds_back() { local n; n=$(fd_count "$R_PID"); [[ -n $n ]] && ((n <= R_FD0)); }
-wait_for 20 r_fds_back || { log "FAIL runnerd's fds not back to the warm-up count: $R_FD0 -> $(fd_count "$R_PID"): $(fd_kinds "$R_PID")"; failed+=(runnerd-fds); }
+wait_for 20 r_fds_back || { log "FAIL brokerd's fds not back to the warm-up count: $R_FD0 -> $(fd_count "$R_PID"): $(fd_kinds "$R_PID")"; failed+=(brokerd-fds); }
 R_RSS1=$(rss_kib "$R_PID") R_FD1=$(fd_count "$R_PID")
 r_growth=$((R_RSS1 - R_RSS0))
-log "runnerd after the runs: VmRSS $R_RSS0 -> $R_RSS1 KiB ($r_growth), fds $R_FD0 -> $R_FD1"
+log "brokerd after the runs: VmRSS $R_RSS0 -> $R_RSS1 KiB ($r_growth), fds $R_FD0 -> $R_FD1"
 
 # --- streams -------------------------------------------------------------------------------------
 # (Back to the warm-up count or below: a connection still open at the warm-up sample may be gone.)
@@ -207,7 +207,7 @@ fi
 RSS_BOUND_KIB=4096
 if ((!SAN)); then
     ((e_growth < RSS_BOUND_KIB)) || { log "FAIL mcp-execd grew by $e_growth KiB (bound $RSS_BOUND_KIB)"; failed+=(execd-rss); }
-    ((r_growth < RSS_BOUND_KIB)) || { log "FAIL runnerd grew by $r_growth KiB (bound $RSS_BOUND_KIB)"; failed+=(runnerd-rss); }
+    ((r_growth < RSS_BOUND_KIB)) || { log "FAIL brokerd grew by $r_growth KiB (bound $RSS_BOUND_KIB)"; failed+=(brokerd-rss); }
     ((s_growth < RSS_BOUND_KIB)) || { log "FAIL the stdio mcp-execd grew by $s_growth KiB (bound $RSS_BOUND_KIB)"; failed+=(stdio-execd-rss); }
 fi
 assert_clean 30
@@ -224,7 +224,7 @@ log "legacy sessions in use: at most $top, for the new one after the load: $last
 
 # --- after ---------------------------------------------------------------------------------------
 log "== after (t=$((SECONDS - T_START))s)"
-bad=$(journal_since "$cursor" -u mcp-exec.service -u mcp-exec-stdio.service -u mcp-exec-runner.service -o cat |
+bad=$(journal_since "$cursor" -u mcp-exec.service -u mcp-exec-stdio.service -u mcp-exec-broker.service -o cat |
     grep -E 'code=(killed|dumped)|Failed with result|status=[0-9]+/(SEGV|ABRT|BUS|ILL|FPE)|Sanitizer|runtime error:|[Ww]atchdog')
 [[ -z $bad ]] || { log "FAIL the daemons' journal shows a crash or failure:"$'\n'"$bad"; failed+=(journal); }
 if journal_since "$cursor" -u mcp-exec.service -u mcp-exec-stdio.service | grep -qF "$TOKEN"; then
@@ -241,6 +241,6 @@ early=$(jget "$summary" 'r["stoppedEarly"]' 2>/dev/null || echo '?')
 log "SUMMARY: runs=$ok_runs of $runs (stopped early by the deadline: $early) transports: $per; wall ${wall_s}s" \
     "(phase ${runs_wall}s), $rps runs/s; bench runs/s $bench (c1 = 1 in flight, c4 = 4);" \
     "mcp-execd (HTTP) VmRSS ${E_RSS0}->${E_RSS2} KiB, mcp-execd (stdio) VmRSS ${S_RSS0:-?}->${S_RSS2:-?} KiB," \
-    "runnerd VmRSS ${R_RSS0}->${R_RSS1} KiB; test took $((SECONDS - T_START))s"
+    "brokerd VmRSS ${R_RSS0}->${R_RSS1} KiB; test took $((SECONDS - T_START))s"
 ((${#failed[@]} == 0)) || fail "failed parts: ${failed[*]}"
 pass

@@ -22,17 +22,17 @@ time.sleep(2)
 check() { # LIMIT_OPT EXPECTED_LIMIT
     local opt=$1 limit=$2 f client rc out broker_rss=0 broker_mem=0 client_hwm=0 pid v
     f=$(printf '%s' "$code" | put "flood.py")
-    bx mcp-exec-runner-call --timeout 60 $opt "$f" >"$HDIR/out" 2>"$HDIR/err" &
+    bx mcp-exec-broker-call --timeout 60 $opt "$f" >"$HDIR/out" 2>"$HDIR/err" &
     client=$!
     while kill -0 "$client" 2>/dev/null; do
-        v=$(bx systemctl show -P MemoryCurrent mcp-exec-runner.service 2>/dev/null)
+        v=$(bx systemctl show -P MemoryCurrent mcp-exec-broker.service 2>/dev/null)
         [[ $v =~ ^[0-9]+$ ]] && ((v > broker_mem)) && broker_mem=$v
-        pid=$(bx systemctl show -P MainPID mcp-exec-runner.service 2>/dev/null)
+        pid=$(bx systemctl show -P MainPID mcp-exec-broker.service 2>/dev/null)
         if [[ $pid =~ ^[1-9][0-9]*$ ]]; then
             v=$(bx awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$pid/status" 2>/dev/null)
             [[ $v =~ ^[0-9]+$ ]] && ((v > broker_rss)) && broker_rss=$v
         fi
-        v=$(bx sh -c 'for p in $(pidof mcp-exec-runner-call); do awk "/^VmHWM:/ { print \$2 * 1024 }" /proc/$p/status; done' 2>/dev/null | sort -n | tail -1)
+        v=$(bx sh -c 'for p in $(pidof mcp-exec-broker-call); do awk "/^VmHWM:/ { print \$2 * 1024 }" /proc/$p/status; done' 2>/dev/null | sort -n | tail -1)
         [[ $v =~ ^[0-9]+$ ]] && ((v > client_hwm)) && client_hwm=$v
         sleep 0.1
     done
@@ -40,7 +40,7 @@ check() { # LIMIT_OPT EXPECTED_LIMIT
     rc=$?
     out=$(cat "$HDIR/out")
     log "limit $limit: broker MemoryCurrent max $broker_mem, broker VmHWM $broker_rss, client VmHWM $client_hwm"
-    ((rc == 0)) || fail "runner-call failed ($rc): $(head -c 1000 <<<"$out") $(head -c 2000 "$HDIR/err")"
+    ((rc == 0)) || fail "broker-call failed ($rc): $(head -c 1000 <<<"$out") $(head -c 2000 "$HDIR/err")"
     jcheck "$out" '"error" not in r and not r["timed_out"]' "the run produced no result"
     jcheck "$out" 'r["truncated"] is True' "truncated is not true"
     jcheck "$out" "0 < len(r['stdout'].encode()) + len(r['stderr'].encode()) <= $limit" "more output kept than the limit $limit"
@@ -50,7 +50,7 @@ check() { # LIMIT_OPT EXPECTED_LIMIT
     ((broker_mem < BROKER_MAX)) || fail "broker MemoryCurrent $broker_mem >= $BROKER_MAX"
     ((client_hwm < CLIENT_MAX)) || fail "client peak RSS $client_hwm >= $CLIENT_MAX"
 }
-check "" $((1 << 20))        # runner-call's default, 1 MiB
+check "" $((1 << 20))        # broker-call's default, 1 MiB
 check "--max-output 100000" 100000
 assert_clean 10
 assert_runs_work

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package, installed and purged in the box: `apt-get install ./mcp-exec_*.deb` creates
 # the user and groups, installs the units and the polkit action, enables and starts
-# mcp-exec-runner.socket and mcp-exec-stdio.socket and leaves mcp-exec.socket disabled; after
+# mcp-exec-broker.socket and mcp-exec-stdio.socket and leaves mcp-exec.socket disabled; after
 # `systemctl enable --now mcp-exec.socket`, which succeeds while a local session runs code,
 # code runs over HTTP (the README's stateless call) and
 # through `mcp-exec run`; `apt-get purge` leaves no unit, enablement link, helper, polkit file or
@@ -55,7 +55,7 @@ log "installed $(bx dpkg-query -W -f='${Package} ${Version}' mcp-exec)"
 
 bx getent passwd mcp-exec >/dev/null || fail "no user mcp-exec after install"
 bx getent group mcp-exec-users >/dev/null || fail "no group mcp-exec-users after install"
-for u in mcp-exec-runner.socket mcp-exec-stdio.socket; do
+for u in mcp-exec-broker.socket mcp-exec-stdio.socket; do
     [[ $(bx systemctl is-enabled "$u") == enabled ]] || fail "$u is not enabled after install"
     bx systemctl is-active -q "$u" || fail "$u is not active after install"
 done
@@ -63,8 +63,8 @@ done
     fail "mcp-exec.socket is $(bx systemctl is-enabled mcp-exec.socket) after install, not disabled"
 bx systemctl is-active -q mcp-exec.socket && fail "mcp-exec.socket listens right after install"
 bx test -f /usr/share/polkit-1/actions/org.mcp-exec.policy || fail "no polkit action after install"
-bx stat -c '%U:%G %a' /run/mcp-exec/runner.sock | grep -qx 'root:mcp-exec 660' ||
-    fail "runner.sock: $(bx stat -c '%U:%G %a' /run/mcp-exec/runner.sock)"
+bx stat -c '%U:%G %a' /run/mcp-exec/broker.sock | grep -qx 'root:mcp-exec 660' ||
+    fail "broker.sock: $(bx stat -c '%U:%G %a' /run/mcp-exec/broker.sock)"
 # tmpfiles.d made the runs' tmpfs parent at install, root only.
 bx stat -c '%U:%G %a' /run/mcp-exec-tmp | grep -qx 'root:root 700' ||
     fail "/run/mcp-exec-tmp after install: $(bx stat -c '%U:%G %a' /run/mcp-exec-tmp 2>&1)"

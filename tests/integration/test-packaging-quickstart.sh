@@ -127,7 +127,7 @@ grep -qF '{"command": "mcp-exec", "args": ["stdio"]}' "$HDIR/install.out" ||
     fail "install.sh did not print how to connect a client:"$'\n'"$(cat "$HDIR/install.out")"
 log "install.sh: exit 0 after $((SECONDS - t0))s, printed: $(tr '\n' '|' <"$HDIR/install.out")"
 
-for u in mcp-exec-runner.socket mcp-exec-stdio.socket; do
+for u in mcp-exec-broker.socket mcp-exec-stdio.socket; do
     [[ $(bx systemctl is-enabled "$u") == enabled ]] || fail "$u is $(bx systemctl is-enabled "$u") after install.sh, not enabled"
     bx systemctl is-active -q "$u" || fail "$u is not active after install.sh"
 done
@@ -135,7 +135,7 @@ done
     fail "mcp-exec.socket (HTTP) is $(bx systemctl is-enabled mcp-exec.socket) after install.sh, not disabled"
 bx systemctl is-active -q mcp-exec.socket && fail "mcp-exec.socket (HTTP) listens right after install.sh"
 bx getent passwd mcp-exec >/dev/null || fail "no user mcp-exec after install.sh"
-log "enabled and active: mcp-exec-runner.socket mcp-exec-stdio.socket; mcp-exec.socket disabled"
+log "enabled and active: mcp-exec-broker.socket mcp-exec-stdio.socket; mcp-exec.socket disabled"
 
 # --- mcp-exec run ---------------------------------------------------------------------------------
 out=$(printf 'print(6*7)\n' | bx mcp-exec run 2>"$HDIR/run.err") || fail "mcp-exec run failed: $out $(cat "$HDIR/run.err")"

@@ -56,7 +56,7 @@ print('$C_CODE'[::-1])   # the code canary, reversed, so output carries a trace 
 time.sleep(6)
 "
 f=$(printf '%s' "$code" | put code.py)
-bx mcp-exec-runner-call --timeout 30 --stdin-file "$BDIR/stdin" "$f" >"$HDIR/out" 2>"$HDIR/err" &
+bx mcp-exec-broker-call --timeout 30 --stdin-file "$BDIR/stdin" "$f" >"$HDIR/out" 2>"$HDIR/err" &
 client=$!
 at_exit "kill $client 2>/dev/null"
 
@@ -83,7 +83,7 @@ hits=$(scan_procs canaries)
 wait "$client"
 rc=$?
 out=$(cat "$HDIR/out")
-((rc == 0)) || fail "runner-call failed ($rc): $out $(cat "$HDIR/err")"
+((rc == 0)) || fail "broker-call failed ($rc): $out $(cat "$HDIR/err")"
 jcheck "$out" '"error" not in r and r["exit_code"] == 0' "the run failed"
 rev=$(rev <<<"$C_CODE")
 jcheck "$out" "r['stdout'] == 'some input $C_STDIN\n$rev\n'" "the run's output is wrong"

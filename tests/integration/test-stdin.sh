@@ -39,7 +39,7 @@ fi
 # must cope with the stdin pipe closing under it (EPIPE, not death by SIGPIPE).
 out=$(call --timeout 30 --stdin-file "$BDIR/stdin.txt" -- 'print("not reading stdin")')
 rc=$?
-((rc != 141)) || fail "runner-call was killed by SIGPIPE when the code did not read its 200 KB stdin"
+((rc != 141)) || fail "broker-call was killed by SIGPIPE when the code did not read its 200 KB stdin"
 ((rc == 0)) || fail "run with unread stdin failed ($rc): $out $(call_err)"
 jcheck "$out" '"error" not in r and r["exit_code"] == 0 and r["stdout"] == "not reading stdin\n"' \
     "a run that does not read its stdin failed"

@@ -22,7 +22,7 @@ while True:
     time.sleep(1)
 '
 f=$(printf '%s' "$code" | put sleep.py)
-bx mcp-exec-runner-call --timeout 2 "$f" >"$HDIR/out" 2>"$HDIR/err" &
+bx mcp-exec-broker-call --timeout 2 "$f" >"$HDIR/out" 2>"$HDIR/err" &
 client=$!
 at_exit "kill $client 2>/dev/null"
 
@@ -38,7 +38,7 @@ wait "$client"
 rc=$?
 out=$(cat "$HDIR/out")
 log "result: $out"
-((rc == 0)) || fail "runner-call failed ($rc): $out $(head -c 2000 "$HDIR/err")"
+((rc == 0)) || fail "broker-call failed ($rc): $out $(head -c 2000 "$HDIR/err")"
 ((saw_unit)) || fail "never saw the run's unit active"
 ((max_procs >= 2)) || fail "never saw the sleeping grandchild (max $max_procs python processes of dynamic uids)"
 jcheck "$out" '"error" not in r' "the run produced no result"

@@ -2,7 +2,7 @@
 # Unit hardening, measured against the installed units in the box:
 #  - `systemd-analyze security` of the front ends (mcp-exec.service for HTTP, mcp-exec-stdio.service
 #    for local sessions), of a live per-run unit and of
-#    the broker (mcp-exec-runner.service) stay at or below the committed bounds below;
+#    the broker (mcp-exec-broker.service) stay at or below the committed bounds below;
 #  - `systemd-analyze verify` of every installed mcp-exec unit prints nothing and succeeds;
 #  - mcp-exec.slice carries the aggregate caps (MemoryMax=, TasksMax= set, not infinity);
 #  - `systemctl stop mcp-exec.slice` stops a running run, and runs work again afterwards.
@@ -13,16 +13,16 @@
 #   mcp-exec.service        0.4  (issue 5: at most 1.0; 0.5 before the HTTP front end lost polkit:
 #                                 ProtectProc=invisible, ProcSubset=pid)
 #   mcp-exec-stdio.service  0.5  (issue 5: at most 1.0; reads /proc of its polkit-checked peers)
-#   per-run unit            0.8  (issue 5: at most 1.0; properties from src/runnerd/sandbox-properties.c)
-#   mcp-exec-runner.service 1.1  (root, for the system bus: User= 0.4, no ProtectControlGroups= 0.2
+#   per-run unit            0.8  (issue 5: at most 1.0; properties from src/broker/sandbox-properties.c)
+#   mcp-exec-broker.service 1.1  (root, for the system bus: User= 0.4, no ProtectControlGroups= 0.2
 #                                 (cgroup v1 OOM notifications), @privileged/@resources allowed 0.4;
 #                                 1.3 before ProtectProc=invisible + ProcSubset=pid)
 BOUND_FRONTEND=1.0
 BOUND_RUN=1.0
 BOUND_BROKER=1.1
 
-UNITS=(mcp-exec.service mcp-exec-stdio.service mcp-exec-runner.service mcp-exec.socket mcp-exec-stdio.socket
-    mcp-exec-runner.socket mcp-exec.slice)
+UNITS=(mcp-exec.service mcp-exec-stdio.service mcp-exec-broker.service mcp-exec.socket mcp-exec-stdio.socket
+    mcp-exec-broker.socket mcp-exec.slice)
 
 bx systemd-analyze --version >/dev/null 2>&1 || skip "no systemd-analyze in the box"
 for u in "${UNITS[@]}"; do
@@ -55,12 +55,12 @@ log "systemd-analyze verify: clean (${UNITS[*]})"
 # 2. scores of the static units.
 check_score mcp-exec.service "$BOUND_FRONTEND"
 check_score mcp-exec-stdio.service "$BOUND_FRONTEND"
-check_score mcp-exec-runner.service "$BOUND_BROKER"
+check_score mcp-exec-broker.service "$BOUND_BROKER"
 
 # 3. a live per-run unit, then stop it through the slice.
 assert_clean 10
 f=$(printf 'import time\ntime.sleep(30)\n' | put sleep.py)
-bx mcp-exec-runner-call --timeout 60 "$f" >"$HDIR/sleep.out" 2>"$HDIR/sleep.err" &
+bx mcp-exec-broker-call --timeout 60 "$f" >"$HDIR/sleep.out" 2>"$HDIR/sleep.err" &
 callpid=$!
 at_exit "kill $callpid 2>/dev/null; bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
 wait_for 15 found active_run_units || fail "no active run unit while a run sleeps: $(cat "$HDIR/sleep.err")"
@@ -82,9 +82,9 @@ t0=$SECONDS
 bx systemctl stop mcp-exec.slice || fail "systemctl stop mcp-exec.slice failed"
 gone() { [[ $(bx systemctl show -P ActiveState "$unit" 2>/dev/null) != active ]]; }
 wait_for 10 gone || fail "$unit still active after systemctl stop mcp-exec.slice"
-wait_for 15 sh -c "! kill -0 $callpid 2>/dev/null" || fail "runner-call still waits after the slice stopped"
+wait_for 15 sh -c "! kill -0 $callpid 2>/dev/null" || fail "broker-call still waits after the slice stopped"
 wait $callpid
-log "slice stopped the run in $((SECONDS - t0))s; runner-call: $(head -c 300 "$HDIR/sleep.out")"
+log "slice stopped the run in $((SECONDS - t0))s; broker-call: $(head -c 300 "$HDIR/sleep.out")"
 ((SECONDS - t0 < 20)) || fail "stopping the slice took $((SECONDS - t0))s"
 assert_clean 10
 

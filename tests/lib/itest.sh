@@ -67,8 +67,8 @@ put() {
     printf '%s\n' "$BDIR/$1"
 }
 
-# call [runner-call options...] -- CODE: run CODE (a string) through the broker.
-# Prints runner-call's stdout (JSON lines); its stderr goes to $HDIR/call.err. Returns its status.
+# call [broker-call options...] -- CODE: run CODE (a string) through the broker.
+# Prints broker-call's stdout (JSON lines); its stderr goes to $HDIR/call.err. Returns its status.
 ITEST_CALL_WRAP=()
 call() {
     local -a opts=()
@@ -79,7 +79,7 @@ call() {
     [[ ${1-} == -- ]] && shift
     local f
     f=$(printf '%s' "$1" | put "code.$RANDOM$RANDOM.py")
-    bx ${ITEST_CALL_WRAP[@]+"${ITEST_CALL_WRAP[@]}"} mcp-exec-runner-call ${opts[@]+"${opts[@]}"} "$f" 2>"$HDIR/call.err"
+    bx ${ITEST_CALL_WRAP[@]+"${ITEST_CALL_WRAP[@]}"} mcp-exec-broker-call ${opts[@]+"${opts[@]}"} "$f" 2>"$HDIR/call.err"
 }
 
 # call_nosigpipe ...: like call, with SIGPIPE ignored, as the real front end (mcp-execd) runs:
@@ -129,7 +129,7 @@ for r in rs:
         print(s if len(s) < 2000 else s[:2000] + "...")
         sys.exit(1)
 ' "$2" 2>&1 <<<"$1"); then
-        fail "${3:-check failed}: $2"$'\n'"$out"$'\n'"runner-call stderr: $(call_err | head -c 2000)"
+        fail "${3:-check failed}: $2"$'\n'"$out"$'\n'"broker-call stderr: $(call_err | head -c 2000)"
     fi
 }
 
@@ -210,9 +210,9 @@ restore_config() {
 }
 # restart_broker: stop the broker and clear failure state; the socket activates it again.
 restart_broker() {
-    bx sh -c 'systemctl stop mcp-exec-runner.service
-              systemctl reset-failed mcp-exec-runner.service mcp-exec-runner.socket 2>/dev/null
-              systemctl restart mcp-exec-runner.socket' >/dev/null 2>&1
+    bx sh -c 'systemctl stop mcp-exec-broker.service
+              systemctl reset-failed mcp-exec-broker.service mcp-exec-broker.socket 2>/dev/null
+              systemctl restart mcp-exec-broker.socket' >/dev/null 2>&1
 }
 
 # journal_cursor: the box journal's current cursor (for journal_since).

@@ -28,7 +28,7 @@ for d in $pydirs:
     print(d, names, os.path.exists(os.path.join(d, '$SECRET')))
 "
 fa=$(printf '%s' "$code_a" | put a.py)
-bx mcp-exec-runner-call --timeout 30 "$fa" >"$HDIR/a.out" 2>"$HDIR/a.err" &
+bx mcp-exec-broker-call --timeout 30 "$fa" >"$HDIR/a.out" 2>"$HDIR/a.err" &
 client=$!
 at_exit "kill $client 2>/dev/null"
 

@@ -13,7 +13,7 @@
 
 #include "launch-frame.h"
 #include "macro.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "test-helpers.h"
 #include "util.h"
 
@@ -44,7 +44,7 @@ static void run_free(FakeRun *r) {
 
 static void send_event(FakeRun *r, json_object *ev) {
         /* The client may be gone already (EPIPE): the real broker shrugs too. */
-        (void) runner_send(r->sock, ev, NULL, 0);
+        (void) broker_send(r->sock, ev, NULL, 0);
         json_object_put(ev);
 }
 
@@ -162,11 +162,11 @@ static int on_sock(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         FakeRun *r = userdata;
         FakeBroker *b = r->broker;
         json_object *msg = NULL, *ev;
-        int fds[RUNNER_MAX_FDS];
+        int fds[BROKER_MAX_FDS];
         size_t n_fds = 0;
         int k;
 
-        k = runner_recv(fd, &msg, fds, RUNNER_MAX_FDS, &n_fds);
+        k = broker_recv(fd, &msg, fds, BROKER_MAX_FDS, &n_fds);
         if (k == -EAGAIN)
                 return 0;
         if (k <= 0) {
@@ -242,7 +242,7 @@ int fake_broker_new(sd_event *e, FakeBroker **ret) {
         b->event = sd_event_ref(e);
         (void) snprintf(b->dir, sizeof b->dir, "/tmp/test-mcp-broker.XXXXXX");
         ASSERT_TRUE(mkdtemp(b->dir));
-        (void) snprintf(b->path, sizeof b->path, "%s/runner.sock", b->dir);
+        (void) snprintf(b->path, sizeof b->path, "%s/broker.sock", b->dir);
         ASSERT_TRUE(strlen(b->path) < sizeof sa.sun_path);
         memcpy(sa.sun_path, b->path, strlen(b->path) + 1);
         b->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* A stand-in for mcp-exec-runnerd in the unit tests: it listens on a
+/* A stand-in for mcp-exec-brokerd in the unit tests: it listens on a
  * SOCK_SEQPACKET socket in a temporary directory, speaks the real broker
- * protocol (runner-proto.h) and the launch frame (launch-frame.h) from the
+ * protocol (broker-proto.h) and the launch frame (launch-frame.h) from the
  * same sd-event loop as the code under test, and plays a script written into
  * the code itself, one directive per line:
  *

@@ -11,7 +11,7 @@
 #include "json-util.h"
 #include "jsonrpc.h"
 #include "macro.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "test-helpers.h"
 
 static json_object *parse_ok(const char *s) {

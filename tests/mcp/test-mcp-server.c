@@ -19,7 +19,7 @@
 #include "macro.h"
 #include "mcp-internal.h"
 #include "mcp-server.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "test-helpers.h"
 #include "util.h"
 
@@ -85,7 +85,7 @@ static void env_init(Env *env, uint64_t max_concurrent, uint64_t max_queue) {
         ASSERT_TRUE(sd_event_new(&env->event) >= 0);
         ASSERT_EQ_INT(fake_broker_new(env->event, &env->broker), 0);
         env->config = (McpServerConfig) {
-                .runner_socket = env->broker->path,
+                .broker_socket = env->broker->path,
                 .default_timeout_s = 30,
                 .max_timeout_s = 300,
                 .max_output_bytes = 1 << 20,
@@ -687,7 +687,7 @@ TEST(test_call_failures) {
         /* No broker at all: an immediate isError result saying so. */
         env_init(&env, 2, 2);
         env.server = mcp_server_free(env.server);
-        env.config.runner_socket = "/nonexistent/mcp-exec-test/runner.sock";
+        env.config.broker_socket = "/nonexistent/mcp-exec-test/broker.sock";
         ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");

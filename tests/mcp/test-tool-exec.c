@@ -11,7 +11,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "revision.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "test-helpers.h"
 #include "tool-exec.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * mcp-exec-runner-call: talks to the broker directly, for tests and the
+ * mcp-exec-broker-call: talks to the broker directly, for tests and the
  * latency benchmark. Prints one JSON result per run on stdout.
  */
 #include <errno.h>
@@ -15,10 +15,10 @@
 #include "config.h"
 #include "exec-client.h"
 #include "macro.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "util.h"
 
-static const char *arg_socket = RUNNER_SOCKET_PATH;
+static const char *arg_socket = BROKER_SOCKET_PATH;
 static uint64_t arg_timeout = 0, arg_max_output = 1 << 20, arg_count = 1, arg_parallel = 1, arg_cancel_ms = 0;
 static const char *arg_stdin_file;
 
@@ -66,7 +66,7 @@ static int start_next(sd_event *unused) {
                 Job *j = &jobs[n_started];
                 int r = exec_client_start(loop, arg_socket, &request, on_done, j, &j->client);
                 if (r < 0) {
-                        fprintf(stderr, "mcp-exec-runner-call: cannot reach the broker at %s: %s\n", arg_socket,
+                        fprintf(stderr, "mcp-exec-broker-call: cannot reach the broker at %s: %s\n", arg_socket,
                                 strerror(-r));
                         return sd_event_exit(loop, 2);
                 }
@@ -104,27 +104,27 @@ int main(int argc, char *argv[]) {
                 else if (c == 'i')
                         arg_stdin_file = optarg;
                 else if (!dst || parse_size(optarg, dst) < 0) {
-                        fprintf(stderr, "usage: mcp-exec-runner-call [--socket P] [--timeout S] [--stdin-file F] "
+                        fprintf(stderr, "usage: mcp-exec-broker-call [--socket P] [--timeout S] [--stdin-file F] "
                                         "[--max-output N] [--count N] [--parallel N] [--cancel-after-ms N] FILE|-\n");
                         return 2;
                 }
         }
         if (optind != argc - 1 || arg_parallel == 0)
-                return fprintf(stderr, "mcp-exec-runner-call: one FILE or - expected\n"), 2;
+                return fprintf(stderr, "mcp-exec-broker-call: one FILE or - expected\n"), 2;
 
         f = streq(argv[optind], "-") ? stdin : fopen(argv[optind], "re");
         if (!f || read_full_stream(f, SIZE_MAX / 2, &code, &code_len) < 0)
-                return fprintf(stderr, "mcp-exec-runner-call: cannot read %s\n", argv[optind]), 2;
+                return fprintf(stderr, "mcp-exec-broker-call: cannot read %s\n", argv[optind]), 2;
         if (arg_stdin_file) {
                 FILE *g = fopen(arg_stdin_file, "re");
                 if (!g || read_full_stream(g, SIZE_MAX / 2, &in, &in_len) < 0)
-                        return fprintf(stderr, "mcp-exec-runner-call: cannot read %s\n", arg_stdin_file), 2;
+                        return fprintf(stderr, "mcp-exec-broker-call: cannot read %s\n", arg_stdin_file), 2;
                 fclose(g);
         }
 
         request = (ExecRequest) {
                 .code = code, .code_len = code_len, .stdin_data = in, .stdin_len = in_len,
-                .timeout_s = arg_timeout, .max_output_bytes = arg_max_output, .tag = "runner-call",
+                .timeout_s = arg_timeout, .max_output_bytes = arg_max_output, .tag = "broker-call",
         };
         jobs = calloc(arg_count, sizeof *jobs);
         if (!jobs || sd_event_default(&loop) < 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "runner-proto.h"
+#include "broker-proto.h"
 
 #include <errno.h>
 #include <string.h>
@@ -7,22 +7,22 @@
 
 #include "macro.h"
 
-int runner_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
+int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
         union {
                 struct cmsghdr h;
-                uint8_t buf[CMSG_SPACE(sizeof(int) * RUNNER_MAX_FDS)];
+                uint8_t buf[CMSG_SPACE(sizeof(int) * BROKER_MAX_FDS)];
         } control = {};
         const char *s;
         size_t len;
         struct iovec iov;
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-        if (n_fds > RUNNER_MAX_FDS)
+        if (n_fds > BROKER_MAX_FDS)
                 return -EINVAL;
         s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
         if (!s)
                 return -ENOMEM;
-        if (len > RUNNER_MAX_PACKET)
+        if (len > BROKER_MAX_PACKET)
                 return -EMSGSIZE;
         iov = (struct iovec) { .iov_base = (void *) s, .iov_len = len };
 
@@ -56,10 +56,10 @@ static void close_cmsg_fds(struct msghdr *mh) {
                 }
 }
 
-int runner_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds) {
+int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds) {
         union {
                 struct cmsghdr h;
-                uint8_t buf[CMSG_SPACE(sizeof(int) * RUNNER_MAX_FDS)];
+                uint8_t buf[CMSG_SPACE(sizeof(int) * BROKER_MAX_FDS)];
         } control = {};
         _cleanup_free_ char *buf = NULL;
         struct iovec iov;
@@ -69,10 +69,10 @@ int runner_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, siz
         size_t n_fds = 0;
         ssize_t k;
 
-        buf = malloc(RUNNER_MAX_PACKET + 1);
+        buf = malloc(BROKER_MAX_PACKET + 1);
         if (!buf)
                 return -ENOMEM;
-        iov = (struct iovec) { .iov_base = buf, .iov_len = RUNNER_MAX_PACKET + 1 };
+        iov = (struct iovec) { .iov_base = buf, .iov_len = BROKER_MAX_PACKET + 1 };
 
         do
                 k = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
@@ -80,7 +80,7 @@ int runner_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, siz
         if (k < 0)
                 return errno == EWOULDBLOCK ? -EAGAIN : negative_errno();
 
-        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t) k > RUNNER_MAX_PACKET) {
+        if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t) k > BROKER_MAX_PACKET) {
                 close_cmsg_fds(&mh);
                 return -EBADMSG;
         }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/runner-proto.[ch]: JSON packets with file
+/* Unit tests for src/shared/broker-proto.[ch]: JSON packets with file
  * descriptors over a SOCK_SEQPACKET socketpair. */
 
 #include <dirent.h>
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "test-helpers.h"
 
 static unsigned count_fds(void) {
@@ -42,7 +42,7 @@ static bool fd_is_open(int fd) {
         return fcntl(fd, F_GETFD) >= 0;
 }
 
-/* Sends raw bytes with n_fds copies of fd, bypassing runner_send()'s checks. */
+/* Sends raw bytes with n_fds copies of fd, bypassing broker_send()'s checks. */
 static void send_raw(int sock, const void *data, size_t len, int fd, size_t n_fds) {
         int fds[16];
         union {
@@ -70,7 +70,7 @@ static void send_raw(int sock, const void *data, size_t len, int fd, size_t n_fd
 }
 
 static void expect_badmsg_no_leak(const void *data, size_t len, size_t n_fds, size_t max_fds) {
-        int sv[2], pipefd[2], fds[RUNNER_MAX_FDS + 8];
+        int sv[2], pipefd[2], fds[BROKER_MAX_FDS + 8];
         json_object *msg = (json_object *) 0x1;
         size_t n = 12345;
         unsigned before;
@@ -84,7 +84,7 @@ static void expect_badmsg_no_leak(const void *data, size_t len, size_t n_fds, si
         before = count_fds();
         for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
                 fds[i] = -1;
-        ASSERT_EQ_INT(runner_recv(sv[1], &msg, fds, max_fds, &n), -EBADMSG);
+        ASSERT_EQ_INT(broker_recv(sv[1], &msg, fds, max_fds, &n), -EBADMSG);
         ASSERT_EQ_INT(count_fds(), before);
         /* No copy of the write end is left anywhere: the pipe reads EOF. */
         {
@@ -94,12 +94,12 @@ static void expect_badmsg_no_leak(const void *data, size_t len, size_t n_fds, si
         ASSERT_TRUE(close(pipefd[0]) == 0);
 
         /* The bad packet is consumed; the socket is still usable. */
-        ASSERT_EQ_INT(runner_recv(sv[1], &msg, fds, max_fds, &n), -EAGAIN);
+        ASSERT_EQ_INT(broker_recv(sv[1], &msg, fds, max_fds, &n), -EAGAIN);
         close_pair(sv);
 }
 
 TEST(test_round_trip_with_fds) {
-        int sv[2], p[3][2], got[RUNNER_MAX_FDS] = { -1, -1, -1 };
+        int sv[2], p[3][2], got[BROKER_MAX_FDS] = { -1, -1, -1 };
         json_object *msg = json_object_new_object(), *in = NULL, *v;
         size_t n_got = 0;
         unsigned before;
@@ -115,11 +115,11 @@ TEST(test_round_trip_with_fds) {
 
         /* stdin: the read end of pipe 0; stdout, stderr: write ends of 1, 2. */
         int send_fds[3] = { p[0][0], p[1][1], p[2][1] };
-        ASSERT_EQ_INT(runner_send(sv[0], msg, send_fds, 3), 0);
+        ASSERT_EQ_INT(broker_send(sv[0], msg, send_fds, 3), 0);
         json_object_put(msg);
 
         before = count_fds();
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, got, RUNNER_MAX_FDS, &n_got), 1);
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, got, BROKER_MAX_FDS, &n_got), 1);
         ASSERT_EQ_INT(count_fds(), before + 3);
         ASSERT_EQ_INT(n_got, 3);
         ASSERT_TRUE(json_object_is_type(in, json_type_object));
@@ -164,32 +164,32 @@ TEST(test_round_trip_with_fds) {
 }
 
 TEST(test_round_trip_without_fds) {
-        int sv[2], got[RUNNER_MAX_FDS] = { -1, -1, -1 };
+        int sv[2], got[BROKER_MAX_FDS] = { -1, -1, -1 };
         json_object *msg = json_object_new_object(), *in = NULL, *v;
         size_t n_got = 99;
 
         make_pair(sv);
         json_object_object_add(msg, "op", json_object_new_string("info"));
-        ASSERT_EQ_INT(runner_send(sv[0], msg, NULL, 0), 0);
+        ASSERT_EQ_INT(broker_send(sv[0], msg, NULL, 0), 0);
         /* Two packets stay two packets. */
-        ASSERT_EQ_INT(runner_send(sv[0], msg, NULL, 0), 0);
+        ASSERT_EQ_INT(broker_send(sv[0], msg, NULL, 0), 0);
         json_object_put(msg);
 
         for (int k = 0; k < 2; k++) {
-                ASSERT_EQ_INT(runner_recv(sv[1], &in, got, RUNNER_MAX_FDS, &n_got), 1);
+                ASSERT_EQ_INT(broker_recv(sv[1], &in, got, BROKER_MAX_FDS, &n_got), 1);
                 ASSERT_EQ_INT(n_got, 0);
                 ASSERT_TRUE(json_object_object_get_ex(in, "op", &v));
                 ASSERT_STREQ(json_object_get_string(v), "info");
                 json_object_put(in);
                 in = NULL;
         }
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, got, RUNNER_MAX_FDS, &n_got), -EAGAIN);
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, got, BROKER_MAX_FDS, &n_got), -EAGAIN);
         /* Receiving without fds wanted works when none come. */
         {
                 json_object *m2 = json_object_new_object();
-                ASSERT_EQ_INT(runner_send(sv[0], m2, NULL, 0), 0);
+                ASSERT_EQ_INT(broker_send(sv[0], m2, NULL, 0), 0);
                 json_object_put(m2);
-                ASSERT_EQ_INT(runner_recv(sv[1], &in, NULL, 0, NULL), 1);
+                ASSERT_EQ_INT(broker_recv(sv[1], &in, NULL, 0, NULL), 1);
                 ASSERT_EQ_INT(json_object_object_length(in), 0);
                 json_object_put(in);
         }
@@ -197,37 +197,37 @@ TEST(test_round_trip_without_fds) {
 }
 
 TEST(test_eagain) {
-        int sv[2], got[RUNNER_MAX_FDS];
+        int sv[2], got[BROKER_MAX_FDS];
         json_object *in = NULL;
         size_t n = 0;
 
         make_pair(sv);
-        /* The socket is blocking: runner_recv() must not wait anyway. */
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, got, RUNNER_MAX_FDS, &n), -EAGAIN);
-        ASSERT_EQ_INT(runner_recv(sv[0], &in, got, RUNNER_MAX_FDS, &n), -EAGAIN);
+        /* The socket is blocking: broker_recv() must not wait anyway. */
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, got, BROKER_MAX_FDS, &n), -EAGAIN);
+        ASSERT_EQ_INT(broker_recv(sv[0], &in, got, BROKER_MAX_FDS, &n), -EAGAIN);
         ASSERT_TRUE(in == NULL);
         close_pair(sv);
 }
 
 TEST(test_eof) {
-        int sv[2], got[RUNNER_MAX_FDS];
+        int sv[2], got[BROKER_MAX_FDS];
         json_object *in = (json_object *) 0x1;
         size_t n = 99;
 
         make_pair(sv);
         ASSERT_TRUE(close(sv[0]) == 0);
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, got, RUNNER_MAX_FDS, &n), 0);
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, got, BROKER_MAX_FDS, &n), 0);
         ASSERT_TRUE(in == NULL);
         ASSERT_EQ_INT(n, 0);
         /* EOF stays EOF. */
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, got, RUNNER_MAX_FDS, &n), 0);
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, got, BROKER_MAX_FDS, &n), 0);
         ASSERT_TRUE(close(sv[1]) == 0);
 
         /* A shutdown for writing is EOF too. */
         make_pair(sv);
         ASSERT_TRUE(shutdown(sv[0], SHUT_WR) == 0);
         in = (json_object *) 0x1;
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, got, RUNNER_MAX_FDS, &n), 0);
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, got, BROKER_MAX_FDS, &n), 0);
         ASSERT_TRUE(in == NULL);
         close_pair(sv);
 }
@@ -237,48 +237,48 @@ TEST(test_send_to_closed_peer) {
         json_object *msg = json_object_new_object();
 
         /* -EPIPE, and no SIGPIPE (which would kill this test: see main()).
-         * Linux raises none for SOCK_SEQPACKET anyway; runner_send() also
+         * Linux raises none for SOCK_SEQPACKET anyway; broker_send() also
          * passes MSG_NOSIGNAL. */
         make_pair(sv);
         ASSERT_TRUE(close(sv[1]) == 0);
-        ASSERT_EQ_INT(runner_send(sv[0], msg, NULL, 0), -EPIPE);
+        ASSERT_EQ_INT(broker_send(sv[0], msg, NULL, 0), -EPIPE);
         ASSERT_TRUE(close(sv[0]) == 0);
         json_object_put(msg);
 }
 
 TEST(test_send_limits) {
-        int sv[2], fds[RUNNER_MAX_FDS + 1] = { 0, 0, 0, 0 };
+        int sv[2], fds[BROKER_MAX_FDS + 1] = { 0, 0, 0, 0 };
         json_object *msg = json_object_new_object(), *in = NULL;
         char *big;
         size_t n = 0;
 
         make_pair(sv);
         /* More fds than the protocol allows: refused, nothing sent. */
-        ASSERT_EQ_INT(runner_send(sv[0], msg, fds, RUNNER_MAX_FDS + 1), -EINVAL);
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, NULL, 0, &n), -EAGAIN);
+        ASSERT_EQ_INT(broker_send(sv[0], msg, fds, BROKER_MAX_FDS + 1), -EINVAL);
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, NULL, 0, &n), -EAGAIN);
 
         /* A message whose JSON is exactly the maximum goes; one byte more does not. */
-        big = malloc(RUNNER_MAX_PACKET + 1);
+        big = malloc(BROKER_MAX_PACKET + 1);
         ASSERT_TRUE(big);
-        memset(big, 'x', RUNNER_MAX_PACKET);
-        big[RUNNER_MAX_PACKET - strlen("{\"k\":\"\"}")] = 0;
+        memset(big, 'x', BROKER_MAX_PACKET);
+        big[BROKER_MAX_PACKET - strlen("{\"k\":\"\"}")] = 0;
         json_object_object_add(msg, "k", json_object_new_string(big));
-        ASSERT_EQ_INT(strlen(json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN)), RUNNER_MAX_PACKET);
-        ASSERT_EQ_INT(runner_send(sv[0], msg, NULL, 0), 0);
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, NULL, 0, &n), 1);
+        ASSERT_EQ_INT(strlen(json_object_to_json_string_ext(msg, JSON_C_TO_STRING_PLAIN)), BROKER_MAX_PACKET);
+        ASSERT_EQ_INT(broker_send(sv[0], msg, NULL, 0), 0);
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, NULL, 0, &n), 1);
         {
                 json_object *v;
                 ASSERT_TRUE(json_object_object_get_ex(in, "k", &v));
-                ASSERT_EQ_INT(json_object_get_string_len(v), RUNNER_MAX_PACKET - strlen("{\"k\":\"\"}"));
+                ASSERT_EQ_INT(json_object_get_string_len(v), BROKER_MAX_PACKET - strlen("{\"k\":\"\"}"));
         }
         json_object_put(in);
         in = NULL;
 
-        big[RUNNER_MAX_PACKET - strlen("{\"k\":\"\"}")] = 'x';
-        big[RUNNER_MAX_PACKET - strlen("{\"k\":\"\"}") + 1] = 0;
+        big[BROKER_MAX_PACKET - strlen("{\"k\":\"\"}")] = 'x';
+        big[BROKER_MAX_PACKET - strlen("{\"k\":\"\"}") + 1] = 0;
         json_object_object_add(msg, "k", json_object_new_string(big));
-        ASSERT_EQ_INT(runner_send(sv[0], msg, NULL, 0), -EMSGSIZE);
-        ASSERT_EQ_INT(runner_recv(sv[1], &in, NULL, 0, &n), -EAGAIN);
+        ASSERT_EQ_INT(broker_send(sv[0], msg, NULL, 0), -EMSGSIZE);
+        ASSERT_EQ_INT(broker_recv(sv[1], &in, NULL, 0, &n), -EAGAIN);
 
         free(big);
         json_object_put(msg);
@@ -294,9 +294,9 @@ TEST(test_not_an_object) {
 
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 fprintf(stderr, "   packet: %s\n", bad[i]);
-                expect_badmsg_no_leak(bad[i], strlen(bad[i]), 0, RUNNER_MAX_FDS);
+                expect_badmsg_no_leak(bad[i], strlen(bad[i]), 0, BROKER_MAX_FDS);
                 /* With fds attached, they are closed. */
-                expect_badmsg_no_leak(bad[i], strlen(bad[i]), 2, RUNNER_MAX_FDS);
+                expect_badmsg_no_leak(bad[i], strlen(bad[i]), 2, BROKER_MAX_FDS);
         }
 }
 
@@ -307,12 +307,12 @@ TEST(test_trailing_garbage) {
 
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
                 fprintf(stderr, "   packet: %s\n", bad[i]);
-                expect_badmsg_no_leak(bad[i], strlen(bad[i]), 0, RUNNER_MAX_FDS);
-                expect_badmsg_no_leak(bad[i], strlen(bad[i]), 3, RUNNER_MAX_FDS);
+                expect_badmsg_no_leak(bad[i], strlen(bad[i]), 0, BROKER_MAX_FDS);
+                expect_badmsg_no_leak(bad[i], strlen(bad[i]), 3, BROKER_MAX_FDS);
         }
         /* An embedded NUL ends neither the packet nor the check. */
-        expect_badmsg_no_leak("{}\0", 3, 1, RUNNER_MAX_FDS);
-        expect_badmsg_no_leak("{\"a\":1}\0{}", 10, 0, RUNNER_MAX_FDS);
+        expect_badmsg_no_leak("{}\0", 3, 1, BROKER_MAX_FDS);
+        expect_badmsg_no_leak("{\"a\":1}\0{}", 10, 0, BROKER_MAX_FDS);
 }
 
 TEST(test_too_many_fds) {
@@ -324,9 +324,9 @@ TEST(test_too_many_fds) {
         expect_badmsg_no_leak(ok, strlen(ok), 3, 0);
         /* More than the protocol allows: still fits the control buffer, or
          * truncates it (MSG_CTRUNC); either way nothing may stay open. */
-        expect_badmsg_no_leak(ok, strlen(ok), RUNNER_MAX_FDS + 1, RUNNER_MAX_FDS);
-        expect_badmsg_no_leak(ok, strlen(ok), RUNNER_MAX_FDS + 2, RUNNER_MAX_FDS);
-        expect_badmsg_no_leak(ok, strlen(ok), 16, RUNNER_MAX_FDS);
+        expect_badmsg_no_leak(ok, strlen(ok), BROKER_MAX_FDS + 1, BROKER_MAX_FDS);
+        expect_badmsg_no_leak(ok, strlen(ok), BROKER_MAX_FDS + 2, BROKER_MAX_FDS);
+        expect_badmsg_no_leak(ok, strlen(ok), 16, BROKER_MAX_FDS);
 
         /* Exactly max_fds is fine. */
         {
@@ -339,7 +339,7 @@ TEST(test_too_many_fds) {
                 ASSERT_TRUE(pipe2(pipefd, O_CLOEXEC) == 0);
                 send_raw(sv[0], ok, strlen(ok), pipefd[1], 2);
                 before = count_fds();
-                ASSERT_EQ_INT(runner_recv(sv[1], &in, got, 2, &n), 1);
+                ASSERT_EQ_INT(broker_recv(sv[1], &in, got, 2, &n), 1);
                 ASSERT_EQ_INT(n, 2);
                 ASSERT_EQ_INT(count_fds(), before + 2);
                 ASSERT_TRUE(fd_is_open(got[0]) && fd_is_open(got[1]));
@@ -351,7 +351,7 @@ TEST(test_too_many_fds) {
 }
 
 TEST(test_oversized_packet) {
-        size_t sizes[] = { RUNNER_MAX_PACKET + 1, RUNNER_MAX_PACKET + 2, 2 * RUNNER_MAX_PACKET };
+        size_t sizes[] = { BROKER_MAX_PACKET + 1, BROKER_MAX_PACKET + 2, 2 * BROKER_MAX_PACKET };
 
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
                 /* A valid JSON object, just too long. */
@@ -361,15 +361,15 @@ TEST(test_oversized_packet) {
                 memcpy(p, "{\"k\":\"", 6);
                 memset(p + 6, 'x', sizes[i] - 8);
                 memcpy(p + sizes[i] - 2, "\"}", 2);
-                expect_badmsg_no_leak(p, sizes[i], 0, RUNNER_MAX_FDS);
-                expect_badmsg_no_leak(p, sizes[i], 3, RUNNER_MAX_FDS);
+                expect_badmsg_no_leak(p, sizes[i], 0, BROKER_MAX_FDS);
+                expect_badmsg_no_leak(p, sizes[i], 3, BROKER_MAX_FDS);
                 free(p);
         }
 }
 
 TEST(test_empty_packet_with_fds) {
         /* No bytes but fds: not EOF, and the fds are not kept. */
-        expect_badmsg_no_leak("", 0, 2, RUNNER_MAX_FDS);
+        expect_badmsg_no_leak("", 0, 2, BROKER_MAX_FDS);
 }
 
 int main(void) {

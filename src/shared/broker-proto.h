@@ -19,15 +19,15 @@
 #include "json-cleanup.h"
 #include <stddef.h>
 
-#define RUNNER_SOCKET_PATH "/run/mcp-exec/runner.sock"
-#define RUNNER_MAX_PACKET (64U * 1024U)
-#define RUNNER_MAX_FDS 3
+#define BROKER_SOCKET_PATH "/run/mcp-exec/broker.sock"
+#define BROKER_MAX_PACKET (64U * 1024U)
+#define BROKER_MAX_FDS 3
 
 /* Sends msg with n_fds descriptors; never raises SIGPIPE. */
-int runner_send(int fd, json_object *msg, const int *fds, size_t n_fds);
+int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds);
 
 /* Receives one packet. Returns 1 with *ret_msg set (a JSON object), 0 on EOF,
  * -EAGAIN when nothing is waiting, -EBADMSG for a malformed or truncated
  * packet. Received fds are O_CLOEXEC; on any failure none stay open. */
-int runner_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds);
+int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds);
 

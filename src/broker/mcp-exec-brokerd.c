@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * mcp-exec-runnerd: the small root broker. Socket-activated on
- * /run/mcp-exec/runner.sock, it accepts only root and the front end's user,
+ * mcp-exec-brokerd: the small root broker. Socket-activated on
+ * /run/mcp-exec/broker.sock, it accepts only root and the front end's user,
  * and does exactly one thing: run a piece of code in a transient service with
  * the fixed sandbox property set, limits clamped to the configured maxima.
  */
@@ -29,7 +29,7 @@
 #include "macro.h"
 #include "probe.h"
 #include "run.h"
-#include "runner-proto.h"
+#include "broker-proto.h"
 #include "util.h"
 
 #define FRONTEND_USER "mcp-exec"
@@ -161,7 +161,7 @@ static int client_send_error(Client *c, const char *code, const char *message) {
         json_object_object_add(j, "event", json_object_new_string("error"));
         json_object_object_add(j, "code", json_object_new_string(code));
         json_object_object_add(j, "message", json_object_new_string(message));
-        return runner_send(c->fd, j, NULL, 0);
+        return broker_send(c->fd, j, NULL, 0);
 }
 
 static void on_run_started(Run *run, void *userdata) {
@@ -173,7 +173,7 @@ static void on_run_started(Run *run, void *userdata) {
         json_object_object_add(j, "event", json_object_new_string("started"));
         json_object_object_add(j, "run_id", json_object_new_string(run_id(run)));
         json_object_object_add(j, "unit", json_object_new_string(run_unit(run)));
-        (void) runner_send(c->fd, j, NULL, 0);
+        (void) broker_send(c->fd, j, NULL, 0);
 }
 
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
@@ -222,7 +222,7 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                         json_object_object_add(j, "memory_peak_bytes", res->memory_peak == UINT64_MAX ? NULL :
                                                json_object_new_int64((int64_t) res->memory_peak));
                         json_object_object_add(j, "result", json_object_new_string(res->unit_result ?: ""));
-                        (void) runner_send(c->fd, j, NULL, 0);
+                        (void) broker_send(c->fd, j, NULL, 0);
                 }
         }
         /* One connection, one run. */
@@ -268,7 +268,7 @@ static void client_handle_info(Client *c) {
                 if (json_object_object_get_ex(s->sandbox_info, "modules", &v))
                         json_object_object_add(j, "modules", json_object_get(v));
         }
-        (void) runner_send(c->fd, j, NULL, 0);
+        (void) broker_send(c->fd, j, NULL, 0);
 }
 
 static int client_start_run(Client *c, int fds[3]) {
@@ -371,12 +371,12 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
 static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Client *c = userdata;
         _cleanup_json_ json_object *req = NULL;
-        int fds[RUNNER_MAX_FDS];
+        int fds[BROKER_MAX_FDS];
         size_t n_fds = 0;
         json_object *op;
         int r;
 
-        r = runner_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
+        r = broker_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0) {
@@ -450,9 +450,9 @@ static void refuse(int fd, const char *code, const char *message) {
 
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_json_ json_object *m = NULL;
-                int fds[RUNNER_MAX_FDS];
+                int fds[BROKER_MAX_FDS];
                 size_t n = 0;
-                int r = runner_recv(fd, &m, fds, ELEMENTSOF(fds), &n);
+                int r = broker_recv(fd, &m, fds, ELEMENTSOF(fds), &n);
                 for (size_t k = 0; k < n && r > 0; k++)
                         safe_close(fds[k]);
                 if (r <= 0 && r != -EBADMSG)
@@ -633,9 +633,9 @@ static int on_bus_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *
 }
 
 static void help(void) {
-        printf("mcp-exec-runnerd [OPTIONS]\n\n"
+        printf("mcp-exec-brokerd [OPTIONS]\n\n"
                "The mcp-exec broker: runs code in transient systemd services on request.\n"
-               "Normally socket-activated by mcp-exec-runner.socket.\n\n"
+               "Normally socket-activated by mcp-exec-broker.socket.\n\n"
                "  -h --help               Show this help\n"
                "     --listen=PATH        Listen on PATH instead of a socket-activated fd\n"
                "     --idle-exit-sec=SEC  Exit after SEC idle seconds when socket-activated (0: never)\n"
@@ -682,7 +682,7 @@ int main(int argc, char *argv[]) {
         struct passwd *pw;
         int r, n;
 
-        log_open("mcp-exec-runnerd");
+        log_open("mcp-exec-brokerd");
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
@@ -713,9 +713,9 @@ int main(int argc, char *argv[]) {
                 s.socket_activated = true;
                 (void) fd_nonblock(s.listen_fd, true);
         } else {
-                r = listen_own_socket(arg_listen ?: RUNNER_SOCKET_PATH);
+                r = listen_own_socket(arg_listen ?: BROKER_SOCKET_PATH);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to listen on %s: %m", arg_listen ?: RUNNER_SOCKET_PATH),
+                        return log_error_errno(r, "Failed to listen on %s: %m", arg_listen ?: BROKER_SOCKET_PATH),
                                EXIT_FAILURE;
                 s.listen_fd = r;
         }
