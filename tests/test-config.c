@@ -187,6 +187,11 @@ static void check_defaults(const Config *c) {
         ASSERT_EQ_U64(c->tmp_size_max, 64 * MiB);
         ASSERT_EQ_U64(c->max_concurrent, nproc());
         ASSERT_EQ_U64(c->max_queue, 64);
+        ASSERT_EQ_U64(c->http_max_connections, 256);
+        ASSERT_EQ_U64(c->http_header_timeout_s, 10);
+        ASSERT_EQ_U64(c->http_timeout_s, 30);
+        ASSERT_EQ_U64(c->stdio_max_connections, 256);
+        ASSERT_EQ_U64(c->stdio_max_per_uid, 32);
 }
 
 TEST(test_config_defaults) {
@@ -335,6 +340,13 @@ TEST(test_config_ranges) {
                 { "MCP_EXEC_TMP_SIZE_MAX", offsetof(Config, tmp_size_max), "1M", "1024G", MiB, 1024 * GiB, "1048575", "1025G", "1MiB" },
                 { "MCP_EXEC_MAX_CONCURRENT", offsetof(Config, max_concurrent), "1", "1024", 1, 1024, "0", "1025", "auto" },
                 { "MCP_EXEC_MAX_QUEUE", offsetof(Config, max_queue), "0", "65536", 0, 65536, NULL, "65537", "64K" },
+                { "MCP_EXEC_HTTP_MAX_CONNECTIONS", offsetof(Config, http_max_connections), "16", "16384", 16, 16384, "15", "16385", "many" },
+                /* Not above MCP_EXEC_HTTP_TIMEOUT_S (30 by default). */
+                { "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", offsetof(Config, http_header_timeout_s), "1", "30", 1, 30, "0", "31", "10s" },
+                /* Not below MCP_EXEC_HTTP_HEADER_TIMEOUT_S (10 by default). */
+                { "MCP_EXEC_HTTP_TIMEOUT_S", offsetof(Config, http_timeout_s), "10", "3600", 10, 3600, "9", "3601", "30s" },
+                { "MCP_EXEC_STDIO_MAX_CONNECTIONS", offsetof(Config, stdio_max_connections), "1", "16384", 1, 16384, "0", "16385", "-1" },
+                { "MCP_EXEC_STDIO_MAX_PER_UID", offsetof(Config, stdio_max_per_uid), "1", "16384", 1, 16384, "0", "16385", "1e3" },
         };
 
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -390,6 +402,22 @@ TEST(test_config_timeouts) {
                 ASSERT_TRUE(err == NULL);
                 ASSERT_EQ_U64(c.default_timeout_s, 45);
                 ASSERT_EQ_U64(c.max_timeout_s, 45);
+                config_done(&c);
+        }
+        {
+                /* The headers' deadline cannot be longer than the whole request's. */
+                char *const env[] = { (char *) "MCP_EXEC_HTTP_HEADER_TIMEOUT_S=20", (char *) "MCP_EXEC_HTTP_TIMEOUT_S=19", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "MCP_EXEC_HTTP_HEADER_TIMEOUT_S=20");
+                ASSERT_CONTAINS(err, "MCP_EXEC_HTTP_TIMEOUT_S=19");
+                free(err);
+                err = NULL;
+        }
+        {
+                char *const env[] = { (char *) "MCP_EXEC_HTTP_HEADER_TIMEOUT_S=2", (char *) "MCP_EXEC_HTTP_TIMEOUT_S=2", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+                ASSERT_EQ_U64(c.http_header_timeout_s, 2);
+                ASSERT_EQ_U64(c.http_timeout_s, 2);
                 config_done(&c);
         }
 }
@@ -488,7 +516,9 @@ TEST(test_unknown_assignment) {
                 "MCP_EXEC_MEMORY_MAX", "MCP_EXEC_TASKS_MAX", "MCP_EXEC_CPU_QUOTA", "MCP_EXEC_FILE_SIZE_MAX",
                 "MCP_EXEC_TMP_SIZE_MAX", "MCP_EXEC_MAX_CONCURRENT", "MCP_EXEC_MAX_QUEUE", "MCP_EXEC_AUTH_TOKEN",
                 "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S", "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN",
-                "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_STDIO_SOCKET",
+                "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_STDIO_SOCKET", "MCP_EXEC_HTTP_MAX_CONNECTIONS",
+                "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", "MCP_EXEC_HTTP_TIMEOUT_S", "MCP_EXEC_STDIO_MAX_CONNECTIONS",
+                "MCP_EXEC_STDIO_MAX_PER_UID",
         };
         for (size_t i = 0; i < sizeof parsed / sizeof parsed[0]; i++) {
                 char *a = NULL;

@@ -21,7 +21,8 @@ const char *const config_known_names[] = {
         "MCP_EXEC_TMP_SIZE_MAX",   "MCP_EXEC_MAX_CONCURRENT", "MCP_EXEC_MAX_QUEUE",
         /* Read by the front end only; listed so they are not reported as unknown. */
         "MCP_EXEC_AUTH_TOKEN",     "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S",
-        "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN",
+        "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN", "MCP_EXEC_HTTP_MAX_CONNECTIONS", "MCP_EXEC_HTTP_HEADER_TIMEOUT_S",
+        "MCP_EXEC_HTTP_TIMEOUT_S", "MCP_EXEC_STDIO_MAX_CONNECTIONS", "MCP_EXEC_STDIO_MAX_PER_UID",
         /* Read by every program (log.c) and by the mcp-exec client. */
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
         NULL,
@@ -124,6 +125,11 @@ static const Spec specs[] = {
         { "MCP_EXEC_TMP_SIZE_MAX", KIND_SIZE, offsetof(Config, tmp_size_max), MiB, 1024 * GiB, "a size" },
         { "MCP_EXEC_MAX_CONCURRENT", KIND_UINT, offsetof(Config, max_concurrent), 1, 1024, "a count" },
         { "MCP_EXEC_MAX_QUEUE", KIND_UINT, offsetof(Config, max_queue), 0, 65536, "a count" },
+        { "MCP_EXEC_HTTP_MAX_CONNECTIONS", KIND_UINT, offsetof(Config, http_max_connections), 16, 16384, "a count" },
+        { "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", KIND_UINT, offsetof(Config, http_header_timeout_s), 1, 300, "seconds" },
+        { "MCP_EXEC_HTTP_TIMEOUT_S", KIND_UINT, offsetof(Config, http_timeout_s), 1, 3600, "seconds" },
+        { "MCP_EXEC_STDIO_MAX_CONNECTIONS", KIND_UINT, offsetof(Config, stdio_max_connections), 1, 16384, "a count" },
+        { "MCP_EXEC_STDIO_MAX_PER_UID", KIND_UINT, offsetof(Config, stdio_max_per_uid), 1, 16384, "a count" },
 };
 
 static int fail(char **ret_error, const char *fmt, ...) _printf_(2, 3);
@@ -158,6 +164,11 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 .tmp_size_max = 64 * MiB,
                 .max_concurrent = default_concurrency(),
                 .max_queue = 64,
+                .http_max_connections = 256,
+                .http_header_timeout_s = 10,
+                .http_timeout_s = 30,
+                .stdio_max_connections = 256,
+                .stdio_max_per_uid = 32,
         };
         const char *v;
         int r;
@@ -178,6 +189,10 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 *(uint64_t *) ((uint8_t *) &c + s->offset) = x;
         }
 
+        if (c.http_header_timeout_s > c.http_timeout_s)
+                return fail(ret_error,
+                            "MCP_EXEC_HTTP_HEADER_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_HTTP_TIMEOUT_S=%" PRIu64,
+                            c.http_header_timeout_s, c.http_timeout_s);
         if (c.default_timeout_s > c.max_timeout_s)
                 return fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
                             c.default_timeout_s, c.max_timeout_s);

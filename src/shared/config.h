@@ -25,6 +25,12 @@ typedef struct Config {
         uint64_t tmp_size_max;          /* MCP_EXEC_TMP_SIZE_MAX (the run's own /tmp), 64M */
         uint64_t max_concurrent;        /* MCP_EXEC_MAX_CONCURRENT, default: number of cores */
         uint64_t max_queue;             /* MCP_EXEC_MAX_QUEUE, runs waiting for a slot, 64 */
+        /* Front end only: what one client may hold of it. */
+        uint64_t http_max_connections;  /* MCP_EXEC_HTTP_MAX_CONNECTIONS, 256 */
+        uint64_t http_header_timeout_s; /* MCP_EXEC_HTTP_HEADER_TIMEOUT_S, request line and headers, 10 */
+        uint64_t http_timeout_s;        /* MCP_EXEC_HTTP_TIMEOUT_S, the body; an idle connection, 30 */
+        uint64_t stdio_max_connections; /* MCP_EXEC_STDIO_MAX_CONNECTIONS, local sessions, 256 */
+        uint64_t stdio_max_per_uid;     /* MCP_EXEC_STDIO_MAX_PER_UID, local sessions of one uid, 32 */
 } Config;
 
 /* Fills *ret from envp ("NAME=VALUE" strings, NULL-terminated; pass environ).
