@@ -11,6 +11,7 @@
 
 #include "http-auth.h"
 #include "http-server.h"
+#include "list.h"
 #include "mcp-server.h"
 #include "json-cleanup.h"
 
@@ -25,6 +26,21 @@ typedef int mhd_result;
 
 typedef struct HttpRequest HttpRequest;
 typedef struct HttpSession HttpSession;
+typedef struct HttpConn HttpConn;
+
+/* A refused connection we read from a little longer (http-conn.c); the
+ * oldest goes when more are refused. */
+#define HTTP_LINGER_MAX 64U
+typedef struct HttpLinger {
+        int fd;
+        uint64_t until;
+} HttpLinger;
+
+/* How long work has waited with nothing done about it (http-conn.c). */
+typedef struct HttpLiveness {
+        uint64_t pending_since;         /* the backlog was first seen non-empty; 0: empty */
+        uint64_t n_accepted;            /* HttpServer.n_accepted then */
+} HttpLiveness;
 
 typedef enum HttpSessionKind {
         HTTP_SESSION_STREAMABLE,        /* 2025 revisions: Mcp-Session-Id */
@@ -42,6 +58,17 @@ struct HttpServer {
         HttpAuth auth;
 
         unsigned n_connections;
+        unsigned mhd_limit;             /* MHD's own limit: ours plus some slack */
+        HttpConn *conns;                /* every connection MHD holds, with its deadline */
+        sd_event_source *conn_tick;     /* deadlines, lingering refusals, log summaries */
+        sd_event_source *overflow_io;   /* the listening socket while MHD is at its limit */
+        uint64_t overflow_paused_until;
+        HttpLinger lingering[HTTP_LINGER_MAX];
+        size_t n_lingering;
+        uint64_t n_accepted;            /* by MHD or by us, to refuse */
+        uint64_t n_refused, n_refused_logged, n_expired, n_expired_logged, last_refusal_log;
+        HttpLiveness liveness;
+        unsigned n_streams;             /* GET /mcp and /sse streams, of every session */
         HttpSession *sessions;
         unsigned n_sessions;            /* streamable and legacy ones: the limited kinds */
         HttpRequest *suspended;         /* every one must be resumed before MHD stops */
@@ -92,6 +119,7 @@ struct HttpRequest {
         HttpRequest *sess_prev, *sess_next;     /* in session->requests */
         bool pending;                   /* in session->requests */
         bool is_stream;                 /* the GET /mcp or /sse stream of its session */
+        bool counted_stream;            /* in HttpServer.n_streams */
         bool single;                    /* one request, not a batch: a cancel ends it */
         json_object *ids;               /* array: ids of the requests it carries */
         json_object *tokens;            /* array: their progress tokens */
@@ -112,6 +140,8 @@ struct HttpSession {
 
 /* http-server.c */
 void http_server_activity(HttpServer *h);
+/* MHD_run() from the loop, as soon as it gets there (never from inside MHD). */
+void http_server_run_soon(HttpServer *h);
 void http_request_suspend(HttpRequest *req);
 void http_request_resume(HttpRequest *req);
 /* Queues resp (taken) with the CORS headers the request needs. */
@@ -133,6 +163,23 @@ mhd_result http_request_queue_reply(HttpRequest *req);
 void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size);
 const char *http_request_header(HttpRequest *req, const char *name);
 void http_request_log_peer(HttpRequest *req, char *buf, size_t size);
+
+/* http-conn.c: connection deadlines, overflow refusals, liveness */
+int http_conns_init(HttpServer *h);
+void http_conns_done(HttpServer *h);
+void http_conn_started(HttpServer *h, struct MHD_Connection *c, void **socket_context);
+void http_conn_closed(HttpServer *h, void **socket_context);
+/* The headers are in: the body's deadline starts. */
+void http_conn_request_begins(HttpRequest *req);
+/* The body is in: the reply is ours to give, no deadline. */
+void http_conn_request_received(HttpRequest *req);
+/* A response is done; a kept-alive connection waits for its next request. */
+void http_conn_request_completed(HttpServer *h, struct MHD_Connection *c);
+/* The decision of http_server_is_stuck(), for tests: pending tells whether the
+ * backlog holds connections, oldest_expired when the oldest connection that
+ * passed its deadline was shut down (0: none). */
+bool http_liveness_check(HttpLiveness *l, bool pending, uint64_t n_accepted, uint64_t oldest_expired, uint64_t now,
+                         const char **ret_reason);
 
 /* http-session.c */
 int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret);

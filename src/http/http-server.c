@@ -38,14 +38,43 @@
         "Content-Type, Accept, Authorization, X-MCP-AUTH, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, " \
         "Mcp-Method, Mcp-Name"
 
-static void schedule_run(HttpServer *h) {
+/*
+ * What libmicrohttpd 0.9.75 needs from an external loop in epoll mode
+ * (MHD_USE_EPOLL without a thread; we watch MHD's epoll fd and call MHD_run()):
+ *
+ * - MHD_run() whenever MHD's epoll fd is readable, and again within the time
+ *   MHD_get_timeout() gives (relative milliseconds; "none" when no connection
+ *   has a timeout pending).
+ * - MHD_run() after every MHD_resume_connection(): a resumed connection is
+ *   only picked up at the start of a run, and nothing wakes the epoll fd.
+ * - MHD_run() after a connection closed while MHD was at its connection limit
+ *   (or at a process fd limit, "at_limit"): at the limit MHD takes its
+ *   listening socket out of its epoll set, and puts it back only at the start
+ *   of a later run, once below the limit. Connections are freed at the end of
+ *   a run, after which MHD_get_timeout() may well say "none" (no connection
+ *   left), and the epoll fd, without the listening socket, stays quiet while
+ *   the backlog fills: nothing would ever run MHD again. This is what wedged
+ *   the front end under a connection flood: fds of timed-out connections were
+ *   gone, the backlog held thousands, and only the idle timer still fired.
+ * - Never MHD_run() from inside one of MHD's callbacks: a zero-delay timer
+ *   runs it from the loop (http_server_run_soon()).
+ * - MHD_quiesce_daemon() before MHD_stop_daemon(), with MHD_USE_ITC, so that
+ *   MHD never shutdown()s the listening socket systemd shares with us; every
+ *   suspended connection must be resumed before MHD_stop_daemon().
+ *
+ * While MHD sits at its limit, http-conn.c accepts from the listening socket
+ * itself and answers 503, so that nobody waits in the backlog for a slot.
+ */
+void http_server_run_soon(HttpServer *h) {
         if (!h->mhd_timer)
                 return;
-        /* Never MHD_run() from inside one of its callbacks: from the loop.
-         * On 0.9.75 a resumed connection stalls without this run. */
         h->run_again = true;
         (void) sd_event_source_set_time_relative(h->mhd_timer, 0);
         (void) sd_event_source_set_enabled(h->mhd_timer, SD_EVENT_ONESHOT);
+}
+
+static void schedule_run(HttpServer *h) {
+        http_server_run_soon(h);
 }
 
 static void run_mhd(HttpServer *h) {
@@ -91,6 +120,8 @@ void http_server_quiesce(HttpServer *h) {
          * listening, and what is queued there starts the next instance. */
         (void) MHD_quiesce_daemon(h->mhd);
         h->quiesced = true;
+        if (h->overflow_io)
+                (void) sd_event_source_set_enabled(h->overflow_io, SD_EVENT_OFF);
 }
 
 /* Requests */
@@ -321,6 +352,10 @@ mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
         req->sse = true;
         if (req->session)
                 req->session->n_streams++;
+        if (req->is_stream) {
+                h->n_streams++;
+                req->counted_stream = true;
+        }
         return http_request_queue(req, MHD_HTTP_OK, resp);
 }
 
@@ -362,6 +397,8 @@ static HttpRequest *request_free(HttpRequest *req) {
                         req->susp_next->susp_prev = req->susp_prev;
         }
         sd_event_source_disable_unref(req->keepalive);
+        if (req->counted_stream && h->n_streams > 0)
+                h->n_streams--;
         http_session_request_gone(req);
         json_object_put(req->ids);
         json_object_put(req->tokens);
@@ -379,6 +416,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         if (req && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
                 log_debug("HTTP request %s %s ended early (%i).", req->method, req->url, (int) toe);
         request_free(req);
+        if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                http_conn_request_completed(cls, c);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -386,9 +425,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         HttpServer *h = cls;
 
         if (code == MHD_CONNECTION_NOTIFY_STARTED)
-                h->n_connections++;
-        else if (code == MHD_CONNECTION_NOTIFY_CLOSED && h->n_connections > 0)
-                h->n_connections--;
+                http_conn_started(h, c, socket_context);
+        else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+                http_conn_closed(h, socket_context);
         http_server_activity(h);
 }
 
@@ -444,6 +483,7 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
                 return MHD_NO;
         *req = (HttpRequest) { .server = h, .conn = conn, .url = url, .method = method };
         *con_cls = req;
+        http_conn_request_begins(req);
 
         /* DNS rebinding: a browser tricked into calling us names the
          * attacker's host, and carries its Origin. */
@@ -472,6 +512,13 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         }
         if (!is_mcp && !is_sse && !is_messages)
                 return http_request_error(req, MHD_HTTP_NOT_FOUND, -32000, "Not Found: the MCP endpoint is /mcp");
+        /* Streams stay open for as long as their client likes: they may take
+         * only part of the connections, so that calls always find room. */
+        if (get && (is_mcp || is_sse) && h->n_streams >= h->config.max_streams) {
+                log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too many event streams");
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                          "Service Unavailable: too many event streams; retry later");
+        }
         if ((is_mcp && !get && !post && !del) || (is_sse && !get) || (is_messages && !post))
                 return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, -32000, "Method Not Allowed");
 
@@ -544,6 +591,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                         return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, -32600,
                                                   "Content Too Large: the message exceeds the size limit");
                 }
+                http_conn_request_received(req);
                 return dispatch(req);
         case REQUEST_WAITING:
                 if (req->reply_ready)
@@ -590,6 +638,9 @@ int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServer
         *auth = (HttpAuth) {};
         h->on_activity = on_activity;
         h->userdata = userdata;
+        h->mhd_limit = config->max_connections + CONNECTION_SLACK;
+        if (h->config.max_streams == 0)
+                h->config.max_streams = MAX(config->max_connections / 2, 1U);
 
         (void) fd_nonblock(listen_fd, true);
         /* MHD_USE_ITC: MHD must never shutdown() the listening socket, which
@@ -600,7 +651,7 @@ int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServer
                                   /* First, or MHD logs the other options' errors to stderr itself. */
                                   MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
                                   MHD_OPTION_LISTEN_SOCKET, (MHD_socket) listen_fd,
-                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned) config->max_connections + CONNECTION_SLACK,
+                                  MHD_OPTION_CONNECTION_LIMIT, h->mhd_limit,
                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) config->connection_timeout_s,
                                   MHD_OPTION_CONNECTION_MEMORY_LIMIT, MHD_MEMORY_LIMIT,
                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
@@ -628,6 +679,9 @@ int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServer
         if (r < 0)
                 goto fail;
         (void) sd_event_source_set_enabled(h->sweep_timer, SD_EVENT_OFF);
+        r = http_conns_init(h);
+        if (r < 0)
+                goto fail;
         *ret = h;
         return 0;
 fail:
@@ -651,6 +705,7 @@ HttpServer *http_server_free(HttpServer *h) {
         }
         while (h->sessions)
                 http_session_free(h->sessions);
+        http_conns_done(h);
         sd_event_source_disable_unref(h->mhd_io);
         sd_event_source_disable_unref(h->mhd_timer);
         sd_event_source_disable_unref(h->sweep_timer);

@@ -20,10 +20,13 @@ typedef struct HttpServer HttpServer;
 
 typedef struct HttpServerConfig {
         size_t max_body;                /* bytes of one POST body (413 past it) */
-        unsigned max_connections;
+        unsigned max_connections;       /* past it: 503, from the access handler or, past MHD's, at accept */
         unsigned max_sessions;          /* with Mcp-Session-Id, and legacy SSE ones */
+        unsigned max_streams;           /* GET /mcp and /sse streams of all sessions; 0: max_connections/2 */
         unsigned max_streams_per_session;
-        unsigned connection_timeout_s;  /* idle or slow clients; suspended ones are exempt */
+        unsigned header_timeout_s;      /* request line and headers, from the connection's start */
+        unsigned connection_timeout_s;  /* the body, from the headers; and idle clients (suspended
+                                         * requests, waiting for a reply, are exempt) */
         uint64_t session_idle_usec;     /* a session nobody used this long ends */
         uint64_t keepalive_usec;        /* SSE comment interval */
 } HttpServerConfig;
@@ -33,6 +36,7 @@ typedef struct HttpServerConfig {
                 .max_connections = 256,                         \
                 .max_sessions = 128,                            \
                 .max_streams_per_session = 16,                  \
+                .header_timeout_s = 10,                         \
                 .connection_timeout_s = 30,                     \
                 .session_idle_usec = 30 * 60 * USEC_PER_SEC,    \
                 .keepalive_usec = 15 * USEC_PER_SEC,            \
@@ -52,6 +56,16 @@ bool http_server_is_idle(const HttpServer *h);
 
 /* Stops accepting; what waits in the backlog stays for the next instance. */
 void http_server_quiesce(HttpServer *h);
+
+/* True if connections wait in the listening socket's backlog. */
+bool http_server_has_pending(HttpServer *h);
+
+/* True if the server holds work it is not doing: connections have waited in
+ * the backlog for a while with none accepted, or one past its deadline was not
+ * closed. Then libmicrohttpd is no longer driven, and only a restart helps.
+ * Call it now and then (each watchdog period): it compares with the last call.
+ * *ret_reason says what, in a few words. */
+bool http_server_is_stuck(HttpServer *h, const char **ret_reason);
 
 /* A listening socket for MCP_EXEC_ADDR (non-blocking, close-on-exec). */
 int http_listen(const char *addr, int *ret_fd);

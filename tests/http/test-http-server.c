@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include <systemd/sd-event.h>
 
 #include "http-auth.h"
+#include "http-internal.h"
 #include "http-server.h"
 #include "macro.h"
 #include "mcp-server.h"
@@ -33,7 +35,7 @@
 #define TOKEN "t0ken"
 #define MAX_BODY 4096
 
-static uint16_t port, port_limits;
+static uint16_t port, port_limits, port_flood;
 static unsigned failures;
 
 #define CHECK(cond, ...)                                                                \
@@ -518,6 +520,109 @@ static void test_limits(void) {
         close(sc);
 }
 
+/* The flood server: 4 connections (MHD takes 16 more), headers within 1 s. */
+#define FLOOD_CLIENTS 48
+
+static uint64_t mono_usec(void) {
+        struct timespec ts;
+        ASSERT_TRUE(clock_gettime(CLOCK_MONOTONIC, &ts) == 0);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* True if the server closed fd (EOF, after our 503 or nothing) before until. */
+static bool closed_by_server(int fd, uint64_t until) {
+        for (;;) {
+                struct pollfd p = { .fd = fd, .events = POLLIN };
+                uint64_t now = mono_usec();
+                char b[512];
+                ssize_t k;
+
+                if (now >= until || poll(&p, 1, (int) ((until - now) / 1000) + 1) <= 0)
+                        return false;
+                k = recv(fd, b, sizeof b, MSG_DONTWAIT);
+                if (k == 0 || (k < 0 && errno == ECONNRESET))
+                        return true;
+                if (k < 0 && errno != EAGAIN)
+                        return false;
+        }
+}
+
+static void test_flood(void) {
+        char half[128], *r;
+        int fds[FLOOD_CLIENTS], fd;
+        unsigned n_closed = 0;
+        bool closed = false;
+        uint64_t until;
+
+        port = port_flood;
+        (void) snprintf(half, sizeof half, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n", (unsigned) port);
+
+        /* More clients than MHD takes, each sending half a request, then nothing. */
+        for (unsigned i = 0; i < FLOOD_CLIENTS; i++) {
+                fds[i] = connect_server();
+                send_all(fds[i], half, strlen(half));
+        }
+        (void) usleep(200 * 1000);
+
+        /* Past MHD's limit a newcomer is refused at once, not left in the backlog. */
+        r = exchange("POST", "/mcp", AUTH ACCEPT_BOTH, INIT_BODY);
+        CHECK(status_of(r) == 503 && strstr(r, "Retry-After"), "a client past the limit: %.300s", r);
+        free(r);
+
+        /* Every one of them is closed: the refused ones at once, the others at
+         * their headers' deadline (1 s), well before MHD's idle timeout (30 s). */
+        until = mono_usec() + 5 * USEC_PER_SEC;
+        for (unsigned i = 0; i < FLOOD_CLIENTS; i++)
+                n_closed += closed_by_server(fds[i], until);
+        CHECK(n_closed == FLOOD_CLIENTS, "%u of %u half-sent requests were closed", n_closed, FLOOD_CLIENTS);
+        for (unsigned i = 0; i < FLOOD_CLIENTS; i++)
+                close(fds[i]);
+
+        /* A client that is never silent for long, but never finishes its
+         * headers, is cut off at the deadline too. */
+        fd = connect_server();
+        send_all(fd, half, strlen(half));
+        for (unsigned i = 0; i < 40 && !closed; i++) {
+                char b[64];
+                if (send(fd, "X", 1, MSG_NOSIGNAL) < 0)
+                        closed = true;
+                else if (recv(fd, b, sizeof b, MSG_DONTWAIT) == 0)
+                        closed = true;
+                else
+                        (void) usleep(150 * 1000);
+        }
+        CHECK(closed, "a client trickling its headers was never cut off");
+        close(fd);
+
+        /* Now every slot is free: served again, at once. (Before the fix MHD
+         * was never run again once its connections were gone, and this
+         * request waited in the backlog for ever.) */
+        r = exchange("POST", "/mcp", AUTH ACCEPT_BOTH, INIT_BODY);
+        CHECK(status_of(r) == 200 && strstr(r, "protocolVersion"), "after the flood: %.300s", r);
+        free(r);
+}
+
+static void test_liveness(void) {
+        HttpLiveness l = {};
+        const char *why = NULL;
+        uint64_t s = USEC_PER_SEC;
+
+        /* An empty backlog is never stuck. */
+        CHECK(!http_liveness_check(&l, false, 0, 0, 100 * s, &why), "empty backlog");
+        /* Waiting, with accepts going on: fine, however long. */
+        CHECK(!http_liveness_check(&l, true, 1, 0, 101 * s, &why), "pending, accepting");
+        CHECK(!http_liveness_check(&l, true, 2, 0, 130 * s, &why), "pending, accepting");
+        /* Waiting with nothing accepted: only past the grace (15 s). */
+        CHECK(!http_liveness_check(&l, true, 2, 0, 140 * s, &why), "pending 10 s");
+        CHECK(http_liveness_check(&l, true, 2, 0, 146 * s, &why) && why, "pending 16 s, nothing accepted");
+        /* One accept resets it. */
+        CHECK(!http_liveness_check(&l, true, 3, 0, 147 * s, &why), "accepted again");
+        /* A connection shut down at its deadline but never reaped. */
+        CHECK(!http_liveness_check(&l, false, 3, 140 * s, 150 * s, &why), "expired 10 s ago");
+        why = NULL;
+        CHECK(http_liveness_check(&l, false, 3, 140 * s, 156 * s, &why) && why, "expired 16 s ago");
+}
+
 static int child(void) {
         test_refusals();
         test_sessions();
@@ -526,6 +631,8 @@ static int child(void) {
         test_legacy();
         test_preflight();
         test_limits();
+        test_flood();
+        test_liveness();
         fprintf(stderr, "client: %u failures\n", failures);
         return failures == 0 ? 0 : 1;
 }
@@ -594,7 +701,7 @@ int main(void) {
         struct sockaddr_un su = { .sun_family = AF_UNIX };
         sd_event *e = NULL;
         McpServer *mcp = NULL;
-        HttpServer *h = NULL, *h2 = NULL;
+        HttpServer *h = NULL, *h2 = NULL, *h3 = NULL;
         char dir[] = "/tmp/test-http-server.XXXXXX";
         int lfd, bfd, status = -1;
         unsigned activity = 0;
@@ -649,6 +756,21 @@ int main(void) {
                 ASSERT_EQ_INT(http_server_new(e, mcp, lfd2, &tight, &a2, NULL, NULL, &h2), 0);
         }
 
+        /* The third, for floods: MHD's default idle timeout, a short deadline for headers. */
+        {
+                HttpServerConfig flood = HTTP_SERVER_CONFIG_DEFAULTS;
+                HttpAuth a3 = { .token = strdup(TOKEN), .check_host = true };
+                int lfd3;
+
+                ASSERT_EQ_INT(http_listen("127.0.0.1:0", &lfd3), 0);
+                ASSERT_EQ_INT(http_socket_describe(lfd3, &loopback, &port_flood, &a3.bound_host), 0);
+                a3.port = port_flood;
+                flood.max_body = MAX_BODY;
+                flood.max_connections = 4;
+                flood.header_timeout_s = 1;
+                ASSERT_EQ_INT(http_server_new(e, mcp, lfd3, &flood, &a3, NULL, NULL, &h3), 0);
+        }
+
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0)
@@ -661,6 +783,7 @@ int main(void) {
         http_server_quiesce(h);
         h = http_server_free(h);
         h2 = http_server_free(h2);
+        h3 = http_server_free(h3);
         mcp = mcp_server_free(mcp);
         for (unsigned i = 0; i < n_fake; i++)
                 close(fake_fds[i]);
