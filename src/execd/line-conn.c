@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input-budget.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -26,9 +27,11 @@ struct LineConn {
         bool same_fd;
         sd_event_source *in_io, *out_io, *defer;
 
-        char *in_buf;
-        size_t in_size, max_line;
+        char *in_buf;           /* grows up to max_line, drawing on budget past the free part */
+        size_t in_size, in_alloc, max_line;
+        InputBudget *budget;
         bool skipping;          /* discarding the rest of an over-long line */
+        bool received;          /* a whole message came */
         bool read_eof, close_after_flush, closed;
 
         char *out_buf;
@@ -175,6 +178,47 @@ static void too_long(LineConn *c) {
         (void) queue_line(c, msg, sizeof msg - 1);
 }
 
+static void over_budget(LineConn *c) {
+        static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
+                                  "\"message\":\"Server busy: too much input in flight from all clients; "
+                                  "retry later\"}}";
+        (void) queue_line(c, msg, sizeof msg - 1);
+}
+
+/* Room for want bytes of a line (plus its NUL). */
+static int in_reserve(LineConn *c, size_t want) {
+        size_t a;
+        char *p;
+
+        if (want <= c->in_alloc)
+                return 0;
+        a = MIN(MAX(want, c->in_alloc * 2), c->max_line);
+        if (!input_budget_grow(c->budget, c->in_alloc, a))
+                return -ENOBUFS;
+        p = realloc(c->in_buf, a + 1);
+        if (!p) {
+                (void) input_budget_grow(c->budget, a, c->in_alloc);
+                return -ENOMEM;
+        }
+        c->in_buf = p;
+        c->in_alloc = a;
+        return 0;
+}
+
+/* After a large line: back to the small buffer, the budget given back. */
+static void in_shrink(LineConn *c) {
+        char *p;
+
+        if (c->in_alloc <= INPUT_BUDGET_FREE)
+                return;
+        p = realloc(c->in_buf, INPUT_BUDGET_FREE + 1);
+        if (!p)
+                return;
+        (void) input_budget_grow(c->budget, c->in_alloc, INPUT_BUDGET_FREE);
+        c->in_buf = p;
+        c->in_alloc = INPUT_BUDGET_FREE;
+}
+
 static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         LineConn *c = userdata;
         char buf[64 * 1024];
@@ -213,6 +257,12 @@ static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
                         too_long(c);
                         c->in_size = 0;
                         c->skipping = !nl;
+                        in_shrink(c);
+                } else if (in_reserve(c, c->in_size + n) < 0) {
+                        over_budget(c);
+                        c->in_size = 0;
+                        c->skipping = !nl;
+                        in_shrink(c);
                 } else {
                         memcpy(c->in_buf + c->in_size, p, n);
                         c->in_size += n;
@@ -220,9 +270,11 @@ static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
                                 c->in_buf[c->in_size] = 0;
                                 size_t l = c->in_size;
                                 c->in_size = 0;
+                                c->received = true;
                                 handle_line(c, c->in_buf, l);
                                 if (c->closed)
                                         return 0;
+                                in_shrink(c);
                         }
                 }
                 p += n + (nl ? 1 : 0);
@@ -264,7 +316,8 @@ int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const M
         c->max_line = max_line;
         c->on_closed = closed;
         c->userdata = userdata;
-        c->in_buf = malloc(max_line + 1);
+        c->in_alloc = MIN(max_line, INPUT_BUDGET_FREE);
+        c->in_buf = malloc(c->in_alloc + 1);
         if (!c->in_buf) {
                 line_conn_free(c);
                 return -ENOMEM;
@@ -299,6 +352,17 @@ int line_conn_start(LineConn *c) {
         return r;
 }
 
+void line_conn_set_budget(LineConn *c, InputBudget *budget) {
+        assert(c);
+        /* Before any input: nothing taken from another budget yet. */
+        assert(c->in_alloc <= INPUT_BUDGET_FREE);
+        c->budget = budget;
+}
+
+bool line_conn_has_received(const LineConn *c) {
+        return c && c->received;
+}
+
 int line_conn_send_and_close(LineConn *c, const char *json) {
         int r = queue_line(c, json, strlen(json));
         c->close_after_flush = true;
@@ -318,6 +382,7 @@ LineConn *line_conn_free(LineConn *c) {
         if (c->in_fd != c->out_fd)
                 safe_close(c->out_fd);
         safe_close(c->in_fd);
+        input_budget_release(c->budget, c->in_alloc);
         free(c->in_buf);
         free(c->out_buf);
         sd_event_unref(c->event);

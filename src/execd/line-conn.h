@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <systemd/sd-event.h>
 
+#include "input-budget.h"
 #include "mcp-server.h"
 
 typedef struct LineConn LineConn;
@@ -25,6 +26,13 @@ LineConn *line_conn_free(LineConn *c);
 /* Writes one line (a JSON-RPC message) and closes after it is flushed; for
  * refusing a peer before any session exists. */
 int line_conn_send_and_close(LineConn *c, const char *json);
+
+/* Lines longer than INPUT_BUDGET_FREE draw on budget while they come in
+ * (shared by the daemon's connections); past it they are refused. */
+void line_conn_set_budget(LineConn *c, InputBudget *budget);
+
+/* True once a whole message came from the peer. */
+bool line_conn_has_received(const LineConn *c);
 
 /* Starts reading and serving. Separate from _new() so the owner can first
  * decide (polkit) whether this peer gets a session at all. */

@@ -94,7 +94,8 @@ struct HttpRequest {
 
         char *body;
         size_t body_size, body_alloc;
-        bool too_large;
+        size_t budget_held;             /* of HttpServer.budget, for the body */
+        bool too_large, over_budget;
 
         HttpRequest *susp_prev, *susp_next;
         bool suspended, peer_gone;

@@ -402,6 +402,7 @@ static HttpRequest *request_free(HttpRequest *req) {
         http_session_request_gone(req);
         json_object_put(req->ids);
         json_object_put(req->tokens);
+        input_budget_release(h->config.budget, req->budget_held);
         free(req->body);
         free(req->reply);
         free(req->out);
@@ -466,6 +467,13 @@ static mhd_result preflight(HttpRequest *req) {
                 return MHD_NO;
         }
         return http_request_queue(req, MHD_HTTP_NO_CONTENT, resp);
+}
+
+static mhd_result refuse_over_budget(HttpRequest *req) {
+        log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too much request data in flight");
+        return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                                  "Service Unavailable: too much request data in flight from all clients; "
+                                  "retry later");
 }
 
 /* Everything decided from the request line and the headers, before the body
@@ -542,6 +550,10 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
                                 return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, -32600,
                                                           "Content Too Large: the message exceeds the size limit");
                         }
+                        /* Announced: held for it now, so it cannot fail half way. */
+                        if (!input_budget_grow(h->config.budget, 0, (size_t) l))
+                                return refuse_over_budget(req);
+                        req->budget_held = (size_t) l;
                 }
         }
         return MHD_YES;
@@ -559,6 +571,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                             const char *version, const char *upload_data, size_t *upload_data_size, void **con_cls) {
         HttpServer *h = cls;
         HttpRequest *req = *con_cls;
+        mhd_result r;
 
         if (!req)
                 return request_begin(h, conn, url, method, con_cls);
@@ -569,7 +582,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 size_t n = *upload_data_size;
 
                 *upload_data_size = 0;
-                if (req->too_large || req->state != REQUEST_RECEIVING)
+                if (req->too_large || req->over_budget || req->state != REQUEST_RECEIVING)
                         return MHD_YES;
                 if (n > h->config.max_body - req->body_size) {
                         /* Chunked, so not refused up front: read on, keep nothing,
@@ -578,6 +591,16 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                         req->body = mfree(req->body);
                         req->body_size = req->body_alloc = 0;
                         return MHD_YES;
+                }
+                if (req->body_size + n > req->budget_held) {
+                        /* Chunked: held as it comes. */
+                        if (!input_budget_grow(h->config.budget, req->budget_held, req->body_size + n)) {
+                                req->over_budget = true;
+                                req->body = mfree(req->body);
+                                req->body_size = req->body_alloc = 0;
+                                return MHD_YES;
+                        }
+                        req->budget_held = req->body_size + n;
                 }
                 if (buf_append(&req->body, &req->body_size, &req->body_alloc, upload_data, n) < 0)
                         return MHD_NO;
@@ -591,8 +614,16 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                         return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, -32600,
                                                   "Content Too Large: the message exceeds the size limit");
                 }
+                if (req->over_budget)
+                        return refuse_over_budget(req);
                 http_conn_request_received(req);
-                return dispatch(req);
+                r = dispatch(req);
+                /* The core has taken what it needs of the body. */
+                req->body = mfree(req->body);
+                req->body_size = req->body_alloc = 0;
+                input_budget_release(h->config.budget, req->budget_held);
+                req->budget_held = 0;
+                return r;
         case REQUEST_WAITING:
                 if (req->reply_ready)
                         return http_request_queue_reply(req);

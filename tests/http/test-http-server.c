@@ -36,6 +36,7 @@
 #define MAX_BODY 4096
 
 static uint16_t port, port_limits, port_flood;
+static InputBudget flood_budget = { .max = 128 * 1024 };
 static unsigned failures;
 
 #define CHECK(cond, ...)                                                                \
@@ -602,6 +603,52 @@ static void test_flood(void) {
         free(r);
 }
 
+/* Sends a request's head (and the start of its body) only; reads the answer. */
+static char *send_headers_only(const char *head) {
+        int fd = connect_server();
+        char *r;
+
+        send_all(fd, head, strlen(head));
+        r = read_response(fd, "\r\n\r\n");
+        close(fd);
+        return r;
+}
+
+/* Bodies of all connections together: 128 KiB past the free 64 KiB each. */
+static void test_budget(void) {
+        char hdr[512], *r;
+        size_t big = 150000;    /* 84464 bytes over the free part */
+        int a;
+
+        port = port_flood;
+        (void) snprintf(hdr, sizeof hdr,
+                        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n" AUTH ACCEPT_BOTH
+                        "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n{\"pad\":\"",
+                        (unsigned) port, big);
+        /* One large body on its way holds its share ... */
+        a = connect_server();
+        send_all(a, hdr, strlen(hdr));
+        (void) usleep(200 * 1000);
+        /* ... so a second one does not fit: 503 at once, nothing read. */
+        r = send_headers_only(hdr);
+        CHECK(status_of(r) == 503 && strstr(r, "in flight"), "a body past the budget: %.300s", r);
+        free(r);
+        /* Small ones still go through. */
+        r = exchange("POST", "/mcp", AUTH ACCEPT_BOTH, INIT_BODY);
+        CHECK(status_of(r) == 200, "a small body while the budget is used: %.300s", r);
+        free(r);
+        /* The first one gone, its share is back. */
+        close(a);
+        (void) usleep(200 * 1000);
+        a = connect_server();
+        send_all(a, hdr, strlen(hdr));
+        (void) usleep(200 * 1000);
+        r = send_headers_only(hdr);
+        CHECK(status_of(r) == 503, "the budget was not given back or used twice: %.300s", r);
+        free(r);
+        close(a);
+}
+
 static void test_liveness(void) {
         HttpLiveness l = {};
         const char *why = NULL;
@@ -632,6 +679,7 @@ static int child(void) {
         test_preflight();
         test_limits();
         test_flood();
+        test_budget();
         test_liveness();
         fprintf(stderr, "client: %u failures\n", failures);
         return failures == 0 ? 0 : 1;
@@ -765,9 +813,10 @@ int main(void) {
                 ASSERT_EQ_INT(http_listen("127.0.0.1:0", &lfd3), 0);
                 ASSERT_EQ_INT(http_socket_describe(lfd3, &loopback, &port_flood, &a3.bound_host), 0);
                 a3.port = port_flood;
-                flood.max_body = MAX_BODY;
+                flood.max_body = 1 << 20;
                 flood.max_connections = 4;
                 flood.header_timeout_s = 1;
+                flood.budget = &flood_budget;
                 ASSERT_EQ_INT(http_server_new(e, mcp, lfd3, &flood, &a3, NULL, NULL, &h3), 0);
         }
 
