@@ -192,6 +192,7 @@ static void check_defaults(const Config *c) {
         ASSERT_EQ_U64(c->http_timeout_s, 30);
         ASSERT_EQ_U64(c->stdio_max_connections, 256);
         ASSERT_EQ_U64(c->stdio_max_per_uid, 32);
+        ASSERT_EQ_U64(c->stdio_hello_timeout_s, 30);
 }
 
 TEST(test_config_defaults) {
@@ -347,6 +348,7 @@ TEST(test_config_ranges) {
                 { "MCP_EXEC_HTTP_TIMEOUT_S", offsetof(Config, http_timeout_s), "10", "3600", 10, 3600, "9", "3601", "30s" },
                 { "MCP_EXEC_STDIO_MAX_CONNECTIONS", offsetof(Config, stdio_max_connections), "1", "16384", 1, 16384, "0", "16385", "-1" },
                 { "MCP_EXEC_STDIO_MAX_PER_UID", offsetof(Config, stdio_max_per_uid), "1", "16384", 1, 16384, "0", "16385", "1e3" },
+                { "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", offsetof(Config, stdio_hello_timeout_s), "1", "3600", 1, 3600, "0", "3601", "1h" },
         };
 
         for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -518,7 +520,7 @@ TEST(test_unknown_assignment) {
                 "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S", "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN",
                 "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_STDIO_SOCKET", "MCP_EXEC_HTTP_MAX_CONNECTIONS",
                 "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", "MCP_EXEC_HTTP_TIMEOUT_S", "MCP_EXEC_STDIO_MAX_CONNECTIONS",
-                "MCP_EXEC_STDIO_MAX_PER_UID",
+                "MCP_EXEC_STDIO_MAX_PER_UID", "MCP_EXEC_STDIO_HELLO_TIMEOUT_S",
         };
         for (size_t i = 0; i < sizeof parsed / sizeof parsed[0]; i++) {
                 char *a = NULL;

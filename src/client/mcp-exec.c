@@ -70,18 +70,19 @@ static int connect_local(void) {
         return fd;
 }
 
-/* The daemon refuses a peer with one JSON-RPC error (id null, code -32001)
- * and closes; say so on stderr too, where a person will see it. */
+/* The daemon refuses a peer with one JSON-RPC error (id null: -32001 when
+ * polkit says no, -32000 when the server is full) and closes; say so on
+ * stderr too, where a person will see it. */
 static bool denied_reported;
 
 static void check_denied(const char *line, size_t n) {
         _cleanup_free_ char *copy = strndup(line, n);
-        json_object *j, *e, *c, *m;
+        json_object *j, *e, *c, *m, *i;
 
         if (!copy || !(j = json_tokener_parse(copy)))
                 return;
         if (json_object_object_get_ex(j, "error", &e) && json_object_object_get_ex(e, "code", &c) &&
-            json_object_get_int(c) == -32001 && json_object_object_get_ex(e, "message", &m)) {
+            json_object_object_get_ex(j, "id", &i) && !i && json_object_object_get_ex(e, "message", &m)) {
                 fprintf(stderr, "mcp-exec: %s\n", json_object_get_string(m));
                 denied_reported = true;
         }

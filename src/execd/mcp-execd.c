@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
@@ -36,42 +36,29 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-server.h"
-#include "peer-auth.h"
+#include "stdio-server.h"
 #include "broker-proto.h"
 #include "util.h"
 
-#define MAX_STDIO_CONNECTIONS 256
-
-typedef struct Daemon Daemon;
-
-typedef struct Conn {
-        Daemon *daemon;
-        struct Conn *next, *prev;
-        LineConn *line;
-        PeerAuth *auth;
-        pid_t pid;
-        uid_t uid;
-} Conn;
-
-struct Daemon {
+typedef struct Daemon {
         sd_event *event;
-        sd_bus *bus;            /* system bus, for polkit */
         Config config;
         McpServer *server;
         BrokerInfo *info;
         json_object *info_reply;
         char **modules;
-        int stdio_listen_fd;
-        sd_event_source *stdio_listen_io, *idle_timer;
-        Conn *conns;
-        unsigned n_conns;
-        LineConn *own_stdio;    /* --stdio mode */
+        InputBudget budget;             /* request bodies and lines of every client */
+        int stdio_listen_fd;            /* taken by the stdio server */
+        StdioServer *stdio;
+        LineConn *own_stdio;            /* --stdio mode */
         bool socket_activated;
         uint64_t idle_usec;
-        int http_listen_fd;     /* taken by the HTTP server */
-        HttpAuth http_auth;     /* likewise */
+        sd_event_source *idle_timer, *watchdog_timer;
+        uint64_t watchdog_usec;         /* WatchdogSec=, 0 if none */
+        int http_listen_fd;             /* taken by the HTTP server */
+        HttpAuth http_auth;             /* likewise */
         HttpServer *http;
-};
+} Daemon;
 
 static bool arg_stdio;
 static const char *arg_broker_socket = BROKER_SOCKET_PATH;
@@ -83,133 +70,19 @@ static size_t max_line(const Daemon *d) {
         return (size_t) (6 * (d->config.max_code_bytes + d->config.max_stdin_bytes) + 64 * 1024);
 }
 
-static Conn *conn_free(Conn *c) {
-        if (!c)
-                return NULL;
-        Daemon *d = c->daemon;
-        peer_auth_free(c->auth);
-        line_conn_free(c->line);
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                d->conns = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
-        d->n_conns--;
-        free(c);
-        daemon_update_idle(d);
-        return NULL;
-}
-
-static void on_conn_closed(LineConn *l, void *userdata) {
-        conn_free(userdata);
-}
-
-static void on_auth_done(bool allowed, const char *reason, void *userdata) {
-        Conn *c = userdata;
-        char msg[512];
-
-        c->auth = peer_auth_free(c->auth);
-        log_struct(allowed ? LOG_INFO : LOG_NOTICE,
-                   "MESSAGE=Local MCP session for uid %u %s: %s", (unsigned) c->uid, allowed ? "allowed" : "denied", reason,
-                   "MCP_TRANSPORT=%s", "stdio-socket",
-                   "MCP_CLIENT_UID=%u", (unsigned) c->uid,
-                   "MCP_CLIENT_PID=%i", (int) c->pid,
-                   "MCP_DECISION=%s", allowed ? "allowed" : "denied",
-                   "MCP_POLKIT_ACTION=%s", PEER_AUTH_ACTION);
-        if (allowed) {
-                if (line_conn_start(c->line) < 0)
-                        conn_free(c);
-                return;
-        }
-        (void) snprintf(msg, sizeof msg,
-                        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32001,\"message\":"
-                        "\"access denied: uid %u is not authorized for %s (%s)\"}}",
-                        (unsigned) c->uid, PEER_AUTH_ACTION, reason);
-        (void) line_conn_send_and_close(c->line, msg);
-}
-
-/* The system bus, for polkit. When dbus restarted since we connected, that
- * connection is closed for good: a new one serves from then on. */
-static int daemon_bus(Daemon *d) {
-        sd_bus *bus = NULL;
-        int r;
-
-        if (d->bus && sd_bus_is_open(d->bus) > 0)
-                return 0;
-        r = sd_bus_open_system(&bus);
-        if (r < 0)
-                return r;
-        r = sd_bus_attach_event(bus, d->event, 0);
-        if (r < 0) {
-                sd_bus_close_unref(bus);
-                return r;
-        }
-        if (d->bus)
-                log_notice("The system bus connection was lost; reconnected (for polkit).");
-        sd_bus_close_unref(d->bus);
-        d->bus = bus;
-        return 0;
-}
-
-static int on_stdio_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Daemon *d = userdata;
-        _cleanup_close_ int cfd = -EBADF;
-        McpPeer peer = { .transport = "stdio-socket" };
-        Conn *c;
-        int r;
-
-        cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (cfd < 0)
-                return 0;
-        if (d->n_conns >= MAX_STDIO_CONNECTIONS) {
-                log_warning("Too many local sessions (%u), refusing one.", d->n_conns);
-                return 0;
-        }
-        r = getpeercred_fd(cfd, &peer.pid, &peer.uid, NULL);
-        if (r < 0)
-                return log_warning_errno(r, "Cannot read peer credentials, refusing: %m"), 0;
-
-        c = calloc(1, sizeof *c);
-        if (!c)
-                return log_oom(), 0;
-        c->daemon = d;
-        c->pid = peer.pid;
-        c->uid = peer.uid;
-        c->next = d->conns;
-        if (d->conns)
-                d->conns->prev = c;
-        d->conns = c;
-        d->n_conns++;
-        daemon_update_idle(d);
-
-        r = line_conn_new(d->event, d->server, cfd, cfd, &peer, max_line(d), on_conn_closed, c, &c->line);
-        if (r < 0) {
-                conn_free(c);
-                return 0;
-        }
-        TAKE_FD(cfd);
-
-        r = daemon_bus(d);
-        if (r >= 0)
-                r = peer_auth_start(d->bus, peer.pid, peer.uid, on_auth_done, c, &c->auth);
-        if (r < 0) {
-                log_warning_errno(r, "Cannot ask polkit about pid %i: %m", (int) peer.pid);
-                on_auth_done(false, "polkit could not be asked", c);
-        }
-        return 0;
-}
-
 /* Connections, sessions and streams: they tell us when they come and go. */
 static bool daemon_has_clients(const Daemon *d) {
-        return d->n_conns > 0 || !http_server_is_idle(d->http);
+        return !stdio_server_is_idle(d->stdio) || !http_server_is_idle(d->http);
 }
 
 static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
 
-        /* Runs do not report their end to us: look again later. */
-        if (daemon_has_clients(d) || (d->server && mcp_server_in_flight(d->server) > 0)) {
+        /* Runs do not report their end to us: look again later. And never
+         * leave connections in a backlog for an exit: they are ours to take
+         * (the next instance would only take them later). */
+        if (daemon_has_clients(d) || (d->server && mcp_server_in_flight(d->server) > 0) ||
+            http_server_has_pending(d->http) || stdio_server_has_pending(d->stdio)) {
                 (void) sd_event_source_set_time_relative(s, d->idle_usec);
                 (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
                 return 0;
@@ -218,7 +91,7 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         (void) sd_notify(false, "STOPPING=1");
         /* New connections wait in the socket's backlog for the next instance. */
         http_server_quiesce(d->http);
-        d->stdio_listen_io = sd_event_source_disable_unref(d->stdio_listen_io);
+        stdio_server_quiesce(d->stdio);
         return sd_event_exit(d->event, 0);
 }
 
@@ -241,6 +114,44 @@ static void daemon_update_idle(Daemon *d) {
 
 static void on_http_activity(HttpServer *h, void *userdata) {
         daemon_update_idle(userdata);
+}
+
+static void on_stdio_activity(StdioServer *s, void *userdata) {
+        daemon_update_idle(userdata);
+}
+
+/* How often we look: a quarter of WatchdogSec=, and often enough to notice a
+ * stuck HTTP server soon even without a watchdog. */
+static uint64_t watchdog_period(const Daemon *d) {
+        uint64_t p = 5 * USEC_PER_SEC;
+
+        if (d->watchdog_usec > 0)
+                p = MIN(p, d->watchdog_usec / 4);
+        return MAX(p, 100 * USEC_PER_MSEC);
+}
+
+/* The watchdog is answered only while the HTTP side does its work: a loop that
+ * runs but no longer drives libmicrohttpd is as dead as a hung one. Then we
+ * exit at once instead of waiting for the watchdog: systemd records the
+ * failure, and socket activation hands the backlog to a fresh instance. */
+static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
+        Daemon *d = userdata;
+        const char *why = NULL;
+
+        if (http_server_is_stuck(d->http, &why)) {
+                log_struct(LOG_ERR, "MESSAGE=The HTTP server is stuck (%s); exiting so that a fresh one takes over.",
+                           why,
+                           "MCP_TRANSPORT=http",
+                           "MCP_HTTP_STUCK=%s", why);
+                (void) sd_notify(false, "STATUS=Stuck, restarting");
+                http_server_quiesce(d->http);
+                return sd_event_exit(d->event, EXIT_FAILURE);
+        }
+        if (d->watchdog_usec > 0)
+                (void) sd_notify(false, "WATCHDOG=1");
+        (void) sd_event_source_set_time_relative(s, watchdog_period(d));
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
 }
 
 static void on_own_stdio_closed(LineConn *l, void *userdata) {
@@ -303,13 +214,25 @@ static int daemon_serve(Daemon *d) {
                         return log_error_errno(r, "Cannot serve stdin/stdout: %m");
         }
         if (d->stdio_listen_fd >= 0) {
-                r = sd_event_add_io(d->event, &d->stdio_listen_io, d->stdio_listen_fd, EPOLLIN, on_stdio_accept, d);
+                StdioServerConfig sc = {
+                        .max_connections = (unsigned) d->config.stdio_max_connections,
+                        .max_per_uid = (unsigned) d->config.stdio_max_per_uid,
+                        .hello_timeout_usec = d->config.stdio_hello_timeout_s * USEC_PER_SEC,
+                        .max_line = max_line(d),
+                        .budget = &d->budget,
+                };
+                r = stdio_server_new(d->event, d->server, TAKE_FD(d->stdio_listen_fd), &sc, on_stdio_activity, d,
+                                     &d->stdio);
                 if (r < 0)
-                        return log_error_errno(r, "Cannot watch the stdio socket: %m");
+                        return log_error_errno(r, "Cannot serve the stdio socket: %m");
         }
         if (d->http_listen_fd >= 0) {
                 HttpServerConfig hc = HTTP_SERVER_CONFIG_DEFAULTS;
                 hc.max_body = max_line(d);
+                hc.max_connections = (unsigned) d->config.http_max_connections;
+                hc.header_timeout_s = (unsigned) d->config.http_header_timeout_s;
+                hc.connection_timeout_s = (unsigned) d->config.http_timeout_s;
+                hc.budget = &d->budget;
                 r = http_server_new(d->event, d->server, TAKE_FD(d->http_listen_fd), &hc, &d->http_auth,
                                     on_http_activity, d, &d->http);
                 if (r < 0)
@@ -432,76 +355,142 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
-int main(int argc, char *argv[]) {
-        Daemon d = { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF };
+static Daemon *daemon_free(Daemon *d) {
+        if (!d)
+                return NULL;
+        d->own_stdio = line_conn_free(d->own_stdio);
+        /* Before the core: their sessions belong to it. */
+        d->stdio = stdio_server_free(d->stdio);
+        d->http = http_server_free(d->http);
+        safe_close(d->http_listen_fd);
+        safe_close(d->stdio_listen_fd);
+        http_auth_done(&d->http_auth);
+        d->info = broker_info_free(d->info);
+        d->server = mcp_server_free(d->server);
+        sd_event_source_disable_unref(d->idle_timer);
+        sd_event_source_disable_unref(d->watchdog_timer);
+        sd_event_unref(d->event);
+        json_object_put(d->info_reply);
+        free(d->modules);
+        config_done(&d->config);
+        free(d);
+        return NULL;
+}
+DEFINE_TRIVIAL_CLEANUP_FUNC(Daemon *, daemon_free);
+
+static int daemon_new(Daemon **ret) {
+        _cleanup_(daemon_freep) Daemon *d = NULL;
         _cleanup_free_ char *err = NULL;
         extern char **environ;
-        char **names = NULL;
-        sigset_t mask;
         uint64_t idle_s = 60;
         const char *e;
-        int r, n;
+        int r;
 
-        log_open("mcp-execd");
-        r = parse_argv(argc, argv);
-        if (r <= 0)
-                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        assert(ret);
 
-        r = config_parse(environ, &d.config, &err);
+        d = calloc(1, sizeof *d);
+        if (!d)
+                return log_oom();
+        *d = (Daemon) { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF,
+                        .budget = { .max = INPUT_BUDGET_DEFAULT } };
+
+        r = config_parse(environ, &d->config, &err);
         if (r < 0) {
                 log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s",
                            err ?: "");
-                return EXIT_FAILURE;
+                return r;
         }
         e = getenv("MCP_EXEC_IDLE_EXIT_S");
         if (e && parse_uint(e, &idle_s) < 0) {
                 log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_IDLE_EXIT_S=%s: invalid value, expected seconds", e,
                            "MCP_CONFIG_ERROR=MCP_EXEC_IDLE_EXIT_S");
-                return EXIT_FAILURE;
+                return -EINVAL;
         }
-        d.idle_usec = idle_s * USEC_PER_SEC;
-        if (streq(d.config.transport, "stdio"))
+        d->idle_usec = idle_s * USEC_PER_SEC;
+        if (streq(d->config.transport, "stdio"))
                 arg_stdio = true;
+        *ret = TAKE_PTR(d);
+        return 0;
+}
+
+/* The sockets systemd passed, told apart by FileDescriptorName=; without
+ * them, MCP_EXEC_TRANSPORT=http binds MCP_EXEC_ADDR itself. */
+static int daemon_listen(Daemon *d) {
+        char **names = NULL;
+        int r, n;
 
         n = sd_listen_fds_with_names(true, &names);
         for (int i = 0; i < MAX(n, 0); i++) {
                 int fd = SD_LISTEN_FDS_START + i;
-                d.socket_activated = true;
+                d->socket_activated = true;
                 if (names && streq(names[i], "stdio"))
-                        d.stdio_listen_fd = fd;
+                        d->stdio_listen_fd = fd;
                 else if (names && streq(names[i], "http"))
-                        d.http_listen_fd = fd;
+                        d->http_listen_fd = fd;
                 else
                         log_warning("Ignoring socket %s: not served by this build.", names ? names[i] : "?");
         }
         for (int i = 0; names && i < MAX(n, 0); i++)
                 free(names[i]);
         free(names);
-        if (streq(d.config.transport, "http") || streq(d.config.transport, "sse")) {
-                if (d.socket_activated)
+        if (streq(d->config.transport, "http") || streq(d->config.transport, "sse")) {
+                if (d->socket_activated)
                         log_notice("MCP_EXEC_TRANSPORT=%s ignored: socket-activated, HTTP comes from mcp-exec.socket.",
-                                   d.config.transport);
+                                   d->config.transport);
                 else {
                         /* Unset, it is loopback; the Go server's ":8080" meant every
                          * interface, and still does when given (then a token is needed). */
-                        const char *addr = getenv("MCP_EXEC_ADDR") ? d.config.addr : "127.0.0.1:8080";
-                        r = http_listen(addr, &d.http_listen_fd);
+                        const char *addr = getenv("MCP_EXEC_ADDR") ? d->config.addr : "127.0.0.1:8080";
+                        r = http_listen(addr, &d->http_listen_fd);
                         if (r < 0) {
                                 log_struct(LOG_ERR, "MESSAGE=Cannot listen on MCP_EXEC_ADDR=%s: %s", addr,
                                            r == -EINVAL ? "expected host:port, [v6]:port or :port" : strerror(-r),
                                            "MCP_CONFIG_ERROR=MCP_EXEC_ADDR");
-                                return EXIT_FAILURE;
+                                return r;
                         }
                 }
         }
-        if (!arg_stdio && d.stdio_listen_fd < 0 && d.http_listen_fd < 0)
-                return log_error("Nothing to serve: start me through mcp-exec-stdio.socket or mcp-exec.socket, "
-                                 "or with --stdio or MCP_EXEC_TRANSPORT=http."),
-                       EXIT_FAILURE;
-        if (d.http_listen_fd >= 0 && http_setup(&d) < 0)
-                return EXIT_FAILURE;
-        if (d.stdio_listen_fd >= 0)
-                (void) fd_nonblock(d.stdio_listen_fd, true);
+        if (!arg_stdio && d->stdio_listen_fd < 0 && d->http_listen_fd < 0)
+                return log_error_errno(EINVAL,
+                                       "Nothing to serve: start me through mcp-exec-stdio.socket or mcp-exec.socket, "
+                                       "or with --stdio or MCP_EXEC_TRANSPORT=http.");
+        if (d->http_listen_fd >= 0) {
+                r = http_setup(d);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Every connection is an fd (a local one two), and so is every refusal we
+ * still read from. The units raise LimitNOFILE= (setrlimit() is filtered
+ * out, @resources); if it still does not cover the configured connections,
+ * serve fewer rather than fail at accept() under load. */
+static void daemon_fit_nofile(Daemon *d) {
+        uint64_t avail, want_http, want_stdio;
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur <= 256)
+                return;
+        avail = rl.rlim_cur - 256;      /* the bus, the broker's runs, the journal, ... */
+        want_http = d->http_listen_fd >= 0 ? d->config.http_max_connections + 16 + 64 : 0;
+        want_stdio = d->stdio_listen_fd >= 0 ? 2 * d->config.stdio_max_connections : 0;
+        if (want_http + want_stdio <= avail)
+                return;
+        if (want_http > 0) {
+                uint64_t h = avail - MIN(want_stdio, avail / 2);
+                d->config.http_max_connections = h > 96 ? h - 80 : 16;
+        }
+        if (want_stdio > 0)
+                d->config.stdio_max_connections = MAX(MIN(want_stdio, avail / 2) / 2, 1);
+        log_warning("LimitNOFILE=%" PRIu64 " is too low for the configured connections; serving at most %" PRIu64
+                    " HTTP and %" PRIu64 " local ones.",
+                    (uint64_t) rl.rlim_cur, d->config.http_max_connections, d->config.stdio_max_connections);
+}
+
+static int daemon_setup_event(Daemon *d) {
+        sigset_t mask;
+        int r;
 
         (void) sigemptyset(&mask);
         (void) sigaddset(&mask, SIGTERM);
@@ -510,47 +499,55 @@ int main(int argc, char *argv[]) {
         /* A peer vanishing mid-write must not kill us. */
         (void) signal(SIGPIPE, SIG_IGN);
 
-        r = sd_event_default(&d.event);
+        r = sd_event_default(&d->event);
         if (r < 0)
-                return log_error_errno(r, "Cannot allocate the event loop: %m"), EXIT_FAILURE;
-        (void) sd_event_add_signal(d.event, NULL, SIGTERM, NULL, NULL);
-        (void) sd_event_add_signal(d.event, NULL, SIGINT, NULL, NULL);
-        (void) sd_event_set_watchdog(d.event, true);
+                return log_error_errno(r, "Cannot allocate the event loop: %m");
+        (void) sd_event_add_signal(d->event, NULL, SIGTERM, NULL, NULL);
+        (void) sd_event_add_signal(d->event, NULL, SIGINT, NULL, NULL);
+        /* Not sd_event_set_watchdog(): that answers whenever the loop runs. */
+        if (sd_watchdog_enabled(false, &d->watchdog_usec) <= 0)
+                d->watchdog_usec = 0;
+        r = sd_event_add_time_relative(d->event, &d->watchdog_timer, CLOCK_MONOTONIC, watchdog_period(d),
+                                       watchdog_period(d) / 10, on_watchdog, d);
+        if (r < 0)
+                return log_error_errno(r, "Cannot arm the watchdog timer: %m");
+        return 0;
+}
 
-        if (d.stdio_listen_fd >= 0) {
-                r = sd_bus_open_system(&d.bus);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot connect to the system bus (for polkit): %m"), EXIT_FAILURE;
-                r = sd_bus_attach_event(d.bus, d.event, 0);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot attach the bus: %m"), EXIT_FAILURE;
-        }
+static int run(int argc, char *argv[]) {
+        _cleanup_(daemon_freep) Daemon *d = NULL;
+        int r;
 
-        r = broker_info_start(d.event, arg_broker_socket, on_broker_info, &d, &d.info);
+        log_open("mcp-execd");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+
+        r = daemon_new(&d);
+        if (r < 0)
+                return r;
+        r = daemon_listen(d);
+        if (r < 0)
+                return r;
+        daemon_fit_nofile(d);
+        r = daemon_setup_event(d);
+        if (r < 0)
+                return r;
+
+        r = broker_info_start(d->event, arg_broker_socket, on_broker_info, d, &d->info);
         if (r < 0) {
                 log_warning_errno(r, "Cannot reach the broker at %s: %m", arg_broker_socket);
-                if (daemon_serve(&d) < 0)
-                        return EXIT_FAILURE;
+                r = daemon_serve(d);
+                if (r < 0)
+                        return r;
         }
 
-        r = sd_event_loop(d.event);
-
+        r = sd_event_loop(d->event);
         (void) sd_notify(false, "STOPPING=1");
-        while (d.conns)
-                conn_free(d.conns);
-        d.own_stdio = line_conn_free(d.own_stdio);
-        /* Before the core: HTTP sessions belong to it. */
-        d.http = http_server_free(d.http);
-        safe_close(d.http_listen_fd);
-        http_auth_done(&d.http_auth);
-        d.info = broker_info_free(d.info);
-        d.server = mcp_server_free(d.server);
-        sd_event_source_disable_unref(d.stdio_listen_io);
-        sd_event_source_disable_unref(d.idle_timer);
-        d.bus = sd_bus_flush_close_unref(d.bus);
-        d.event = sd_event_unref(d.event);
-        json_object_put(d.info_reply);
-        free(d.modules);
-        config_done(&d.config);
+        return r;
+}
+
+int main(int argc, char *argv[]) {
+        int r = run(argc, argv);
         return r < 0 ? EXIT_FAILURE : r;
 }

@@ -23,6 +23,7 @@ const char *const config_known_names[] = {
         "MCP_EXEC_AUTH_TOKEN",     "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S",
         "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN", "MCP_EXEC_HTTP_MAX_CONNECTIONS", "MCP_EXEC_HTTP_HEADER_TIMEOUT_S",
         "MCP_EXEC_HTTP_TIMEOUT_S", "MCP_EXEC_STDIO_MAX_CONNECTIONS", "MCP_EXEC_STDIO_MAX_PER_UID",
+        "MCP_EXEC_STDIO_HELLO_TIMEOUT_S",
         /* Read by every program (log.c) and by the mcp-exec client. */
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
         NULL,
@@ -130,6 +131,7 @@ static const Spec specs[] = {
         { "MCP_EXEC_HTTP_TIMEOUT_S", KIND_UINT, offsetof(Config, http_timeout_s), 1, 3600, "seconds" },
         { "MCP_EXEC_STDIO_MAX_CONNECTIONS", KIND_UINT, offsetof(Config, stdio_max_connections), 1, 16384, "a count" },
         { "MCP_EXEC_STDIO_MAX_PER_UID", KIND_UINT, offsetof(Config, stdio_max_per_uid), 1, 16384, "a count" },
+        { "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", KIND_UINT, offsetof(Config, stdio_hello_timeout_s), 1, 3600, "seconds" },
 };
 
 static int fail(char **ret_error, const char *fmt, ...) _printf_(2, 3);
@@ -169,6 +171,7 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 .http_timeout_s = 30,
                 .stdio_max_connections = 256,
                 .stdio_max_per_uid = 32,
+                .stdio_hello_timeout_s = 30,
         };
         const char *v;
         int r;

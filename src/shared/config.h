@@ -31,6 +31,7 @@ typedef struct Config {
         uint64_t http_timeout_s;        /* MCP_EXEC_HTTP_TIMEOUT_S, the body; an idle connection, 30 */
         uint64_t stdio_max_connections; /* MCP_EXEC_STDIO_MAX_CONNECTIONS, local sessions, 256 */
         uint64_t stdio_max_per_uid;     /* MCP_EXEC_STDIO_MAX_PER_UID, local sessions of one uid, 32 */
+        uint64_t stdio_hello_timeout_s; /* MCP_EXEC_STDIO_HELLO_TIMEOUT_S, a local session's first message, 30 */
 } Config;
 
 /* Fills *ret from envp ("NAME=VALUE" strings, NULL-terminated; pass environ).
