@@ -6,7 +6,8 @@ set -euo pipefail
 pkgs=(meson ninja-build gcc pkg-config libsystemd-dev libmicrohttpd-dev libjson-c-dev python3 systemd dbus)
 if [[ ${1-} == --test ]]; then
     # sudo: the quick-start test runs the README's `sudo ...` command verbatim in a box.
-    pkgs+=(iproute2 util-linux procps clang curl polkitd sudo)
+    # rpm (rpmbuild): test-packaging-rpm builds the .rpm and reads its file list.
+    pkgs+=(iproute2 util-linux procps clang curl polkitd sudo rpm)
     # The real MCP clients run on Node.js (>= 20; Debian 12's own nodejs is 18,
     # with which those tests say they skip). npm comes with nodesource's build.
     command -v node >/dev/null || pkgs+=(nodejs npm)
