@@ -3,10 +3,18 @@
 # build, install into /usr, create the mcp-exec user, enable and start the broker
 # and stdio sockets, run one piece of code and print how to connect a client.
 # On a host whose PID 1 is not systemd it says so and exits 1, installing nothing.
-# Run as root on Debian 12 (or any distro with systemd >= 252 and apt).
+# Debian 12 (or any distro with systemd >= 252 and apt). Typed as is by root or by
+# a user who may use sudo: it re-runs itself through sudo when not root.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-[[ $(id -u) -eq 0 ]] || { echo "install.sh: run as root (sudo $0)" >&2; exit 1; }
+self=$(readlink -f "$0")
+if [[ $(id -u) -ne 0 ]]; then
+    if ! command -v sudo >/dev/null; then
+        echo "install.sh: needs root; sudo is not installed, so run it from a root shell (su -)" >&2
+        exit 1
+    fi
+    exec sudo -- "$self" "$@"
+fi
+cd "$(dirname "$self")/.."
 
 # Without systemd as PID 1 the service cannot run (every run is a transient systemd unit):
 # say so before touching anything.
