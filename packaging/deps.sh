@@ -1,16 +1,33 @@
 #!/usr/bin/env bash
-# packaging/deps.sh [--test] - install what building (and, with --test,
-# testing) mcp-exec needs, from Debian's archive. Idempotent and quiet when
+# packaging/deps.sh [--box|--test] - install what building and running mcp-exec
+# needs (with --box also what the systemd box, tests/box/box, needs; with --test
+# everything testing needs), from Debian's archive. Idempotent and quiet when
 # everything is there already.
 set -euo pipefail
-pkgs=(meson ninja-build gcc pkg-config libsystemd-dev libmicrohttpd-dev libjson-c-dev python3 systemd dbus)
-if [[ ${1-} == --test ]]; then
-    # sudo: the quick-start test runs the README's `sudo ...` command verbatim in a box.
-    pkgs+=(iproute2 util-linux procps clang curl polkitd sudo)
+# Build, then run: dbus and polkitd (every stdio session asks polkit, root's too).
+pkgs=(meson ninja-build gcc pkg-config libsystemd-dev libmicrohttpd-dev libjson-c-dev
+    python3 systemd dbus polkitd)
+# The README's commands: `sudo ...` (so they work from a root shell as typed by a
+# sudo user), the token from `openssl rand`, the HTTP call with curl.
+pkgs+=(sudo openssl curl)
+case ${1-} in
+--box | --test)
+    # tests/box/box: unshare, nsenter, setpriv (util-linux), ip (iproute2).
+    pkgs+=(util-linux iproute2)
+    ;;&
+--test)
+    # ps in the tests; clang for the fuzzers; rpm (rpmbuild) for test-packaging-rpm.
+    pkgs+=(procps clang rpm)
     # The real MCP clients run on Node.js (>= 20; Debian 12's own nodejs is 18,
     # with which those tests say they skip). npm comes with nodesource's build.
     command -v node >/dev/null || pkgs+=(nodejs npm)
-fi
+    ;;
+'' | --box) ;;
+*)
+    echo "deps.sh: unknown argument '$1' (--box or --test)" >&2
+    exit 2
+    ;;
+esac
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

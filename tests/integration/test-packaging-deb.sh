@@ -48,6 +48,9 @@ fi
 purge() { bx env DEBIAN_FRONTEND=noninteractive apt-get purge -y mcp-exec >/dev/null 2>&1; }
 at_exit 'bx dpkg-query -W -f="\${Status}" mcp-exec 2>/dev/null | grep -q "ok installed" && purge'
 
+credstore_before=$(bx stat -c '%U:%G %a' /etc/credstore 2>/dev/null) &&
+    log "/etc/credstore exists before the install ($credstore_before, from the host): its check below proves less"
+
 # --- install (no network in the box: every dependency is installed already, from the host).
 bx env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$bdeb" \
     >"$HDIR/install.log" 2>&1 || fail "apt-get install failed: $(tail -20 "$HDIR/install.log")"
@@ -68,6 +71,9 @@ bx stat -c '%U:%G %a' /run/mcp-exec/broker.sock | grep -qx 'root:mcp-exec 660' |
 # tmpfiles.d made the runs' tmpfs parent at install, root only.
 bx stat -c '%U:%G %a' /run/mcp-exec-tmp | grep -qx 'root:root 700' ||
     fail "/run/mcp-exec-tmp after install: $(bx stat -c '%U:%G %a' /run/mcp-exec-tmp 2>&1)"
+# ... and /etc/credstore, where the README puts the HTTP token (systemd 252 makes none).
+bx stat -c '%U:%G %a' /etc/credstore | grep -qx 'root:root 700' ||
+    fail "/etc/credstore after install: $(bx stat -c '%U:%G %a' /etc/credstore 2>&1)"
 
 # --- HTTP, after the admin's `systemctl enable --now mcp-exec.socket`, while a local session runs
 # code (mcp-exec-stdio.service active): the two sockets have services of their own, so this
