@@ -45,13 +45,13 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "fake-broker.h"
 #include "http-auth.h"
 #include "http-internal.h"
 #include "http-server.h"
 #include "log.h"
 #include "macro.h"
 #include "mcp-server.h"
-#include "mcp/fake-broker.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

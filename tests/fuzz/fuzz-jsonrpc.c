@@ -20,7 +20,7 @@
 #include "log.h"
 #include "mcp-server.h"
 #ifdef FUZZ_FAKE_BROKER
-#include "mcp/fake-broker.h"
+#include "fake-broker.h"
 #endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
