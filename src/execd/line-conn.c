@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -170,9 +171,14 @@ static void handle_line(LineConn *c, char *line, size_t len) {
 }
 
 static void too_long(LineConn *c) {
-        static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
-                                  "\"message\":\"message too large\"}}";
-        (void) queue_line(c, msg, sizeof msg - 1);
+        _cleanup_free_ char *msg = NULL;
+        size_t len;
+
+        if (jsonrpc_error_serialize(NULL, JSONRPC_INVALID_REQUEST, "message too large", &msg, &len) < 0) {
+                (void) log_oom();
+                return;
+        }
+        (void) queue_line(c, msg, len);
 }
 
 static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {

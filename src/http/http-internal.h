@@ -20,9 +20,6 @@ typedef enum MHD_Result mhd_result;
 typedef int mhd_result;
 #endif
 
-/* 2026-07-28: HTTP headers that do not match the body. */
-#define MCP_ERROR_HEADER_MISMATCH (-32020)
-
 typedef struct HttpRequest HttpRequest;
 typedef struct HttpSession HttpSession;
 

@@ -221,11 +221,11 @@ HttpSession *http_session_free(HttpSession *s) {
                 if (req->sse)
                         http_request_sse_finish(req);
                 else if (waiting) {
-                        static const char m[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32001,"
-                                                "\"message\":\"Session not found: it has ended\"}}";
-                        char *body = strdup(m);
-                        if (body)
-                                http_request_set_reply(req, MHD_HTTP_NOT_FOUND, "application/json", body, strlen(m));
+                        char *body;
+                        size_t len;
+                        if (jsonrpc_error_serialize(NULL, MCP_ERROR_SESSION_NOT_FOUND,
+                                                    "Session not found: it has ended", &body, &len) >= 0)
+                                http_request_set_reply(req, MHD_HTTP_NOT_FOUND, "application/json", body, len);
                         else {
                                 req->peer_gone = true;
                                 http_request_resume(req);

@@ -165,7 +165,7 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, PostInfo *info, boo
 
         if (info->n_requests > 0) {
                 if (want_sse && s->n_streams >= h->config.max_streams_per_session)
-                        return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                        return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_SERVER_ERROR,
                                                   "Too Many Requests: too many streams open in this session");
                 req->ids = TAKE_PTR(info->ids);
                 req->tokens = TAKE_PTR(info->tokens);
@@ -232,7 +232,7 @@ static mhd_result post_initialize(HttpRequest *req, PostInfo *info) {
         mhd_result m;
 
         if (!http_session_make_room(h))
-                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_STREAMABLE, &s) < 0)
                 return MHD_NO;
@@ -280,12 +280,12 @@ static mhd_result mcp_post(HttpRequest *req) {
         if (!sid) {
                 if (!info.array && info.method && streq(info.method, "initialize") && info.n_requests == 1)
                         return post_initialize(req, &info);
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, -32000,
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: Mcp-Session-Id header is required (initialize first)");
         }
         s = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid);
         if (!s)
-                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32001, "Session not found");
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         return post_run(req, s, &info, NULL);
 }
 
@@ -298,15 +298,15 @@ static mhd_result session_of(HttpRequest *req, HttpSession **ret) {
         if (protocol_header(req, &rev, &hv) < 0)
                 return unsupported_version(req, NULL, hv);
         if (rev && rev->stateless)
-                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
+                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, JSONRPC_SERVER_ERROR,
                                           "Method Not Allowed: protocol 2026-07-28 knows only POST");
         sid = http_request_header(req, "Mcp-Session-Id");
         if (!sid)
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, -32000,
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: Mcp-Session-Id header is required");
         *ret = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid);
         if (!*ret)
-                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32001, "Session not found");
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         return MHD_YES;
 }
 
@@ -318,10 +318,10 @@ static mhd_result mcp_get(HttpRequest *req) {
                 return m;
         /* One stream for server-initiated messages; a second would split them. */
         if (s->stream)
-                return http_request_error(req, MHD_HTTP_CONFLICT, -32000,
+                return http_request_error(req, MHD_HTTP_CONFLICT, JSONRPC_SERVER_ERROR,
                                           "Conflict: this session already has a GET stream");
         if (s->n_streams >= req->server->config.max_streams_per_session)
-                return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_SERVER_ERROR,
                                           "Too Many Requests: too many streams open in this session");
         /* Last-Event-ID is ignored: streams are not resumable. */
         req->is_stream = true;
