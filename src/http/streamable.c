@@ -16,8 +16,6 @@
 #include "macro.h"
 #include "revision.h"
 
-#define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
-
 /* What the transport needs to know of a POST body. */
 typedef struct PostInfo {
         bool array;
@@ -74,20 +72,10 @@ static int post_info_collect(PostInfo *i, json_object *msg) {
         return 0;
 }
 
-/* Mirrors the core: _meta naming a version we do not know from initialize
- * means the stateless era (where the core then checks the version). */
 static bool body_is_stateless(const PostInfo *i) {
-        json_object *pv;
-        const McpRevision *r;
-
-        if (i->array || i->n_requests != 1 || !i->method || streq(i->method, "initialize"))
+        if (i->array || i->n_requests != 1 || !i->method)
                 return false;
-        if (streq(i->method, "server/discover"))
-                return true;
-        if (!json_object_object_get_ex(i->meta, META_PROTOCOL_VERSION, &pv))
-                return false;
-        r = json_object_is_type(pv, json_type_string) ? mcp_revision_find(json_object_get_string(pv)) : NULL;
-        return !r || r->stateless;
+        return mcp_request_is_stateless(i->method, i->meta);
 }
 
 static mhd_result reply_message(HttpRequest *req, unsigned status, json_object *m) {
@@ -114,20 +102,14 @@ static int protocol_header(HttpRequest *req, const McpRevision **ret_rev, const 
 }
 
 static mhd_result unsupported_version(HttpRequest *req, json_object *id, const char *requested) {
-        _cleanup_json_ json_object *data = json_object_new_object();
-
-        if (!data || json_add(data, "supported", mcp_revision_supported_json()) < 0 ||
-            json_add_string(data, "requested", requested) < 0)
-                return MHD_NO;
         return reply_message(req, MHD_HTTP_BAD_REQUEST,
-                             jsonrpc_error_new(jsonrpc_id_is_valid(id) ? id : NULL,
-                                               MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
-                                               TAKE_PTR(data)));
+                             mcp_error_unsupported_version(jsonrpc_id_is_valid(id) ? id : NULL, requested,
+                                                           strlen(requested)));
 }
 
 /* 2026-07-28 mirrors body fields in headers, and they must agree. */
 static const char *stateless_header_problem(HttpRequest *req, const PostInfo *i, const char *hv) {
-        const char *mv = json_get_string(i->meta, META_PROTOCOL_VERSION), *mm, *mn, *key = NULL, *value;
+        const char *mv = json_get_string(i->meta, MCP_META_PROTOCOL_VERSION), *mm, *mn, *key = NULL, *value;
         _cleanup_free_ char *decoded = NULL;
 
         if (!hv)

@@ -29,11 +29,6 @@
 /* More modules than this are not kept for the description. */
 #define MODULES_MAX 4096
 
-#define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
-#define META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
-#define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
-#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
-
 static const char instructions[] =
         "One tool, exec: it runs Python code in a fresh sandbox without network and returns stdout, stderr, "
         "the exit code and resource use. Nothing persists between calls, so each call must be a complete "
@@ -334,7 +329,7 @@ json_object *mcp_result_reply(const McpRequest *req, json_object *result) {
                 return NULL;
         if (req->rev->stateless) {
                 meta = json_object_new_object();
-                if (!meta || json_add(meta, META_SERVER_INFO, server_info(req->rev)) < 0 ||
+                if (!meta || json_add(meta, MCP_META_SERVER_INFO, server_info(req->rev)) < 0 ||
                     json_add(r, "_meta", TAKE_PTR(meta)) < 0 || json_add_string(r, "resultType", "complete") < 0)
                         return NULL;
         }
@@ -479,30 +474,26 @@ static int find_method(const char *method) {
 
 /* 2026-07-28: everything the request needs is in its _meta. */
 static int handle_stateless(McpRequest *req, json_object **ret) {
-        json_object *pv = json_get(req->meta, META_PROTOCOL_VERSION), *level;
+        json_object *pv = json_get(req->meta, MCP_META_PROTOCOL_VERSION), *level;
         int i;
 
         req->rev = mcp_revision_stateless();
         if (!json_object_is_type(pv, json_type_string)) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
-                                   "Invalid params: _meta needs a \"" META_PROTOCOL_VERSION "\" string");
+                                   "Invalid params: _meta needs a \"" MCP_META_PROTOCOL_VERSION "\" string");
                 return 0;
         }
         if (!streq(json_object_get_string(pv), req->rev->version)) {
-                _cleanup_json_ json_object *data = json_object_new_object();
-                if (!data || json_add(data, "supported", mcp_revision_supported_json()) < 0 ||
-                    json_add(data, "requested", json_object_get(pv)) < 0)
-                        return -ENOMEM;
-                *ret = jsonrpc_error_new(req->id, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
-                                         "Unsupported protocol version", TAKE_PTR(data));
-                return 0;
+                *ret = mcp_error_unsupported_version(req->id, json_object_get_string(pv),
+                                                     (size_t) json_object_get_string_len(pv));
+                return *ret ? 0 : -ENOMEM;
         }
-        if (!json_object_is_type(json_get(req->meta, META_CLIENT_CAPABILITIES), json_type_object)) {
+        if (!json_object_is_type(json_get(req->meta, MCP_META_CLIENT_CAPABILITIES), json_type_object)) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
-                                   "Invalid params: _meta needs a \"" META_CLIENT_CAPABILITIES "\" object");
+                                   "Invalid params: _meta needs a \"" MCP_META_CLIENT_CAPABILITIES "\" object");
                 return 0;
         }
-        if (json_object_object_get_ex(req->meta, META_LOG_LEVEL, &level) &&
+        if (json_object_object_get_ex(req->meta, MCP_META_LOG_LEVEL, &level) &&
             log_level_from_string(json_object_is_type(level, json_type_string) ? json_object_get_string(level) : NULL) < 0) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS, "Invalid params: unknown log level in _meta");
                 return 0;
@@ -538,24 +529,6 @@ static int handle_legacy(McpRequest *req, json_object **ret) {
         return methods[i].handler(req, ret);
 }
 
-/* Which era a request belongs to is decided per request: _meta with a
- * protocol version we do not know from initialize means the stateless one
- * (which then checks the version), and server/discover exists only there. */
-static bool request_is_stateless(const McpRequest *req) {
-        json_object *pv;
-
-        if (streq(req->method, "initialize"))
-                return false;
-        if (streq(req->method, "server/discover"))
-                return true;
-        if (!json_object_object_get_ex(req->meta, META_PROTOCOL_VERSION, &pv))
-                return false;
-        if (!json_object_is_type(pv, json_type_string))
-                return true;
-        const McpRevision *rev = mcp_revision_find(json_object_get_string(pv));
-        return !rev || rev->stateless;
-}
-
 static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, json_object **ret) {
         McpRequest req = {
                 .session = s,
@@ -573,7 +546,7 @@ static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, j
         if (!json_object_is_type(req.meta, json_type_object))
                 req.meta = NULL;
 
-        return request_is_stateless(&req) ? handle_stateless(&req, ret) : handle_legacy(&req, ret);
+        return mcp_request_is_stateless(req.method, req.meta) ? handle_stateless(&req, ret) : handle_legacy(&req, ret);
 }
 
 static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
