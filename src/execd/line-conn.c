@@ -151,9 +151,13 @@ static int queue_line(LineConn *c, const char *json, size_t len) {
         return 0;
 }
 
-static int session_send(McpSession *s, const char *json, size_t len, void *userdata) {
+static int session_send(McpSession *s, const McpMessage *m, void *userdata) {
         LineConn *c = userdata;
-        int r = queue_line(c, json, len);
+        int r = 0;
+
+        /* A request that ends unanswered needs nothing on a line stream. */
+        if (m->json)
+                r = queue_line(c, m->json, m->len);
         conn_check_done(c);
         return r;
 }
@@ -166,7 +170,7 @@ static void handle_line(LineConn *c, char *line, size_t len) {
                 len--;
         if (len == 0 || !c->session)
                 return;
-        if (mcp_session_handle(c->session, line, len) < 0)
+        if (mcp_session_handle(c->session, line, len, 0) < 0)
                 log_warning("Failed to handle a message, ignoring.");
 }
 

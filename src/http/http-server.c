@@ -363,8 +363,6 @@ static HttpRequest *request_free(HttpRequest *req) {
         }
         sd_event_source_disable_unref(req->keepalive);
         http_session_request_gone(req);
-        json_object_put(req->ids);
-        json_object_put(req->tokens);
         free(req->body);
         free(req->reply);
         free(req->out);

@@ -20,20 +20,15 @@
 typedef struct PostInfo {
         bool array;
         unsigned n_requests;
-        json_object *ids, *tokens;      /* arrays: request ids, progress tokens */
+        bool progress;                  /* a request asks for progress */
         /* A single message: */
         const char *method;
         json_object *id, *params, *meta;
 } PostInfo;
 
-static void post_info_done(PostInfo *i) {
-        json_object_put(i->ids);
-        json_object_put(i->tokens);
-}
-
-static int post_info_add(PostInfo *i, json_object *m, bool single) {
+static void post_info_add(PostInfo *i, json_object *m, bool single) {
         JsonRpcMessage c;
-        json_object *meta, *token;
+        json_object *meta;
 
         jsonrpc_classify(m, &c);
         meta = json_get(c.params, "_meta");
@@ -44,32 +39,18 @@ static int post_info_add(PostInfo *i, json_object *m, bool single) {
                 i->meta = json_object_is_type(meta, json_type_object) ? meta : NULL;
         }
         if (c.kind != JSONRPC_REQUEST)
-                return 0;
+                return;
         i->n_requests++;
-        if (jsonrpc_id_is_valid(c.id) && json_append(i->ids, json_object_get(c.id)) < 0)
-                return -ENOMEM;
-        token = json_get(meta, "progressToken");
-        if (jsonrpc_id_is_valid(token) && json_append(i->tokens, json_object_get(token)) < 0)
-                return -ENOMEM;
-        return 0;
+        if (jsonrpc_id_is_valid(json_get(meta, "progressToken")))
+                i->progress = true;
 }
 
-static int post_info_collect(PostInfo *i, json_object *msg) {
-        int r;
-
-        i->ids = json_object_new_array();
-        i->tokens = json_object_new_array();
-        if (!i->ids || !i->tokens)
-                return -ENOMEM;
+static void post_info_collect(PostInfo *i, json_object *msg) {
         if (!json_object_is_type(msg, json_type_array))
                 return post_info_add(i, msg, true);
         i->array = true;
-        for (size_t k = 0, n = json_object_array_length(msg); k < n; k++) {
-                r = post_info_add(i, json_object_array_get_idx(msg, k), false);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
+        for (size_t k = 0, n = json_object_array_length(msg); k < n; k++)
+                post_info_add(i, json_object_array_get_idx(msg, k), false);
 }
 
 static bool body_is_stateless(const PostInfo *i) {
@@ -143,15 +124,12 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, PostInfo *info, boo
         HttpServer *h = req->server;
         /* initialize (ret_initialized set) is answered at once, and its
          * Mcp-Session-Id must be in the headers: never by SSE. */
-        bool want_sse = info->n_requests > 0 && json_object_array_length(info->tokens) > 0 && !ret_initialized;
+        bool want_sse = info->n_requests > 0 && info->progress && !ret_initialized;
 
         if (info->n_requests > 0) {
                 if (want_sse && s->n_streams >= h->config.max_streams_per_session)
                         return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_SERVER_ERROR,
                                                   "Too Many Requests: too many streams open in this session");
-                req->ids = TAKE_PTR(info->ids);
-                req->tokens = TAKE_PTR(info->tokens);
-                req->single = !info->array;
                 http_session_add_request(s, req);
         }
         /* Before the core runs: a call still queued reports progress at once. */
@@ -162,8 +140,6 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, PostInfo *info, boo
                 return MHD_NO;
         req->body = mfree(req->body);
 
-        if (!info->array && info->method && streq(info->method, "notifications/cancelled"))
-                http_session_cancelled(s, json_get(info->params, "requestId"));
         if (ret_initialized)
                 *ret_initialized = mcp_session_protocol_version(s->mcp) != NULL;
 
@@ -234,7 +210,7 @@ static mhd_result post_initialize(HttpRequest *req, PostInfo *info) {
 }
 
 static mhd_result mcp_post(HttpRequest *req) {
-        _cleanup_(post_info_done) PostInfo info = {};
+        PostInfo info = {};
         _cleanup_json_ json_object *msg = NULL;
         const McpRevision *rev;
         const char *hv, *sid, *why;
@@ -248,8 +224,9 @@ static mhd_result mcp_post(HttpRequest *req) {
                         return MHD_NO;
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, m);
         }
-        if (r < 0 || post_info_collect(&info, msg) < 0)
+        if (r < 0)
                 return MHD_NO;
+        post_info_collect(&info, msg);
 
         if (protocol_header(req, &rev, &hv) < 0)
                 return unsupported_version(req, info.id, hv);

@@ -35,6 +35,7 @@ struct McpCall {
         McpSession *session;
         McpCall *prev, *next;
         McpBatch *batch;                /* owed a reply (or a release) when set */
+        uint64_t origin;                /* of the request, for the transport */
         const McpRevision *rev;
         json_object *id;                /* ref */
         json_object *progress_token;    /* ref, or NULL: no progress wanted */
@@ -124,7 +125,7 @@ static McpCall *call_free(McpCall *c) {
         free(c);
 
         if (b)
-                (void) mcp_reply(s, b, NULL);
+                (void) mcp_reply(s, b, 0, NULL);
         if (idle)
                 mcp_session_notify_idle(s);
         return NULL;
@@ -150,7 +151,7 @@ static void call_finish(McpCall *c, json_object *result) {
                 (void) log_oom();
                 reply = jsonrpc_error_new(c->id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         }
-        (void) mcp_reply(s, b, reply);
+        (void) mcp_reply(s, b, c->origin, reply);
         call_free(c);
         if (idle)
                 mcp_session_notify_idle(s);
@@ -180,7 +181,8 @@ static void progress_send(McpCall *c, const char *message) {
                 (void) log_oom();
                 return;
         }
-        (void) mcp_session_send(c->session, jsonrpc_notification_new("notifications/progress", TAKE_PTR(params)));
+        (void) mcp_session_send_notification(c->session, c->origin, c->id,
+                                             jsonrpc_notification_new("notifications/progress", TAKE_PTR(params)));
         c->last_progress = v;
         c->progress_sent = true;
 }
@@ -427,6 +429,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                 .session = s,
                 .rev = req->rev,
                 .id = json_object_get(req->id),
+                .origin = req->origin,
                 .arguments = json_object_get(arguments),
                 .args = args,
                 .received_usec = now_usec(),
@@ -480,6 +483,11 @@ void mcp_call_cancel(McpSession *s, json_object *id) {
                 return;
 
         c->cancelled = true;
+        /* A transport that holds a response open for it (an HTTP POST) can
+         * end it now; a batch's other replies still come. The transport
+         * may free the session here, which only marks it dead. */
+        if (!c->batch)
+                (void) mcp_session_send_unanswered(s, c->origin, c->id);
         c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
         if (c->slot.state == QUEUE_SLOT_WAITING || c->retry_timer) {
                 /* Still queued, or waiting to ask the busy broker again: it

@@ -257,21 +257,20 @@ const char *mcp_session_protocol_version(const McpSession *s) {
         return s->stateless_seen ? mcp_revision_stateless()->version : NULL;
 }
 
-int mcp_session_send(McpSession *s, json_object *m) {
-        _cleanup_json_ json_object *msg = m;
-        const char *text;
-        size_t len;
+/* Hands the message (serialized here; NULL for none) with its facts to the
+ * transport. */
+static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
         int r;
 
-        if (!msg)
-                return log_oom();
         if (s->dead || s->freeing)
                 return 0;
-        text = json_serialize(msg, &len);
-        if (!text)
-                return log_oom();
+        if (msg) {
+                m->json = json_serialize(msg, &m->len);
+                if (!m->json)
+                        return log_oom();
+        }
         s->in_callout++;
-        r = s->transport.send(s, text, len, s->userdata);
+        r = s->transport.send(s, m, s->userdata);
         s->in_callout--;
         if (r < 0 && !s->dead) {
                 /* Nobody to talk to; runs end when the transport frees us. */
@@ -281,11 +280,41 @@ int mcp_session_send(McpSession *s, json_object *m) {
         return 0;
 }
 
+int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
+        _cleanup_json_ json_object *msg = m;
+        json_object *id;
+
+        if (!msg)
+                return log_oom();
+        /* A batch's array has neither. */
+        id = json_get(msg, "id");
+        return session_send(s,
+                            &(McpMessage) {
+                                    .kind = MCP_MESSAGE_RESPONSE,
+                                    .origin = origin,
+                                    .id = jsonrpc_id_is_valid(id) ? id : NULL,
+                                    .error_code = json_object_get_int(json_get(json_get(msg, "error"), "code")),
+                            },
+                            msg);
+}
+
+int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
+        _cleanup_json_ json_object *msg = m;
+
+        if (!msg)
+                return log_oom();
+        return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_NOTIFICATION, .origin = origin, .id = id }, msg);
+}
+
+int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id) {
+        return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_UNANSWERED, .origin = origin, .id = id }, NULL);
+}
+
 static void batch_release(McpBatch *b) {
         if (--b->pending > 0)
                 return;
         if (json_object_array_length(b->replies) > 0)
-                (void) mcp_session_send(b->session, json_object_get(b->replies));
+                (void) mcp_session_send_reply(b->session, b->origin, json_object_get(b->replies));
         json_object_put(b->replies);
         free(b);
 }
@@ -295,9 +324,9 @@ static void batch_add(McpBatch *b, json_object *reply) {
                 (void) log_oom();
 }
 
-int mcp_reply(McpSession *s, McpBatch *b, json_object *reply) {
+int mcp_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply) {
         if (!b)
-                return reply ? mcp_session_send(s, reply) : 0;
+                return reply ? mcp_session_send_reply(s, origin, reply) : 0;
         if (reply)
                 batch_add(b, reply);
         batch_release(b);
@@ -529,12 +558,13 @@ static int handle_legacy(McpRequest *req, json_object **ret) {
         return methods[i].handler(req, ret);
 }
 
-static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, json_object **ret) {
+static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, uint64_t origin, json_object **ret) {
         McpRequest req = {
                 .session = s,
                 .method = m->method,
                 .id = m->id,
                 .batch = b,
+                .origin = origin,
         };
 
         if (m->params && !json_object_is_type(m->params, json_type_object)) {
@@ -563,7 +593,7 @@ static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
 }
 
 /* One message, alone or from a batch; *ret is its immediate reply, if any. */
-static int handle_message(McpSession *s, json_object *msg, McpBatch *b, json_object **ret) {
+static int handle_message(McpSession *s, json_object *msg, McpBatch *b, uint64_t origin, json_object **ret) {
         JsonRpcMessage m;
         int r;
 
@@ -579,7 +609,7 @@ static int handle_message(McpSession *s, json_object *msg, McpBatch *b, json_obj
                 handle_notification(s, &m);
                 return 0;
         case JSONRPC_REQUEST:
-                r = handle_request(s, &m, b, ret);
+                r = handle_request(s, &m, b, origin, ret);
                 if (r < 0 && !*ret)
                         /* Tell the client rather than leave it waiting; may fail too. */
                         *ret = jsonrpc_error_new(m.id, JSONRPC_INTERNAL_ERROR, "Internal error", NULL);
@@ -588,14 +618,14 @@ static int handle_message(McpSession *s, json_object *msg, McpBatch *b, json_obj
         return 0;
 }
 
-static int handle_batch(McpSession *s, json_object *array) {
+static int handle_batch(McpSession *s, json_object *array, uint64_t origin) {
         size_t n = json_object_array_length(array);
         McpBatch *b;
         int r = 0;
 
         if (n == 0)
-                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST,
-                                                             "Invalid Request: empty batch", NULL));
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST,
+                                                                           "Invalid Request: empty batch", NULL));
         if (!s->revision || !s->revision->batches) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "Invalid Request: JSON-RPC batches are not supported %s%s%s",
@@ -603,19 +633,19 @@ static int handle_batch(McpSession *s, json_object *array) {
                              s->revision ? s->revision->version : "",
                              s->revision ? "; send one message at a time" : "") < 0)
                         return -ENOMEM;
-                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
         }
         if (n > BATCH_MAX) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "Invalid Request: a batch of %zu messages, more than %u", n, BATCH_MAX) < 0)
                         return -ENOMEM;
-                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
         }
 
         b = calloc(1, sizeof *b);
         if (!b)
                 return -ENOMEM;
-        *b = (McpBatch) { .session = s, .replies = json_object_new_array(), .pending = 1 };
+        *b = (McpBatch) { .session = s, .origin = origin, .replies = json_object_new_array(), .pending = 1 };
         if (!b->replies) {
                 free(b);
                 return -ENOMEM;
@@ -623,7 +653,7 @@ static int handle_batch(McpSession *s, json_object *array) {
         /* Nobody hears the rest once the peer is gone. */
         for (size_t i = 0; i < n && r >= 0 && !s->dead; i++) {
                 json_object *reply;
-                r = handle_message(s, json_object_array_get_idx(array, i), b, &reply);
+                r = handle_message(s, json_object_array_get_idx(array, i), b, origin, &reply);
                 if (reply)
                         batch_add(b, reply);
         }
@@ -632,7 +662,7 @@ static int handle_batch(McpSession *s, json_object *array) {
         return r;
 }
 
-int mcp_session_handle(McpSession *s, const char *data, size_t len) {
+int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t origin) {
         _cleanup_json_ json_object *msg = NULL;
         json_object *reply = NULL;
         const char *why;
@@ -647,15 +677,15 @@ int mcp_session_handle(McpSession *s, const char *data, size_t len) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "Parse error: %s", why) < 0)
                         return -ENOMEM;
-                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_PARSE_ERROR, m, NULL));
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_PARSE_ERROR, m, NULL));
         }
         if (r < 0)
                 return r;
 
         if (json_object_is_type(msg, json_type_array))
-                return handle_batch(s, msg);
-        r = handle_message(s, msg, NULL, &reply);
+                return handle_batch(s, msg, origin);
+        r = handle_message(s, msg, NULL, origin, &reply);
         if (reply)
-                (void) mcp_session_send(s, reply);
+                (void) mcp_session_send_reply(s, origin, reply);
         return r;
 }

@@ -30,11 +30,35 @@ typedef struct McpServerConfig {
         const char *const *modules;     /* importable non-stdlib top-level modules, NULL-terminated */
 } McpServerConfig;
 
+typedef enum McpMessageKind {
+        MCP_MESSAGE_RESPONSE,           /* the reply (result or error) to a request, or a batch's replies */
+        MCP_MESSAGE_NOTIFICATION,       /* progress of a call */
+        MCP_MESSAGE_UNANSWERED,         /* no text: a request the client cancelled ends without a reply */
+} McpMessageKind;
+
+/* What a session hands its transport: the message and the facts needed to
+ * route it, so that no transport reads JSON-RPC. */
+typedef struct McpMessage {
+        McpMessageKind kind;
+        /* One complete JSON-RPC message or batch array, serialized, without
+         * a trailing newline; NULL for MCP_MESSAGE_UNANSWERED. */
+        const char *json;
+        size_t len;
+        /* The origin given to mcp_session_handle() with what this answers
+         * or concerns (a progress notification: its call's request). 0 for
+         * what concerns no request of the peer. */
+        uint64_t origin;
+        /* Borrowed. The id of the request answered (RESPONSE) or concerned
+         * (NOTIFICATION, UNANSWERED); NULL for a batch's replies, and for an
+         * error about a message whose id could not be read. */
+        json_object *id;
+        int error_code;                 /* a RESPONSE that is an error: its code (jsonrpc.h); else 0 */
+} McpMessage;
+
 /* How a session hands messages back to its transport. */
 typedef struct McpTransport {
-        /* One complete JSON-RPC message or batch array, serialized, without a
-         * trailing newline. Returns < 0 if the peer is gone. */
-        int (*send)(McpSession *s, const char *json, size_t len, void *userdata);
+        /* Returns < 0 if the peer is gone. */
+        int (*send)(McpSession *s, const McpMessage *m, void *userdata);
 } McpTransport;
 
 /* Who is on the other end, for the journal (never for decisions here). */
@@ -52,10 +76,11 @@ int mcp_session_new(McpServer *server, const McpTransport *transport, void *user
 
 /* Handles one complete incoming message (an object, or an array where the
  * negotiated revision allows batches). Replies, notifications and results of
- * runs go out through transport->send, now or later from the event loop.
- * Returns < 0 only for a local failure (out of memory); protocol errors are
- * answered on the wire. */
-int mcp_session_handle(McpSession *s, const char *data, size_t len);
+ * runs go out through transport->send, now or later from the event loop,
+ * each with origin: the transport's own tag for where this message came
+ * from (an HTTP POST), 0 if it needs none. Returns < 0 only for a local
+ * failure (out of memory); protocol errors are answered on the wire. */
+int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t origin);
 
 /* Frees the session. Calls still queued are dropped without starting; runs
  * in progress are cancelled (their units stopped): nobody can receive them.
