@@ -45,8 +45,8 @@ mhd_result legacy_sse_open(HttpRequest *req) {
 }
 
 mhd_result legacy_messages_post(HttpRequest *req) {
-        const char *id = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "sessionId"), *why;
-        json_object *msg = NULL;
+        const char *id = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "sessionId");
+        _cleanup_(mcp_inbound_done) McpInbound info = {};
         HttpSession *s;
         int r;
 
@@ -60,14 +60,9 @@ mhd_result legacy_messages_post(HttpRequest *req) {
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
                                           "Bad Request: unsupported MCP-Protocol-Version");
         /* Unreadable input is refused here rather than on the stream. */
-        r = jsonrpc_parse(req->body ?: "", req->body_size, &msg, &why);
-        json_object_put(msg);
-        if (r == -EBADMSG) {
-                _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "Parse error: %s", why) < 0)
-                        return MHD_NO;
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, m);
-        }
+        r = mcp_inbound_parse(req->body, req->body_size, &info);
+        if (r == -EBADMSG)
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, info.error);
         if (r < 0 || http_session_handle(s, NULL, req->body, req->body_size) < 0)
                 return MHD_NO;
         return http_request_empty(req, MHD_HTTP_ACCEPTED);

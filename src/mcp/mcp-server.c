@@ -663,24 +663,20 @@ static int handle_batch(McpSession *s, json_object *array, uint64_t origin) {
 }
 
 int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t origin) {
-        _cleanup_json_ json_object *msg = NULL;
-        json_object *reply = NULL;
-        const char *why;
+        _cleanup_(mcp_inbound_done) McpInbound in = {};
+        json_object *msg, *reply = NULL;
         int r;
 
         if (!s->server)
                 return -ESHUTDOWN;
         if (s->dead)
                 return 0;
-        r = jsonrpc_parse(data, len, &msg, &why);
-        if (r == -EBADMSG) {
-                _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "Parse error: %s", why) < 0)
-                        return -ENOMEM;
-                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_PARSE_ERROR, m, NULL));
-        }
+        r = mcp_inbound_parse(data, len, &in);
+        if (r == -EBADMSG)
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_PARSE_ERROR, in.error, NULL));
         if (r < 0)
                 return r;
+        msg = in.msg;
 
         if (json_object_is_type(msg, json_type_array))
                 return handle_batch(s, msg, origin);

@@ -68,6 +68,28 @@ typedef struct McpPeer {
         pid_t pid;                      /* 0 when unknown */
 } McpPeer;
 
+/* What a transport may need to know of an incoming message before it picks
+ * a session for it (the HTTP transport: the era, whether an answer will
+ * come, and what its headers must mirror). Strings and id point into msg. */
+typedef struct McpInbound {
+        json_object *msg;               /* the parsed message; NULL for the JSON literal null */
+        char *error;                    /* -EBADMSG: the message of the -32700 error to answer with */
+        bool batch;
+        unsigned n_requests;            /* messages that get a reply (unless the client cancels them) */
+        bool progress;                  /* a request asks for progress notifications */
+        /* Of a single message; NULL where it has none: */
+        const char *method;             /* of a request or a notification */
+        json_object *id;                /* a valid id, for errors the transport answers itself */
+        const char *protocol_version;   /* its _meta's protocol version, if a string */
+        const char *name;               /* what HTTP's Mcp-Name mirrors: the tool, prompt or resource */
+        bool stateless;                 /* a request of the stateless revision (2026-07-28) */
+} McpInbound;
+
+/* Parses data as mcp_session_handle() does. -EBADMSG with ret->error set
+ * when it is not one JSON value (mcp_inbound_done() frees it); -ENOMEM. */
+int mcp_inbound_parse(const char *data, size_t len, McpInbound *ret);
+void mcp_inbound_done(McpInbound *i);
+
 int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret);
 McpServer *mcp_server_free(McpServer *s);
 
