@@ -304,7 +304,7 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 result = NULL;
         call_log(c, r, LOG_INFO, result ?: "done");
         /* A non-zero exit, a timeout or an OOM kill is a normal result. */
-        call_finish(c, tool_exec_result(r, c->rev));
+        call_finish(c, tool_exec_result(&c->session->server->config, r, c->rev));
 }
 
 static void call_start(McpCall *c) {
