@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "call-queue.h"
+#include "list.h"
 #include "mcp-server.h"
 #include "revision.h"
 
@@ -29,7 +30,7 @@ struct McpServer {
 
 struct McpSession {
         McpServer *server;              /* NULL once the server is gone */
-        McpSession *prev, *next;
+        LIST_FIELDS(McpSession, sessions);      /* in server->sessions */
         McpTransport transport;
         void *userdata;
         char id[33];                    /* random, for the journal */

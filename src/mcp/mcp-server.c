@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "mcp-server.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -77,7 +78,7 @@ static void strv_free(char **l) {
 static McpSession *session_free_now(McpSession *s);
 
 int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) {
-        McpServer *s;
+        _cleanup_(mcp_server_freep) McpServer *s = NULL;
         int r;
 
         if (!e || !config || !ret)
@@ -94,10 +95,17 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
         s->config = *config;
         s->progress_interval_usec = USEC_PER_SEC;
         s->broker_socket = strdup(config->broker_socket ?: BROKER_SOCKET_PATH);
-        if (!s->broker_socket || (config->python_version && !(s->python_version = strdup(config->python_version))) ||
-            (config->modules && !(s->modules = strv_copy(config->modules)))) {
-                r = -ENOMEM;
-                goto fail;
+        if (!s->broker_socket)
+                return -ENOMEM;
+        if (config->python_version) {
+                s->python_version = strdup(config->python_version);
+                if (!s->python_version)
+                        return -ENOMEM;
+        }
+        if (config->modules) {
+                s->modules = strv_copy(config->modules);
+                if (!s->modules)
+                        return -ENOMEM;
         }
         s->config.broker_socket = s->broker_socket;
         s->config.python_version = s->python_version;
@@ -105,12 +113,9 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
 
         r = call_queue_new(config->max_concurrent, config->max_queue, &s->queue);
         if (r < 0)
-                goto fail;
-        *ret = s;
+                return r;
+        *ret = TAKE_PTR(s);
         return 0;
-fail:
-        mcp_server_free(s);
-        return r;
 }
 
 McpServer *mcp_server_free(McpServer *s) {
@@ -118,21 +123,17 @@ McpServer *mcp_server_free(McpServer *s) {
                 return NULL;
         /* Sessions belong to their transports: they stay, inert. Queued
          * calls go first, so no run starts in the room freed by the others. */
-        for (McpSession *i = s->sessions, *next; i; i = next) {
-                next = i->next;
+        LIST_FOREACH_SAFE(sessions, i, next, s->sessions)
                 if (i->dead && i->in_callout == 0 && i->defer_free)
                         session_free_now(i);
-        }
         if (s->queue)
                 call_queue_drop_waiting(s->queue);
-        for (McpSession *i = s->sessions; i; i = i->next) {
+        LIST_FOREACH(sessions, i, s->sessions) {
                 i->freeing = true;
                 mcp_session_drop_calls(i);
         }
         while (s->sessions) {
-                McpSession *i = s->sessions;
-                s->sessions = i->next;
-                i->prev = i->next = NULL;
+                McpSession *i = LIST_REMOVE(sessions, s->sessions, s->sessions);
                 i->server = NULL;
                 i->freeing = false;
                 i->dead = true;
@@ -142,21 +143,24 @@ McpServer *mcp_server_free(McpServer *s) {
         free(s->python_version);
         strv_free(s->modules);
         sd_event_unref(s->event);
-        free(s);
-        return NULL;
+        return mfree(s);
 }
 
 void mcp_server_set_progress_interval(McpServer *s, uint64_t usec) {
+        assert(s);
+
         s->progress_interval_usec = MAX(usec, (uint64_t) 1000);
 }
 
 unsigned mcp_server_in_flight(const McpServer *s) {
+        assert(s);
+
         return call_queue_running(s->queue) + call_queue_waiting(s->queue);
 }
 
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
                     McpSession **ret) {
-        McpSession *s;
+        _cleanup_(mcp_session_freep) McpSession *s = NULL;
         int r;
 
         if (!server || !transport || !transport->send || !ret)
@@ -170,43 +174,33 @@ int mcp_session_new(McpServer *server, const McpTransport *transport, void *user
         s->peer_uid = peer ? peer->uid : (uid_t) -1;
         s->peer_pid = peer ? peer->pid : 0;
         s->peer_transport = strdup(peer && peer->transport ? peer->transport : "unknown");
-        if (!s->peer_transport) {
-                free(s);
+        if (!s->peer_transport)
                 return -ENOMEM;
-        }
         r = random_hex128(s->id);
-        if (r < 0) {
-                free(s->peer_transport);
-                free(s);
+        if (r < 0)
                 return r;
-        }
         s->server = server;
-        s->next = server->sessions;
-        if (s->next)
-                s->next->prev = s;
-        server->sessions = s;
+        LIST_PREPEND(sessions, server->sessions, s);
 
         log_debug("Session %s opened (%s, uid %i).", s->id, s->peer_transport, (int) s->peer_uid);
-        *ret = s;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 
+/* Also for a session that never got going: no server, no calls, no id. */
 static McpSession *session_free_now(McpSession *s) {
+        assert(s);
+
         s->freeing = true;
         s->defer_free = sd_event_source_disable_unref(s->defer_free);
         if (s->server) {
                 mcp_session_drop_calls(s);
-                if (s->prev)
-                        s->prev->next = s->next;
-                else
-                        s->server->sessions = s->next;
-                if (s->next)
-                        s->next->prev = s->prev;
+                LIST_REMOVE(sessions, s->server->sessions, s);
         }
-        log_debug("Session %s closed.", s->id);
+        if (s->id[0])
+                log_debug("Session %s closed.", s->id);
         free(s->peer_transport);
-        free(s);
-        return NULL;
+        return mfree(s);
 }
 
 static int on_defer_free(sd_event_source *src, void *userdata) {
@@ -235,14 +229,20 @@ McpSession *mcp_session_free(McpSession *s) {
 }
 
 unsigned mcp_session_in_flight(const McpSession *s) {
+        assert(s);
+
         return s->n_calls;
 }
 
 void mcp_session_set_idle_callback(McpSession *s, mcp_session_idle_t callback) {
+        assert(s);
+
         s->idle_callback = callback;
 }
 
 void mcp_session_notify_idle(McpSession *s) {
+        assert(s);
+
         if (!s->idle_callback || s->freeing || s->defer_free)
                 return;
         s->in_callout++;
@@ -251,6 +251,8 @@ void mcp_session_notify_idle(McpSession *s) {
 }
 
 const char *mcp_session_protocol_version(const McpSession *s) {
+        assert(s);
+
         if (s->revision)
                 return s->revision->version;
         /* Stateless: no negotiation, but what the peer speaks is known. */
@@ -261,6 +263,9 @@ const char *mcp_session_protocol_version(const McpSession *s) {
  * transport. */
 static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
         int r;
+
+        assert(s);
+        assert(m);
 
         if (s->dead || s->freeing)
                 return 0;
@@ -284,6 +289,8 @@ int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
         _cleanup_json_ json_object *msg = m;
         json_object *id;
 
+        assert(s);
+
         if (!msg)
                 return log_oom();
         /* A batch's array has neither. */
@@ -301,16 +308,22 @@ int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
 int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
         _cleanup_json_ json_object *msg = m;
 
+        assert(s);
+
         if (!msg)
                 return log_oom();
         return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_NOTIFICATION, .origin = origin, .id = id }, msg);
 }
 
 int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id) {
+        assert(s);
+
         return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_UNANSWERED, .origin = origin, .id = id }, NULL);
 }
 
 static void batch_release(McpBatch *b) {
+        assert(b);
+
         if (--b->pending > 0)
                 return;
         if (json_object_array_length(b->replies) > 0)
@@ -320,11 +333,15 @@ static void batch_release(McpBatch *b) {
 }
 
 static void batch_add(McpBatch *b, json_object *reply) {
+        assert(b);
+
         if (json_append(b->replies, reply) < 0)
                 (void) log_oom();
 }
 
 int mcp_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply) {
+        assert(s);
+
         if (!b)
                 return reply ? mcp_session_send_reply(s, origin, reply) : 0;
         if (reply)
@@ -354,6 +371,8 @@ static json_object *capabilities(const McpRevision *rev) {
 json_object *mcp_result_reply(const McpRequest *req, json_object *result) {
         _cleanup_json_ json_object *r = result, *meta = NULL;
 
+        assert(req);
+
         if (!r)
                 return NULL;
         if (req->rev->stateless) {
@@ -375,6 +394,9 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
         json_object *client_info;
         const char *asked;
         char name[ECHO_MAX + 1], version[ECHO_MAX + 1], uid[16] = "";
+
+        assert(req);
+        assert(ret);
 
         if (s->revision) {
                 *ret = error_reply(req, JSONRPC_INVALID_REQUEST, "Invalid Request: the session is already initialized");
@@ -420,12 +442,18 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
 }
 
 static int handle_ping(McpRequest *req, json_object **ret) {
+        assert(req);
+        assert(ret);
+
         *ret = mcp_result_reply(req, json_object_new_object());
         return *ret ? 0 : -ENOMEM;
 }
 
 static int handle_set_level(McpRequest *req, json_object **ret) {
         int level = log_level_from_string(json_get_string(req->params, "level"));
+
+        assert(req);
+        assert(ret);
 
         if (level < 0) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
@@ -439,6 +467,9 @@ static int handle_set_level(McpRequest *req, json_object **ret) {
 
 static int handle_tools_list(McpRequest *req, json_object **ret) {
         _cleanup_json_ json_object *result = json_object_new_object(), *tools = json_object_new_array();
+
+        assert(req);
+        assert(ret);
 
         /* We never hand out a cursor, so none can be valid. */
         if (json_object_object_get_ex(req->params, "cursor", NULL)) {
@@ -457,6 +488,9 @@ static int handle_tools_list(McpRequest *req, json_object **ret) {
 
 static int handle_discover(McpRequest *req, json_object **ret) {
         _cleanup_json_ json_object *result = json_object_new_object();
+
+        assert(req);
+        assert(ret);
 
         if (!result || json_add(result, "supportedVersions", mcp_revision_supported_json()) < 0 ||
             json_add(result, "capabilities", capabilities(req->rev)) < 0 ||
@@ -488,6 +522,9 @@ static const struct {
 static int method_not_found(McpRequest *req, json_object **ret) {
         _cleanup_free_ char *m = NULL;
 
+        assert(req);
+        assert(ret);
+
         if (asprintf(&m, "Method not found: %.*s", utf8_prefix_len(req->method, ECHO_MAX), req->method) < 0)
                 return -ENOMEM;
         *ret = error_reply(req, JSONRPC_METHOD_NOT_FOUND, m);
@@ -505,6 +542,9 @@ static int find_method(const char *method) {
 static int handle_stateless(McpRequest *req, json_object **ret) {
         json_object *pv = json_get(req->meta, MCP_META_PROTOCOL_VERSION), *level;
         int i;
+
+        assert(req);
+        assert(ret);
 
         req->rev = mcp_revision_stateless();
         if (!json_object_is_type(pv, json_type_string)) {
@@ -540,6 +580,9 @@ static int handle_legacy(McpRequest *req, json_object **ret) {
         McpSession *s = req->session;
         int i;
 
+        assert(req);
+        assert(ret);
+
         if (streq(req->method, "initialize"))
                 return handle_initialize(req, ret);
         i = find_method(req->method);
@@ -559,6 +602,10 @@ static int handle_legacy(McpRequest *req, json_object **ret) {
 }
 
 static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, uint64_t origin, json_object **ret) {
+        assert(s);
+        assert(m);
+        assert(ret);
+
         McpRequest req = {
                 .session = s,
                 .method = m->method,
@@ -582,6 +629,9 @@ static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, u
 static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
         json_object *id;
 
+        assert(s);
+        assert(m);
+
         if (streq(m->method, "notifications/cancelled")) {
                 /* Unknown or finished ids are fine: the race is expected. */
                 id = json_get(m->params, "requestId");
@@ -596,6 +646,9 @@ static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
 static int handle_message(McpSession *s, json_object *msg, McpBatch *b, uint64_t origin, json_object **ret) {
         JsonRpcMessage m;
         int r;
+
+        assert(s);
+        assert(ret);
 
         *ret = NULL;
         jsonrpc_classify(msg, &m);
@@ -622,6 +675,9 @@ static int handle_batch(McpSession *s, json_object *array, uint64_t origin) {
         size_t n = json_object_array_length(array);
         McpBatch *b;
         int r = 0;
+
+        assert(s);
+        assert(array);
 
         if (n == 0)
                 return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST,
@@ -666,6 +722,8 @@ int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t ori
         _cleanup_(mcp_inbound_done) McpInbound in = {};
         json_object *msg, *reply = NULL;
         int r;
+
+        assert(s);
 
         if (!s->server)
                 return -ESHUTDOWN;

@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
+
 typedef struct McpServer McpServer;
 typedef struct McpSession McpSession;
 
@@ -92,6 +94,7 @@ void mcp_inbound_done(McpInbound *i);
 
 int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret);
 McpServer *mcp_server_free(McpServer *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(McpServer *, mcp_server_free);
 
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
                     McpSession **ret);
@@ -110,6 +113,7 @@ int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t ori
  * once and the rest happens from the event loop), and after
  * mcp_server_free(), which leaves sessions inert but allocated. */
 McpSession *mcp_session_free(McpSession *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(McpSession *, mcp_session_free);
 
 /* Calls queued or running for this session (transports use it for idle exit). */
 unsigned mcp_session_in_flight(const McpSession *s);
