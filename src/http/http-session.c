@@ -4,6 +4,7 @@
  * the POST that carried its request, progress to the POST of its call if
  * that is an event stream, anything else to the session's GET stream. On the
  * legacy transport everything goes to the /sse stream. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "http-internal.h"
 #include "http-util.h"
 #include "jsonrpc.h"
+#include "list.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -22,13 +24,15 @@ static const char *kind_name(HttpSessionKind k) {
 
 /* The request that handed the core what m answers or concerns. */
 static HttpRequest *find_by_origin(HttpSession *s, uint64_t origin) {
+        assert(s);
+
         if (origin == 0)
                 return NULL;
         /* The POST being handled gets its immediate replies, whether or not
          * it waits for any (an error about an unreadable message). */
         if (s->current && s->current->mcp_origin == origin)
                 return s->current;
-        for (HttpRequest *r = s->requests; r; r = r->sess_next)
+        LIST_FOREACH(sess, r, s->requests)
                 if (r->pending && r->mcp_origin == origin)
                         return r;
         return NULL;
@@ -37,6 +41,9 @@ static HttpRequest *find_by_origin(HttpSession *s, uint64_t origin) {
 /* Where a message of the core goes. */
 static HttpRequest *route(HttpSession *s, const McpMessage *m) {
         HttpRequest *r;
+
+        assert(s);
+        assert(m);
 
         if (m->kind != MCP_MESSAGE_NOTIFICATION)
                 return find_by_origin(s, m->origin);
@@ -50,6 +57,9 @@ static HttpRequest *route(HttpSession *s, const McpMessage *m) {
 /* The HTTP status for a JSON reply: the stateless revision maps some errors
  * to statuses, so a client can tell the eras apart. */
 static unsigned reply_status(HttpSession *s, const McpMessage *m) {
+        assert(s);
+        assert(m);
+
         if (m->error_code == 0)
                 return MHD_HTTP_OK;
         if (!m->id)
@@ -169,13 +179,9 @@ int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret) {
 static void detach(HttpRequest *req) {
         HttpSession *s = req->session;
 
-        if (req->sess_prev)
-                req->sess_prev->sess_next = req->sess_next;
-        else
-                s->requests = req->sess_next;
-        if (req->sess_next)
-                req->sess_next->sess_prev = req->sess_prev;
-        req->sess_prev = req->sess_next = NULL;
+        assert(req);
+
+        LIST_REMOVE(sess, s->requests, req);
         if (s->stream == req)
                 s->stream = NULL;
         if (s->current == req)
@@ -265,6 +271,8 @@ void http_session_touch(HttpSession *s) {
 int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size_t size) {
         int r;
 
+        assert(s);
+
         http_session_touch(s);
         /* The legacy transport (no req) sends everything on its stream. */
         if (req)
@@ -276,11 +284,11 @@ int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size
 }
 
 void http_session_add_request(HttpSession *s, HttpRequest *req) {
+        assert(s);
+        assert(req);
+
         req->session = s;
-        req->sess_next = s->requests;
-        if (s->requests)
-                s->requests->sess_prev = req;
-        s->requests = req;
+        LIST_PREPEND(sess, s->requests, req);
         req->pending = !req->is_stream;
 }
 
