@@ -35,7 +35,10 @@ typedef struct McpServerConfig {
 typedef enum McpMessageKind {
         MCP_MESSAGE_RESPONSE,           /* the reply (result or error) to a request, or a batch's replies */
         MCP_MESSAGE_NOTIFICATION,       /* progress of a call */
-        MCP_MESSAGE_UNANSWERED,         /* no text: a request the client cancelled ends without a reply */
+        /* No text: a request the client cancelled (not one in a batch)
+         * ends without a reply. Sent when the cancel arrives, while the run
+         * may still be stopping and count in mcp_session_in_flight(). */
+        MCP_MESSAGE_UNANSWERED,
 } McpMessageKind;
 
 /* What a session hands its transport: the message and the facts needed to
