@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "input-budget.h"
+#include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -153,9 +154,13 @@ static int queue_line(LineConn *c, const char *json, size_t len) {
         return 0;
 }
 
-static int session_send(McpSession *s, const char *json, size_t len, void *userdata) {
+static int session_send(McpSession *s, const McpMessage *m, void *userdata) {
         LineConn *c = userdata;
-        int r = queue_line(c, json, len);
+        int r = 0;
+
+        /* A request that ends unanswered needs nothing on a line stream. */
+        if (m->json)
+                r = queue_line(c, m->json, m->len);
         conn_check_done(c);
         return r;
 }
@@ -168,21 +173,32 @@ static void handle_line(LineConn *c, char *line, size_t len) {
                 len--;
         if (len == 0 || !c->session)
                 return;
-        if (mcp_session_handle(c->session, line, len) < 0)
+        if (mcp_session_handle(c->session, line, len, 0) < 0)
                 log_warning("Failed to handle a message, ignoring.");
 }
 
 static void too_long(LineConn *c) {
-        static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,"
-                                  "\"message\":\"message too large\"}}";
-        (void) queue_line(c, msg, sizeof msg - 1);
+        _cleanup_free_ char *msg = NULL;
+        size_t len;
+
+        if (jsonrpc_error_serialize(NULL, JSONRPC_INVALID_REQUEST, "message too large", &msg, &len) < 0) {
+                (void) log_oom();
+                return;
+        }
+        (void) queue_line(c, msg, len);
 }
 
 static void over_budget(LineConn *c) {
-        static const char msg[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,"
-                                  "\"message\":\"Server busy: too much input in flight from all clients; "
-                                  "retry later\"}}";
-        (void) queue_line(c, msg, sizeof msg - 1);
+        _cleanup_free_ char *msg = NULL;
+        size_t len;
+
+        if (jsonrpc_error_serialize(NULL, JSONRPC_SERVER_ERROR,
+                                    "Server busy: too much input in flight from all clients; retry later", &msg,
+                                    &len) < 0) {
+                (void) log_oom();
+                return;
+        }
+        (void) queue_line(c, msg, len);
 }
 
 /* Room for want bytes of a line (plus its NUL). */

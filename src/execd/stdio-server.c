@@ -89,7 +89,7 @@ int stdio_refusal_line(uid_t uid, const char *reason, char **ret) {
                 return -ENOMEM;
         /* polkit's text goes through the JSON encoder: quotes and control
          * characters in it must not break the line. */
-        e = jsonrpc_error_new(NULL, -32001, m, NULL);
+        e = jsonrpc_error_new(NULL, MCP_ERROR_ACCESS_DENIED, m, NULL);
         if (!e || !(text = json_serialize(e, NULL)) || !(line = strdup(text)))
                 return -ENOMEM;
         *ret = line;
@@ -189,7 +189,7 @@ static int on_hello_timeout(sd_event_source *source, uint64_t usec, void *userda
         log_debug("Local session of uid %u sent nothing in time, closing it.", (unsigned) c->uid);
         c->server->n_silent++;
         note_refusal(c->server);
-        e = jsonrpc_error_new(NULL, -32000, "no message in time: send initialize right after connecting", NULL);
+        e = jsonrpc_error_new(NULL, JSONRPC_SERVER_ERROR, "no message in time: send initialize right after connecting", NULL);
         if (!e || !(text = json_serialize(e, NULL)) || line_conn_send_and_close(c->line, text) < 0)
                 conn_free(c);
         return 0;
@@ -198,7 +198,7 @@ static int on_hello_timeout(sd_event_source *source, uint64_t usec, void *userda
 /* One error line, then closed; what the peer sent is read first, so that it
  * gets the line rather than a reset. */
 static void refuse(StdioServer *s, int fd, const char *message) {
-        _cleanup_json_ json_object *e = jsonrpc_error_new(NULL, -32000, message, NULL);
+        _cleanup_json_ json_object *e = jsonrpc_error_new(NULL, JSONRPC_SERVER_ERROR, message, NULL);
         const char *text;
         char buf[4096];
         size_t len;

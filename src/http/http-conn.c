@@ -43,6 +43,8 @@
 /* Work waiting that long with nothing done about it means MHD is not driven. */
 #define STUCK_USEC (15 * USEC_PER_SEC)
 
+/* A canned reply, written before MHD ever sees the connection; -32000 is
+ * JSONRPC_SERVER_ERROR, as every HTTP refusal. */
 #define REFUSAL_BODY                                                                                           \
         "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32000,\"message\":\"Service Unavailable: too " \
         "many connections; retry later\"}}"

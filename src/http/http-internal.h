@@ -21,9 +21,6 @@ typedef enum MHD_Result mhd_result;
 typedef int mhd_result;
 #endif
 
-/* 2026-07-28: HTTP headers that do not match the body. */
-#define MCP_ERROR_HEADER_MISMATCH (-32020)
-
 typedef struct HttpRequest HttpRequest;
 typedef struct HttpSession HttpSession;
 typedef struct HttpConn HttpConn;
@@ -121,9 +118,7 @@ struct HttpRequest {
         bool pending;                   /* in session->requests */
         bool is_stream;                 /* the GET /mcp or /sse stream of its session */
         bool counted_stream;            /* in HttpServer.n_streams */
-        bool single;                    /* one request, not a batch: a cancel ends it */
-        json_object *ids;               /* array: ids of the requests it carries */
-        json_object *tokens;            /* array: their progress tokens */
+        uint64_t mcp_origin;            /* what the core tags its replies and progress with */
 };
 
 struct HttpSession {
@@ -137,6 +132,7 @@ struct HttpSession {
         HttpRequest *current;           /* the POST being handed to the core right now */
         unsigned n_streams;
         uint64_t last_used;
+        uint64_t last_mcp_origin;       /* the last HttpRequest.mcp_origin handed out */
 };
 
 /* http-server.c */
@@ -192,12 +188,11 @@ bool http_session_make_room(HttpServer *h);
 void http_session_touch(HttpSession *s);
 /* Hands one message to the core with req as the target of its replies. */
 int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size_t size);
-/* Ties req to the session; it waits for replies if it carries request ids. */
+/* Ties req to the session: a stream, or a POST carrying requests, which
+ * waits for their replies. */
 void http_session_add_request(HttpSession *s, HttpRequest *req);
 /* The request is over (completed or gone): detaches it, and ends what hangs on it. */
 void http_session_request_gone(HttpRequest *req);
-/* A client cancelled a request: the POST waiting for it gets no reply. */
-void http_session_cancelled(HttpSession *s, json_object *request_id);
 void http_sessions_sweep(HttpServer *h);
 
 /* streamable.c: /mcp */

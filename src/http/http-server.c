@@ -400,8 +400,6 @@ static HttpRequest *request_free(HttpRequest *req) {
         if (req->counted_stream && h->n_streams > 0)
                 h->n_streams--;
         http_session_request_gone(req);
-        json_object_put(req->ids);
-        json_object_put(req->tokens);
         input_budget_release(h->config.budget, req->budget_held);
         free(req->body);
         free(req->reply);
@@ -471,7 +469,7 @@ static mhd_result preflight(HttpRequest *req) {
 
 static mhd_result refuse_over_budget(HttpRequest *req) {
         log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too much request data in flight");
-        return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+        return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                   "Service Unavailable: too much request data in flight from all clients; "
                                   "retry later");
 }
@@ -497,11 +495,13 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
          * attacker's host, and carries its Origin. */
         if (!http_auth_host_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"))) {
                 log_refusal(req, MHD_HTTP_FORBIDDEN, "Host does not name this server");
-                return http_request_error(req, MHD_HTTP_FORBIDDEN, -32000, "Forbidden: Host header does not name this server");
+                return http_request_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_SERVER_ERROR,
+                                          "Forbidden: Host header does not name this server");
         }
         if (!http_auth_origin_ok(&h->auth, origin)) {
                 log_refusal(req, MHD_HTTP_FORBIDDEN, "Origin not allowed");
-                return http_request_error(req, MHD_HTTP_FORBIDDEN, -32000, "Forbidden: Origin not allowed");
+                return http_request_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_SERVER_ERROR,
+                                          "Forbidden: Origin not allowed");
         }
         req->origin = origin;
         /* A CORS preflight carries no credentials by design. */
@@ -510,44 +510,46 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         if (!http_auth_token_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-MCP-AUTH"),
                                 MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
                 log_refusal(req, MHD_HTTP_UNAUTHORIZED, "missing or wrong token");
-                return http_request_error(req, MHD_HTTP_UNAUTHORIZED, -32001, "Unauthorized: missing or wrong token");
+                return http_request_error(req, MHD_HTTP_UNAUTHORIZED, MCP_ERROR_ACCESS_DENIED,
+                                          "Unauthorized: missing or wrong token");
         }
 
         if (h->n_connections > h->config.max_connections) {
                 log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too many connections");
-                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many connections; retry later");
         }
         if (!is_mcp && !is_sse && !is_messages)
-                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32000, "Not Found: the MCP endpoint is /mcp");
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, JSONRPC_SERVER_ERROR,
+                                          "Not Found: the MCP endpoint is /mcp");
         /* Streams stay open for as long as their client likes: they may take
          * only part of the connections, so that calls always find room. */
         if (get && (is_mcp || is_sse) && h->n_streams >= h->config.max_streams) {
                 log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too many event streams");
-                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many event streams; retry later");
         }
         if ((is_mcp && !get && !post && !del) || (is_sse && !get) || (is_messages && !post))
-                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, -32000, "Method Not Allowed");
+                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, JSONRPC_SERVER_ERROR, "Method Not Allowed");
 
         accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
         if (is_mcp && post && (!http_accepts(accept, "application/json") || !http_accepts(accept, "text/event-stream")))
-                return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, -32000,
+                return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, JSONRPC_SERVER_ERROR,
                                           "Not Acceptable: Accept must list application/json and text/event-stream");
         if (is_mcp && get && !http_accepts(accept, "text/event-stream"))
-                return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, -32000,
+                return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, JSONRPC_SERVER_ERROR,
                                           "Not Acceptable: Accept must list text/event-stream");
         if (post) {
                 if (!http_content_type_is(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
                                           "application/json"))
-                        return http_request_error(req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, -32000,
+                        return http_request_error(req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, JSONRPC_SERVER_ERROR,
                                                   "Unsupported Media Type: Content-Type must be application/json");
                 v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
                 if (v) {
                         uint64_t l;
                         if (parse_uint(v, &l) < 0 || l > h->config.max_body) {
                                 log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-                                return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, -32600,
+                                return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
                                                           "Content Too Large: the message exceeds the size limit");
                         }
                         /* Announced: held for it now, so it cannot fail half way. */
@@ -611,7 +613,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
         case REQUEST_RECEIVING:
                 if (req->too_large) {
                         log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-                        return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, -32600,
+                        return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
                                                   "Content Too Large: the message exceeds the size limit");
                 }
                 if (req->over_budget)

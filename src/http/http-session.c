@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Sessions of the HTTP transports and the routing of what the core sends:
- * a reply goes to the POST that carried its request (found by id), progress
- * to the POST whose request named the token, anything else to the session's
- * GET stream. On the legacy transport everything goes to the /sse stream. */
+/* Sessions of the HTTP transports and the routing of what the core sends,
+ * by the facts it hands along (never by reading the JSON): a reply goes to
+ * the POST that carried its request, progress to the POST of its call if
+ * that is an event stream, anything else to the session's GET stream. On the
+ * legacy transport everything goes to the /sse stream. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,8 +12,8 @@
 
 #include "http-internal.h"
 #include "http-util.h"
-#include "json-util.h"
 #include "jsonrpc.h"
+#include "list.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -20,69 +22,51 @@ static const char *kind_name(HttpSessionKind k) {
         return k == HTTP_SESSION_LEGACY ? "sse" : k == HTTP_SESSION_STATELESS ? "http-stateless" : "http";
 }
 
-static bool ids_contain(json_object *ids, json_object *id) {
-        for (size_t i = 0, n = ids ? json_object_array_length(ids) : 0; i < n; i++)
-                if (jsonrpc_id_equal(json_object_array_get_idx(ids, i), id))
-                        return true;
-        return false;
-}
+/* The request that handed the core what m answers or concerns. */
+static HttpRequest *find_by_origin(HttpSession *s, uint64_t origin) {
+        assert(s);
 
-static HttpRequest *find_by_id(HttpSession *s, json_object *id) {
-        for (HttpRequest *r = s->requests; r; r = r->sess_next)
-                if (r->pending && ids_contain(r->ids, id))
-                        return r;
-        return NULL;
-}
-
-static HttpRequest *find_by_token(HttpSession *s, json_object *token) {
-        if (!jsonrpc_id_is_valid(token))
+        if (origin == 0)
                 return NULL;
-        for (HttpRequest *r = s->requests; r; r = r->sess_next)
-                if (r->pending && ids_contain(r->tokens, token))
+        /* The POST being handled gets its immediate replies, whether or not
+         * it waits for any (an error about an unreadable message). */
+        if (s->current && s->current->mcp_origin == origin)
+                return s->current;
+        LIST_FOREACH(sess, r, s->requests)
+                if (r->pending && r->mcp_origin == origin)
                         return r;
         return NULL;
 }
 
-/* Where a message of the core goes; *ret_reply tells whether it ends a request. */
-static HttpRequest *route(HttpSession *s, json_object *msg, bool *ret_reply) {
-        const char *method;
+/* Where a message of the core goes. */
+static HttpRequest *route(HttpSession *s, const McpMessage *m) {
+        HttpRequest *r;
 
-        *ret_reply = true;
-        if (json_object_is_type(msg, json_type_array)) {
-                /* A batch's replies, all for the POST that carried it. */
-                for (size_t i = 0, n = json_object_array_length(msg); i < n; i++) {
-                        json_object *id = json_get(json_object_array_get_idx(msg, i), "id");
-                        if (jsonrpc_id_is_valid(id))
-                                return find_by_id(s, id);
-                }
-                return s->current;
-        }
-        method = json_get_string(msg, "method");
-        if (!method) {
-                json_object *id = json_get(msg, "id");
-                /* id null: the message could not be read; its POST is the current one. */
-                return jsonrpc_id_is_valid(id) ? find_by_id(s, id) : s->current;
-        }
-        *ret_reply = false;
-        if (streq(method, "notifications/progress")) {
-                HttpRequest *r = find_by_token(s, json_get(json_get(msg, "params"), "progressToken"));
-                return r && r->sse ? r : NULL;
-        }
-        return s->stream;
+        assert(s);
+        assert(m);
+
+        if (m->kind != MCP_MESSAGE_NOTIFICATION)
+                return find_by_origin(s, m->origin);
+        if (m->origin == 0)
+                return s->stream;
+        /* Progress only where the POST became an event stream. */
+        r = find_by_origin(s, m->origin);
+        return r && r->sse ? r : NULL;
 }
 
 /* The HTTP status for a JSON reply: the stateless revision maps some errors
  * to statuses, so a client can tell the eras apart. */
-static unsigned reply_status(HttpSession *s, json_object *msg) {
-        json_object *error = json_get(msg, "error"), *code;
+static unsigned reply_status(HttpSession *s, const McpMessage *m) {
+        assert(s);
+        assert(m);
 
-        if (!error || json_object_is_type(msg, json_type_array))
+        if (m->error_code == 0)
                 return MHD_HTTP_OK;
-        if (!jsonrpc_id_is_valid(json_get(msg, "id")))
+        if (!m->id)
                 return MHD_HTTP_BAD_REQUEST;
-        if (s->kind != HTTP_SESSION_STATELESS || !json_object_object_get_ex(error, "code", &code))
+        if (s->kind != HTTP_SESSION_STATELESS)
                 return MHD_HTTP_OK;
-        switch (json_object_get_int(code)) {
+        switch (m->error_code) {
         case JSONRPC_METHOD_NOT_FOUND:
                 return MHD_HTTP_NOT_FOUND;
         case JSONRPC_PARSE_ERROR:
@@ -96,40 +80,46 @@ static unsigned reply_status(HttpSession *s, json_object *msg) {
         }
 }
 
-static int session_send(McpSession *m, const char *json, size_t len, void *userdata) {
+static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         HttpSession *s = userdata;
-        _cleanup_json_ json_object *msg = NULL;
+        bool ends = msg->kind != MCP_MESSAGE_NOTIFICATION;
         HttpRequest *target;
-        const char *why;
-        bool reply;
         char *body;
 
-        if (s->kind == HTTP_SESSION_LEGACY)
-                return s->stream ? http_request_sse_event(s->stream, "message", json, len) : -EPIPE;
+        if (s->kind == HTTP_SESSION_LEGACY) {
+                if (!msg->json)
+                        return 0;
+                return s->stream ? http_request_sse_event(s->stream, "message", msg->json, msg->len) : -EPIPE;
+        }
 
-        if (jsonrpc_parse(json, len, &msg, &why) < 0)
-                return log_oom();
-        target = route(s, msg, &reply);
+        target = route(s, msg);
         if (!target) {
                 /* Its POST is gone (the client hung up): nobody to tell. The
                  * session lives on; the client may ask again. */
-                log_debug("HTTP session: nobody waits for a %s, dropped.", reply ? "reply" : "notification");
+                log_debug("HTTP session: nobody waits for a %s, dropped.", ends ? "reply" : "notification");
                 return 0;
         }
         if (target->sse) {
-                (void) http_request_sse_event(target, NULL, json, len);
-                if (reply && target->pending) {
+                if (msg->json)
+                        (void) http_request_sse_event(target, NULL, msg->json, msg->len);
+                if (ends && target->pending) {
                         target->pending = false;
                         http_request_sse_finish(target);
                 }
                 return 0;
         }
-        body = malloc(len);
+        target->pending = false;
+        if (!msg->json) {
+                /* No reply will come; an event stream that ends at once is a
+                 * valid answer to a request. */
+                http_request_set_reply(target, MHD_HTTP_OK, "text/event-stream", NULL, 0);
+                return 0;
+        }
+        body = malloc(msg->len);
         if (!body)
                 return log_oom();
-        memcpy(body, json, len);
-        target->pending = false;
-        http_request_set_reply(target, reply_status(s, msg), "application/json", body, len);
+        memcpy(body, msg->json, msg->len);
+        http_request_set_reply(target, reply_status(s, msg), "application/json", body, msg->len);
         return 0;
 }
 
@@ -189,13 +179,9 @@ int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret) {
 static void detach(HttpRequest *req) {
         HttpSession *s = req->session;
 
-        if (req->sess_prev)
-                req->sess_prev->sess_next = req->sess_next;
-        else
-                s->requests = req->sess_next;
-        if (req->sess_next)
-                req->sess_next->sess_prev = req->sess_prev;
-        req->sess_prev = req->sess_next = NULL;
+        assert(req);
+
+        LIST_REMOVE(sess, s->requests, req);
         if (s->stream == req)
                 s->stream = NULL;
         if (s->current == req)
@@ -221,11 +207,11 @@ HttpSession *http_session_free(HttpSession *s) {
                 if (req->sse)
                         http_request_sse_finish(req);
                 else if (waiting) {
-                        static const char m[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32001,"
-                                                "\"message\":\"Session not found: it has ended\"}}";
-                        char *body = strdup(m);
-                        if (body)
-                                http_request_set_reply(req, MHD_HTTP_NOT_FOUND, "application/json", body, strlen(m));
+                        char *body;
+                        size_t len;
+                        if (jsonrpc_error_serialize(NULL, MCP_ERROR_SESSION_NOT_FOUND,
+                                                    "Session not found: it has ended", &body, &len) >= 0)
+                                http_request_set_reply(req, MHD_HTTP_NOT_FOUND, "application/json", body, len);
                         else {
                                 req->peer_gone = true;
                                 http_request_resume(req);
@@ -285,20 +271,25 @@ void http_session_touch(HttpSession *s) {
 int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size_t size) {
         int r;
 
+        assert(s);
+
         http_session_touch(s);
+        /* The legacy transport (no req) sends everything on its stream. */
+        if (req)
+                req->mcp_origin = ++s->last_mcp_origin;
         s->current = req;
-        r = mcp_session_handle(s->mcp, body, size);
+        r = mcp_session_handle(s->mcp, body, size, req ? req->mcp_origin : 0);
         s->current = NULL;
         return r;
 }
 
 void http_session_add_request(HttpSession *s, HttpRequest *req) {
+        assert(s);
+        assert(req);
+
         req->session = s;
-        req->sess_next = s->requests;
-        if (s->requests)
-                s->requests->sess_prev = req;
-        s->requests = req;
-        req->pending = !req->is_stream && req->ids && json_object_array_length(req->ids) > 0;
+        LIST_PREPEND(sess, s->requests, req);
+        req->pending = !req->is_stream;
 }
 
 void http_session_request_gone(HttpRequest *req) {
@@ -326,24 +317,6 @@ void http_session_request_gone(HttpRequest *req) {
                 http_session_touch(s);
                 break;
         }
-}
-
-void http_session_cancelled(HttpSession *s, json_object *request_id) {
-        HttpRequest *req;
-
-        if (!jsonrpc_id_is_valid(request_id))
-                return;
-        req = find_by_id(s, request_id);
-        /* A batch still gets the replies of its other requests. */
-        if (!req || !req->single)
-                return;
-        req->pending = false;
-        if (req->sse)
-                http_request_sse_finish(req);
-        else
-                /* No reply will come; an event stream that ends at once is a
-                 * valid answer to a request. */
-                http_request_set_reply(req, MHD_HTTP_OK, "text/event-stream", NULL, 0);
 }
 
 void http_sessions_sweep(HttpServer *h) {

@@ -27,7 +27,7 @@ mhd_result legacy_sse_open(HttpRequest *req) {
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
                                           "Bad Request: unsupported MCP-Protocol-Version");
         if (!http_session_make_room(h))
-                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_LEGACY, &s) < 0)
                 return MHD_NO;
@@ -45,29 +45,24 @@ mhd_result legacy_sse_open(HttpRequest *req) {
 }
 
 mhd_result legacy_messages_post(HttpRequest *req) {
-        const char *id = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "sessionId"), *why;
-        json_object *msg = NULL;
+        const char *id = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, "sessionId");
+        _cleanup_(mcp_inbound_done) McpInbound info = {};
         HttpSession *s;
         int r;
 
         if (!id)
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, -32000,
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: the sessionId query parameter is required");
         s = http_session_find(req->server, HTTP_SESSION_LEGACY, id);
         if (!s || !s->stream)
-                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32001, "Session not found");
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         if (bad_protocol_header(req))
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
                                           "Bad Request: unsupported MCP-Protocol-Version");
         /* Unreadable input is refused here rather than on the stream. */
-        r = jsonrpc_parse(req->body ?: "", req->body_size, &msg, &why);
-        json_object_put(msg);
-        if (r == -EBADMSG) {
-                _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "Parse error: %s", why) < 0)
-                        return MHD_NO;
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, m);
-        }
+        r = mcp_inbound_parse(req->body, req->body_size, &info);
+        if (r == -EBADMSG)
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, info.error);
         if (r < 0 || http_session_handle(s, NULL, req->body, req->body_size) < 0)
                 return MHD_NO;
         return http_request_empty(req, MHD_HTTP_ACCEPTED);

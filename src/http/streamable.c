@@ -10,93 +10,17 @@
 
 #include "http-internal.h"
 #include "http-util.h"
-#include "json-util.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
 #include "revision.h"
 
-#define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
-
-/* What the transport needs to know of a POST body. */
-typedef struct PostInfo {
-        bool array;
-        unsigned n_requests;
-        json_object *ids, *tokens;      /* arrays: request ids, progress tokens */
-        /* A single message: */
-        const char *method;
-        json_object *id, *params, *meta;
-} PostInfo;
-
-static void post_info_done(PostInfo *i) {
-        json_object_put(i->ids);
-        json_object_put(i->tokens);
-}
-
-static int post_info_add(PostInfo *i, json_object *m, bool single) {
-        JsonRpcMessage c;
-        json_object *meta, *token;
-
-        jsonrpc_classify(m, &c);
-        meta = json_get(c.params, "_meta");
-        if (single) {
-                i->method = c.kind == JSONRPC_REQUEST || c.kind == JSONRPC_NOTIFICATION ? c.method : NULL;
-                i->id = c.id;
-                i->params = c.params;
-                i->meta = json_object_is_type(meta, json_type_object) ? meta : NULL;
-        }
-        if (c.kind != JSONRPC_REQUEST)
-                return 0;
-        i->n_requests++;
-        if (jsonrpc_id_is_valid(c.id) && json_append(i->ids, json_object_get(c.id)) < 0)
-                return -ENOMEM;
-        token = json_get(meta, "progressToken");
-        if (jsonrpc_id_is_valid(token) && json_append(i->tokens, json_object_get(token)) < 0)
-                return -ENOMEM;
-        return 0;
-}
-
-static int post_info_collect(PostInfo *i, json_object *msg) {
-        int r;
-
-        i->ids = json_object_new_array();
-        i->tokens = json_object_new_array();
-        if (!i->ids || !i->tokens)
-                return -ENOMEM;
-        if (!json_object_is_type(msg, json_type_array))
-                return post_info_add(i, msg, true);
-        i->array = true;
-        for (size_t k = 0, n = json_object_array_length(msg); k < n; k++) {
-                r = post_info_add(i, json_object_array_get_idx(msg, k), false);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-/* Mirrors the core: _meta naming a version we do not know from initialize
- * means the stateless era (where the core then checks the version). */
-static bool body_is_stateless(const PostInfo *i) {
-        json_object *pv;
-        const McpRevision *r;
-
-        if (i->array || i->n_requests != 1 || !i->method || streq(i->method, "initialize"))
-                return false;
-        if (streq(i->method, "server/discover"))
-                return true;
-        if (!json_object_object_get_ex(i->meta, META_PROTOCOL_VERSION, &pv))
-                return false;
-        r = json_object_is_type(pv, json_type_string) ? mcp_revision_find(json_object_get_string(pv)) : NULL;
-        return !r || r->stateless;
-}
-
+/* An error built by the core (taken) as the whole response. */
 static mhd_result reply_message(HttpRequest *req, unsigned status, json_object *m) {
-        _cleanup_json_ json_object *msg = m;
-        const char *text;
-        size_t len;
         char *body;
+        size_t len;
 
-        if (!msg || !(text = json_serialize(msg, &len)) || !(body = strndup(text, len)))
+        if (jsonrpc_serialize(m, &body, &len) < 0)
                 return MHD_NO;
         return http_request_json(req, status, body, len, NULL);
 }
@@ -114,62 +38,47 @@ static int protocol_header(HttpRequest *req, const McpRevision **ret_rev, const 
 }
 
 static mhd_result unsupported_version(HttpRequest *req, json_object *id, const char *requested) {
-        _cleanup_json_ json_object *data = json_object_new_object();
-
-        if (!data || json_add(data, "supported", mcp_revision_supported_json()) < 0 ||
-            json_add_string(data, "requested", requested) < 0)
-                return MHD_NO;
         return reply_message(req, MHD_HTTP_BAD_REQUEST,
-                             jsonrpc_error_new(jsonrpc_id_is_valid(id) ? id : NULL,
-                                               MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
-                                               TAKE_PTR(data)));
+                             mcp_error_unsupported_version(id, requested, strlen(requested)));
 }
 
 /* 2026-07-28 mirrors body fields in headers, and they must agree. */
-static const char *stateless_header_problem(HttpRequest *req, const PostInfo *i, const char *hv) {
-        const char *mv = json_get_string(i->meta, META_PROTOCOL_VERSION), *mm, *mn, *key = NULL, *value;
+static const char *stateless_header_problem(HttpRequest *req, const McpInbound *i, const char *hv) {
+        const char *mm, *mn;
         _cleanup_free_ char *decoded = NULL;
 
         if (!hv)
                 return "Header mismatch: the MCP-Protocol-Version header is missing";
-        if (!mv || !streq(mv, hv))
+        if (!i->protocol_version || !streq(i->protocol_version, hv))
                 return "Header mismatch: MCP-Protocol-Version does not match the _meta protocol version";
         mm = http_request_header(req, "Mcp-Method");
         if (!mm)
                 return "Header mismatch: the Mcp-Method header is missing";
         if (!streq(mm, i->method))
                 return "Header mismatch: Mcp-Method does not match the method";
-        if (streq(i->method, "tools/call") || streq(i->method, "prompts/get"))
-                key = "name";
-        else if (streq(i->method, "resources/read"))
-                key = "uri";
-        value = key ? json_get_string(i->params, key) : NULL;
-        if (!value)
+        if (!i->name)
                 return NULL;
         mn = http_request_header(req, "Mcp-Name");
         if (!mn)
                 return "Header mismatch: the Mcp-Name header is missing";
         decoded = mcp_header_value_decode(mn);
-        if (!decoded || !streq(decoded, value))
+        if (!decoded || !streq(decoded, i->name))
                 return "Header mismatch: Mcp-Name does not match the body";
         return NULL;
 }
 
 /* Hands the body to the session and answers: now if the reply is there, by
  * SSE if the client wants progress, else once the reply comes. */
-static mhd_result post_run(HttpRequest *req, HttpSession *s, PostInfo *info, bool *ret_initialized) {
+static mhd_result post_run(HttpRequest *req, HttpSession *s, McpInbound *info, bool *ret_initialized) {
         HttpServer *h = req->server;
         /* initialize (ret_initialized set) is answered at once, and its
          * Mcp-Session-Id must be in the headers: never by SSE. */
-        bool want_sse = info->n_requests > 0 && json_object_array_length(info->tokens) > 0 && !ret_initialized;
+        bool want_sse = info->n_requests > 0 && info->progress && !ret_initialized;
 
         if (info->n_requests > 0) {
                 if (want_sse && s->n_streams >= h->config.max_streams_per_session)
-                        return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                        return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_SERVER_ERROR,
                                                   "Too Many Requests: too many streams open in this session");
-                req->ids = TAKE_PTR(info->ids);
-                req->tokens = TAKE_PTR(info->tokens);
-                req->single = !info->array;
                 http_session_add_request(s, req);
         }
         /* Before the core runs: a call still queued reports progress at once. */
@@ -180,8 +89,6 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, PostInfo *info, boo
                 return MHD_NO;
         req->body = mfree(req->body);
 
-        if (!info->array && info->method && streq(info->method, "notifications/cancelled"))
-                http_session_cancelled(s, json_get(info->params, "requestId"));
         if (ret_initialized)
                 *ret_initialized = mcp_session_protocol_version(s->mcp) != NULL;
 
@@ -200,12 +107,12 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, PostInfo *info, boo
         return MHD_YES;
 }
 
-static mhd_result post_stateless(HttpRequest *req, PostInfo *info, const char *hv) {
+static mhd_result post_stateless(HttpRequest *req, McpInbound *info, const char *hv) {
         const char *problem;
         HttpSession *s;
         mhd_result m;
 
-        if (info->array)
+        if (info->batch)
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
                                           "Invalid Request: protocol 2026-07-28 has no batches");
         /* No notification of this revision means anything over HTTP. */
@@ -214,8 +121,7 @@ static mhd_result post_stateless(HttpRequest *req, PostInfo *info, const char *h
         problem = stateless_header_problem(req, info, hv);
         if (problem)
                 return reply_message(req, MHD_HTTP_BAD_REQUEST,
-                                     jsonrpc_error_new(jsonrpc_id_is_valid(info->id) ? info->id : NULL,
-                                                       MCP_ERROR_HEADER_MISMATCH, problem, NULL));
+                                     jsonrpc_error_new(info->id, MCP_ERROR_HEADER_MISMATCH, problem, NULL));
         /* One session per request: it ends with the response stream. */
         if (http_session_new(req->server, HTTP_SESSION_STATELESS, &s) < 0)
                 return MHD_NO;
@@ -225,14 +131,14 @@ static mhd_result post_stateless(HttpRequest *req, PostInfo *info, const char *h
         return m;
 }
 
-static mhd_result post_initialize(HttpRequest *req, PostInfo *info) {
+static mhd_result post_initialize(HttpRequest *req, McpInbound *info) {
         HttpServer *h = req->server;
         bool initialized = false;
         HttpSession *s;
         mhd_result m;
 
         if (!http_session_make_room(h))
-                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, -32000,
+                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_STREAMABLE, &s) < 0)
                 return MHD_NO;
@@ -252,21 +158,16 @@ static mhd_result post_initialize(HttpRequest *req, PostInfo *info) {
 }
 
 static mhd_result mcp_post(HttpRequest *req) {
-        _cleanup_(post_info_done) PostInfo info = {};
-        _cleanup_json_ json_object *msg = NULL;
+        _cleanup_(mcp_inbound_done) McpInbound info = {};
         const McpRevision *rev;
-        const char *hv, *sid, *why;
+        const char *hv, *sid;
         HttpSession *s;
         int r;
 
-        r = jsonrpc_parse(req->body ?: "", req->body_size, &msg, &why);
-        if (r == -EBADMSG) {
-                _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "Parse error: %s", why) < 0)
-                        return MHD_NO;
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, m);
-        }
-        if (r < 0 || post_info_collect(&info, msg) < 0)
+        r = mcp_inbound_parse(req->body, req->body_size, &info);
+        if (r == -EBADMSG)
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, info.error);
+        if (r < 0)
                 return MHD_NO;
 
         if (protocol_header(req, &rev, &hv) < 0)
@@ -274,18 +175,18 @@ static mhd_result mcp_post(HttpRequest *req) {
         sid = http_request_header(req, "Mcp-Session-Id");
 
         /* 2026-07-28 has no sessions: a session id there is ignored. */
-        if (rev ? rev->stateless : (!sid && body_is_stateless(&info)))
+        if (rev ? rev->stateless : (!sid && info.stateless))
                 return post_stateless(req, &info, hv);
 
         if (!sid) {
-                if (!info.array && info.method && streq(info.method, "initialize") && info.n_requests == 1)
+                if (!info.batch && info.method && streq(info.method, "initialize") && info.n_requests == 1)
                         return post_initialize(req, &info);
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, -32000,
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: Mcp-Session-Id header is required (initialize first)");
         }
         s = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid);
         if (!s)
-                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32001, "Session not found");
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         return post_run(req, s, &info, NULL);
 }
 
@@ -298,15 +199,15 @@ static mhd_result session_of(HttpRequest *req, HttpSession **ret) {
         if (protocol_header(req, &rev, &hv) < 0)
                 return unsupported_version(req, NULL, hv);
         if (rev && rev->stateless)
-                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, -32000,
+                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, JSONRPC_SERVER_ERROR,
                                           "Method Not Allowed: protocol 2026-07-28 knows only POST");
         sid = http_request_header(req, "Mcp-Session-Id");
         if (!sid)
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, -32000,
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: Mcp-Session-Id header is required");
         *ret = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid);
         if (!*ret)
-                return http_request_error(req, MHD_HTTP_NOT_FOUND, -32001, "Session not found");
+                return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         return MHD_YES;
 }
 
@@ -318,10 +219,10 @@ static mhd_result mcp_get(HttpRequest *req) {
                 return m;
         /* One stream for server-initiated messages; a second would split them. */
         if (s->stream)
-                return http_request_error(req, MHD_HTTP_CONFLICT, -32000,
+                return http_request_error(req, MHD_HTTP_CONFLICT, JSONRPC_SERVER_ERROR,
                                           "Conflict: this session already has a GET stream");
         if (s->n_streams >= req->server->config.max_streams_per_session)
-                return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, -32000,
+                return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_SERVER_ERROR,
                                           "Too Many Requests: too many streams open in this session");
         /* Last-Event-ID is ignored: streams are not resumable. */
         req->is_stream = true;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "call-queue.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -9,12 +10,16 @@
 struct CallQueue {
         uint64_t max_running, max_waiting;
         unsigned n_running, n_waiting;
-        QueueSlot *head, *tail;
+        /* Newest first: a slot joins at the head and leaves from the tail
+         * (oldest), both in O(1) however long the line. */
+        QueueSlot *waiting, *oldest;
         bool dispatching;
 };
 
 int call_queue_new(uint64_t max_running, uint64_t max_waiting, CallQueue **ret) {
-        CallQueue *q;
+        _cleanup_(call_queue_freep) CallQueue *q = NULL;
+
+        assert(ret);
 
         if (max_running == 0)
                 return -EINVAL;
@@ -23,26 +28,25 @@ int call_queue_new(uint64_t max_running, uint64_t max_waiting, CallQueue **ret) 
                 return -ENOMEM;
         q->max_running = max_running;
         q->max_waiting = max_waiting;
-        *ret = q;
+        *ret = TAKE_PTR(q);
         return 0;
 }
 
 static void unlink_waiting(CallQueue *q, QueueSlot *slot) {
-        if (slot->prev)
-                slot->prev->next = slot->next;
-        else
-                q->head = slot->next;
-        if (slot->next)
-                slot->next->prev = slot->prev;
-        else
-                q->tail = slot->prev;
-        slot->prev = slot->next = NULL;
+        assert(q);
+        assert(slot);
+
+        if (q->oldest == slot)
+                q->oldest = slot->wait_prev;
+        LIST_REMOVE(wait, q->waiting, slot);
         q->n_waiting--;
 }
 
 void call_queue_drop_waiting(CallQueue *q) {
-        while (q->head) {
-                QueueSlot *s = q->head;
+        assert(q);
+
+        while (q->oldest) {
+                QueueSlot *s = q->oldest;
                 unlink_waiting(q, s);
                 *s = (QueueSlot) {};
         }
@@ -52,19 +56,20 @@ CallQueue *call_queue_free(CallQueue *q) {
         if (!q)
                 return NULL;
         call_queue_drop_waiting(q);
-        free(q);
-        return NULL;
+        return mfree(q);
 }
 
 /* Starts waiting slots while there is room. A start callback may release
  * slots and so come back here: the flag keeps that from recursing, the outer
  * loop picks up the freed room. */
 static void dispatch(CallQueue *q) {
+        assert(q);
+
         if (q->dispatching)
                 return;
         q->dispatching = true;
-        while (q->head && q->n_running < q->max_running) {
-                QueueSlot *s = q->head;
+        while (q->oldest && q->n_running < q->max_running) {
+                QueueSlot *s = q->oldest;
                 unlink_waiting(q, s);
                 s->state = QUEUE_SLOT_RUNNING;
                 q->n_running++;
@@ -74,12 +79,15 @@ static void dispatch(CallQueue *q) {
 }
 
 int call_queue_submit(CallQueue *q, QueueSlot *slot, queue_start_t start, void *userdata) {
+        assert(q);
+        assert(slot);
+
         if (slot->state != QUEUE_SLOT_IDLE || !start)
                 return -EINVAL;
 
         *slot = (QueueSlot) { .queue = q, .start = start, .userdata = userdata };
         /* FIFO: nobody overtakes a waiting slot. */
-        if (!q->head && q->n_running < q->max_running) {
+        if (!q->waiting && q->n_running < q->max_running) {
                 slot->state = QUEUE_SLOT_RUNNING;
                 q->n_running++;
                 return 1;
@@ -89,12 +97,9 @@ int call_queue_submit(CallQueue *q, QueueSlot *slot, queue_start_t start, void *
                 return -EBUSY;
         }
         slot->state = QUEUE_SLOT_WAITING;
-        slot->prev = q->tail;
-        if (q->tail)
-                q->tail->next = slot;
-        else
-                q->head = slot;
-        q->tail = slot;
+        LIST_PREPEND(wait, q->waiting, slot);
+        if (!q->oldest)
+                q->oldest = slot;
         q->n_waiting++;
         return 0;
 }
@@ -114,27 +119,34 @@ void call_queue_release(QueueSlot *slot) {
 }
 
 unsigned call_queue_running(const CallQueue *q) {
+        assert(q);
         return q->n_running;
 }
 
 unsigned call_queue_waiting(const CallQueue *q) {
+        assert(q);
         return q->n_waiting;
 }
 
 uint64_t call_queue_max_running(const CallQueue *q) {
+        assert(q);
         return q->max_running;
 }
 
 uint64_t call_queue_max_waiting(const CallQueue *q) {
+        assert(q);
         return q->max_waiting;
 }
 
 unsigned call_queue_position(const QueueSlot *slot) {
         unsigned n = 1;
 
+        assert(slot);
+
         if (slot->state != QUEUE_SLOT_WAITING)
                 return 0;
-        for (const QueueSlot *s = slot->queue->head; s && s != slot; s = s->next)
+        /* Those after it in the list came before it. */
+        LIST_FOREACH(wait, s, slot->wait_next)
                 n++;
         return n;
 }

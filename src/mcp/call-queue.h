@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "list.h"
+#include "macro.h"
+
 typedef struct CallQueue CallQueue;
 typedef struct QueueSlot QueueSlot;
 
@@ -23,7 +26,7 @@ typedef enum QueueSlotState {
 
 struct QueueSlot {
         CallQueue *queue;
-        QueueSlot *prev, *next;         /* in the wait list */
+        LIST_FIELDS(QueueSlot, wait);   /* in the queue's wait list */
         QueueSlotState state;
         queue_start_t start;
         void *userdata;
@@ -34,6 +37,7 @@ int call_queue_new(uint64_t max_running, uint64_t max_waiting, CallQueue **ret);
 /* Waiting slots become idle; their start callbacks never run. Running slots
  * must have been released. */
 CallQueue *call_queue_free(CallQueue *q);
+DEFINE_TRIVIAL_CLEANUP_FUNC(CallQueue *, call_queue_free);
 
 /* Every waiting slot becomes idle without starting (for shutdown). */
 void call_queue_drop_waiting(CallQueue *q);

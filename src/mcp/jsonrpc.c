@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "jsonrpc.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "json-cleanup.h"
 #include "json-util.h"
 #include "macro.h"
+#include "utf8.h"
 
 int jsonrpc_parse(const char *data, size_t len, json_object **ret, const char **ret_error) {
         json_tokener *tok;
@@ -104,8 +107,12 @@ json_object *jsonrpc_result_new(json_object *id, json_object *result) {
 
 json_object *jsonrpc_error_new(json_object *id, int code, const char *message, json_object *data) {
         json_object *m = envelope(id, true), *e = json_object_new_object();
+        /* json-c writes invalid UTF-8 through: a strict client would drop
+         * the whole line. Client text echoed here is valid already; a
+         * reason from elsewhere (polkit) may not be. */
+        _cleanup_free_ char *text = utf8_sanitize(message, strlen(message), NULL);
 
-        if (!m || !e || json_add_int(e, "code", code) < 0 || json_add_string(e, "message", message) < 0 ||
+        if (!m || !e || !text || json_add_int(e, "code", code) < 0 || json_add_string(e, "message", text) < 0 ||
             (data && json_add(e, "data", TAKE_PTR(data)) < 0) || json_add(m, "error", TAKE_PTR(e)) < 0) {
                 json_object_put(data);
                 json_object_put(e);
@@ -124,6 +131,32 @@ json_object *jsonrpc_notification_new(const char *method, json_object *params) {
                 return NULL;
         }
         return m;
+}
+
+int jsonrpc_serialize(json_object *m, char **ret, size_t *ret_len) {
+        _cleanup_json_ json_object *msg = m;
+        const char *text;
+        size_t len;
+        char *copy;
+
+        assert(ret);
+
+        if (!msg)
+                return -ENOMEM;
+        text = json_serialize(msg, &len);
+        if (!text)
+                return -ENOMEM;
+        copy = strndup(text, len);
+        if (!copy)
+                return -ENOMEM;
+        *ret = copy;
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int jsonrpc_error_serialize(json_object *id, int code, const char *message, char **ret, size_t *ret_len) {
+        return jsonrpc_serialize(jsonrpc_error_new(id, code, message, NULL), ret, ret_len);
 }
 
 static void invalid(JsonRpcMessage *ret, json_object *id, const char *message) {

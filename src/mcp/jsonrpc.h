@@ -12,13 +12,23 @@
  * json-c recurses when it frees. */
 #define JSONRPC_MAX_DEPTH 64
 
+/* Every error code we send. JSON-RPC 2.0's own first, then the range it
+ * leaves to servers (-32000 to -32099) as MCP and its SDKs use it. */
 enum {
         JSONRPC_PARSE_ERROR = -32700,
         JSONRPC_INVALID_REQUEST = -32600,
         JSONRPC_METHOD_NOT_FOUND = -32601,
         JSONRPC_INVALID_PARAMS = -32602,
         JSONRPC_INTERNAL_ERROR = -32603,
+        /* A transport refuses before any request is read; over HTTP the
+         * status says why (403, 406, 503, ...). */
+        JSONRPC_SERVER_ERROR = -32000,
+        /* The SDKs' servers answer an unknown session and a refused peer
+         * with the same code; two names say which one is meant. */
+        MCP_ERROR_SESSION_NOT_FOUND = -32001,
+        MCP_ERROR_ACCESS_DENIED = -32001,       /* a wrong HTTP token, a uid polkit refused */
         /* 2026-07-28 */
+        MCP_ERROR_HEADER_MISMATCH = -32020,     /* HTTP headers that do not match the body */
         MCP_ERROR_MISSING_REQUIRED_CLIENT_CAPABILITY = -32021,
         MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION = -32022,
 };
@@ -54,7 +64,18 @@ bool jsonrpc_id_equal(json_object *a, json_object *b);
 void jsonrpc_id_format(json_object *id, char *buf, size_t size);
 
 /* Replies. id NULL is written as null. result and data are taken (also on
- * failure); NULL return means out of memory. */
+ * failure); NULL return means out of memory. jsonrpc_error_new() builds
+ * every error we send; message may come from anywhere (it is made valid
+ * UTF-8, and JSON escapes quotes and control characters). */
 json_object *jsonrpc_result_new(json_object *id, json_object *result);
 json_object *jsonrpc_error_new(json_object *id, int code, const char *message, json_object *data);
 json_object *jsonrpc_notification_new(const char *method, json_object *params);
+
+/* m in the wire form, one line without the newline, as a new NUL-terminated
+ * string. Takes m (NULL: out of memory); -ENOMEM. ret_len may be NULL. */
+int jsonrpc_serialize(json_object *m, char **ret, size_t *ret_len);
+
+/* jsonrpc_error_new() serialized, for senders outside a session: a
+ * transport's refusal, a peer turned away before it has one. id NULL is
+ * null. ret_len may be NULL. */
+int jsonrpc_error_serialize(json_object *id, int code, const char *message, char **ret, size_t *ret_len);

@@ -16,6 +16,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
+#include "list.h"
 #include "mcp-internal.h"
 #include "broker-proto.h"
 #include "tool-exec.h"
@@ -33,8 +34,9 @@
 
 struct McpCall {
         McpSession *session;
-        McpCall *prev, *next;
+        LIST_FIELDS(McpCall, calls);    /* in session->calls while counted */
         McpBatch *batch;                /* owed a reply (or a release) when set */
+        uint64_t origin;                /* of the request, for the transport */
         const McpRevision *rev;
         json_object *id;                /* ref */
         json_object *progress_token;    /* ref, or NULL: no progress wanted */
@@ -48,7 +50,8 @@ struct McpCall {
         uint64_t received_usec;
         uint64_t last_progress;
         bool progress_sent, cancelled;
-        bool detached;                  /* no longer counted in the session (its reply is going out) */
+        bool counted;                   /* in the session's list and count; not before it is queued,
+                                         * nor once its reply is going out */
         char request_id[REQUEST_ID_LOG_MAX + 1];
 };
 
@@ -56,6 +59,10 @@ static void log_call(McpSession *s, const McpRevision *rev, const char *request_
                      uint64_t code_bytes, uint64_t stdin_bytes, uint64_t output_bytes, uint64_t duration_ms,
                      int level, const char *result) {
         char uid[16] = "";
+
+        assert(s);
+        assert(rev);
+        assert(request_id);
 
         if (s->peer_uid != (uid_t) -1)
                 (void) snprintf(uid, sizeof uid, "%u", (unsigned) s->peer_uid);
@@ -79,28 +86,28 @@ static void call_log(McpCall *c, const ExecResult *r, int level, const char *res
         uint64_t duration = r && r->duration_ms > 0 ? r->duration_ms :
                             c->exec                 ? exec_client_elapsed_usec(c->exec) / USEC_PER_MSEC : 0;
 
+        assert(c);
+
         log_call(c->session, c->rev, c->request_id, r ? r->run_id : NULL, c->args.code_len, c->args.stdin_len, output,
                  duration, level, result);
 }
 
 /* Takes the call out of the session's count; true if it was the last. */
 static bool call_detach(McpCall *c) {
-        McpSession *s = c->session;
+        McpSession *s;
 
-        if (c->detached)
+        assert(c);
+
+        if (!c->counted)
                 return false;
-        c->detached = true;
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                s->calls = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
-        c->prev = c->next = NULL;
+        s = c->session;
+        c->counted = false;
+        LIST_REMOVE(calls, s->calls, c);
         return --s->n_calls == 0;
 }
 
-/* Frees the call without a reply; a batch waiting for it is told so. */
+/* Frees the call without a reply; a batch waiting for it is told so. Also
+ * for a call that was never queued. */
 static McpCall *call_free(McpCall *c) {
         McpSession *s;
         McpBatch *b;
@@ -124,11 +131,13 @@ static McpCall *call_free(McpCall *c) {
         free(c);
 
         if (b)
-                (void) mcp_reply(s, b, NULL);
+                (void) mcp_reply(s, b, 0, NULL);
         if (idle)
                 mcp_session_notify_idle(s);
         return NULL;
 }
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(McpCall *, call_free);
 
 /* The reply goes out first, then the slot is freed: the next call's
  * "started" must not overtake this call's result. Takes result. */
@@ -138,6 +147,8 @@ static void call_finish(McpCall *c, json_object *result) {
         McpBatch *b = TAKE_PTR(c->batch);
         json_object *reply;
         bool idle;
+
+        assert(c);
 
         c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
         c->retry_timer = sd_event_source_disable_unref(c->retry_timer);
@@ -150,13 +161,16 @@ static void call_finish(McpCall *c, json_object *result) {
                 (void) log_oom();
                 reply = jsonrpc_error_new(c->id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         }
-        (void) mcp_reply(s, b, reply);
+        (void) mcp_reply(s, b, c->origin, reply);
         call_free(c);
         if (idle)
                 mcp_session_notify_idle(s);
 }
 
 static void call_fail(McpCall *c, const char *text, const char *result) {
+        assert(c);
+        assert(text);
+
         call_log(c, NULL, LOG_WARNING, result);
         call_finish(c, tool_exec_error_result(text));
 }
@@ -164,6 +178,9 @@ static void call_fail(McpCall *c, const char *text, const char *result) {
 static void progress_send(McpCall *c, const char *message) {
         _cleanup_json_ json_object *params = NULL;
         uint64_t v;
+
+        assert(c);
+        assert(message);
 
         if (!c->progress_token || c->cancelled)
                 return;
@@ -180,7 +197,8 @@ static void progress_send(McpCall *c, const char *message) {
                 (void) log_oom();
                 return;
         }
-        (void) mcp_session_send(c->session, jsonrpc_notification_new("notifications/progress", TAKE_PTR(params)));
+        (void) mcp_session_send_notification(c->session, c->origin, c->id,
+                                             jsonrpc_notification_new("notifications/progress", TAKE_PTR(params)));
         c->last_progress = v;
         c->progress_sent = true;
 }
@@ -188,6 +206,8 @@ static void progress_send(McpCall *c, const char *message) {
 static void progress_now(McpCall *c) {
         McpServer *server = c->session->server;
         char m[160];
+
+        assert(c);
 
         if (c->slot.state == QUEUE_SLOT_WAITING)
                 (void) snprintf(m, sizeof m,
@@ -218,6 +238,8 @@ static int on_progress_timer(sd_event_source *src, uint64_t usec, void *userdata
 static void progress_arm(McpCall *c) {
         McpServer *server = c->session->server;
 
+        assert(c);
+
         if (!c->progress_token || c->progress_timer)
                 return;
         /* Progress is a courtesy: without a timer the call still runs. */
@@ -243,6 +265,9 @@ static int on_retry(sd_event_source *src, uint64_t usec, void *userdata) {
 static bool retry_when_busy(McpCall *c, const ExecResult *r) {
         McpServer *server = c->session->server;
         uint64_t now = now_usec();
+
+        assert(c);
+        assert(r);
 
         if (!r->error_code || !streq(r->error_code, "busy") || c->session->dead)
                 return false;
@@ -302,7 +327,7 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 result = NULL;
         call_log(c, r, LOG_INFO, result ?: "done");
         /* A non-zero exit, a timeout or an OOM kill is a normal result. */
-        call_finish(c, tool_exec_result(r, c->rev));
+        call_finish(c, tool_exec_result(&c->session->server->config, r, c->rev));
 }
 
 static void call_start(McpCall *c) {
@@ -317,6 +342,8 @@ static void call_start(McpCall *c) {
         };
         char tag[96];
         int r;
+
+        assert(c);
 
         if (c->session->dead) {
                 /* Nobody would get the result. */
@@ -345,6 +372,10 @@ static void on_slot_start(QueueSlot *slot, void *userdata) {
 }
 
 static int reject(const McpRequest *req, const char *text, json_object **ret) {
+        assert(req);
+        assert(text);
+        assert(ret);
+
         *ret = mcp_result_reply(req, tool_exec_error_result(text));
         return *ret ? 0 : -ENOMEM;
 }
@@ -357,10 +388,14 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         char request_id[REQUEST_ID_LOG_MAX + 1];
         json_object *arguments = NULL, *token;
         const char *name;
+        _cleanup_(call_freep) McpCall *c = NULL;
         uint64_t per_session;
+        McpCall *call;
         ExecArgs args;
-        McpCall *c;
         int r;
+
+        assert(req);
+        assert(ret);
 
         *ret = NULL;
         name = json_get_string(req->params, "name");
@@ -387,7 +422,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                 return *ret ? 0 : -ENOMEM;
         }
         /* Cancellation finds calls by id: two alive with one id would be ambiguous. */
-        for (McpCall *i = s->calls; i; i = i->next)
+        LIST_FOREACH(calls, i, s->calls)
                 if (!i->cancelled && jsonrpc_id_equal(i->id, req->id)) {
                         *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
                                                  "Invalid Request: a call with this id is still in progress", NULL);
@@ -427,6 +462,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                 .session = s,
                 .rev = req->rev,
                 .id = json_object_get(req->id),
+                .origin = req->origin,
                 .arguments = json_object_get(arguments),
                 .args = args,
                 .received_usec = now_usec(),
@@ -439,10 +475,6 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         r = call_queue_submit(server->queue, &c->slot, on_slot_start, c);
         if (r == -EBUSY) {
                 _cleanup_free_ char *m = NULL;
-                json_object_put(c->id);
-                json_object_put(c->progress_token);
-                json_object_put(c->arguments);
-                free(c);
                 log_call(s, req->rev, request_id, NULL, args.code_len, args.stdin_len, 0, 0, LOG_WARNING, "busy");
                 if (asprintf(&m, "server busy: %u runs in progress and the queue of %" PRIu64 " is full; retry later",
                              call_queue_running(server->queue), call_queue_max_waiting(server->queue)) < 0)
@@ -451,35 +483,44 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         }
         assert(r >= 0);
 
-        c->next = s->calls;
-        if (c->next)
-                c->next->prev = c;
-        s->calls = c;
+        /* The session owns it from here. */
+        call = TAKE_PTR(c);
+        LIST_PREPEND(calls, s->calls, call);
+        call->counted = true;
         s->n_calls++;
         if (req->batch) {
-                c->batch = req->batch;
-                c->batch->pending++;
+                call->batch = req->batch;
+                call->batch->pending++;
         }
 
         if (r > 0)
-                call_start(c);          /* may finish (and free c) at once */
+                call_start(call);       /* may finish (and free the call) at once */
         else {
-                progress_now(c);
-                progress_arm(c);
+                progress_now(call);
+                progress_arm(call);
         }
         return 0;
 }
 
 void mcp_call_cancel(McpSession *s, json_object *id) {
-        McpCall *c;
+        McpCall *c = NULL;
 
-        for (c = s->calls; c; c = c->next)
-                if (!c->cancelled && jsonrpc_id_equal(c->id, id))
+        assert(s);
+
+        LIST_FOREACH(calls, i, s->calls)
+                if (!i->cancelled && jsonrpc_id_equal(i->id, id)) {
+                        c = i;
                         break;
+                }
         if (!c)
                 return;
 
         c->cancelled = true;
+        /* A transport that holds a response open for it (an HTTP POST) can
+         * end it now; a batch's other replies still come. The transport
+         * may free the session here, which only marks it dead. */
+        if (!c->batch)
+                (void) mcp_session_send_unanswered(s, c->origin, c->id);
         c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
         if (c->slot.state == QUEUE_SLOT_WAITING || c->retry_timer) {
                 /* Still queued, or waiting to ask the busy broker again: it
@@ -493,22 +534,29 @@ void mcp_call_cancel(McpSession *s, json_object *id) {
         exec_client_cancel(c->exec);
 }
 
+static McpCall *first_waiting(McpSession *s) {
+        assert(s);
+
+        LIST_FOREACH(calls, c, s->calls)
+                if (c->slot.state == QUEUE_SLOT_WAITING)
+                        return c;
+        return NULL;
+}
+
 void mcp_session_drop_calls(McpSession *s) {
+        McpCall *c;
+
+        assert(s);
+
         /* Waiting ones first, so none starts in the room the others free.
          * Freeing one may run other calls' code: restart from the head. */
-        for (;;) {
-                McpCall *c = s->calls;
-                while (c && c->slot.state != QUEUE_SLOT_WAITING)
-                        c = c->next;
-                if (!c)
-                        break;
+        while ((c = first_waiting(s))) {
                 call_log(c, NULL, LOG_INFO, "dropped");
                 call_free(c);
         }
-        while (s->calls) {
-                McpCall *c = s->calls;
-                /* exec_client_free() closes the broker connection: the unit
-                 * is stopped, and done never fires. */
+        /* exec_client_free() closes the broker connection: the unit is
+         * stopped, and done never fires. */
+        while ((c = s->calls)) {
                 call_log(c, NULL, LOG_INFO, "cancelled:session-closed");
                 call_free(c);
         }

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "call-queue.h"
+#include "list.h"
 #include "mcp-server.h"
 #include "revision.h"
 
@@ -29,7 +30,7 @@ struct McpServer {
 
 struct McpSession {
         McpServer *server;              /* NULL once the server is gone */
-        McpSession *prev, *next;
+        LIST_FIELDS(McpSession, sessions);      /* in server->sessions */
         McpTransport transport;
         void *userdata;
         char id[33];                    /* random, for the journal */
@@ -53,6 +54,7 @@ struct McpSession {
 /* Replies to the requests of one batch, sent together once all are in. */
 struct McpBatch {
         McpSession *session;
+        uint64_t origin;                /* of the batch, for the transport */
         json_object *replies;           /* array */
         unsigned pending;               /* replies still to come, +1 while the batch is being read */
 };
@@ -66,16 +68,23 @@ typedef struct McpRequest {
         json_object *params;            /* an object or NULL */
         json_object *meta;              /* params._meta if an object, else NULL */
         McpBatch *batch;                /* NULL: reply on its own */
+        uint64_t origin;                /* where the transport got it from */
 } McpRequest;
 
-/* Sends a message (reply or notification) to the peer. Takes m. */
-int mcp_session_send(McpSession *s, json_object *m);
+/* Send to the peer, with the facts the transport routes by. Take m (NULL:
+ * out of memory). A reply (or a batch's replies) to what came with origin: */
+int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m);
+/* A notification about request id, which came with origin (0, NULL: none). */
+int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m);
+/* Request id, which came with origin, ends without a reply. */
+int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id);
 /* The session's last call is gone: tell the transport. */
 void mcp_session_notify_idle(McpSession *s);
 
-/* Delivers a reply for a request of batch b (or alone if b is NULL). Takes
- * reply; NULL means the request ends without one (it was cancelled). */
-int mcp_reply(McpSession *s, McpBatch *b, json_object *reply);
+/* Delivers a reply for a request of batch b, or alone (with origin) if b is
+ * NULL. Takes reply; NULL means the request ends without one (it was
+ * cancelled). */
+int mcp_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply);
 
 /* A result reply as the revision wants it (resultType and serverInfo in the
  * stateless one). Takes result. */

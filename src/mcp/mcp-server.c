@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "mcp-server.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,11 +29,6 @@
 #define ECHO_MAX 64
 /* More modules than this are not kept for the description. */
 #define MODULES_MAX 4096
-
-#define META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
-#define META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
-#define META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
-#define META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
 
 static const char instructions[] =
         "One tool, exec: it runs Python code in a fresh sandbox without network and returns stdout, stderr, "
@@ -82,7 +78,7 @@ static void strv_free(char **l) {
 static McpSession *session_free_now(McpSession *s);
 
 int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) {
-        McpServer *s;
+        _cleanup_(mcp_server_freep) McpServer *s = NULL;
         int r;
 
         if (!e || !config || !ret)
@@ -99,10 +95,17 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
         s->config = *config;
         s->progress_interval_usec = USEC_PER_SEC;
         s->broker_socket = strdup(config->broker_socket ?: BROKER_SOCKET_PATH);
-        if (!s->broker_socket || (config->python_version && !(s->python_version = strdup(config->python_version))) ||
-            (config->modules && !(s->modules = strv_copy(config->modules)))) {
-                r = -ENOMEM;
-                goto fail;
+        if (!s->broker_socket)
+                return -ENOMEM;
+        if (config->python_version) {
+                s->python_version = strdup(config->python_version);
+                if (!s->python_version)
+                        return -ENOMEM;
+        }
+        if (config->modules) {
+                s->modules = strv_copy(config->modules);
+                if (!s->modules)
+                        return -ENOMEM;
         }
         s->config.broker_socket = s->broker_socket;
         s->config.python_version = s->python_version;
@@ -110,12 +113,9 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
 
         r = call_queue_new(config->max_concurrent, config->max_queue, &s->queue);
         if (r < 0)
-                goto fail;
-        *ret = s;
+                return r;
+        *ret = TAKE_PTR(s);
         return 0;
-fail:
-        mcp_server_free(s);
-        return r;
 }
 
 McpServer *mcp_server_free(McpServer *s) {
@@ -123,21 +123,17 @@ McpServer *mcp_server_free(McpServer *s) {
                 return NULL;
         /* Sessions belong to their transports: they stay, inert. Queued
          * calls go first, so no run starts in the room freed by the others. */
-        for (McpSession *i = s->sessions, *next; i; i = next) {
-                next = i->next;
+        LIST_FOREACH_SAFE(sessions, i, next, s->sessions)
                 if (i->dead && i->in_callout == 0 && i->defer_free)
                         session_free_now(i);
-        }
         if (s->queue)
                 call_queue_drop_waiting(s->queue);
-        for (McpSession *i = s->sessions; i; i = i->next) {
+        LIST_FOREACH(sessions, i, s->sessions) {
                 i->freeing = true;
                 mcp_session_drop_calls(i);
         }
         while (s->sessions) {
-                McpSession *i = s->sessions;
-                s->sessions = i->next;
-                i->prev = i->next = NULL;
+                McpSession *i = LIST_REMOVE(sessions, s->sessions, s->sessions);
                 i->server = NULL;
                 i->freeing = false;
                 i->dead = true;
@@ -147,21 +143,24 @@ McpServer *mcp_server_free(McpServer *s) {
         free(s->python_version);
         strv_free(s->modules);
         sd_event_unref(s->event);
-        free(s);
-        return NULL;
+        return mfree(s);
 }
 
 void mcp_server_set_progress_interval(McpServer *s, uint64_t usec) {
+        assert(s);
+
         s->progress_interval_usec = MAX(usec, (uint64_t) 1000);
 }
 
 unsigned mcp_server_in_flight(const McpServer *s) {
+        assert(s);
+
         return call_queue_running(s->queue) + call_queue_waiting(s->queue);
 }
 
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
                     McpSession **ret) {
-        McpSession *s;
+        _cleanup_(mcp_session_freep) McpSession *s = NULL;
         int r;
 
         if (!server || !transport || !transport->send || !ret)
@@ -175,43 +174,33 @@ int mcp_session_new(McpServer *server, const McpTransport *transport, void *user
         s->peer_uid = peer ? peer->uid : (uid_t) -1;
         s->peer_pid = peer ? peer->pid : 0;
         s->peer_transport = strdup(peer && peer->transport ? peer->transport : "unknown");
-        if (!s->peer_transport) {
-                free(s);
+        if (!s->peer_transport)
                 return -ENOMEM;
-        }
         r = random_hex128(s->id);
-        if (r < 0) {
-                free(s->peer_transport);
-                free(s);
+        if (r < 0)
                 return r;
-        }
         s->server = server;
-        s->next = server->sessions;
-        if (s->next)
-                s->next->prev = s;
-        server->sessions = s;
+        LIST_PREPEND(sessions, server->sessions, s);
 
         log_debug("Session %s opened (%s, uid %i).", s->id, s->peer_transport, (int) s->peer_uid);
-        *ret = s;
+        *ret = TAKE_PTR(s);
         return 0;
 }
 
+/* Also for a session that never got going: no server, no calls, no id. */
 static McpSession *session_free_now(McpSession *s) {
+        assert(s);
+
         s->freeing = true;
         s->defer_free = sd_event_source_disable_unref(s->defer_free);
         if (s->server) {
                 mcp_session_drop_calls(s);
-                if (s->prev)
-                        s->prev->next = s->next;
-                else
-                        s->server->sessions = s->next;
-                if (s->next)
-                        s->next->prev = s->prev;
+                LIST_REMOVE(sessions, s->server->sessions, s);
         }
-        log_debug("Session %s closed.", s->id);
+        if (s->id[0])
+                log_debug("Session %s closed.", s->id);
         free(s->peer_transport);
-        free(s);
-        return NULL;
+        return mfree(s);
 }
 
 static int on_defer_free(sd_event_source *src, void *userdata) {
@@ -240,14 +229,20 @@ McpSession *mcp_session_free(McpSession *s) {
 }
 
 unsigned mcp_session_in_flight(const McpSession *s) {
+        assert(s);
+
         return s->n_calls;
 }
 
 void mcp_session_set_idle_callback(McpSession *s, mcp_session_idle_t callback) {
+        assert(s);
+
         s->idle_callback = callback;
 }
 
 void mcp_session_notify_idle(McpSession *s) {
+        assert(s);
+
         if (!s->idle_callback || s->freeing || s->defer_free)
                 return;
         s->in_callout++;
@@ -256,27 +251,31 @@ void mcp_session_notify_idle(McpSession *s) {
 }
 
 const char *mcp_session_protocol_version(const McpSession *s) {
+        assert(s);
+
         if (s->revision)
                 return s->revision->version;
         /* Stateless: no negotiation, but what the peer speaks is known. */
         return s->stateless_seen ? mcp_revision_stateless()->version : NULL;
 }
 
-int mcp_session_send(McpSession *s, json_object *m) {
-        _cleanup_json_ json_object *msg = m;
-        const char *text;
-        size_t len;
+/* Hands the message (serialized here; NULL for none) with its facts to the
+ * transport. */
+static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
         int r;
 
-        if (!msg)
-                return log_oom();
+        assert(s);
+        assert(m);
+
         if (s->dead || s->freeing)
                 return 0;
-        text = json_serialize(msg, &len);
-        if (!text)
-                return log_oom();
+        if (msg) {
+                m->json = json_serialize(msg, &m->len);
+                if (!m->json)
+                        return log_oom();
+        }
         s->in_callout++;
-        r = s->transport.send(s, text, len, s->userdata);
+        r = s->transport.send(s, m, s->userdata);
         s->in_callout--;
         if (r < 0 && !s->dead) {
                 /* Nobody to talk to; runs end when the transport frees us. */
@@ -286,23 +285,65 @@ int mcp_session_send(McpSession *s, json_object *m) {
         return 0;
 }
 
+int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
+        _cleanup_json_ json_object *msg = m;
+        json_object *id;
+
+        assert(s);
+
+        if (!msg)
+                return log_oom();
+        /* A batch's array has neither. */
+        id = json_get(msg, "id");
+        return session_send(s,
+                            &(McpMessage) {
+                                    .kind = MCP_MESSAGE_RESPONSE,
+                                    .origin = origin,
+                                    .id = jsonrpc_id_is_valid(id) ? id : NULL,
+                                    .error_code = json_object_get_int(json_get(json_get(msg, "error"), "code")),
+                            },
+                            msg);
+}
+
+int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
+        _cleanup_json_ json_object *msg = m;
+
+        assert(s);
+
+        if (!msg)
+                return log_oom();
+        return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_NOTIFICATION, .origin = origin, .id = id }, msg);
+}
+
+int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id) {
+        assert(s);
+
+        return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_UNANSWERED, .origin = origin, .id = id }, NULL);
+}
+
 static void batch_release(McpBatch *b) {
+        assert(b);
+
         if (--b->pending > 0)
                 return;
         if (json_object_array_length(b->replies) > 0)
-                (void) mcp_session_send(b->session, json_object_get(b->replies));
+                (void) mcp_session_send_reply(b->session, b->origin, json_object_get(b->replies));
         json_object_put(b->replies);
         free(b);
 }
 
 static void batch_add(McpBatch *b, json_object *reply) {
+        assert(b);
+
         if (json_append(b->replies, reply) < 0)
                 (void) log_oom();
 }
 
-int mcp_reply(McpSession *s, McpBatch *b, json_object *reply) {
+int mcp_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply) {
+        assert(s);
+
         if (!b)
-                return reply ? mcp_session_send(s, reply) : 0;
+                return reply ? mcp_session_send_reply(s, origin, reply) : 0;
         if (reply)
                 batch_add(b, reply);
         batch_release(b);
@@ -330,11 +371,13 @@ static json_object *capabilities(const McpRevision *rev) {
 json_object *mcp_result_reply(const McpRequest *req, json_object *result) {
         _cleanup_json_ json_object *r = result, *meta = NULL;
 
+        assert(req);
+
         if (!r)
                 return NULL;
         if (req->rev->stateless) {
                 meta = json_object_new_object();
-                if (!meta || json_add(meta, META_SERVER_INFO, server_info(req->rev)) < 0 ||
+                if (!meta || json_add(meta, MCP_META_SERVER_INFO, server_info(req->rev)) < 0 ||
                     json_add(r, "_meta", TAKE_PTR(meta)) < 0 || json_add_string(r, "resultType", "complete") < 0)
                         return NULL;
         }
@@ -351,6 +394,9 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
         json_object *client_info;
         const char *asked;
         char name[ECHO_MAX + 1], version[ECHO_MAX + 1], uid[16] = "";
+
+        assert(req);
+        assert(ret);
 
         if (s->revision) {
                 *ret = error_reply(req, JSONRPC_INVALID_REQUEST, "Invalid Request: the session is already initialized");
@@ -396,12 +442,18 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
 }
 
 static int handle_ping(McpRequest *req, json_object **ret) {
+        assert(req);
+        assert(ret);
+
         *ret = mcp_result_reply(req, json_object_new_object());
         return *ret ? 0 : -ENOMEM;
 }
 
 static int handle_set_level(McpRequest *req, json_object **ret) {
         int level = log_level_from_string(json_get_string(req->params, "level"));
+
+        assert(req);
+        assert(ret);
 
         if (level < 0) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
@@ -415,6 +467,9 @@ static int handle_set_level(McpRequest *req, json_object **ret) {
 
 static int handle_tools_list(McpRequest *req, json_object **ret) {
         _cleanup_json_ json_object *result = json_object_new_object(), *tools = json_object_new_array();
+
+        assert(req);
+        assert(ret);
 
         /* We never hand out a cursor, so none can be valid. */
         if (json_object_object_get_ex(req->params, "cursor", NULL)) {
@@ -433,6 +488,9 @@ static int handle_tools_list(McpRequest *req, json_object **ret) {
 
 static int handle_discover(McpRequest *req, json_object **ret) {
         _cleanup_json_ json_object *result = json_object_new_object();
+
+        assert(req);
+        assert(ret);
 
         if (!result || json_add(result, "supportedVersions", mcp_revision_supported_json()) < 0 ||
             json_add(result, "capabilities", capabilities(req->rev)) < 0 ||
@@ -464,6 +522,9 @@ static const struct {
 static int method_not_found(McpRequest *req, json_object **ret) {
         _cleanup_free_ char *m = NULL;
 
+        assert(req);
+        assert(ret);
+
         if (asprintf(&m, "Method not found: %.*s", utf8_prefix_len(req->method, ECHO_MAX), req->method) < 0)
                 return -ENOMEM;
         *ret = error_reply(req, JSONRPC_METHOD_NOT_FOUND, m);
@@ -479,30 +540,29 @@ static int find_method(const char *method) {
 
 /* 2026-07-28: everything the request needs is in its _meta. */
 static int handle_stateless(McpRequest *req, json_object **ret) {
-        json_object *pv = json_get(req->meta, META_PROTOCOL_VERSION), *level;
+        json_object *pv = json_get(req->meta, MCP_META_PROTOCOL_VERSION), *level;
         int i;
+
+        assert(req);
+        assert(ret);
 
         req->rev = mcp_revision_stateless();
         if (!json_object_is_type(pv, json_type_string)) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
-                                   "Invalid params: _meta needs a \"" META_PROTOCOL_VERSION "\" string");
+                                   "Invalid params: _meta needs a \"" MCP_META_PROTOCOL_VERSION "\" string");
                 return 0;
         }
         if (!streq(json_object_get_string(pv), req->rev->version)) {
-                _cleanup_json_ json_object *data = json_object_new_object();
-                if (!data || json_add(data, "supported", mcp_revision_supported_json()) < 0 ||
-                    json_add(data, "requested", json_object_get(pv)) < 0)
-                        return -ENOMEM;
-                *ret = jsonrpc_error_new(req->id, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
-                                         "Unsupported protocol version", TAKE_PTR(data));
-                return 0;
+                *ret = mcp_error_unsupported_version(req->id, json_object_get_string(pv),
+                                                     (size_t) json_object_get_string_len(pv));
+                return *ret ? 0 : -ENOMEM;
         }
-        if (!json_object_is_type(json_get(req->meta, META_CLIENT_CAPABILITIES), json_type_object)) {
+        if (!json_object_is_type(json_get(req->meta, MCP_META_CLIENT_CAPABILITIES), json_type_object)) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
-                                   "Invalid params: _meta needs a \"" META_CLIENT_CAPABILITIES "\" object");
+                                   "Invalid params: _meta needs a \"" MCP_META_CLIENT_CAPABILITIES "\" object");
                 return 0;
         }
-        if (json_object_object_get_ex(req->meta, META_LOG_LEVEL, &level) &&
+        if (json_object_object_get_ex(req->meta, MCP_META_LOG_LEVEL, &level) &&
             log_level_from_string(json_object_is_type(level, json_type_string) ? json_object_get_string(level) : NULL) < 0) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS, "Invalid params: unknown log level in _meta");
                 return 0;
@@ -519,6 +579,9 @@ static int handle_stateless(McpRequest *req, json_object **ret) {
 static int handle_legacy(McpRequest *req, json_object **ret) {
         McpSession *s = req->session;
         int i;
+
+        assert(req);
+        assert(ret);
 
         if (streq(req->method, "initialize"))
                 return handle_initialize(req, ret);
@@ -538,30 +601,17 @@ static int handle_legacy(McpRequest *req, json_object **ret) {
         return methods[i].handler(req, ret);
 }
 
-/* Which era a request belongs to is decided per request: _meta with a
- * protocol version we do not know from initialize means the stateless one
- * (which then checks the version), and server/discover exists only there. */
-static bool request_is_stateless(const McpRequest *req) {
-        json_object *pv;
+static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, uint64_t origin, json_object **ret) {
+        assert(s);
+        assert(m);
+        assert(ret);
 
-        if (streq(req->method, "initialize"))
-                return false;
-        if (streq(req->method, "server/discover"))
-                return true;
-        if (!json_object_object_get_ex(req->meta, META_PROTOCOL_VERSION, &pv))
-                return false;
-        if (!json_object_is_type(pv, json_type_string))
-                return true;
-        const McpRevision *rev = mcp_revision_find(json_object_get_string(pv));
-        return !rev || rev->stateless;
-}
-
-static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, json_object **ret) {
         McpRequest req = {
                 .session = s,
                 .method = m->method,
                 .id = m->id,
                 .batch = b,
+                .origin = origin,
         };
 
         if (m->params && !json_object_is_type(m->params, json_type_object)) {
@@ -573,11 +623,14 @@ static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, j
         if (!json_object_is_type(req.meta, json_type_object))
                 req.meta = NULL;
 
-        return request_is_stateless(&req) ? handle_stateless(&req, ret) : handle_legacy(&req, ret);
+        return mcp_request_is_stateless(req.method, req.meta) ? handle_stateless(&req, ret) : handle_legacy(&req, ret);
 }
 
 static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
         json_object *id;
+
+        assert(s);
+        assert(m);
 
         if (streq(m->method, "notifications/cancelled")) {
                 /* Unknown or finished ids are fine: the race is expected. */
@@ -590,9 +643,12 @@ static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
 }
 
 /* One message, alone or from a batch; *ret is its immediate reply, if any. */
-static int handle_message(McpSession *s, json_object *msg, McpBatch *b, json_object **ret) {
+static int handle_message(McpSession *s, json_object *msg, McpBatch *b, uint64_t origin, json_object **ret) {
         JsonRpcMessage m;
         int r;
+
+        assert(s);
+        assert(ret);
 
         *ret = NULL;
         jsonrpc_classify(msg, &m);
@@ -606,7 +662,7 @@ static int handle_message(McpSession *s, json_object *msg, McpBatch *b, json_obj
                 handle_notification(s, &m);
                 return 0;
         case JSONRPC_REQUEST:
-                r = handle_request(s, &m, b, ret);
+                r = handle_request(s, &m, b, origin, ret);
                 if (r < 0 && !*ret)
                         /* Tell the client rather than leave it waiting; may fail too. */
                         *ret = jsonrpc_error_new(m.id, JSONRPC_INTERNAL_ERROR, "Internal error", NULL);
@@ -615,14 +671,17 @@ static int handle_message(McpSession *s, json_object *msg, McpBatch *b, json_obj
         return 0;
 }
 
-static int handle_batch(McpSession *s, json_object *array) {
+static int handle_batch(McpSession *s, json_object *array, uint64_t origin) {
         size_t n = json_object_array_length(array);
         McpBatch *b;
         int r = 0;
 
+        assert(s);
+        assert(array);
+
         if (n == 0)
-                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST,
-                                                             "Invalid Request: empty batch", NULL));
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST,
+                                                                           "Invalid Request: empty batch", NULL));
         if (!s->revision || !s->revision->batches) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "Invalid Request: JSON-RPC batches are not supported %s%s%s",
@@ -630,19 +689,19 @@ static int handle_batch(McpSession *s, json_object *array) {
                              s->revision ? s->revision->version : "",
                              s->revision ? "; send one message at a time" : "") < 0)
                         return -ENOMEM;
-                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
         }
         if (n > BATCH_MAX) {
                 _cleanup_free_ char *m = NULL;
                 if (asprintf(&m, "Invalid Request: a batch of %zu messages, more than %u", n, BATCH_MAX) < 0)
                         return -ENOMEM;
-                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_INVALID_REQUEST, m, NULL));
         }
 
         b = calloc(1, sizeof *b);
         if (!b)
                 return -ENOMEM;
-        *b = (McpBatch) { .session = s, .replies = json_object_new_array(), .pending = 1 };
+        *b = (McpBatch) { .session = s, .origin = origin, .replies = json_object_new_array(), .pending = 1 };
         if (!b->replies) {
                 free(b);
                 return -ENOMEM;
@@ -650,7 +709,7 @@ static int handle_batch(McpSession *s, json_object *array) {
         /* Nobody hears the rest once the peer is gone. */
         for (size_t i = 0; i < n && r >= 0 && !s->dead; i++) {
                 json_object *reply;
-                r = handle_message(s, json_object_array_get_idx(array, i), b, &reply);
+                r = handle_message(s, json_object_array_get_idx(array, i), b, origin, &reply);
                 if (reply)
                         batch_add(b, reply);
         }
@@ -659,30 +718,28 @@ static int handle_batch(McpSession *s, json_object *array) {
         return r;
 }
 
-int mcp_session_handle(McpSession *s, const char *data, size_t len) {
-        _cleanup_json_ json_object *msg = NULL;
-        json_object *reply = NULL;
-        const char *why;
+int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t origin) {
+        _cleanup_(mcp_inbound_done) McpInbound in = {};
+        json_object *msg, *reply = NULL;
         int r;
+
+        assert(s);
 
         if (!s->server)
                 return -ESHUTDOWN;
         if (s->dead)
                 return 0;
-        r = jsonrpc_parse(data, len, &msg, &why);
-        if (r == -EBADMSG) {
-                _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "Parse error: %s", why) < 0)
-                        return -ENOMEM;
-                return mcp_session_send(s, jsonrpc_error_new(NULL, JSONRPC_PARSE_ERROR, m, NULL));
-        }
+        r = mcp_inbound_parse(data, len, &in);
+        if (r == -EBADMSG)
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_PARSE_ERROR, in.error, NULL));
         if (r < 0)
                 return r;
+        msg = in.msg;
 
         if (json_object_is_type(msg, json_type_array))
-                return handle_batch(s, msg);
-        r = handle_message(s, msg, NULL, &reply);
+                return handle_batch(s, msg, origin);
+        r = handle_message(s, msg, NULL, origin, &reply);
         if (reply)
-                (void) mcp_session_send(s, reply);
+                (void) mcp_session_send_reply(s, origin, reply);
         return r;
 }

@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
+
 typedef struct McpServer McpServer;
 typedef struct McpSession McpSession;
 
@@ -30,11 +32,38 @@ typedef struct McpServerConfig {
         const char *const *modules;     /* importable non-stdlib top-level modules, NULL-terminated */
 } McpServerConfig;
 
+typedef enum McpMessageKind {
+        MCP_MESSAGE_RESPONSE,           /* the reply (result or error) to a request, or a batch's replies */
+        MCP_MESSAGE_NOTIFICATION,       /* progress of a call */
+        /* No text: a request the client cancelled (not one in a batch)
+         * ends without a reply. Sent when the cancel arrives, while the run
+         * may still be stopping and count in mcp_session_in_flight(). */
+        MCP_MESSAGE_UNANSWERED,
+} McpMessageKind;
+
+/* What a session hands its transport: the message and the facts needed to
+ * route it, so that no transport reads JSON-RPC. */
+typedef struct McpMessage {
+        McpMessageKind kind;
+        /* One complete JSON-RPC message or batch array, serialized, without
+         * a trailing newline; NULL for MCP_MESSAGE_UNANSWERED. */
+        const char *json;
+        size_t len;
+        /* The origin given to mcp_session_handle() with what this answers
+         * or concerns (a progress notification: its call's request). 0 for
+         * what concerns no request of the peer. */
+        uint64_t origin;
+        /* Borrowed. The id of the request answered (RESPONSE) or concerned
+         * (NOTIFICATION, UNANSWERED); NULL for a batch's replies, and for an
+         * error about a message whose id could not be read. */
+        json_object *id;
+        int error_code;                 /* a RESPONSE that is an error: its code (jsonrpc.h); else 0 */
+} McpMessage;
+
 /* How a session hands messages back to its transport. */
 typedef struct McpTransport {
-        /* One complete JSON-RPC message or batch array, serialized, without a
-         * trailing newline. Returns < 0 if the peer is gone. */
-        int (*send)(McpSession *s, const char *json, size_t len, void *userdata);
+        /* Returns < 0 if the peer is gone. */
+        int (*send)(McpSession *s, const McpMessage *m, void *userdata);
 } McpTransport;
 
 /* Who is on the other end, for the journal (never for decisions here). */
@@ -44,18 +73,42 @@ typedef struct McpPeer {
         pid_t pid;                      /* 0 when unknown */
 } McpPeer;
 
+/* What a transport may need to know of an incoming message before it picks
+ * a session for it (the HTTP transport: the era, whether an answer will
+ * come, and what its headers must mirror). Strings and id point into msg. */
+typedef struct McpInbound {
+        json_object *msg;               /* the parsed message; NULL for the JSON literal null */
+        char *error;                    /* -EBADMSG: the message of the -32700 error to answer with */
+        bool batch;
+        unsigned n_requests;            /* messages that get a reply (unless the client cancels them) */
+        bool progress;                  /* a request asks for progress notifications */
+        /* Of a single message; NULL where it has none: */
+        const char *method;             /* of a request or a notification */
+        json_object *id;                /* a valid id, for errors the transport answers itself */
+        const char *protocol_version;   /* its _meta's protocol version, if a string */
+        const char *name;               /* what HTTP's Mcp-Name mirrors: the tool, prompt or resource */
+        bool stateless;                 /* a request of the stateless revision (2026-07-28) */
+} McpInbound;
+
+/* Parses data as mcp_session_handle() does. -EBADMSG with ret->error set
+ * when it is not one JSON value (mcp_inbound_done() frees it); -ENOMEM. */
+int mcp_inbound_parse(const char *data, size_t len, McpInbound *ret);
+void mcp_inbound_done(McpInbound *i);
+
 int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret);
 McpServer *mcp_server_free(McpServer *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(McpServer *, mcp_server_free);
 
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
                     McpSession **ret);
 
 /* Handles one complete incoming message (an object, or an array where the
  * negotiated revision allows batches). Replies, notifications and results of
- * runs go out through transport->send, now or later from the event loop.
- * Returns < 0 only for a local failure (out of memory); protocol errors are
- * answered on the wire. */
-int mcp_session_handle(McpSession *s, const char *data, size_t len);
+ * runs go out through transport->send, now or later from the event loop,
+ * each with origin: the transport's own tag for where this message came
+ * from (an HTTP POST), 0 if it needs none. Returns < 0 only for a local
+ * failure (out of memory); protocol errors are answered on the wire. */
+int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t origin);
 
 /* Frees the session. Calls still queued are dropped without starting; runs
  * in progress are cancelled (their units stopped): nobody can receive them.
@@ -63,6 +116,7 @@ int mcp_session_handle(McpSession *s, const char *data, size_t len);
  * once and the rest happens from the event loop), and after
  * mcp_server_free(), which leaves sessions inert but allocated. */
 McpSession *mcp_session_free(McpSession *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(McpSession *, mcp_session_free);
 
 /* Calls queued or running for this session (transports use it for idle exit). */
 unsigned mcp_session_in_flight(const McpSession *s);

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "revision.h"
 
+#include <assert.h>
+
+#include "json-cleanup.h"
+#include "json-util.h"
+#include "jsonrpc.h"
 #include "macro.h"
 #include "mcp-server.h"
 
@@ -57,4 +62,34 @@ json_object *mcp_revision_supported_json(void) {
                 }
         }
         return a;
+}
+
+bool mcp_request_is_stateless(const char *method, json_object *meta) {
+        json_object *pv;
+        const McpRevision *rev;
+
+        assert(method);
+
+        if (streq(method, "initialize"))
+                return false;
+        if (streq(method, "server/discover"))
+                return true;
+        if (!json_object_object_get_ex(meta, MCP_META_PROTOCOL_VERSION, &pv))
+                return false;
+        if (!json_object_is_type(pv, json_type_string))
+                return true;
+        rev = mcp_revision_find(json_object_get_string(pv));
+        return !rev || rev->stateless;
+}
+
+json_object *mcp_error_unsupported_version(json_object *id, const char *requested, size_t len) {
+        _cleanup_json_ json_object *data = json_object_new_object();
+
+        assert(requested);
+
+        if (!data || json_add(data, "supported", mcp_revision_supported_json()) < 0 ||
+            json_add(data, "requested", json_object_new_string_len(requested, (int) len)) < 0)
+                return NULL;
+        return jsonrpc_error_new(id, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                                 TAKE_PTR(data));
 }

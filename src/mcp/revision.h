@@ -6,6 +6,13 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stddef.h>
+
+/* The _meta keys of the stateless revision (2026-07-28). */
+#define MCP_META_PROTOCOL_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CLIENT_CAPABILITIES "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_LOG_LEVEL "io.modelcontextprotocol/logLevel"
+#define MCP_META_SERVER_INFO "io.modelcontextprotocol/serverInfo"
 
 typedef struct McpRevision {
         const char *version;
@@ -32,3 +39,14 @@ const McpRevision *mcp_revision_stateless(void);
 /* Every version we speak, newest first, as a JSON array of strings: the
  * "supported" list of errors and of server/discover. */
 json_object *mcp_revision_supported_json(void);
+
+/* Which era a request belongs to is decided per request: _meta naming a
+ * protocol version we do not know from initialize means the stateless one
+ * (which then checks the version), and server/discover exists only there.
+ * meta is params._meta when that is an object, else NULL. */
+bool mcp_request_is_stateless(const char *method, json_object *meta);
+
+/* The error for a protocol version we do not speak (the len bytes at
+ * requested): -32022 with the list of those we do. id NULL is null. NULL on
+ * out of memory. */
+json_object *mcp_error_unsupported_version(json_object *id, const char *requested, size_t len);

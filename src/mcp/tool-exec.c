@@ -12,6 +12,7 @@
 #include "json-util.h"
 #include "macro.h"
 #include "broker-proto.h"
+#include "utf8.h"
 
 /* The description goes into every model's context: past this many bytes the
  * module list is cut short. */
@@ -285,11 +286,34 @@ static json_object *text_content(const char *text, size_t len) {
         return TAKE_PTR(content);
 }
 
-json_object *tool_exec_result(const ExecResult *r, const McpRevision *rev) {
-        _cleanup_json_ json_object *result = json_object_new_object(), *structured = exec_result_to_json(r);
+/* Cuts *len to the whole characters of text that fit in *budget bytes as
+ * JSON, and takes them from the budget. */
+static void cut_to_json_budget(const char *text, size_t *len, size_t *budget, bool *truncated) {
+        size_t used, n;
+
+        n = utf8_json_prefix(text, *len, *budget, &used);
+        if (n < *len) {
+                *len = n;
+                *truncated = true;
+        }
+        *budget -= used;
+}
+
+json_object *tool_exec_result(const McpServerConfig *c, const ExecResult *r, const McpRevision *rev) {
+        _cleanup_json_ json_object *result = json_object_new_object(), *structured = NULL;
+        /* As JSON, stdout and stderr together take at most twice the output
+         * limit (stdout first): a megabyte of control bytes would otherwise
+         * make a reply of more than 12 MB, more than clients accept (the
+         * TypeScript SDK drops a message over 10 MiB). Only the lengths and
+         * the flag of this copy change; the texts are the client's. */
+        size_t budget = (size_t) MIN(c->max_output_bytes, (uint64_t) SIZE_MAX / 4) * 2;
+        ExecResult cut = *r;
         const char *text;
         size_t len;
 
+        cut_to_json_budget(cut.stdout_text ?: "", &cut.stdout_len, &budget, &cut.truncated);
+        cut_to_json_budget(cut.stderr_text ?: "", &cut.stderr_len, &budget, &cut.truncated);
+        structured = exec_result_to_json(&cut);
         if (!result || !structured)
                 return NULL;
         text = json_serialize(structured, &len);

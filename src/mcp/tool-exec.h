@@ -34,8 +34,9 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
 
 /* The CallToolResult of a run that happened (whatever its exit): a text block
  * with the result JSON, plus the same as structuredContent where the revision
- * has it. NULL on out of memory. */
-json_object *tool_exec_result(const ExecResult *r, const McpRevision *rev);
+ * has it. stdout and stderr are cut (and truncated set) where, as JSON, they
+ * would take more than twice c->max_output_bytes. NULL on out of memory. */
+json_object *tool_exec_result(const McpServerConfig *c, const ExecResult *r, const McpRevision *rev);
 
 /* A CallToolResult with isError set and text as its only content. */
 json_object *tool_exec_error_result(const char *text);

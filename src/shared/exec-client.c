@@ -58,19 +58,6 @@ static void close_input(ExecClient *c) {
         c->in_fd = safe_close(c->in_fd);
 }
 
-/* Cuts text to what fits in budget bytes as JSON; returns the bytes that used. */
-static size_t cut_to_json_budget(char *text, size_t *len, size_t budget, bool *truncated) {
-        size_t used, n;
-
-        n = utf8_json_prefix(text, *len, budget, &used);
-        if (n < *len) {
-                *len = n;
-                text[n] = 0;
-                *truncated = true;
-        }
-        return used;
-}
-
 static void finish(ExecClient *c) {
         ExecResult *r = &c->result;
 
@@ -90,15 +77,6 @@ static void finish(ExecClient *c) {
                 if (!r->stdout_text || !r->stderr_text) {
                         r->error_code = strdup("internal");
                         r->error_message = strdup("out of memory");
-                } else {
-                        /* As JSON, at most twice the output limit (stdout first): a
-                         * megabyte of control bytes would otherwise become a reply
-                         * of more than 12 MB, more than clients accept (the
-                         * TypeScript SDK drops a message over 10 MiB). */
-                        size_t budget = (size_t) MIN(c->max_output_bytes, (uint64_t) SIZE_MAX / 4) * 2;
-
-                        budget -= cut_to_json_budget(r->stdout_text, &r->stdout_len, budget, &r->truncated);
-                        (void) cut_to_json_budget(r->stderr_text, &r->stderr_len, budget, &r->truncated);
                 }
         }
         r->cancelled = r->cancelled || c->cancelled;

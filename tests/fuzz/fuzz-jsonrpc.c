@@ -17,6 +17,7 @@
 #include <syslog.h>
 #include <systemd/sd-event.h>
 
+#include "jsonrpc.h"
 #include "log.h"
 #include "mcp-server.h"
 #ifdef FUZZ_FAKE_BROKER
@@ -31,15 +32,21 @@ typedef struct Peer {
         McpSession *session;
         size_t n_sent;
         size_t free_after;      /* FUZZ_FREE_IN_SEND: free the session from inside send() */
+        uint64_t last_origin;   /* of the last message handed over */
 } Peer;
 
-static int discard_send(McpSession *s, const char *json, size_t len, void *userdata) {
+static int discard_send(McpSession *s, const McpMessage *m, void *userdata) {
         Peer *p = userdata;
         /* Touch every byte so ASan sees reads past the end. */
         volatile char c = 0;
-        for (size_t i = 0; i < len; i++)
-                c ^= json[i];
+        for (size_t i = 0; m->json && i < m->len; i++)
+                c ^= m->json[i];
         (void) c;
+        /* The routing facts: what a transport trusts must hold for any input. */
+        if (m->origin == 0 || m->origin > p->last_origin || (m->kind == MCP_MESSAGE_UNANSWERED) != !m->json ||
+            (m->id && !jsonrpc_id_is_valid(m->id)) || (m->kind == MCP_MESSAGE_UNANSWERED && !m->id) ||
+            (m->kind != MCP_MESSAGE_RESPONSE && m->error_code != 0))
+                abort();
         p->n_sent++;
 #ifdef FUZZ_FREE_IN_SEND
         if (p->n_sent == p->free_after && p->session) {
@@ -117,7 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort();
                 memcpy(m, p, n);
                 if (peer_state.session)
-                        (void) mcp_session_handle(peer_state.session, m, n);
+                        (void) mcp_session_handle(peer_state.session, m, n, ++peer_state.last_origin);
                 free(m);
                 for (int i = 0; i < 3; i++)
                         (void) sd_event_run(e, 0);
@@ -128,7 +135,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!m)
                 abort();
         memcpy(m, data, size);
-        (void) mcp_session_handle(peer_state.session, m, size);
+        (void) mcp_session_handle(peer_state.session, m, size, ++peer_state.last_origin);
         free(m);
 #endif
 

@@ -326,6 +326,66 @@ static void test_pending(void) {
         free(r);
         close(fd);
 
+        /* Two POSTs of one session wait with progress at once, and a third
+         * is answered in between: each gets its own progress, reply and end. */
+        {
+                int fa, fb;
+                char *ra, *rb;
+
+                fa = connect_server();
+                req = build("POST", "/mcp", h,
+                            "{\"jsonrpc\":\"2.0\",\"id\":\"waitA\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                            "{\"progressToken\":\"tokA\"},\"name\":\"exec\",\"arguments\":{\"code\":\"1\"}}}",
+                            true);
+                send_all(fa, req, strlen(req));
+                free(req);
+                ra = read_response(fa, "tokA");
+                fb = connect_server();
+                req = build("POST", "/mcp", h,
+                            "{\"jsonrpc\":\"2.0\",\"id\":\"waitB\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                            "{\"progressToken\":\"tokB\"},\"name\":\"exec\",\"arguments\":{\"code\":\"2\"}}}",
+                            true);
+                send_all(fb, req, strlen(req));
+                free(req);
+                rb = read_response(fb, "tokB");
+                CHECK(status_of(ra) == 200 && strstr(ra, "text/event-stream") && strstr(ra, "\"progressToken\":\"tokA\""),
+                      "first waiting POST: %.400s", ra);
+                CHECK(status_of(rb) == 200 && strstr(rb, "\"progressToken\":\"tokB\""), "second waiting POST: %.400s", rb);
+                free(ra);
+                free(rb);
+                /* Fails at once (the broker hangs up): a reply of its own. */
+                expect("call between", "POST", "/mcp", h,
+                       "{\"jsonrpc\":\"2.0\",\"id\":\"mid\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                       "\"arguments\":{\"code\":\"3\"}}}",
+                       200, "\"id\":\"mid\"");
+                /* Cancelling B ends B's stream, with nothing of A or the third in it. */
+                expect("cancel B", "POST", "/mcp", h,
+                       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"waitB\"}}",
+                       202, NULL);
+                rb = read_response(fb, NULL);
+                CHECK(strstr(rb, "0\r\n\r\n") && !strstr(rb, "tokA") && !strstr(rb, "waitA") && !strstr(rb, "mid"),
+                      "B's stream after its cancel: %.400s", rb);
+                free(rb);
+                close(fb);
+                /* A's stream is still open (keep-alives aside, nothing comes). */
+                {
+                        struct timeval shortly = { .tv_usec = 300 * 1000 }, normal = { .tv_sec = 10 };
+                        ASSERT_TRUE(setsockopt(fa, SOL_SOCKET, SO_RCVTIMEO, &shortly, sizeof shortly) == 0);
+                        ra = read_response(fa, NULL);
+                        CHECK(!strstr(ra, "\r\n0\r\n\r\n") && !strstr(ra, "tokB"), "A's stream after B's cancel: %.400s", ra);
+                        free(ra);
+                        ASSERT_TRUE(setsockopt(fa, SOL_SOCKET, SO_RCVTIMEO, &normal, sizeof normal) == 0);
+                }
+                expect("cancel A", "POST", "/mcp", h,
+                       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"waitA\"}}",
+                       202, NULL);
+                ra = read_response(fa, NULL);
+                CHECK(strstr(ra, "0\r\n\r\n") && !strstr(ra, "tokB") && !strstr(ra, "waitB") && !strstr(ra, "mid"),
+                      "A's stream after its cancel: %.400s", ra);
+                free(ra);
+                close(fa);
+        }
+
         /* A waiting POST of a session that ends gets 404. */
         fd = connect_server();
         req = build("POST", "/mcp", h,

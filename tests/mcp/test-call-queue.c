@@ -80,6 +80,48 @@ TEST(test_admission) {
         call_queue_free(q);
 }
 
+/* The line keeps its order whichever slots leave it: the oldest, one in
+ * the middle, the newest. */
+TEST(test_fifo) {
+        _cleanup_(call_queue_freep) CallQueue *q = NULL;
+        Job j[8] = {};
+
+        n_order = 0;
+        ASSERT_EQ_INT(call_queue_new(1, 6, &q), 0);
+        for (int i = 0; i < 8; i++)
+                j[i].id = i;
+        ASSERT_EQ_INT(call_queue_submit(q, &j[0].slot, on_start, &j[0]), 1);
+        for (int i = 1; i <= 6; i++)
+                ASSERT_EQ_INT(call_queue_submit(q, &j[i].slot, on_start, &j[i]), 0);
+        for (int i = 1; i <= 6; i++)
+                ASSERT_EQ_INT(call_queue_position(&j[i].slot), i);
+
+        call_queue_release(&j[1].slot);         /* the oldest */
+        call_queue_release(&j[4].slot);         /* the middle */
+        call_queue_release(&j[6].slot);         /* the newest */
+        ASSERT_EQ_INT(call_queue_waiting(q), 3);
+        ASSERT_EQ_INT(call_queue_position(&j[2].slot), 1);
+        ASSERT_EQ_INT(call_queue_position(&j[3].slot), 2);
+        ASSERT_EQ_INT(call_queue_position(&j[5].slot), 3);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[7].slot, on_start, &j[7]), 0);
+        ASSERT_EQ_INT(call_queue_position(&j[7].slot), 4);
+
+        /* One runs at a time: each release starts the next in line. */
+        call_queue_release(&j[0].slot);
+        call_queue_release(&j[2].slot);
+        call_queue_release(&j[3].slot);
+        call_queue_release(&j[5].slot);
+        ASSERT_EQ_INT(n_order, 4);
+        ASSERT_EQ_INT(order[0], 2);
+        ASSERT_EQ_INT(order[1], 3);
+        ASSERT_EQ_INT(order[2], 5);
+        ASSERT_EQ_INT(order[3], 7);
+        ASSERT_FALSE(j[1].started || j[4].started || j[6].started);
+        ASSERT_EQ_INT(call_queue_waiting(q), 0);
+        call_queue_release(&j[7].slot);
+        ASSERT_EQ_INT(call_queue_running(q), 0);
+}
+
 TEST(test_release_in_start) {
         CallQueue *q;
         Job j[6] = {};
@@ -139,5 +181,6 @@ int main(void) {
         RUN(test_release_in_start);
         RUN(test_no_waiting);
         RUN(test_drop_waiting);
+        RUN(test_fifo);
         return 0;
 }

@@ -211,7 +211,8 @@ TEST(test_replies) {
         s = json_serialize(e, NULL);
         ASSERT_STREQ(s, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error: a/b\"}}");
 
-        en = jsonrpc_error_new(id, -32022, "Unsupported protocol version", json_object_new_array());
+        en = jsonrpc_error_new(id, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                               json_object_new_array());
         ASSERT_STREQ(json_serialize(en, NULL),
                      "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"error\":{\"code\":-32022,\"message\":\"Unsupported "
                      "protocol version\",\"data\":[]}}");
@@ -226,6 +227,60 @@ TEST(test_replies) {
                 ASSERT_TRUE(!strchr(json_serialize(t, NULL), '\n'));
         }
         ASSERT_TRUE(!jsonrpc_result_new(id, NULL));
+}
+
+/* The error line of a refusal: whatever is in the message, the line is one
+ * valid JSON-RPC error that reads back as that message. */
+static void error_line_roundtrip(int code, const char *message, const char *expect_message) {
+        _cleanup_free_ char *line = NULL;
+        _cleanup_json_ json_object *m = NULL;
+        JsonRpcMessage c;
+        const char *why;
+        size_t len;
+
+        ASSERT_EQ_INT(jsonrpc_error_serialize(NULL, code, message, &line, &len), 0);
+        ASSERT_EQ_U64(strlen(line), len);
+        for (size_t i = 0; i < len; i++)        /* no raw control byte, no newline: one line */
+                ASSERT_TRUE((unsigned char) line[i] >= 0x20);
+        /* Strict parsing, UTF-8 validated, as a client does. */
+        ASSERT_EQ_INT(jsonrpc_parse(line, len, &m, &why), 0);
+        jsonrpc_classify(m, &c);
+        ASSERT_EQ_INT(c.kind, JSONRPC_IGNORED);   /* a reply, as a client sees it */
+        ASSERT_TRUE(json_object_is_type(json_get(m, "id"), json_type_null));
+        ASSERT_EQ_INT(json_object_get_int(json_get(json_get(m, "error"), "code")), code);
+        ASSERT_STREQ(json_get_string(json_get(m, "error"), "message"), expect_message);
+}
+
+TEST(test_error_serialize) {
+        _cleanup_free_ char *line = NULL;
+        _cleanup_json_ json_object *id = json_object_new_int(7);
+        size_t len;
+
+        ASSERT_EQ_INT(jsonrpc_error_serialize(NULL, JSONRPC_INVALID_REQUEST, "message too large", &line, &len), 0);
+        ASSERT_STREQ(line,
+                     "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"message too large\"}}");
+        line = mfree(line);
+        ASSERT_EQ_INT(jsonrpc_error_serialize(id, MCP_ERROR_HEADER_MISMATCH, "x", &line, NULL), 0);
+        ASSERT_STREQ(line, "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32020,\"message\":\"x\"}}");
+
+        /* A polkit reason may hold anything. */
+        error_line_roundtrip(MCP_ERROR_ACCESS_DENIED, "access denied: \"quoted\" \\ back\\slash",
+                             "access denied: \"quoted\" \\ back\\slash");
+        error_line_roundtrip(MCP_ERROR_ACCESS_DENIED, "line\nbreak\r\ttab\x01\x1f\x7f end",
+                             "line\nbreak\r\ttab\x01\x1f\x7f end");
+        error_line_roundtrip(JSONRPC_SERVER_ERROR, "</script> {\"}", "</script> {\"}");
+        /* Not UTF-8: replaced, or a strict client would drop the line. */
+        error_line_roundtrip(MCP_ERROR_ACCESS_DENIED, "bad \xff\xc3 byte", "bad \xef\xbf\xbd\xef\xbf\xbd byte");
+        error_line_roundtrip(JSONRPC_INTERNAL_ERROR, "", "");
+
+        /* The named codes are the numbers on the wire. */
+        ASSERT_EQ_INT(JSONRPC_SERVER_ERROR, -32000);
+        ASSERT_EQ_INT(MCP_ERROR_SESSION_NOT_FOUND, -32001);
+        ASSERT_EQ_INT(MCP_ERROR_ACCESS_DENIED, -32001);
+        ASSERT_EQ_INT(MCP_ERROR_HEADER_MISMATCH, -32020);
+        ASSERT_EQ_INT(MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION, -32022);
+
+        ASSERT_EQ_INT(jsonrpc_serialize(NULL, &line, NULL), -ENOMEM);
 }
 
 TEST(test_utf8_prefix) {
@@ -243,6 +298,7 @@ int main(void) {
         RUN(test_classify);
         RUN(test_ids);
         RUN(test_replies);
+        RUN(test_error_serialize);
         RUN(test_utf8_prefix);
         return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "fake-broker.h"
 #include "json-util.h"
+#include "jsonrpc.h"
 #include "macro.h"
 #include "mcp-internal.h"
 #include "mcp-server.h"
@@ -38,6 +39,12 @@ typedef struct Peer {
         bool fail_send;                 /* the peer is gone: send fails */
         unsigned n_idle;                /* idle callbacks */
         unsigned in_flight_at_last_send;
+        /* What the routing facts are checked against: */
+        uint64_t last_origin;           /* of the last message handed to the session */
+        json_object *origins;           /* request id (JSON text) -> array of the origins it came with */
+        json_object *token_ids;         /* progress token (JSON text) -> array of ids (JSON text) that named it */
+        json_object *unanswered;        /* ids of MCP_MESSAGE_UNANSWERED, in order */
+        json_object *facts;             /* every send: {"kind","origin","id","error_code","token"} */
 } Peer;
 
 typedef struct Env {
@@ -47,19 +54,104 @@ typedef struct Env {
         McpServerConfig config;
 } Env;
 
-static int peer_send(McpSession *s, const char *json, size_t len, void *userdata) {
+static const char *id_key(json_object *id) {
+        /* 5 and "5" differ here, as they do for the core. */
+        return json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
+}
+
+static bool array_has_string(json_object *a, const char *s) {
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                if (streq(json_object_get_string(json_object_array_get_idx(a, i)), s))
+                        return true;
+        return false;
+}
+
+/* Whether request id was handed to the session with origin. */
+static bool came_with(const Peer *p, json_object *id, uint64_t origin) {
+        json_object *a = json_get(p->origins, id_key(id));
+
+        for (size_t i = 0; i < json_object_array_length(a); i++)
+                if ((uint64_t) json_object_get_int64(json_object_array_get_idx(a, i)) == origin)
+                        return true;
+        return false;
+}
+
+/* What the core says about a message must be what the message says: a
+ * transport routes by these facts alone. */
+static void check_facts(const Peer *p, const McpMessage *m, json_object *j) {
+        ASSERT_TRUE(m->origin >= 1 && m->origin <= p->last_origin);
+        switch (m->kind) {
+        case MCP_MESSAGE_RESPONSE:
+                ASSERT_TRUE(j && !json_get(j, "method"));
+                if (json_object_is_type(j, json_type_array)) {
+                        ASSERT_TRUE(!m->id);
+                        ASSERT_EQ_INT(m->error_code, 0);
+                        for (size_t i = 0; i < json_object_array_length(j); i++) {
+                                json_object *id = json_get(json_object_array_get_idx(j, i), "id");
+                                if (jsonrpc_id_is_valid(id))
+                                        ASSERT_TRUE(came_with(p, id, m->origin));
+                        }
+                        break;
+                }
+                ASSERT_EQ_INT(m->error_code, json_object_get_int(json_get(json_get(j, "error"), "code")));
+                if (jsonrpc_id_is_valid(json_get(j, "id"))) {
+                        ASSERT_TRUE(jsonrpc_id_equal(m->id, json_get(j, "id")));
+                        ASSERT_TRUE(came_with(p, m->id, m->origin));
+                } else {
+                        ASSERT_TRUE(!m->id);
+                        ASSERT_TRUE(m->error_code != 0);
+                }
+                break;
+        case MCP_MESSAGE_NOTIFICATION: {
+                json_object *token = json_get(json_get(j, "params"), "progressToken");
+                ASSERT_STREQ(json_get_string(j, "method"), "notifications/progress");
+                ASSERT_TRUE(jsonrpc_id_is_valid(m->id) && jsonrpc_id_is_valid(token));
+                ASSERT_TRUE(array_has_string(json_get(p->token_ids, id_key(token)), id_key(m->id)));
+                ASSERT_TRUE(came_with(p, m->id, m->origin));
+                ASSERT_EQ_INT(m->error_code, 0);
+                break;
+        }
+        case MCP_MESSAGE_UNANSWERED:
+                ASSERT_TRUE(!j && !m->json && m->len == 0);
+                ASSERT_TRUE(jsonrpc_id_is_valid(m->id));
+                ASSERT_TRUE(came_with(p, m->id, m->origin));
+                break;
+        default:
+                ASSERT_FAIL_("unknown kind %i", (int) m->kind);
+        }
+}
+
+static int peer_send(McpSession *s, const McpMessage *m, void *userdata) {
         Peer *p = userdata;
-        json_object *j;
+        json_object *j = NULL;
 
         ASSERT_TRUE(s == p->session);
         if (p->fail_send)
                 return -EPIPE;
-        ASSERT_EQ_U64(strlen(json), len);
-        ASSERT_TRUE(!memchr(json, '\n', len));  /* one line per message on stdio */
-        j = json_tokener_parse(json);
-        ASSERT_TRUE(j);
-        ASSERT_EQ_INT(json_object_array_add(p->msgs, j), 0);
-        p->in_flight_at_last_send = mcp_session_in_flight(s);
+        if (m->json) {
+                ASSERT_EQ_U64(strlen(m->json), m->len);
+                ASSERT_TRUE(!memchr(m->json, '\n', m->len));    /* one line per message on stdio */
+                j = json_tokener_parse(m->json);
+                ASSERT_TRUE(j);
+        }
+        check_facts(p, m, j);
+        {
+                json_object *f = json_object_new_object(), *token = json_get(json_get(j, "params"), "progressToken");
+                ASSERT_TRUE(f);
+                ASSERT_EQ_INT(json_add_int(f, "kind", m->kind), 0);
+                ASSERT_EQ_INT(json_add_int(f, "origin", (int64_t) m->origin), 0);
+                ASSERT_EQ_INT(json_add_int(f, "error_code", m->error_code), 0);
+                if (m->id)
+                        ASSERT_EQ_INT(json_add_string(f, "id", id_key(m->id)), 0);
+                if (token)
+                        ASSERT_EQ_INT(json_add_string(f, "token", id_key(token)), 0);
+                ASSERT_EQ_INT(json_object_array_add(p->facts, f), 0);
+        }
+        if (j) {
+                ASSERT_EQ_INT(json_object_array_add(p->msgs, j), 0);
+                p->in_flight_at_last_send = mcp_session_in_flight(s);
+        } else
+                ASSERT_EQ_INT(json_object_array_add(p->unanswered, json_object_get(m->id)), 0);
         if (p->free_in_send) {
                 p->free_in_send = false;
                 p->n_free_in_send++;
@@ -111,8 +203,14 @@ static void env_done(Env *env) {
 static void peer_open(Env *env, Peer *p, const char *transport_name) {
         McpPeer who = { .transport = transport_name, .uid = 1000, .pid = 42 };
 
-        *p = (Peer) { .msgs = json_object_new_array() };
-        ASSERT_TRUE(p->msgs);
+        *p = (Peer) {
+                .msgs = json_object_new_array(),
+                .origins = json_object_new_object(),
+                .token_ids = json_object_new_object(),
+                .unanswered = json_object_new_array(),
+                .facts = json_object_new_array(),
+        };
+        ASSERT_TRUE(p->msgs && p->origins && p->token_ids && p->unanswered && p->facts);
         ASSERT_EQ_INT(mcp_session_new(env->server, &transport, p, &who, &p->session), 0);
         mcp_session_set_idle_callback(p->session, peer_idle);
 }
@@ -120,17 +218,61 @@ static void peer_open(Env *env, Peer *p, const char *transport_name) {
 static void peer_close(Peer *p) {
         p->session = mcp_session_free(p->session);
         p->msgs = (json_object_put(p->msgs), NULL);
+        p->origins = (json_object_put(p->origins), NULL);
+        p->token_ids = (json_object_put(p->token_ids), NULL);
+        p->unanswered = (json_object_put(p->unanswered), NULL);
+        p->facts = (json_object_put(p->facts), NULL);
 }
 
-static void sendf(Peer *p, const char *fmt, ...) _printf_(2, 3);
-static void sendf(Peer *p, const char *fmt, ...) {
+static void append_to(json_object *map, const char *key, json_object *v) {
+        json_object *a = json_get(map, key);
+
+        if (!a) {
+                a = json_object_new_array();
+                ASSERT_TRUE(a);
+                ASSERT_EQ_INT(json_object_object_add(map, key, a), 0);
+        }
+        ASSERT_EQ_INT(json_object_array_add(a, v), 0);
+}
+
+/* Notes which origin each request came with, and which request named each
+ * progress token, for check_facts(). */
+static void note_requests(Peer *p, json_object *m, uint64_t origin) {
+        json_object *id = json_get(m, "id"), *token;
+
+        if (json_object_is_type(m, json_type_array)) {
+                for (size_t i = 0; i < json_object_array_length(m); i++)
+                        note_requests(p, json_object_array_get_idx(m, i), origin);
+                return;
+        }
+        if (!jsonrpc_id_is_valid(id))
+                return;
+        append_to(p->origins, id_key(id), json_object_new_int64((int64_t) origin));
+        token = json_get(json_get(json_get(m, "params"), "_meta"), "progressToken");
+        if (jsonrpc_id_is_valid(token))
+                append_to(p->token_ids, id_key(token), json_object_new_string(id_key(id)));
+}
+
+/* Hands data to the session with an origin of its own; returns that. */
+static uint64_t peer_handle(Peer *p, const char *data, size_t len, int expect) {
+        _cleanup_json_ json_object *m = json_tokener_parse(data);
+        uint64_t origin = ++p->last_origin;
+
+        if (m)
+                note_requests(p, m, origin);
+        ASSERT_EQ_INT(mcp_session_handle(p->session, data, len, origin), expect);
+        return origin;
+}
+
+static uint64_t sendf(Peer *p, const char *fmt, ...) _printf_(2, 3);
+static uint64_t sendf(Peer *p, const char *fmt, ...) {
         _cleanup_free_ char *s = NULL;
         va_list ap;
 
         va_start(ap, fmt);
         ASSERT_TRUE(vasprintf(&s, fmt, ap) >= 0);
         va_end(ap);
-        ASSERT_EQ_INT(mcp_session_handle(p->session, s, strlen(s)), 0);
+        return peer_handle(p, s, strlen(s), 0);
 }
 
 static size_t n_msgs(const Peer *p) {
@@ -792,6 +934,7 @@ TEST(test_batches) {
         r = last(&p);
         ASSERT_EQ_INT(json_object_array_length(r), 1);
         ASSERT_TRUE(id_matches(json_object_array_get_idx(r, 0), "p2"));
+        ASSERT_EQ_INT(json_object_array_length(p.unanswered), 0);     /* the batch's array ends it */
 
         /* Too long. */
         {
@@ -803,7 +946,7 @@ TEST(test_batches) {
                         fprintf(f, "%s{\"jsonrpc\":\"2.0\",\"id\":%i,\"method\":\"ping\"}", i ? "," : "", i);
                 fputc(']', f);
                 ASSERT_EQ_INT(fclose(f), 0);
-                ASSERT_EQ_INT(mcp_session_handle(p.session, big, size), 0);
+                (void) peer_handle(&p, big, size, 0);
                 free(big);
                 ASSERT_EQ_INT(error_code(last(&p)), -32600);
                 ASSERT_CONTAINS(error_message(last(&p)), "65");
@@ -909,6 +1052,93 @@ TEST(test_stateless) {
         env_done(&env);
 }
 
+/* How many messages of kind were sent for request id (JSON text), all of
+ * them with origin; with id NULL: how many for no request came with origin. */
+static unsigned facts_with(const Peer *p, McpMessageKind kind, const char *id, uint64_t origin) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < json_object_array_length(p->facts); i++) {
+                json_object *f = json_object_array_get_idx(p->facts, i);
+                const char *fid = json_get_string(f, "id");
+                uint64_t o = (uint64_t) json_object_get_int64(json_get(f, "origin"));
+                if (json_object_get_int(json_get(f, "kind")) != (int) kind || (id ? !fid || !streq(fid, id) : !!fid))
+                        continue;
+                if (id)
+                        ASSERT_EQ_U64(o, origin);
+                else if (o != origin)
+                        continue;
+                n++;
+        }
+        return n;
+}
+
+/* A transport routes by the facts alone (HTTP: each POST gets its own
+ * replies and progress): two calls of one session that came from two
+ * places never get each other's progress, reply or end. */
+TEST(test_routing_facts) {
+        uint64_t oa, ob, oc, ocancel, obad, ounknown, obatch;
+        json_object *f;
+        Env env;
+        Peer p;
+
+        env_init(&env, 1, 4);
+        peer_open(&env, &p, "http");
+        initialize(&p, "2025-03-26");
+        json_object_array_del_idx(p.facts, 0, json_object_array_length(p.facts));
+
+        oa = sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                       "{\"progressToken\":\"ta\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#out a\\n#sleep 300\"}}}");
+        ob = sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                       "{\"progressToken\":7},\"name\":\"exec\",\"arguments\":{\"code\":\"#hang\"}}}");
+        oc = sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                       "\"arguments\":{\"code\":\"#out c\"}}}");
+        /* "b" and 7 wait behind "a": progress for "b" (token 7) says so. */
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_NOTIFICATION, "\"a\"", oa), 1);      /* started */
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_NOTIFICATION, "\"b\"", ob), 1);      /* queued */
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_NOTIFICATION, "7", oc), 0);          /* no token */
+
+        /* The cancel comes from elsewhere; the end belongs to "b"'s origin. */
+        ocancel = sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"b\"}}");
+        ASSERT_TRUE(ocancel != ob);
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_UNANSWERED, "\"b\"", ob), 1);
+        ASSERT_EQ_INT(json_object_array_length(p.unanswered), 1);
+
+        obad = sendf(&p, "{\"jsonrpc\":");
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_RESPONSE, NULL, obad), 1);
+        f = json_object_array_get_idx(p.facts, json_object_array_length(p.facts) - 1);
+        ASSERT_EQ_INT(json_object_get_int(json_get(f, "error_code")), JSONRPC_PARSE_ERROR);
+        ounknown = sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"u\",\"method\":\"no/such\"}");
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_RESPONSE, "\"u\"", ounknown), 1);
+        f = json_object_array_get_idx(p.facts, json_object_array_length(p.facts) - 1);
+        ASSERT_EQ_INT(json_object_get_int(json_get(f, "error_code")), JSONRPC_METHOD_NOT_FOUND);
+
+        (void) wait_reply(&env, &p, "a");
+        (void) wait_reply(&env, &p, "7");
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_RESPONSE, "\"a\"", oa), 1);
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_RESPONSE, "7", oc), 1);
+        ASSERT_TRUE(facts_with(&p, MCP_MESSAGE_NOTIFICATION, "\"a\"", oa) >= 2);    /* started, running */
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_RESPONSE, "\"b\"", ob), 0);
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_NOTIFICATION, "7", oc), 0);
+
+        /* A batch: its progress and its one array of replies carry its
+         * origin; a call cancelled in it leaves the rest to that array. */
+        obatch = sendf(&p, "[{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                           "{\"progressToken\":\"td\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#hang\"}}},"
+                           "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}]");
+        wait_started(&env, 3);
+        ASSERT_TRUE(facts_with(&p, MCP_MESSAGE_NOTIFICATION, "\"d\"", obatch) >= 1);
+        (void) sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"d\"}}");
+        {
+                Wait w = { .peer = &p, .n = n_msgs(&p) + 1 };
+                run_until(&env, has_n_msgs, &w, 5000, "the batch reply");
+        }
+        ASSERT_TRUE(json_object_is_type(last(&p), json_type_array));
+        ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_RESPONSE, NULL, obatch), 1);
+        ASSERT_EQ_INT(json_object_array_length(p.unanswered), 1);      /* none for "d" */
+        peer_close(&p);
+        env_done(&env);
+}
+
 TEST(test_cancel_running) {
         Env env;
         Peer p;
@@ -934,6 +1164,9 @@ TEST(test_cancel_running) {
         run_for(&env, 100);
         ASSERT_EQ_INT(n_msgs(&p), 0);           /* never a reply for it */
         ASSERT_EQ_INT(mcp_session_in_flight(p.session), 0);
+        /* The transport learnt that its request ended, once. */
+        ASSERT_EQ_INT(json_object_array_length(p.unanswered), 1);
+        ASSERT_EQ_INT(json_object_get_int(json_object_array_get_idx(p.unanswered, 0)), 5);
 
         /* The id may be used again. */
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
@@ -962,6 +1195,8 @@ TEST(test_cancel_queued) {
         ASSERT_FALSE(is_error_result(result(wait_reply(&env, &p, "a"))));
         run_for(&env, 100);
         ASSERT_TRUE(!reply_to(&p, "b"));
+        ASSERT_EQ_INT(json_object_array_length(p.unanswered), 1);
+        ASSERT_STREQ(json_object_get_string(json_object_array_get_idx(p.unanswered, 0)), "b");
         ASSERT_EQ_INT(env.broker->n_runs, 1);   /* b never reached the broker */
         ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
         peer_close(&p);
@@ -1159,7 +1394,7 @@ TEST(test_free_in_send) {
         /* The transport frees the session while we send a reply. */
         peer_open(&env, &p, "stdio");
         p.free_in_send = true;
-        ASSERT_EQ_INT(mcp_session_handle(p.session, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 40), 0);
+        (void) peer_handle(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", 40, 0);
         ASSERT_EQ_INT(p.n_free_in_send, 1);
         ASSERT_TRUE(!p.session);
         run_for(&env, 20);
@@ -1194,7 +1429,7 @@ TEST(test_server_free_first) {
         env.server = mcp_server_free(env.server);
         wait_cancelled(&env, 1);
         ASSERT_EQ_INT(mcp_session_in_flight(p.session), 0);
-        ASSERT_TRUE(mcp_session_handle(p.session, "{}", 2) < 0);
+        ASSERT_EQ_INT(mcp_session_handle(p.session, "{}", 2, 1), -ESHUTDOWN);
         peer_close(&p);
         env_done(&env);
 }
@@ -1340,6 +1575,7 @@ int main(void) {
         RUN(test_call_failures);
         RUN(test_batches);
         RUN(test_stateless);
+        RUN(test_routing_facts);
         RUN(test_cancel_running);
         RUN(test_cancel_queued);
         RUN(test_progress);

@@ -218,8 +218,8 @@ TEST(test_results) {
                 .cpu_ms = -1,
                 .memory_peak_bytes = 1000,
         };
-        _cleanup_json_ json_object *res = tool_exec_result(&r, mcp_revision_find("2025-06-18"));
-        _cleanup_json_ json_object *old = tool_exec_result(&r, mcp_revision_find("2025-03-26"));
+        _cleanup_json_ json_object *res = tool_exec_result(&config, &r, mcp_revision_find("2025-06-18"));
+        _cleanup_json_ json_object *old = tool_exec_result(&config, &r, mcp_revision_find("2025-03-26"));
         _cleanup_json_ json_object *parsed = NULL, *err = tool_exec_error_result("boom");
         json_object *content, *sc;
 
@@ -245,6 +245,67 @@ TEST(test_results) {
         ASSERT_TRUE(bool_member(err, "isError", true));
         ASSERT_TRUE(!json_get(err, "structuredContent"));
         ASSERT_STREQ(json_get_string(json_object_array_get_idx(json_get(err, "content"), 0), "text"), "boom");
+}
+
+/* stdout and stderr of one result as the client gets them. */
+static void budgeted(const McpServerConfig *c, const ExecResult *r, size_t *ret_out, size_t *ret_err,
+                     bool *ret_truncated, size_t *ret_reply) {
+        _cleanup_json_ json_object *res = tool_exec_result(c, r, mcp_revision_find("2025-06-18"));
+        json_object *sc = json_get(res, "structuredContent");
+
+        ASSERT_TRUE(res && sc);
+        *ret_out = (size_t) json_object_get_string_len(json_get(sc, "stdout"));
+        *ret_err = (size_t) json_object_get_string_len(json_get(sc, "stderr"));
+        *ret_truncated = bool_member(sc, "truncated", true);
+        (void) json_serialize(res, ret_reply);
+}
+
+/* The JSON budget is the core's (the exec client hands over raw bytes):
+ * output that escapes to more than twice the output limit is cut, stdout
+ * first, at whole characters, and the result says truncated. */
+TEST(test_json_budget) {
+        McpServerConfig c = config;
+        char ctl[1000], plain[1000], mixed[] = "\x01\xc3\xa9\x01";
+        size_t out, err, reply;
+        bool truncated;
+        ExecResult r = { .stdout_text = ctl, .stdout_len = sizeof ctl, .stderr_text = (char *) "abcdef", .stderr_len = 6,
+                         .cpu_ms = -1, .memory_peak_bytes = -1 };
+
+        memset(ctl, 0x01, sizeof ctl);          /* \u0001: six bytes each */
+        memset(plain, 'x', sizeof plain);
+        c.max_output_bytes = 1000;
+
+        budgeted(&c, &r, &out, &err, &truncated, &reply);
+        ASSERT_EQ_INT(out, 2000 / 6);
+        ASSERT_EQ_INT(err, 2000 % 6);           /* what is left of the budget */
+        ASSERT_TRUE(truncated);
+        ASSERT_EQ_INT(r.stdout_len, sizeof ctl);  /* the client's result is untouched */
+        ASSERT_FALSE(r.truncated);
+        /* The reply: the two texts twice (text and structuredContent) in
+         * JSON, escaped once more inside the text, and a little framing. */
+        ASSERT_TRUE(reply < 2 * (2000 + 2000 / 6 + 6) + 1024);
+
+        /* What fits is kept whole; truncated stays as the run said. */
+        r.stdout_text = plain;
+        r.stdout_len = sizeof plain;
+        budgeted(&c, &r, &out, &err, &truncated, &reply);
+        ASSERT_EQ_INT(out, sizeof plain);
+        ASSERT_EQ_INT(err, 6);
+        ASSERT_FALSE(truncated);
+        r.truncated = true;
+        budgeted(&c, &r, &out, &err, &truncated, &reply);
+        ASSERT_TRUE(truncated);
+        r.truncated = false;
+
+        /* Whole characters only: a budget of 8 takes \u0001 (6) and é (2),
+         * not the second \u0001. */
+        c.max_output_bytes = 4;
+        r.stdout_text = mixed;
+        r.stdout_len = sizeof mixed - 1;
+        r.stderr_len = 0;
+        budgeted(&c, &r, &out, &err, &truncated, &reply);
+        ASSERT_EQ_INT(out, 1 + 2);
+        ASSERT_TRUE(truncated);
 }
 
 TEST(test_failure_text) {
@@ -292,6 +353,7 @@ int main(void) {
         RUN(test_definition_revisions);
         RUN(test_arguments);
         RUN(test_results);
+        RUN(test_json_budget);
         RUN(test_failure_text);
         RUN(test_revisions);
         return 0;

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What a transport needs to know of an incoming message before a session
+ * has it: the HTTP transport picks the era, the session and the answer's
+ * form from these facts and never reads JSON-RPC itself. */
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "macro.h"
+#include "mcp-server.h"
+#include "revision.h"
+
+void mcp_inbound_done(McpInbound *i) {
+        if (!i)
+                return;
+        json_object_put(i->msg);
+        free(i->error);
+        *i = (McpInbound) {};
+}
+
+/* The value the HTTP Mcp-Name header mirrors (2026-07-28). */
+static const char *mirrored_name(const char *method, json_object *params) {
+        if (streq(method, "tools/call") || streq(method, "prompts/get"))
+                return json_get_string(params, "name");
+        if (streq(method, "resources/read"))
+                return json_get_string(params, "uri");
+        return NULL;
+}
+
+static void add(McpInbound *i, json_object *m) {
+        JsonRpcMessage c;
+        json_object *meta;
+
+        jsonrpc_classify(m, &c);
+        meta = json_get(c.params, "_meta");
+        if (!json_object_is_type(meta, json_type_object))
+                meta = NULL;
+        if (!i->batch) {
+                i->id = jsonrpc_id_is_valid(c.id) ? c.id : NULL;
+                if (c.kind == JSONRPC_REQUEST || c.kind == JSONRPC_NOTIFICATION) {
+                        i->method = c.method;
+                        i->protocol_version = json_get_string(meta, MCP_META_PROTOCOL_VERSION);
+                        i->name = mirrored_name(c.method, c.params);
+                        i->stateless = c.kind == JSONRPC_REQUEST && mcp_request_is_stateless(c.method, meta);
+                }
+        }
+        if (c.kind != JSONRPC_REQUEST)
+                return;
+        i->n_requests++;
+        /* As the core takes it (mcp-call.c): a string or an integer. */
+        if (jsonrpc_id_is_valid(json_get(meta, "progressToken")))
+                i->progress = true;
+}
+
+int mcp_inbound_parse(const char *data, size_t len, McpInbound *ret) {
+        McpInbound i = {};
+        const char *why;
+        int r;
+
+        assert(data || len == 0);
+        assert(ret);
+
+        r = jsonrpc_parse(data ?: "", len, &i.msg, &why);
+        if (r == -EBADMSG) {
+                if (asprintf(&i.error, "Parse error: %s", why) < 0)
+                        return -ENOMEM;
+                *ret = i;
+                return -EBADMSG;
+        }
+        if (r < 0)
+                return r;
+        if (json_object_is_type(i.msg, json_type_array)) {
+                i.batch = true;
+                for (size_t k = 0, n = json_object_array_length(i.msg); k < n; k++)
+                        add(&i, json_object_array_get_idx(i.msg, k));
+        } else
+                add(&i, i.msg);
+        *ret = i;
+        return 0;
+}
