@@ -27,6 +27,7 @@
 #include "discover.h"
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "probe.h"
 #include "run.h"
 #include "broker-proto.h"

@@ -11,9 +11,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
 
 #define V1_MEMORY "/sys/fs/cgroup/memory"
 

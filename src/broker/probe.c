@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "run-capture.h"
 #include "run.h"
 

@@ -22,9 +22,9 @@
 #include <unistd.h>
 
 #include "build-config.h"
-#include "config.h"
 #include "json-cleanup.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "util.h"
 
 #define STDIO_SOCKET_PATH "/run/mcp-exec/stdio.sock"

@@ -26,9 +26,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "launch-frame.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "util.h"
 
 #define EXIT_LAUNCH_FAILED 125

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,68 +25,6 @@ const char *const config_known_names[] = {
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
         NULL,
 };
-
-int parse_uint(const char *s, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (isempty(s))
-                return -EINVAL;
-        for (const char *p = s; *p; p++) {
-                if (!isdigit((unsigned char) *p))
-                        return -EINVAL;
-                if (v > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
-                        return -ERANGE;
-                v = v * 10 + (uint64_t) (*p - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
-int parse_size(const char *s, uint64_t *ret) {
-        static const struct {
-                char suffix;
-                unsigned shift;
-        } table[] = { { 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 } };
-        _cleanup_free_ char *num = NULL;
-        uint64_t v, factor = 1;
-        size_t n;
-        int r;
-
-        if (isempty(s))
-                return -EINVAL;
-        n = strlen(s);
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (toupper((unsigned char) s[n - 1]) == table[i].suffix) {
-                        factor = UINT64_C(1) << table[i].shift;
-                        n--;
-                        break;
-                }
-        num = strndup(s, n);
-        if (!num)
-                return -ENOMEM;
-        r = parse_uint(num, &v);
-        if (r < 0)
-                return r;
-        if (v > UINT64_MAX / factor)
-                return -ERANGE;
-        *ret = v * factor;
-        return 0;
-}
-
-int parse_percent(const char *s, uint64_t *ret) {
-        _cleanup_free_ char *num = NULL;
-        size_t n;
-
-        if (isempty(s))
-                return -EINVAL;
-        n = strlen(s);
-        if (s[n - 1] == '%')
-                n--;
-        num = strndup(s, n);
-        if (!num)
-                return -ENOMEM;
-        return parse_uint(num, ret);
-}
 
 static const char *env_lookup(char *const *envp, const char *name) {
         size_t l = strlen(name);

@@ -31,8 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "macro.h"
+#include "parse-util.h"
 
 #define TMP_ROOT "/run/mcp-exec-tmp"
 

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <systemd/sd-event.h>
 
-#include "config.h"
+#include "broker-proto.h"
 #include "exec-client.h"
 #include "macro.h"
-#include "broker-proto.h"
+#include "parse-util.h"
 #include "util.h"
 
 static const char *arg_socket = BROKER_SOCKET_PATH;
