@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -31,6 +30,7 @@
 #include "probe.h"
 #include "run.h"
 #include "broker-proto.h"
+#include "socket-util.h"
 #include "util.h"
 
 #define FRONTEND_USER "mcp-exec"
@@ -601,20 +601,18 @@ static void on_probe_done(const char *failure, void *userdata) {
 }
 
 static int listen_own_socket(const char *path) {
-        union {
-                struct sockaddr sa;
-                struct sockaddr_un un;
-        } sa = { .un.sun_family = AF_UNIX };
+        union sockaddr_union sa;
         _cleanup_close_ int fd = -EBADF;
+        int salen;
 
-        if (strlen(path) >= sizeof sa.un.sun_path)
-                return -ENAMETOOLONG;
-        strcpy(sa.un.sun_path, path);
+        salen = sockaddr_un_set_path(&sa.un, path);
+        if (salen < 0)
+                return salen;
         fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return negative_errno();
         (void) unlink(path);
-        if (bind(fd, &sa.sa, sizeof sa.un) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
+        if (bind(fd, &sa.sa, (socklen_t) salen) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
                 return negative_errno();
         return TAKE_FD(fd);
 }

@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "build-config.h"
 #include "json-cleanup.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "socket-util.h"
 #include "util.h"
 
 #define STDIO_SOCKET_PATH "/run/mcp-exec/stdio.sock"
@@ -37,37 +37,25 @@ static const char *socket_path(void) {
 }
 
 static int connect_local(void) {
-        union {
-                struct sockaddr sa;
-                struct sockaddr_un un;
-        } sa = { .un.sun_family = AF_UNIX };
         const char *path = socket_path();
-        int fd;
+        int r;
 
-        if (strlen(path) >= sizeof sa.un.sun_path) {
-                fprintf(stderr, "mcp-exec: socket path too long: %s\n", path);
-                return -ENAMETOOLONG;
-        }
-        strcpy(sa.un.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return negative_errno();
-        if (connect(fd, &sa.sa, sizeof sa.un) < 0) {
-                int r = negative_errno();
-                if (r == -ENOENT)
-                        fprintf(stderr, "mcp-exec: %s does not exist; enable the local MCP socket with: "
-                                        "sudo systemctl enable --now mcp-exec-stdio.socket\n", path);
-                else if (r == -ECONNREFUSED)
-                        fprintf(stderr, "mcp-exec: nothing listens on %s; restart it with: "
-                                        "sudo systemctl restart mcp-exec-stdio.socket\n", path);
-                else if (r == -EACCES || r == -EPERM)
-                        fprintf(stderr, "mcp-exec: permission denied connecting to %s\n", path);
-                else
-                        fprintf(stderr, "mcp-exec: cannot connect to %s: %s\n", path, strerror(-r));
-                close(fd);
+        r = socket_connect_unix(SOCK_STREAM, path);
+        if (r >= 0)
                 return r;
-        }
-        return fd;
+        if (r == -ENAMETOOLONG)
+                fprintf(stderr, "mcp-exec: socket path too long: %s\n", path);
+        else if (r == -ENOENT)
+                fprintf(stderr, "mcp-exec: %s does not exist; enable the local MCP socket with: "
+                                "sudo systemctl enable --now mcp-exec-stdio.socket\n", path);
+        else if (r == -ECONNREFUSED)
+                fprintf(stderr, "mcp-exec: nothing listens on %s; restart it with: "
+                                "sudo systemctl restart mcp-exec-stdio.socket\n", path);
+        else if (r == -EACCES || r == -EPERM)
+                fprintf(stderr, "mcp-exec: permission denied connecting to %s\n", path);
+        else
+                fprintf(stderr, "mcp-exec: cannot connect to %s: %s\n", path, strerror(-r));
+        return r;
 }
 
 /* The daemon refuses a peer with one JSON-RPC error (id null, code -32001)

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -57,29 +55,20 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 
 int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t done, void *userdata,
                       BrokerInfo **ret) {
-        union {
-                struct sockaddr sa;
-                struct sockaddr_un un;
-        } sa = { .un.sun_family = AF_UNIX };
         _cleanup_json_ json_object *req = NULL;
         BrokerInfo *b;
         int r;
-
-        if (strlen(socket_path) >= sizeof sa.un.sun_path)
-                return -ENAMETOOLONG;
-        strcpy(sa.un.sun_path, socket_path);
 
         b = calloc(1, sizeof *b);
         if (!b)
                 return -ENOMEM;
         b->done = done;
         b->userdata = userdata;
-        b->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (b->fd < 0 || connect(b->fd, &sa.sa, sizeof sa.un) < 0) {
-                r = negative_errno();
+        b->fd = broker_connect(socket_path);
+        if (b->fd < 0) {
+                r = b->fd;
                 goto fail;
         }
-        (void) fd_nonblock(b->fd, true);
         req = json_object_new_object();
         if (!req) {
                 r = -ENOMEM;

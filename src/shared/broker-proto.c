@@ -6,6 +6,11 @@
 #include <sys/socket.h>
 
 #include "macro.h"
+#include "socket-util.h"
+
+int broker_connect(const char *path) {
+        return socket_connect_unix(SOCK_SEQPACKET | SOCK_NONBLOCK, path);
+}
 
 int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
         union {

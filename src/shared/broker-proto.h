@@ -23,6 +23,11 @@
 #define BROKER_MAX_PACKET (64U * 1024U)
 #define BROKER_MAX_FDS 3
 
+/* A non-blocking connection to the broker at path (BROKER_SOCKET_PATH). With
+ * socket activation the broker need not run yet: systemd holds the queue. A
+ * full backlog is an error (-EAGAIN), never a stall. */
+int broker_connect(const char *path);
+
 /* Sends msg with n_fds descriptors; never raises SIGPIPE. */
 int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds);
 

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "launch-frame.h"
@@ -271,27 +269,6 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-static int connect_broker(const char *path) {
-        union {
-                struct sockaddr sa;
-                struct sockaddr_un un;
-        } sa = { .un.sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -EBADF;
-
-        if (strlen(path) >= sizeof sa.un.sun_path)
-                return -ENAMETOOLONG;
-        strcpy(sa.un.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return negative_errno();
-        /* A unix connect completes at once or fails; with socket activation
-         * the broker need not run yet, systemd holds the queue. Non-blocking,
-         * so a full backlog is an error (EAGAIN) and never stalls the loop. */
-        if (connect(fd, &sa.sa, sizeof sa.un) < 0)
-                return negative_errno();
-        return TAKE_FD(fd);
-}
-
 int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *req, exec_done_t done,
                       void *userdata, ExecClient **ret) {
         _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
@@ -320,7 +297,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         output_capture_init(&c->out, req->max_output_bytes);
         c->max_output_bytes = req->max_output_bytes;
 
-        r = connect_broker(socket_path);
+        r = broker_connect(socket_path);
         if (r < 0)
                 goto fail;
         c->sock = r;
