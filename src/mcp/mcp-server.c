@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "mcp-internal.h"
 #include "broker-proto.h"
+#include "strv.h"
 #include "tool-exec.h"
 #include "util.h"
 
@@ -54,31 +55,6 @@ static int log_level_from_string(const char *s) {
         return -EINVAL;
 }
 
-static char **strv_copy(const char *const *l) {
-        size_t n = 0;
-        char **c;
-
-        while (l[n] && n < MODULES_MAX)
-                n++;
-        c = calloc(n + 1, sizeof *c);
-        if (!c)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (!(c[i] = strdup(l[i]))) {
-                        for (size_t j = 0; j < i; j++)
-                                free(c[j]);
-                        free(c);
-                        return NULL;
-                }
-        return c;
-}
-
-static void strv_free(char **l) {
-        for (char **p = l; p && *p; p++)
-                free(*p);
-        free(l);
-}
-
 static McpSession *session_free_now(McpSession *s);
 
 int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) {
@@ -100,7 +76,7 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
         s->progress_interval_usec = USEC_PER_SEC;
         s->broker_socket = strdup(config->broker_socket ?: BROKER_SOCKET_PATH);
         if (!s->broker_socket || (config->python_version && !(s->python_version = strdup(config->python_version))) ||
-            (config->modules && !(s->modules = strv_copy(config->modules)))) {
+            (config->modules && !(s->modules = strv_copy_n(config->modules, MODULES_MAX)))) {
                 r = -ENOMEM;
                 goto fail;
         }
