@@ -24,6 +24,7 @@
 #include "build-config.h"
 #include "config.h"
 #include "discover.h"
+#include "json-util.h"
 #include "log.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -238,6 +239,7 @@ static bool fd_is_stream(int fd) {
 static void client_handle_info(Client *c) {
         Server *s = c->server;
         _cleanup_json_ json_object *j = NULL;
+        json_object *v;
 
         if (s->probe_state == 0 || s->discovering) {
                 c->info_pending = true;
@@ -262,13 +264,10 @@ static void client_handle_info(Client *c) {
         json_object_object_add(j, "file_size_max_bytes", json_object_new_int64((int64_t) s->config.file_size_max));
         json_object_object_add(j, "tmp_size_max_bytes", json_object_new_int64((int64_t) s->config.tmp_size_max));
         json_object_object_add(j, "max_concurrent", json_object_new_int64((int64_t) s->config.max_concurrent));
-        if (s->sandbox_info) {
-                json_object *v;
-                if (json_object_object_get_ex(s->sandbox_info, "python", &v))
-                        json_object_object_add(j, "python_version", json_object_get(v));
-                if (json_object_object_get_ex(s->sandbox_info, "modules", &v))
-                        json_object_object_add(j, "modules", json_object_get(v));
-        }
+        if ((v = json_get(s->sandbox_info, "python")))
+                json_object_object_add(j, "python_version", json_object_get(v));
+        if ((v = json_get(s->sandbox_info, "modules")))
+                json_object_object_add(j, "modules", json_object_get(v));
         (void) broker_send(c->fd, j, NULL, 0);
 }
 
@@ -322,6 +321,7 @@ static int on_dispatch(sd_event_source *es, void *userdata) {
 
 static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_fds) {
         Server *s = c->server;
+        const char *tag;
         json_object *v;
 
         if (n_fds != 3 || !fd_is_stream(fds[0]) || !fd_is_stream(fds[1]) || !fd_is_stream(fds[2]))
@@ -336,12 +336,11 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
                 if (t > 0)
                         c->timeout_s = CLAMP((uint64_t) t, 1, s->config.max_timeout_s);
         }
-        if (json_object_object_get_ex(req, "tag", &v) && json_object_is_type(v, json_type_string)) {
+        if ((tag = json_get_string(req, "tag"))) {
                 /* Metadata for the journal only: keep it short and printable. */
-                const char *t = json_object_get_string(v);
                 size_t i;
-                for (i = 0; t[i] && i < sizeof c->tag - 1; i++)
-                        c->tag[i] = (t[i] >= 0x21 && t[i] < 0x7f) ? t[i] : '_';
+                for (i = 0; tag[i] && i < sizeof c->tag - 1; i++)
+                        c->tag[i] = (tag[i] >= 0x21 && tag[i] < 0x7f) ? tag[i] : '_';
                 c->tag[i] = 0;
         }
 
@@ -374,7 +373,7 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
         _cleanup_json_ json_object *req = NULL;
         int fds[BROKER_MAX_FDS];
         size_t n_fds = 0;
-        json_object *op;
+        const char *op;
         int r;
 
         r = broker_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
@@ -403,14 +402,15 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 return 0;
         }
 
-        if (!json_object_object_get_ex(req, "op", &op) || !json_object_is_type(op, json_type_string)) {
+        op = json_get_string(req, "op");
+        if (!op) {
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
                 (void) client_send_error(c, "bad-request", "missing op");
                 return 0;
         }
 
-        if (streq(json_object_get_string(op), "run") && !c->run && !c->waiting) {
+        if (streq(op, "run") && !c->run && !c->waiting) {
                 (void) client_handle_run(c, req, fds, n_fds);
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
@@ -421,12 +421,12 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
 
-        if (streq(json_object_get_string(op), "cancel") && c->waiting) {
+        if (streq(op, "cancel") && c->waiting) {
                 client_free(c);         /* leaves the line; it never started */
                 return 0;
-        } else if (streq(json_object_get_string(op), "cancel") && c->run)
+        } else if (streq(op, "cancel") && c->run)
                 (void) run_cancel(c->run);
-        else if (streq(json_object_get_string(op), "info")) {
+        else if (streq(op, "info")) {
                 c->timer = sd_event_source_disable_unref(c->timer);
                 client_handle_info(c);
         }

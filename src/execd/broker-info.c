@@ -7,6 +7,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "json-util.h"
 #include "macro.h"
 #include "broker-proto.h"
 #include "util.h"
@@ -34,17 +35,15 @@ static void report(BrokerInfo *b, json_object *info) {
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         BrokerInfo *b = userdata;
         _cleanup_json_ json_object *msg = NULL;
-        json_object *ev;
+        const char *ev;
         int r;
 
         r = broker_recv(fd, &msg, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
-        if (r > 0 && json_object_object_get_ex(msg, "event", &ev) && json_object_is_type(ev, json_type_string) &&
-            streq(json_object_get_string(ev), "info"))
-                report(b, msg);
-        else
-                report(b, NULL);
+        /* EOF, garbage or any other answer: no info. */
+        ev = json_get_string(msg, "event");
+        report(b, ev && streq(ev, "info") ? msg : NULL);
         return 0;
 }
 

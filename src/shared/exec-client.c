@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"
 #include "output.h"
@@ -197,30 +198,9 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
         }
 }
 
-static char *json_strdup(json_object *o, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return strdup(json_object_get_string(v));
-}
-
-static int64_t json_get_int(json_object *o, const char *key, int64_t def) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-                return def;
-        return json_object_get_int64(v);
-}
-
-static bool json_get_bool(json_object *o, const char *key) {
-        json_object *v;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_boolean) &&
-               json_object_get_boolean(v);
-}
-
 static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ExecClient *c = userdata;
         _cleanup_json_ json_object *msg = NULL;
-        json_object *ev;
         const char *event;
         int r;
 
@@ -233,13 +213,13 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                         fail(c, "broker-unavailable", "the broker closed the connection before the run ended");
                 return 0;
         }
-        if (!json_object_object_get_ex(msg, "event", &ev) || !json_object_is_type(ev, json_type_string))
+        event = json_get_string(msg, "event");
+        if (!event)
                 return 0;
-        event = json_object_get_string(ev);
 
         if (streq(event, "started")) {
                 free(c->result.run_id);
-                c->result.run_id = json_strdup(msg, "run_id");
+                c->result.run_id = strdup_or_null(json_get_string(msg, "run_id"));
                 /* Only now the code goes in: the broker watches the unit
                  * from here on (see the broker's OOM watch). */
                 if (c->in_fd >= 0 && !c->in_io &&
@@ -248,22 +228,23 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         } else if (streq(event, "exit")) {
                 ExecResult *res = &c->result;
                 c->got_final = true;
-                res->exit_code = (int) json_get_int(msg, "exit_code", -1);
-                res->signal = json_strdup(msg, "signal");
+                res->exit_code = (int) json_get_int64(msg, "exit_code", -1);
+                res->signal = strdup_or_null(json_get_string(msg, "signal"));
                 res->timed_out = json_get_bool(msg, "timed_out");
                 res->oom_killed = json_get_bool(msg, "oom_killed");
                 res->cancelled = json_get_bool(msg, "cancelled");
-                res->duration_ms = (uint64_t) MAX(json_get_int(msg, "duration_ms", 0), 0);
-                res->cpu_ms = json_get_int(msg, "cpu_ms", -1);
-                res->memory_peak_bytes = json_get_int(msg, "memory_peak_bytes", -1);
+                res->duration_ms = (uint64_t) MAX(json_get_int64(msg, "duration_ms", 0), 0);
+                res->cpu_ms = json_get_int64(msg, "cpu_ms", -1);
+                res->memory_peak_bytes = json_get_int64(msg, "memory_peak_bytes", -1);
                 if (!res->run_id)
-                        res->run_id = json_strdup(msg, "run_id");
+                        res->run_id = strdup_or_null(json_get_string(msg, "run_id"));
                 c->sock_io = sd_event_source_disable_unref(c->sock_io);
                 /* The sandbox is gone; give buffered output a moment. */
                 (void) sd_event_source_set_time_relative(c->timer, DRAIN_GRACE_USEC);
                 maybe_finish(c);
         } else if (streq(event, "error")) {
-                _cleanup_free_ char *code = json_strdup(msg, "code"), *m = json_strdup(msg, "message");
+                const char *code = json_get_string(msg, "code"), *m = json_get_string(msg, "message");
+
                 fail(c, code ?: "broker-error", m ?: "the broker reported an error");
         }
         return 0;

@@ -44,6 +44,10 @@ static inline void freep(void *p) {
 }
 #define _cleanup_free_ _cleanup_(freep)
 
+static inline char *strdup_or_null(const char *s) {
+        return s ? strdup(s) : NULL;
+}
+
 static inline void *mfree(void *p) {
         free(p);
         return NULL;
