@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
+#include <systemd/sd-id128.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -59,21 +59,14 @@ int loop_read_exact(int fd, void *buf, size_t n) {
         return 0;
 }
 
-int random_hex128(char ret[33]) {
-        uint8_t b[16];
-        size_t got = 0;
+int random_hex128(char ret[static SD_ID128_STRING_MAX]) {
+        sd_id128_t id;
+        int r;
 
-        while (got < sizeof b) {
-                ssize_t k = getrandom(b + got, sizeof b - got, 0);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                got += (size_t) k;
-        }
-        for (size_t i = 0; i < sizeof b; i++)
-                (void) snprintf(ret + 2 * i, 3, "%02x", b[i]);
+        r = sd_id128_randomize(&id);
+        if (r < 0)
+                return r;
+        (void) sd_id128_to_string(id, ret);
         return 0;
 }
 
