@@ -29,6 +29,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <systemd/sd-login.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -68,40 +69,34 @@ static int ensure_root(void) {
         return 0;
 }
 
-/* The directory holding this run's cgroup (mcp-exec.slice), found from our
- * own cgroup: helpers run as control processes in the run's cgroup. */
-static int slice_dir(char *buf, size_t size) {
-        char line[512], *p;
-        FILE *f = fopen("/proc/self/cgroup", "re");
-        bool unified = false;
-        int r = -ENOENT;
+/* The directory holding this run's cgroup (mcp-exec.slice) in the cgroup
+ * file system, found from our own cgroup: helpers run as control processes
+ * in the run's cgroup. The named systemd hierarchy (legacy, hybrid) first,
+ * then the unified one (hybrid, then pure v2). */
+static int slice_dir(char **ret) {
+        static const char *const roots[] = { "/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+        _cleanup_free_ char *cg = NULL;
+        char *slash;
+        int r;
 
-        if (!f)
-                return -errno;
-        while (fgets(line, sizeof line, f)) {
-                line[strcspn(line, "\n")] = 0;
-                if (strncmp(line, "0::", 3) == 0) {
-                        p = line + 3;
-                        unified = true;
-                } else if ((p = strstr(line, ":name=systemd:")))
-                        p += strlen(":name=systemd:");
-                else
-                        continue;
-                if (!strrchr(p, '/') || strrchr(p, '/') == p)
-                        continue;
-                *strrchr(p, '/') = 0;
-                if (unified && access("/sys/fs/cgroup/unified/cgroup.procs", F_OK) == 0)
-                        (void) snprintf(buf, size, "/sys/fs/cgroup/unified%s", p);
-                else if (unified)
-                        (void) snprintf(buf, size, "/sys/fs/cgroup%s", p);
-                else
-                        (void) snprintf(buf, size, "/sys/fs/cgroup/systemd%s", p);
-                r = access(buf, F_OK) == 0 ? 0 : -ENOENT;
-                if (r == 0)
-                        break;
+        r = sd_pid_get_cgroup(0, &cg);
+        if (r < 0)
+                return r;
+        slash = strrchr(cg, '/');
+        if (!slash || slash == cg)
+                return -ENOENT;
+        *slash = 0;
+        for (size_t i = 0; i < ELEMENTSOF(roots); i++) {
+                _cleanup_free_ char *p = NULL;
+
+                if (asprintf(&p, "%s%s", roots[i], cg) < 0)
+                        return -ENOMEM;
+                if (access(p, F_OK) >= 0) {
+                        *ret = TAKE_PTR(p);
+                        return 0;
+                }
         }
-        fclose(f);
-        return r;
+        return -ENOENT;
 }
 
 static int do_umount(const char *id);
@@ -112,19 +107,22 @@ static int do_umount(const char *id);
  * A run is gone when its unit's cgroup is. Best effort; a live run is never
  * hurt even by a mistake here, as its /tmp is a bind mount of its own. */
 static void sweep_stale(const char *own_id) {
-        char slice[PATH_MAX], unit[PATH_MAX + 64];
+        _cleanup_free_ char *slice = NULL;
         struct dirent *de;
         DIR *d;
 
-        if (slice_dir(slice, sizeof slice) < 0)
+        if (slice_dir(&slice) < 0)
                 return;
         d = opendir(TMP_ROOT);
         if (!d)
                 return;
         while ((de = readdir(d))) {
+                _cleanup_free_ char *unit = NULL;
+
                 if (!valid_id(de->d_name) || streq(de->d_name, own_id))
                         continue;
-                (void) snprintf(unit, sizeof unit, "%s/mcp-exec-run-%s.service", slice, de->d_name);
+                if (asprintf(&unit, "%s/mcp-exec-run-%s.service", slice, de->d_name) < 0)
+                        break;
                 if (access(unit, F_OK) < 0 && errno == ENOENT)
                         (void) do_umount(de->d_name);
         }
