@@ -57,7 +57,7 @@ int run_tmpfs_mount(const char *root, const char *id, uint64_t size) {
                 return -ENOMEM;
         if (mkdir(path, 0700) < 0) {
                 r = -errno;
-                fprintf(stderr, "mcp-exec-tmpfs: mkdir %s: %s\n", path, strerror(errno));
+                fprintf(stderr, "mcp-exec-tmpfs: mkdir %s: %s\n", path, strerror(-r));
                 return r;
         }
         /* nr_inodes: empty files cost kernel memory too. */
@@ -65,7 +65,7 @@ int run_tmpfs_mount(const char *root, const char *id, uint64_t size) {
                         MAX(size / 4096, UINT64_C(1024)));
         if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
                 r = -errno;
-                fprintf(stderr, "mcp-exec-tmpfs: mount tmpfs on %s: %s\n", path, strerror(errno));
+                fprintf(stderr, "mcp-exec-tmpfs: mount tmpfs on %s: %s\n", path, strerror(-r));
                 (void) rmdir(path);
                 return r;
         }
@@ -74,6 +74,7 @@ int run_tmpfs_mount(const char *root, const char *id, uint64_t size) {
 
 int run_tmpfs_umount(const char *root, const char *id) {
         _cleanup_free_ char *path = NULL;
+        int r;
 
         assert(root);
         assert(run_tmpfs_valid_id(id));
@@ -82,13 +83,16 @@ int run_tmpfs_umount(const char *root, const char *id) {
                 return -ENOMEM;
         /* Detached: the run's processes are gone, but its namespace may
          * still be torn down; the memory goes with the last reference. */
+        /* errno is taken before the message: writing it may fail too. */
         if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT) {
-                fprintf(stderr, "mcp-exec-tmpfs: umount %s: %s\n", path, strerror(errno));
-                return -errno;
+                r = -errno;
+                fprintf(stderr, "mcp-exec-tmpfs: umount %s: %s\n", path, strerror(-r));
+                return r;
         }
         if (rmdir(path) < 0 && errno != ENOENT) {
-                fprintf(stderr, "mcp-exec-tmpfs: rmdir %s: %s\n", path, strerror(errno));
-                return -errno;
+                r = -errno;
+                fprintf(stderr, "mcp-exec-tmpfs: rmdir %s: %s\n", path, strerror(-r));
+                return r;
         }
         return 0;
 }
