@@ -34,17 +34,24 @@ static int on_event(sd_event_source *s, int fd, uint32_t revents, void *userdata
 }
 
 int oom_watch_start(sd_event *e, const char *control_group, OomWatch **ret) {
+        return oom_watch_start_at(e, V1_MEMORY, control_group, ret);
+}
+
+int oom_watch_start_at(sd_event *e, const char *memory_root, const char *control_group, OomWatch **ret) {
         _cleanup_free_ char *dir = NULL, *p = NULL;
         _cleanup_close_ int ec = -EBADF;
         char line[64];
         OomWatch *w;
         int n;
 
-        if (access(V1_MEMORY "/cgroup.event_control", F_OK) < 0)
+        if (asprintf(&p, "%s/cgroup.event_control", memory_root) < 0)
+                return -ENOMEM;
+        if (access(p, F_OK) < 0)
                 return -EOPNOTSUPP;
+        p = mfree(p);
         if (!control_group || control_group[0] != '/' || strstr(control_group, ".."))
                 return -EINVAL;
-        if (asprintf(&dir, V1_MEMORY "%s", control_group) < 0)
+        if (asprintf(&dir, "%s%s", memory_root, control_group) < 0)
                 return -ENOMEM;
 
         w = calloc(1, sizeof *w);
