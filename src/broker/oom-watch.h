@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
+
 typedef struct OomWatch OomWatch;
 
 /* -EOPNOTSUPP when the memory controller is not on a v1 hierarchy: then
@@ -24,3 +26,4 @@ int oom_watch_start_at(sd_event *e, const char *memory_root, const char *control
 int oom_watch_result(OomWatch *w);
 
 OomWatch *oom_watch_free(OomWatch *w);
+DEFINE_TRIVIAL_CLEANUP_FUNC(OomWatch *, oom_watch_free);
