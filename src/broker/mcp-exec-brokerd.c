@@ -5,6 +5,7 @@
  * and does exactly one thing: run a piece of code in a transient service with
  * the fixed sandbox property set, limits clamped to the configured maxima.
  */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -155,13 +156,14 @@ static Client *client_free(Client *c) {
         return NULL;
 }
 
-static int client_send_error(Client *c, const char *code, const char *message) {
+static int client_send_error(Client *c, BrokerError error, const char *message) {
         _cleanup_json_ json_object *j = json_object_new_object();
 
+        assert(broker_error_to_string(error));
         if (!j)
                 return -ENOMEM;
         json_object_object_add(j, "event", json_object_new_string("error"));
-        json_object_object_add(j, "code", json_object_new_string(code));
+        json_object_object_add(j, "code", json_object_new_string(broker_error_to_string(error)));
         json_object_object_add(j, "message", json_object_new_string(message));
         return broker_send(c->fd, j, NULL, 0);
 }
@@ -209,7 +211,7 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
 
         if (!c->gone) {
                 if (res->error)
-                        (void) client_send_error(c, "start-failed", res->error);
+                        (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
                 else if ((j = json_object_new_object())) {
                         json_object_object_add(j, "event", json_object_new_string("exit"));
                         json_object_object_add(j, "run_id", json_object_new_string(run_id(run)));
@@ -280,7 +282,7 @@ static int client_start_run(Client *c, int fds[3]) {
         r = run_start(s->bus, &spec, fds[0], fds[1], fds[2], on_run_started, on_run_done, c, &c->run);
         if (r < 0) {
                 log_error_errno(r, "Failed to start a run: %m");
-                return client_send_error(c, "start-failed", "could not ask systemd for a sandbox unit");
+                return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a sandbox unit");
         }
         s->n_runs++;
         c->counted = true;
@@ -307,7 +309,7 @@ static int on_dispatch(sd_event_source *es, void *userdata) {
                 c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
                 client_unwait(c);
                 if (s->probe_state < 0)
-                        (void) client_send_error(c, "sandbox-unavailable",
+                        (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
                                                  s->probe_failure ?: "the sandbox self-check failed");
                 else
                         (void) client_start_run(c, fds);
@@ -325,13 +327,13 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
         json_object *v;
 
         if (n_fds != 3 || !fd_is_stream(fds[0]) || !fd_is_stream(fds[1]) || !fd_is_stream(fds[2]))
-                return client_send_error(c, "bad-request", "a run needs three pipe or socket fds: stdin, stdout, stderr");
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "a run needs three pipe or socket fds: stdin, stdout, stderr");
 
         c->timeout_s = s->config.default_timeout_s;
         if (json_object_object_get_ex(req, "timeout_s", &v)) {
                 int64_t t;
                 if (!json_object_is_type(v, json_type_int) || (t = json_object_get_int64(v)) < 0)
-                        return client_send_error(c, "bad-request", "timeout_s must be a non-negative integer");
+                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "timeout_s must be a non-negative integer");
                 /* 0 means the default; anything else is clamped to [1, max]. */
                 if (t > 0)
                         c->timeout_s = CLAMP((uint64_t) t, 1, s->config.max_timeout_s);
@@ -345,7 +347,7 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
         }
 
         if (s->probe_state < 0)
-                return client_send_error(c, "sandbox-unavailable", s->probe_failure ?: "the sandbox self-check failed");
+                return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, s->probe_failure ?: "the sandbox self-check failed");
         if (s->n_runs >= s->config.max_concurrent || s->wait_head) {
                 /* Both front ends (and root) share the slots: wait in line
                  * rather than refuse, so that neither starves the other. The
@@ -383,7 +385,7 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 /* EOF or garbage. With a run going: the caller is gone, so the
                  * run goes too (the unit is stopped, not left behind). */
                 if (r < 0 && r != -ECONNRESET)
-                        (void) client_send_error(c, "bad-request", "malformed packet");
+                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "malformed packet");
                 c->gone = true;
                 if (c->run && !run_is_done(c->run)) {
                         c->io = sd_event_source_disable_unref(c->io);
@@ -406,7 +408,7 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
         if (!op) {
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
-                (void) client_send_error(c, "bad-request", "missing op");
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "missing op");
                 return 0;
         }
 
@@ -431,14 +433,14 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 client_handle_info(c);
         }
         else
-                (void) client_send_error(c, "bad-request", "unknown op");
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "unknown op");
         return 0;
 }
 
 static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
         Client *c = userdata;
 
-        (void) client_send_error(c, "timeout", "no request in time");
+        (void) client_send_error(c, BROKER_ERROR_REQUEST_TIMEOUT, "no request in time");
         client_free(c);
         return 0;
 }
@@ -446,7 +448,7 @@ static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata)
 /* Answers a connection we will not serve. What it already sent is read and
  * dropped first: closing a unix socket with unread data resets it, and the
  * peer would see ECONNRESET instead of our answer. */
-static void refuse(int fd, const char *code, const char *message) {
+static void refuse(int fd, BrokerError error, const char *message) {
         Client tmp = { .fd = fd };
 
         for (unsigned i = 0; i < 8; i++) {
@@ -459,7 +461,7 @@ static void refuse(int fd, const char *code, const char *message) {
                 if (r <= 0 && r != -EBADMSG)
                         break;
         }
-        (void) client_send_error(&tmp, code, message);
+        (void) client_send_error(&tmp, error, message);
         (void) shutdown(fd, SHUT_WR);
 }
 
@@ -485,13 +487,13 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 log_struct(LOG_WARNING, "MESSAGE=Refused broker connection from uid %u", (unsigned) uid,
                            "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
                            "MCP_DECISION=%s", "denied");
-                refuse(cfd, "access-denied", "only root and the mcp-exec user may use the broker");
+                refuse(cfd, BROKER_ERROR_ACCESS_DENIED, "only root and the mcp-exec user may use the broker");
                 return 0;
         }
 
         /* Connections cost little, but every one is bounded. */
         if (s->n_clients >= 2 * s->config.max_concurrent + 16) {
-                refuse(cfd, "busy", "too many connections");
+                refuse(cfd, BROKER_ERROR_BUSY, "too many connections");
                 return 0;
         }
 

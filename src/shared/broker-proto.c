@@ -8,6 +8,34 @@
 #include "macro.h"
 #include "socket-util.h"
 
+static const char *const broker_error_table[_BROKER_ERROR_MAX] = {
+        [BROKER_ERROR_ACCESS_DENIED] = "access-denied",
+        [BROKER_ERROR_BAD_REQUEST] = "bad-request",
+        [BROKER_ERROR_BUSY] = "busy",
+        [BROKER_ERROR_REQUEST_TIMEOUT] = "timeout",
+        [BROKER_ERROR_SANDBOX_UNAVAILABLE] = "sandbox-unavailable",
+        [BROKER_ERROR_START_FAILED] = "start-failed",
+        [BROKER_ERROR_UNAVAILABLE] = "broker-unavailable",
+        [BROKER_ERROR_LOST] = "broker-timeout",
+        [BROKER_ERROR_UNKNOWN] = "broker-error",
+        [BROKER_ERROR_INTERNAL] = "internal",
+};
+
+const char *broker_error_to_string(BrokerError e) {
+        if (e < 0 || e >= _BROKER_ERROR_MAX)
+                return NULL;
+        return broker_error_table[e];
+}
+
+BrokerError broker_error_from_string(const char *s) {
+        if (!s)
+                return _BROKER_ERROR_INVALID;
+        for (size_t i = 0; i < ELEMENTSOF(broker_error_table); i++)
+                if (broker_error_table[i] && streq(broker_error_table[i], s))
+                        return (BrokerError) i;
+        return _BROKER_ERROR_INVALID;
+}
+
 int broker_connect(const char *path) {
         return socket_connect_unix(SOCK_SEQPACKET | SOCK_NONBLOCK, path);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "exec-client.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -43,7 +44,6 @@ struct ExecClient {
 };
 
 static void exec_result_done(ExecResult *r) {
-        free(r->error_code);
         free(r->error_message);
         free(r->stdout_text);
         free(r->stderr_text);
@@ -82,12 +82,12 @@ static void finish(ExecClient *c) {
         c->err_io = sd_event_source_disable_unref(c->err_io);
         c->timer = sd_event_source_disable_unref(c->timer);
 
-        if (!r->error_code) {
+        if (r->error == BROKER_ERROR_NONE) {
                 r->stdout_text = utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
                 r->stderr_text = utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
                 r->truncated = c->out.truncated;
                 if (!r->stdout_text || !r->stderr_text) {
-                        r->error_code = strdup("internal");
+                        r->error = BROKER_ERROR_INTERNAL;
                         r->error_message = strdup("out of memory");
                 } else {
                         /* As JSON, at most twice the output limit (stdout first): a
@@ -104,10 +104,12 @@ static void finish(ExecClient *c) {
         c->done(c, r, c->userdata);
 }
 
-static void fail(ExecClient *c, const char *code, const char *message) {
-        if (c->finished || c->result.error_code)
+static void fail(ExecClient *c, BrokerError error, const char *message) {
+        assert(error > BROKER_ERROR_NONE && error < _BROKER_ERROR_MAX);
+
+        if (c->finished || c->result.error != BROKER_ERROR_NONE)
                 return;
-        c->result.error_code = strdup(code);
+        c->result.error = error;
         c->result.error_message = strdup(message);
         finish(c);
 }
@@ -123,7 +125,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         if (c->got_final)
                 finish(c);      /* drain grace over: report what we have */
         else
-                fail(c, "broker-timeout", "the broker did not report the end of the run in time");
+                fail(c, BROKER_ERROR_LOST, "the broker did not report the end of the run in time");
         return 0;
 }
 
@@ -155,7 +157,7 @@ static int on_output(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 /* Past the limit the bytes are read and dropped, so a flood
                  * never blocks the program nor grows our memory. */
                 if (output_capture_append(&c->out, which, buf, (size_t) k) < 0) {
-                        fail(c, "internal", "out of memory");
+                        fail(c, BROKER_ERROR_INTERNAL, "out of memory");
                         return 0;
                 }
         }
@@ -210,7 +212,7 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         if (r <= 0) {
                 c->sock_io = sd_event_source_disable_unref(c->sock_io);
                 if (!c->got_final)
-                        fail(c, "broker-unavailable", "the broker closed the connection before the run ended");
+                        fail(c, BROKER_ERROR_UNAVAILABLE, "the broker closed the connection before the run ended");
                 return 0;
         }
         event = json_get_string(msg, "event");
@@ -224,7 +226,7 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                  * from here on (see the broker's OOM watch). */
                 if (c->in_fd >= 0 && !c->in_io &&
                     sd_event_add_io(c->event, &c->in_io, c->in_fd, EPOLLOUT, on_input, c) < 0)
-                        fail(c, "internal", "cannot watch the sandbox's stdin");
+                        fail(c, BROKER_ERROR_INTERNAL, "cannot watch the sandbox's stdin");
         } else if (streq(event, "exit")) {
                 ExecResult *res = &c->result;
                 c->got_final = true;
@@ -243,9 +245,10 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 (void) sd_event_source_set_time_relative(c->timer, DRAIN_GRACE_USEC);
                 maybe_finish(c);
         } else if (streq(event, "error")) {
-                const char *code = json_get_string(msg, "code"), *m = json_get_string(msg, "message");
+                BrokerError e = broker_error_from_string(json_get_string(msg, "code"));
+                const char *m = json_get_string(msg, "message");
 
-                fail(c, code ?: "broker-error", m ?: "the broker reported an error");
+                fail(c, e > BROKER_ERROR_NONE ? e : BROKER_ERROR_UNKNOWN, m ?: "the broker reported an error");
         }
         return 0;
 }

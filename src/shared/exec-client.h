@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "broker-proto.h"
+
 typedef struct ExecRequest {
         const char *code;
         size_t code_len;
@@ -23,7 +25,7 @@ typedef struct ExecRequest {
 
 typedef struct ExecResult {
         /* Set when no result could be had: the run did not happen as asked. */
-        char *error_code;               /* "busy", "sandbox-unavailable", "broker-unavailable", … */
+        BrokerError error;
         char *error_message;
 
         char *stdout_text, *stderr_text;        /* valid UTF-8, NUL-terminated */

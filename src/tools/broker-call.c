@@ -37,8 +37,8 @@ static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
         Job *j = userdata;
         _cleanup_json_ json_object *o = exec_result_to_json(r);
 
-        if (r->error_code) {
-                json_object_object_add(o, "error", json_object_new_string(r->error_code));
+        if (r->error != BROKER_ERROR_NONE) {
+                json_object_object_add(o, "error", json_object_new_string(broker_error_to_string(r->error)));
                 json_object_object_add(o, "error_message", json_object_new_string(r->error_message ?: ""));
                 n_failed++;
         }
