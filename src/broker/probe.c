@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "probe.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -150,10 +151,14 @@ static void on_capture_done(const char *output, const RunResult *res, void *user
 }
 
 int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t done, void *userdata, Probe **ret) {
-        Probe *p;
+        _cleanup_(probe_freep) Probe *p = NULL;
         int r;
 
-        p = calloc(1, sizeof *p);
+        assert(spec);
+        assert(done);
+        assert(ret);
+
+        p = new0(Probe, 1);
         if (!p)
                 return -ENOMEM;
         p->spec = *spec;
@@ -163,11 +168,9 @@ int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t 
         p->userdata = userdata;
 
         r = run_capture_start(e, bus, &p->spec, NULL, 0, PROBE_REPORT_MAX, on_capture_done, p, &p->capture);
-        if (r < 0) {
-                free(p);
+        if (r < 0)
                 return r;
-        }
-        *ret = p;
+        *ret = TAKE_PTR(p);
         return 0;
 }
 

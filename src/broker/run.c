@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "run.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -418,14 +419,49 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
+/* The StartTransientUnit call: the unit's name, mode and the sandbox's
+ * property set, no auxiliary units. */
+static int new_start_call(Run *run, const SandboxSpec *spec, int stdin_fd, int stdout_fd, int stderr_fd,
+                          sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(run->bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                           "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", run->unit, "fail");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        r = sandbox_append_properties(m, spec, stdin_fd, stdout_fd, stderr_fd);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
 int run_start(sd_bus *bus, const SandboxSpec *spec_in, int stdin_fd, int stdout_fd, int stderr_fd,
               run_started_t started, run_done_t done, void *userdata, Run **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        SandboxSpec spec_buf = *spec_in, *spec = &spec_buf;
-        Run *run;
+        _cleanup_(run_freep) Run *run = NULL;
+        SandboxSpec spec = *spec_in;
         int r;
 
-        run = calloc(1, sizeof *run);
+        assert(bus);
+        assert(spec_in);
+        assert(done);
+        assert(ret);
+
+        run = new0(Run, 1);
         if (!run)
                 return -ENOMEM;
         run->bus = sd_bus_ref(bus);
@@ -437,53 +473,35 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int stdin_fd, int stdout_
 
         r = random_hex128(run->id);
         if (r < 0)
-                goto fail;
+                return r;
         (void) snprintf(run->unit, sizeof run->unit, RUN_UNIT_PREFIX "%s.service", run->id);
-        spec->run_id = run->id;
+        spec.run_id = run->id;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
         if (r < 0)
-                goto fail;
+                return r;
 
         /* Subscribe before starting so no change can slip between. */
         r = sd_bus_match_signal_async(bus, &run->slot_changed, SYSTEMD_SERVICE, run->path,
                                       "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                       on_properties_changed, NULL, run);
         if (r < 0)
-                goto fail;
+                return r;
         r = sd_bus_match_signal_async(bus, &run->slot_job_removed, SYSTEMD_SERVICE, SYSTEMD_PATH,
                                       MANAGER_IFACE, "JobRemoved", on_job_removed, NULL, run);
         if (r < 0)
-                goto fail;
+                return r;
 
-        r = sd_bus_message_new_method_call(bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
-                                           "StartTransientUnit");
+        r = new_start_call(run, &spec, stdin_fd, stdout_fd, stderr_fd, &m);
         if (r < 0)
-                goto fail;
-        r = sd_bus_message_append(m, "ss", run->unit, "fail");
-        if (r < 0)
-                goto fail;
-        r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r < 0)
-                goto fail;
-        r = sandbox_append_properties(m, spec, stdin_fd, stdout_fd, stderr_fd);
-        if (r < 0)
-                goto fail;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                goto fail;
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
-        if (r < 0)
-                goto fail;
+                return r;
+        /* Until the reply, freeing the run asks systemd for nothing: the
+         * unit may not exist (see run_free()). */
         r = sd_bus_call_async(bus, &run->slot_call, m, on_start_reply, run, 0);
         if (r < 0)
-                goto fail;
+                return r;
 
-        *ret = run;
+        *ret = TAKE_PTR(run);
         return 0;
-fail:
-        run->done = true;
-        run_free(run);
-        return r;
 }
 
 static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {

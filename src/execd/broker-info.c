@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "broker-info.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,40 +55,38 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 
 int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t done, void *userdata,
                       BrokerInfo **ret) {
+        _cleanup_(broker_info_freep) BrokerInfo *b = NULL;
         _cleanup_json_ json_object *req = NULL;
-        BrokerInfo *b;
         int r;
 
-        b = calloc(1, sizeof *b);
+        assert(e);
+        assert(socket_path);
+        assert(done);
+        assert(ret);
+
+        b = new0(BrokerInfo, 1);
         if (!b)
                 return -ENOMEM;
         b->done = done;
         b->userdata = userdata;
         b->fd = broker_connect(socket_path);
-        if (b->fd < 0) {
-                r = b->fd;
-                goto fail;
-        }
+        if (b->fd < 0)
+                return b->fd;
         req = json_object_new_object();
-        if (!req) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!req)
+                return -ENOMEM;
         json_object_object_add(req, "op", json_object_new_string("info"));
         r = broker_send(b->fd, req, NULL, 0);
         if (r < 0)
-                goto fail;
+                return r;
         r = sd_event_add_io(e, &b->io, b->fd, EPOLLIN, on_io, b);
         if (r < 0)
-                goto fail;
+                return r;
         r = sd_event_add_time_relative(e, &b->timer, CLOCK_MONOTONIC, INFO_TIMEOUT_USEC, 0, on_timeout, b);
         if (r < 0)
-                goto fail;
-        *ret = b;
+                return r;
+        *ret = TAKE_PTR(b);
         return 0;
-fail:
-        broker_info_free(b);
-        return r;
 }
 
 BrokerInfo *broker_info_free(BrokerInfo *b) {

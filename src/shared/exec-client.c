@@ -253,17 +253,36 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
+/* The run request, with the sandbox's ends of the three pipes. */
+static int send_run_request(int sock, const ExecRequest *req, int in_fd, int out_fd, int err_fd) {
+        _cleanup_json_ json_object *msg = NULL;
+
+        msg = json_object_new_object();
+        if (!msg)
+                return -ENOMEM;
+        json_object_object_add(msg, "op", json_object_new_string("run"));
+        json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));
+        if (req->tag)
+                json_object_object_add(msg, "tag", json_object_new_string(req->tag));
+        return broker_send(sock, msg, (int[]) { in_fd, out_fd, err_fd }, 3);
+}
+
 int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *req, exec_done_t done,
                       void *userdata, ExecClient **ret) {
         _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
-        _cleanup_json_ json_object *msg = NULL;
-        ExecClient *c;
+        _cleanup_(exec_client_freep) ExecClient *c = NULL;
         int r;
+
+        assert(e);
+        assert(socket_path);
+        assert(req);
+        assert(done);
+        assert(ret);
 
         if (!req->code || req->code_len == 0)
                 return -EINVAL;
 
-        c = calloc(1, sizeof *c);
+        c = new0(ExecClient, 1);
         if (!c)
                 return -ENOMEM;
         c->event = sd_event_ref(e);
@@ -281,32 +300,20 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         output_capture_init(&c->out, req->max_output_bytes);
         c->max_output_bytes = req->max_output_bytes;
 
-        r = broker_connect(socket_path);
-        if (r < 0)
-                goto fail;
-        c->sock = r;
+        c->sock = broker_connect(socket_path);
+        if (c->sock < 0)
+                return c->sock;
 
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-                r = negative_errno();
-                goto fail;
-        }
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+                return negative_errno();
         /* Our ends are non-blocking; the sandbox's ends stay blocking. */
         if ((r = fd_nonblock(in[1], true)) < 0 || (r = fd_nonblock(out[0], true)) < 0 ||
             (r = fd_nonblock(err[0], true)) < 0)
-                goto fail;
+                return r;
 
-        msg = json_object_new_object();
-        if (!msg) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        json_object_object_add(msg, "op", json_object_new_string("run"));
-        json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));
-        if (req->tag)
-                json_object_object_add(msg, "tag", json_object_new_string(req->tag));
-        r = broker_send(c->sock, msg, (int[]) { in[0], out[1], err[1] }, 3);
+        r = send_run_request(c->sock, req, in[0], out[1], err[1]);
         if (r < 0)
-                goto fail;
+                return r;
         /* Only the sandbox may hold the far ends, so EOF means it is gone. */
         in[0] = safe_close(in[0]);
         out[1] = safe_close(out[1]);
@@ -319,18 +326,15 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         if ((r = sd_event_add_io(e, &c->sock_io, c->sock, EPOLLIN, on_socket, c)) < 0 ||
             (r = sd_event_add_io(e, &c->out_io, c->out_fd, EPOLLIN, on_output, c)) < 0 ||
             (r = sd_event_add_io(e, &c->err_io, c->err_fd, EPOLLIN, on_output, c)) < 0)
-                goto fail;
+                return r;
         r = sd_event_add_time_relative(e, &c->timer, CLOCK_MONOTONIC,
                                        (req->timeout_s > 0 ? req->timeout_s : 86400) * USEC_PER_SEC + BROKER_SLACK_USEC,
                                        0, on_timer, c);
         if (r < 0)
-                goto fail;
+                return r;
 
-        *ret = c;
+        *ret = TAKE_PTR(c);
         return 0;
-fail:
-        exec_client_free(c);
-        return r;
 }
 
 void exec_client_cancel(ExecClient *c) {

@@ -12,6 +12,7 @@
 #include <systemd/sd-event.h>
 
 #include "broker-proto.h"
+#include "macro.h"
 
 typedef struct ExecRequest {
         const char *code;
@@ -50,6 +51,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
 void exec_client_cancel(ExecClient *c);
 
 ExecClient *exec_client_free(ExecClient *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ExecClient *, exec_client_free);
 
 /* Progress: output bytes seen so far and microseconds since the start. */
 uint64_t exec_client_output_bytes(const ExecClient *c);
