@@ -26,6 +26,7 @@
 #include "config.h"
 #include "discover.h"
 #include "json-util.h"
+#include "list.h"
 #include "log.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -40,9 +41,10 @@
 
 typedef struct Server Server;
 
-typedef struct Client {
+typedef struct Client Client;
+struct Client {
         Server *server;
-        struct Client *next, *prev;
+        LIST_FIELDS(Client, clients);
         int fd;
         sd_event_source *io, *timer;
         pid_t pid;
@@ -51,13 +53,13 @@ typedef struct Client {
         bool gone;
         bool counted;                   /* holds one of max_concurrent */
         /* Waiting for a free slot, in arrival order (its pipes kept meanwhile). */
-        struct Client *wait_next, *wait_prev;
+        LIST_FIELDS(Client, wait);
         bool waiting;
         int wait_fds[3];
         bool info_pending;              /* answered once the sandbox is known */
         uint64_t timeout_s;
         char tag[65];
-} Client;
+};
 
 struct Server {
         sd_event *event;
@@ -70,9 +72,9 @@ struct Server {
         sd_event_source *listen_io, *idle_timer;
         uid_t frontend_uid;
         bool have_frontend_uid;
-        Client *clients;
+        LIST_HEAD(Client, clients);
         unsigned n_clients, n_runs;
-        Client *wait_head, *wait_tail;  /* runs waiting for a slot, first come first served */
+        LIST_HEAD(Client, wait_list);   /* runs waiting for a slot, first come first served */
         sd_event_source *dispatch;      /* starts waiting runs once slots are free */
         Probe *probe;
         Discovery *discovery;
@@ -107,24 +109,14 @@ static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
 static void server_update_idle(Server *s);
 
 static void server_slot_freed(Server *s) {
-        if (s->wait_head && s->dispatch)
+        if (s->wait_list && s->dispatch)
                 (void) sd_event_source_set_enabled(s->dispatch, SD_EVENT_ONESHOT);
 }
 
 static void client_unwait(Client *c) {
-        Server *s = c->server;
-
         if (!c->waiting)
                 return;
-        if (c->wait_prev)
-                c->wait_prev->wait_next = c->wait_next;
-        else
-                s->wait_head = c->wait_next;
-        if (c->wait_next)
-                c->wait_next->wait_prev = c->wait_prev;
-        else
-                s->wait_tail = c->wait_prev;
-        c->wait_next = c->wait_prev = NULL;
+        LIST_REMOVE(wait, c->server->wait_list, c);
         c->waiting = false;
         for (size_t i = 0; i < 3; i++)
                 c->wait_fds[i] = safe_close(c->wait_fds[i]);
@@ -144,12 +136,7 @@ static Client *client_free(Client *c) {
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->fd);
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                s->clients = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
+        LIST_REMOVE(clients, s->clients, c);
         s->n_clients--;
         free(c);
         server_update_idle(s);
@@ -302,8 +289,8 @@ static int client_start_run(Client *c, int fds[3]) {
 static int on_dispatch(sd_event_source *es, void *userdata) {
         Server *s = userdata;
 
-        while (s->wait_head && s->n_runs < s->config.max_concurrent) {
-                Client *c = s->wait_head;
+        while (s->wait_list && s->n_runs < s->config.max_concurrent) {
+                Client *c = s->wait_list;
                 int fds[3] = { c->wait_fds[0], c->wait_fds[1], c->wait_fds[2] };
 
                 c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
@@ -348,7 +335,7 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
 
         if (s->probe_state < 0)
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, s->probe_failure ?: "the sandbox self-check failed");
-        if (s->n_runs >= s->config.max_concurrent || s->wait_head) {
+        if (s->n_runs >= s->config.max_concurrent || s->wait_list) {
                 /* Both front ends (and root) share the slots: wait in line
                  * rather than refuse, so that neither starves the other. The
                  * line is bounded by the connection limit; its caller's own
@@ -358,12 +345,7 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
                         fds[i] = -EBADF;
                 }
                 c->waiting = true;
-                c->wait_prev = s->wait_tail;
-                if (s->wait_tail)
-                        s->wait_tail->wait_next = c;
-                else
-                        s->wait_head = c;
-                s->wait_tail = c;
+                LIST_APPEND(wait, s->wait_list, c);
                 c->timer = sd_event_source_disable_unref(c->timer);
                 return 0;
         }
@@ -505,10 +487,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
         c->pid = pid;
         c->uid = uid;
-        c->next = s->clients;
-        if (s->clients)
-                s->clients->prev = c;
-        s->clients = c;
+        LIST_PREPEND(clients, s->clients, c);
         s->n_clients++;
         server_update_idle(s);
 
@@ -551,7 +530,7 @@ static void server_update_idle(Server *s) {
 }
 
 static void server_answer_pending_info(Server *s) {
-        for (Client *c = s->clients; c; c = c->next)
+        LIST_FOREACH(clients, c, s->clients)
                 if (c->info_pending)
                         client_handle_info(c);
 }
