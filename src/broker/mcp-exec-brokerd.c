@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +25,11 @@
 #include "config.h"
 #include "discover.h"
 #include "json-util.h"
+#include "event-util.h"
 #include "list.h"
 #include "log.h"
 #include "macro.h"
+#include "main-func.h"
 #include "parse-util.h"
 #include "probe.h"
 #include "run.h"
@@ -123,9 +124,11 @@ static void client_unwait(Client *c) {
 }
 
 static Client *client_free(Client *c) {
+        Server *s;
+
         if (!c)
                 return NULL;
-        Server *s = c->server;
+        s = c->server;
         client_unwait(c);
         /* run_free() stops a live unit; its last reference goes with it. */
         c->run = run_free(c->run);
@@ -143,17 +146,25 @@ static Client *client_free(Client *c) {
         return NULL;
 }
 
-static int client_send_error(Client *c, BrokerError error, const char *message) {
+static int send_error(int fd, BrokerError error, const char *message) {
         _cleanup_json_ json_object *j = json_object_new_object();
 
         assert(broker_error_to_string(error));
+        assert(message);
+
         if (!j)
                 return -ENOMEM;
         json_object_object_add(j, "event", json_object_new_string("error"));
         json_object_object_add(j, "code", json_object_new_string(broker_error_to_string(error)));
         json_object_object_add(j, "message", json_object_new_string(message));
-        return broker_send(c->fd, j, NULL, 0);
+        return broker_send(fd, j, NULL, 0);
 }
+
+static int client_send_error(Client *c, BrokerError error, const char *message) {
+        return send_error(c->fd, error, message);
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Client *, client_free);
 
 static void on_run_started(Run *run, void *userdata) {
         Client *c = userdata;
@@ -431,8 +442,6 @@ static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata)
  * dropped first: closing a unix socket with unread data resets it, and the
  * peer would see ECONNRESET instead of our answer. */
 static void refuse(int fd, BrokerError error, const char *message) {
-        Client tmp = { .fd = fd };
-
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_json_ json_object *m = NULL;
                 int fds[BROKER_MAX_FDS];
@@ -443,14 +452,46 @@ static void refuse(int fd, BrokerError error, const char *message) {
                 if (r <= 0 && r != -EBADMSG)
                         break;
         }
-        (void) client_send_error(&tmp, error, message);
+        (void) send_error(fd, error, message);
         (void) shutdown(fd, SHUT_WR);
+}
+
+/* A client for the connection fd, which it owns once this succeeds. */
+static int client_new(Server *s, int fd, pid_t pid, uid_t uid) {
+        _cleanup_(client_freep) Client *c = NULL;
+        int r;
+
+        assert(s);
+        assert(fd >= 0);
+
+        c = new0(Client, 1);
+        if (!c)
+                return -ENOMEM;
+        c->server = s;
+        c->fd = -EBADF;
+        c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
+        c->pid = pid;
+        c->uid = uid;
+        LIST_PREPEND(clients, s->clients, c);
+        s->n_clients++;
+        server_update_idle(s);
+
+        r = sd_event_add_io(s->event, &c->io, fd, EPOLLIN, on_client_io, c);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC, REQUEST_TIMEOUT_USEC, 0,
+                                       on_client_timeout, c);
+        if (r < 0)
+                return r;
+        c->fd = fd;
+        /* It lives on in the server's list and its event sources. */
+        TAKE_PTR(c);
+        return 0;
 }
 
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Server *s = userdata;
         _cleanup_close_ int cfd = -EBADF;
-        Client *c;
         pid_t pid;
         uid_t uid;
         int r;
@@ -479,26 +520,10 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 return 0;
         }
 
-        c = calloc(1, sizeof *c);
-        if (!c)
-                return log_oom(), 0;
-        c->server = s;
-        c->fd = TAKE_FD(cfd);
-        c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
-        c->pid = pid;
-        c->uid = uid;
-        LIST_PREPEND(clients, s->clients, c);
-        s->n_clients++;
-        server_update_idle(s);
-
-        r = sd_event_add_io(s->event, &c->io, c->fd, EPOLLIN, on_client_io, c);
-        if (r >= 0)
-                r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC, REQUEST_TIMEOUT_USEC, 0,
-                                               on_client_timeout, c);
-        if (r < 0) {
-                log_error_errno(r, "Failed to watch a client: %m");
-                client_free(c);
-        }
+        r = client_new(s, cfd, pid, uid);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch a client: %m"), 0;
+        TAKE_FD(cfd);
         return 0;
 }
 
@@ -655,88 +680,148 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
-int main(int argc, char *argv[]) {
-        Server s = { .listen_fd = -EBADF };
-        _cleanup_free_ char *err = NULL;
+static Server *server_free(Server *s) {
+        if (!s)
+                return NULL;
+        while (s->clients)
+                client_free(s->clients);
+        probe_free(s->probe);
+        discovery_free(s->discovery);
+        json_object_put(s->sandbox_info);
+        sd_event_source_disable_unref(s->idle_timer);
+        sd_event_source_disable_unref(s->listen_io);
+        sd_event_source_disable_unref(s->dispatch);
+        /* Flush StopUnit/Unref calls of runs cut short before leaving. */
+        if (s->bus)
+                (void) sd_bus_flush(s->bus);
+        sd_bus_flush_close_unref(s->bus);
+        sd_event_unref(s->event);
+        if (!s->socket_activated)
+                safe_close(s->listen_fd);
+        config_done(&s->config);
+        free(s->python);
+        free(s->own_unit);
+        free(s->probe_failure);
+        free(s);
+        return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Server *, server_free);
+
+/* The configuration, who the front end is and our own unit. */
+static int server_new(Server **ret) {
+        _cleanup_(server_freep) Server *s = NULL;
+        _cleanup_free_ char *err = NULL, *unit = NULL;
         extern char **environ;
         struct passwd *pw;
-        int r, n;
+        int r;
 
-        log_open("mcp-exec-brokerd");
-        r = parse_argv(argc, argv);
-        if (r <= 0)
-                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        assert(ret);
 
-        r = config_parse(environ, &s.config, &err);
+        s = new0(Server, 1);
+        if (!s)
+                return log_oom();
+        s->listen_fd = -EBADF;
+
+        r = config_parse(environ, &s->config, &err);
         if (r >= 0)
-                r = config_resolve_python(s.config.python, &s.python, &err);
+                r = config_resolve_python(s->config.python, &s->python, &err);
         if (r < 0) {
-                log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s", err ?: "");
-                return EXIT_FAILURE;
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s",
+                           err ?: "");
+                return r;
         }
         for (char **e = environ; *e; e++)
                 if (config_is_unknown_assignment(*e))
                         log_warning("Unknown setting %.*s in the environment, ignoring.", (int) strcspn(*e, "="), *e);
-        s.idle_usec = arg_idle_sec * USEC_PER_SEC;
+        s->idle_usec = arg_idle_sec * USEC_PER_SEC;
 
         pw = getpwnam(FRONTEND_USER);
         if (pw) {
-                s.frontend_uid = pw->pw_uid;
-                s.have_frontend_uid = true;
-        }
-
-        n = sd_listen_fds(true);
-        if (n > 1)
-                return log_error("Expected one listening socket, got %d.", n), EXIT_FAILURE;
-        if (n == 1) {
-                s.listen_fd = SD_LISTEN_FDS_START;
-                s.socket_activated = true;
-                (void) fd_nonblock(s.listen_fd, true);
-        } else {
-                r = listen_own_socket(arg_listen ?: BROKER_SOCKET_PATH);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to listen on %s: %m", arg_listen ?: BROKER_SOCKET_PATH),
-                               EXIT_FAILURE;
-                s.listen_fd = r;
+                s->frontend_uid = pw->pw_uid;
+                s->have_frontend_uid = true;
         }
 
         /* Our own unit (when we are a service): runs bind to it, so they stop
          * when we do. */
-        {
-                char *unit = NULL;
-                if (sd_pid_get_unit(0, &unit) >= 0 && strlen(unit) > 8 &&
-                    streq(unit + strlen(unit) - 8, ".service"))
-                        s.own_unit = unit;
-                else
-                        free(unit);
+        if (sd_pid_get_unit(0, &unit) >= 0 && strlen(unit) > 8 && streq(unit + strlen(unit) - 8, ".service"))
+                s->own_unit = TAKE_PTR(unit);
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* The socket systemd passes us; with --listen, or without systemd, our own. */
+static int server_listen(Server *s) {
+        const char *path = arg_listen ?: BROKER_SOCKET_PATH;
+        int n;
+
+        n = sd_listen_fds(true);
+        if (n > 1)
+                return log_error_errno(EINVAL, "Expected one listening socket, got %d.", n);
+        if (n == 1) {
+                s->listen_fd = SD_LISTEN_FDS_START;
+                s->socket_activated = true;
+                (void) fd_nonblock(s->listen_fd, true);
+                return 0;
         }
+        s->listen_fd = listen_own_socket(path);
+        if (s->listen_fd < 0)
+                return log_error_errno(s->listen_fd, "Failed to listen on %s: %m", path);
+        return 0;
+}
 
-        r = sd_event_default(&s.event);
+static int server_connect_bus(Server *s) {
+        int r;
+
+        r = sd_bus_open_system(&s->bus);
         if (r < 0)
-                return log_error_errno(r, "Failed to allocate event loop: %m"), EXIT_FAILURE;
-        {
-                sigset_t mask;
-                (void) sigemptyset(&mask);
-                (void) sigaddset(&mask, SIGTERM);
-                (void) sigaddset(&mask, SIGINT);
-                (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+                return log_error_errno(r, "Failed to connect to the system bus: %m");
+        r = sd_bus_attach_event(s->bus, s->event, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach the bus: %m");
+        r = sd_bus_match_signal(s->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
+                                "Disconnected", on_bus_disconnected, s);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the bus connection: %m");
+        return 0;
+}
+
+static void server_start_probe(Server *s) {
+        SandboxSpec spec;
+        int r;
+
+        server_fill_spec(s, 30, &spec);
+        r = probe_start(s->event, s->bus, &spec, on_probe_done, s, &s->probe);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start the sandbox self-check: %m");
+                on_probe_done("sandbox setup: the self-check could not be started", s);
         }
-        (void) sd_event_add_signal(s.event, NULL, SIGTERM, NULL, NULL);
-        (void) sd_event_add_signal(s.event, NULL, SIGINT, NULL, NULL);
-        (void) sd_event_set_watchdog(s.event, true);
+}
 
-        r = sd_bus_open_system(&s.bus);
-        if (r < 0)
-                return log_error_errno(r, "Failed to connect to the system bus: %m"), EXIT_FAILURE;
-        r = sd_bus_attach_event(s.bus, s.event, 0);
-        if (r < 0)
-                return log_error_errno(r, "Failed to attach the bus: %m"), EXIT_FAILURE;
-        r = sd_bus_match_signal(s.bus, NULL, NULL, "/org/freedesktop/DBus/Local",
-                                "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, &s);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch the bus connection: %m"), EXIT_FAILURE;
+static int run(int argc, char *argv[]) {
+        _cleanup_(server_freep) Server *s = NULL;
+        int r;
 
-        r = run_sweep_stale(s.bus);
+        log_open("mcp-exec-brokerd");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+
+        r = server_new(&s);
+        if (r < 0)
+                return r;
+        r = server_listen(s);
+        if (r < 0)
+                return r;
+        r = event_new_daemon(&s->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate event loop: %m");
+        r = server_connect_bus(s);
+        if (r < 0)
+                return r;
+
+        r = run_sweep_stale(s->bus);
         if (r < 0)
                 log_warning_errno(r, "Sweeping leftover runs failed, continuing: %m");
 
@@ -744,37 +829,11 @@ int main(int argc, char *argv[]) {
          * (BindsTo=, After=), so waiting would deadlock. Clients wait in the
          * socket's backlog until the check is done. */
         (void) sd_notify(false, "READY=1\nSTATUS=Checking the sandbox");
+        server_start_probe(s);
 
-        {
-                SandboxSpec spec;
-                server_fill_spec(&s, 30, &spec);
-                r = probe_start(s.event, s.bus, &spec, on_probe_done, &s, &s.probe);
-                if (r < 0) {
-                        log_error_errno(r, "Failed to start the sandbox self-check: %m");
-                        on_probe_done("sandbox setup: the self-check could not be started", &s);
-                }
-        }
-
-        r = sd_event_loop(s.event);
-
+        r = sd_event_loop(s->event);
         (void) sd_notify(false, "STOPPING=1");
-        while (s.clients)
-                client_free(s.clients);
-        s.probe = probe_free(s.probe);
-        s.discovery = discovery_free(s.discovery);
-        s.sandbox_info = (json_object_put(s.sandbox_info), NULL);
-        s.idle_timer = sd_event_source_disable_unref(s.idle_timer);
-        s.listen_io = sd_event_source_disable_unref(s.listen_io);
-        s.dispatch = sd_event_source_disable_unref(s.dispatch);
-        /* Flush StopUnit/Unref calls of runs cut short before leaving. */
-        (void) sd_bus_flush(s.bus);
-        s.bus = sd_bus_flush_close_unref(s.bus);
-        s.event = sd_event_unref(s.event);
-        if (!s.socket_activated)
-                safe_close(s.listen_fd);
-        config_done(&s.config);
-        free(s.python);
-        free(s.own_unit);
-        free(s.probe_failure);
-        return r < 0 ? EXIT_FAILURE : r;
+        return r;
 }
+
+DEFINE_MAIN_FUNCTION(run);
