@@ -91,6 +91,9 @@ static uint64_t arg_idle_sec = 30;
 static const char *arg_launcher = LIBEXECDIR "/mcp-exec-launch";
 
 static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
+        assert(s);
+        assert(ret);
+
         *ret = (SandboxSpec) {
                 .launcher = arg_launcher,
                 .tmpfs_helper = LIBEXECDIR "/mcp-exec-tmpfs",
@@ -110,11 +113,15 @@ static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
 static void server_update_idle(Server *s);
 
 static void server_slot_freed(Server *s) {
+        assert(s);
+
         if (s->wait_list && s->dispatch)
                 (void) sd_event_source_set_enabled(s->dispatch, SD_EVENT_ONESHOT);
 }
 
 static void client_unwait(Client *c) {
+        assert(c);
+
         if (!c->waiting)
                 return;
         LIST_REMOVE(wait, c->server->wait_list, c);
@@ -237,10 +244,13 @@ static bool fd_is_stream(int fd) {
 }
 
 static void client_handle_info(Client *c) {
-        Server *s = c->server;
         _cleanup_json_ json_object *j = NULL;
         json_object *v;
+        Server *s;
 
+        assert(c);
+
+        s = c->server;
         if (s->probe_state == 0 || s->discovering) {
                 c->info_pending = true;
                 return;
@@ -272,10 +282,14 @@ static void client_handle_info(Client *c) {
 }
 
 static int client_start_run(Client *c, int fds[3]) {
-        Server *s = c->server;
         SandboxSpec spec;
+        Server *s;
         int r;
 
+        assert(c);
+        assert(fds);
+
+        s = c->server;
         server_fill_spec(s, c->timeout_s, &spec);
         r = run_start(s->bus, &spec, fds[0], fds[1], fds[2], on_run_started, on_run_done, c, &c->run);
         if (r < 0) {
@@ -320,10 +334,15 @@ static int on_dispatch(sd_event_source *es, void *userdata) {
 }
 
 static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_fds) {
-        Server *s = c->server;
         const char *tag;
         json_object *v;
+        Server *s;
 
+        assert(c);
+        assert(req);
+        assert(fds);
+
+        s = c->server;
         if (n_fds != 3 || !fd_is_stream(fds[0]) || !fd_is_stream(fds[1]) || !fd_is_stream(fds[2]))
                 return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "a run needs three pipe or socket fds: stdin, stdout, stderr");
 
@@ -442,6 +461,9 @@ static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata)
  * dropped first: closing a unix socket with unread data resets it, and the
  * peer would see ECONNRESET instead of our answer. */
 static void refuse(int fd, BrokerError error, const char *message) {
+        assert(fd >= 0);
+        assert(message);
+
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_json_ json_object *m = NULL;
                 int fds[BROKER_MAX_FDS];
@@ -538,6 +560,8 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
 }
 
 static void server_update_idle(Server *s) {
+        assert(s);
+
         if (!s->socket_activated || arg_idle_sec == 0)
                 return;
         if (s->n_clients > 0 || s->probe_state == 0 || s->discovering) {
@@ -555,6 +579,8 @@ static void server_update_idle(Server *s) {
 }
 
 static void server_answer_pending_info(Server *s) {
+        assert(s);
+
         LIST_FOREACH(clients, c, s->clients)
                 if (c->info_pending)
                         client_handle_info(c);
@@ -610,6 +636,8 @@ static int listen_own_socket(const char *path) {
         union sockaddr_union sa;
         _cleanup_close_ int fd = -EBADF;
         int salen;
+
+        assert(path);
 
         salen = sockaddr_un_set_path(&sa.un, path);
         if (salen < 0)
@@ -756,6 +784,8 @@ static int server_listen(Server *s) {
         const char *path = arg_listen ?: BROKER_SOCKET_PATH;
         int n;
 
+        assert(s);
+
         n = sd_listen_fds(true);
         if (n > 1)
                 return log_error_errno(EINVAL, "Expected one listening socket, got %d.", n);
@@ -774,6 +804,8 @@ static int server_listen(Server *s) {
 static int server_connect_bus(Server *s) {
         int r;
 
+        assert(s);
+
         r = sd_bus_open_system(&s->bus);
         if (r < 0)
                 return log_error_errno(r, "Failed to connect to the system bus: %m");
@@ -790,6 +822,8 @@ static int server_connect_bus(Server *s) {
 static void server_start_probe(Server *s) {
         SandboxSpec spec;
         int r;
+
+        assert(s);
 
         server_fill_spec(s, 30, &spec);
         r = probe_start(s->event, s->bus, &spec, on_probe_done, s, &s->probe);

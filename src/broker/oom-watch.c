@@ -98,6 +98,8 @@ static int read_oom_kill(int fd, uint64_t *ret) {
         char buf[256], *p;
         ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
 
+        assert(ret);
+
         if (k <= 0)
                 return -ENODEV;         /* the cgroup is gone */
         buf[k] = 0;
@@ -111,6 +113,8 @@ static int read_oom_kill(int fd, uint64_t *ret) {
 static void oom_watch_check(OomWatch *w) {
         uint64_t v, kills;
         int r;
+
+        assert(w);
 
         if (read(w->efd, &v, sizeof v) != sizeof v)
                 return;

@@ -28,8 +28,12 @@ struct Probe {
 };
 
 static const char *report_get(const char *report, const char *key, char *buf, size_t size) {
-        size_t l = strlen(key);
+        size_t l;
 
+        assert(key);
+        assert(buf);
+
+        l = strlen(key);
         for (const char *p = report; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
                 if (strneq(p, key, l) && p[l] == '=') {
                         size_t n = strcspn(p + l + 1, "\n");
@@ -45,6 +49,9 @@ static const char *report_get(const char *report, const char *key, char *buf, si
 static int failed(char **ret_failure, const char *fmt, ...) _printf_(2, 3);
 static int failed(char **ret_failure, const char *fmt, ...) {
         va_list ap;
+
+        assert(ret_failure);
+        assert(fmt);
 
         va_start(ap, fmt);
         if (vasprintf(ret_failure, fmt, ap) < 0)
@@ -68,6 +75,9 @@ static bool limit_ok(const char *v, uint64_t want) {
 int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure) {
         char v[256];
         const char *s;
+
+        assert(spec);
+        assert(ret_failure);
 
         s = report_get(report, "uid", v, sizeof v);
         if (!uid_ok(s))

@@ -49,14 +49,20 @@ struct Run {
 };
 
 const char *run_id(const Run *run) {
+        assert(run);
+
         return run->id;
 }
 
 const char *run_unit(const Run *run) {
+        assert(run);
+
         return run->unit;
 }
 
 bool run_is_done(const Run *run) {
+        assert(run);
+
         return run->done;
 }
 
@@ -117,6 +123,9 @@ static void run_finish(Run *run, const char *error) {
 }
 
 static int read_variant_string(sd_bus_message *m, char **ret) {
+        assert(m);
+        assert(ret);
+
         const char *s;
         int r = sd_bus_message_read(m, "v", "s", &s);
         if (r < 0)
@@ -135,6 +144,9 @@ static int read_variant_job(sd_bus_message *m, const char **ret_job) {
         uint32_t id;
         int r;
 
+        assert(m);
+        assert(ret_job);
+
         r = sd_bus_message_read(m, "v", "(uo)", &id, &p);
         if (r < 0)
                 return r;
@@ -145,6 +157,9 @@ static int read_variant_job(sd_bus_message *m, const char **ret_job) {
 static int parse_properties(Run *run, sd_bus_message *m) {
         bool has_job = false;
         int r;
+
+        assert(run);
+        assert(m);
 
         r = sd_bus_message_enter_container(m, 'a', "{sv}");
         if (r < 0)
@@ -198,6 +213,8 @@ static int get_all(Run *run);
 
 static void run_notify_started(Run *run) {
         int r;
+
+        assert(run);
 
         if (run->started_notified)
                 return;
@@ -280,6 +297,8 @@ static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 static int get_all(Run *run) {
         int r;
 
+        assert(run);
+
         if (run->done)
                 return 0;
         if (run->slot_call) {
@@ -299,6 +318,9 @@ static int get_all(Run *run) {
 static int signal_job(sd_bus_message *m, const char **ret_job) {
         const char *iface, *job = NULL;
         int r;
+
+        assert(m);
+        assert(ret_job);
 
         r = sd_bus_message_read(m, "s", &iface);
         if (r < 0)
@@ -516,6 +538,8 @@ static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 int run_cancel(Run *run) {
         int r;
 
+        assert(run);
+
         if (run->done)
                 return 0;
         run->cancelled = true;
@@ -569,6 +593,8 @@ int run_sweep_stale(sd_bus *bus) {
         const char *name, *active;
         unsigned n = 0;
         int r;
+
+        assert(bus);
 
         r = sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ListUnitsByPatterns",
                                &error, &reply, "asas", 0, 1, RUN_UNIT_PREFIX "*.service");

@@ -64,9 +64,12 @@ static int connect_local(void) {
 static bool denied_reported;
 
 static void check_denied(const char *line, size_t n) {
-        _cleanup_free_ char *copy = strndup(line, n);
+        _cleanup_free_ char *copy = NULL;
         json_object *j, *e, *c, *m;
 
+        assert(line);
+
+        copy = strndup(line, n);
         if (!copy || !(j = json_tokener_parse(copy)))
                 return;
         if (json_object_object_get_ex(j, "error", &e) && json_object_object_get_ex(e, "code", &c) &&
@@ -169,6 +172,8 @@ static int session_open(Session **ret) {
 
 /* Reads one line (without the newline) into s->line; 0 at EOF. */
 static int read_line(Session *s) {
+        assert(s);
+
         s->line_size = 0;
         for (;;) {
                 char *nl = memchr(s->buf, '\n', s->size);
@@ -204,6 +209,8 @@ static int read_line(Session *s) {
 }
 
 static int send_json(int fd, json_object *j) {
+        assert(j);
+
         size_t len;
         const char *s = json_object_to_json_string_length(j, JSON_C_TO_STRING_PLAIN, &len);
         int r = loop_write(fd, s, len);
@@ -212,6 +219,8 @@ static int send_json(int fd, json_object *j) {
 
 /* Waits for the response with the given id; prints and skips the rest. */
 static json_object *wait_response(Session *s, int id) {
+        assert(s);
+
         for (;;) {
                 json_object *j, *v;
                 int r = read_line(s);
@@ -237,6 +246,8 @@ static int session_initialize(Session *s) {
         _cleanup_json_ json_object *req = NULL, *resp = NULL, *note = NULL;
         json_object *v;
 
+        assert(s);
+
         req = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
                                  "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                                  "\"clientInfo\":{\"name\":\"mcp-exec-run\",\"version\":\"" PACKAGE_VERSION "\"}}}");
@@ -258,6 +269,9 @@ static json_object *session_call_exec(Session *s, const char *code, size_t code_
                                       uint64_t timeout_s) {
         _cleanup_json_ json_object *req = json_object_new_object();
         json_object *params = json_object_new_object(), *args = json_object_new_object(), *resp;
+
+        assert(s);
+        assert(code);
 
         json_object_object_add(args, "code", json_object_new_string_len(code, (int) code_len));
         if (timeout_s > 0)
@@ -281,6 +295,8 @@ static json_object *session_call_exec(Session *s, const char *code, size_t code_
  * its end, as mcp-exec(1) says. */
 static int print_result(json_object *resp) {
         json_object *result, *sc, *v;
+
+        assert(resp);
 
         if (json_object_object_get_ex(resp, "error", &v)) {
                 json_object *m;
@@ -337,6 +353,11 @@ static int read_input(const char *file, char **ret_code, size_t *ret_code_len, c
         _cleanup_(fclosep) FILE *opened = NULL;
         FILE *f = stdin;
         int r;
+
+        assert(ret_code);
+        assert(ret_code_len);
+        assert(ret_in);
+        assert(ret_in_len);
 
         if (file && !streq(file, "-")) {
                 f = opened = fopen(file, "re");

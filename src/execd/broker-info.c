@@ -25,6 +25,8 @@ struct BrokerInfo {
 };
 
 static void report(BrokerInfo *b, json_object *info) {
+        assert(b);
+
         if (b->reported)
                 return;
         b->reported = true;

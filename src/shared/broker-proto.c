@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "broker-proto.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -50,6 +51,10 @@ int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
         struct iovec iov;
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 
+        assert(fd >= 0);
+        assert(msg);
+        assert(fds || n_fds == 0);
+
         if (n_fds > BROKER_MAX_FDS)
                 return -EINVAL;
         s = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
@@ -80,6 +85,8 @@ int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
 }
 
 static void close_cmsg_fds(struct msghdr *mh) {
+        assert(mh);
+
         for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
                         size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -90,6 +97,10 @@ static void close_cmsg_fds(struct msghdr *mh) {
 }
 
 int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds) {
+        assert(fd >= 0);
+        assert(ret_msg);
+        assert(ret_fds || max_fds == 0);
+
         union {
                 struct cmsghdr h;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * BROKER_MAX_FDS)];

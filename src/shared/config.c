@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,8 +28,11 @@ const char *const config_known_names[] = {
 };
 
 static const char *env_lookup(char *const *envp, const char *name) {
-        size_t l = strlen(name);
+        size_t l;
 
+        assert(name);
+
+        l = strlen(name);
         for (char *const *e = envp; e && *e; e++)
                 if (strneq(*e, name, l) && (*e)[l] == '=')
                         return *e + l + 1;
@@ -99,6 +103,8 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         const char *v;
         int r;
 
+        assert(ret);
+
         for (size_t i = 0; i < ELEMENTSOF(specs); i++) {
                 const Spec *s = specs + i;
                 uint64_t x;
@@ -152,6 +158,8 @@ int config_resolve_python(const char *value, char **ret_path, char **ret_error) 
         _cleanup_free_ char *resolved = NULL;
         struct stat st;
 
+        assert(ret_path);
+
         if (isempty(value))
                 return fail(ret_error, "MCP_EXEC_PYTHON is empty");
 
@@ -182,6 +190,8 @@ int config_resolve_python(const char *value, char **ret_path, char **ret_error) 
 
 bool config_is_unknown_assignment(const char *assignment) {
         const char *eq;
+
+        assert(assignment);
 
         if (!strneq(assignment, "MCP_EXEC_", 9))
                 return false;

@@ -44,6 +44,8 @@ struct ExecClient {
 };
 
 static void exec_result_done(ExecResult *r) {
+        assert(r);
+
         free(r->error_message);
         free(r->stdout_text);
         free(r->stderr_text);
@@ -53,6 +55,8 @@ static void exec_result_done(ExecResult *r) {
 }
 
 static void close_input(ExecClient *c) {
+        assert(c);
+
         c->in_io = sd_event_source_disable_unref(c->in_io);
         c->in_fd = safe_close(c->in_fd);
 }
@@ -60,6 +64,10 @@ static void close_input(ExecClient *c) {
 /* Cuts text to what fits in budget bytes as JSON; returns the bytes that used. */
 static size_t cut_to_json_budget(char *text, size_t *len, size_t budget, bool *truncated) {
         size_t used, n;
+
+        assert(text);
+        assert(len);
+        assert(truncated);
 
         n = utf8_json_prefix(text, *len, budget, &used);
         if (n < *len) {
@@ -115,6 +123,8 @@ static void fail(ExecClient *c, BrokerError error, const char *message) {
 }
 
 static void maybe_finish(ExecClient *c) {
+        assert(c);
+
         if (c->got_final && c->out_eof && c->err_eof)
                 finish(c);
 }
@@ -257,6 +267,8 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
 static int send_run_request(int sock, const ExecRequest *req, int in_fd, int out_fd, int err_fd) {
         _cleanup_json_ json_object *msg = NULL;
 
+        assert(req);
+
         msg = json_object_new_object();
         if (!msg)
                 return -ENOMEM;
@@ -370,15 +382,21 @@ ExecClient *exec_client_free(ExecClient *c) {
 }
 
 uint64_t exec_client_output_bytes(const ExecClient *c) {
+        assert(c);
+
         return c->out.seen;
 }
 
 uint64_t exec_client_elapsed_usec(const ExecClient *c) {
+        assert(c);
+
         return now_usec() - c->start_usec;
 }
 
 json_object *exec_result_to_json(const ExecResult *r) {
         json_object *j = json_object_new_object();
+
+        assert(r);
 
         if (!j)
                 return NULL;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "strv.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +39,13 @@ char **strv_copy_n(const char *const *l, size_t max) {
 }
 
 int strv_extend_n(char ***l, const char *s, size_t n) {
-        size_t k = strv_length(*l);
         char *c, **nl;
+        size_t k;
 
+        assert(l);
+        assert(s || n == 0);
+
+        k = strv_length(*l);
         c = strndup(s, n);
         if (!c)
                 return -ENOMEM;

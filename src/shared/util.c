@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -28,6 +29,8 @@ int fd_nonblock(int fd, bool nonblock) {
 int loop_write(int fd, const void *buf, size_t n) {
         const uint8_t *p = buf;
 
+        assert(buf || n == 0);
+
         while (n > 0) {
                 ssize_t k = write(fd, p, n);
                 if (k < 0) {
@@ -43,6 +46,8 @@ int loop_write(int fd, const void *buf, size_t n) {
 
 int loop_read_exact(int fd, void *buf, size_t n) {
         uint8_t *p = buf;
+
+        assert(buf || n == 0);
 
         while (n > 0) {
                 ssize_t k = read(fd, p, n);
@@ -62,6 +67,8 @@ int loop_read_exact(int fd, void *buf, size_t n) {
 int random_hex128(char ret[static SD_ID128_STRING_MAX]) {
         sd_id128_t id;
         int r;
+
+        assert(ret);
 
         r = sd_id128_randomize(&id);
         if (r < 0)
@@ -110,6 +117,10 @@ int getpeercred_fd(int fd, pid_t *ret_pid, uid_t *ret_uid, gid_t *ret_gid) {
 int read_full_stream(FILE *f, size_t max, char **ret, size_t *ret_len) {
         _cleanup_free_ char *buf = NULL;
         size_t n = 0, a = 0;
+
+        assert(f);
+        assert(ret);
+        assert(ret_len);
 
         for (;;) {
                 if (n == a) {

@@ -17,6 +17,7 @@
  * the path cannot be steered. /run/mcp-exec-tmp is 0700 root: a run cannot
  * reach another run's tmpfs through it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -51,6 +52,8 @@ static int slice_dir(char **ret) {
         char *slash;
         int r;
 
+        assert(ret);
+
         r = sd_pid_get_cgroup(0, &cg);
         if (r < 0)
                 return r;
@@ -75,6 +78,8 @@ static int slice_dir(char **ret) {
 static int do_mount(const char *id, uint64_t size) {
         _cleanup_free_ char *slice = NULL;
         int r;
+
+        assert(id);
 
         r = run_tmpfs_prepare_root(TMP_ROOT);
         if (r < 0)
