@@ -154,12 +154,14 @@ static int read_variant_job(sd_bus_message *m, const char **ret_job) {
         return 0;
 }
 
-static int parse_properties(Run *run, sd_bus_message *m) {
-        bool has_job = false;
+/* Reads an a{sv} of properties at m's position: handle() reads the value of
+ * each property it knows and returns 1, or returns 0 to have it skipped. */
+static int read_properties(sd_bus_message *m, int (*handle)(sd_bus_message *m, const char *name, void *userdata),
+                           void *userdata) {
         int r;
 
-        assert(run);
         assert(m);
+        assert(handle);
 
         r = sd_bus_message_enter_container(m, 'a', "{sv}");
         if (r < 0)
@@ -170,30 +172,8 @@ static int parse_properties(Run *run, sd_bus_message *m) {
                 r = sd_bus_message_read(m, "s", &name);
                 if (r < 0)
                         return r;
-                if (streq(name, "ActiveState"))
-                        r = read_variant_string(m, &run->active_state);
-                else if (streq(name, "ControlGroup"))
-                        r = read_variant_string(m, &run->control_group);
-                else if (streq(name, "Result"))
-                        r = read_variant_string(m, &run->unit_result);
-                else if (streq(name, "ExecMainCode"))
-                        r = sd_bus_message_read(m, "v", "i", &run->exec_main_code);
-                else if (streq(name, "ExecMainStatus"))
-                        r = sd_bus_message_read(m, "v", "i", &run->exec_main_status);
-                else if (streq(name, "CPUUsageNSec"))
-                        r = sd_bus_message_read(m, "v", "t", &run->cpu_nsec);
-                else if (streq(name, "MemoryPeak")) {
-                        r = sd_bus_message_read(m, "v", "t", &run->memory_peak);
-                        run->has_memory_peak = r >= 0;
-                } else if (streq(name, "ExecMainStartTimestampMonotonic"))
-                        r = sd_bus_message_read(m, "v", "t", &run->main_start_usec);
-                else if (streq(name, "ExecMainExitTimestampMonotonic"))
-                        r = sd_bus_message_read(m, "v", "t", &run->main_exit_usec);
-                else if (streq(name, "Job")) {
-                        const char *job;
-                        r = read_variant_job(m, &job);
-                        has_job = r >= 0 && job;
-                } else
+                r = handle(m, name, userdata);
+                if (r == 0)
                         r = sd_bus_message_skip(m, "v");
                 if (r < 0)
                         return r;
@@ -203,10 +183,59 @@ static int parse_properties(Run *run, sd_bus_message *m) {
         }
         if (r < 0)
                 return r;
-        r = sd_bus_message_exit_container(m);
+        return sd_bus_message_exit_container(m);
+}
+
+typedef struct UnitProperties {
+        Run *run;
+        bool has_job;
+} UnitProperties;
+
+static int read_unit_property(sd_bus_message *m, const char *name, void *userdata) {
+        UnitProperties *p = userdata;
+        Run *run = p->run;
+        int r;
+
+        if (streq(name, "ActiveState"))
+                r = read_variant_string(m, &run->active_state);
+        else if (streq(name, "ControlGroup"))
+                r = read_variant_string(m, &run->control_group);
+        else if (streq(name, "Result"))
+                r = read_variant_string(m, &run->unit_result);
+        else if (streq(name, "ExecMainCode"))
+                r = sd_bus_message_read(m, "v", "i", &run->exec_main_code);
+        else if (streq(name, "ExecMainStatus"))
+                r = sd_bus_message_read(m, "v", "i", &run->exec_main_status);
+        else if (streq(name, "CPUUsageNSec"))
+                r = sd_bus_message_read(m, "v", "t", &run->cpu_nsec);
+        else if (streq(name, "MemoryPeak")) {
+                r = sd_bus_message_read(m, "v", "t", &run->memory_peak);
+                run->has_memory_peak = r >= 0;
+        } else if (streq(name, "ExecMainStartTimestampMonotonic"))
+                r = sd_bus_message_read(m, "v", "t", &run->main_start_usec);
+        else if (streq(name, "ExecMainExitTimestampMonotonic"))
+                r = sd_bus_message_read(m, "v", "t", &run->main_exit_usec);
+        else if (streq(name, "Job")) {
+                const char *job;
+                r = read_variant_job(m, &job);
+                p->has_job = r >= 0 && job;
+        } else
+                return 0;
+        return r < 0 ? r : 1;
+}
+
+/* The unit's properties from GetAll into run; 1 if a job is queued on it. */
+static int parse_properties(Run *run, sd_bus_message *m) {
+        UnitProperties p = { .run = run };
+        int r;
+
+        assert(run);
+        assert(m);
+
+        r = read_properties(m, read_unit_property, &p);
         if (r < 0)
                 return r;
-        return has_job;
+        return p.has_job;
 }
 
 static int get_all(Run *run);
@@ -313,6 +342,20 @@ static int get_all(Run *run) {
         return r;
 }
 
+static int read_job_property(sd_bus_message *m, const char *name, void *userdata) {
+        const char **job = userdata, *p;
+        int r;
+
+        if (!streq(name, "Job"))
+                return 0;
+        r = read_variant_job(m, &p);
+        if (r < 0)
+                return r;
+        if (p)
+                *job = p;
+        return 1;
+}
+
 /* The job a PropertiesChanged of the Unit interface shows on the unit: 1 and
  * its path in *ret_job if there is one, 0 if none or not shown. */
 static int signal_job(sd_bus_message *m, const char **ret_job) {
@@ -327,27 +370,7 @@ static int signal_job(sd_bus_message *m, const char **ret_job) {
                 return r;
         if (!streq(iface, "org.freedesktop.systemd1.Unit"))
                 return 0;
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *name, *p;
-
-                r = sd_bus_message_read(m, "s", &name);
-                if (r < 0)
-                        return r;
-                if (streq(name, "Job")) {
-                        r = read_variant_job(m, &p);
-                        if (r >= 0 && p)
-                                job = p;
-                } else
-                        r = sd_bus_message_skip(m, "v");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
+        r = read_properties(m, read_job_property, &job);
         if (r < 0)
                 return r;
         *ret_job = job;
