@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "discover.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +46,14 @@ static void on_capture_done(const char *output, const RunResult *res, void *user
 int discovery_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, discovery_done_t done, void *userdata,
                     Discovery **ret) {
         uint8_t input[LAUNCH_FRAME_HEADER_SIZE + sizeof discovery_code];
+        _cleanup_(discovery_freep) Discovery *d = NULL;
         SandboxSpec own = *spec;
-        Discovery *d;
         int r;
 
-        d = calloc(1, sizeof *d);
+        assert(done);
+        assert(ret);
+
+        d = new0(Discovery, 1);
         if (!d)
                 return -ENOMEM;
         d->done = done;
@@ -60,11 +64,9 @@ int discovery_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, discovery
         own.description = SANDBOX_DESCRIPTION_DISCOVERY;
         r = run_capture_start(e, bus, &own, input, LAUNCH_FRAME_HEADER_SIZE + sizeof discovery_code - 1,
                               DISCOVERY_OUTPUT_MAX, on_capture_done, d, &d->capture);
-        if (r < 0) {
-                free(d);
+        if (r < 0)
                 return r;
-        }
-        *ret = d;
+        *ret = TAKE_PTR(d);
         return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
 #include "sandbox-properties.h"
 
 typedef struct Discovery Discovery;
@@ -20,3 +21,4 @@ typedef void (*discovery_done_t)(json_object *info, void *userdata);
 int discovery_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, discovery_done_t done, void *userdata,
                     Discovery **ret);
 Discovery *discovery_free(Discovery *d);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Discovery *, discovery_free);

@@ -5,17 +5,16 @@
  * and does exactly one thing: run a piece of code in a transient service with
  * the fixed sandbox property set, limits clamped to the configured maxima.
  */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pwd.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -25,11 +24,17 @@
 #include "build-config.h"
 #include "config.h"
 #include "discover.h"
+#include "json-util.h"
+#include "event-util.h"
+#include "list.h"
 #include "log.h"
 #include "macro.h"
+#include "main-func.h"
+#include "parse-util.h"
 #include "probe.h"
 #include "run.h"
 #include "broker-proto.h"
+#include "socket-util.h"
 #include "util.h"
 
 #define FRONTEND_USER "mcp-exec"
@@ -37,9 +42,10 @@
 
 typedef struct Server Server;
 
-typedef struct Client {
+typedef struct Client Client;
+struct Client {
         Server *server;
-        struct Client *next, *prev;
+        LIST_FIELDS(Client, clients);
         int fd;
         sd_event_source *io, *timer;
         pid_t pid;
@@ -48,13 +54,13 @@ typedef struct Client {
         bool gone;
         bool counted;                   /* holds one of max_concurrent */
         /* Waiting for a free slot, in arrival order (its pipes kept meanwhile). */
-        struct Client *wait_next, *wait_prev;
+        LIST_FIELDS(Client, wait);
         bool waiting;
         int wait_fds[3];
         bool info_pending;              /* answered once the sandbox is known */
         uint64_t timeout_s;
         char tag[65];
-} Client;
+};
 
 struct Server {
         sd_event *event;
@@ -67,9 +73,9 @@ struct Server {
         sd_event_source *listen_io, *idle_timer;
         uid_t frontend_uid;
         bool have_frontend_uid;
-        Client *clients;
+        LIST_HEAD(Client, clients);
         unsigned n_clients, n_runs;
-        Client *wait_head, *wait_tail;  /* runs waiting for a slot, first come first served */
+        LIST_HEAD(Client, wait_list);   /* runs waiting for a slot, first come first served */
         sd_event_source *dispatch;      /* starts waiting runs once slots are free */
         Probe *probe;
         Discovery *discovery;
@@ -85,6 +91,9 @@ static uint64_t arg_idle_sec = 30;
 static const char *arg_launcher = LIBEXECDIR "/mcp-exec-launch";
 
 static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
+        assert(s);
+        assert(ret);
+
         *ret = (SandboxSpec) {
                 .launcher = arg_launcher,
                 .tmpfs_helper = LIBEXECDIR "/mcp-exec-tmpfs",
@@ -104,33 +113,29 @@ static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
 static void server_update_idle(Server *s);
 
 static void server_slot_freed(Server *s) {
-        if (s->wait_head && s->dispatch)
+        assert(s);
+
+        if (s->wait_list && s->dispatch)
                 (void) sd_event_source_set_enabled(s->dispatch, SD_EVENT_ONESHOT);
 }
 
 static void client_unwait(Client *c) {
-        Server *s = c->server;
+        assert(c);
 
         if (!c->waiting)
                 return;
-        if (c->wait_prev)
-                c->wait_prev->wait_next = c->wait_next;
-        else
-                s->wait_head = c->wait_next;
-        if (c->wait_next)
-                c->wait_next->wait_prev = c->wait_prev;
-        else
-                s->wait_tail = c->wait_prev;
-        c->wait_next = c->wait_prev = NULL;
+        LIST_REMOVE(wait, c->server->wait_list, c);
         c->waiting = false;
         for (size_t i = 0; i < 3; i++)
                 c->wait_fds[i] = safe_close(c->wait_fds[i]);
 }
 
 static Client *client_free(Client *c) {
+        Server *s;
+
         if (!c)
                 return NULL;
-        Server *s = c->server;
+        s = c->server;
         client_unwait(c);
         /* run_free() stops a live unit; its last reference goes with it. */
         c->run = run_free(c->run);
@@ -141,28 +146,32 @@ static Client *client_free(Client *c) {
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->fd);
-        if (c->prev)
-                c->prev->next = c->next;
-        else
-                s->clients = c->next;
-        if (c->next)
-                c->next->prev = c->prev;
+        LIST_REMOVE(clients, s->clients, c);
         s->n_clients--;
         free(c);
         server_update_idle(s);
         return NULL;
 }
 
-static int client_send_error(Client *c, const char *code, const char *message) {
+static int send_error(int fd, BrokerError error, const char *message) {
         _cleanup_json_ json_object *j = json_object_new_object();
+
+        assert(broker_error_to_string(error));
+        assert(message);
 
         if (!j)
                 return -ENOMEM;
         json_object_object_add(j, "event", json_object_new_string("error"));
-        json_object_object_add(j, "code", json_object_new_string(code));
+        json_object_object_add(j, "code", json_object_new_string(broker_error_to_string(error)));
         json_object_object_add(j, "message", json_object_new_string(message));
-        return broker_send(c->fd, j, NULL, 0);
+        return broker_send(fd, j, NULL, 0);
 }
+
+static int client_send_error(Client *c, BrokerError error, const char *message) {
+        return send_error(c->fd, error, message);
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Client *, client_free);
 
 static void on_run_started(Run *run, void *userdata) {
         Client *c = userdata;
@@ -207,7 +216,7 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
 
         if (!c->gone) {
                 if (res->error)
-                        (void) client_send_error(c, "start-failed", res->error);
+                        (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
                 else if ((j = json_object_new_object())) {
                         json_object_object_add(j, "event", json_object_new_string("exit"));
                         json_object_object_add(j, "run_id", json_object_new_string(run_id(run)));
@@ -235,9 +244,13 @@ static bool fd_is_stream(int fd) {
 }
 
 static void client_handle_info(Client *c) {
-        Server *s = c->server;
         _cleanup_json_ json_object *j = NULL;
+        json_object *v;
+        Server *s;
 
+        assert(c);
+
+        s = c->server;
         if (s->probe_state == 0 || s->discovering) {
                 c->info_pending = true;
                 return;
@@ -261,26 +274,27 @@ static void client_handle_info(Client *c) {
         json_object_object_add(j, "file_size_max_bytes", json_object_new_int64((int64_t) s->config.file_size_max));
         json_object_object_add(j, "tmp_size_max_bytes", json_object_new_int64((int64_t) s->config.tmp_size_max));
         json_object_object_add(j, "max_concurrent", json_object_new_int64((int64_t) s->config.max_concurrent));
-        if (s->sandbox_info) {
-                json_object *v;
-                if (json_object_object_get_ex(s->sandbox_info, "python", &v))
-                        json_object_object_add(j, "python_version", json_object_get(v));
-                if (json_object_object_get_ex(s->sandbox_info, "modules", &v))
-                        json_object_object_add(j, "modules", json_object_get(v));
-        }
+        if ((v = json_get(s->sandbox_info, "python")))
+                json_object_object_add(j, "python_version", json_object_get(v));
+        if ((v = json_get(s->sandbox_info, "modules")))
+                json_object_object_add(j, "modules", json_object_get(v));
         (void) broker_send(c->fd, j, NULL, 0);
 }
 
 static int client_start_run(Client *c, int fds[3]) {
-        Server *s = c->server;
         SandboxSpec spec;
+        Server *s;
         int r;
 
+        assert(c);
+        assert(fds);
+
+        s = c->server;
         server_fill_spec(s, c->timeout_s, &spec);
         r = run_start(s->bus, &spec, fds[0], fds[1], fds[2], on_run_started, on_run_done, c, &c->run);
         if (r < 0) {
                 log_error_errno(r, "Failed to start a run: %m");
-                return client_send_error(c, "start-failed", "could not ask systemd for a sandbox unit");
+                return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a sandbox unit");
         }
         s->n_runs++;
         c->counted = true;
@@ -300,14 +314,14 @@ static int client_start_run(Client *c, int fds[3]) {
 static int on_dispatch(sd_event_source *es, void *userdata) {
         Server *s = userdata;
 
-        while (s->wait_head && s->n_runs < s->config.max_concurrent) {
-                Client *c = s->wait_head;
+        while (s->wait_list && s->n_runs < s->config.max_concurrent) {
+                Client *c = s->wait_list;
                 int fds[3] = { c->wait_fds[0], c->wait_fds[1], c->wait_fds[2] };
 
                 c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
                 client_unwait(c);
                 if (s->probe_state < 0)
-                        (void) client_send_error(c, "sandbox-unavailable",
+                        (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
                                                  s->probe_failure ?: "the sandbox self-check failed");
                 else
                         (void) client_start_run(c, fds);
@@ -320,33 +334,38 @@ static int on_dispatch(sd_event_source *es, void *userdata) {
 }
 
 static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_fds) {
-        Server *s = c->server;
+        const char *tag;
         json_object *v;
+        Server *s;
 
+        assert(c);
+        assert(req);
+        assert(fds);
+
+        s = c->server;
         if (n_fds != 3 || !fd_is_stream(fds[0]) || !fd_is_stream(fds[1]) || !fd_is_stream(fds[2]))
-                return client_send_error(c, "bad-request", "a run needs three pipe or socket fds: stdin, stdout, stderr");
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "a run needs three pipe or socket fds: stdin, stdout, stderr");
 
         c->timeout_s = s->config.default_timeout_s;
         if (json_object_object_get_ex(req, "timeout_s", &v)) {
                 int64_t t;
                 if (!json_object_is_type(v, json_type_int) || (t = json_object_get_int64(v)) < 0)
-                        return client_send_error(c, "bad-request", "timeout_s must be a non-negative integer");
+                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "timeout_s must be a non-negative integer");
                 /* 0 means the default; anything else is clamped to [1, max]. */
                 if (t > 0)
                         c->timeout_s = CLAMP((uint64_t) t, 1, s->config.max_timeout_s);
         }
-        if (json_object_object_get_ex(req, "tag", &v) && json_object_is_type(v, json_type_string)) {
+        if ((tag = json_get_string(req, "tag"))) {
                 /* Metadata for the journal only: keep it short and printable. */
-                const char *t = json_object_get_string(v);
                 size_t i;
-                for (i = 0; t[i] && i < sizeof c->tag - 1; i++)
-                        c->tag[i] = (t[i] >= 0x21 && t[i] < 0x7f) ? t[i] : '_';
+                for (i = 0; tag[i] && i < sizeof c->tag - 1; i++)
+                        c->tag[i] = (tag[i] >= 0x21 && tag[i] < 0x7f) ? tag[i] : '_';
                 c->tag[i] = 0;
         }
 
         if (s->probe_state < 0)
-                return client_send_error(c, "sandbox-unavailable", s->probe_failure ?: "the sandbox self-check failed");
-        if (s->n_runs >= s->config.max_concurrent || s->wait_head) {
+                return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, s->probe_failure ?: "the sandbox self-check failed");
+        if (s->n_runs >= s->config.max_concurrent || s->wait_list) {
                 /* Both front ends (and root) share the slots: wait in line
                  * rather than refuse, so that neither starves the other. The
                  * line is bounded by the connection limit; its caller's own
@@ -356,12 +375,7 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
                         fds[i] = -EBADF;
                 }
                 c->waiting = true;
-                c->wait_prev = s->wait_tail;
-                if (s->wait_tail)
-                        s->wait_tail->wait_next = c;
-                else
-                        s->wait_head = c;
-                s->wait_tail = c;
+                LIST_APPEND(wait, s->wait_list, c);
                 c->timer = sd_event_source_disable_unref(c->timer);
                 return 0;
         }
@@ -373,7 +387,7 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
         _cleanup_json_ json_object *req = NULL;
         int fds[BROKER_MAX_FDS];
         size_t n_fds = 0;
-        json_object *op;
+        const char *op;
         int r;
 
         r = broker_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
@@ -383,7 +397,7 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 /* EOF or garbage. With a run going: the caller is gone, so the
                  * run goes too (the unit is stopped, not left behind). */
                 if (r < 0 && r != -ECONNRESET)
-                        (void) client_send_error(c, "bad-request", "malformed packet");
+                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "malformed packet");
                 c->gone = true;
                 if (c->run && !run_is_done(c->run)) {
                         c->io = sd_event_source_disable_unref(c->io);
@@ -402,14 +416,15 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 return 0;
         }
 
-        if (!json_object_object_get_ex(req, "op", &op) || !json_object_is_type(op, json_type_string)) {
+        op = json_get_string(req, "op");
+        if (!op) {
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
-                (void) client_send_error(c, "bad-request", "missing op");
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "missing op");
                 return 0;
         }
 
-        if (streq(json_object_get_string(op), "run") && !c->run && !c->waiting) {
+        if (streq(op, "run") && !c->run && !c->waiting) {
                 (void) client_handle_run(c, req, fds, n_fds);
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
@@ -420,24 +435,24 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
 
-        if (streq(json_object_get_string(op), "cancel") && c->waiting) {
+        if (streq(op, "cancel") && c->waiting) {
                 client_free(c);         /* leaves the line; it never started */
                 return 0;
-        } else if (streq(json_object_get_string(op), "cancel") && c->run)
+        } else if (streq(op, "cancel") && c->run)
                 (void) run_cancel(c->run);
-        else if (streq(json_object_get_string(op), "info")) {
+        else if (streq(op, "info")) {
                 c->timer = sd_event_source_disable_unref(c->timer);
                 client_handle_info(c);
         }
         else
-                (void) client_send_error(c, "bad-request", "unknown op");
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "unknown op");
         return 0;
 }
 
 static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
         Client *c = userdata;
 
-        (void) client_send_error(c, "timeout", "no request in time");
+        (void) client_send_error(c, BROKER_ERROR_REQUEST_TIMEOUT, "no request in time");
         client_free(c);
         return 0;
 }
@@ -445,8 +460,9 @@ static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata)
 /* Answers a connection we will not serve. What it already sent is read and
  * dropped first: closing a unix socket with unread data resets it, and the
  * peer would see ECONNRESET instead of our answer. */
-static void refuse(int fd, const char *code, const char *message) {
-        Client tmp = { .fd = fd };
+static void refuse(int fd, BrokerError error, const char *message) {
+        assert(fd >= 0);
+        assert(message);
 
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_json_ json_object *m = NULL;
@@ -458,14 +474,46 @@ static void refuse(int fd, const char *code, const char *message) {
                 if (r <= 0 && r != -EBADMSG)
                         break;
         }
-        (void) client_send_error(&tmp, code, message);
+        (void) send_error(fd, error, message);
         (void) shutdown(fd, SHUT_WR);
+}
+
+/* A client for the connection fd, which it owns once this succeeds. */
+static int client_new(Server *s, int fd, pid_t pid, uid_t uid) {
+        _cleanup_(client_freep) Client *c = NULL;
+        int r;
+
+        assert(s);
+        assert(fd >= 0);
+
+        c = new0(Client, 1);
+        if (!c)
+                return -ENOMEM;
+        c->server = s;
+        c->fd = -EBADF;
+        c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
+        c->pid = pid;
+        c->uid = uid;
+        LIST_PREPEND(clients, s->clients, c);
+        s->n_clients++;
+        server_update_idle(s);
+
+        r = sd_event_add_io(s->event, &c->io, fd, EPOLLIN, on_client_io, c);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC, REQUEST_TIMEOUT_USEC, 0,
+                                       on_client_timeout, c);
+        if (r < 0)
+                return r;
+        c->fd = fd;
+        /* It lives on in the server's list and its event sources. */
+        TAKE_PTR(c);
+        return 0;
 }
 
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Server *s = userdata;
         _cleanup_close_ int cfd = -EBADF;
-        Client *c;
         pid_t pid;
         uid_t uid;
         int r;
@@ -484,39 +532,20 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                 log_struct(LOG_WARNING, "MESSAGE=Refused broker connection from uid %u", (unsigned) uid,
                            "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
                            "MCP_DECISION=%s", "denied");
-                refuse(cfd, "access-denied", "only root and the mcp-exec user may use the broker");
+                refuse(cfd, BROKER_ERROR_ACCESS_DENIED, "only root and the mcp-exec user may use the broker");
                 return 0;
         }
 
         /* Connections cost little, but every one is bounded. */
         if (s->n_clients >= 2 * s->config.max_concurrent + 16) {
-                refuse(cfd, "busy", "too many connections");
+                refuse(cfd, BROKER_ERROR_BUSY, "too many connections");
                 return 0;
         }
 
-        c = calloc(1, sizeof *c);
-        if (!c)
-                return log_oom(), 0;
-        c->server = s;
-        c->fd = TAKE_FD(cfd);
-        c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
-        c->pid = pid;
-        c->uid = uid;
-        c->next = s->clients;
-        if (s->clients)
-                s->clients->prev = c;
-        s->clients = c;
-        s->n_clients++;
-        server_update_idle(s);
-
-        r = sd_event_add_io(s->event, &c->io, c->fd, EPOLLIN, on_client_io, c);
-        if (r >= 0)
-                r = sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC, REQUEST_TIMEOUT_USEC, 0,
-                                               on_client_timeout, c);
-        if (r < 0) {
-                log_error_errno(r, "Failed to watch a client: %m");
-                client_free(c);
-        }
+        r = client_new(s, cfd, pid, uid);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch a client: %m"), 0;
+        TAKE_FD(cfd);
         return 0;
 }
 
@@ -531,6 +560,8 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
 }
 
 static void server_update_idle(Server *s) {
+        assert(s);
+
         if (!s->socket_activated || arg_idle_sec == 0)
                 return;
         if (s->n_clients > 0 || s->probe_state == 0 || s->discovering) {
@@ -548,7 +579,9 @@ static void server_update_idle(Server *s) {
 }
 
 static void server_answer_pending_info(Server *s) {
-        for (Client *c = s->clients; c; c = c->next)
+        assert(s);
+
+        LIST_FOREACH(clients, c, s->clients)
                 if (c->info_pending)
                         client_handle_info(c);
 }
@@ -600,20 +633,20 @@ static void on_probe_done(const char *failure, void *userdata) {
 }
 
 static int listen_own_socket(const char *path) {
-        union {
-                struct sockaddr sa;
-                struct sockaddr_un un;
-        } sa = { .un.sun_family = AF_UNIX };
+        union sockaddr_union sa;
         _cleanup_close_ int fd = -EBADF;
+        int salen;
 
-        if (strlen(path) >= sizeof sa.un.sun_path)
-                return -ENAMETOOLONG;
-        strcpy(sa.un.sun_path, path);
+        assert(path);
+
+        salen = sockaddr_un_set_path(&sa.un, path);
+        if (salen < 0)
+                return salen;
         fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return negative_errno();
         (void) unlink(path);
-        if (bind(fd, &sa.sa, sizeof sa.un) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
+        if (bind(fd, &sa.sa, (socklen_t) salen) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
                 return negative_errno();
         return TAKE_FD(fd);
 }
@@ -675,88 +708,154 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
-int main(int argc, char *argv[]) {
-        Server s = { .listen_fd = -EBADF };
-        _cleanup_free_ char *err = NULL;
+static Server *server_free(Server *s) {
+        if (!s)
+                return NULL;
+        while (s->clients)
+                client_free(s->clients);
+        probe_free(s->probe);
+        discovery_free(s->discovery);
+        json_object_put(s->sandbox_info);
+        sd_event_source_disable_unref(s->idle_timer);
+        sd_event_source_disable_unref(s->listen_io);
+        sd_event_source_disable_unref(s->dispatch);
+        /* Flush StopUnit/Unref calls of runs cut short before leaving. */
+        if (s->bus)
+                (void) sd_bus_flush(s->bus);
+        sd_bus_flush_close_unref(s->bus);
+        sd_event_unref(s->event);
+        if (!s->socket_activated)
+                safe_close(s->listen_fd);
+        config_done(&s->config);
+        free(s->python);
+        free(s->own_unit);
+        free(s->probe_failure);
+        free(s);
+        return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Server *, server_free);
+
+/* The configuration, who the front end is and our own unit. */
+static int server_new(Server **ret) {
+        _cleanup_(server_freep) Server *s = NULL;
+        _cleanup_free_ char *err = NULL, *unit = NULL;
         extern char **environ;
         struct passwd *pw;
-        int r, n;
+        int r;
 
-        log_open("mcp-exec-brokerd");
-        r = parse_argv(argc, argv);
-        if (r <= 0)
-                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        assert(ret);
 
-        r = config_parse(environ, &s.config, &err);
+        s = new0(Server, 1);
+        if (!s)
+                return log_oom();
+        s->listen_fd = -EBADF;
+
+        r = config_parse(environ, &s->config, &err);
         if (r >= 0)
-                r = config_resolve_python(s.config.python, &s.python, &err);
+                r = config_resolve_python(s->config.python, &s->python, &err);
         if (r < 0) {
-                log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s", err ?: "");
-                return EXIT_FAILURE;
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s",
+                           err ?: "");
+                return r;
         }
         for (char **e = environ; *e; e++)
                 if (config_is_unknown_assignment(*e))
                         log_warning("Unknown setting %.*s in the environment, ignoring.", (int) strcspn(*e, "="), *e);
-        s.idle_usec = arg_idle_sec * USEC_PER_SEC;
+        s->idle_usec = arg_idle_sec * USEC_PER_SEC;
 
         pw = getpwnam(FRONTEND_USER);
         if (pw) {
-                s.frontend_uid = pw->pw_uid;
-                s.have_frontend_uid = true;
-        }
-
-        n = sd_listen_fds(true);
-        if (n > 1)
-                return log_error("Expected one listening socket, got %d.", n), EXIT_FAILURE;
-        if (n == 1) {
-                s.listen_fd = SD_LISTEN_FDS_START;
-                s.socket_activated = true;
-                (void) fd_nonblock(s.listen_fd, true);
-        } else {
-                r = listen_own_socket(arg_listen ?: BROKER_SOCKET_PATH);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to listen on %s: %m", arg_listen ?: BROKER_SOCKET_PATH),
-                               EXIT_FAILURE;
-                s.listen_fd = r;
+                s->frontend_uid = pw->pw_uid;
+                s->have_frontend_uid = true;
         }
 
         /* Our own unit (when we are a service): runs bind to it, so they stop
          * when we do. */
-        {
-                char *unit = NULL;
-                if (sd_pid_get_unit(0, &unit) >= 0 && strlen(unit) > 8 &&
-                    streq(unit + strlen(unit) - 8, ".service"))
-                        s.own_unit = unit;
-                else
-                        free(unit);
+        if (sd_pid_get_unit(0, &unit) >= 0 && strlen(unit) > 8 && streq(unit + strlen(unit) - 8, ".service"))
+                s->own_unit = TAKE_PTR(unit);
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* The socket systemd passes us; with --listen, or without systemd, our own. */
+static int server_listen(Server *s) {
+        const char *path = arg_listen ?: BROKER_SOCKET_PATH;
+        int n;
+
+        assert(s);
+
+        n = sd_listen_fds(true);
+        if (n > 1)
+                return log_error_errno(EINVAL, "Expected one listening socket, got %d.", n);
+        if (n == 1) {
+                s->listen_fd = SD_LISTEN_FDS_START;
+                s->socket_activated = true;
+                (void) fd_nonblock(s->listen_fd, true);
+                return 0;
         }
+        s->listen_fd = listen_own_socket(path);
+        if (s->listen_fd < 0)
+                return log_error_errno(s->listen_fd, "Failed to listen on %s: %m", path);
+        return 0;
+}
 
-        r = sd_event_default(&s.event);
+static int server_connect_bus(Server *s) {
+        int r;
+
+        assert(s);
+
+        r = sd_bus_open_system(&s->bus);
         if (r < 0)
-                return log_error_errno(r, "Failed to allocate event loop: %m"), EXIT_FAILURE;
-        {
-                sigset_t mask;
-                (void) sigemptyset(&mask);
-                (void) sigaddset(&mask, SIGTERM);
-                (void) sigaddset(&mask, SIGINT);
-                (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+                return log_error_errno(r, "Failed to connect to the system bus: %m");
+        r = sd_bus_attach_event(s->bus, s->event, 0);
+        if (r < 0)
+                return log_error_errno(r, "Failed to attach the bus: %m");
+        r = sd_bus_match_signal(s->bus, NULL, NULL, "/org/freedesktop/DBus/Local", "org.freedesktop.DBus.Local",
+                                "Disconnected", on_bus_disconnected, s);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the bus connection: %m");
+        return 0;
+}
+
+static void server_start_probe(Server *s) {
+        SandboxSpec spec;
+        int r;
+
+        assert(s);
+
+        server_fill_spec(s, 30, &spec);
+        r = probe_start(s->event, s->bus, &spec, on_probe_done, s, &s->probe);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start the sandbox self-check: %m");
+                on_probe_done("sandbox setup: the self-check could not be started", s);
         }
-        (void) sd_event_add_signal(s.event, NULL, SIGTERM, NULL, NULL);
-        (void) sd_event_add_signal(s.event, NULL, SIGINT, NULL, NULL);
-        (void) sd_event_set_watchdog(s.event, true);
+}
 
-        r = sd_bus_open_system(&s.bus);
-        if (r < 0)
-                return log_error_errno(r, "Failed to connect to the system bus: %m"), EXIT_FAILURE;
-        r = sd_bus_attach_event(s.bus, s.event, 0);
-        if (r < 0)
-                return log_error_errno(r, "Failed to attach the bus: %m"), EXIT_FAILURE;
-        r = sd_bus_match_signal(s.bus, NULL, NULL, "/org/freedesktop/DBus/Local",
-                                "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, &s);
-        if (r < 0)
-                return log_error_errno(r, "Failed to watch the bus connection: %m"), EXIT_FAILURE;
+static int run(int argc, char *argv[]) {
+        _cleanup_(server_freep) Server *s = NULL;
+        int r;
 
-        r = run_sweep_stale(s.bus);
+        log_open("mcp-exec-brokerd");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r;
+
+        r = server_new(&s);
+        if (r < 0)
+                return r;
+        r = server_listen(s);
+        if (r < 0)
+                return r;
+        r = event_new_daemon(&s->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate event loop: %m");
+        r = server_connect_bus(s);
+        if (r < 0)
+                return r;
+
+        r = run_sweep_stale(s->bus);
         if (r < 0)
                 log_warning_errno(r, "Sweeping leftover runs failed, continuing: %m");
 
@@ -764,37 +863,11 @@ int main(int argc, char *argv[]) {
          * (BindsTo=, After=), so waiting would deadlock. Clients wait in the
          * socket's backlog until the check is done. */
         (void) sd_notify(false, "READY=1\nSTATUS=Checking the sandbox");
+        server_start_probe(s);
 
-        {
-                SandboxSpec spec;
-                server_fill_spec(&s, 30, &spec);
-                r = probe_start(s.event, s.bus, &spec, on_probe_done, &s, &s.probe);
-                if (r < 0) {
-                        log_error_errno(r, "Failed to start the sandbox self-check: %m");
-                        on_probe_done("sandbox setup: the self-check could not be started", &s);
-                }
-        }
-
-        r = sd_event_loop(s.event);
-
+        r = sd_event_loop(s->event);
         (void) sd_notify(false, "STOPPING=1");
-        while (s.clients)
-                client_free(s.clients);
-        s.probe = probe_free(s.probe);
-        s.discovery = discovery_free(s.discovery);
-        s.sandbox_info = (json_object_put(s.sandbox_info), NULL);
-        s.idle_timer = sd_event_source_disable_unref(s.idle_timer);
-        s.listen_io = sd_event_source_disable_unref(s.listen_io);
-        s.dispatch = sd_event_source_disable_unref(s.dispatch);
-        /* Flush StopUnit/Unref calls of runs cut short before leaving. */
-        (void) sd_bus_flush(s.bus);
-        s.bus = sd_bus_flush_close_unref(s.bus);
-        s.event = sd_event_unref(s.event);
-        if (!s.socket_activated)
-                safe_close(s.listen_fd);
-        config_done(&s.config);
-        free(s.python);
-        free(s.own_unit);
-        free(s.probe_failure);
-        return r < 0 ? EXIT_FAILURE : r;
+        return r;
 }
+
+DEFINE_MAIN_FUNCTION(run);

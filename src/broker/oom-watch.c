@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "oom-watch.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -11,9 +12,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
+#include "util.h"
 
 #define V1_MEMORY "/sys/fs/cgroup/memory"
 
@@ -34,58 +36,69 @@ static int on_event(sd_event_source *s, int fd, uint32_t revents, void *userdata
 }
 
 int oom_watch_start(sd_event *e, const char *control_group, OomWatch **ret) {
+        return oom_watch_start_at(e, V1_MEMORY, control_group, ret);
+}
+
+int oom_watch_start_at(sd_event *e, const char *memory_root, const char *control_group, OomWatch **ret) {
+        _cleanup_(oom_watch_freep) OomWatch *w = NULL;
         _cleanup_free_ char *dir = NULL, *p = NULL;
         _cleanup_close_ int ec = -EBADF;
         char line[64];
-        OomWatch *w;
-        int n;
+        int n, r;
 
-        if (access(V1_MEMORY "/cgroup.event_control", F_OK) < 0)
+        assert(e);
+        assert(memory_root);
+        assert(ret);
+
+        if (asprintf(&p, "%s/cgroup.event_control", memory_root) < 0)
+                return -ENOMEM;
+        if (access(p, F_OK) < 0)
                 return -EOPNOTSUPP;
+        p = mfree(p);
         if (!control_group || control_group[0] != '/' || strstr(control_group, ".."))
                 return -EINVAL;
-        if (asprintf(&dir, V1_MEMORY "%s", control_group) < 0)
+        if (asprintf(&dir, "%s%s", memory_root, control_group) < 0)
                 return -ENOMEM;
 
-        w = calloc(1, sizeof *w);
+        w = new0(OomWatch, 1);
         if (!w)
                 return -ENOMEM;
         w->efd = w->control_fd = -EBADF;
 
         if (asprintf(&p, "%s/memory.oom_control", dir) < 0)
-                goto fail_errno;
+                return -ENOMEM;
         w->control_fd = open(p, O_RDONLY | O_CLOEXEC);
         if (w->control_fd < 0)
-                goto fail_errno;
+                return -errno;
         w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (w->efd < 0)
-                goto fail_errno;
+                return -errno;
         p = mfree(p);
         if (asprintf(&p, "%s/cgroup.event_control", dir) < 0)
-                goto fail_errno;
+                return -ENOMEM;
         ec = open(p, O_WRONLY | O_CLOEXEC);
         if (ec < 0)
-                goto fail_errno;
+                return -errno;
         n = snprintf(line, sizeof line, "%d %d", w->efd, w->control_fd);
-        if (write(ec, line, (size_t) n) != n)
-                goto fail_errno;
+        r = loop_write(ec, line, (size_t) n);
+        if (r < 0)
+                return r;
         /* Look at once when signalled: during an OOM kill the cgroup still
-         * exists, by the time systemd reports the unit dead it may not. */
-        if (sd_event_add_io(e, &w->io, w->efd, EPOLLIN, on_event, w) < 0)
-                goto fail_errno;
+         * exists, by the time systemd reports the unit dead it may not.
+         * sd-event returns its error; errno means nothing here. */
+        r = sd_event_add_io(e, &w->io, w->efd, EPOLLIN, on_event, w);
+        if (r < 0)
+                return r;
 
-        *ret = w;
+        *ret = TAKE_PTR(w);
         return 0;
-
-fail_errno:;
-        int r = negative_errno();
-        oom_watch_free(w);
-        return r;
 }
 
 static int read_oom_kill(int fd, uint64_t *ret) {
         char buf[256], *p;
         ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
+
+        assert(ret);
 
         if (k <= 0)
                 return -ENODEV;         /* the cgroup is gone */
@@ -100,6 +113,8 @@ static int read_oom_kill(int fd, uint64_t *ret) {
 static void oom_watch_check(OomWatch *w) {
         uint64_t v, kills;
         int r;
+
+        assert(w);
 
         if (read(w->efd, &v, sizeof v) != sizeof v)
                 return;

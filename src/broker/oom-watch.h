@@ -10,11 +10,15 @@
 #include <stdbool.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
+
 typedef struct OomWatch OomWatch;
 
 /* -EOPNOTSUPP when the memory controller is not on a v1 hierarchy: then
  * systemd's own Result=oom-kill is authoritative. */
 int oom_watch_start(sd_event *e, const char *control_group, OomWatch **ret);
+/* The same with the v1 memory hierarchy at memory_root (for tests). */
+int oom_watch_start_at(sd_event *e, const char *memory_root, const char *control_group, OomWatch **ret);
 
 /* 1: an OOM kill happened in the run's cgroup; 0: none seen; -EAGAIN: a
  * notification came only after the cgroup was gone, so it was either an OOM
@@ -22,3 +26,4 @@ int oom_watch_start(sd_event *e, const char *control_group, OomWatch **ret);
 int oom_watch_result(OomWatch *w);
 
 OomWatch *oom_watch_free(OomWatch *w);
+DEFINE_TRIVIAL_CLEANUP_FUNC(OomWatch *, oom_watch_free);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "probe.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -11,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "run-capture.h"
 #include "run.h"
 
@@ -27,8 +28,12 @@ struct Probe {
 };
 
 static const char *report_get(const char *report, const char *key, char *buf, size_t size) {
-        size_t l = strlen(key);
+        size_t l;
 
+        assert(key);
+        assert(buf);
+
+        l = strlen(key);
         for (const char *p = report; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
                 if (strneq(p, key, l) && p[l] == '=') {
                         size_t n = strcspn(p + l + 1, "\n");
@@ -44,6 +49,9 @@ static const char *report_get(const char *report, const char *key, char *buf, si
 static int failed(char **ret_failure, const char *fmt, ...) _printf_(2, 3);
 static int failed(char **ret_failure, const char *fmt, ...) {
         va_list ap;
+
+        assert(ret_failure);
+        assert(fmt);
 
         va_start(ap, fmt);
         if (vasprintf(ret_failure, fmt, ap) < 0)
@@ -67,6 +75,9 @@ static bool limit_ok(const char *v, uint64_t want) {
 int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure) {
         char v[256];
         const char *s;
+
+        assert(spec);
+        assert(ret_failure);
 
         s = report_get(report, "uid", v, sizeof v);
         if (!uid_ok(s))
@@ -150,10 +161,14 @@ static void on_capture_done(const char *output, const RunResult *res, void *user
 }
 
 int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t done, void *userdata, Probe **ret) {
-        Probe *p;
+        _cleanup_(probe_freep) Probe *p = NULL;
         int r;
 
-        p = calloc(1, sizeof *p);
+        assert(spec);
+        assert(done);
+        assert(ret);
+
+        p = new0(Probe, 1);
         if (!p)
                 return -ENOMEM;
         p->spec = *spec;
@@ -163,11 +178,9 @@ int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t 
         p->userdata = userdata;
 
         r = run_capture_start(e, bus, &p->spec, NULL, 0, PROBE_REPORT_MAX, on_capture_done, p, &p->capture);
-        if (r < 0) {
-                free(p);
+        if (r < 0)
                 return r;
-        }
-        *ret = p;
+        *ret = TAKE_PTR(p);
         return 0;
 }
 

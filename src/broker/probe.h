@@ -7,6 +7,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
 #include "sandbox-properties.h"
 
 typedef struct Probe Probe;
@@ -16,6 +17,7 @@ typedef void (*probe_done_t)(const char *failure, void *userdata);
 
 int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t done, void *userdata, Probe **ret);
 Probe *probe_free(Probe *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Probe *, probe_free);
 
 /* Checks the launcher's "key=value" report against spec. Returns 0 if all
  * checks pass, else -EPERM with *ret_failure naming the first failed check. */

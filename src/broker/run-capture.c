@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "run-capture.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -73,15 +74,22 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
 int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const void *stdin_data, size_t stdin_len,
                       size_t max_output, run_capture_done_t done, void *userdata, RunCapture **ret) {
         _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF };
+        _cleanup_(run_capture_freep) RunCapture *c = NULL;
         _cleanup_close_ int err = -EBADF;
-        RunCapture *c;
         int r;
+
+        assert(e);
+        assert(bus);
+        assert(spec);
+        assert(stdin_data || stdin_len == 0);
+        assert(done);
+        assert(ret);
 
         /* The input is written at once, so it must fit in the pipe. */
         if (stdin_len > 60 * 1024)
                 return -E2BIG;
 
-        c = calloc(1, sizeof *c);
+        c = new0(RunCapture, 1);
         if (!c)
                 return -ENOMEM;
         c->fd = -EBADF;
@@ -89,38 +97,31 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
         c->done = done;
         c->userdata = userdata;
         c->buf = malloc(max_output + 1);
-        if (!c->buf) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!c->buf)
+                return -ENOMEM;
 
         err = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (err < 0 || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0) {
-                r = negative_errno();
-                goto fail;
-        }
+        if (err < 0 || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0)
+                return negative_errno();
         if (stdin_len > 0) {
                 r = loop_write(in[1], stdin_data, stdin_len);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
         in[1] = safe_close(in[1]);
 
         r = run_start(bus, spec, in[0], out[1], err, NULL, on_run_done, c, &c->run);
         if (r < 0)
-                goto fail;
+                return r;
         out[1] = safe_close(out[1]);
 
         c->fd = TAKE_FD(out[0]);
         r = sd_event_add_io(e, &c->io, c->fd, EPOLLIN, on_output, c);
         if (r < 0)
-                goto fail;
+                return r;
 
-        *ret = c;
+        *ret = TAKE_PTR(c);
         return 0;
-fail:
-        run_capture_free(c);
-        return r;
 }
 
 RunCapture *run_capture_free(RunCapture *c) {

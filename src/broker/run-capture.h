@@ -8,6 +8,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
 #include "run.h"
 
 typedef struct RunCapture RunCapture;
@@ -19,3 +20,4 @@ typedef void (*run_capture_done_t)(const char *output, const RunResult *result, 
 int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const void *stdin_data, size_t stdin_len,
                       size_t max_output, run_capture_done_t done, void *userdata, RunCapture **ret);
 RunCapture *run_capture_free(RunCapture *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(RunCapture *, run_capture_free);

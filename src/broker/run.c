@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "run.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,14 +49,20 @@ struct Run {
 };
 
 const char *run_id(const Run *run) {
+        assert(run);
+
         return run->id;
 }
 
 const char *run_unit(const Run *run) {
+        assert(run);
+
         return run->unit;
 }
 
 bool run_is_done(const Run *run) {
+        assert(run);
+
         return run->done;
 }
 
@@ -116,6 +123,9 @@ static void run_finish(Run *run, const char *error) {
 }
 
 static int read_variant_string(sd_bus_message *m, char **ret) {
+        assert(m);
+        assert(ret);
+
         const char *s;
         int r = sd_bus_message_read(m, "v", "s", &s);
         if (r < 0)
@@ -134,6 +144,9 @@ static int read_variant_job(sd_bus_message *m, const char **ret_job) {
         uint32_t id;
         int r;
 
+        assert(m);
+        assert(ret_job);
+
         r = sd_bus_message_read(m, "v", "(uo)", &id, &p);
         if (r < 0)
                 return r;
@@ -141,9 +154,14 @@ static int read_variant_job(sd_bus_message *m, const char **ret_job) {
         return 0;
 }
 
-static int parse_properties(Run *run, sd_bus_message *m) {
-        bool has_job = false;
+/* Reads an a{sv} of properties at m's position: handle() reads the value of
+ * each property it knows and returns 1, or returns 0 to have it skipped. */
+static int read_properties(sd_bus_message *m, int (*handle)(sd_bus_message *m, const char *name, void *userdata),
+                           void *userdata) {
         int r;
+
+        assert(m);
+        assert(handle);
 
         r = sd_bus_message_enter_container(m, 'a', "{sv}");
         if (r < 0)
@@ -154,30 +172,8 @@ static int parse_properties(Run *run, sd_bus_message *m) {
                 r = sd_bus_message_read(m, "s", &name);
                 if (r < 0)
                         return r;
-                if (streq(name, "ActiveState"))
-                        r = read_variant_string(m, &run->active_state);
-                else if (streq(name, "ControlGroup"))
-                        r = read_variant_string(m, &run->control_group);
-                else if (streq(name, "Result"))
-                        r = read_variant_string(m, &run->unit_result);
-                else if (streq(name, "ExecMainCode"))
-                        r = sd_bus_message_read(m, "v", "i", &run->exec_main_code);
-                else if (streq(name, "ExecMainStatus"))
-                        r = sd_bus_message_read(m, "v", "i", &run->exec_main_status);
-                else if (streq(name, "CPUUsageNSec"))
-                        r = sd_bus_message_read(m, "v", "t", &run->cpu_nsec);
-                else if (streq(name, "MemoryPeak")) {
-                        r = sd_bus_message_read(m, "v", "t", &run->memory_peak);
-                        run->has_memory_peak = r >= 0;
-                } else if (streq(name, "ExecMainStartTimestampMonotonic"))
-                        r = sd_bus_message_read(m, "v", "t", &run->main_start_usec);
-                else if (streq(name, "ExecMainExitTimestampMonotonic"))
-                        r = sd_bus_message_read(m, "v", "t", &run->main_exit_usec);
-                else if (streq(name, "Job")) {
-                        const char *job;
-                        r = read_variant_job(m, &job);
-                        has_job = r >= 0 && job;
-                } else
+                r = handle(m, name, userdata);
+                if (r == 0)
                         r = sd_bus_message_skip(m, "v");
                 if (r < 0)
                         return r;
@@ -187,16 +183,67 @@ static int parse_properties(Run *run, sd_bus_message *m) {
         }
         if (r < 0)
                 return r;
-        r = sd_bus_message_exit_container(m);
+        return sd_bus_message_exit_container(m);
+}
+
+typedef struct UnitProperties {
+        Run *run;
+        bool has_job;
+} UnitProperties;
+
+static int read_unit_property(sd_bus_message *m, const char *name, void *userdata) {
+        UnitProperties *p = userdata;
+        Run *run = p->run;
+        int r;
+
+        if (streq(name, "ActiveState"))
+                r = read_variant_string(m, &run->active_state);
+        else if (streq(name, "ControlGroup"))
+                r = read_variant_string(m, &run->control_group);
+        else if (streq(name, "Result"))
+                r = read_variant_string(m, &run->unit_result);
+        else if (streq(name, "ExecMainCode"))
+                r = sd_bus_message_read(m, "v", "i", &run->exec_main_code);
+        else if (streq(name, "ExecMainStatus"))
+                r = sd_bus_message_read(m, "v", "i", &run->exec_main_status);
+        else if (streq(name, "CPUUsageNSec"))
+                r = sd_bus_message_read(m, "v", "t", &run->cpu_nsec);
+        else if (streq(name, "MemoryPeak")) {
+                r = sd_bus_message_read(m, "v", "t", &run->memory_peak);
+                run->has_memory_peak = r >= 0;
+        } else if (streq(name, "ExecMainStartTimestampMonotonic"))
+                r = sd_bus_message_read(m, "v", "t", &run->main_start_usec);
+        else if (streq(name, "ExecMainExitTimestampMonotonic"))
+                r = sd_bus_message_read(m, "v", "t", &run->main_exit_usec);
+        else if (streq(name, "Job")) {
+                const char *job;
+                r = read_variant_job(m, &job);
+                p->has_job = r >= 0 && job;
+        } else
+                return 0;
+        return r < 0 ? r : 1;
+}
+
+/* The unit's properties from GetAll into run; 1 if a job is queued on it. */
+static int parse_properties(Run *run, sd_bus_message *m) {
+        UnitProperties p = { .run = run };
+        int r;
+
+        assert(run);
+        assert(m);
+
+        r = read_properties(m, read_unit_property, &p);
         if (r < 0)
                 return r;
-        return has_job;
+        return p.has_job;
 }
 
 static int get_all(Run *run);
 
 static void run_notify_started(Run *run) {
         int r;
+
+        assert(run);
 
         if (run->started_notified)
                 return;
@@ -279,6 +326,8 @@ static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
 static int get_all(Run *run) {
         int r;
 
+        assert(run);
+
         if (run->done)
                 return 0;
         if (run->slot_call) {
@@ -293,38 +342,35 @@ static int get_all(Run *run) {
         return r;
 }
 
+static int read_job_property(sd_bus_message *m, const char *name, void *userdata) {
+        const char **job = userdata, *p;
+        int r;
+
+        if (!streq(name, "Job"))
+                return 0;
+        r = read_variant_job(m, &p);
+        if (r < 0)
+                return r;
+        if (p)
+                *job = p;
+        return 1;
+}
+
 /* The job a PropertiesChanged of the Unit interface shows on the unit: 1 and
  * its path in *ret_job if there is one, 0 if none or not shown. */
 static int signal_job(sd_bus_message *m, const char **ret_job) {
         const char *iface, *job = NULL;
         int r;
 
+        assert(m);
+        assert(ret_job);
+
         r = sd_bus_message_read(m, "s", &iface);
         if (r < 0)
                 return r;
         if (!streq(iface, "org.freedesktop.systemd1.Unit"))
                 return 0;
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *name, *p;
-
-                r = sd_bus_message_read(m, "s", &name);
-                if (r < 0)
-                        return r;
-                if (streq(name, "Job")) {
-                        r = read_variant_job(m, &p);
-                        if (r >= 0 && p)
-                                job = p;
-                } else
-                        r = sd_bus_message_skip(m, "v");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
+        r = read_properties(m, read_job_property, &job);
         if (r < 0)
                 return r;
         *ret_job = job;
@@ -418,14 +464,49 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
+/* The StartTransientUnit call: the unit's name, mode and the sandbox's
+ * property set, no auxiliary units. */
+static int new_start_call(Run *run, const SandboxSpec *spec, int stdin_fd, int stdout_fd, int stderr_fd,
+                          sd_bus_message **ret) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_message_new_method_call(run->bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                           "StartTransientUnit");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "ss", run->unit, "fail");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r < 0)
+                return r;
+        r = sandbox_append_properties(m, spec, stdin_fd, stdout_fd, stderr_fd);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(m);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "a(sa(sv))", 0);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
 int run_start(sd_bus *bus, const SandboxSpec *spec_in, int stdin_fd, int stdout_fd, int stderr_fd,
               run_started_t started, run_done_t done, void *userdata, Run **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
-        SandboxSpec spec_buf = *spec_in, *spec = &spec_buf;
-        Run *run;
+        _cleanup_(run_freep) Run *run = NULL;
+        SandboxSpec spec = *spec_in;
         int r;
 
-        run = calloc(1, sizeof *run);
+        assert(bus);
+        assert(spec_in);
+        assert(done);
+        assert(ret);
+
+        run = new0(Run, 1);
         if (!run)
                 return -ENOMEM;
         run->bus = sd_bus_ref(bus);
@@ -437,53 +518,35 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int stdin_fd, int stdout_
 
         r = random_hex128(run->id);
         if (r < 0)
-                goto fail;
+                return r;
         (void) snprintf(run->unit, sizeof run->unit, RUN_UNIT_PREFIX "%s.service", run->id);
-        spec->run_id = run->id;
+        spec.run_id = run->id;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
         if (r < 0)
-                goto fail;
+                return r;
 
         /* Subscribe before starting so no change can slip between. */
         r = sd_bus_match_signal_async(bus, &run->slot_changed, SYSTEMD_SERVICE, run->path,
                                       "org.freedesktop.DBus.Properties", "PropertiesChanged",
                                       on_properties_changed, NULL, run);
         if (r < 0)
-                goto fail;
+                return r;
         r = sd_bus_match_signal_async(bus, &run->slot_job_removed, SYSTEMD_SERVICE, SYSTEMD_PATH,
                                       MANAGER_IFACE, "JobRemoved", on_job_removed, NULL, run);
         if (r < 0)
-                goto fail;
+                return r;
 
-        r = sd_bus_message_new_method_call(bus, &m, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
-                                           "StartTransientUnit");
+        r = new_start_call(run, &spec, stdin_fd, stdout_fd, stderr_fd, &m);
         if (r < 0)
-                goto fail;
-        r = sd_bus_message_append(m, "ss", run->unit, "fail");
-        if (r < 0)
-                goto fail;
-        r = sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r < 0)
-                goto fail;
-        r = sandbox_append_properties(m, spec, stdin_fd, stdout_fd, stderr_fd);
-        if (r < 0)
-                goto fail;
-        r = sd_bus_message_close_container(m);
-        if (r < 0)
-                goto fail;
-        r = sd_bus_message_append(m, "a(sa(sv))", 0);
-        if (r < 0)
-                goto fail;
+                return r;
+        /* Until the reply, freeing the run asks systemd for nothing: the
+         * unit may not exist (see run_free()). */
         r = sd_bus_call_async(bus, &run->slot_call, m, on_start_reply, run, 0);
         if (r < 0)
-                goto fail;
+                return r;
 
-        *ret = run;
+        *ret = TAKE_PTR(run);
         return 0;
-fail:
-        run->done = true;
-        run_free(run);
-        return r;
 }
 
 static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -497,6 +560,8 @@ static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 
 int run_cancel(Run *run) {
         int r;
+
+        assert(run);
 
         if (run->done)
                 return 0;
@@ -551,6 +616,8 @@ int run_sweep_stale(sd_bus *bus) {
         const char *name, *active;
         unsigned n = 0;
         int r;
+
+        assert(bus);
 
         r = sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ListUnitsByPatterns",
                                &error, &reply, "asas", 0, 1, RUN_UNIT_PREFIX "*.service");

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "macro.h"
 #include "sandbox-properties.h"
 
 #define RUN_UNIT_PREFIX "mcp-exec-run-"
@@ -41,6 +42,7 @@ int run_cancel(Run *run);
 /* Frees the run. A run that is not done yet is stopped first: its unit never
  * outlives this object, and its last reference is dropped. */
 Run *run_free(Run *run);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Run *, run_free);
 
 const char *run_id(const Run *run);
 const char *run_unit(const Run *run);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "sandbox-properties.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -17,10 +18,47 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
         return sd_bus_message_append(m, "(sv)", name, "t", v);
 }
 
-int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd) {
-        char arg_python[4096], arg_max[64], tmp_opts[128], tmp_dir[sizeof(SANDBOX_TMP_ROOT "/") + 32], tmp_size[32];
+/* What runs, with which stdio and environment. */
+static int append_exec(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd) {
+        char arg_python[4096], arg_max[64];
         int r;
 
+        (void) snprintf(arg_python, sizeof arg_python, "--python=%s", s->python);
+        (void) snprintf(arg_max, sizeof arg_max, "--max-code-bytes=%" PRIu64, s->max_code_bytes);
+
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
+                                  "Description", "s", s->description ?: SANDBOX_DESCRIPTION_RUN,
+                                  "Type", "s", "exec",
+                                  "AddRef", "b", 1,
+                                  "CollectMode", "s", "inactive-or-failed",
+                                  "Slice", "s", s->slice);
+        if (r < 0)
+                return r;
+
+        if (s->probe)
+                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1,
+                                          s->launcher, 2, s->launcher, "--probe", 0);
+        else
+                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1,
+                                          s->launcher, 3, s->launcher, arg_python, arg_max, 0);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_append(m, "(sv)(sv)(sv)",
+                                  "StandardInputFileDescriptor", "h", stdin_fd,
+                                  "StandardOutputFileDescriptor", "h", stdout_fd,
+                                  "StandardErrorFileDescriptor", "h", stderr_fd);
+        if (r < 0)
+                return r;
+
+        /* Built from nothing: the daemon's environment (token included) never
+         * reaches the code. The launcher sets the same fixed list again. */
+        return sd_bus_message_append(m, "(sv)", "Environment", "as", 4,
+                                     "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8");
+}
+
+/* Identity, namespaces and the kernel surfaces the code may not touch. */
+static int append_protections(sd_bus_message *m) {
         static const struct {
                 const char *name;
                 int value;
@@ -53,42 +91,7 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
                 { "IgnoreSIGPIPE", 0 },
                 { "SendSIGKILL", 1 },
         };
-
-        (void) snprintf(arg_python, sizeof arg_python, "--python=%s", s->python);
-        (void) snprintf(arg_max, sizeof arg_max, "--max-code-bytes=%" PRIu64, s->max_code_bytes);
-        (void) snprintf(tmp_opts, sizeof tmp_opts, "mode=1777,size=%" PRIu64 ",nosuid,nodev", s->tmp_size_max);
-
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
-                                  "Description", "s", s->description ?: SANDBOX_DESCRIPTION_RUN,
-                                  "Type", "s", "exec",
-                                  "AddRef", "b", 1,
-                                  "CollectMode", "s", "inactive-or-failed",
-                                  "Slice", "s", s->slice);
-        if (r < 0)
-                return r;
-
-        if (s->probe)
-                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1,
-                                          s->launcher, 2, s->launcher, "--probe", 0);
-        else
-                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1,
-                                          s->launcher, 3, s->launcher, arg_python, arg_max, 0);
-        if (r < 0)
-                return r;
-
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)",
-                                  "StandardInputFileDescriptor", "h", stdin_fd,
-                                  "StandardOutputFileDescriptor", "h", stdout_fd,
-                                  "StandardErrorFileDescriptor", "h", stderr_fd);
-        if (r < 0)
-                return r;
-
-        /* Built from nothing: the daemon's environment (token included) never
-         * reaches the code. The launcher sets the same fixed list again. */
-        r = sd_bus_message_append(m, "(sv)", "Environment", "as", 4,
-                                  "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8");
-        if (r < 0)
-                return r;
+        int r;
 
         for (size_t i = 0; i < ELEMENTSOF(bools); i++) {
                 r = append_bool(m, bools[i].name, bools[i].value);
@@ -96,15 +99,21 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
                         return r;
         }
 
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
-                                  "ProtectSystem", "s", "strict",
-                                  "ProtectHome", "s", "yes",
-                                  "ProtectProc", "s", "invisible",
-                                  "WorkingDirectory", "s", "/tmp",
-                                  "KillMode", "s", "control-group",
-                                  "OOMPolicy", "s", "stop");
-        if (r < 0)
-                return r;
+        return sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)(sv)",
+                                     "ProtectSystem", "s", "strict",
+                                     "ProtectHome", "s", "yes",
+                                     "ProtectProc", "s", "invisible",
+                                     "WorkingDirectory", "s", "/tmp",
+                                     "KillMode", "s", "control-group",
+                                     "OOMPolicy", "s", "stop");
+}
+
+/* The file system the code sees: /tmp, /var/tmp, /dev/shm and /run. */
+static int append_file_systems(sd_bus_message *m, const SandboxSpec *s) {
+        char tmp_opts[128], tmp_dir[sizeof(SANDBOX_TMP_ROOT "/") + 32], tmp_size[32];
+        int r;
+
+        (void) snprintf(tmp_opts, sizeof tmp_opts, "mode=1777,size=%" PRIu64 ",nosuid,nodev", s->tmp_size_max);
 
         /* The run's /tmp, /var/tmp and /dev/shm are tmpfs of its own: gone
          * with the run, capped, charged to its memory limit, invisible to
@@ -146,10 +155,13 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
                                   "mount", s->run_id, tmp_size, 1, "privileged");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "(sv)", "ExecStopPostEx", "a(sasas)", 1, s->tmpfs_helper, 3, s->tmpfs_helper,
-                                  "umount", s->run_id, 1, "privileged");
-        if (r < 0)
-                return r;
+        return sd_bus_message_append(m, "(sv)", "ExecStopPostEx", "a(sasas)", 1, s->tmpfs_helper, 3, s->tmpfs_helper,
+                                     "umount", s->run_id, 1, "privileged");
+}
+
+/* Capabilities, address families and system calls. */
+static int append_system_calls(sd_bus_message *m) {
+        int r;
 
         r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
                                   "CapabilityBoundingSet", "t", UINT64_C(0),
@@ -179,9 +191,11 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
                 return r;
         /* A refused system call fails with EPERM, which Python reports as
          * PermissionError, instead of killing the run with SIGSYS. */
-        r = sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", (int32_t) EPERM);
-        if (r < 0)
-                return r;
+        return sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", (int32_t) EPERM);
+}
+
+static int append_limits(sd_bus_message *m, const SandboxSpec *s) {
+        int r;
 
         /* Limits. KillSignal=SIGKILL: a timeout or cancel kills the whole
          * cgroup at once, setsid() and double-forked children included. */
@@ -205,6 +219,28 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
                 r = append_u64(m, "LimitCORE", 0);
         if (r >= 0)
                 r = append_u64(m, "LimitCORESoft", 0);
+        return r;
+}
+
+int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd) {
+        int r;
+
+        assert(m);
+        assert(s);
+
+        r = append_exec(m, s, stdin_fd, stdout_fd, stderr_fd);
+        if (r < 0)
+                return r;
+        r = append_protections(m);
+        if (r < 0)
+                return r;
+        r = append_file_systems(m, s);
+        if (r < 0)
+                return r;
+        r = append_system_calls(m);
+        if (r < 0)
+                return r;
+        r = append_limits(m, s);
         if (r < 0)
                 return r;
 
@@ -218,4 +254,3 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin
 
         return 0;
 }
-

@@ -8,6 +8,7 @@
  *   mcp-exec run [FILE|-]    run a Python file through the sandbox, print its
  *                            output and exit with its exit code
  */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -18,13 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "build-config.h"
-#include "config.h"
 #include "json-cleanup.h"
 #include "macro.h"
+#include "parse-util.h"
+#include "socket-util.h"
 #include "util.h"
 
 #define STDIO_SOCKET_PATH "/run/mcp-exec/stdio.sock"
@@ -37,37 +38,25 @@ static const char *socket_path(void) {
 }
 
 static int connect_local(void) {
-        union {
-                struct sockaddr sa;
-                struct sockaddr_un un;
-        } sa = { .un.sun_family = AF_UNIX };
         const char *path = socket_path();
-        int fd;
+        int r;
 
-        if (strlen(path) >= sizeof sa.un.sun_path) {
-                fprintf(stderr, "mcp-exec: socket path too long: %s\n", path);
-                return -ENAMETOOLONG;
-        }
-        strcpy(sa.un.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-                return negative_errno();
-        if (connect(fd, &sa.sa, sizeof sa.un) < 0) {
-                int r = negative_errno();
-                if (r == -ENOENT)
-                        fprintf(stderr, "mcp-exec: %s does not exist; enable the local MCP socket with: "
-                                        "sudo systemctl enable --now mcp-exec-stdio.socket\n", path);
-                else if (r == -ECONNREFUSED)
-                        fprintf(stderr, "mcp-exec: nothing listens on %s; restart it with: "
-                                        "sudo systemctl restart mcp-exec-stdio.socket\n", path);
-                else if (r == -EACCES || r == -EPERM)
-                        fprintf(stderr, "mcp-exec: permission denied connecting to %s\n", path);
-                else
-                        fprintf(stderr, "mcp-exec: cannot connect to %s: %s\n", path, strerror(-r));
-                close(fd);
+        r = socket_connect_unix(SOCK_STREAM, path);
+        if (r >= 0)
                 return r;
-        }
-        return fd;
+        if (r == -ENAMETOOLONG)
+                fprintf(stderr, "mcp-exec: socket path too long: %s\n", path);
+        else if (r == -ENOENT)
+                fprintf(stderr, "mcp-exec: %s does not exist; enable the local MCP socket with: "
+                                "sudo systemctl enable --now mcp-exec-stdio.socket\n", path);
+        else if (r == -ECONNREFUSED)
+                fprintf(stderr, "mcp-exec: nothing listens on %s; restart it with: "
+                                "sudo systemctl restart mcp-exec-stdio.socket\n", path);
+        else if (r == -EACCES || r == -EPERM)
+                fprintf(stderr, "mcp-exec: permission denied connecting to %s\n", path);
+        else
+                fprintf(stderr, "mcp-exec: cannot connect to %s: %s\n", path, strerror(-r));
+        return r;
 }
 
 /* The daemon refuses a peer with one JSON-RPC error (id null: -32001 when
@@ -76,9 +65,12 @@ static int connect_local(void) {
 static bool denied_reported;
 
 static void check_denied(const char *line, size_t n) {
-        _cleanup_free_ char *copy = strndup(line, n);
+        _cleanup_free_ char *copy = NULL;
         json_object *j, *e, *c, *m, *i;
 
+        assert(line);
+
+        copy = strndup(line, n);
         if (!copy || !(j = json_tokener_parse(copy)))
                 return;
         if (json_object_object_get_ex(j, "error", &e) && json_object_object_get_ex(e, "code", &c) &&
@@ -94,7 +86,7 @@ static int cmd_stdio(void) {
         bool in_open = true, first_line = true;
         char first[4096];
         size_t first_len = 0;
-        int fd;
+        _cleanup_close_ int fd = -EBADF;
 
         fd = connect_local();
         if (fd < 0)
@@ -139,45 +131,73 @@ static int cmd_stdio(void) {
                                 break;
                 }
         }
-        close(fd);
         return 0;
 }
 
 /* ---- run ---- */
 
-typedef struct LineReader {
+/* One MCP session with the local server, over its stdio socket. */
+typedef struct Session {
         int fd;
-        char buf[1 << 16];
+        char buf[1 << 16];              /* read from fd, not yet a whole line */
         size_t size;
-        char *line;
+        char *line;                     /* the last line read, NUL-terminated */
         size_t line_size, line_alloc;
-} LineReader;
+} Session;
 
-/* Reads one line (without the newline) into r->line; 0 at EOF. */
-static int read_line(LineReader *r) {
-        r->line_size = 0;
+static Session *session_free(Session *s) {
+        if (!s)
+                return NULL;
+        safe_close(s->fd);
+        free(s->line);
+        free(s);
+        return NULL;
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(Session *, session_free);
+
+static int session_open(Session **ret) {
+        _cleanup_(session_freep) Session *s = NULL;
+
+        assert(ret);
+
+        s = new0(Session, 1);
+        if (!s)
+                return -ENOMEM;
+        s->fd = connect_local();
+        if (s->fd < 0)
+                return s->fd;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+/* Reads one line (without the newline) into s->line; 0 at EOF. */
+static int read_line(Session *s) {
+        assert(s);
+
+        s->line_size = 0;
         for (;;) {
-                char *nl = memchr(r->buf, '\n', r->size);
-                size_t n = nl ? (size_t) (nl - r->buf) : r->size;
+                char *nl = memchr(s->buf, '\n', s->size);
+                size_t n = nl ? (size_t) (nl - s->buf) : s->size;
 
-                if (r->line_size + n + 1 > r->line_alloc) {
-                        size_t want = MAX(r->line_alloc * 2, r->line_size + n + 1);
-                        char *p = realloc(r->line, want);
+                if (s->line_size + n + 1 > s->line_alloc) {
+                        size_t want = MAX(s->line_alloc * 2, s->line_size + n + 1);
+                        char *p = realloc(s->line, want);
                         if (!p)
                                 return -ENOMEM;
-                        r->line = p;
-                        r->line_alloc = want;
+                        s->line = p;
+                        s->line_alloc = want;
                 }
-                memcpy(r->line + r->line_size, r->buf, n);
-                r->line_size += n;
-                r->line[r->line_size] = 0;
+                memcpy(s->line + s->line_size, s->buf, n);
+                s->line_size += n;
+                s->line[s->line_size] = 0;
                 if (nl) {
-                        memmove(r->buf, nl + 1, r->size - n - 1);
-                        r->size -= n + 1;
+                        memmove(s->buf, nl + 1, s->size - n - 1);
+                        s->size -= n + 1;
                         return 1;
                 }
-                r->size = 0;
-                ssize_t k = read(r->fd, r->buf, sizeof r->buf);
+                s->size = 0;
+                ssize_t k = read(s->fd, s->buf, sizeof s->buf);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -185,11 +205,13 @@ static int read_line(LineReader *r) {
                 }
                 if (k == 0)
                         return 0;
-                r->size = (size_t) k;
+                s->size = (size_t) k;
         }
 }
 
 static int send_json(int fd, json_object *j) {
+        assert(j);
+
         size_t len;
         const char *s = json_object_to_json_string_length(j, JSON_C_TO_STRING_PLAIN, &len);
         int r = loop_write(fd, s, len);
@@ -197,20 +219,22 @@ static int send_json(int fd, json_object *j) {
 }
 
 /* Waits for the response with the given id; prints and skips the rest. */
-static json_object *wait_response(LineReader *lr, int id) {
+static json_object *wait_response(Session *s, int id) {
+        assert(s);
+
         for (;;) {
                 json_object *j, *v;
-                int r = read_line(lr);
+                int r = read_line(s);
                 if (r <= 0)
                         return NULL;
-                j = json_tokener_parse(lr->line);
+                j = json_tokener_parse(s->line);
                 if (!j)
                         continue;
                 if (json_object_object_get_ex(j, "id", &v) && json_object_is_type(v, json_type_int) &&
                     json_object_get_int(v) == id)
                         return j;
                 if (json_object_object_get_ex(j, "error", &v)) {
-                        check_denied(lr->line, lr->line_size);
+                        check_denied(s->line, s->line_size);
                         json_object_put(j);
                         return NULL;
                 }
@@ -218,59 +242,38 @@ static json_object *wait_response(LineReader *lr, int id) {
         }
 }
 
-/* Far more than the server takes; the server says what its limit is. */
-#define READ_MAX (256U * 1024U * 1024U)
+/* initialize, then notifications/initialized. */
+static int session_initialize(Session *s) {
+        _cleanup_json_ json_object *req = NULL, *resp = NULL, *note = NULL;
+        json_object *v;
 
-static int cmd_run(uint64_t timeout_s, const char *file) {
-        _cleanup_free_ char *code = NULL, *in = NULL;
-        _cleanup_(json_object_putp) json_object *req = NULL, *resp = NULL;
-        json_object *args, *params, *result, *sc, *v;
-        size_t code_len = 0, in_len = 0;
-        LineReader lr = {};
-        int fd, r, ret = EXIT_MCP_EXEC_FAILED;
-        FILE *f;
-
-        f = !file || streq(file, "-") ? stdin : fopen(file, "re");
-        if (!f) {
-                fprintf(stderr, "mcp-exec: cannot open %s: %m\n", file);
-                return EXIT_MCP_EXEC_FAILED;
-        }
-        r = read_full_stream(f, READ_MAX, &code, &code_len);
-        if (f != stdin)
-                fclose(f);
-        /* With a FILE, our own stdin (when not a terminal) is the program's. */
-        if (r >= 0 && f != stdin && !isatty(STDIN_FILENO))
-                r = read_full_stream(stdin, READ_MAX, &in, &in_len);
-        if (r < 0) {
-                fprintf(stderr, "mcp-exec: cannot read the input: %s\n", strerror(-r));
-                return EXIT_MCP_EXEC_FAILED;
-        }
-
-        fd = connect_local();
-        if (fd < 0)
-                return EXIT_MCP_EXEC_FAILED;
-        lr.fd = fd;
+        assert(s);
 
         req = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
                                  "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                                  "\"clientInfo\":{\"name\":\"mcp-exec-run\",\"version\":\"" PACKAGE_VERSION "\"}}}");
         /* A refused session is answered and closed at once, maybe before our
          * request is all written: read the answer even if writing failed. */
-        (void) send_json(fd, req);
-        if (!(resp = wait_response(&lr, 1)) || !json_object_object_get_ex(resp, "result", &v)) {
+        (void) send_json(s->fd, req);
+        resp = wait_response(s, 1);
+        if (!resp || !json_object_object_get_ex(resp, "result", &v)) {
                 if (!denied_reported)
                         fprintf(stderr, "mcp-exec: the server did not accept the session\n");
-                goto out;
+                return -EPROTO;
         }
-        json_object_put(req);
-        req = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
-        if (send_json(fd, req) < 0)
-                goto out;
+        note = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+        return send_json(s->fd, note);
+}
 
-        json_object_put(req);
-        req = json_object_new_object();
-        params = json_object_new_object();
-        args = json_object_new_object();
+/* tools/call of exec; the response object, or NULL (said on stderr). */
+static json_object *session_call_exec(Session *s, const char *code, size_t code_len, const char *in, size_t in_len,
+                                      uint64_t timeout_s) {
+        _cleanup_json_ json_object *req = json_object_new_object();
+        json_object *params = json_object_new_object(), *args = json_object_new_object(), *resp;
+
+        assert(s);
+        assert(code);
+
         json_object_object_add(args, "code", json_object_new_string_len(code, (int) code_len));
         if (timeout_s > 0)
                 json_object_object_add(args, "timeout_s", json_object_new_int64((int64_t) timeout_s));
@@ -282,29 +285,38 @@ static int cmd_run(uint64_t timeout_s, const char *file) {
         json_object_object_add(req, "id", json_object_new_int(2));
         json_object_object_add(req, "method", json_object_new_string("tools/call"));
         json_object_object_add(req, "params", params);
-        json_object_put(resp);
-        if (send_json(fd, req) < 0 || !(resp = wait_response(&lr, 2))) {
+        if (send_json(s->fd, req) < 0 || !(resp = wait_response(s, 2))) {
                 fprintf(stderr, "mcp-exec: no answer from the server\n");
-                goto out;
+                return NULL;
         }
+        return resp;
+}
+
+/* Prints the program's output and returns the exit status that stands for
+ * its end, as mcp-exec(1) says. */
+static int print_result(json_object *resp) {
+        json_object *result, *sc, *v;
+
+        assert(resp);
+
         if (json_object_object_get_ex(resp, "error", &v)) {
                 json_object *m;
                 fprintf(stderr, "mcp-exec: %s\n",
                         json_object_object_get_ex(v, "message", &m) ? json_object_get_string(m) : "error");
-                goto out;
+                return EXIT_MCP_EXEC_FAILED;
         }
         if (!json_object_object_get_ex(resp, "result", &result))
-                goto out;
+                return EXIT_MCP_EXEC_FAILED;
         if (json_object_object_get_ex(result, "isError", &v) && json_object_get_boolean(v)) {
                 json_object *content, *t;
                 if (json_object_object_get_ex(result, "content", &content) &&
                     json_object_is_type(content, json_type_array) && json_object_array_length(content) > 0 &&
                     json_object_object_get_ex(json_object_array_get_idx(content, 0), "text", &t))
                         fprintf(stderr, "mcp-exec: %s\n", json_object_get_string(t));
-                goto out;
+                return EXIT_MCP_EXEC_FAILED;
         }
         if (!json_object_object_get_ex(result, "structuredContent", &sc))
-                goto out;
+                return EXIT_MCP_EXEC_FAILED;
         if (json_object_object_get_ex(sc, "stdout", &v))
                 (void) loop_write(STDOUT_FILENO, json_object_get_string(v), (size_t) json_object_get_string_len(v));
         if (json_object_object_get_ex(sc, "stderr", &v))
@@ -313,24 +325,70 @@ static int cmd_run(uint64_t timeout_s, const char *file) {
                 fprintf(stderr, "mcp-exec: output truncated\n");
         if (json_object_object_get_ex(sc, "timed_out", &v) && json_object_get_boolean(v)) {
                 fprintf(stderr, "mcp-exec: timed out\n");
-                ret = EXIT_TIMEOUT;
-        } else if (json_object_object_get_ex(sc, "oom_killed", &v) && json_object_get_boolean(v)) {
+                return EXIT_TIMEOUT;
+        }
+        if (json_object_object_get_ex(sc, "oom_killed", &v) && json_object_get_boolean(v)) {
                 fprintf(stderr, "mcp-exec: killed: out of memory\n");
-                ret = 128 + SIGKILL;
-        } else if (json_object_object_get_ex(sc, "signal", &v) && json_object_is_type(v, json_type_string)) {
+                return 128 + SIGKILL;
+        }
+        if (json_object_object_get_ex(sc, "signal", &v) && json_object_is_type(v, json_type_string)) {
                 const char *name = json_object_get_string(v);
                 int sig = 0;
                 for (int i = 1; i < 65; i++)
                         if (signal_to_name(i) && streq(signal_to_name(i), name))
                                 sig = i;
                 fprintf(stderr, "mcp-exec: killed by %s\n", name);
-                ret = 128 + sig;
-        } else if (json_object_object_get_ex(sc, "exit_code", &v))
-                ret = json_object_get_int(v) & 0xff;
-out:
-        close(fd);
-        free(lr.line);
-        return ret;
+                return 128 + sig;
+        }
+        if (json_object_object_get_ex(sc, "exit_code", &v))
+                return json_object_get_int(v) & 0xff;
+        return EXIT_MCP_EXEC_FAILED;
+}
+
+/* Far more than the server takes; the server says what its limit is. */
+#define READ_MAX (256U * 1024U * 1024U)
+
+/* The code from file (or stdin); with a file, our own stdin (when not a
+ * terminal) is the program's. */
+static int read_input(const char *file, char **ret_code, size_t *ret_code_len, char **ret_in, size_t *ret_in_len) {
+        _cleanup_(fclosep) FILE *opened = NULL;
+        FILE *f = stdin;
+        int r;
+
+        assert(ret_code);
+        assert(ret_code_len);
+        assert(ret_in);
+        assert(ret_in_len);
+
+        if (file && !streq(file, "-")) {
+                f = opened = fopen(file, "re");
+                if (!f) {
+                        fprintf(stderr, "mcp-exec: cannot open %s: %m\n", file);
+                        return -errno;
+                }
+        }
+        r = read_full_stream(f, READ_MAX, ret_code, ret_code_len);
+        if (r >= 0 && opened && !isatty(STDIN_FILENO))
+                r = read_full_stream(stdin, READ_MAX, ret_in, ret_in_len);
+        if (r < 0)
+                fprintf(stderr, "mcp-exec: cannot read the input: %s\n", strerror(-r));
+        return r;
+}
+
+static int cmd_run(uint64_t timeout_s, const char *file) {
+        _cleanup_free_ char *code = NULL, *in = NULL;
+        _cleanup_(session_freep) Session *s = NULL;
+        _cleanup_json_ json_object *resp = NULL;
+        size_t code_len = 0, in_len = 0;
+
+        if (read_input(file, &code, &code_len, &in, &in_len) < 0)
+                return EXIT_MCP_EXEC_FAILED;
+        if (session_open(&s) < 0 || session_initialize(s) < 0)
+                return EXIT_MCP_EXEC_FAILED;
+        resp = session_call_exec(s, code, code_len, in, in_len, timeout_s);
+        if (!resp)
+                return EXIT_MCP_EXEC_FAILED;
+        return print_result(resp);
 }
 
 static void help(void) {

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "broker-info.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "json-util.h"
 #include "macro.h"
 #include "broker-proto.h"
 #include "util.h"
@@ -25,6 +25,8 @@ struct BrokerInfo {
 };
 
 static void report(BrokerInfo *b, json_object *info) {
+        assert(b);
+
         if (b->reported)
                 return;
         b->reported = true;
@@ -36,17 +38,15 @@ static void report(BrokerInfo *b, json_object *info) {
 static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         BrokerInfo *b = userdata;
         _cleanup_json_ json_object *msg = NULL;
-        json_object *ev;
+        const char *ev;
         int r;
 
         r = broker_recv(fd, &msg, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
-        if (r > 0 && json_object_object_get_ex(msg, "event", &ev) && json_object_is_type(ev, json_type_string) &&
-            streq(json_object_get_string(ev), "info"))
-                report(b, msg);
-        else
-                report(b, NULL);
+        /* EOF, garbage or any other answer: no info. */
+        ev = json_get_string(msg, "event");
+        report(b, ev && streq(ev, "info") ? msg : NULL);
         return 0;
 }
 
@@ -57,49 +57,38 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
 
 int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t done, void *userdata,
                       BrokerInfo **ret) {
-        union {
-                struct sockaddr sa;
-                struct sockaddr_un un;
-        } sa = { .un.sun_family = AF_UNIX };
+        _cleanup_(broker_info_freep) BrokerInfo *b = NULL;
         _cleanup_json_ json_object *req = NULL;
-        BrokerInfo *b;
         int r;
 
-        if (strlen(socket_path) >= sizeof sa.un.sun_path)
-                return -ENAMETOOLONG;
-        strcpy(sa.un.sun_path, socket_path);
+        assert(e);
+        assert(socket_path);
+        assert(done);
+        assert(ret);
 
-        b = calloc(1, sizeof *b);
+        b = new0(BrokerInfo, 1);
         if (!b)
                 return -ENOMEM;
         b->done = done;
         b->userdata = userdata;
-        b->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (b->fd < 0 || connect(b->fd, &sa.sa, sizeof sa.un) < 0) {
-                r = negative_errno();
-                goto fail;
-        }
-        (void) fd_nonblock(b->fd, true);
+        b->fd = broker_connect(socket_path);
+        if (b->fd < 0)
+                return b->fd;
         req = json_object_new_object();
-        if (!req) {
-                r = -ENOMEM;
-                goto fail;
-        }
+        if (!req)
+                return -ENOMEM;
         json_object_object_add(req, "op", json_object_new_string("info"));
         r = broker_send(b->fd, req, NULL, 0);
         if (r < 0)
-                goto fail;
+                return r;
         r = sd_event_add_io(e, &b->io, b->fd, EPOLLIN, on_io, b);
         if (r < 0)
-                goto fail;
+                return r;
         r = sd_event_add_time_relative(e, &b->timer, CLOCK_MONOTONIC, INFO_TIMEOUT_USEC, 0, on_timeout, b);
         if (r < 0)
-                goto fail;
-        *ret = b;
+                return r;
+        *ret = TAKE_PTR(b);
         return 0;
-fail:
-        broker_info_free(b);
-        return r;
 }
 
 BrokerInfo *broker_info_free(BrokerInfo *b) {

@@ -7,6 +7,8 @@
 #include <json-c/json.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
+
 typedef struct BrokerInfo BrokerInfo;
 
 /* info is the broker's reply object, or NULL if it could not be had. */
@@ -15,3 +17,4 @@ typedef void (*broker_info_done_t)(json_object *info, void *userdata);
 int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t done, void *userdata,
                       BrokerInfo **ret);
 BrokerInfo *broker_info_free(BrokerInfo *b);
+DEFINE_TRIVIAL_CLEANUP_FUNC(BrokerInfo *, broker_info_free);

@@ -10,6 +10,7 @@
  * With --probe it instead reports what the sandbox looks like from inside, so
  * the broker can refuse to run code when a property is not enforced.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -26,9 +27,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "launch-frame.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "util.h"
 
 #define EXIT_LAUNCH_FAILED 125
@@ -71,6 +72,8 @@ static int run(const char *python, uint64_t max_code) {
         uint8_t hdr[LAUNCH_FRAME_HEADER_SIZE];
         uint64_t len;
         int fd, r;
+
+        assert(python);
 
         r = loop_read_exact(STDIN_FILENO, hdr, sizeof hdr);
         if (r < 0)

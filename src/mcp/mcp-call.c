@@ -269,7 +269,7 @@ static bool retry_when_busy(McpCall *c, const ExecResult *r) {
         assert(c);
         assert(r);
 
-        if (!r->error_code || !streq(r->error_code, "busy") || c->session->dead)
+        if (r->error != BROKER_ERROR_BUSY || c->session->dead)
                 return false;
         if (c->busy_since == 0) {
                 c->busy_since = now;
@@ -302,9 +302,9 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 call_free(c);
                 return;
         }
-        if (r->error_code) {
-                text = tool_exec_failure_text(r->error_code, r->error_message);
-                if (asprintf(&result, "error:%s", r->error_code) < 0)
+        if (r->error != BROKER_ERROR_NONE) {
+                text = tool_exec_failure_text(r->error, r->error_message);
+                if (asprintf(&result, "error:%s", broker_error_to_string(r->error)) < 0)
                         result = NULL;
                 call_log(c, r, LOG_WARNING, result ?: "error");
                 call_finish(c, text ? tool_exec_error_result(text) : NULL);

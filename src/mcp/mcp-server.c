@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "mcp-internal.h"
 #include "broker-proto.h"
+#include "strv.h"
 #include "tool-exec.h"
 #include "util.h"
 
@@ -50,31 +51,6 @@ static int log_level_from_string(const char *s) {
         return -EINVAL;
 }
 
-static char **strv_copy(const char *const *l) {
-        size_t n = 0;
-        char **c;
-
-        while (l[n] && n < MODULES_MAX)
-                n++;
-        c = calloc(n + 1, sizeof *c);
-        if (!c)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (!(c[i] = strdup(l[i]))) {
-                        for (size_t j = 0; j < i; j++)
-                                free(c[j]);
-                        free(c);
-                        return NULL;
-                }
-        return c;
-}
-
-static void strv_free(char **l) {
-        for (char **p = l; p && *p; p++)
-                free(*p);
-        free(l);
-}
-
 static McpSession *session_free_now(McpSession *s);
 
 int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) {
@@ -103,7 +79,7 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
                         return -ENOMEM;
         }
         if (config->modules) {
-                s->modules = strv_copy(config->modules);
+                s->modules = strv_copy_n(config->modules, MODULES_MAX);
                 if (!s->modules)
                         return -ENOMEM;
         }

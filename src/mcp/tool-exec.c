@@ -333,26 +333,22 @@ json_object *tool_exec_error_result(const char *text) {
         return TAKE_PTR(result);
 }
 
-static bool streq_ptr(const char *a, const char *b) {
-        return a && b && streq(a, b);
-}
-
-char *tool_exec_failure_text(const char *error_code, const char *error_message) {
+char *tool_exec_failure_text(BrokerError error, const char *error_message) {
         const char *m = error_message ?: "no details";
         char *s;
         int r;
 
-        if (streq_ptr(error_code, "sandbox-unavailable"))
+        if (error == BROKER_ERROR_SANDBOX_UNAVAILABLE)
                 r = asprintf(&s, "the sandbox is unavailable: %s", m);
-        else if (streq_ptr(error_code, "broker-unavailable"))
+        else if (error == BROKER_ERROR_UNAVAILABLE)
                 r = asprintf(&s, "the code did not run: the sandbox broker is unreachable (%s)", m);
-        else if (streq_ptr(error_code, "busy"))
+        else if (error == BROKER_ERROR_BUSY)
                 r = asprintf(&s, "the sandbox is busy: %s; retry later", m);
-        else if (streq_ptr(error_code, "start-failed"))
+        else if (error == BROKER_ERROR_START_FAILED)
                 r = asprintf(&s, "the run could not start: %s", m);
-        else if (streq_ptr(error_code, "broker-timeout"))
+        else if (error == BROKER_ERROR_LOST)
                 r = asprintf(&s, "the run was lost: %s", m);
         else
-                r = asprintf(&s, "the run failed (%s): %s", error_code ?: "error", m);
+                r = asprintf(&s, "the run failed (%s): %s", broker_error_to_string(error) ?: "error", m);
         return r < 0 ? NULL : s;
 }

@@ -42,4 +42,4 @@ json_object *tool_exec_result(const McpServerConfig *c, const ExecResult *r, con
 json_object *tool_exec_error_result(const char *text);
 
 /* What to tell the model when the broker could not run the code. */
-char *tool_exec_failure_text(const char *error_code, const char *error_message);
+char *tool_exec_failure_text(BrokerError error, const char *error_message);

@@ -1,11 +1,45 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "broker-proto.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "macro.h"
+#include "socket-util.h"
+
+static const char *const broker_error_table[_BROKER_ERROR_MAX] = {
+        [BROKER_ERROR_ACCESS_DENIED] = "access-denied",
+        [BROKER_ERROR_BAD_REQUEST] = "bad-request",
+        [BROKER_ERROR_BUSY] = "busy",
+        [BROKER_ERROR_REQUEST_TIMEOUT] = "timeout",
+        [BROKER_ERROR_SANDBOX_UNAVAILABLE] = "sandbox-unavailable",
+        [BROKER_ERROR_START_FAILED] = "start-failed",
+        [BROKER_ERROR_UNAVAILABLE] = "broker-unavailable",
+        [BROKER_ERROR_LOST] = "broker-timeout",
+        [BROKER_ERROR_UNKNOWN] = "broker-error",
+        [BROKER_ERROR_INTERNAL] = "internal",
+};
+
+const char *broker_error_to_string(BrokerError e) {
+        if (e < 0 || e >= _BROKER_ERROR_MAX)
+                return NULL;
+        return broker_error_table[e];
+}
+
+BrokerError broker_error_from_string(const char *s) {
+        if (!s)
+                return _BROKER_ERROR_INVALID;
+        for (size_t i = 0; i < ELEMENTSOF(broker_error_table); i++)
+                if (broker_error_table[i] && streq(broker_error_table[i], s))
+                        return (BrokerError) i;
+        return _BROKER_ERROR_INVALID;
+}
+
+int broker_connect(const char *path) {
+        return socket_connect_unix(SOCK_SEQPACKET | SOCK_NONBLOCK, path);
+}
 
 int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
         union {
@@ -16,6 +50,10 @@ int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
         size_t len;
         struct iovec iov;
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+        assert(fd >= 0);
+        assert(msg);
+        assert(fds || n_fds == 0);
 
         if (n_fds > BROKER_MAX_FDS)
                 return -EINVAL;
@@ -47,6 +85,8 @@ int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds) {
 }
 
 static void close_cmsg_fds(struct msghdr *mh) {
+        assert(mh);
+
         for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
                         size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -57,6 +97,10 @@ static void close_cmsg_fds(struct msghdr *mh) {
 }
 
 int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds) {
+        assert(fd >= 0);
+        assert(ret_msg);
+        assert(ret_fds || max_fds == 0);
+
         union {
                 struct cmsghdr h;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * BROKER_MAX_FDS)];

@@ -8,7 +8,7 @@
  *   client → broker  {"op":"run","timeout_s":N,"tag":"…"}  + fds [stdin, stdout, stderr]
  *   broker → client  {"event":"started","run_id":"…","unit":"…"}
  *   broker → client  {"event":"exit", …result fields…}
- *   broker → client  {"event":"error","code":"…","message":"…"}
+ *   broker → client  {"event":"error","code":"…","message":"…"}   (code: BrokerError)
  *   client → broker  {"op":"info"}  →  {"event":"info", …limits…}
  *
  * stdin carries the launcher frame (launch-frame.h) followed by the program's
@@ -16,12 +16,43 @@
 
 #include <json-c/json.h>
 
-#include "json-cleanup.h"
+#include <errno.h>
 #include <stddef.h>
 
+#include "json-cleanup.h"
+
 #define BROKER_SOCKET_PATH "/run/mcp-exec/broker.sock"
+
+/* Why a run did not happen as asked. The broker sends the first six as the
+ * "code" of an error event; the client side concludes the others itself.
+ * Each has one wire name (broker_error_to_string()). */
+typedef enum BrokerError {
+        BROKER_ERROR_NONE,                      /* the run happened; never on the wire */
+        BROKER_ERROR_ACCESS_DENIED,             /* "access-denied": not root nor the front end */
+        BROKER_ERROR_BAD_REQUEST,               /* "bad-request" */
+        BROKER_ERROR_BUSY,                      /* "busy": too many connections */
+        BROKER_ERROR_REQUEST_TIMEOUT,           /* "timeout": no request in time */
+        BROKER_ERROR_SANDBOX_UNAVAILABLE,       /* "sandbox-unavailable": the self-check failed */
+        BROKER_ERROR_START_FAILED,              /* "start-failed": systemd did not start the unit */
+        BROKER_ERROR_UNAVAILABLE,               /* "broker-unavailable": it closed the connection */
+        BROKER_ERROR_LOST,                      /* "broker-timeout": the end of the run never came */
+        BROKER_ERROR_UNKNOWN,                   /* "broker-error": an error event without a known code */
+        BROKER_ERROR_INTERNAL,                  /* "internal": on this side, e.g. out of memory */
+        _BROKER_ERROR_MAX,
+        _BROKER_ERROR_INVALID = -EINVAL,
+} BrokerError;
+
+/* The wire name; NULL for BROKER_ERROR_NONE and out-of-range values. */
+const char *broker_error_to_string(BrokerError e);
+/* The error a wire name stands for; _BROKER_ERROR_INVALID for any other. */
+BrokerError broker_error_from_string(const char *s);
 #define BROKER_MAX_PACKET (64U * 1024U)
 #define BROKER_MAX_FDS 3
+
+/* A non-blocking connection to the broker at path (BROKER_SOCKET_PATH). With
+ * socket activation the broker need not run yet: systemd holds the queue. A
+ * full backlog is an error (-EAGAIN), never a stall. */
+int broker_connect(const char *path);
 
 /* Sends msg with n_fds descriptors; never raises SIGPIPE. */
 int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
-#include <ctype.h>
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,71 +29,12 @@ const char *const config_known_names[] = {
         NULL,
 };
 
-int parse_uint(const char *s, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (isempty(s))
-                return -EINVAL;
-        for (const char *p = s; *p; p++) {
-                if (!isdigit((unsigned char) *p))
-                        return -EINVAL;
-                if (v > (UINT64_MAX - (uint64_t) (*p - '0')) / 10)
-                        return -ERANGE;
-                v = v * 10 + (uint64_t) (*p - '0');
-        }
-        *ret = v;
-        return 0;
-}
-
-int parse_size(const char *s, uint64_t *ret) {
-        static const struct {
-                char suffix;
-                unsigned shift;
-        } table[] = { { 'K', 10 }, { 'M', 20 }, { 'G', 30 }, { 'T', 40 } };
-        _cleanup_free_ char *num = NULL;
-        uint64_t v, factor = 1;
-        size_t n;
-        int r;
-
-        if (isempty(s))
-                return -EINVAL;
-        n = strlen(s);
-        for (size_t i = 0; i < ELEMENTSOF(table); i++)
-                if (toupper((unsigned char) s[n - 1]) == table[i].suffix) {
-                        factor = UINT64_C(1) << table[i].shift;
-                        n--;
-                        break;
-                }
-        num = strndup(s, n);
-        if (!num)
-                return -ENOMEM;
-        r = parse_uint(num, &v);
-        if (r < 0)
-                return r;
-        if (v > UINT64_MAX / factor)
-                return -ERANGE;
-        *ret = v * factor;
-        return 0;
-}
-
-int parse_percent(const char *s, uint64_t *ret) {
-        _cleanup_free_ char *num = NULL;
-        size_t n;
-
-        if (isempty(s))
-                return -EINVAL;
-        n = strlen(s);
-        if (s[n - 1] == '%')
-                n--;
-        num = strndup(s, n);
-        if (!num)
-                return -ENOMEM;
-        return parse_uint(num, ret);
-}
-
 static const char *env_lookup(char *const *envp, const char *name) {
-        size_t l = strlen(name);
+        size_t l;
 
+        assert(name);
+
+        l = strlen(name);
         for (char *const *e = envp; e && *e; e++)
                 if (strneq(*e, name, l) && (*e)[l] == '=')
                         return *e + l + 1;
@@ -176,6 +117,8 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         const char *v;
         int r;
 
+        assert(ret);
+
         for (size_t i = 0; i < ELEMENTSOF(specs); i++) {
                 const Spec *s = specs + i;
                 uint64_t x;
@@ -233,6 +176,8 @@ int config_resolve_python(const char *value, char **ret_path, char **ret_error) 
         _cleanup_free_ char *resolved = NULL;
         struct stat st;
 
+        assert(ret_path);
+
         if (isempty(value))
                 return fail(ret_error, "MCP_EXEC_PYTHON is empty");
 
@@ -263,6 +208,8 @@ int config_resolve_python(const char *value, char **ret_path, char **ret_error) 
 
 bool config_is_unknown_assignment(const char *assignment) {
         const char *eq;
+
+        assert(assignment);
 
         if (!strneq(assignment, "MCP_EXEC_", 9))
                 return false;

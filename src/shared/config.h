@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "parse-util.h"
+
 typedef struct Config {
         char *transport;                /* MCP_EXEC_TRANSPORT: "", "stdio", "http" or "sse" (both HTTP transports) */
         char *addr;                     /* MCP_EXEC_ADDR, default ":8080" */
@@ -45,11 +47,6 @@ void config_done(Config *c);
  * lies under /usr (the only tree the sandbox may execute from). A bare name
  * is looked up in /usr/local/bin and /usr/bin, never in $PATH. */
 int config_resolve_python(const char *value, char **ret_path, char **ret_error);
-
-/* Parsers, exposed for tests. */
-int parse_size(const char *s, uint64_t *ret);          /* 123, 64K, 256M, 1G, 2T (1024-based) */
-int parse_uint(const char *s, uint64_t *ret);          /* decimal, no sign, no junk */
-int parse_percent(const char *s, uint64_t *ret);       /* "100%" or "100" */
 
 /* Names of every variable config_parse() knows, NULL-terminated. */
 extern const char *const config_known_names[];

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "exec-client.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
+#include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"
 #include "output.h"
@@ -44,7 +44,8 @@ struct ExecClient {
 };
 
 static void exec_result_done(ExecResult *r) {
-        free(r->error_code);
+        assert(r);
+
         free(r->error_message);
         free(r->stdout_text);
         free(r->stderr_text);
@@ -54,6 +55,8 @@ static void exec_result_done(ExecResult *r) {
 }
 
 static void close_input(ExecClient *c) {
+        assert(c);
+
         c->in_io = sd_event_source_disable_unref(c->in_io);
         c->in_fd = safe_close(c->in_fd);
 }
@@ -70,12 +73,12 @@ static void finish(ExecClient *c) {
         c->err_io = sd_event_source_disable_unref(c->err_io);
         c->timer = sd_event_source_disable_unref(c->timer);
 
-        if (!r->error_code) {
+        if (r->error == BROKER_ERROR_NONE) {
                 r->stdout_text = utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
                 r->stderr_text = utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
                 r->truncated = c->out.truncated;
                 if (!r->stdout_text || !r->stderr_text) {
-                        r->error_code = strdup("internal");
+                        r->error = BROKER_ERROR_INTERNAL;
                         r->error_message = strdup("out of memory");
                 }
         }
@@ -83,15 +86,19 @@ static void finish(ExecClient *c) {
         c->done(c, r, c->userdata);
 }
 
-static void fail(ExecClient *c, const char *code, const char *message) {
-        if (c->finished || c->result.error_code)
+static void fail(ExecClient *c, BrokerError error, const char *message) {
+        assert(error > BROKER_ERROR_NONE && error < _BROKER_ERROR_MAX);
+
+        if (c->finished || c->result.error != BROKER_ERROR_NONE)
                 return;
-        c->result.error_code = strdup(code);
+        c->result.error = error;
         c->result.error_message = strdup(message);
         finish(c);
 }
 
 static void maybe_finish(ExecClient *c) {
+        assert(c);
+
         if (c->got_final && c->out_eof && c->err_eof)
                 finish(c);
 }
@@ -102,7 +109,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         if (c->got_final)
                 finish(c);      /* drain grace over: report what we have */
         else
-                fail(c, "broker-timeout", "the broker did not report the end of the run in time");
+                fail(c, BROKER_ERROR_LOST, "the broker did not report the end of the run in time");
         return 0;
 }
 
@@ -134,7 +141,7 @@ static int on_output(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 /* Past the limit the bytes are read and dropped, so a flood
                  * never blocks the program nor grows our memory. */
                 if (output_capture_append(&c->out, which, buf, (size_t) k) < 0) {
-                        fail(c, "internal", "out of memory");
+                        fail(c, BROKER_ERROR_INTERNAL, "out of memory");
                         return 0;
                 }
         }
@@ -177,30 +184,9 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
         }
 }
 
-static char *json_strdup(json_object *o, const char *key) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return strdup(json_object_get_string(v));
-}
-
-static int64_t json_get_int(json_object *o, const char *key, int64_t def) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-                return def;
-        return json_object_get_int64(v);
-}
-
-static bool json_get_bool(json_object *o, const char *key) {
-        json_object *v;
-        return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_boolean) &&
-               json_object_get_boolean(v);
-}
-
 static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ExecClient *c = userdata;
         _cleanup_json_ json_object *msg = NULL;
-        json_object *ev;
         const char *event;
         int r;
 
@@ -210,77 +196,79 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         if (r <= 0) {
                 c->sock_io = sd_event_source_disable_unref(c->sock_io);
                 if (!c->got_final)
-                        fail(c, "broker-unavailable", "the broker closed the connection before the run ended");
+                        fail(c, BROKER_ERROR_UNAVAILABLE, "the broker closed the connection before the run ended");
                 return 0;
         }
-        if (!json_object_object_get_ex(msg, "event", &ev) || !json_object_is_type(ev, json_type_string))
+        event = json_get_string(msg, "event");
+        if (!event)
                 return 0;
-        event = json_object_get_string(ev);
 
         if (streq(event, "started")) {
                 free(c->result.run_id);
-                c->result.run_id = json_strdup(msg, "run_id");
+                c->result.run_id = strdup_or_null(json_get_string(msg, "run_id"));
                 /* Only now the code goes in: the broker watches the unit
                  * from here on (see the broker's OOM watch). */
                 if (c->in_fd >= 0 && !c->in_io &&
                     sd_event_add_io(c->event, &c->in_io, c->in_fd, EPOLLOUT, on_input, c) < 0)
-                        fail(c, "internal", "cannot watch the sandbox's stdin");
+                        fail(c, BROKER_ERROR_INTERNAL, "cannot watch the sandbox's stdin");
         } else if (streq(event, "exit")) {
                 ExecResult *res = &c->result;
                 c->got_final = true;
-                res->exit_code = (int) json_get_int(msg, "exit_code", -1);
-                res->signal = json_strdup(msg, "signal");
+                res->exit_code = (int) json_get_int64(msg, "exit_code", -1);
+                res->signal = strdup_or_null(json_get_string(msg, "signal"));
                 res->timed_out = json_get_bool(msg, "timed_out");
                 res->oom_killed = json_get_bool(msg, "oom_killed");
                 res->cancelled = json_get_bool(msg, "cancelled");
-                res->duration_ms = (uint64_t) MAX(json_get_int(msg, "duration_ms", 0), 0);
-                res->cpu_ms = json_get_int(msg, "cpu_ms", -1);
-                res->memory_peak_bytes = json_get_int(msg, "memory_peak_bytes", -1);
+                res->duration_ms = (uint64_t) MAX(json_get_int64(msg, "duration_ms", 0), 0);
+                res->cpu_ms = json_get_int64(msg, "cpu_ms", -1);
+                res->memory_peak_bytes = json_get_int64(msg, "memory_peak_bytes", -1);
                 if (!res->run_id)
-                        res->run_id = json_strdup(msg, "run_id");
+                        res->run_id = strdup_or_null(json_get_string(msg, "run_id"));
                 c->sock_io = sd_event_source_disable_unref(c->sock_io);
                 /* The sandbox is gone; give buffered output a moment. */
                 (void) sd_event_source_set_time_relative(c->timer, DRAIN_GRACE_USEC);
                 maybe_finish(c);
         } else if (streq(event, "error")) {
-                _cleanup_free_ char *code = json_strdup(msg, "code"), *m = json_strdup(msg, "message");
-                fail(c, code ?: "broker-error", m ?: "the broker reported an error");
+                BrokerError e = broker_error_from_string(json_get_string(msg, "code"));
+                const char *m = json_get_string(msg, "message");
+
+                fail(c, e > BROKER_ERROR_NONE ? e : BROKER_ERROR_UNKNOWN, m ?: "the broker reported an error");
         }
         return 0;
 }
 
-static int connect_broker(const char *path) {
-        union {
-                struct sockaddr sa;
-                struct sockaddr_un un;
-        } sa = { .un.sun_family = AF_UNIX };
-        _cleanup_close_ int fd = -EBADF;
+/* The run request, with the sandbox's ends of the three pipes. */
+static int send_run_request(int sock, const ExecRequest *req, int in_fd, int out_fd, int err_fd) {
+        _cleanup_json_ json_object *msg = NULL;
 
-        if (strlen(path) >= sizeof sa.un.sun_path)
-                return -ENAMETOOLONG;
-        strcpy(sa.un.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return negative_errno();
-        /* A unix connect completes at once or fails; with socket activation
-         * the broker need not run yet, systemd holds the queue. Non-blocking,
-         * so a full backlog is an error (EAGAIN) and never stalls the loop. */
-        if (connect(fd, &sa.sa, sizeof sa.un) < 0)
-                return negative_errno();
-        return TAKE_FD(fd);
+        assert(req);
+
+        msg = json_object_new_object();
+        if (!msg)
+                return -ENOMEM;
+        json_object_object_add(msg, "op", json_object_new_string("run"));
+        json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));
+        if (req->tag)
+                json_object_object_add(msg, "tag", json_object_new_string(req->tag));
+        return broker_send(sock, msg, (int[]) { in_fd, out_fd, err_fd }, 3);
 }
 
 int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *req, exec_done_t done,
                       void *userdata, ExecClient **ret) {
         _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
-        _cleanup_json_ json_object *msg = NULL;
-        ExecClient *c;
+        _cleanup_(exec_client_freep) ExecClient *c = NULL;
         int r;
+
+        assert(e);
+        assert(socket_path);
+        assert(req);
+        assert(done);
+        assert(ret);
 
         if (!req->code || req->code_len == 0)
                 return -EINVAL;
 
-        c = calloc(1, sizeof *c);
+        c = new0(ExecClient, 1);
         if (!c)
                 return -ENOMEM;
         c->event = sd_event_ref(e);
@@ -298,32 +286,20 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         output_capture_init(&c->out, req->max_output_bytes);
         c->max_output_bytes = req->max_output_bytes;
 
-        r = connect_broker(socket_path);
-        if (r < 0)
-                goto fail;
-        c->sock = r;
+        c->sock = broker_connect(socket_path);
+        if (c->sock < 0)
+                return c->sock;
 
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-                r = negative_errno();
-                goto fail;
-        }
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+                return negative_errno();
         /* Our ends are non-blocking; the sandbox's ends stay blocking. */
         if ((r = fd_nonblock(in[1], true)) < 0 || (r = fd_nonblock(out[0], true)) < 0 ||
             (r = fd_nonblock(err[0], true)) < 0)
-                goto fail;
+                return r;
 
-        msg = json_object_new_object();
-        if (!msg) {
-                r = -ENOMEM;
-                goto fail;
-        }
-        json_object_object_add(msg, "op", json_object_new_string("run"));
-        json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));
-        if (req->tag)
-                json_object_object_add(msg, "tag", json_object_new_string(req->tag));
-        r = broker_send(c->sock, msg, (int[]) { in[0], out[1], err[1] }, 3);
+        r = send_run_request(c->sock, req, in[0], out[1], err[1]);
         if (r < 0)
-                goto fail;
+                return r;
         /* Only the sandbox may hold the far ends, so EOF means it is gone. */
         in[0] = safe_close(in[0]);
         out[1] = safe_close(out[1]);
@@ -336,18 +312,15 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         if ((r = sd_event_add_io(e, &c->sock_io, c->sock, EPOLLIN, on_socket, c)) < 0 ||
             (r = sd_event_add_io(e, &c->out_io, c->out_fd, EPOLLIN, on_output, c)) < 0 ||
             (r = sd_event_add_io(e, &c->err_io, c->err_fd, EPOLLIN, on_output, c)) < 0)
-                goto fail;
+                return r;
         r = sd_event_add_time_relative(e, &c->timer, CLOCK_MONOTONIC,
                                        (req->timeout_s > 0 ? req->timeout_s : 86400) * USEC_PER_SEC + BROKER_SLACK_USEC,
                                        0, on_timer, c);
         if (r < 0)
-                goto fail;
+                return r;
 
-        *ret = c;
+        *ret = TAKE_PTR(c);
         return 0;
-fail:
-        exec_client_free(c);
-        return r;
 }
 
 void exec_client_cancel(ExecClient *c) {
@@ -383,15 +356,21 @@ ExecClient *exec_client_free(ExecClient *c) {
 }
 
 uint64_t exec_client_output_bytes(const ExecClient *c) {
+        assert(c);
+
         return c->out.seen;
 }
 
 uint64_t exec_client_elapsed_usec(const ExecClient *c) {
+        assert(c);
+
         return now_usec() - c->start_usec;
 }
 
 json_object *exec_result_to_json(const ExecResult *r) {
         json_object *j = json_object_new_object();
+
+        assert(r);
 
         if (!j)
                 return NULL;

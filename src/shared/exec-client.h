@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "broker-proto.h"
+#include "macro.h"
+
 typedef struct ExecRequest {
         const char *code;
         size_t code_len;
@@ -23,7 +26,7 @@ typedef struct ExecRequest {
 
 typedef struct ExecResult {
         /* Set when no result could be had: the run did not happen as asked. */
-        char *error_code;               /* "busy", "sandbox-unavailable", "broker-unavailable", … */
+        BrokerError error;
         char *error_message;
 
         char *stdout_text, *stderr_text;        /* valid UTF-8, NUL-terminated */
@@ -48,6 +51,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
 void exec_client_cancel(ExecClient *c);
 
 ExecClient *exec_client_free(ExecClient *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ExecClient *, exec_client_free);
 
 /* Progress: output bytes seen so far and microseconds since the start. */
 uint64_t exec_client_output_bytes(const ExecClient *c);

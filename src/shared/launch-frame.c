@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "launch-frame.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -24,6 +25,9 @@ void launch_frame_header(uint64_t code_len, uint8_t ret[static LAUNCH_FRAME_HEAD
 
 int launch_frame_parse(const uint8_t *buf, size_t n, uint64_t max_code_len, uint64_t *ret_code_len) {
         uint64_t len;
+
+        assert(buf || n == 0);
+        assert(ret_code_len);
 
         if (n < LAUNCH_FRAME_HEADER_SIZE || memcmp(buf, LAUNCH_FRAME_MAGIC, 4) != 0 ||
             get_le(buf + 4, 4) != LAUNCH_FRAME_VERSION)

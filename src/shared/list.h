@@ -11,6 +11,9 @@
 /* In the element: "name_next" and "name_prev". */
 #define LIST_FIELDS(t, name) t *name##_next, *name##_prev
 
+/* In the owner: the list's first element, named after the list. */
+#define LIST_HEAD(t, name) t *name
+
 #define LIST_PREPEND(name, head, item)                                  \
         ({                                                              \
                 __typeof__(*(head)) **_head = &(head), *_item = (item); \

@@ -18,6 +18,8 @@
 #define _unlikely_(x) __builtin_expect(!!(x), 0)
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+/* A zeroed array of n objects of type t. */
+#define new0(t, n) ((t *) calloc((n), sizeof(t)))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 #define CLAMP(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
@@ -43,6 +45,10 @@ static inline void freep(void *p) {
         free(*(void **) p);
 }
 #define _cleanup_free_ _cleanup_(freep)
+
+static inline char *strdup_or_null(const char *s) {
+        return s ? strdup(s) : NULL;
+}
 
 static inline void *mfree(void *p) {
         free(p);

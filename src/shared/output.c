@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "output.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,8 @@
 #include "macro.h"
 
 void output_capture_init(OutputCapture *c, uint64_t limit) {
+        assert(c);
+
         *c = (OutputCapture) { .limit = limit };
 }
 
@@ -20,6 +23,8 @@ void output_capture_done(OutputCapture *c) {
 }
 
 uint64_t output_capture_kept(const OutputCapture *c) {
+        assert(c);
+
         return (uint64_t) c->size[OUTPUT_STDOUT] + c->size[OUTPUT_STDERR];
 }
 
@@ -41,6 +46,9 @@ int output_capture_append(OutputCapture *c, OutputStream s, const void *data, si
         OutputStream other = s == OUTPUT_STDOUT ? OUTPUT_STDERR : OUTPUT_STDOUT;
         uint64_t room = c->limit - MIN(c->limit, output_capture_kept(c));
         size_t keep = (size_t) MIN((uint64_t) n, room);
+
+        assert(c);
+        assert(data || n == 0);
 
         c->seen += n;
         if (keep < n)

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "util.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
+#include <systemd/sd-id128.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@ int fd_nonblock(int fd, bool nonblock) {
 int loop_write(int fd, const void *buf, size_t n) {
         const uint8_t *p = buf;
 
+        assert(buf || n == 0);
+
         while (n > 0) {
                 ssize_t k = write(fd, p, n);
                 if (k < 0) {
@@ -44,6 +47,8 @@ int loop_write(int fd, const void *buf, size_t n) {
 int loop_read_exact(int fd, void *buf, size_t n) {
         uint8_t *p = buf;
 
+        assert(buf || n == 0);
+
         while (n > 0) {
                 ssize_t k = read(fd, p, n);
                 if (k < 0) {
@@ -59,21 +64,16 @@ int loop_read_exact(int fd, void *buf, size_t n) {
         return 0;
 }
 
-int random_hex128(char ret[33]) {
-        uint8_t b[16];
-        size_t got = 0;
+int random_hex128(char ret[static SD_ID128_STRING_MAX]) {
+        sd_id128_t id;
+        int r;
 
-        while (got < sizeof b) {
-                ssize_t k = getrandom(b + got, sizeof b - got, 0);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                got += (size_t) k;
-        }
-        for (size_t i = 0; i < sizeof b; i++)
-                (void) snprintf(ret + 2 * i, 3, "%02x", b[i]);
+        assert(ret);
+
+        r = sd_id128_randomize(&id);
+        if (r < 0)
+                return r;
+        (void) sd_id128_to_string(id, ret);
         return 0;
 }
 
@@ -117,6 +117,10 @@ int getpeercred_fd(int fd, pid_t *ret_pid, uid_t *ret_uid, gid_t *ret_gid) {
 int read_full_stream(FILE *f, size_t max, char **ret, size_t *ret_len) {
         _cleanup_free_ char *buf = NULL;
         size_t n = 0, a = 0;
+
+        assert(f);
+        assert(ret);
+        assert(ret_len);
 
         for (;;) {
                 if (n == a) {

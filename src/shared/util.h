@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <systemd/sd-id128.h>
 
 int fd_nonblock(int fd, bool nonblock);
 
@@ -16,8 +17,8 @@ int loop_write(int fd, const void *buf, size_t n);
  * past n, so what follows stays in the pipe for the next reader. */
 int loop_read_exact(int fd, void *buf, size_t n);
 
-/* 32 lowercase hex digits from the kernel's random pool. */
-int random_hex128(char ret[33]);
+/* A random 128-bit id (sd_id128_randomize()) as 32 lowercase hex digits. */
+int random_hex128(char ret[static SD_ID128_STRING_MAX]);
 
 uint64_t now_usec(void);   /* CLOCK_MONOTONIC */
 

@@ -12,10 +12,11 @@
 #include <string.h>
 #include <systemd/sd-event.h>
 
-#include "config.h"
+#include "broker-proto.h"
 #include "exec-client.h"
 #include "macro.h"
-#include "broker-proto.h"
+#include "main-func.h"
+#include "parse-util.h"
 #include "util.h"
 
 static const char *arg_socket = BROKER_SOCKET_PATH;
@@ -37,8 +38,8 @@ static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
         Job *j = userdata;
         _cleanup_json_ json_object *o = exec_result_to_json(r);
 
-        if (r->error_code) {
-                json_object_object_add(o, "error", json_object_new_string(r->error_code));
+        if (r->error != BROKER_ERROR_NONE) {
+                json_object_object_add(o, "error", json_object_new_string(broker_error_to_string(r->error)));
                 json_object_object_add(o, "error_message", json_object_new_string(r->error_message ?: ""));
                 n_failed++;
         }
@@ -81,16 +82,18 @@ static int start_next(sd_event *unused) {
         return 0;
 }
 
-int main(int argc, char *argv[]) {
+static int run(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },   { "timeout", required_argument, NULL, 't' },
                 { "stdin-file", required_argument, NULL, 'i' }, { "max-output", required_argument, NULL, 'o' },
                 { "count", required_argument, NULL, 'n' },     { "parallel", required_argument, NULL, 'p' },
                 { "cancel-after-ms", required_argument, NULL, 'c' }, {},
         };
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(fclosep) FILE *f = NULL, *g = NULL;
         _cleanup_free_ char *code = NULL, *in = NULL;
+        _cleanup_free_ Job *all_jobs = NULL;
         size_t code_len = 0, in_len = 0;
-        FILE *f;
         int c, r;
 
         /* A program that does not read all of its stdin closes the pipe. */
@@ -112,28 +115,28 @@ int main(int argc, char *argv[]) {
         if (optind != argc - 1 || arg_parallel == 0)
                 return fprintf(stderr, "mcp-exec-broker-call: one FILE or - expected\n"), 2;
 
-        f = streq(argv[optind], "-") ? stdin : fopen(argv[optind], "re");
-        if (!f || read_full_stream(f, SIZE_MAX / 2, &code, &code_len) < 0)
+        if (!streq(argv[optind], "-"))
+                f = fopen(argv[optind], "re");
+        if ((!f && !streq(argv[optind], "-")) || read_full_stream(f ?: stdin, SIZE_MAX / 2, &code, &code_len) < 0)
                 return fprintf(stderr, "mcp-exec-broker-call: cannot read %s\n", argv[optind]), 2;
         if (arg_stdin_file) {
-                FILE *g = fopen(arg_stdin_file, "re");
+                g = fopen(arg_stdin_file, "re");
                 if (!g || read_full_stream(g, SIZE_MAX / 2, &in, &in_len) < 0)
                         return fprintf(stderr, "mcp-exec-broker-call: cannot read %s\n", arg_stdin_file), 2;
-                fclose(g);
         }
 
         request = (ExecRequest) {
                 .code = code, .code_len = code_len, .stdin_data = in, .stdin_len = in_len,
                 .timeout_s = arg_timeout, .max_output_bytes = arg_max_output, .tag = "broker-call",
         };
-        jobs = calloc(arg_count, sizeof *jobs);
-        if (!jobs || sd_event_default(&loop) < 0)
+        jobs = all_jobs = new0(Job, arg_count);
+        if (!jobs || sd_event_default(&e) < 0)
                 return 2;
+        loop = e;
         r = start_next(loop);
         if (r < 0)
                 return 2;
-        r = sd_event_loop(loop);
-        sd_event_unref(loop);
-        free(jobs);
-        return r;
+        return sd_event_loop(loop);
 }
+
+DEFINE_MAIN_FUNCTION(run);

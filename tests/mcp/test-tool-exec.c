@@ -310,20 +310,21 @@ TEST(test_json_budget) {
 
 TEST(test_failure_text) {
         static const struct {
-                const char *code, *want;
+                BrokerError error;
+                const char *want;
         } cases[] = {
-                { "sandbox-unavailable", "the sandbox is unavailable: why" },
-                { "broker-unavailable", "unreachable" },
-                { "busy", "busy" },
-                { "start-failed", "could not start: why" },
-                { "weird", "(weird): why" },
+                { BROKER_ERROR_SANDBOX_UNAVAILABLE, "the sandbox is unavailable: why" },
+                { BROKER_ERROR_UNAVAILABLE, "unreachable" },
+                { BROKER_ERROR_BUSY, "busy" },
+                { BROKER_ERROR_START_FAILED, "could not start: why" },
+                { BROKER_ERROR_UNKNOWN, "(broker-error): why" },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_free_ char *t = tool_exec_failure_text(cases[i].code, "why");
+                _cleanup_free_ char *t = tool_exec_failure_text(cases[i].error, "why");
                 ASSERT_CONTAINS(t, cases[i].want);
         }
         {
-                _cleanup_free_ char *t = tool_exec_failure_text(NULL, NULL);
+                _cleanup_free_ char *t = tool_exec_failure_text(BROKER_ERROR_NONE, NULL);
                 ASSERT_TRUE(t);
         }
 }

@@ -372,6 +372,34 @@ TEST(test_empty_packet_with_fds) {
         expect_badmsg_no_leak("", 0, 2, BROKER_MAX_FDS);
 }
 
+TEST(test_error_names) {
+        /* Every error has one distinct wire name, and the name leads back. */
+        for (int i = BROKER_ERROR_NONE + 1; i < _BROKER_ERROR_MAX; i++) {
+                const char *name = broker_error_to_string(i);
+
+                ASSERT_TRUE(name);
+                ASSERT_EQ_INT(broker_error_from_string(name), i);
+                for (int k = i + 1; k < _BROKER_ERROR_MAX; k++)
+                        ASSERT_TRUE(strcmp(name, broker_error_to_string(k)) != 0);
+        }
+        /* The names on the wire, as clients and older brokers know them. */
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_BUSY), "busy");
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_SANDBOX_UNAVAILABLE), "sandbox-unavailable");
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_START_FAILED), "start-failed");
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_UNAVAILABLE), "broker-unavailable");
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_LOST), "broker-timeout");
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_REQUEST_TIMEOUT), "timeout");
+
+        ASSERT_TRUE(!broker_error_to_string(BROKER_ERROR_NONE));
+        ASSERT_TRUE(!broker_error_to_string(_BROKER_ERROR_MAX));
+        ASSERT_TRUE(!broker_error_to_string(_BROKER_ERROR_INVALID));
+        ASSERT_EQ_INT(broker_error_from_string(NULL), _BROKER_ERROR_INVALID);
+        ASSERT_EQ_INT(broker_error_from_string(""), _BROKER_ERROR_INVALID);
+        ASSERT_EQ_INT(broker_error_from_string("Busy"), _BROKER_ERROR_INVALID);
+        ASSERT_EQ_INT(broker_error_from_string("busy "), _BROKER_ERROR_INVALID);
+        ASSERT_EQ_INT(broker_error_from_string("weird"), _BROKER_ERROR_INVALID);
+}
+
 int main(void) {
         /* A stray SIGPIPE must fail the test loudly rather than pass. */
         signal(SIGPIPE, SIG_DFL);
@@ -387,5 +415,6 @@ int main(void) {
         RUN(test_too_many_fds);
         RUN(test_oversized_packet);
         RUN(test_empty_packet_with_fds);
+        RUN(test_error_names);
         return 0;
 }

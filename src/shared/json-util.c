@@ -56,6 +56,18 @@ const char *json_get_string(json_object *o, const char *key) {
         return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
+int64_t json_get_int64(json_object *o, const char *key, int64_t def) {
+        json_object *v = json_get(o, key);
+
+        return json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
+}
+
+bool json_get_bool(json_object *o, const char *key) {
+        json_object *v = json_get(o, key);
+
+        return json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
 const char *json_serialize(json_object *o, size_t *ret_len) {
         return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
                                                  ret_len);

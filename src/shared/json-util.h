@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Small json-c helpers that make out-of-memory visible (json-c constructors
- * return NULL, and json_object_object_add() would store that as null), and
- * two for echoing client strings safely. */
+/* Small json-c helpers: builders that make out-of-memory visible (json-c
+ * constructors return NULL, and json_object_object_add() would store that as
+ * null), typed getters that take absent and mistyped members alike, and two
+ * for echoing client strings safely. */
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,6 +25,10 @@ int json_append(json_object *a, json_object *v);
 json_object *json_get(json_object *o, const char *key);
 /* The member if it is a string, else NULL. */
 const char *json_get_string(json_object *o, const char *key);
+/* The member if it is an integer, else def. */
+int64_t json_get_int64(json_object *o, const char *key, int64_t def);
+/* True if the member is the boolean true; false for anything else. */
+bool json_get_bool(json_object *o, const char *key);
 
 /* The compact wire form (no newlines, "/" unescaped); owned by o. */
 const char *json_serialize(json_object *o, size_t *ret_len);
