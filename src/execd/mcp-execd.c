@@ -33,10 +33,13 @@
 #include "http-auth.h"
 #include "http-server.h"
 #include "line-conn.h"
+#include "json-util.h"
 #include "log.h"
+#include "main-func.h"
 #include "macro.h"
 #include "mcp-server.h"
 #include "stdio-server.h"
+#include "strv.h"
 #include "broker-proto.h"
 #include "util.h"
 
@@ -160,10 +163,8 @@ static void on_own_stdio_closed(LineConn *l, void *userdata) {
 }
 
 static uint64_t info_u64(json_object *info, const char *key, uint64_t def) {
-        json_object *v;
-        if (!info || !json_object_object_get_ex(info, key, &v) || !json_object_is_type(v, json_type_int))
-                return def;
-        return (uint64_t) json_object_get_int64(v);
+        int64_t v = json_get_int64(info, key, -1);
+        return v < 0 ? def : (uint64_t) v;
 }
 
 static int daemon_serve(Daemon *d) {
@@ -187,10 +188,9 @@ static int daemon_serve(Daemon *d) {
         cfg.cpu_quota_percent = info_u64(d->info_reply, "cpu_quota_percent", d->config.cpu_quota_percent);
         cfg.max_timeout_s = MIN(cfg.max_timeout_s, info_u64(d->info_reply, "max_timeout_s", cfg.max_timeout_s));
         cfg.max_code_bytes = MIN(cfg.max_code_bytes, info_u64(d->info_reply, "max_code_bytes", cfg.max_code_bytes));
-        if (d->info_reply && json_object_object_get_ex(d->info_reply, "python_version", &v))
-                cfg.python_version = json_object_get_string(v);
-        if (d->info_reply && json_object_object_get_ex(d->info_reply, "modules", &v) &&
-            json_object_is_type(v, json_type_array)) {
+        cfg.python_version = json_get_string(d->info_reply, "python_version");
+        v = json_get(d->info_reply, "modules");
+        if (json_object_is_type(v, json_type_array)) {
                 size_t n = json_object_array_length(v);
                 d->modules = calloc(n + 1, sizeof(char *));
                 if (!d->modules)
@@ -250,13 +250,8 @@ static void on_broker_info(json_object *info, void *userdata) {
         d->info_reply = json_object_get(info);
         if (!info)
                 log_warning("The broker did not describe the sandbox; the tool description will lack details.");
-        else {
-                json_object *v;
-                if (json_object_object_get_ex(info, "sandbox", &v) && !streq(json_object_get_string(v), "ok"))
-                        log_error("The broker refuses runs: %s",
-                                  json_object_object_get_ex(info, "sandbox_failure", &v) ? json_object_get_string(v)
-                                                                                        : "sandbox check failed");
-        }
+        else if (json_get_string(info, "sandbox") && !streq(json_get_string(info, "sandbox"), "ok"))
+                log_error("The broker refuses runs: %s", json_get_string(info, "sandbox_failure") ?: "sandbox check failed");
         if (daemon_serve(d) < 0)
                 (void) sd_event_exit(d->event, EXIT_FAILURE);
 }
@@ -430,9 +425,7 @@ static int daemon_listen(Daemon *d) {
                 else
                         log_warning("Ignoring socket %s: not served by this build.", names ? names[i] : "?");
         }
-        for (int i = 0; names && i < MAX(n, 0); i++)
-                free(names[i]);
-        free(names);
+        strv_free(names);
         if (streq(d->config.transport, "http") || streq(d->config.transport, "sse")) {
                 if (d->socket_activated)
                         log_notice("MCP_EXEC_TRANSPORT=%s ignored: socket-activated, HTTP comes from mcp-exec.socket.",
@@ -547,7 +540,4 @@ static int run(int argc, char *argv[]) {
         return r;
 }
 
-int main(int argc, char *argv[]) {
-        int r = run(argc, argv);
-        return r < 0 ? EXIT_FAILURE : r;
-}
+DEFINE_MAIN_FUNCTION(run);

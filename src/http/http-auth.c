@@ -10,12 +10,9 @@
 
 #include "http-util.h"
 #include "macro.h"
+#include "parse-util.h"
+#include "strv.h"
 
-static void strv_free(char **l) {
-        for (char **p = l; p && *p; p++)
-                free(*p);
-        free(l);
-}
 
 void http_auth_done(HttpAuth *a) {
         if (!a)
@@ -80,7 +77,7 @@ bool http_auth_host_ok(const HttpAuth *a, const char *host) {
         static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
         const char *port_s;
         size_t name_len;
-        unsigned long port = 80;
+        uint16_t port = 80;
 
         if (!a->check_host)
                 return true;
@@ -95,12 +92,7 @@ bool http_auth_host_ok(const HttpAuth *a, const char *host) {
                 name_len = strcspn(host, ":");
         port_s = host + name_len;
         if (*port_s == ':') {
-                char *end;
-                if (port_s[1] < '0' || port_s[1] > '9')
-                        return false;
-                errno = 0;
-                port = strtoul(port_s + 1, &end, 10);
-                if (errno != 0 || *end || port > 65535)
+                if (parse_port(port_s + 1, &port) < 0)
                         return false;
         } else if (*port_s)
                 return false;

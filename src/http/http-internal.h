@@ -94,7 +94,7 @@ struct HttpRequest {
         size_t budget_held;             /* of HttpServer.budget, for the body */
         bool too_large, over_budget;
 
-        HttpRequest *susp_prev, *susp_next;
+        LIST_FIELDS(HttpRequest, susp);         /* in HttpServer.suspended */
         bool suspended, peer_gone;
         sd_event_source *hangup;
 
@@ -123,7 +123,7 @@ struct HttpRequest {
 
 struct HttpSession {
         HttpServer *server;
-        HttpSession *prev, *next;
+        LIST_FIELDS(HttpSession, sessions);     /* in HttpServer.sessions */
         HttpSessionKind kind;
         McpSession *mcp;
         char id[33];                    /* Mcp-Session-Id or sessionId=; empty for stateless */

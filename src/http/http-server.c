@@ -163,10 +163,7 @@ void http_request_suspend(HttpRequest *req) {
                 return;
         MHD_suspend_connection(req->conn);
         req->suspended = true;
-        req->susp_next = h->suspended;
-        if (h->suspended)
-                h->suspended->susp_prev = req;
-        h->suspended = req;
+        LIST_PREPEND(susp, h->suspended, req);
 
         /* Only the peer's FIN: EPOLLIN would fire for a pipelined request.
          * A client that half-closes and still waits loses its reply; HTTP
@@ -182,13 +179,7 @@ void http_request_resume(HttpRequest *req) {
         if (!req->suspended)
                 return;
         req->hangup = sd_event_source_disable_unref(req->hangup);
-        if (req->susp_prev)
-                req->susp_prev->susp_next = req->susp_next;
-        else
-                h->suspended = req->susp_next;
-        if (req->susp_next)
-                req->susp_next->susp_prev = req->susp_prev;
-        req->susp_prev = req->susp_next = NULL;
+        LIST_REMOVE(susp, h->suspended, req);
         req->suspended = false;
         MHD_resume_connection(req->conn);
         schedule_run(h);
@@ -389,12 +380,7 @@ static HttpRequest *request_free(HttpRequest *req) {
         if (req->suspended) {
                 /* MHD is closing it anyway; just forget it. */
                 req->hangup = sd_event_source_disable_unref(req->hangup);
-                if (req->susp_prev)
-                        req->susp_prev->susp_next = req->susp_next;
-                else
-                        h->suspended = req->susp_next;
-                if (req->susp_next)
-                        req->susp_next->susp_prev = req->susp_prev;
+                LIST_REMOVE(susp, h->suspended, req);
         }
         sd_event_source_disable_unref(req->keepalive);
         if (req->counted_stream && h->n_streams > 0)
@@ -642,7 +628,7 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata) {
         HttpServer *h = userdata;
 
         http_sessions_sweep(h);
-        for (HttpSession *i = h->sessions; i; i = i->next)
+        LIST_FOREACH(sessions, i, h->sessions)
                 if (i->kind == HTTP_SESSION_STREAMABLE) {
                         (void) sd_event_source_set_time_relative(s, MIN(h->config.session_idle_usec,
                                                                         60 * USEC_PER_SEC));

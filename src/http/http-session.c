@@ -157,10 +157,7 @@ int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret) {
                 return r;
         }
         mcp_session_set_idle_callback(s->mcp, on_session_idle);
-        s->next = h->sessions;
-        if (s->next)
-                s->next->prev = s;
-        h->sessions = s;
+        LIST_PREPEND(sessions, h->sessions, s);
         if (kind != HTTP_SESSION_STATELESS)
                 h->n_sessions++;
         if (kind == HTTP_SESSION_STREAMABLE) {
@@ -220,12 +217,7 @@ HttpSession *http_session_free(HttpSession *s) {
         }
         /* Runs still going are stopped: nobody can receive them any more. */
         s->mcp = mcp_session_free(s->mcp);
-        if (s->prev)
-                s->prev->next = s->next;
-        else
-                h->sessions = s->next;
-        if (s->next)
-                s->next->prev = s->prev;
+        LIST_REMOVE(sessions, h->sessions, s);
         if (s->kind != HTTP_SESSION_STATELESS && h->n_sessions > 0)
                 h->n_sessions--;
         free(s);
@@ -236,7 +228,7 @@ HttpSession *http_session_free(HttpSession *s) {
 HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id) {
         if (isempty(id))
                 return NULL;
-        for (HttpSession *s = h->sessions; s; s = s->next)
+        LIST_FOREACH(sessions, s, h->sessions)
                 if (s->kind == kind && streq(s->id, id))
                         return s;
         return NULL;
@@ -253,7 +245,7 @@ bool http_session_make_room(HttpServer *h) {
                 return true;
         /* A client that re-initializes without DELETE must not lock others
          * out: the longest unused idle session goes. */
-        for (HttpSession *s = h->sessions; s; s = s->next)
+        LIST_FOREACH(sessions, s, h->sessions)
                 if (s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) &&
                     (!oldest || s->last_used < oldest->last_used))
                         oldest = s;
@@ -322,8 +314,7 @@ void http_session_request_gone(HttpRequest *req) {
 void http_sessions_sweep(HttpServer *h) {
         uint64_t now = now_usec();
 
-        for (HttpSession *s = h->sessions, *next; s; s = next) {
-                next = s->next;
+        LIST_FOREACH_SAFE(sessions, s, next, h->sessions) {
                 if (s->kind != HTTP_SESSION_STREAMABLE || !session_idle(s) ||
                     now - s->last_used < h->config.session_idle_usec)
                         continue;

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "macro.h"
+#include "parse-util.h"
 
 static const char *skip_ws(const char *p, const char *end) {
         while (p < end && (*p == ' ' || *p == '\t'))
@@ -118,8 +119,7 @@ int http_parse_address(const char *s, struct sockaddr_storage *ret, socklen_t *r
         _cleanup_free_ char *host = NULL;
         const char *colon, *port_s;
         struct sockaddr_storage ss = {};
-        unsigned long port;
-        char *end;
+        uint16_t port;
 
         if (isempty(s))
                 return -EINVAL;
@@ -138,11 +138,7 @@ int http_parse_address(const char *s, struct sockaddr_storage *ret, socklen_t *r
         }
         if (!host)
                 return -ENOMEM;
-        if (!*port_s || *port_s < '0' || *port_s > '9')
-                return -EINVAL;
-        errno = 0;
-        port = strtoul(port_s, &end, 10);
-        if (errno != 0 || *end || port > 65535)
+        if (parse_port(port_s, &port) < 0)
                 return -EINVAL;
 
         if (s[0] == '[') {
