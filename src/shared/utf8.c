@@ -25,6 +25,18 @@ static size_t utf8_valid_len(const uint8_t *s, size_t n) {
         return 0;
 }
 
+bool utf8_is_valid(const char *s, size_t n) {
+        const uint8_t *p = (const uint8_t *) s;
+
+        for (size_t i = 0; i < n;) {
+                size_t l = utf8_valid_len(p + i, n - i);
+                if (l == 0)
+                        return false;
+                i += l;
+        }
+        return true;
+}
+
 char *utf8_sanitize(const char *s, size_t n, size_t *ret_len) {
         const uint8_t *p = (const uint8_t *) s;
         size_t o = 0;

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+
+/* True if s[0..n) is well-formed UTF-8 throughout (NUL bytes included). */
+bool utf8_is_valid(const char *s, size_t n);
 
 /* Returns a NUL-terminated copy of s[0..n) in which every byte sequence that
  * is not well-formed UTF-8 (overlongs, surrogates, > U+10FFFF, truncated) is

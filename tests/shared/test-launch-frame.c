@@ -148,6 +148,77 @@ TEST(test_short_buffer) {
         ASSERT_EQ_U64(got, 10);
 }
 
+TEST(test_version_files) {
+        uint8_t buf[LAUNCH_FRAME_HEADER_SIZE];
+        uint64_t got = 0;
+        uint32_t v = 0;
+
+        launch_frame_header_version(LAUNCH_FRAME_VERSION_FILES, 42, buf);
+        ASSERT_EQ_INT(launch_frame_parse_version(buf, sizeof buf, 100, &got, &v), 0);
+        ASSERT_EQ_U64(got, 42);
+        ASSERT_EQ_INT(v, LAUNCH_FRAME_VERSION_FILES);
+        /* The version-1 parser refuses what it cannot read. */
+        ASSERT_EQ_INT(launch_frame_parse(buf, sizeof buf, 100, &got), -EBADMSG);
+        launch_frame_header(42, buf);
+        ASSERT_EQ_INT(launch_frame_parse_version(buf, sizeof buf, 100, &got, &v), 0);
+        ASSERT_EQ_INT(v, LAUNCH_FRAME_VERSION);
+        /* Version 3 does not exist. */
+        buf[4] = 3;
+        ASSERT_EQ_INT(launch_frame_parse_version(buf, sizeof buf, 100, &got, &v), -EBADMSG);
+}
+
+TEST(test_file_entries) {
+        uint8_t h[LAUNCH_FILE_ENTRY_HEADER_SIZE], c[LAUNCH_FILES_HEADER_SIZE];
+        uint16_t nl = 0;
+        uint64_t dl = 0;
+        uint32_t n = 0;
+
+        launch_files_header(LAUNCH_FILES_MAX, c);
+        ASSERT_EQ_INT(launch_files_parse(c, &n), 0);
+        ASSERT_EQ_INT(n, LAUNCH_FILES_MAX);
+        launch_files_header(LAUNCH_FILES_MAX + 1, c);
+        ASSERT_EQ_INT(launch_files_parse(c, &n), -EBADMSG);
+        launch_files_header(UINT32_MAX, c);
+        ASSERT_EQ_INT(launch_files_parse(c, &n), -EBADMSG);
+
+        launch_file_entry_header(8, 1000, h);
+        ASSERT_MEMEQ(h, "\x08\x00\xe8\x03\0\0\0\0\0\0", sizeof h);
+        ASSERT_EQ_INT(launch_file_entry_parse(h, 1000, &nl, &dl), 0);
+        ASSERT_EQ_INT(nl, 8);
+        ASSERT_EQ_U64(dl, 1000);
+        ASSERT_EQ_INT(launch_file_entry_parse(h, 999, &nl, &dl), -EFBIG);
+        launch_file_entry_header(0, 1, h);
+        ASSERT_EQ_INT(launch_file_entry_parse(h, 10, &nl, &dl), -EBADMSG);
+        launch_file_entry_header(LAUNCH_FILE_NAME_MAX + 1, 1, h);
+        ASSERT_EQ_INT(launch_file_entry_parse(h, 10, &nl, &dl), -EBADMSG);
+        launch_file_entry_header(LAUNCH_FILE_NAME_MAX, 0, h);
+        ASSERT_EQ_INT(launch_file_entry_parse(h, 0, &nl, &dl), 0);
+}
+
+TEST(test_file_names) {
+        char longest[LAUNCH_FILE_NAME_MAX + 1];
+
+        ASSERT_TRUE(launch_file_name_valid("data.csv", 8));
+        ASSERT_TRUE(launch_file_name_valid(".hidden", 7));
+        ASSERT_TRUE(launch_file_name_valid("..x", 3));
+        ASSERT_TRUE(launch_file_name_valid("Gr\xc3\xbc\xc3\x9f" "e.txt", 11));
+        ASSERT_FALSE(launch_file_name_valid("", 0));
+        ASSERT_FALSE(launch_file_name_valid(NULL, 3));
+        ASSERT_FALSE(launch_file_name_valid(".", 1));
+        ASSERT_FALSE(launch_file_name_valid("..", 2));
+        ASSERT_FALSE(launch_file_name_valid("../x", 4));
+        ASSERT_FALSE(launch_file_name_valid("a/b", 3));
+        ASSERT_FALSE(launch_file_name_valid("a\nb", 3));
+        ASSERT_FALSE(launch_file_name_valid("a\0b", 3));
+        ASSERT_FALSE(launch_file_name_valid("a\x7f", 2));
+        ASSERT_FALSE(launch_file_name_valid("\x1b" "[31m", 5));
+        ASSERT_FALSE(launch_file_name_valid("bad\xff.txt", 8));
+        ASSERT_FALSE(launch_file_name_valid("\xc0\xaf", 2));      /* an overlong '/' */
+        memset(longest, 'a', sizeof longest);
+        ASSERT_TRUE(launch_file_name_valid(longest, LAUNCH_FILE_NAME_MAX));
+        ASSERT_FALSE(launch_file_name_valid(longest, LAUNCH_FILE_NAME_MAX + 1));
+}
+
 int main(void) {
         RUN(test_header_layout);
         RUN(test_round_trip);
@@ -156,5 +227,8 @@ int main(void) {
         RUN(test_zero_length);
         RUN(test_over_max);
         RUN(test_short_buffer);
+        RUN(test_version_files);
+        RUN(test_file_entries);
+        RUN(test_file_names);
         return 0;
 }
