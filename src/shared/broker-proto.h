@@ -47,7 +47,7 @@ const char *broker_error_to_string(BrokerError e);
 /* The error a wire name stands for; _BROKER_ERROR_INVALID for any other. */
 BrokerError broker_error_from_string(const char *s);
 #define BROKER_MAX_PACKET (64U * 1024U)
-#define BROKER_MAX_FDS 3
+#define BROKER_MAX_FDS 4
 
 /* A non-blocking connection to the broker at path (BROKER_SOCKET_PATH). With
  * socket activation the broker need not run yet: systemd holds the queue. A

@@ -27,6 +27,9 @@ typedef struct Config {
         uint64_t tmp_size_max;          /* MCP_EXEC_TMP_SIZE_MAX (the run's own /tmp), 64M */
         uint64_t max_concurrent;        /* MCP_EXEC_MAX_CONCURRENT, default: number of cores */
         uint64_t max_queue;             /* MCP_EXEC_MAX_QUEUE, runs waiting for a slot, 64 */
+        uint64_t pool_size;             /* MCP_EXEC_POOL_SIZE, warm units kept ready, 2 */
+        uint64_t pool_idle_s;           /* MCP_EXEC_POOL_IDLE_S, a warm unit's (and the broker's) idle life, 600 */
+        char *preload;                  /* MCP_EXEC_PRELOAD as given: comma-separated modules; NULL: unset */
         /* Front end only: what one client may hold of it. */
         uint64_t http_max_connections;  /* MCP_EXEC_HTTP_MAX_CONNECTIONS, 256 */
         uint64_t http_header_timeout_s; /* MCP_EXEC_HTTP_HEADER_TIMEOUT_S, request line and headers, 10 */
