@@ -100,7 +100,9 @@ struct Server {
         char *preload;                  /* what warm units import: MCP_EXEC_PRELOAD, or the default, installed */
         char *mpl_cache;                /* the matplotlib font cache discovery made, or NULL */
         char *stamp;                    /* what the discovery depended on (discovery_stamp()) */
-        sd_bus_slot *slot_reloading;
+        sd_event_source *reload_timer;  /* looks for daemon-reload while there is a pool */
+        sd_bus_slot *slot_reload;
+        uint64_t units_loaded;          /* the manager's UnitsLoadTimestampMonotonic */
 };
 
 static const char *arg_listen;
@@ -740,10 +742,11 @@ static void on_pool_ready(void *userdata) {
 }
 
 /* What warm units preload: MCP_EXEC_PRELOAD, or the default; only modules
- * that are installed (a missing one would fail in every warm unit). */
+ * that are installed or in the standard library (a missing one would fail in
+ * every warm unit). */
 static char *server_preload(Server *s) {
         _cleanup_free_ char *want = strdup(s->config.preload ?: PRELOAD_DEFAULT), *out = NULL;
-        json_object *mods = json_get(s->sandbox_info, "modules");
+        json_object *lists[] = { json_get(s->sandbox_info, "modules"), json_get(s->sandbox_info, "stdlib") };
         char *save = NULL;
         size_t len = 0;
 
@@ -753,13 +756,15 @@ static char *server_preload(Server *s) {
                 size_t top = strcspn(m, ".");
                 bool installed = false;
 
-                for (size_t i = 0; json_object_is_type(mods, json_type_array) && i < json_object_array_length(mods); i++) {
-                        const char *name = json_object_get_string(json_object_array_get_idx(mods, i));
-                        if (name && strlen(name) == top && strneq(name, m, top)) {
-                                installed = true;
-                                break;
+                for (size_t l = 0; l < ELEMENTSOF(lists) && !installed; l++)
+                        for (size_t i = 0; json_object_is_type(lists[l], json_type_array) &&
+                                           i < json_object_array_length(lists[l]); i++) {
+                                const char *name = json_object_get_string(json_object_array_get_idx(lists[l], i));
+                                if (name && strlen(name) == top && strneq(name, m, top)) {
+                                        installed = true;
+                                        break;
+                                }
                         }
-                }
                 if (!installed) {
                         if (s->config.preload)
                                 log_warning("MCP_EXEC_PRELOAD names %s, which is not installed; left out.", m);
@@ -826,7 +831,10 @@ static void on_discovery_done(json_object *info, void *userdata) {
                 if (r < 0)
                         log_warning_errno(r, "Cannot keep the module discovery in " SANDBOX_CACHE_DIR ", ignoring: %m");
         }
-        server_sandbox_known(s, info);
+        /* A discovery again that failed (its unit was stopped, say) keeps
+         * what the last one found. */
+        if (info || !s->sandbox_info)
+                server_sandbox_known(s, info);
         server_answer_pending_info(s);
         server_update_idle(s);
 }
@@ -953,7 +961,8 @@ static Server *server_free(Server *s) {
                 client_free(s->clients);
         /* The warm units stop with their runs. */
         s->pool = pool_free(s->pool);
-        sd_bus_slot_unref(s->slot_reloading);
+        sd_bus_slot_unref(s->slot_reload);
+        sd_event_source_disable_unref(s->reload_timer);
         probe_free(s->probe);
         discovery_free(s->discovery);
         json_object_put(s->sandbox_info);
@@ -1067,15 +1076,37 @@ static int server_connect_bus(Server *s) {
 }
 
 /* After a daemon-reload or daemon-reexec the warm units are replaced: a unit
- * configuration, an interpreter or a library may have changed under them. */
-static int on_reloading(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
-        Server *s = userdata;
-        int active = 0;
+ * configuration, an interpreter or a library may have changed under them.
+ * systemd announces a reload only to subscribers (Subscribe(), which would
+ * have it send us every unit's changes), so we look at when it last loaded
+ * its units instead, every few seconds while there is a pool. */
+#define RELOAD_CHECK_USEC (5 * USEC_PER_SEC)
 
-        if (sd_bus_message_read(m, "b", &active) >= 0 && !active && s->pool) {
+static int on_units_loaded(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Server *s = userdata;
+        uint64_t t = 0;
+
+        s->slot_reload = sd_bus_slot_unref(s->slot_reload);
+        if (sd_bus_message_is_method_error(m, NULL) || sd_bus_message_read(m, "v", "t", &t) < 0)
+                return 0;
+        if (s->units_loaded != 0 && t != s->units_loaded && s->pool) {
                 log_struct(LOG_INFO, "MESSAGE=systemd reloaded; replacing the warm units.", "MCP_POOL=%s", "recycled");
                 pool_recycle(s->pool);
         }
+        s->units_loaded = t;
+        return 0;
+}
+
+static int on_reload_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        Server *s = userdata;
+
+        if (s->pool && !s->slot_reload)
+                (void) sd_bus_call_method_async(s->bus, &s->slot_reload, "org.freedesktop.systemd1",
+                                                "/org/freedesktop/systemd1", "org.freedesktop.DBus.Properties", "Get",
+                                                on_units_loaded, s, "ss", "org.freedesktop.systemd1.Manager",
+                                                "UnitsLoadTimestampMonotonic");
+        (void) sd_event_source_set_time_relative(es, RELOAD_CHECK_USEC);
+        (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
         return 0;
 }
 
@@ -1118,8 +1149,8 @@ static int run(int argc, char *argv[]) {
         r = run_sweep_stale(s->bus);
         if (r < 0)
                 log_warning_errno(r, "Sweeping leftover runs failed, continuing: %m");
-        r = sd_bus_match_signal_async(s->bus, &s->slot_reloading, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                      "org.freedesktop.systemd1.Manager", "Reloading", on_reloading, NULL, s);
+        r = sd_event_add_time_relative(s->event, &s->reload_timer, CLOCK_MONOTONIC, 0, USEC_PER_SEC,
+                                       on_reload_timer, s);
         if (r < 0)
                 log_warning_errno(r, "Cannot watch for daemon-reload, ignoring: %m");
 

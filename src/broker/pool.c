@@ -24,6 +24,8 @@
 /* Warm units that die before they are ready, in a row, until we give up. */
 #define MAX_FAILURES 3
 #define RETIRE_CHECK_USEC (30 * USEC_PER_SEC)
+/* After a failure, before the next warm unit: no tight loop of doomed starts. */
+#define FAILURE_BACKOFF_USEC (1 * USEC_PER_SEC)
 
 typedef struct Warm Warm;
 
@@ -48,11 +50,12 @@ struct Pool {
         void *userdata;
         Warm *warm;
         unsigned n_warm;
-        sd_event_source *refill, *retire;
+        sd_event_source *refill, *retire;     /* refill: a timer, at once or after a failure's backoff */
         bool busy, paused, broken;
         unsigned failures;
         uint64_t hits;
         json_object *preloaded, *failed;        /* of the last ready unit */
+        json_object *failed_logged;
 };
 
 static void warm_free(Warm *w) {
@@ -74,9 +77,15 @@ static void warm_free(Warm *w) {
         free(w);
 }
 
+static void schedule_refill_in(Pool *p, uint64_t usec) {
+        if (!p->refill)
+                return;
+        (void) sd_event_source_set_time_relative(p->refill, usec);
+        (void) sd_event_source_set_enabled(p->refill, SD_EVENT_ONESHOT);
+}
+
 static void schedule_refill(Pool *p) {
-        if (p->refill)
-                (void) sd_event_source_set_enabled(p->refill, SD_EVENT_ONESHOT);
+        schedule_refill_in(p, 0);
 }
 
 static void warm_failed(Warm *w, const char *why) {
@@ -92,16 +101,20 @@ static void warm_failed(Warm *w, const char *why) {
                 log_struct(LOG_WARNING, "MESSAGE=A warm unit failed: %s", why, "MCP_UNIT=%s", run_unit(w->run),
                            "MCP_POOL=%s", "failed");
         warm_free(w);
-        schedule_refill(p);
+        schedule_refill_in(p, FAILURE_BACKOFF_USEC);
 }
 
 static void on_warm_done(Run *run, const RunResult *res, void *userdata) {
         Warm *w = userdata;
         Pool *p = w->pool;
 
-        if (w->ready) {
-                /* Stopped by someone else while it waited (the slice was
-                 * stopped, say): no replacement until the next run asks. */
+        /* systemd refuses a start while our slice or we are being stopped:
+         * nobody wants warm units now. */
+        if (w->ready || (!res->error && res->signal > 0) ||
+            streq_ptr(res->bus_error, "org.freedesktop.systemd1.TransactionIsDestructive")) {
+                /* Stopped by someone else while it waited or started (the
+                 * slice was stopped, say): no replacement until the next run
+                 * asks. (A unit that fails on its own exits, with 125.) */
                 log_struct(LOG_INFO, "MESSAGE=Warm unit %s ended while waiting (%s).", run_unit(run),
                            res->error ?: res->unit_result ?: "?",
                            "MCP_UNIT=%s", run_unit(run),
@@ -155,7 +168,8 @@ static int on_memory(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
         if (r >= 0)
                 r = sd_bus_message_append(call, "sb", run_unit(w->run), 1 /* runtime */);
         if (r >= 0)
-                r = sd_bus_message_append(call, "a(sv)", 1, "MemoryMax", "t", limit);
+                r = sd_bus_message_append(call, "a(sv)", 2, "MemoryMax", "t", limit, "Description", "s",
+                                          SANDBOX_DESCRIPTION_WARM_READY);
         if (r >= 0)
                 r = sd_bus_call_async(p->bus, &w->slot, call, on_limit_set, w, 0);
         if (r < 0)
@@ -186,11 +200,15 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
         }
         w->preloaded = json_object_get(json_get(msg, "preloaded"));
         w->failed = json_object_get(json_get(msg, "failed"));
+        /* Once, not for every warm unit that fails the same way. */
         if (json_object_is_type(w->failed, json_type_array) && json_object_array_length(w->failed) > 0 &&
-            (!p->failed || !json_object_equal(p->failed, w->failed)))
+            (!p->failed_logged || !json_object_equal(p->failed_logged, w->failed))) {
                 log_struct(LOG_WARNING, "MESSAGE=Modules of MCP_EXEC_PRELOAD that failed to import: %s",
                            json_object_to_json_string_ext(w->failed, JSON_C_TO_STRING_PLAIN),
                            "MCP_POOL=%s", "preload-failed");
+                json_object_put(p->failed_logged);
+                p->failed_logged = json_object_get(w->failed);
+        }
 
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run_unit(w->run), &path);
         if (r >= 0)
@@ -234,7 +252,7 @@ static int start_one(Pool *p) {
         return 0;
 }
 
-static int on_refill(sd_event_source *s, void *userdata) {
+static int on_refill(sd_event_source *s, uint64_t usec, void *userdata) {
         Pool *p = userdata;
 
         while (!p->busy && !p->paused && !p->broken && p->n_warm < p->config.size)
@@ -279,7 +297,7 @@ int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spe
                 return -ENOMEM;
         *p = (Pool) { .event = sd_event_ref(e), .bus = sd_bus_ref(bus), .config = *config, .spec = spec,
                       .on_ready = ready, .userdata = userdata };
-        r = sd_event_add_defer(e, &p->refill, on_refill, p);
+        r = sd_event_add_time_relative(e, &p->refill, CLOCK_MONOTONIC, 0, 1, on_refill, p);
         if (r < 0)
                 return r;
         r = sd_event_add_time_relative(e, &p->retire, CLOCK_MONOTONIC, RETIRE_CHECK_USEC, USEC_PER_SEC, on_retire, p);
@@ -299,6 +317,7 @@ Pool *pool_free(Pool *p) {
         sd_event_source_disable_unref(p->retire);
         json_object_put(p->preloaded);
         json_object_put(p->failed);
+        json_object_put(p->failed_logged);
         sd_bus_unref(p->bus);
         sd_event_unref(p->event);
         free(p);

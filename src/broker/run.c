@@ -34,6 +34,7 @@ struct Run {
         bool start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
         bool stop_job_seen;             /* someone asked systemd to stop the unit */
         bool expired;                   /* stopped by run_expire(): the run's timeout */
+        char *bus_error;                /* why systemd refused to start it */
         char *job_result;
         uint64_t start_usec;
         uint64_t handoff_usec;          /* when its caller's run was handed to it (CLOCK_MONOTONIC) */
@@ -76,6 +77,7 @@ static void run_finish(Run *run, const char *error) {
                 .cpu_usec = UINT64_MAX,
                 .memory_peak = UINT64_MAX,
                 .cancelled = run->cancelled && !run->expired,
+                .bus_error = run->bus_error,
         };
 
         if (run->done)
@@ -416,6 +418,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         if (!c)
                 return 0;
         free(run->job_result);
+        free(run->bus_error);
         run->job_result = c;
         run->job_done = true;
         run->slot_job_removed = sd_bus_slot_unref(run->slot_job_removed);
@@ -450,6 +453,7 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
                            "MCP_RUN_ID=%s", run->id,
                            "MCP_UNIT=%s", run->unit,
                            "MCP_BUS_ERROR=%s", e->name);
+                run->bus_error = strdup(e->name ?: "");
                 run_finish(run, "systemd refused the sandbox unit");
                 return 0;
         }
@@ -635,6 +639,7 @@ Run *run_free(Run *run) {
         free(run->path);
         free(run->job);
         free(run->job_result);
+        free(run->bus_error);
         free(run->active_state);
         free(run->unit_result);
         free(run->control_group);

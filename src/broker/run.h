@@ -15,6 +15,7 @@
 
 typedef struct RunResult {
         const char *error;              /* non-NULL: the sandbox did not run (start failed) */
+        const char *bus_error;          /* the D-Bus error name when systemd refused to start it */
         const char *unit_result;        /* systemd's Result= */
         int exit_code;                  /* -1 when a signal ended it */
         int signal;                     /* 0 when it exited */

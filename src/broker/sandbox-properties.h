@@ -41,8 +41,10 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
 #define SANDBOX_DESCRIPTION_RUN "mcp-exec sandboxed run"
 #define SANDBOX_DESCRIPTION_PROBE "mcp-exec sandbox self-check"
 #define SANDBOX_DESCRIPTION_DISCOVERY "mcp-exec module discovery"
-/* A warm unit of the pool while it waits; a run's once taken. */
-#define SANDBOX_DESCRIPTION_WARM "mcp-exec warm unit (idle)"
+/* A warm unit of the pool while it starts, and once it is ready; a run's
+ * once taken. */
+#define SANDBOX_DESCRIPTION_WARM "mcp-exec warm unit (starting)"
+#define SANDBOX_DESCRIPTION_WARM_READY "mcp-exec warm unit (idle)"
 
 /* The broker's cache (CacheDirectory=): the matplotlib font cache and module
  * discovery; read-only for runs, which get their own empty, writable

@@ -146,15 +146,24 @@ function run(cmd, args) {
     );
 }
 
-async function runUnits() {
+// Idle warm units of the pool (MCP_EXEC_POOL_SIZE) are no leftovers: they wait for the next run.
+const WARM_IDLE = 'mcp-exec warm unit ('; // "(starting)" or "(idle)"
+
+async function listRunUnits() {
     const o = await run('systemctl', ['list-units', '--all', '--plain', '--no-legend', '--no-pager', 'mcp-exec-run-*']);
-    return o.stdout
-        .split('\n')
-        .map((l) => l.trim().split(/\s+/)[0])
-        .filter((u) => u && u.startsWith('mcp-exec-run-'));
+    return o.stdout.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('mcp-exec-run-'));
 }
 
-function dynProcs() {
+async function runUnits() {
+    return (await listRunUnits()).filter((l) => !l.includes(WARM_IDLE)).map((l) => l.split(/\s+/)[0]);
+}
+
+async function warmIdleUnits() {
+    return new Set((await listRunUnits()).filter((l) => l.includes(WARM_IDLE)).map((l) => l.split(/\s+/)[0]));
+}
+
+// Processes of dynamic uids, but those in the cgroup of an idle warm unit (warm: a Set of names).
+function dynProcs(warm = new Set()) {
     const found = [];
     for (const p of readdirSync('/proc')) {
         if (!/^\d+$/.test(p)) continue;
@@ -166,10 +175,13 @@ function dynProcs() {
         }
         const uid = Number(/^Uid:\s+(\d+)/m.exec(st)?.[1]);
         if (uid >= DYN_UID_MIN && uid <= DYN_UID_MAX) {
-            let cmd = '';
+            let cmd = '', cg = '';
             try {
                 cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+                cg = readFileSync(`/proc/${p}/cgroup`, 'utf8');
             } catch {}
+            const unit = /mcp-exec-run-[0-9a-f]+\.service/.exec(cg)?.[0];
+            if (unit && warm.has(unit)) continue;
             found.push(`${p} uid=${uid} ${cmd.slice(0, 80)}`);
         }
     }
@@ -343,11 +355,11 @@ async function alwaysChecks(failures) {
     // 3. no run unit (any state) within 15 s, no process of a dynamic uid
     const deadline = Date.now() + 15000;
     let units = await runUnits();
-    let procs = dynProcs();
+    let procs = dynProcs(await warmIdleUnits());
     while ((units.length || procs.length) && Date.now() < deadline) {
         await sleep(200);
         units = await runUnits();
-        procs = dynProcs();
+        procs = dynProcs(await warmIdleUnits());
     }
     checks.no_leftovers = !units.length && !procs.length;
     if (units.length) failures.push(`units left after 15 s: ${units.join(' ')}`);
