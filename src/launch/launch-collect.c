@@ -179,6 +179,14 @@ static void send_item(ResultWriter *w, const char *source, const char *path, lon
         result_send(w, image ? RESULT_FRAME_IMAGE : RESULT_FRAME_FILE, m, data, size);
 }
 
+void collect_figure(ResultWriter *w, int fd, long index) {
+        assert(w);
+        assert(fd >= 0);
+
+        if (!w->broken && !out_of_time(w))
+                send_item(w, "figure", NULL, index, fd, true);
+}
+
 void collect_figures(ResultWriter *w, int control_fd) {
         assert(w);
 

@@ -54,5 +54,8 @@ void result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const
  * control socket, without blocking. */
 void collect_figures(ResultWriter *w, int control_fd);
 
+/* One figure (a memfd from the interpreter), as the index-th. */
+void collect_figure(ResultWriter *w, int fd, long index);
+
 /* Walks LAUNCH_OUTPUTS_DIR. */
 void collect_outputs(ResultWriter *w);

@@ -20,16 +20,7 @@
  * the parent's. User code is never the main process: it cannot speak for the
  * unit. */
 
-#include <stdint.h>
-
-typedef struct LaunchArgs {
-        const char *python;             /* absolute */
-        const char *bootstrap;          /* mcp-exec-bootstrap.py, absolute */
-        const char *preload;            /* comma-separated module names, or NULL */
-        const char *mpl_cache;          /* a prebuilt matplotlib font cache to copy, or NULL */
-        const char *mpl_dir;            /* the run's own writable MPLCONFIGDIR, or NULL */
-        uint64_t max_code_bytes;
-} LaunchArgs;
+#include "launch-common.h"
 
 /* Returns the exit status for the launcher (or does not return: it dies of
  * the program's signal). */

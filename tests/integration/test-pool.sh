@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The warm pool (MCP_EXEC_POOL_SIZE): single-use units started ahead, with the preload imported.
+#   asleep     idle warm units take no CPU while they wait (a launcher once polled in a loop)
 #   isolation  two consecutive warm runs: different uids, an empty /tmp, nothing of the first
 #              visible to the second (files, processes); both served by warm units
 #   timeout    the unit that waited longest still gives its run the full timeout; a run past its
@@ -42,6 +43,22 @@ set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json
 bx systemctl start mcp-exec-broker.service || fail "the broker does not start"
 wait_for 30 pool_full 2 || fail "the pool did not fill: $(warm_idle_units)"
 log "pool of 2 ready: $(warm_idle_units | tr '\n' ' ')"
+
+# --- asleep ---------------------------------------------------------------------------------------
+# CPU time of the warm units' processes (clock ticks) over 3 s: a waiting unit sleeps. A busy
+# loop would take ~300 ticks per unit; any sleeping process takes ~0.
+cpu_ticks() {
+    local pids
+    pids=$(warm_pids | tr '\n' ' ')
+    [[ -n $pids ]] || { echo 0; return; }
+    # shellcheck disable=SC2086
+    bx sh -c "cat $(printf '/proc/%s/stat ' $pids) 2>/dev/null" | awk '{ s += $14 + $15 } END { print s + 0 }'
+}
+t1=$(cpu_ticks)
+sleep 3
+t2=$(cpu_ticks)
+log "idle warm units: $((t2 - t1)) ticks of CPU in 3 s"
+(((t2 - t1) < 50)) || fail "idle warm units are not asleep: $((t2 - t1)) clock ticks of CPU in 3 s"
 
 # --- isolation ------------------------------------------------------------------------------------
 code_a='import os, subprocess, json
