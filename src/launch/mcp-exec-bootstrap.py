@@ -9,6 +9,10 @@
 # __main__, tracebacks without our frames, the exit status Python would
 # give), and saves matplotlib figures for the parent to return.
 #
+# With --session it runs call after call in one __main__ (launch-session.h),
+# so globals, imports and /tmp persist; a call's SystemExit or exception ends
+# the call, not the session.
+#
 # Our code only until the program starts: from then on this process is the
 # program's, and the parent trusts nothing it says.
 import os
@@ -32,12 +36,12 @@ def _preload(names):
     return ok, failed
 
 
-def _figure_hooks(ctl, max_figures):
+def _figure_hooks(ctl, state):
     """plt.show() hands every open figure to the parent (a PNG in a memfd on
-    the control socket) and closes it; at exit the figures still open go too,
-    in the order they were created. Past max_figures they are only closed."""
+    the control socket) and closes it; at exit (a session: at the end of the
+    call) the figures still open go too, in the order they were created. Past
+    state["max"] of them they are only closed; state["n"] counts them."""
     import socket
-    state = {"n": 0}
 
     def save_all():
         plt = sys.modules.get("matplotlib.pyplot")
@@ -45,7 +49,7 @@ def _figure_hooks(ctl, max_figures):
             return
         for num in plt.get_fignums():
             try:
-                if state["n"] < max_figures:
+                if state["n"] < state["max"]:
                     fd = os.memfd_create("mcp-exec-figure", os.MFD_CLOEXEC)
                     try:
                         with open(fd, "wb", closefd=False) as f:
@@ -130,6 +134,20 @@ def _exit_status(code):
     return 1
 
 
+def _report_exception(path):
+    """The traceback from the program's first frame on, as "python3 script.py"
+    prints it. Returns the exception."""
+    etype, value, tb = sys.exc_info()
+    while tb is not None and tb.tb_frame.f_code.co_filename != path:
+        tb = tb.tb_next
+    value.__traceback__ = tb
+    try:
+        sys.excepthook(etype, value, tb)
+    except BaseException:
+        pass
+    return value
+
+
 def _run(code_fd, ctl, max_figures):
     import builtins
     import types
@@ -141,7 +159,7 @@ def _run(code_fd, ctl, max_figures):
     main.__dict__.update({"__file__": path, "__builtins__": builtins, "__cached__": None})
     sys.modules["__main__"] = main
     sys.argv = [path]
-    save_figures = _figure_hooks(ctl, max_figures)
+    save_figures = _figure_hooks(ctl, {"n": 0, "max": max_figures})
     status = 0
     try:
         try:
@@ -153,15 +171,7 @@ def _run(code_fd, ctl, max_figures):
     except SystemExit as e:
         status = _exit_status(e.code)
     except BaseException:
-        etype, value, tb = sys.exc_info()
-        # Tracebacks start at the program, as with "python3 script.py".
-        while tb is not None and tb.tb_frame.f_code.co_filename != path:
-            tb = tb.tb_next
-        value.__traceback__ = tb
-        try:
-            sys.excepthook(etype, value, tb)
-        except BaseException:
-            pass
+        value = _report_exception(path)
         if isinstance(value, KeyboardInterrupt):
             import signal
             signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -170,17 +180,108 @@ def _run(code_fd, ctl, max_figures):
     _finish(status)
 
 
+def _session_call(ctl, main, state, n, fds):
+    """One call of a session: its stdin, stdout, stderr and code in fds. The
+    code runs in the session's __main__; returns its "exit status" (negative:
+    as if killed by that signal)."""
+    import linecache
+    import shutil
+    import signal
+
+    for target, fd in enumerate(fds[:3]):
+        os.dup2(fd, target)
+        os.close(fd)
+    with open(fds[3], "rb") as f:
+        source = f.read()
+    # /tmp/outputs was returned after the last call; this call's is its own.
+    shutil.rmtree("/tmp/outputs", ignore_errors=True)
+    path = "<call %d>" % n
+    try:
+        text = source.decode("utf-8")
+        # Tracebacks of this call, and later ones through its functions, show its lines.
+        linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    except UnicodeDecodeError:
+        pass
+    status = 0
+    try:
+        try:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            try:
+                exec(compile(source, path, "exec", dont_inherit=True), main.__dict__)
+            finally:
+                del source
+                state["save"]()
+        except SystemExit as e:
+            status = _exit_status(e.code)
+        except BaseException:
+            value = _report_exception(path)
+            status = -signal.SIGINT if isinstance(value, KeyboardInterrupt) else 1
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:
+        # The interrupt came as the call ended: the call was over anyway.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return status
+
+
+def _session(ctl, state):
+    """Calls, one after the other, in one __main__ until the parent closes the
+    control socket. Between calls stdin, stdout and stderr are /dev/null: what
+    a thread prints then is dropped, never given to the next caller."""
+    import builtins
+    import signal
+    import socket
+    import types
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__builtins__": builtins})
+    sys.modules["__main__"] = main
+    sys.argv = [""]
+    state["save"] = _figure_hooks(ctl, state)
+    null = os.open("/dev/null", os.O_RDWR)
+    n = 0
+    while True:
+        msg, fds, _, _ = socket.recv_fds(ctl, 64, 4)
+        if not msg:
+            os._exit(0)
+        if not msg.startswith(b"go ") or len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            continue
+        n += 1
+        state["n"], state["max"] = 0, int(msg[3:])
+        status = _session_call(ctl, main, state, n, fds)
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except BaseException:
+                pass
+        for target in (0, 1, 2):
+            os.dup2(null, target)
+        _send(ctl, "done %d" % status)
+
+
 def main():
     import socket
 
-    preload = []
+    preload, session = [], False
     for a in sys.argv[1:]:
         if a.startswith("--preload="):
             preload = [m for m in a[len("--preload="):].split(",") if m]
+        elif a == "--session":
+            session = True
 
     ctl = socket.socket(fileno=CONTROL_FD)
     ok, failed = _preload(preload)
     _send(ctl, "ready %s %s" % (",".join(ok) or "-", ",".join(failed) or "-"))
+    if session:
+        # The control socket closed on exec, so no program the code starts
+        # holds it.
+        ctl = socket.socket(fileno=os.dup(ctl.detach()))
+        os.close(CONTROL_FD)
+        del ok, failed, preload
+        _session(ctl, {"n": 0, "max": 0})
 
     # The run: stdin, stdout, stderr, the code; "go N" with the figure limit.
     msg, fds, _, _ = socket.recv_fds(ctl, 64, 4)

@@ -7,7 +7,8 @@
  * and what it left on a channel the code never holds. Code never appears in
  * argv, the environment or a unit property.
  *
- * With --probe it instead reports what the sandbox looks like from inside, so
+ * With --session it keeps one interpreter for many calls, one at a time
+ * (launch-session.h). With --probe it instead reports what the sandbox looks like from inside, so
  * the broker can refuse to run code when a property is not enforced.
  */
 #include <getopt.h>
@@ -17,12 +18,14 @@
 
 #include "launch-probe.h"
 #include "launch-run.h"
+#include "launch-session.h"
 #include "macro.h"
 #include "parse-util.h"
 
 static int usage(void) {
         fprintf(stderr, "usage: mcp-exec-launch --python=PATH --bootstrap=PATH [--max-code-bytes=N] [--preload=MODULES]\n"
                         "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
+                        "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
                         "       mcp-exec-launch --probe\n");
         return LAUNCH_EXIT_FAILED;
 }
@@ -36,10 +39,11 @@ int main(int argc, char *argv[]) {
                 { "mpl-dir", required_argument, NULL, 'd' },
                 { "mpl-cache", required_argument, NULL, 'c' },
                 { "probe", no_argument, NULL, 'P' },
+                { "session", no_argument, NULL, 'S' },
                 {},
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
-        bool do_probe = false;
+        bool do_probe = false, do_session = false;
         int c;
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
@@ -66,6 +70,9 @@ int main(int argc, char *argv[]) {
                 case 'P':
                         do_probe = true;
                         break;
+                case 'S':
+                        do_session = true;
+                        break;
                 default:
                         return usage();
                 }
@@ -74,5 +81,5 @@ int main(int argc, char *argv[]) {
                 return launch_probe();
         if (!a.python || a.python[0] != '/' || !a.bootstrap || a.bootstrap[0] != '/')
                 return usage();
-        return launch_run(&a);
+        return do_session ? launch_session(&a) : launch_run(&a);
 }
