@@ -142,7 +142,13 @@ def _report_exception(path):
         tb = tb.tb_next
     value.__traceback__ = tb
     try:
-        sys.excepthook(etype, value, tb)
+        if sys.excepthook is sys.__excepthook__:
+            # The traceback module, not the built-in hook: it reads a
+            # session's calls from linecache, which has no file to open.
+            import traceback
+            traceback.print_exception(etype, value, tb)
+        else:
+            sys.excepthook(etype, value, tb)
     except BaseException:
         pass
     return value
@@ -191,6 +197,8 @@ def _session_call(ctl, main, state, n, fds):
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)
         os.close(fd)
+    # The memfd's offset is where the parent stopped writing.
+    os.lseek(fds[3], 0, os.SEEK_SET)
     with open(fds[3], "rb") as f:
         source = f.read()
     # /tmp/outputs was returned after the last call; this call's is its own.
