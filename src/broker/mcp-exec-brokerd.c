@@ -3,7 +3,8 @@
  * mcp-exec-brokerd: the small root broker. Socket-activated on
  * /run/mcp-exec/broker.sock, it accepts only root and the front end's user,
  * and does exactly one thing: run a piece of code in a transient service with
- * the fixed sandbox property set, limits clamped to the configured maxima.
+ * the fixed sandbox property set, limits clamped to the configured maxima;
+ * or, for a session, many pieces one after the other in one such service.
  */
 #include <assert.h>
 #include <errno.h>
@@ -34,6 +35,7 @@
 #include "pool.h"
 #include "probe.h"
 #include "run.h"
+#include "session.h"
 #include "broker-proto.h"
 #include "socket-util.h"
 #include "util.h"
@@ -70,6 +72,8 @@ struct Client {
         int control;                    /* ours of the launcher's control socket */
         bool handed_off, warm;
         bool info_pending;              /* answered once the sandbox is known */
+        Session *session;               /* the session it creates, or calls in */
+        bool session_creating, session_calling;
         uint64_t timeout_s;
         char tag[65];
 };
@@ -103,6 +107,8 @@ struct Server {
         sd_event_source *reload_timer;  /* looks for daemon-reload while there is a pool */
         sd_bus_slot *slot_reload;
         uint64_t units_loaded;          /* the manager's UnitsLoadTimestampMonotonic */
+        LIST_HEAD(Session, sessions);
+        unsigned n_sessions;
 };
 
 static const char *arg_listen;
@@ -180,6 +186,11 @@ static Client *client_free(Client *c) {
         s = c->server;
         client_unwait(c);
         client_close_run_fds(c);
+        if (c->session && c->session_creating)
+                /* Nobody will ever know its handle. */
+                session_end(c->session, SESSION_END_CLOSED);
+        else if (c->session && c->session_calling)
+                session_interrupt(c->session);
         /* run_free() stops a live unit; its last reference goes with it. */
         c->run = run_free(c->run);
         c->control = safe_close(c->control);
@@ -376,6 +387,11 @@ static void client_handle_info(Client *c) {
         json_object_object_add(j, "pool_hits", json_object_new_int64((int64_t) pool_n_hits(s->pool)));
         if ((v = pool_preloaded(s->pool)))
                 json_object_object_add(j, "preloaded", json_object_get(v));
+        json_object_object_add(j, "max_sessions", json_object_new_int64((int64_t) s->config.max_sessions));
+        json_object_object_add(j, "max_sessions_per_caller", json_object_new_int64((int64_t) s->config.max_sessions_per_caller));
+        json_object_object_add(j, "session_idle_s", json_object_new_int64((int64_t) s->config.session_idle_s));
+        json_object_object_add(j, "session_max_s", json_object_new_int64((int64_t) s->config.session_max_s));
+        json_object_object_add(j, "sessions", json_object_new_int64((int64_t) s->n_sessions));
         /* Runs take a fourth fd, the launcher's result channel. */
         json_object_object_add(j, "result_channel", json_object_new_boolean(true));
         (void) broker_send(c->fd, j, NULL, 0);
@@ -529,6 +545,309 @@ static int client_handle_run(Client *c, json_object *req, int fds[], size_t n_fd
         return client_start_run(c);
 }
 
+/* ---- Sessions ---------------------------------------------------------- */
+
+/* Owner strings from the front end: short, printable, for comparison only. */
+static int parse_owner(json_object *req, const char **ret_caller, const char **ret_scope) {
+        const char *caller = json_get_string(req, "caller"), *scope = json_get_string(req, "scope") ?: "";
+
+        if (!caller || isempty(caller) || strlen(caller) > SESSION_OWNER_MAX || strlen(scope) > SESSION_OWNER_MAX)
+                return -EINVAL;
+        for (const char *p = caller; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        return -EINVAL;
+        for (const char *p = scope; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                        return -EINVAL;
+        *ret_caller = caller;
+        *ret_scope = scope;
+        return 0;
+}
+
+/* Root's sessions are root's; the front end's die with its process. */
+static pid_t client_frontend_pid(const Client *c) {
+        return c->uid == 0 ? 0 : c->pid;
+}
+
+/* The id is the handle's secret: compared in constant time. */
+static bool id_equal(const char *a, const char *b) {
+        unsigned char d = 0;
+
+        if (strlen(a) != SESSION_ID_LEN || strlen(b) != SESSION_ID_LEN)
+                return false;
+        for (size_t i = 0; i < SESSION_ID_LEN; i++)
+                d |= (unsigned char) (a[i] ^ b[i]);
+        return d == 0;
+}
+
+/* The caller's live session of that id; NULL for any other, so that a guessed
+ * or another caller's handle looks exactly like one that never was. */
+static Session *client_find_session(Client *c, json_object *req) {
+        const char *id = json_get_string(req, "session"), *caller, *scope;
+        Session *found = NULL;
+
+        if (!id || parse_owner(req, &caller, &scope) < 0)
+                return NULL;
+        LIST_FOREACH(sessions, se, c->server->sessions)
+                if (id_equal(se->id, id) && !se->ending &&
+                    session_owned_by(se, caller, scope, client_frontend_pid(c)))
+                        found = se;
+        return found;
+}
+
+static void client_detach_session(Client *c) {
+        c->session = NULL;
+        c->session_creating = c->session_calling = false;
+}
+
+/* The creator learns its handle once the interpreter is up and the sandbox
+ * self-check has passed. */
+static void client_answer_session(Client *c) {
+        _cleanup_json_ json_object *j = NULL;
+        Server *s = c->server;
+        Session *se = c->session;
+
+        assert(se && c->session_creating);
+        if (!se->ready || s->probe_state <= 0)
+                return;
+        j = json_object_new_object();
+        if (!j) {
+                (void) client_send_error(c, BROKER_ERROR_INTERNAL, "out of memory");
+                client_free(c);         /* ends the session: nobody has its handle */
+                return;
+        }
+        json_object_object_add(j, "event", json_object_new_string("session"));
+        json_object_object_add(j, "session", json_object_new_string(se->id));
+        json_object_object_add(j, "unit", json_object_new_string(session_unit(se)));
+        json_object_object_add(j, "idle_timeout_s", json_object_new_int64((int64_t) s->config.session_idle_s));
+        json_object_object_add(j, "max_lifetime_s", json_object_new_int64((int64_t) s->config.session_max_s));
+        json_object_object_add(j, "memory_max_bytes", json_object_new_int64((int64_t) s->config.memory_max));
+        log_struct(LOG_INFO, "MESSAGE=Session %s created", session_unit(se),
+                   "MCP_UNIT=%s", session_unit(se),
+                   "MCP_CLIENT_UID=%u", (unsigned) c->uid,
+                   "MCP_CLIENT_PID=%i", (int) c->pid,
+                   "MCP_SESSIONS=%u", s->n_sessions);
+        if (broker_send(c->fd, j, NULL, 0) < 0) {
+                client_free(c);
+                return;
+        }
+        client_detach_session(c);
+        client_free(c);
+}
+
+static void on_session_ready(Session *se, bool ready, void *userdata) {
+        Server *s = userdata;
+
+        LIST_FOREACH_SAFE(clients, c, n, s->clients)
+                if (c->session == se && c->session_creating) {
+                        if (ready)
+                                client_answer_session(c);
+                        else {
+                                (void) client_send_error(c, BROKER_ERROR_START_FAILED,
+                                                         "the session's interpreter did not start");
+                                client_detach_session(c);
+                                client_free(c);
+                        }
+                }
+}
+
+static void on_session_call_done(Session *se, const SessionCallResult *r, void *userdata) {
+        const char *sig = r->signal > 0 ? signal_to_name(r->signal) : NULL;
+        Server *s = userdata;
+
+        log_struct(r->lost ? LOG_WARNING : LOG_INFO,
+                   "MESSAGE=Call in session %s finished%s", session_unit(se), r->lost ? "; the session is lost" : "",
+                   "MCP_UNIT=%s", session_unit(se),
+                   "MCP_EXIT_CODE=%i", r->exit_code,
+                   "MCP_SIGNAL=%s", sig ?: "",
+                   "MCP_TIMED_OUT=%i", r->timed_out,
+                   "MCP_OOM_KILLED=%i", r->oom_killed,
+                   "MCP_SESSION_LOST=%i", r->lost,
+                   "MCP_DURATION_MS=%" PRIu64, r->duration_usec / 1000);
+
+        LIST_FOREACH_SAFE(clients, c, n, s->clients) {
+                _cleanup_json_ json_object *j = NULL;
+
+                if (c->session != se || !c->session_calling)
+                        continue;
+                client_detach_session(c);
+                if (!c->gone && (j = json_object_new_object())) {
+                        json_object_object_add(j, "event", json_object_new_string("exit"));
+                        json_object_object_add(j, "run_id", json_object_new_string(session_unit(se)));
+                        json_object_object_add(j, "exit_code", json_object_new_int(r->exit_code));
+                        json_object_object_add(j, "signal", sig ? json_object_new_string(sig) : NULL);
+                        json_object_object_add(j, "timed_out", json_object_new_boolean(r->timed_out));
+                        json_object_object_add(j, "oom_killed", json_object_new_boolean(r->oom_killed));
+                        json_object_object_add(j, "cancelled", json_object_new_boolean(r->interrupted));
+                        json_object_object_add(j, "duration_ms",
+                                               json_object_new_int64((int64_t) (r->duration_usec / 1000)));
+                        json_object_object_add(j, "session_lost", json_object_new_boolean(r->lost));
+                        (void) broker_send(c->fd, j, NULL, 0);
+                }
+                client_free(c);
+        }
+}
+
+static void on_session_gone(Session *se, SessionEnd why, void *userdata) {
+        Server *s = userdata;
+
+        /* Whoever still waits on it hears why. */
+        LIST_FOREACH_SAFE(clients, c, n, s->clients)
+                if (c->session == se) {
+                        bool creating = c->session_creating;
+
+                        client_detach_session(c);
+                        (void) client_send_error(c, creating ? BROKER_ERROR_START_FAILED : BROKER_ERROR_SESSION_NOT_FOUND,
+                                                 creating ? "the session's unit did not start"
+                                                          : "the session ended");
+                        client_free(c);
+                }
+        LIST_REMOVE(sessions, s->sessions, se);
+        assert(s->n_sessions > 0);
+        s->n_sessions--;
+        session_free(se);
+        server_update_idle(s);
+}
+
+static const SessionCallbacks session_callbacks = {
+        .ready = on_session_ready,
+        .call_done = on_session_call_done,
+        .gone = on_session_gone,
+};
+
+static int client_handle_session_create(Client *c, json_object *req) {
+        const char *caller, *scope;
+        Server *s = c->server;
+        SessionOwner owner;
+        SandboxSpec spec;
+        unsigned mine = 0;
+        Session *se;
+        int r;
+
+        if (parse_owner(req, &caller, &scope) < 0)
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
+                                         "a session needs a caller (and may have a scope): printable, at most 256 bytes");
+        if (s->probe_state < 0)
+                return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, s->probe_failure ?: "the sandbox self-check failed");
+        if (s->config.max_sessions == 0)
+                return client_send_error(c, BROKER_ERROR_SESSION_LIMIT, "sessions are turned off (MCP_EXEC_MAX_SESSIONS=0)");
+        if (s->n_sessions >= s->config.max_sessions)
+                return client_send_error(c, BROKER_ERROR_SESSION_LIMIT,
+                                         "the server holds as many sessions as it may (MCP_EXEC_MAX_SESSIONS); "
+                                         "close one or wait for one to expire");
+        LIST_FOREACH(sessions, x, s->sessions)
+                if (session_has_caller(x, caller))
+                        mine++;
+        if (mine >= s->config.max_sessions_per_caller)
+                return client_send_error(c, BROKER_ERROR_SESSION_LIMIT,
+                                         "this caller holds as many sessions as it may "
+                                         "(MCP_EXEC_MAX_SESSIONS_PER_CALLER); close one first");
+
+        owner = (SessionOwner) { .caller = caller, .scope = scope, .frontend_pid = client_frontend_pid(c) };
+        server_fill_spec(s, 0, &spec);
+        r = session_new(s->event, s->bus, &spec, &owner, s->config.session_idle_s * USEC_PER_SEC,
+                        s->config.session_max_s * USEC_PER_SEC, &session_callbacks, s, &se);
+        if (r < 0) {
+                log_error_errno(r, "Failed to start a session: %m");
+                return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a session unit");
+        }
+        LIST_PREPEND(sessions, s->sessions, se);
+        s->n_sessions++;
+        c->session = se;
+        c->session_creating = true;
+        c->timer = sd_event_source_disable_unref(c->timer);
+        server_update_idle(s);
+        return 0;
+}
+
+static int client_handle_session_exec(Client *c, json_object *req, int fds[], size_t n_fds) {
+        _cleanup_json_ json_object *started = NULL, *limits = json_object_new_object();
+        Server *s = c->server;
+        uint64_t timeout_s = s->config.default_timeout_s;
+        json_object *v;
+        Session *se;
+        int r;
+
+        if (n_fds < 3 || n_fds > 4)
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
+                                         "a call needs three or four pipe or socket fds: stdin, stdout, stderr "
+                                         "and the result channel");
+        for (size_t i = 0; i < n_fds; i++)
+                if (!fd_is_stream(fds[i]))
+                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "a call's fds must be pipes or sockets");
+        if (json_object_object_get_ex(req, "timeout_s", &v)) {
+                int64_t t;
+                if (!json_object_is_type(v, json_type_int) || (t = json_object_get_int64(v)) < 0)
+                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "timeout_s must be a non-negative integer");
+                if (t > 0)
+                        timeout_s = CLAMP((uint64_t) t, 1, s->config.max_timeout_s);
+        }
+        se = client_find_session(c, req);
+        if (!se)
+                return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,
+                                         "no such session: it ended (closed, expired, or lost), or it is not yours");
+        r = session_call(se, limits, timeout_s * USEC_PER_SEC, fds, n_fds);
+        if (r == -EBUSY)
+                return client_send_error(c, BROKER_ERROR_SESSION_BUSY,
+                                         "another call of this session is running; a session runs one call at a time");
+        if (r < 0)
+                return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND, "the session is ending");
+        c->session = se;
+        c->session_calling = true;
+        c->timeout_s = timeout_s;
+        c->timer = sd_event_source_disable_unref(c->timer);
+        log_struct(LOG_INFO, "MESSAGE=Call in session %s started", session_unit(se),
+                   "MCP_UNIT=%s", session_unit(se),
+                   "MCP_CLIENT_UID=%u", (unsigned) c->uid,
+                   "MCP_CLIENT_PID=%i", (int) c->pid,
+                   "MCP_TIMEOUT_S=%" PRIu64, timeout_s);
+        started = json_object_new_object();
+        if (started) {
+                json_object_object_add(started, "event", json_object_new_string("started"));
+                json_object_object_add(started, "run_id", json_object_new_string(session_unit(se)));
+                json_object_object_add(started, "unit", json_object_new_string(session_unit(se)));
+                json_object_object_add(started, "session", json_object_new_boolean(true));
+                (void) broker_send(c->fd, started, NULL, 0);
+        }
+        return 0;
+}
+
+static int client_send_closed(Client *c, unsigned count) {
+        _cleanup_json_ json_object *j = json_object_new_object();
+
+        if (!j)
+                return -ENOMEM;
+        json_object_object_add(j, "event", json_object_new_string("closed"));
+        json_object_object_add(j, "count", json_object_new_int64(count));
+        return broker_send(c->fd, j, NULL, 0);
+}
+
+static int client_handle_session_close(Client *c, json_object *req) {
+        Session *se = client_find_session(c, req);
+
+        if (!se)
+                return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,
+                                         "no such session: it ended (closed, expired, or lost), or it is not yours");
+        session_end(se, SESSION_END_CLOSED);
+        return client_send_closed(c, 1);
+}
+
+/* The MCP session the front end gave as scope ended: so do the sessions
+ * made in it. */
+static int client_handle_session_close_scope(Client *c, json_object *req) {
+        const char *caller, *scope;
+        unsigned n = 0;
+
+        if (parse_owner(req, &caller, &scope) < 0 || isempty(scope))
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "closing a scope needs a caller and a scope");
+        LIST_FOREACH(sessions, se, c->server->sessions)
+                if (!se->ending && session_owned_by(se, caller, scope, client_frontend_pid(c))) {
+                        session_end(se, SESSION_END_SCOPE);
+                        n++;
+                }
+        return client_send_closed(c, n);
+}
+
 static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Client *c = userdata;
         _cleanup_json_ json_object *req = NULL;
@@ -571,7 +890,15 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 return 0;
         }
 
-        if (streq(op, "run") && !c->run && !c->waiting) {
+        if (streq(op, "session_exec") && !c->run && !c->waiting && !c->session) {
+                (void) client_handle_session_exec(c, req, fds, n_fds);
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(fds[i]);
+                if (!c->session)
+                        client_free(c);
+                return 0;
+        }
+        if (streq(op, "run") && !c->run && !c->waiting && !c->session) {
                 (void) client_handle_run(c, req, fds, n_fds);
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
@@ -587,7 +914,16 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 return 0;
         } else if (streq(op, "cancel") && c->run)
                 (void) run_cancel(c->run);
-        else if (streq(op, "info")) {
+        else if (streq(op, "session_create") && !c->run && !c->waiting && !c->session) {
+                if (client_handle_session_create(c, req) < 0 || !c->session)
+                        client_free(c);
+        } else if (streq(op, "session_close") && !c->run && !c->waiting && !c->session) {
+                (void) client_handle_session_close(c, req);
+                client_free(c);
+        } else if (streq(op, "session_close_scope") && !c->run && !c->waiting && !c->session) {
+                (void) client_handle_session_close_scope(c, req);
+                client_free(c);
+        } else if (streq(op, "info")) {
                 c->timer = sd_event_source_disable_unref(c->timer);
                 client_handle_info(c);
         }
@@ -700,7 +1036,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
         Server *s = userdata;
 
-        if (s->n_clients > 0 || s->n_runs > 0)
+        if (s->n_clients > 0 || s->n_runs > 0 || s->n_sessions > 0)
                 return 0;
         /* The warm units go with us (BindsTo=): the next start refills. */
         log_info("Idle for %" PRIu64 " s, exiting; socket activation starts us again.", s->idle_usec / USEC_PER_SEC);
@@ -713,7 +1049,8 @@ static void server_update_idle(Server *s) {
 
         if (!s->socket_activated || arg_idle_sec == 0)
                 return;
-        if (s->n_clients > 0 || s->probe_state == 0 || s->discovering) {
+        /* Sessions live in us: their handles die with us (BindsTo=). */
+        if (s->n_clients > 0 || s->n_sessions > 0 || s->probe_state == 0 || s->discovering) {
                 (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_OFF);
                 return;
         }
@@ -851,15 +1188,18 @@ static void on_probe_done(const char *failure, void *userdata) {
                 /* Nothing was handed to a launcher yet: no code ran. */
                 s->pool = pool_free(s->pool);
                 LIST_FOREACH_SAFE(clients, c, n, s->clients)
-                        if (c->run || c->waiting) {
+                        if (c->run || c->waiting || c->session_creating) {
                                 (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, failure);
                                 client_free(c);
                         }
         } else {
                 s->probe_state = 1;
                 log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
-                LIST_FOREACH(clients, c, s->clients)
-                        client_try_handoff(c);
+                LIST_FOREACH_SAFE(clients, c, n, s->clients)
+                        if (c->session_creating)
+                                client_answer_session(c);
+                        else
+                                client_try_handoff(c);
                 if (!s->sandbox_info) {
                         SandboxSpec spec;
 
@@ -959,6 +1299,14 @@ static Server *server_free(Server *s) {
                 return NULL;
         while (s->clients)
                 client_free(s->clients);
+        /* Session units stop with their runs too. */
+        while (s->sessions) {
+                Session *se = s->sessions;
+
+                LIST_REMOVE(sessions, s->sessions, se);
+                session_free(se);
+        }
+        s->n_sessions = 0;
         /* The warm units stop with their runs. */
         s->pool = pool_free(s->pool);
         sd_bus_slot_unref(s->slot_reload);

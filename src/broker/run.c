@@ -20,7 +20,7 @@
 struct Run {
         sd_bus *bus;
         char id[33];
-        char unit[sizeof(RUN_UNIT_PREFIX) + 32 + sizeof(".service")];
+        char unit[MAX(sizeof(RUN_UNIT_PREFIX), sizeof(SESSION_UNIT_PREFIX)) + 32 + sizeof(".service")];
         char *path;                     /* the unit's object path */
         char *job;                      /* the start job's object path */
 
@@ -529,7 +529,8 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
         r = random_hex128(run->id);
         if (r < 0)
                 return r;
-        (void) snprintf(run->unit, sizeof run->unit, RUN_UNIT_PREFIX "%s.service", run->id);
+        (void) snprintf(run->unit, sizeof run->unit, "%s%s.service",
+                        spec.session ? SESSION_UNIT_PREFIX : RUN_UNIT_PREFIX, run->id);
         spec.run_id = run->id;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
         if (r < 0)
@@ -658,7 +659,8 @@ int run_sweep_stale(sd_bus *bus) {
         assert(bus);
 
         r = sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ListUnitsByPatterns",
-                               &error, &reply, "asas", 0, 1, RUN_UNIT_PREFIX "*.service");
+                               &error, &reply, "asas", 0, 2, RUN_UNIT_PREFIX "*.service",
+                               SESSION_UNIT_PREFIX "*.service");
         if (r < 0)
                 return log_error_errno(r, "Failed to list leftover runs: %s", error.message ?: strerror(-r));
 
@@ -675,7 +677,7 @@ int run_sweep_stale(sd_bus *bus) {
                 sd_bus_error_free(&e);
                 (void) sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ResetFailedUnit",
                                           &e, NULL, "s", name);
-                log_struct(LOG_NOTICE, "MESSAGE=Stopped leftover run unit %s (%s)", name, active,
+                log_struct(LOG_NOTICE, "MESSAGE=Stopped leftover unit %s (%s)", name, active,
                            "MCP_UNIT=%s", name);
                 n++;
         }

@@ -21,7 +21,7 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
 /* What runs, with which stdio and environment. */
 static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) {
         char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096];
-        const char *argv[8];
+        const char *argv[9];
         size_t n = 0;
         int r;
 
@@ -43,6 +43,8 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
                 (void) snprintf(arg_python, sizeof arg_python, "--python=%s", s->python);
                 (void) snprintf(arg_boot, sizeof arg_boot, "--bootstrap=%s", s->bootstrap);
                 (void) snprintf(arg_max, sizeof arg_max, "--max-code-bytes=%" PRIu64, s->max_code_bytes);
+                if (s->session)
+                        argv[n++] = "--session";
                 argv[n++] = arg_python;
                 argv[n++] = arg_boot;
                 argv[n++] = arg_max;

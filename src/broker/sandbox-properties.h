@@ -27,6 +27,7 @@ typedef struct SandboxSpec {
         const char *run_id;             /* 32 hex digits: names the run's tmpfs */
         const char *binds_to;           /* the broker's own unit, or NULL */
         bool probe;                     /* run the launcher's self-check instead of code */
+        bool session;                   /* a session: one interpreter for many calls (launch-session.h) */
         const char *description;        /* Description=, NULL: SANDBOX_DESCRIPTION_RUN */
 } SandboxSpec;
 
@@ -45,6 +46,7 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
  * once taken. */
 #define SANDBOX_DESCRIPTION_WARM "mcp-exec warm unit (starting)"
 #define SANDBOX_DESCRIPTION_WARM_READY "mcp-exec warm unit (idle)"
+#define SANDBOX_DESCRIPTION_SESSION "mcp-exec session"
 
 /* The broker's cache (CacheDirectory=): the matplotlib font cache and module
  * discovery; read-only for runs, which get their own empty, writable

@@ -11,6 +11,16 @@
  *   broker → client  {"event":"error","code":"…","message":"…"}   (code: BrokerError)
  *   client → broker  {"op":"info"}  →  {"event":"info", …limits…}
  *
+ * Sessions (one interpreter for many calls; the broker mints the id, the
+ * front end says who owns it: caller and scope are checked on every use):
+ *
+ *   {"op":"session_create","caller":"…","scope":"…"}
+ *        →  {"event":"session","session":"<32 hex>","idle_timeout_s":N,"max_lifetime_s":N,"memory_max_bytes":N}
+ *   {"op":"session_exec","session":"…","caller":"…","scope":"…","timeout_s":N}  + fds as a run
+ *        →  "started", then "exit" as a run, with "session_lost" and "session_end"
+ *   {"op":"session_close","session":"…","caller":"…","scope":"…"}  →  {"event":"closed","count":1}
+ *   {"op":"session_close_scope","caller":"…","scope":"…"}  →  {"event":"closed","count":N}
+ *
  * stdin carries the launcher frame (launch-frame.h) followed by the program's
  * stdin; stdout and stderr are the program's, straight from the sandbox. */
 
@@ -23,7 +33,7 @@
 
 #define BROKER_SOCKET_PATH "/run/mcp-exec/broker.sock"
 
-/* Why a run did not happen as asked. The broker sends the first six as the
+/* Why a run did not happen as asked. The broker sends the first nine as the
  * "code" of an error event; the client side concludes the others itself.
  * Each has one wire name (broker_error_to_string()). */
 typedef enum BrokerError {
@@ -34,6 +44,9 @@ typedef enum BrokerError {
         BROKER_ERROR_REQUEST_TIMEOUT,           /* "timeout": no request in time */
         BROKER_ERROR_SANDBOX_UNAVAILABLE,       /* "sandbox-unavailable": the self-check failed */
         BROKER_ERROR_START_FAILED,              /* "start-failed": systemd did not start the unit */
+        BROKER_ERROR_SESSION_NOT_FOUND,         /* "session-not-found": unknown, ended, or not the caller's */
+        BROKER_ERROR_SESSION_BUSY,              /* "session-busy": a call of the session is running */
+        BROKER_ERROR_SESSION_LIMIT,             /* "session-limit": MCP_EXEC_MAX_SESSIONS[_PER_CALLER] reached */
         BROKER_ERROR_UNAVAILABLE,               /* "broker-unavailable": it closed the connection */
         BROKER_ERROR_LOST,                      /* "broker-timeout": the end of the run never came */
         BROKER_ERROR_UNKNOWN,                   /* "broker-error": an error event without a known code */

@@ -24,6 +24,8 @@ const char *const config_known_names[] = {
         "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN", "MCP_EXEC_HTTP_MAX_CONNECTIONS", "MCP_EXEC_HTTP_HEADER_TIMEOUT_S",
         "MCP_EXEC_HTTP_TIMEOUT_S", "MCP_EXEC_STDIO_MAX_CONNECTIONS", "MCP_EXEC_STDIO_MAX_PER_UID",
         "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", "MCP_EXEC_POOL_SIZE", "MCP_EXEC_POOL_IDLE_S", "MCP_EXEC_PRELOAD",
+        "MCP_EXEC_SESSION_IDLE_S", "MCP_EXEC_SESSION_MAX_S", "MCP_EXEC_MAX_SESSIONS",
+        "MCP_EXEC_MAX_SESSIONS_PER_CALLER",
         /* Read by every program (log.c) and by the mcp-exec client. */
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
         NULL,
@@ -69,6 +71,10 @@ static const Spec specs[] = {
         { "MCP_EXEC_MAX_QUEUE", KIND_UINT, offsetof(Config, max_queue), 0, 65536, "a count" },
         { "MCP_EXEC_POOL_SIZE", KIND_UINT, offsetof(Config, pool_size), 0, 64, "a count" },
         { "MCP_EXEC_POOL_IDLE_S", KIND_UINT, offsetof(Config, pool_idle_s), 10, 86400, "seconds" },
+        { "MCP_EXEC_SESSION_IDLE_S", KIND_UINT, offsetof(Config, session_idle_s), 10, 7 * 86400, "seconds" },
+        { "MCP_EXEC_SESSION_MAX_S", KIND_UINT, offsetof(Config, session_max_s), 60, 7 * 86400, "seconds" },
+        { "MCP_EXEC_MAX_SESSIONS", KIND_UINT, offsetof(Config, max_sessions), 0, 4096, "a count" },
+        { "MCP_EXEC_MAX_SESSIONS_PER_CALLER", KIND_UINT, offsetof(Config, max_sessions_per_caller), 1, 4096, "a count" },
         { "MCP_EXEC_HTTP_MAX_CONNECTIONS", KIND_UINT, offsetof(Config, http_max_connections), 16, 16384, "a count" },
         { "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", KIND_UINT, offsetof(Config, http_header_timeout_s), 1, 300, "seconds" },
         { "MCP_EXEC_HTTP_TIMEOUT_S", KIND_UINT, offsetof(Config, http_timeout_s), 1, 3600, "seconds" },
@@ -131,6 +137,10 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 .max_queue = 64,
                 .pool_size = 2,
                 .pool_idle_s = 600,
+                .session_idle_s = 600,
+                .session_max_s = 3600,
+                .max_sessions = 16,
+                .max_sessions_per_caller = 4,
                 .http_max_connections = 256,
                 .http_header_timeout_s = 10,
                 .http_timeout_s = 30,
@@ -166,6 +176,10 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         if (c.default_timeout_s > c.max_timeout_s)
                 return fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
                             c.default_timeout_s, c.max_timeout_s);
+
+        if (c.session_idle_s > c.session_max_s)
+                return fail(ret_error, "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
+                            c.session_idle_s, c.session_max_s);
 
         v = env_lookup(envp, "MCP_EXEC_TRANSPORT");
         if (v && !isempty(v) && !streq(v, "stdio") && !streq(v, "http") && !streq(v, "sse"))

@@ -30,6 +30,10 @@ typedef struct Config {
         uint64_t pool_size;             /* MCP_EXEC_POOL_SIZE, warm units kept ready, 2 */
         uint64_t pool_idle_s;           /* MCP_EXEC_POOL_IDLE_S, a warm unit's (and the broker's) idle life, 600 */
         char *preload;                  /* MCP_EXEC_PRELOAD as given: comma-separated modules; NULL: unset */
+        uint64_t session_idle_s;        /* MCP_EXEC_SESSION_IDLE_S, a session's life without calls, 600 */
+        uint64_t session_max_s;         /* MCP_EXEC_SESSION_MAX_S, a session's whole life, 3600 */
+        uint64_t max_sessions;          /* MCP_EXEC_MAX_SESSIONS, live sessions in all, 16; 0: no sessions */
+        uint64_t max_sessions_per_caller; /* MCP_EXEC_MAX_SESSIONS_PER_CALLER, of one token or uid, 4 */
         /* Front end only: what one client may hold of it. */
         uint64_t http_max_connections;  /* MCP_EXEC_HTTP_MAX_CONNECTIONS, 256 */
         uint64_t http_header_timeout_s; /* MCP_EXEC_HTTP_HEADER_TIMEOUT_S, request line and headers, 10 */

@@ -389,6 +389,9 @@ TEST(test_error_names) {
         ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_UNAVAILABLE), "broker-unavailable");
         ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_LOST), "broker-timeout");
         ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_REQUEST_TIMEOUT), "timeout");
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_SESSION_NOT_FOUND), "session-not-found");
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_SESSION_BUSY), "session-busy");
+        ASSERT_STREQ(broker_error_to_string(BROKER_ERROR_SESSION_LIMIT), "session-limit");
 
         ASSERT_TRUE(!broker_error_to_string(BROKER_ERROR_NONE));
         ASSERT_TRUE(!broker_error_to_string(_BROKER_ERROR_MAX));

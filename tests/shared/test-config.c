@@ -52,6 +52,10 @@ static void check_defaults(const Config *c) {
         ASSERT_EQ_U64(c->stdio_max_connections, 256);
         ASSERT_EQ_U64(c->stdio_max_per_uid, 32);
         ASSERT_EQ_U64(c->stdio_hello_timeout_s, 30);
+        ASSERT_EQ_U64(c->session_idle_s, 600);
+        ASSERT_EQ_U64(c->session_max_s, 3600);
+        ASSERT_EQ_U64(c->max_sessions, 16);
+        ASSERT_EQ_U64(c->max_sessions_per_caller, 4);
 }
 
 TEST(test_config_defaults) {
@@ -279,6 +283,23 @@ TEST(test_config_timeouts) {
                 ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
                 ASSERT_EQ_U64(c.http_header_timeout_s, 2);
                 ASSERT_EQ_U64(c.http_timeout_s, 2);
+                config_done(&c);
+        }
+        {
+                /* A session idles at most as long as it may live. */
+                char *const env[] = { (char *) "MCP_EXEC_SESSION_MAX_S=300", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "MCP_EXEC_SESSION_IDLE_S=600");
+                ASSERT_CONTAINS(err, "MCP_EXEC_SESSION_MAX_S=300");
+                free(err);
+                err = NULL;
+        }
+        {
+                char *const env[] = { (char *) "MCP_EXEC_SESSION_MAX_S=300", (char *) "MCP_EXEC_SESSION_IDLE_S=300",
+                                      (char *) "MCP_EXEC_MAX_SESSIONS=0", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+                ASSERT_EQ_U64(c.session_idle_s, 300);
+                ASSERT_EQ_U64(c.max_sessions, 0);
                 config_done(&c);
         }
 }

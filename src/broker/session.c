@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "session.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+
+#include "broker-proto.h"
+#include "json-cleanup.h"
+#include "json-util.h"
+#include "log.h"
+#include "run.h"
+#include "util.h"
+
+/* From the start of the unit to the interpreter's "ready". */
+#define SESSION_START_TIMEOUT_USEC (60 * USEC_PER_SEC)
+
+static const char *const end_names[_SESSION_END_MAX] = {
+        [SESSION_END_CLOSED] = "closed",
+        [SESSION_END_SCOPE] = "scope-ended",
+        [SESSION_END_IDLE] = "idle",
+        [SESSION_END_LIFETIME] = "lifetime",
+        [SESSION_END_LOST] = "lost",
+        [SESSION_END_FRONTEND] = "frontend-exited",
+        [SESSION_END_STOPPED] = "stopped",
+        [SESSION_END_START_FAILED] = "start-failed",
+        [SESSION_END_SHUTDOWN] = "shutdown",
+};
+
+const char *session_end_to_string(SessionEnd e) {
+        return e >= 0 && e < _SESSION_END_MAX ? end_names[e] : NULL;
+}
+
+const char *session_unit(const Session *s) {
+        assert(s);
+        return s->run ? run_unit(s->run) : "";
+}
+
+bool session_has_caller(const Session *s, const char *caller) {
+        assert(s);
+        return streq_ptr(s->caller, caller);
+}
+
+bool session_in_scope(const Session *s, const char *caller, const char *scope) {
+        assert(s);
+        return session_has_caller(s, caller) && streq_ptr(s->scope, scope);
+}
+
+bool session_owned_by(const Session *s, const char *caller, const char *scope, pid_t pid) {
+        assert(s);
+        /* A front end's session is that process's: a new front end (after a
+         * restart) has none, even for the same caller. */
+        return session_in_scope(s, caller, scope) && (s->frontend_pid <= 0 || s->frontend_pid == pid);
+}
+
+Session *session_free(Session *s) {
+        if (!s)
+                return NULL;
+        sd_event_source_disable_unref(s->control_io);
+        sd_event_source_disable_unref(s->pidfd_io);
+        sd_event_source_disable_unref(s->idle_timer);
+        sd_event_source_disable_unref(s->life_timer);
+        sd_event_source_disable_unref(s->call_timer);
+        sd_event_source_disable_unref(s->defer_end);
+        /* A unit still running is stopped with its run. */
+        run_free(s->run);
+        safe_close(s->control);
+        safe_close(s->pidfd);
+        sd_event_unref(s->event);
+        free(s->caller);
+        free(s->scope);
+        free(s);
+        return NULL;
+}
+
+static void send_gone(Session *s) {
+        if (s->gone_sent)
+                return;
+        s->gone_sent = true;
+        log_struct(s->end == SESSION_END_LOST || s->end == SESSION_END_START_FAILED ? LOG_WARNING : LOG_INFO,
+                   "MESSAGE=Session %s ended: %s", session_unit(s), session_end_to_string(s->end),
+                   "MCP_UNIT=%s", session_unit(s),
+                   "MCP_SESSION_END=%s", session_end_to_string(s->end),
+                   "MCP_SESSION_CALLS=%" PRIu64, s->n_calls,
+                   "MCP_SESSION_AGE_S=%" PRIu64, (now_usec() - s->created_usec) / USEC_PER_SEC);
+        /* The callee frees us: nothing after this. */
+        s->cb.gone(s, s->end, s->userdata);
+}
+
+static int on_defer_end(sd_event_source *es, void *userdata) {
+        send_gone(userdata);
+        return 0;
+}
+
+void session_end(Session *s, SessionEnd why) {
+        assert(s);
+        assert(why >= 0 && why < _SESSION_END_MAX);
+
+        if (s->ending)
+                return;
+        s->ending = true;
+        s->end = why;
+        s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
+        s->life_timer = sd_event_source_disable_unref(s->life_timer);
+        s->pidfd_io = sd_event_source_disable_unref(s->pidfd_io);
+        /* The unit goes with SIGKILL; its run reports when it is gone, and
+         * then so do we (on_run_done()). */
+        if (s->run && !run_is_done(s->run) && run_cancel(s->run) >= 0)
+                return;
+        if (sd_event_add_defer(s->event, &s->defer_end, on_defer_end, s) < 0)
+                send_gone(s);   /* out of memory: at once, then */
+}
+
+static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
+        session_end(userdata, SESSION_END_IDLE);
+        return 0;
+}
+
+static int on_lifetime(sd_event_source *es, uint64_t usec, void *userdata) {
+        session_end(userdata, SESSION_END_LIFETIME);
+        return 0;
+}
+
+/* A call that outlived its timeout, the launcher's grace and our slack; or
+ * an interpreter that never became ready. */
+static int on_call_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        Session *s = userdata;
+
+        s->call_timer = sd_event_source_disable_unref(s->call_timer);
+        session_end(s, s->ready ? SESSION_END_LOST : SESSION_END_START_FAILED);
+        return 0;
+}
+
+static int on_frontend_exit(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        session_end(userdata, SESSION_END_FRONTEND);
+        return 0;
+}
+
+static void arm_idle(Session *s) {
+        if (s->ending)
+                return;
+        s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
+        if (sd_event_add_time_relative(s->event, &s->idle_timer, CLOCK_MONOTONIC, s->idle_usec, USEC_PER_SEC,
+                                       on_idle, s) < 0)
+                log_warning("Cannot arm the idle timer of session %s; its lifetime still ends it.", session_unit(s));
+}
+
+static void call_finished(Session *s, const SessionCallResult *res) {
+        s->busy = false;
+        s->call_timer = sd_event_source_disable_unref(s->call_timer);
+        arm_idle(s);
+        s->cb.call_done(s, res, s->userdata);
+}
+
+static void on_run_done(Run *run, const RunResult *res, void *userdata) {
+        Session *s = userdata;
+
+        if (!s->ending) {
+                s->ending = true;
+                s->end = !s->ready && !s->busy                                            ? SESSION_END_START_FAILED
+                         : res->oom_killed                                                ? SESSION_END_LOST
+                         : res->timed_out                                                 ? SESSION_END_LIFETIME
+                         : res->exit_code != 0 || res->signal != 0 || s->busy             ? SESSION_END_LOST
+                                                                                          : SESSION_END_STOPPED;
+        }
+        if (s->busy) {
+                SessionCallResult r = {
+                        .exit_code = res->exit_code,
+                        .signal = res->signal,
+                        .lost = true,
+                        .oom_killed = res->oom_killed,
+                };
+                call_finished(s, &r);
+        }
+        if (!s->ready && s->cb.ready) {
+                s->cb.ready(s, false, s->userdata);
+                s->cb.ready = NULL;
+        }
+        s->control_io = sd_event_source_disable_unref(s->control_io);
+        send_gone(s);
+}
+
+static void handle_done(Session *s, json_object *m) {
+        SessionCallResult r = {
+                .exit_code = (int) json_get_int64(m, "exit_code", -1),
+                .signal = (int) json_get_int64(m, "signal", 0),
+                .timed_out = json_get_bool(m, "timed_out"),
+                .interrupted = json_get_bool(m, "interrupted"),
+                .lost = json_get_bool(m, "lost"),
+                .duration_usec = (uint64_t) MAX(json_get_int64(m, "duration_us", 0), (int64_t) 0),
+        };
+
+        if (r.signal > 0)
+                r.exit_code = -1;
+        call_finished(s, &r);
+        /* The launcher exits after a lost call; the unit's end follows. */
+        if (r.lost)
+                session_end(s, SESSION_END_LOST);
+}
+
+static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        _cleanup_json_ json_object *m = NULL;
+        Session *s = userdata;
+        const char *event;
+        int r;
+
+        r = broker_recv(fd, &m, NULL, 0, NULL);
+        if (r == -EAGAIN || r == -EINTR)
+                return 0;
+        if (r <= 0) {
+                /* The launcher is gone or broken: its unit's end says the rest. */
+                s->control_io = sd_event_source_disable_unref(s->control_io);
+                if (r < 0 || !s->ending)
+                        session_end(s, s->ready ? SESSION_END_LOST : SESSION_END_START_FAILED);
+                return 0;
+        }
+        event = json_get_string(m, "event");
+        if (streq_ptr(event, "ready") && !s->ready) {
+                s->ready = true;
+                s->call_timer = sd_event_source_disable_unref(s->call_timer);
+                arm_idle(s);
+                if (s->cb.ready) {
+                        s->cb.ready(s, true, s->userdata);
+                        s->cb.ready = NULL;
+                }
+        } else if (streq_ptr(event, "done") && s->busy)
+                handle_done(s, m);
+        else
+                /* The launcher is ours, so this is a bug or an attack on it. */
+                session_end(s, SESSION_END_LOST);
+        return 0;
+}
+
+int session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SessionOwner *owner, uint64_t idle_usec,
+                uint64_t max_usec, const SessionCallbacks *cb, void *userdata, Session **ret) {
+        _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
+        _cleanup_(session_freep) Session *s = NULL;
+        SandboxSpec spec = *spec_in;
+        int r;
+
+        assert(e);
+        assert(bus);
+        assert(owner && owner->caller && owner->scope);
+        assert(cb && cb->call_done && cb->gone);
+        assert(ret);
+
+        if (strlen(owner->caller) > SESSION_OWNER_MAX || strlen(owner->scope) > SESSION_OWNER_MAX)
+                return -EINVAL;
+        s = new0(Session, 1);
+        if (!s)
+                return -ENOMEM;
+        *s = (Session) {
+                .event = sd_event_ref(e),
+                .control = -EBADF,
+                .pidfd = -EBADF,
+                .frontend_pid = owner->frontend_pid,
+                .idle_usec = idle_usec,
+                .created_usec = now_usec(),
+                .cb = *cb,
+                .userdata = userdata,
+        };
+        s->caller = strdup(owner->caller);
+        s->scope = strdup(owner->scope);
+        if (!s->caller || !s->scope)
+                return -ENOMEM;
+        r = random_hex128(s->id);
+        if (r < 0)
+                return r;
+
+        if (owner->frontend_pid > 0) {
+                /* Its front end's end is the session's: handles die with the
+                 * process that gave them out. */
+                s->pidfd = pidfd_open(owner->frontend_pid, 0);
+                if (s->pidfd < 0)
+                        return -errno;
+                r = sd_event_add_io(e, &s->pidfd_io, s->pidfd, EPOLLIN, on_frontend_exit, s);
+                if (r < 0)
+                        return r;
+        }
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
+                return -errno;
+        spec.session = true;
+        spec.description = SANDBOX_DESCRIPTION_SESSION;
+        spec.timeout_usec = max_usec;   /* RuntimeMaxSec=: the absolute cap, whatever happens to us */
+        spec.preload = NULL;            /* MemoryMax= is the code's, all of it */
+        r = run_start(bus, &spec, sp[1], NULL, on_run_done, s, &s->run);
+        if (r < 0)
+                return r;
+        r = sd_event_add_io(e, &s->control_io, sp[0], EPOLLIN, on_control, s);
+        if (r < 0)
+                return r;
+        s->control = TAKE_FD(sp[0]);
+        r = sd_event_add_time_relative(e, &s->life_timer, CLOCK_MONOTONIC, max_usec, USEC_PER_SEC, on_lifetime, s);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time_relative(e, &s->call_timer, CLOCK_MONOTONIC, SESSION_START_TIMEOUT_USEC,
+                                       USEC_PER_SEC, on_call_timer, s);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int session_call(Session *s, json_object *limits, uint64_t timeout_usec, const int *fds, size_t n_fds) {
+        _cleanup_json_ json_object *m = json_object_new_object();
+        int r;
+
+        assert(s);
+        assert(fds);
+        assert(n_fds >= 3 && n_fds <= BROKER_MAX_FDS);
+
+        if (s->ending)
+                return -ESHUTDOWN;
+        if (!s->ready || s->busy)
+                return -EBUSY;
+        if (!m)
+                return -ENOMEM;
+        json_object_object_add(m, "op", json_object_new_string("run"));
+        json_object_object_add(m, "limits", limits ? json_object_get(limits) : json_object_new_object());
+        json_object_object_add(m, "timeout_ms", json_object_new_int64((int64_t) (timeout_usec / USEC_PER_MSEC)));
+        r = broker_send(s->control, m, fds, n_fds);
+        if (r < 0)
+                return r;
+        s->busy = true;
+        s->n_calls++;
+        s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
+        s->call_timer = sd_event_source_disable_unref(s->call_timer);
+        if (sd_event_add_time_relative(s->event, &s->call_timer, CLOCK_MONOTONIC,
+                                       timeout_usec + SESSION_CALL_SLACK_USEC, USEC_PER_SEC, on_call_timer, s) < 0)
+                log_warning("Cannot arm the deadline of a call in session %s; its lifetime still ends it.",
+                            session_unit(s));
+        return 0;
+}
+
+void session_interrupt(Session *s) {
+        _cleanup_json_ json_object *m = NULL;
+
+        assert(s);
+        if (!s->busy || s->ending)
+                return;
+        m = json_object_new_object();
+        if (!m)
+                return;
+        json_object_object_add(m, "op", json_object_new_string("interrupt"));
+        (void) broker_send(s->control, m, NULL, 0);
+}
