@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""mcp-exec benchmarks, run inside a systemd machine (bench/run boots one)
+with the service installed and mcp-exec.socket listening on 127.0.0.1:8080.
+Every comparison is measured side by side in one run, interleaved, so that
+load spikes hit each side alike; only ratios are meant to be compared.
+
+  bench.py latency N        `pass` over Streamable HTTP (stateless calls), one
+                            at a time, vs bare `python3 -I -c pass`
+  bench.py dataplot N       numpy + pandas + matplotlib.pyplot and one plot
+                            saved to PNG, the same comparison
+  bench.py throughput C N   N calls, C at a time: calls/s and CPU per exec
+                            (the machine's whole CPU time, from its cgroup)
+                            vs N `systemd-run --wait --pipe` units with the
+                            same properties running /bin/true
+  bench.py first N          the first call after the front end and the broker
+                            stopped (as after idle exit) vs the calls after it
+
+Prints one table per mode; bench/run collects them."""
+import http.client
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+PY = "/usr/bin/python3"
+HOST, PORT = "127.0.0.1", 8080
+PV = "2026-07-28"
+
+# The run units' systemd properties (src/broker/sandbox-properties.c), for
+# systemd-run: what systemd itself costs with them.
+PROPS = [
+    "DynamicUser=yes", "NoNewPrivileges=yes", "RestrictSUIDSGID=yes", "RemoveIPC=yes",
+    "PrivateNetwork=yes", "PrivateTmp=yes", "PrivateDevices=yes", "PrivateIPC=yes", "PrivateMounts=yes",
+    "ProtectKernelTunables=yes", "ProtectKernelModules=yes", "ProtectKernelLogs=yes",
+    "ProtectControlGroups=yes", "ProtectClock=yes", "ProtectHostname=yes", "LockPersonality=yes",
+    "RestrictRealtime=yes", "CPUAccounting=yes", "MemoryAccounting=yes", "TasksAccounting=yes",
+    "ProtectSystem=strict", "ProtectHome=yes", "ProtectProc=invisible", "WorkingDirectory=/tmp",
+    "KillMode=control-group", "OOMPolicy=stop",
+    "TemporaryFileSystem=/dev/shm:mode=1777,size=67108864,nosuid,nodev",
+    "TemporaryFileSystem=/run:ro,mode=0755,nosuid,nodev,noexec",
+    "BindReadOnlyPaths=/run/systemd/userdb",
+    "CapabilityBoundingSet=", "AmbientCapabilities=", "RestrictNamespaces=yes", "UMask=0077",
+    "RestrictAddressFamilies=AF_UNIX", "SystemCallFilter=@system-service",
+    "SystemCallFilter=~@keyring io_uring_setup io_uring_enter io_uring_register userfaultfd",
+    "SystemCallArchitectures=native", "SystemCallErrorNumber=EPERM",
+    "MemoryMax=256M", "MemorySwapMax=0", "TasksMax=128", "CPUQuota=100%", "RuntimeMaxSec=30",
+    "KillSignal=SIGKILL", "LimitFSIZE=64M", "LimitCORE=0", "Slice=mcp-exec.slice",
+]
+
+DATAPLOT = ("import numpy, pandas, matplotlib.pyplot as plt\n"
+            "df = pandas.DataFrame({'x': numpy.arange(10), 'y': numpy.arange(10) ** 2})\n"
+            "plt.plot(df.x, df.y)\n"
+            "plt.savefig('/tmp/plot.png')\n")
+
+
+class Client:
+    """Stateless tools/call (revision 2026-07-28) on one keep-alive connection."""
+
+    def __init__(self):
+        self.conn = http.client.HTTPConnection(HOST, PORT, timeout=120)
+        self.id = 0
+
+    def exec(self, code):
+        self.id += 1
+        body = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": "tools/call", "params": {
+            "name": "exec", "arguments": {"code": code},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": PV,
+                      "io.modelcontextprotocol/clientCapabilities": {}}}})
+        for attempt in range(2):
+            try:
+                self.conn.request("POST", "/mcp", body, {
+                    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                    "MCP-Protocol-Version": PV, "Mcp-Method": "tools/call", "Mcp-Name": "exec"})
+                resp = self.conn.getresponse()
+                data = resp.read()
+                break
+            except (http.client.HTTPException, OSError):
+                # The front end closed an idle keep-alive connection: once more on a new one.
+                self.conn.close()
+                self.conn = http.client.HTTPConnection(HOST, PORT, timeout=120)
+                if attempt:
+                    raise
+        if resp.status != 200:
+            sys.exit("HTTP %d: %s" % (resp.status, data[:300]))
+        if data.startswith(b"event:") or data.startswith(b"data:"):
+            data = b"".join(l[5:] for l in data.splitlines() if l.startswith(b"data:"))
+        reply = json.loads(data)
+        result = reply.get("result") or {}
+        sc = result.get("structuredContent")
+        if sc is None:
+            sc = json.loads(result["content"][0]["text"])
+        if result.get("isError") or sc.get("exit_code") != 0:
+            sys.exit("the call failed: %s" % json.dumps(reply)[:600])
+        return sc
+
+
+def timed(f):
+    t = time.perf_counter()
+    f()
+    return (time.perf_counter() - t) * 1000
+
+
+def bare(code):
+    r = subprocess.run([PY, "-I", "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd="/tmp")
+    if r.returncode:
+        sys.exit("bare python failed: %s" % r.stderr.decode(errors="replace"))
+
+
+def pct(v, p):
+    v = sorted(v)
+    return v[min(len(v) - 1, int(round(p * (len(v) - 1))))]
+
+
+def table(title, rows, base):
+    print("\n## %s" % title)
+    print("| what | p50 ms | p99 ms | p50 ratio to bare python |")
+    print("|---|---:|---:|---:|")
+    b = statistics.median(rows[base])
+    for k, v in rows.items():
+        print("| %s | %.1f | %.1f | %.2f× |" % (k, statistics.median(v), pct(v, 0.99), statistics.median(v) / b))
+
+
+def compare(title, code, n, label):
+    c = Client()
+    for _ in range(3):              # the pool fills, caches are warm
+        c.exec(code)
+        bare(code)
+    rows = {"bare `python3 -I -c`": [], label: []}
+    for _ in range(n):
+        rows["bare `python3 -I -c`"].append(timed(lambda: bare(code)))
+        rows[label].append(timed(lambda: c.exec(code)))
+    table(title, rows, "bare `python3 -I -c`")
+
+
+def cpu_ns():
+    with open("/sys/fs/cgroup/cpuacct/cpuacct.usage") as f:
+        return int(f.read())
+
+
+def throughput(conc, n):
+    def drive(work):
+        left = [n]
+        lock = threading.Lock()
+
+        def worker():
+            w = work()
+            while True:
+                with lock:
+                    if left[0] == 0:
+                        return
+                    left[0] -= 1
+                w()
+        ts = [threading.Thread(target=worker) for _ in range(conc)]
+        c0, t0 = cpu_ns(), time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return n / (time.perf_counter() - t0), (cpu_ns() - c0) / n / 1e6
+
+    argv = ["systemd-run", "--wait", "--pipe", "--quiet", "--collect"] + \
+        [a for p in PROPS for a in ("-p", p)] + ["/bin/true"]
+
+    def sdrun():
+        def once():
+            r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if r.returncode:
+                sys.exit("systemd-run failed: %s" % r.stderr.decode(errors="replace"))
+        return once
+
+    def mcp():
+        c = Client()
+        return lambda: c.exec("pass")
+
+    drive(mcp)                      # warm-up: the front end, the broker, the pool
+    rate_s, cpu_s = drive(sdrun)
+    rate_m, cpu_m = drive(mcp)
+    print("\n## %d calls, %d at a time" % (n, conc))
+    print("| what | per second | CPU ms per exec (whole machine) |")
+    print("|---|---:|---:|")
+    print("| `systemd-run --wait --pipe` /bin/true, same properties | %.1f | %.1f |" % (rate_s, cpu_s))
+    print("| mcp-exec `pass` over HTTP | %.1f | %.1f |" % (rate_m, cpu_m))
+    print("| ratio | %.2f× | %.2f× |" % (rate_m / rate_s, cpu_m / cpu_s))
+
+
+def first_after_idle(n):
+    firsts, warms = [], []
+    for _ in range(n):
+        subprocess.run(["systemctl", "stop", "mcp-exec.service", "mcp-exec-broker.service"], check=True)
+        time.sleep(1)
+        c = Client()
+        firsts.append(timed(lambda: c.exec("pass")))
+        time.sleep(2)               # the pool refills
+        for _ in range(3):
+            warms.append(timed(lambda: c.exec("pass")))
+    print("\n## The first call after idle exit (front end and broker stopped), %d times" % n)
+    print("| what | p50 ms | max ms |")
+    print("|---|---:|---:|")
+    print("| first call | %.1f | %.1f |" % (statistics.median(firsts), max(firsts)))
+    print("| warm calls after it | %.1f | %.1f |" % (statistics.median(warms), max(warms)))
+    print("| ratio first / warm (p50) | %.2f× | |" % (statistics.median(firsts) / statistics.median(warms)))
+
+
+def main():
+    mode = sys.argv[1] if len(sys.argv) > 1 else "latency"
+    if mode == "latency":
+        compare("`pass`, one call at a time", "pass", int(sys.argv[2]) if len(sys.argv) > 2 else 50,
+                "mcp-exec over HTTP")
+    elif mode == "dataplot":
+        compare("numpy + pandas + matplotlib, one plot saved to PNG", DATAPLOT,
+                int(sys.argv[2]) if len(sys.argv) > 2 else 15, "mcp-exec over HTTP")
+    elif mode == "throughput":
+        throughput(int(sys.argv[2]), int(sys.argv[3]))
+    elif mode == "first":
+        first_after_idle(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
+    else:
+        sys.exit(__doc__)
+
+
+main()
