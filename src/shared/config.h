@@ -27,6 +27,14 @@ typedef struct Config {
         uint64_t tmp_size_max;          /* MCP_EXEC_TMP_SIZE_MAX (the run's own /tmp), 64M */
         uint64_t max_concurrent;        /* MCP_EXEC_MAX_CONCURRENT, default: number of cores */
         uint64_t max_queue;             /* MCP_EXEC_MAX_QUEUE, runs waiting for a slot, 64 */
+        /* Figures and files: what comes back of a run, and what goes in. The
+         * launcher enforces them in the sandbox, the front end again on what
+         * it receives (result-reader.h). */
+        uint64_t max_images;            /* MCP_EXEC_MAX_IMAGES, figures and image files returned, 8 */
+        uint64_t max_image_bytes;       /* MCP_EXEC_MAX_IMAGE_BYTES, one image, 1 MiB */
+        uint64_t max_files_out;         /* MCP_EXEC_MAX_FILES_OUT, other files returned, 16 */
+        uint64_t max_result_bytes;      /* MCP_EXEC_MAX_RESULT_BYTES, all returned images and files, 4 MiB */
+        uint64_t max_input_bytes;       /* MCP_EXEC_MAX_INPUT_BYTES, all input files together, 4 MiB */
         /* Front end only: what one client may hold of it. */
         uint64_t http_max_connections;  /* MCP_EXEC_HTTP_MAX_CONNECTIONS, 256 */
         uint64_t http_header_timeout_s; /* MCP_EXEC_HTTP_HEADER_TIMEOUT_S, request line and headers, 10 */
