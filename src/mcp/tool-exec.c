@@ -13,30 +13,13 @@
 #include "macro.h"
 #include "broker-proto.h"
 #include "utf8.h"
+#include "util.h"
 
 /* The description goes into every model's context: past this many bytes the
  * module list is cut short. */
 #define MODULES_MAX_BYTES 2048U
 /* Argument names echoed in error messages are cut to this. */
 #define NAME_MAX_ECHO 64
-
-static void format_size(uint64_t n, char buf[static 32]) {
-        static const struct {
-                uint64_t unit;
-                const char *name;
-        } units[] = {
-                { UINT64_C(1) << 30, "GiB" },
-                { UINT64_C(1) << 20, "MiB" },
-                { UINT64_C(1) << 10, "KiB" },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (n >= units[i].unit && n % units[i].unit == 0) {
-                        (void) snprintf(buf, 32, "%" PRIu64 " %s", n / units[i].unit, units[i].name);
-                        return;
-                }
-        (void) snprintf(buf, 32, "%" PRIu64 " bytes", n);
-}
 
 static void describe_modules(FILE *f, const char *const *modules) {
         size_t used = 0, n = 0, left = 0;
@@ -66,15 +49,15 @@ static void describe_modules(FILE *f, const char *const *modules) {
 static char *describe(const McpServerConfig *c) {
         char *text = NULL;
         size_t size = 0;
-        char out[32], code[32], in[32], mem[32];
+        char out[FORMAT_BYTES_MAX], code[FORMAT_BYTES_MAX], in[FORMAT_BYTES_MAX], mem[FORMAT_BYTES_MAX];
         FILE *f;
 
         f = open_memstream(&text, &size);
         if (!f)
                 return NULL;
-        format_size(c->max_output_bytes, out);
-        format_size(c->max_code_bytes, code);
-        format_size(c->max_stdin_bytes, in);
+        (void) format_bytes(c->max_output_bytes, out);
+        (void) format_bytes(c->max_code_bytes, code);
+        (void) format_bytes(c->max_stdin_bytes, in);
 
         fputs("Runs Python code in a locked-down sandbox and returns its stdout, stderr, exit code and resource use.\n"
               "\n"
@@ -88,7 +71,7 @@ static char *describe(const McpServerConfig *c) {
         fprintf(f, "- Limits: wall-clock timeout %" PRIu64 " s unless timeout_s asks otherwise, at most %" PRIu64 " s; ",
                 c->default_timeout_s, c->max_timeout_s);
         if (c->memory_max_bytes > 0) {
-                format_size(c->memory_max_bytes, mem);
+                (void) format_bytes(c->memory_max_bytes, mem);
                 fprintf(f, "memory %s; ", mem);
         } else
                 fputs("memory limit unknown; ", f);
@@ -145,10 +128,10 @@ static const char output_schema[] =
 
 static json_object *input_schema(const McpServerConfig *c) {
         _cleanup_free_ char *s = NULL;
-        char code[32], in[32];
+        char code[FORMAT_BYTES_MAX], in[FORMAT_BYTES_MAX];
 
-        format_size(c->max_code_bytes, code);
-        format_size(c->max_stdin_bytes, in);
+        (void) format_bytes(c->max_code_bytes, code);
+        (void) format_bytes(c->max_stdin_bytes, in);
         /* Only our own numbers go into this text, so formatting it is safe. */
         if (asprintf(&s,
                      "{\"type\":\"object\",\"properties\":{"
