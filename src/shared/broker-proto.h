@@ -5,14 +5,18 @@
  * per packet, file descriptors alongside as SCM_RIGHTS. One connection is one
  * run; closing it cancels the run.
  *
- *   client → broker  {"op":"run","timeout_s":N,"tag":"…"}  + fds [stdin, stdout, stderr]
+ *   client → broker  {"op":"run","timeout_s":N,"tag":"…"}  + fds [stdin, stdout, stderr(, results)]
  *   broker → client  {"event":"started","run_id":"…","unit":"…"}
  *   broker → client  {"event":"exit", …result fields…}
  *   broker → client  {"event":"error","code":"…","message":"…"}   (code: BrokerError)
  *   client → broker  {"op":"info"}  →  {"event":"info", …limits…}
  *
  * stdin carries the launcher frame (launch-frame.h) followed by the program's
- * stdin; stdout and stderr are the program's, straight from the sandbox. */
+ * stdin; stdout and stderr are the program's, straight from the sandbox. A
+ * broker whose info says "result_channel": true also takes a fourth fd, the
+ * write end of the result channel (result-frame.h), for the launcher's
+ * trusted parent alone; and then launch frames of version 2 (input files).
+ * Clients send it only to such a broker. */
 
 #include <json-c/json.h>
 
@@ -47,7 +51,7 @@ const char *broker_error_to_string(BrokerError e);
 /* The error a wire name stands for; _BROKER_ERROR_INVALID for any other. */
 BrokerError broker_error_from_string(const char *s);
 #define BROKER_MAX_PACKET (64U * 1024U)
-#define BROKER_MAX_FDS 3
+#define BROKER_MAX_FDS 4
 
 /* A non-blocking connection to the broker at path (BROKER_SOCKET_PATH). With
  * socket activation the broker need not run yet: systemd holds the queue. A
