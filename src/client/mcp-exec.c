@@ -546,6 +546,16 @@ static int save_outputs(json_object *resp, const char *dir) {
         if (!json_object_is_type(content, json_type_array))
                 return 0;
 
+        /* The server's note on what is missing, then the entries it means. */
+        for (size_t i = 1; i < json_object_array_length(content); i++) {
+                json_object *b = json_object_array_get_idx(content, i);
+                const char *type = json_object_get_string(json_object_object_get(b, "type"));
+                if (type && streq(type, "text")) {
+                        fputs("mcp-exec: ", stderr);
+                        print_name(stderr, json_object_get_string(json_object_object_get(b, "text")) ?: "");
+                        fputc('\n', stderr);
+                }
+        }
         for (int pass = 0; pass < 2; pass++) {
                 json_object *list = pass == 0 ? images : files;
                 for (size_t i = 0; i < json_object_array_length(list); i++) {
