@@ -749,8 +749,11 @@ TEST(test_call_outputs) {
                 char id[32];
 
                 peer_open(&env, &p, "stdio");
-                if (!stateless)
+                if (!stateless) {
                         initialize(&p, version);
+                        ASSERT_CONTAINS(json_get_string(result(reply_to(&p, "init")), "instructions"),
+                                        "files the program writes under /tmp/outputs/");
+                }
                 (void) snprintf(id, sizeof id, "rich-%zu", v);
                 sendf(&p,
                       "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
