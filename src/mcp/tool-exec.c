@@ -68,8 +68,10 @@ static char *describe(const McpServerConfig *c) {
               "- Every call is a new, isolated run. Nothing persists between runs: no variables, files, "
               "installed packages or processes. Pass everything the program needs in the code or on stdin.\n"
               "- There is no network at all: no internet, no DNS, no local services; pip install and "
-              "downloads fail.\n"
-              "- /tmp is a fresh, empty, private directory in every run.\n",
+              "downloads fail.\n",
+              f);
+        fputs(c->result_channel ? "- /tmp is a fresh, private directory in every run, empty but for the input files.\n"
+                                : "- /tmp is a fresh, empty, private directory in every run.\n",
               f);
         fprintf(f, "- Limits: wall-clock timeout %" PRIu64 " s unless timeout_s asks otherwise, at most %" PRIu64 " s; ",
                 c->default_timeout_s, c->max_timeout_s);
@@ -98,8 +100,8 @@ static char *describe(const McpServerConfig *c) {
 
                 /* Both conventions in two sentences, then the numbers. */
                 fprintf(f, "\n- Figures and files: every matplotlib figure passed to plt.show() or still open at the "
-                           "end comes back as a PNG image, and files the program writes under /tmp/outputs/ (it "
-                           "exists) come back, images as images and others as embedded resources; files passed in "
+                           "end comes back as a PNG image, and files the program writes under /tmp/outputs/ (make "
+                           "the directory) come back, images as images and others as embedded resources; files passed in "
                            "\"files\" are written into the working directory /tmp before the code starts. At most "
                            "%" PRIu64 " images of up to %s each and %" PRIu64 " other files, %s in all; input files "
                            "up to %s together. What is left out is listed with returned: false and a reason.",

@@ -333,8 +333,9 @@ TEST(test_definition_outputs) {
         d = json_get_string(t, "description");
         ASSERT_CONTAINS(d, "plt.show()");
         ASSERT_CONTAINS(d, "comes back as a PNG image");
-        ASSERT_CONTAINS(d, "/tmp/outputs/");
+        ASSERT_CONTAINS(d, "/tmp/outputs/ (make the directory)");
         ASSERT_CONTAINS(d, "written into the working directory /tmp before the code starts");
+        ASSERT_CONTAINS(d, "/tmp is a fresh, private directory in every run, empty but for the input files");
         ASSERT_CONTAINS(d, "At most 8 images of up to 1 MiB each and 16 other files, 4 MiB in all");
         ASSERT_CONTAINS(d, "input files up to 100 bytes together");
         ASSERT_CONTAINS(d, "returned: false");
