@@ -574,7 +574,8 @@ static int save_outputs(json_object *resp, const char *dir) {
                         saved += type && (streq(type, "image") || streq(type, "resource"));
                 }
                 if (saved > 0)
-                        fprintf(stderr, "mcp-exec: %zu figures and files returned; --output-dir DIR saves them\n", saved);
+                        fprintf(stderr, "mcp-exec: %zu output%s returned (figures and files); --output-dir DIR saves "
+                                        "them\n", saved, saved == 1 ? "" : "s");
                 return 0;
         }
 
