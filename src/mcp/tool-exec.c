@@ -560,7 +560,7 @@ static char *outputs_note(const ExecResult *r, const OutputFate *fates) {
 
         for (size_t k = 0; k < r->n_outputs; k++)
                 left += !fates[k].returned;
-        if (left == 0 && r->outputs_unlisted == 0 && !r->outputs_lost && !r->outputs_error)
+        if (left == 0 && r->outputs_unlisted == 0 && !r->outputs_unlisted_more && !r->outputs_lost && !r->outputs_error)
                 return NULL;
         f = open_memstream(&text, &size);
         if (!f)
@@ -568,9 +568,13 @@ static char *outputs_note(const ExecResult *r, const OutputFate *fates) {
         if (left > 0)
                 fprintf(f, "%zu of the figures and files were left out: see the entries with returned: false in "
                            "\"images\" and \"files\". ", left);
-        if (r->outputs_unlisted > 0)
-                fprintf(f, "%" PRIu64 " more outputs were left out in the sandbox and are not listed (%s). ",
-                        r->outputs_unlisted, r->outputs_unlisted_reason ?: "no reason given");
+        if (r->outputs_unlisted_more && r->outputs_unlisted == 0)
+                fprintf(f, "More outputs were left out in the sandbox and are not listed (%s). ",
+                        r->outputs_unlisted_reason ?: "no reason given");
+        else if (r->outputs_unlisted > 0)
+                fprintf(f, "%s%" PRIu64 " more outputs were left out in the sandbox and are not listed (%s). ",
+                        r->outputs_unlisted_more ? "At least " : "", r->outputs_unlisted,
+                        r->outputs_unlisted_reason ?: "no reason given");
         if (r->outputs_lost) {
                 if (r->timed_out || r->oom_killed || r->cancelled)
                         fputs("The run was killed before its figures and files were collected. ", f);

@@ -98,6 +98,7 @@ static int take_results(ExecClient *c) {
         r->outputs_lost = rr->lost;
         r->outputs = result_reader_steal_items(rr, &r->n_outputs);
         r->outputs_unlisted = rr->unlisted;
+        r->outputs_unlisted_more = rr->unlisted_more;
         r->outputs_unlisted_reason = TAKE_PTR(rr->unlisted_reason);
         r->outputs_error = TAKE_PTR(rr->error);
         if (rr->have_status) {

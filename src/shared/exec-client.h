@@ -63,6 +63,7 @@ typedef struct ExecResult {
         ResultItem *outputs;            /* figures and files, returned or left out, as they came */
         size_t n_outputs;
         uint64_t outputs_unlisted;      /* left out in the sandbox and not named */
+        bool outputs_unlisted_more;     /* and an unknown number more */
         char *outputs_unlisted_reason;
         bool outputs_lost;              /* the channel ended without END: the launcher died or was killed */
         char *outputs_error;            /* the channel broke its protocol: what, and reading stopped there */

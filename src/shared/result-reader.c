@@ -188,6 +188,12 @@ static int item_identify(ResultReader *r, json_object *meta, bool need_path) {
                 return violation(r, "a path that is not a string");
         path = json_object_get_string(v);
         i->path_len = (size_t) json_object_get_string_len(v);
+        /* A summary about the directory as a whole names no file. */
+        if (!need_path && i->path_len == strlen(RESULT_OUTPUTS_DIR) - 1 &&
+            strneq(path, RESULT_OUTPUTS_DIR, i->path_len)) {
+                i->path_len = 0;
+                return 0;
+        }
         if (!output_path_valid(path, i->path_len))
                 return violation(r, "a path that is not a file under " RESULT_OUTPUTS_DIR);
         i->path = strndup(path, i->path_len);
@@ -214,37 +220,52 @@ static int handle_status(ResultReader *r, json_object *meta) {
         return 0;
 }
 
+/* An output left out that is not named: counted, with the first reason.
+ * count 0: an unknown number. Takes reason. */
+static void count_unlisted(ResultReader *r, uint64_t count, char *reason) {
+        assert(r);
+
+        if (!r->unlisted_reason)
+                r->unlisted_reason = reason;
+        else
+                free(reason);
+        if (count == 0)
+                r->unlisted_more = true;
+        r->unlisted = count > UINT64_MAX - r->unlisted ? UINT64_MAX : r->unlisted + count;
+}
+
+/* Whether another left-out item may be named in the result. */
+static bool may_list_left_out(ResultReader *r) {
+        return r->n_listed_left_out < RESULT_SKIPPED_LISTED_MAX;
+}
+
 static int handle_skipped(ResultReader *r, json_object *meta) {
         const char *reason = json_get_string(meta, "reason");
         _cleanup_free_ char *text = NULL;
         uint64_t count = 1, bytes = UINT64_MAX;
         int k;
 
-        if (++r->n_skipped_frames > RESULT_SKIPPED_FRAMES_MAX)
-                return violation(r, "more than %u SKIPPED frames", RESULT_SKIPPED_FRAMES_MAX);
         if (!reason)
                 return violation(r, "a SKIPPED frame without a reason");
         text = utf8_sanitize(reason, (size_t) utf8_prefix_len(reason, RESULT_REASON_MAX), NULL);
         if (!text)
                 return -ENOMEM;
-        if (get_uint(meta, "count", UINT32_MAX, &count) == -EBADMSG || count == 0 ||
+        if (get_uint(meta, "count", UINT32_MAX, &count) == -EBADMSG ||
             get_uint(meta, "bytes", INT64_MAX, &bytes) == -EBADMSG)
                 return violation(r, "a SKIPPED frame with a bad count or size");
         k = item_identify(r, meta, false);
         if (k < 0)
                 return k;
 
-        if ((!r->item.figure && !r->item.path) || count > 1 ||
-            r->n_items >= r->n_data_frames + RESULT_SKIPPED_LISTED_MAX) {
+        if ((!r->item.figure && !r->item.path) || count != 1 || !may_list_left_out(r)) {
                 /* Not named, or too many to name: counted. */
                 result_item_done(&r->item);
-                if (!r->unlisted_reason)
-                        r->unlisted_reason = TAKE_PTR(text);
-                r->unlisted += count;
+                count_unlisted(r, count, TAKE_PTR(text));
                 return 0;
         }
         r->item.bytes = bytes;
         r->item.reason = TAKE_PTR(text);
+        r->n_listed_left_out++;
         return keep_item(r);
 }
 
@@ -252,12 +273,12 @@ static int handle_skipped(ResultReader *r, json_object *meta) {
 static int start_data(ResultReader *r, json_object *meta) {
         ResultItem *i = &r->item;
         char limit[FORMAT_BYTES_MAX];
+        const char *source = json_get_string(meta, "source");
         int k;
 
-        if (++r->n_data_frames > r->limits.max_images + r->limits.max_files)
-                return violation(r, "more outputs than MCP_EXEC_MAX_IMAGES and MCP_EXEC_MAX_FILES_OUT allow");
-        if (r->frame.type == RESULT_FRAME_FILE && json_get(meta, "source"))
-                return violation(r, "a FILE frame with a source");
+        r->n_data_frames++;
+        if (r->frame.type == RESULT_FRAME_FILE && source && !streq(source, "file"))
+                return violation(r, "a FILE frame with a source other than file");
         k = item_identify(r, meta, r->frame.type == RESULT_FRAME_FILE);
         if (k < 0)
                 return k;
@@ -265,7 +286,10 @@ static int start_data(ResultReader *r, json_object *meta) {
                 return violation(r, "an IMAGE frame that is neither a figure nor a file");
         i->bytes = r->frame.data_len;
 
-        if (i->image && r->n_images >= r->limits.max_images)
+        if (r->frame.data_len > r->limits.max_result_bytes - r->data_kept)
+                k = result_item_refuse(i, "over MCP_EXEC_MAX_RESULT_BYTES (%s) with what came before",
+                                       format_bytes(r->limits.max_result_bytes, limit));
+        else if (i->image && r->n_images >= r->limits.max_images)
                 k = result_item_refuse(i, "over MCP_EXEC_MAX_IMAGES (%" PRIu64 ")", r->limits.max_images);
         else if (i->image && r->frame.data_len > r->limits.max_image_bytes)
                 k = result_item_refuse(i, "over MCP_EXEC_MAX_IMAGE_BYTES (%s)",
@@ -278,6 +302,7 @@ static int start_data(ResultReader *r, json_object *meta) {
                 i->data = malloc(r->frame.data_len > 0 ? (size_t) r->frame.data_len : 1);
                 if (!i->data)
                         return -ENOMEM;
+                r->data_kept += r->frame.data_len;
                 if (i->image)
                         r->n_images++;
                 else
@@ -287,6 +312,15 @@ static int start_data(ResultReader *r, json_object *meta) {
                 return k;
         r->discard = !i->data;
         r->data_have = 0;
+        /* Left out and past the listing: counted only (and its data dropped). */
+        if (r->discard) {
+                if (!may_list_left_out(r)) {
+                        char *reason = TAKE_PTR(i->reason);
+                        result_item_done(i);
+                        count_unlisted(r, 1, reason);
+                } else
+                        r->n_listed_left_out++;
+        }
         return 0;
 }
 
@@ -296,6 +330,8 @@ static int finish_data(ResultReader *r) {
         ImageInfo info;
         int k = 0;
 
+        if (r->discard && !i->reason)
+                return 0;       /* counted, not listed */
         if (!r->discard) {
                 i->size = (size_t) r->frame.data_len;
                 if (i->image) {
@@ -312,8 +348,11 @@ static int finish_data(ResultReader *r) {
                                                 info.width, info.height, IMAGE_MAX_SIDE, IMAGE_MAX_SIDE,
                                                 IMAGE_MAX_PIXELS / 1000000);
                         }
-                        if (k >= 0 && i->reason)
+                        if (k >= 0 && i->reason) {
                                 r->n_images--;  /* its place is free again */
+                                r->data_kept -= r->frame.data_len;
+                                r->n_listed_left_out++;
+                        }
                 } else {
                         i->text = utf8_is_valid((const char *) i->data, i->size) && !memchr(i->data, 0, i->size);
                         if (!i->mime_type)
@@ -391,14 +430,14 @@ int result_reader_feed(ResultReader *r, const void *buf, size_t n) {
                         memcpy(r->header + r->header_have, p, take);
                         r->header_have += take;
                         if (r->header_have == sizeof r->header) {
-                                uint64_t left = r->limits.max_result_bytes - r->data_total;
+                                uint64_t left = RESULT_DRAIN_MAX - r->data_total;
 
                                 r->header_have = 0;
+                                if (++r->n_frames > RESULT_FRAMES_MAX)
+                                        return violation(r, "more than %u frames", RESULT_FRAMES_MAX);
                                 k = result_frame_parse(r->header, sizeof r->header, left, &r->frame);
                                 if (k == -EFBIG)
-                                        return violation(r, "%" PRIu64 " bytes of data, more than the %" PRIu64
-                                                            " left of MCP_EXEC_MAX_RESULT_BYTES",
-                                                         r->frame.data_len, left);
+                                        return violation(r, "a frame of more data than any limit allows");
                                 if (k < 0)
                                         return violation(r, "bytes that are not a result frame");
                                 r->data_total += r->frame.data_len;

@@ -17,17 +17,20 @@
  *   FILE     {"path":"/tmp/outputs/…"}; data: the file
  *   SKIPPED  {"path":…} or {"source":"figure","index":N}, with "reason" (text,
  *            cut to RESULT_REASON_MAX) and optionally "bytes":N; or a summary
- *            without path or figure, {"reason":…,"count":N}, for N outputs
- *            not named one by one
+ *            without a file's path (none, or "/tmp/outputs" itself),
+ *            {"reason":…,"count":N}, for N outputs not named one by one (0:
+ *            an unknown number)
  *   END      nothing follows
- * A path is the file's absolute path under /tmp/outputs/, its bytes as they
- * are (a JSON string; json-c passes bytes that are not UTF-8 through). What
- * is an image is decided here by the extension (png, jpg, jpeg, gif, webp),
- * whichever frame type carried it. Per run at most MCP_EXEC_MAX_IMAGES +
- * MCP_EXEC_MAX_FILES_OUT IMAGE and FILE frames, together carrying at most
- * MCP_EXEC_MAX_RESULT_BYTES of data, and RESULT_SKIPPED_FRAMES_MAX SKIPPED
- * frames; anything else is a violation: reading stops, what was complete is
- * kept, and the error says what happened. */
+ * "source" may be "file" on FILE and SKIPPED frames too. A path is the
+ * file's absolute path under /tmp/outputs/, its bytes as they are (a JSON
+ * string; json-c passes bytes that are not UTF-8 through). What is an image
+ * is decided here by the extension (png, jpg, jpeg, gif, webp), whichever
+ * frame type carried it; SVG is a file. Outputs past this side's limits
+ * (the launcher may have been configured otherwise) are read and dropped and
+ * said so; only what no configuration allows is a violation: more than
+ * RESULT_FRAMES_MAX frames, more than RESULT_DRAIN_MAX bytes of data, or
+ * frames that do not parse. Reading then stops, what was complete is kept,
+ * and the error says what happened. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,8 +42,11 @@
 #define RESULT_OUTPUTS_DIR "/tmp/outputs/"
 #define RESULT_PATH_MAX 4096U
 #define RESULT_REASON_MAX 200U
-#define RESULT_SKIPPED_FRAMES_MAX 256U
-/* Left-out items named in the result; more are only counted. */
+/* Frames of one run: a launcher caps its own listing far below. */
+#define RESULT_FRAMES_MAX 4096U
+/* Data read at all, kept or dropped: as much as any configuration allows. */
+#define RESULT_DRAIN_MAX (UINT64_C(64) << 20)
+/* Left-out items named in the result beyond the returned ones; more are only counted. */
 #define RESULT_SKIPPED_LISTED_MAX 32U
 
 typedef struct ResultLimits {
@@ -94,10 +100,11 @@ typedef struct ResultReader {
         /* What came. */
         ResultItem *items;              /* in the order they came */
         size_t n_items;
-        uint64_t n_images, n_files;     /* counted against the limits */
-        unsigned n_data_frames, n_skipped_frames;
-        uint64_t data_total;
+        uint64_t n_images, n_files;     /* returned, counted against the limits */
+        unsigned n_frames, n_data_frames, n_listed_left_out;
+        uint64_t data_kept, data_total; /* bytes kept for returned items; all bytes read */
         uint64_t unlisted;              /* outputs left out and not named */
+        bool unlisted_more;             /* and an unknown number more */
         char *unlisted_reason;          /* the first reason given for them */
         bool have_status, have_info, ended;
         int exit_code;                  /* from STATUS: -1 when a signal ended the program */

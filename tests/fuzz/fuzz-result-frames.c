@@ -3,8 +3,8 @@
  * Byte 0 picks the chunk size the bytes arrive in (1..256) and byte 1 the
  * limits; the rest is the channel, fed to the result reader (frames, meta,
  * image and path checks), then the items become a CallToolResult as the
- * exec tool builds it. Checks: what is returned respects every limit and
- * is what it says (images probe as their type within the bounds, text is
+ * exec tool builds it. Checks: what is returned respects every limit, the
+ * listing and the bytes read stay bounded, and what is returned is what it says (images probe as their type within the bounds, text is
  * UTF-8), the reply stays under TOOL_EXEC_REPLY_MAX, nothing leaks. */
 
 #include <stdint.h>
@@ -63,8 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* One way to end, or two: END, then bytes after it. */
         if ((r.ended + r.lost + !!r.error != 1) && !(r.ended && r.error && !r.lost))
                 abort();
-        if (r.data_total > limits.max_result_bytes || r.n_data_frames > limits.max_images + limits.max_files ||
-            r.n_skipped_frames > RESULT_SKIPPED_FRAMES_MAX)
+        if (r.data_kept > limits.max_result_bytes || r.data_total > RESULT_DRAIN_MAX || r.n_frames > RESULT_FRAMES_MAX + 1 ||
+            r.n_items > limits.max_images + limits.max_files + RESULT_SKIPPED_LISTED_MAX + limits.max_images)
                 abort();
 
         for (size_t i = 0; i < r.n_items; i++) {
@@ -104,6 +104,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         res.outputs_lost = r.lost;
         res.outputs_error = r.error;
         res.outputs_unlisted = r.unlisted;
+        res.outputs_unlisted_more = r.unlisted_more;
         res.outputs_unlisted_reason = r.unlisted_reason;
         for (int v = 0; v < 2; v++) {
                 json_object *reply = tool_exec_result(&config, &res, mcp_revision_find(v ? "2025-11-25" : "2024-11-05"));

@@ -663,6 +663,22 @@ TEST(test_result_channel_notes) {
                 ASSERT_CONTAINS(json_get_string(block(res, 1), "text"),
                                 "launcher ended without finishing its report: figures and files may be missing");
         }
+        r.outputs_lost = false;
+        r.outputs_unlisted_more = true;
+        r.outputs_unlisted_reason = (char *) "too many entries";
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                ASSERT_CONTAINS(json_get_string(block(res, 1), "text"),
+                                "More outputs were left out in the sandbox and are not listed (too many entries)");
+        }
+        r.outputs_unlisted = 40;
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                ASSERT_CONTAINS(json_get_string(block(res, 1), "text"), "At least 40 more outputs were left out");
+        }
+        r.outputs_unlisted = 0;
+        r.outputs_unlisted_more = false;
+        r.outputs_lost = true;
         r.timed_out = true;
         {
                 _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);

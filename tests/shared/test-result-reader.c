@@ -201,22 +201,17 @@ TEST(test_hostile_frames) {
         expect_violation(&b, NULL, "not a result frame");
         frame_buf_done(&b);
 
-        /* A terabyte claimed: refused at the header, nothing allocated. */
+        /* A terabyte claimed: refused at the header, nothing allocated or read. */
         frame_put_raw(&b, RESULT_FRAME_FILE, 0, UINT64_C(1) << 40, NULL, 0, NULL, 0);
         b.data[8] = 2;  /* meta length 2, so the header passes the END check */
-        expect_violation(&b, NULL, "MCP_EXEC_MAX_RESULT_BYTES");
+        expect_violation(&b, NULL, "more data than any limit allows");
         frame_buf_done(&b);
         frame_put_raw(&b, RESULT_FRAME_FILE, 29, UINT64_MAX, "{\"path\":\"/tmp/outputs/x\"}", 25, NULL, 0);
-        expect_violation(&b, NULL, "MCP_EXEC_MAX_RESULT_BYTES");
+        expect_violation(&b, NULL, "more data than any limit allows");
         frame_buf_done(&b);
-        /* Within each frame, but together past the total. */
-        {
-                static uint8_t block[1500];
-                for (int i = 0; i < 3; i++)
-                        frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/x\"}", block, sizeof block);
-                expect_violation(&b, NULL, "left of MCP_EXEC_MAX_RESULT_BYTES");
-                frame_buf_done(&b);
-        }
+        frame_put_raw(&b, RESULT_FRAME_FILE, 25, RESULT_DRAIN_MAX + 1, "{\"path\":\"/tmp/outputs/x\"}", 25, NULL, 0);
+        expect_violation(&b, NULL, "more data than any limit allows");
+        frame_buf_done(&b);
 
         /* Meta that is not one JSON object. */
         static const char *const bad_meta[] = {
@@ -259,6 +254,9 @@ TEST(test_hostile_frames) {
                 frame_put(&b, RESULT_FRAME_FILE, meta, "x", 1);
                 expect_violation(&b, NULL, "not a file under /tmp/outputs/");
                 frame_buf_done(&b);
+                /* A summary may name the directory itself. */
+                if (streq(bad_paths[i], "/tmp/outputs"))
+                        continue;
                 (void) snprintf(meta, sizeof meta, "{\"path\":\"%s\",\"reason\":\"r\"}", bad_paths[i]);
                 frame_put(&b, RESULT_FRAME_SKIPPED, meta, NULL, 0);
                 expect_violation(&b, NULL, "not a file under /tmp/outputs/");
@@ -288,12 +286,12 @@ TEST(test_hostile_frames) {
         expect_violation(&b, NULL, "unknown source");
         frame_buf_done(&b);
         frame_put(&b, RESULT_FRAME_FILE, "{\"source\":\"figure\",\"index\":1}", png_3x2, sizeof png_3x2);
-        expect_violation(&b, NULL, "FILE frame with a source");
+        expect_violation(&b, NULL, "FILE frame with a source other than file");
         frame_buf_done(&b);
         frame_put(&b, RESULT_FRAME_SKIPPED, "{\"path\":\"/tmp/outputs/x\"}", NULL, 0);
         expect_violation(&b, NULL, "without a reason");
         frame_buf_done(&b);
-        frame_put(&b, RESULT_FRAME_SKIPPED, "{\"reason\":\"x\",\"count\":0}", NULL, 0);
+        frame_put(&b, RESULT_FRAME_SKIPPED, "{\"reason\":\"x\",\"count\":-1}", NULL, 0);
         expect_violation(&b, NULL, "bad count");
         frame_buf_done(&b);
         /* Data where the type has none. */
@@ -302,25 +300,72 @@ TEST(test_hostile_frames) {
         frame_buf_done(&b);
 }
 
-/* A flood of frames ends at the limits, with the channel closed on it. */
+/* A flood of frames ends at RESULT_FRAMES_MAX, with the channel closed on
+ * it; outputs past this side's limits are read, dropped and counted. */
 TEST(test_floods) {
         FrameBuf b = {};
+        ResultReader r;
 
-        for (unsigned i = 0; i <= RESULT_SKIPPED_FRAMES_MAX; i++)
+        for (unsigned i = 0; i <= RESULT_FRAMES_MAX; i++)
                 frame_put(&b, RESULT_FRAME_SKIPPED, "{\"path\":\"/tmp/outputs/f\",\"reason\":\"too many files\"}", NULL,
                           0);
-        expect_violation(&b, NULL, "more than 256 SKIPPED");
+        expect_violation(&b, NULL, "more than 4096 frames");
         frame_buf_done(&b);
 
-        for (unsigned i = 0; i <= limits.max_images + limits.max_files; i++)
+        /* 100 figures and 100 files for limits of 3 and 3: 6 returned, 32 named left out, the rest counted. */
+        for (unsigned i = 0; i < 100; i++) {
                 frame_put(&b, RESULT_FRAME_IMAGE, "{\"source\":\"figure\",\"index\":1}", png_3x2, sizeof png_3x2);
-        expect_violation(&b, NULL, "more outputs than");
+                frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/e\",\"source\":\"file\"}", "x", 1);
+        }
+        frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
+        result_reader_init(&r, &limits);
+        ASSERT_EQ_INT(feed(&r, &b, 0), 1);
+        ASSERT_TRUE(!r.error);
+        ASSERT_EQ_INT(r.n_items, 6 + RESULT_SKIPPED_LISTED_MAX);
+        ASSERT_EQ_U64(r.unlisted, 200 - 6 - RESULT_SKIPPED_LISTED_MAX);
+        ASSERT_STREQ(r.unlisted_reason, "over MCP_EXEC_MAX_IMAGES (3)");
+        ASSERT_EQ_U64(r.n_images, 3);
+        ASSERT_EQ_U64(r.n_files, 3);
+        ASSERT_TRUE(r.data_kept == 3 * sizeof png_3x2 + 3);
+        for (size_t i = 0; i < r.n_items; i++)
+                ASSERT_EQ_INT(!r.items[i].reason, i < 6);
+        result_reader_done(&r);
         frame_buf_done(&b);
 
-        /* Empty frames cost nothing in data, but still count. */
-        for (unsigned i = 0; i <= limits.max_images + limits.max_files; i++)
-                frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/e\"}", NULL, 0);
-        expect_violation(&b, NULL, "more outputs than");
+        /* Within each frame, but together past MCP_EXEC_MAX_RESULT_BYTES: left out, read on. */
+        {
+                static uint8_t block[1500];
+                for (int i = 0; i < 3; i++)
+                        frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/x\"}", block, sizeof block);
+                frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/y\"}", "1", 1);
+                frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
+                result_reader_init(&r, &limits);
+                ASSERT_EQ_INT(feed(&r, &b, 100), 1);
+                ASSERT_EQ_INT(r.n_items, 4);
+                ASSERT_TRUE(!item(&r, 0)->reason && !item(&r, 1)->reason && !item(&r, 3)->reason);
+                ASSERT_STREQ(item(&r, 2)->reason, "over MCP_EXEC_MAX_RESULT_BYTES (4 KiB) with what came before");
+                ASSERT_EQ_U64(item(&r, 2)->bytes, sizeof block);
+                ASSERT_EQ_U64(r.data_kept, 2 * sizeof block + 1);
+                result_reader_done(&r);
+                frame_buf_done(&b);
+        }
+
+        /* As the launcher summarizes: the directory itself, and an unknown number. */
+        frame_put(&b, RESULT_FRAME_SKIPPED,
+                  "{\"source\":\"file\",\"path\":\"/tmp/outputs\",\"reason\":\"more files skipped than listed\","
+                  "\"count\":40}", NULL, 0);
+        frame_put(&b, RESULT_FRAME_SKIPPED,
+                  "{\"source\":\"file\",\"path\":\"/tmp/outputs\",\"reason\":\"too many entries\",\"count\":0}",
+                  NULL, 0);
+        frame_put(&b, RESULT_FRAME_SKIPPED, "{\"source\":\"file\",\"reason\":\"its name is not valid UTF-8\"}", NULL, 0);
+        frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
+        result_reader_init(&r, &limits);
+        ASSERT_EQ_INT(feed(&r, &b, 0), 1);
+        ASSERT_EQ_INT(r.n_items, 0);
+        ASSERT_EQ_U64(r.unlisted, 41);
+        ASSERT_TRUE(r.unlisted_more);
+        ASSERT_STREQ(r.unlisted_reason, "more files skipped than listed");
+        result_reader_done(&r);
         frame_buf_done(&b);
 }
 
