@@ -71,6 +71,7 @@ static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
                 }
                 json_object_object_add(o, "outputs", a);
                 json_object_object_add(o, "outputs_unlisted", json_object_new_int64((int64_t) r->outputs_unlisted));
+                json_object_object_add(o, "outputs_unlisted_more", json_object_new_boolean(r->outputs_unlisted_more));
                 json_object_object_add(o, "outputs_lost", json_object_new_boolean(r->outputs_lost));
                 json_object_object_add(o, "outputs_error", r->outputs_error ? json_object_new_string(r->outputs_error) : NULL);
                 json_object_object_add(o, "have_status", json_object_new_boolean(r->have_status));
