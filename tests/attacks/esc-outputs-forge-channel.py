@@ -1,18 +1,40 @@
-# attack: forge the result channel: write result frames (a PNG figure) to every fd the program may hold and to stdout, and open the launcher's fds through /proc/PPID/fd for writing
-# expect: the program holds no end of the channel and cannot open the launcher's: no image comes back (the program makes no figure), the frame printed to stdout stays text in stdout
-# check: r.exit_code === 0 && !r.stdout.includes('ESCAPED') && (r.stdout.match(/^BLOCKED /gm) || []).length >= 1
-# check: r.images.length === 0 && res.content.every(c => c.type === 'text') && r.stdout.includes('MCPR')
-import base64, errno, json, os, struct
+# attack: forge the result channel: write result frames (a PNG figure) to every fd the program holds and to stdout, open the launcher's fds through /proc/PPID/fd for writing, and hand the launcher's figure socket (if the program holds one) a FIFO and an oversized memfd as figures
+# expect: the program holds no end of the channel and cannot open the launcher's; raw frames on any socket it holds are not taken for figures, a FIFO handed over does not hang collection, an oversized one is not read; no image comes back and the frame printed to stdout stays text
+# timeout: 20
+# check: r.exit_code === 0 && !r.timed_out && !r.stdout.includes('ESCAPED') && (r.stdout.match(/^BLOCKED /gm) || []).length >= 1
+# check: r.images.every(i => !i.returned) && res.content.every(c => c.type === 'text') && r.stdout.includes('MCPR')
+import base64, errno, json, os, socket, stat, struct
 
 png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAFUlEQVR4nGM8IafBwcDAwDATE9jYAQAT2AESWOyqfwAAAABJRU5ErkJggg==")
 meta = json.dumps({"source": "figure", "index": 1}).encode()
 frame = b"MCPR\x02\0\0\0" + struct.pack("<IQ", len(meta), len(png)) + meta + png + b"MCPR\x06\0\0\0" + bytes(12)
-forged = 0
 for fd in range(3, 1024):
     try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        continue
+    target = os.readlink("/proc/self/fd/%d" % fd)
+    if stat.S_ISSOCK(mode):
+        # The interpreter's figure hand-over: raw bytes, a FIFO and a huge memfd as "figures".
+        s = socket.socket(fileno=os.dup(fd))
+        try:
+            s.send(frame)
+            os.mkfifo("/tmp/fig.fifo")
+            rfd = os.open("/tmp/fig.fifo", os.O_RDONLY | os.O_NONBLOCK)
+            big = os.memfd_create("big")
+            try:
+                os.ftruncate(big, 1 << 40)
+            except OSError as e:
+                os.ftruncate(big, 60 << 20)
+            socket.send_fds(s, [b"fig"], [rfd])
+            socket.send_fds(s, [b"fig"], [big])
+            print("INFO fd %d (%s): sent a raw frame, a FIFO and a %d-byte memfd as figures" % (fd, target, os.fstat(big).st_size))
+        except OSError as e:
+            print("BLOCKED the socket at fd %d: %s" % (fd, errno.errorcode.get(e.errno, e.errno)))
+        continue
+    try:
         os.write(fd, frame)
-        forged += 1
-        print("ESCAPED wrote a frame to fd %d (%s)" % (fd, os.readlink("/proc/self/fd/%d" % fd)))
+        print("ESCAPED wrote a frame to fd %d (%s)" % (fd, target))
     except OSError:
         pass
 ppid = os.getppid()
