@@ -10,6 +10,10 @@ pkgs=(meson ninja-build gcc pkg-config libsystemd-dev libmicrohttpd-dev libjson-
 # The README's commands: `sudo ...` (so they work from a root shell as typed by a
 # sudo user), the token from `openssl rand`, the HTTP call with curl.
 pkgs+=(sudo openssl curl)
+# The data stack the package Recommends (apt installs recommends by default, so
+# a source install matches a package install): the warm pool preloads it and
+# figures come back from matplotlib.
+pkgs+=(python3-numpy python3-pandas python3-matplotlib python3-pil python3-yaml python3-jinja2)
 case ${1-} in
 --box | --test)
     # tests/box/box: unshare, nsenter, setpriv (util-linux), ip (iproute2).

@@ -14,11 +14,24 @@
 
 typedef struct Discovery Discovery;
 
-/* info is {"python": "3.11.2", "modules": [...]} or NULL if discovery failed;
- * the callee takes a reference if it wants to keep it. */
+/* info is {"python": "3.11.2", "modules": [...], "path": [sys.path],
+ * "mpl_fontlist": {"name", "data"} (when matplotlib is installed)} or NULL if
+ * discovery failed; the callee takes a reference if it wants to keep it. */
 typedef void (*discovery_done_t)(json_object *info, void *userdata);
 
 int discovery_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, discovery_done_t done, void *userdata,
                     Discovery **ret);
 Discovery *discovery_free(Discovery *d);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Discovery *, discovery_free);
+
+/* The result of an earlier discovery kept in dir, if neither the interpreter
+ * nor any directory of its path changed since (a package was installed,
+ * upgraded or removed): then the broker need not run one at every start. */
+json_object *discovery_cache_load(const char *dir, const char *python);
+/* Keeps info in dir; its matplotlib font cache goes into a file of its own
+ * there (info's "mpl_fontlist" is then its name). */
+int discovery_cache_store(const char *dir, const char *python, json_object *info);
+
+/* What a discovery depends on, as one string: the interpreter's inode, size
+ * and mtime, and the mtime of each directory in paths (its sys.path). */
+char *discovery_stamp(const char *python, json_object *paths);

@@ -31,6 +31,7 @@
 #include "macro.h"
 #include "main-func.h"
 #include "parse-util.h"
+#include "pool.h"
 #include "probe.h"
 #include "run.h"
 #include "broker-proto.h"
@@ -39,6 +40,12 @@
 
 #define FRONTEND_USER "mcp-exec"
 #define REQUEST_TIMEOUT_USEC (10 * USEC_PER_SEC)
+/* A cold run's RuntimeMaxSec= is its timeout; our own deadline follows a
+ * little later, as a backstop. A warm run's timeout is ours alone. */
+#define COLD_DEADLINE_SLACK_USEC (5 * USEC_PER_SEC)
+/* Preloaded when MCP_EXEC_PRELOAD is unset: the data stack the Go server's
+ * image shipped, those of it that are installed. */
+#define PRELOAD_DEFAULT "numpy,pandas,matplotlib,matplotlib.pyplot,PIL,PIL.Image,yaml,jinja2"
 
 typedef struct Server Server;
 
@@ -56,7 +63,12 @@ struct Client {
         /* Waiting for a free slot, in arrival order (its pipes kept meanwhile). */
         LIST_FIELDS(Client, wait);
         bool waiting;
-        int wait_fds[3];
+        /* The caller's stdin, stdout, stderr and maybe result channel, until
+         * they are handed to the launcher. */
+        int run_fds[BROKER_MAX_FDS];
+        size_t n_run_fds;
+        int control;                    /* ours of the launcher's control socket */
+        bool handed_off, warm;
         bool info_pending;              /* answered once the sandbox is known */
         uint64_t timeout_s;
         char tag[65];
@@ -84,11 +96,19 @@ struct Server {
         int probe_state;                /* 0 pending, 1 passed, -1 failed */
         char *probe_failure;
         uint64_t idle_usec;
+        Pool *pool;
+        char *preload;                  /* what warm units import: MCP_EXEC_PRELOAD, or the default, installed */
+        char *mpl_cache;                /* the matplotlib font cache discovery made, or NULL */
+        char *stamp;                    /* what the discovery depended on (discovery_stamp()) */
+        sd_event_source *reload_timer;  /* looks for daemon-reload while there is a pool */
+        sd_bus_slot *slot_reload;
+        uint64_t units_loaded;          /* the manager's UnitsLoadTimestampMonotonic */
 };
 
 static const char *arg_listen;
 static uint64_t arg_idle_sec = 30;
 static const char *arg_launcher = LIBEXECDIR "/mcp-exec-launch";
+static const char *arg_bootstrap = LIBEXECDIR "/mcp-exec-bootstrap.py";
 
 static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
         assert(s);
@@ -96,6 +116,8 @@ static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
 
         *ret = (SandboxSpec) {
                 .launcher = arg_launcher,
+                .bootstrap = arg_bootstrap,
+                .mpl_cache = s->mpl_cache,
                 .tmpfs_helper = LIBEXECDIR "/mcp-exec-tmpfs",
                 .python = s->python,
                 .max_code_bytes = s->config.max_code_bytes,
@@ -112,11 +134,33 @@ static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
 
 static void server_update_idle(Server *s);
 
+/* A warm unit: the preload, room for what it took (the pool lowers the limit
+ * to MemoryMax= plus that once it is ready), and a cap on its whole life. */
+static void server_fill_warm_spec(void *userdata, SandboxSpec *ret) {
+        Server *s = userdata;
+
+        server_fill_spec(s, s->config.pool_idle_s + s->config.max_timeout_s + 60, ret);
+        ret->preload = s->preload;
+        ret->memory_max = s->config.memory_max + (UINT64_C(512) << 20);
+        ret->description = SANDBOX_DESCRIPTION_WARM;
+}
+
+static void server_update_pool(Server *s) {
+        /* Saturated: no warm unit's imports may take CPU from the runs. */
+        pool_set_busy(s->pool, s->n_runs >= s->config.max_concurrent || s->wait_list);
+}
+
 static void server_slot_freed(Server *s) {
         assert(s);
 
         if (s->wait_list && s->dispatch)
                 (void) sd_event_source_set_enabled(s->dispatch, SD_EVENT_ONESHOT);
+}
+
+static void client_close_run_fds(Client *c) {
+        for (size_t i = 0; i < c->n_run_fds; i++)
+                c->run_fds[i] = safe_close(c->run_fds[i]);
+        c->n_run_fds = 0;
 }
 
 static void client_unwait(Client *c) {
@@ -126,8 +170,6 @@ static void client_unwait(Client *c) {
                 return;
         LIST_REMOVE(wait, c->server->wait_list, c);
         c->waiting = false;
-        for (size_t i = 0; i < 3; i++)
-                c->wait_fds[i] = safe_close(c->wait_fds[i]);
 }
 
 static Client *client_free(Client *c) {
@@ -137,8 +179,10 @@ static Client *client_free(Client *c) {
                 return NULL;
         s = c->server;
         client_unwait(c);
+        client_close_run_fds(c);
         /* run_free() stops a live unit; its last reference goes with it. */
         c->run = run_free(c->run);
+        c->control = safe_close(c->control);
         if (c->counted) {
                 s->n_runs--;
                 server_slot_freed(s);
@@ -150,6 +194,7 @@ static Client *client_free(Client *c) {
         s->n_clients--;
         free(c);
         server_update_idle(s);
+        server_update_pool(s);
         return NULL;
 }
 
@@ -173,16 +218,62 @@ static int client_send_error(Client *c, BrokerError error, const char *message) 
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Client *, client_free);
 
-static void on_run_started(Run *run, void *userdata) {
+static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
         Client *c = userdata;
-        _cleanup_json_ json_object *j = json_object_new_object();
 
-        if (!j || c->gone)
+        c->timer = sd_event_source_disable_unref(c->timer);
+        if (c->run)
+                (void) run_expire(c->run);
+        return 0;
+}
+
+/* The caller's run goes to the launcher, once the unit runs (and its OOM
+ * watch is in place) and the self-check passed: its stdin, stdout, stderr
+ * and result channel, and the limits of what comes back. From then on the
+ * run's time counts. */
+static void client_try_handoff(Client *c) {
+        _cleanup_json_ json_object *msg = NULL, *limits = NULL, *started = NULL;
+        Server *s = c->server;
+        uint64_t deadline;
+        int r;
+
+        if (c->handed_off || !c->run || c->server->probe_state <= 0 || !run_is_started(c->run) || c->gone)
                 return;
-        json_object_object_add(j, "event", json_object_new_string("started"));
-        json_object_object_add(j, "run_id", json_object_new_string(run_id(run)));
-        json_object_object_add(j, "unit", json_object_new_string(run_unit(run)));
-        (void) broker_send(c->fd, j, NULL, 0);
+        msg = json_object_new_object();
+        limits = json_object_new_object();
+        started = json_object_new_object();
+        if (!msg || !limits || !started)
+                return (void) run_cancel(c->run);
+        /* Empty: the launcher's defaults (launch-collect.h) until the
+         * result limits are configurable. */
+        json_object_object_add(msg, "op", json_object_new_string("run"));
+        json_object_object_add(msg, "limits", TAKE_PTR(limits));
+        r = broker_send(c->control, msg, c->run_fds, c->n_run_fds);
+        client_close_run_fds(c);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot hand run %s to its launcher: %m", run_id(c->run));
+                (void) run_cancel(c->run);
+                return;
+        }
+        c->handed_off = true;
+        run_handed_off(c->run);
+
+        deadline = c->timeout_s * USEC_PER_SEC + (c->warm ? 0 : COLD_DEADLINE_SLACK_USEC);
+        c->timer = sd_event_source_disable_unref(c->timer);
+        if (sd_event_add_time_relative(s->event, &c->timer, CLOCK_MONOTONIC, deadline, 10 * USEC_PER_MSEC,
+                                       on_deadline, c) < 0)
+                log_warning("Cannot arm the deadline of run %s; systemd's RuntimeMaxSec= still ends it.",
+                            run_id(c->run));
+
+        json_object_object_add(started, "event", json_object_new_string("started"));
+        json_object_object_add(started, "run_id", json_object_new_string(run_id(c->run)));
+        json_object_object_add(started, "unit", json_object_new_string(run_unit(c->run)));
+        json_object_object_add(started, "warm", json_object_new_boolean(c->warm));
+        (void) broker_send(c->fd, started, NULL, 0);
+}
+
+static void on_run_started(Run *run, void *userdata) {
+        client_try_handoff(userdata);
 }
 
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
@@ -212,7 +303,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_OOM_KILLED=%i", res->oom_killed,
                    "MCP_CANCELLED=%i", res->cancelled,
                    "MCP_DURATION_MS=%" PRIu64, res->duration_usec / 1000,
-                   "MCP_CPU_MS=%s", cpu);
+                   "MCP_CPU_MS=%s", cpu,
+                   "MCP_WARM=%i", c->warm);
 
         if (!c->gone) {
                 if (res->error)
@@ -231,6 +323,7 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                         json_object_object_add(j, "memory_peak_bytes", res->memory_peak == UINT64_MAX ? NULL :
                                                json_object_new_int64((int64_t) res->memory_peak));
                         json_object_object_add(j, "result", json_object_new_string(res->unit_result ?: ""));
+                        json_object_object_add(j, "warm", json_object_new_boolean(c->warm));
                         (void) broker_send(c->fd, j, NULL, 0);
                 }
         }
@@ -278,34 +371,84 @@ static void client_handle_info(Client *c) {
                 json_object_object_add(j, "python_version", json_object_get(v));
         if ((v = json_get(s->sandbox_info, "modules")))
                 json_object_object_add(j, "modules", json_object_get(v));
+        json_object_object_add(j, "pool_size", json_object_new_int64((int64_t) (pool_broken(s->pool) ? 0 : s->config.pool_size)));
+        json_object_object_add(j, "pool_ready", json_object_new_int64((int64_t) pool_n_ready(s->pool)));
+        json_object_object_add(j, "pool_hits", json_object_new_int64((int64_t) pool_n_hits(s->pool)));
+        if ((v = pool_preloaded(s->pool)))
+                json_object_object_add(j, "preloaded", json_object_get(v));
+        /* Runs take a fourth fd, the launcher's result channel. */
+        json_object_object_add(j, "result_channel", json_object_new_boolean(true));
         (void) broker_send(c->fd, j, NULL, 0);
 }
 
-static int client_start_run(Client *c, int fds[3]) {
+static void on_discovery_done(json_object *info, void *userdata);
+
+/* Warm units imported what was installed when they started: after a package
+ * was installed, upgraded or removed, none of them may serve (no stale numpy
+ * after an upgrade). Cheap: a stat() of the interpreter and each directory of
+ * its path, before each run. */
+static void server_check_packages(Server *s) {
+        _cleanup_free_ char *now = NULL;
+        SandboxSpec spec;
+
+        if (!s->pool || !s->stamp || s->discovering)
+                return;
+        now = discovery_stamp(s->python, json_get(s->sandbox_info, "path"));
+        if (!now || streq(now, s->stamp))
+                return;
+        log_struct(LOG_NOTICE, "MESSAGE=Python or its packages changed; replacing the warm units and discovering again.",
+                   "MCP_POOL=%s", "recycled");
+        free(s->stamp);
+        s->stamp = TAKE_PTR(now);
+        pool_recycle(s->pool);
+        server_fill_spec(s, 60, &spec);
+        spec.mpl_cache = NULL;
+        if (discovery_start(s->event, s->bus, &spec, on_discovery_done, s, &s->discovery) >= 0)
+                s->discovering = true;
+}
+
+/* A warm unit if one is ready, else a cold one; the run is handed over as
+ * soon as the unit runs and the self-check passed. */
+static int client_start_run(Client *c) {
+        _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         SandboxSpec spec;
         Server *s;
         int r;
 
         assert(c);
-        assert(fds);
 
         s = c->server;
-        server_fill_spec(s, c->timeout_s, &spec);
-        r = run_start(s->bus, &spec, fds[0], fds[1], fds[2], on_run_started, on_run_done, c, &c->run);
-        if (r < 0) {
-                log_error_errno(r, "Failed to start a run: %m");
-                return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a sandbox unit");
+        server_check_packages(s);
+        if (pool_take(s->pool, &c->run, &c->control) >= 0) {
+                c->warm = true;
+                run_set_callbacks(c->run, on_run_started, on_run_done, c);
+        } else {
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
+                        r = negative_errno();
+                else {
+                        server_fill_spec(s, c->timeout_s, &spec);
+                        r = run_start(s->bus, &spec, sp[1], on_run_started, on_run_done, c, &c->run);
+                }
+                if (r < 0) {
+                        log_error_errno(r, "Failed to start a run: %m");
+                        return client_send_error(c, BROKER_ERROR_START_FAILED,
+                                                 "could not ask systemd for a sandbox unit");
+                }
+                c->control = TAKE_FD(sp[0]);
         }
         s->n_runs++;
         c->counted = true;
         c->timer = sd_event_source_disable_unref(c->timer);
+        server_update_pool(s);
         log_struct(LOG_INFO, "MESSAGE=Run %s requested", run_id(c->run),
                    "MCP_RUN_ID=%s", run_id(c->run),
                    "MCP_UNIT=%s", run_unit(c->run),
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_TAG=%s", c->tag,
-                   "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s);
+                   "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s,
+                   "MCP_WARM=%i", c->warm);
+        client_try_handoff(c);
         return 0;
 }
 
@@ -316,24 +459,21 @@ static int on_dispatch(sd_event_source *es, void *userdata) {
 
         while (s->wait_list && s->n_runs < s->config.max_concurrent) {
                 Client *c = s->wait_list;
-                int fds[3] = { c->wait_fds[0], c->wait_fds[1], c->wait_fds[2] };
 
-                c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
                 client_unwait(c);
                 if (s->probe_state < 0)
                         (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
                                                  s->probe_failure ?: "the sandbox self-check failed");
                 else
-                        (void) client_start_run(c, fds);
-                for (size_t i = 0; i < 3; i++)
-                        safe_close(fds[i]);
+                        (void) client_start_run(c);
                 if (!c->run)
                         client_free(c);
         }
+        server_update_pool(s);
         return 0;
 }
 
-static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_fds) {
+static int client_handle_run(Client *c, json_object *req, int fds[], size_t n_fds) {
         const char *tag;
         json_object *v;
         Server *s;
@@ -343,8 +483,13 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
         assert(fds);
 
         s = c->server;
-        if (n_fds != 3 || !fd_is_stream(fds[0]) || !fd_is_stream(fds[1]) || !fd_is_stream(fds[2]))
-                return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "a run needs three pipe or socket fds: stdin, stdout, stderr");
+        if (n_fds < 3 || n_fds > 4)
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
+                                         "a run needs three or four pipe or socket fds: stdin, stdout, stderr "
+                                         "and the result channel");
+        for (size_t i = 0; i < n_fds; i++)
+                if (!fd_is_stream(fds[i]))
+                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "a run's fds must be pipes or sockets");
 
         c->timeout_s = s->config.default_timeout_s;
         if (json_object_object_get_ex(req, "timeout_s", &v)) {
@@ -365,21 +510,23 @@ static int client_handle_run(Client *c, json_object *req, int fds[3], size_t n_f
 
         if (s->probe_state < 0)
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, s->probe_failure ?: "the sandbox self-check failed");
+        for (size_t i = 0; i < n_fds; i++) {
+                c->run_fds[i] = fds[i];
+                fds[i] = -EBADF;
+        }
+        c->n_run_fds = n_fds;
         if (s->n_runs >= s->config.max_concurrent || s->wait_list) {
                 /* Both front ends (and root) share the slots: wait in line
                  * rather than refuse, so that neither starves the other. The
                  * line is bounded by the connection limit; its caller's own
                  * timeout covers the wait, and hanging up leaves the line. */
-                for (size_t i = 0; i < 3; i++) {
-                        c->wait_fds[i] = fds[i];
-                        fds[i] = -EBADF;
-                }
                 c->waiting = true;
                 LIST_APPEND(wait, s->wait_list, c);
                 c->timer = sd_event_source_disable_unref(c->timer);
+                server_update_pool(s);
                 return 0;
         }
-        return client_start_run(c, fds);
+        return client_start_run(c);
 }
 
 static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
@@ -490,8 +637,9 @@ static int client_new(Server *s, int fd, pid_t pid, uid_t uid) {
         if (!c)
                 return -ENOMEM;
         c->server = s;
-        c->fd = -EBADF;
-        c->wait_fds[0] = c->wait_fds[1] = c->wait_fds[2] = -EBADF;
+        c->fd = c->control = -EBADF;
+        for (size_t i = 0; i < ELEMENTSOF(c->run_fds); i++)
+                c->run_fds[i] = -EBADF;
         c->pid = pid;
         c->uid = uid;
         LIST_PREPEND(clients, s->clients, c);
@@ -554,7 +702,8 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
 
         if (s->n_clients > 0 || s->n_runs > 0)
                 return 0;
-        log_info("Idle for %" PRIu64 " s, exiting; socket activation starts us again.", arg_idle_sec);
+        /* The warm units go with us (BindsTo=): the next start refills. */
+        log_info("Idle for %" PRIu64 " s, exiting; socket activation starts us again.", s->idle_usec / USEC_PER_SEC);
         (void) sd_notify(false, "STOPPING=1");
         return sd_event_exit(s->event, 0);
 }
@@ -586,49 +735,146 @@ static void server_answer_pending_info(Server *s) {
                         client_handle_info(c);
 }
 
+static void on_pool_ready(void *userdata) {
+        Server *s = userdata;
+        /* "info" says which modules warm units preload. */
+        server_answer_pending_info(s);
+}
+
+/* What warm units preload: MCP_EXEC_PRELOAD, or the default; only modules
+ * that are installed or in the standard library (a missing one would fail in
+ * every warm unit). */
+static char *server_preload(Server *s) {
+        _cleanup_free_ char *want = strdup(s->config.preload ?: PRELOAD_DEFAULT), *out = NULL;
+        json_object *lists[] = { json_get(s->sandbox_info, "modules"), json_get(s->sandbox_info, "stdlib") };
+        char *save = NULL;
+        size_t len = 0;
+
+        if (!want)
+                return NULL;
+        for (char *m = strtok_r(want, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+                size_t top = strcspn(m, ".");
+                bool installed = false;
+
+                for (size_t l = 0; l < ELEMENTSOF(lists) && !installed; l++)
+                        for (size_t i = 0; json_object_is_type(lists[l], json_type_array) &&
+                                           i < json_object_array_length(lists[l]); i++) {
+                                const char *name = json_object_get_string(json_object_array_get_idx(lists[l], i));
+                                if (name && strlen(name) == top && strneq(name, m, top)) {
+                                        installed = true;
+                                        break;
+                                }
+                        }
+                if (!installed) {
+                        if (s->config.preload)
+                                log_warning("MCP_EXEC_PRELOAD names %s, which is not installed; left out.", m);
+                        continue;
+                }
+                char *n = realloc(out, len + strlen(m) + 2);
+                if (!n)
+                        return NULL;
+                out = n;
+                len += (size_t) sprintf(out + len, "%s%s", len ? "," : "", m);
+        }
+        return TAKE_PTR(out);
+}
+
+/* Once the sandbox is known (discovered, or from the cache): the preload, the
+ * font cache, and the pool. */
+static void server_sandbox_known(Server *s, json_object *info) {
+        const char *font;
+        PoolConfig pc = {
+                .size = (unsigned) s->config.pool_size,
+                .idle_usec = s->config.pool_idle_s * USEC_PER_SEC,
+                .memory_max = s->config.memory_max,
+        };
+        int r;
+
+        json_object_put(s->sandbox_info);
+        s->sandbox_info = json_object_get(info);
+        font = json_get_string(info, "mpl_fontlist");
+        free(s->mpl_cache);
+        s->mpl_cache = NULL;
+        if (font && asprintf(&s->mpl_cache, SANDBOX_CACHE_DIR "/%s", font) < 0)
+                s->mpl_cache = NULL;
+        free(s->preload);
+        s->preload = server_preload(s);
+        free(s->stamp);
+        s->stamp = discovery_stamp(s->python, json_get(info, "path"));
+
+        if (s->pool) {
+                pool_recycle(s->pool);
+                return;
+        }
+        if (pc.size == 0)
+                return;
+        r = pool_new(s->event, s->bus, &pc, server_fill_warm_spec, on_pool_ready, s, &s->pool);
+        if (r < 0)
+                log_warning_errno(r, "Cannot start the warm pool, runs take the cold path: %m");
+        else {
+                log_struct(LOG_INFO, "MESSAGE=Warm pool of %u units, preloading: %s", pc.size,
+                           isempty(s->preload) ? "nothing" : s->preload,
+                           "MCP_POOL=%s", "started",
+                           "MCP_PRELOAD=%s", s->preload ?: "");
+                server_update_pool(s);
+        }
+}
+
 static void on_discovery_done(json_object *info, void *userdata) {
         Server *s = userdata;
+        int r;
 
-        s->sandbox_info = json_object_get(info);
         s->discovering = false;
+        s->discovery = discovery_free(s->discovery);
+        if (info) {
+                r = discovery_cache_store(SANDBOX_CACHE_DIR, s->python, info);
+                if (r < 0)
+                        log_warning_errno(r, "Cannot keep the module discovery in " SANDBOX_CACHE_DIR ", ignoring: %m");
+        }
+        /* A discovery again that failed (its unit was stopped, say) keeps
+         * what the last one found. */
+        if (info || !s->sandbox_info)
+                server_sandbox_known(s, info);
         server_answer_pending_info(s);
         server_update_idle(s);
 }
 
 static void on_probe_done(const char *failure, void *userdata) {
         Server *s = userdata;
-        int r;
 
+        s->probe = probe_free(s->probe);
         if (failure) {
                 s->probe_state = -1;
                 s->probe_failure = strdup(failure);
                 log_struct(LOG_CRIT, "MESSAGE=Sandbox self-check failed, refusing to run code: %s", failure,
                            "MCP_PROBE=%s", "failed", "MCP_PROBE_FAILURE=%s", failure);
+                /* Nothing was handed to a launcher yet: no code ran. */
+                s->pool = pool_free(s->pool);
+                LIST_FOREACH_SAFE(clients, c, n, s->clients)
+                        if (c->run || c->waiting) {
+                                (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, failure);
+                                client_free(c);
+                        }
         } else {
-                SandboxSpec spec;
-
                 s->probe_state = 1;
                 log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
-                /* In parallel with serving: "info" answers without the module
-                 * list until this is done. */
-                server_fill_spec(s, 30, &spec);
-                if (discovery_start(s->event, s->bus, &spec, on_discovery_done, s, &s->discovery) < 0)
-                        log_warning("Cannot start module discovery, continuing without the list.");
-                else
-                        s->discovering = true;
+                LIST_FOREACH(clients, c, s->clients)
+                        client_try_handoff(c);
+                if (!s->sandbox_info) {
+                        SandboxSpec spec;
+
+                        /* In parallel with serving: "info" answers without the module
+                         * list until this is done. */
+                        server_fill_spec(s, 60, &spec);
+                        spec.mpl_cache = NULL;  /* it builds one */
+                        if (discovery_start(s->event, s->bus, &spec, on_discovery_done, s, &s->discovery) < 0)
+                                log_warning("Cannot start module discovery, continuing without the list.");
+                        else
+                                s->discovering = true;
+                }
         }
         (void) sd_notifyf(false, "STATUS=%s", failure ? "Refusing runs: sandbox self-check failed" : "Serving");
         server_answer_pending_info(s);
-
-        r = sd_event_add_defer(s->event, &s->dispatch, on_dispatch, s);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(s->dispatch, SD_EVENT_OFF);
-        if (r >= 0)
-                r = sd_event_add_io(s->event, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
-        if (r < 0) {
-                log_error_errno(r, "Failed to watch the listening socket: %m");
-                (void) sd_event_exit(s->event, EXIT_FAILURE);
-        }
         server_update_idle(s);
 }
 
@@ -713,6 +959,10 @@ static Server *server_free(Server *s) {
                 return NULL;
         while (s->clients)
                 client_free(s->clients);
+        /* The warm units stop with their runs. */
+        s->pool = pool_free(s->pool);
+        sd_bus_slot_unref(s->slot_reload);
+        sd_event_source_disable_unref(s->reload_timer);
         probe_free(s->probe);
         discovery_free(s->discovery);
         json_object_put(s->sandbox_info);
@@ -730,6 +980,9 @@ static Server *server_free(Server *s) {
         free(s->python);
         free(s->own_unit);
         free(s->probe_failure);
+        free(s->preload);
+        free(s->mpl_cache);
+        free(s->stamp);
         free(s);
         return NULL;
 }
@@ -762,7 +1015,10 @@ static int server_new(Server **ret) {
         for (char **e = environ; *e; e++)
                 if (config_is_unknown_assignment(*e))
                         log_warning("Unknown setting %.*s in the environment, ignoring.", (int) strcspn(*e, "="), *e);
-        s->idle_usec = arg_idle_sec * USEC_PER_SEC;
+        /* With a pool, we stay (and the warm units with us) as long as a warm
+         * unit is kept unused. */
+        s->idle_usec = (s->config.pool_size > 0 ? MAX(arg_idle_sec, s->config.pool_idle_s) : arg_idle_sec) *
+                       USEC_PER_SEC;
 
         pw = getpwnam(FRONTEND_USER);
         if (pw) {
@@ -819,6 +1075,41 @@ static int server_connect_bus(Server *s) {
         return 0;
 }
 
+/* After a daemon-reload or daemon-reexec the warm units are replaced: a unit
+ * configuration, an interpreter or a library may have changed under them.
+ * systemd announces a reload only to subscribers (Subscribe(), which would
+ * have it send us every unit's changes), so we look at when it last loaded
+ * its units instead, every few seconds while there is a pool. */
+#define RELOAD_CHECK_USEC (5 * USEC_PER_SEC)
+
+static int on_units_loaded(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Server *s = userdata;
+        uint64_t t = 0;
+
+        s->slot_reload = sd_bus_slot_unref(s->slot_reload);
+        if (sd_bus_message_is_method_error(m, NULL) || sd_bus_message_read(m, "v", "t", &t) < 0)
+                return 0;
+        if (s->units_loaded != 0 && t != s->units_loaded && s->pool) {
+                log_struct(LOG_INFO, "MESSAGE=systemd reloaded; replacing the warm units.", "MCP_POOL=%s", "recycled");
+                pool_recycle(s->pool);
+        }
+        s->units_loaded = t;
+        return 0;
+}
+
+static int on_reload_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        Server *s = userdata;
+
+        if (s->pool && !s->slot_reload)
+                (void) sd_bus_call_method_async(s->bus, &s->slot_reload, "org.freedesktop.systemd1",
+                                                "/org/freedesktop/systemd1", "org.freedesktop.DBus.Properties", "Get",
+                                                on_units_loaded, s, "ss", "org.freedesktop.systemd1.Manager",
+                                                "UnitsLoadTimestampMonotonic");
+        (void) sd_event_source_set_time_relative(es, RELOAD_CHECK_USEC);
+        (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+        return 0;
+}
+
 static void server_start_probe(Server *s) {
         SandboxSpec spec;
         int r;
@@ -858,10 +1149,34 @@ static int run(int argc, char *argv[]) {
         r = run_sweep_stale(s->bus);
         if (r < 0)
                 log_warning_errno(r, "Sweeping leftover runs failed, continuing: %m");
+        r = sd_event_add_time_relative(s->event, &s->reload_timer, CLOCK_MONOTONIC, 0, USEC_PER_SEC,
+                                       on_reload_timer, s);
+        if (r < 0)
+                log_warning_errno(r, "Cannot watch for daemon-reload, ignoring: %m");
+
+        /* The runs' own matplotlib directory is mounted here. */
+        if (mkdir(SANDBOX_MPL_DIR, 0755) < 0 && errno != EEXIST)
+                log_warning_errno(errno, "Cannot create " SANDBOX_MPL_DIR ", ignoring: %m");
+        /* A discovery that is still valid makes the next start quick: the
+         * pool starts now, beside the self-check. */
+        {
+                _cleanup_json_ json_object *info = discovery_cache_load(SANDBOX_CACHE_DIR, s->python);
+                if (info)
+                        server_sandbox_known(s, info);
+        }
+
+        /* Clients are taken at once; their units start beside the self-check,
+         * and get their run only once it passed. */
+        r = sd_event_add_defer(s->event, &s->dispatch, on_dispatch, s);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s->dispatch, SD_EVENT_OFF);
+        if (r >= 0)
+                r = sd_event_add_io(s->event, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch the listening socket: %m");
 
         /* Ready before the self-check: the probe unit is ordered after us
-         * (BindsTo=, After=), so waiting would deadlock. Clients wait in the
-         * socket's backlog until the check is done. */
+         * (BindsTo=, After=), so waiting would deadlock. */
         (void) sd_notify(false, "READY=1\nSTATUS=Checking the sandbox");
         server_start_probe(s);
 

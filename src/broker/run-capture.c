@@ -9,6 +9,10 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
+#include "broker-proto.h"
+#include "json-cleanup.h"
 #include "macro.h"
 #include "util.h"
 
@@ -16,6 +20,7 @@ struct RunCapture {
         sd_event_source *io;
         Run *run;
         int fd;
+        int control;                    /* ours of the launcher's control socket, kept for its "ready" */
         char *buf;
         size_t size, max;
         bool eof, reported;
@@ -92,7 +97,7 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
         c = new0(RunCapture, 1);
         if (!c)
                 return -ENOMEM;
-        c->fd = -EBADF;
+        c->fd = c->control = -EBADF;
         c->max = max_output;
         c->done = done;
         c->userdata = userdata;
@@ -101,7 +106,8 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
                 return -ENOMEM;
 
         err = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (err < 0 || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC | O_NONBLOCK) < 0)
+        /* Only our end of the output is non-blocking: the sandbox's blocks. */
+        if (err < 0 || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || fd_nonblock(out[0], true) < 0)
                 return negative_errno();
         if (stdin_len > 0) {
                 r = loop_write(in[1], stdin_data, stdin_len);
@@ -110,9 +116,30 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
         }
         in[1] = safe_close(in[1]);
 
-        r = run_start(bus, spec, in[0], out[1], err, NULL, on_run_done, c, &c->run);
-        if (r < 0)
-                return r;
+        if (spec->probe) {
+                /* The probe writes its report to its stdout; it takes no run. */
+                r = run_start(bus, spec, out[1], NULL, on_run_done, c, &c->run);
+                if (r < 0)
+                        return r;
+        } else {
+                _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
+                _cleanup_json_ json_object *msg = json_object_new_object();
+
+                if (!msg)
+                        return -ENOMEM;
+                if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
+                        return negative_errno();
+                r = run_start(bus, spec, sp[1], NULL, on_run_done, c, &c->run);
+                if (r < 0)
+                        return r;
+                /* Our own code, no caller waiting on it: the run can wait in
+                 * the socket until the launcher is up. */
+                json_object_object_add(msg, "op", json_object_new_string("run"));
+                r = broker_send(sp[0], msg, (int[]) { in[0], out[1], err }, 3);
+                if (r < 0)
+                        return r;
+                c->control = TAKE_FD(sp[0]);
+        }
         out[1] = safe_close(out[1]);
 
         c->fd = TAKE_FD(out[0]);
@@ -130,6 +157,7 @@ RunCapture *run_capture_free(RunCapture *c) {
         sd_event_source_disable_unref(c->io);
         safe_close(c->fd);
         run_free(c->run);
+        safe_close(c->control);
         free(c->run_error);
         free(c->buf);
         free(c);

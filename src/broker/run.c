@@ -33,8 +33,11 @@ struct Run {
 
         bool start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
         bool stop_job_seen;             /* someone asked systemd to stop the unit */
+        bool expired;                   /* stopped by run_expire(): the run's timeout */
+        char *bus_error;                /* why systemd refused to start it */
         char *job_result;
         uint64_t start_usec;
+        uint64_t handoff_usec;          /* when its caller's run was handed to it (CLOCK_MONOTONIC) */
 
         /* From the last GetAll. */
         char *active_state, *unit_result, *control_group;
@@ -73,7 +76,8 @@ static void run_finish(Run *run, const char *error) {
                 .exit_code = -1,
                 .cpu_usec = UINT64_MAX,
                 .memory_peak = UINT64_MAX,
-                .cancelled = run->cancelled,
+                .cancelled = run->cancelled && !run->expired,
+                .bus_error = run->bus_error,
         };
 
         if (run->done)
@@ -89,16 +93,17 @@ static void run_finish(Run *run, const char *error) {
                         res.exit_code = run->exec_main_status;
                 else if (run->exec_main_code == 2 || run->exec_main_code == 3)
                         res.signal = run->exec_main_status;
-                res.timed_out = run->unit_result && streq(run->unit_result, "timeout");
+                res.timed_out = run->expired || (run->unit_result && streq(run->unit_result, "timeout"));
                 res.oom_killed = run->unit_result && streq(run->unit_result, "oom-kill");
                 if (!res.oom_killed && run->oom_watch) {
                         int o = oom_watch_result(run->oom_watch);
                         /* Ambiguous only when we woke after the cgroup was
                          * gone: then an unexplained SIGKILL (Result=signal: not
                          * a stop systemd was asked for) means the OOM killer. */
-                        res.oom_killed = o > 0 || (o == -EAGAIN && res.signal == SIGKILL && !res.timed_out &&
+                        res.oom_killed = !run->expired &&
+                                         (o > 0 || (o == -EAGAIN && res.signal == SIGKILL && !res.timed_out &&
                                                    !run->cancelled && !run->stop_job_seen && run->unit_result &&
-                                                   streq(run->unit_result, "signal"));
+                                                   streq(run->unit_result, "signal")));
                 }
                 if (res.timed_out || res.oom_killed) {
                         res.exit_code = -1;
@@ -110,7 +115,11 @@ static void run_finish(Run *run, const char *error) {
                 if (run->has_memory_peak && run->memory_peak != UINT64_MAX)
                         res.memory_peak = run->memory_peak;
         }
-        if (run->main_start_usec > 0 && run->main_exit_usec >= run->main_start_usec)
+        /* A warm unit started long before its run: count from the hand-off. */
+        if (run->handoff_usec > 0)
+                res.duration_usec = (run->main_exit_usec >= run->handoff_usec ? run->main_exit_usec : now_usec()) -
+                                    run->handoff_usec;
+        else if (run->main_start_usec > 0 && run->main_exit_usec >= run->main_start_usec)
                 res.duration_usec = run->main_exit_usec - run->main_start_usec;
         else
                 res.duration_usec = now_usec() - run->start_usec;
@@ -409,6 +418,7 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         if (!c)
                 return 0;
         free(run->job_result);
+        free(run->bus_error);
         run->job_result = c;
         run->job_done = true;
         run->slot_job_removed = sd_bus_slot_unref(run->slot_job_removed);
@@ -443,6 +453,7 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
                            "MCP_RUN_ID=%s", run->id,
                            "MCP_UNIT=%s", run->unit,
                            "MCP_BUS_ERROR=%s", e->name);
+                run->bus_error = strdup(e->name ?: "");
                 run_finish(run, "systemd refused the sandbox unit");
                 return 0;
         }
@@ -466,8 +477,7 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 
 /* The StartTransientUnit call: the unit's name, mode and the sandbox's
  * property set, no auxiliary units. */
-static int new_start_call(Run *run, const SandboxSpec *spec, int stdin_fd, int stdout_fd, int stderr_fd,
-                          sd_bus_message **ret) {
+static int new_start_call(Run *run, const SandboxSpec *spec, int control_fd, sd_bus_message **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
@@ -481,7 +491,7 @@ static int new_start_call(Run *run, const SandboxSpec *spec, int stdin_fd, int s
         r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r < 0)
                 return r;
-        r = sandbox_append_properties(m, spec, stdin_fd, stdout_fd, stderr_fd);
+        r = sandbox_append_properties(m, spec, control_fd);
         if (r < 0)
                 return r;
         r = sd_bus_message_close_container(m);
@@ -494,8 +504,8 @@ static int new_start_call(Run *run, const SandboxSpec *spec, int stdin_fd, int s
         return 0;
 }
 
-int run_start(sd_bus *bus, const SandboxSpec *spec_in, int stdin_fd, int stdout_fd, int stderr_fd,
-              run_started_t started, run_done_t done, void *userdata, Run **ret) {
+int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_started_t started, run_done_t done,
+              void *userdata, Run **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_(run_freep) Run *run = NULL;
         SandboxSpec spec = *spec_in;
@@ -536,7 +546,7 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int stdin_fd, int stdout_
         if (r < 0)
                 return r;
 
-        r = new_start_call(run, &spec, stdin_fd, stdout_fd, stderr_fd, &m);
+        r = new_start_call(run, &spec, control_fd, &m);
         if (r < 0)
                 return r;
         /* Until the reply, freeing the run asks systemd for nothing: the
@@ -580,6 +590,33 @@ int run_cancel(Run *run) {
         return 0;
 }
 
+int run_expire(Run *run) {
+        assert(run);
+
+        if (run->done)
+                return 0;
+        run->expired = true;
+        return run_cancel(run);
+}
+
+void run_handed_off(Run *run) {
+        assert(run);
+        run->handoff_usec = now_usec();
+}
+
+void run_set_callbacks(Run *run, run_started_t started, run_done_t done, void *userdata) {
+        assert(run);
+        assert(done);
+        run->on_started = started;
+        run->on_done = done;
+        run->userdata = userdata;
+}
+
+bool run_is_started(const Run *run) {
+        assert(run);
+        return run->started_notified;
+}
+
 Run *run_free(Run *run) {
         if (!run)
                 return NULL;
@@ -602,6 +639,7 @@ Run *run_free(Run *run) {
         free(run->path);
         free(run->job);
         free(run->job_result);
+        free(run->bus_error);
         free(run->active_state);
         free(run->unit_result);
         free(run->control_group);

@@ -15,6 +15,7 @@
 
 typedef struct RunResult {
         const char *error;              /* non-NULL: the sandbox did not run (start failed) */
+        const char *bus_error;          /* the D-Bus error name when systemd refused to start it */
         const char *unit_result;        /* systemd's Result= */
         int exit_code;                  /* -1 when a signal ended it */
         int signal;                     /* 0 when it exited */
@@ -30,11 +31,24 @@ typedef struct Run Run;
 typedef void (*run_started_t)(Run *run, void *userdata);
 typedef void (*run_done_t)(Run *run, const RunResult *result, void *userdata);
 
-/* Starts the unit. The fds are duplicated into the bus message; the caller
- * keeps (and should close) its own copies. Callbacks fire from the event loop;
- * done fires exactly once, after which the caller frees the run. */
-int run_start(sd_bus *bus, const SandboxSpec *spec, int stdin_fd, int stdout_fd, int stderr_fd,
-              run_started_t started, run_done_t done, void *userdata, Run **ret);
+/* Starts the unit, with control_fd (the far end of the launcher's control
+ * socket, or the probe's output) duplicated into the bus message: the caller
+ * keeps (and should close) its own copy. Callbacks fire from the event loop;
+ * started once the unit runs (and its OOM watch is in place), done exactly
+ * once, after which the caller frees the run. */
+int run_start(sd_bus *bus, const SandboxSpec *spec, int control_fd, run_started_t started, run_done_t done,
+              void *userdata, Run **ret);
+
+/* A warm unit changes hands: the pool's callbacks give way to its run's. */
+void run_set_callbacks(Run *run, run_started_t started, run_done_t done, void *userdata);
+bool run_is_started(const Run *run);
+
+/* The caller's run was handed to the unit now: its duration counts from here. */
+void run_handed_off(Run *run);
+
+/* Stops the unit because the run's time is up (a warm unit's RuntimeMaxSec=
+ * is only a cap): done reports timed_out, not cancelled. */
+int run_expire(Run *run);
 
 /* Stops the whole unit (SIGKILL to its cgroup); done still fires. */
 int run_cancel(Run *run);

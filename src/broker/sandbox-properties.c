@@ -19,12 +19,11 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
 }
 
 /* What runs, with which stdio and environment. */
-static int append_exec(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd) {
-        char arg_python[4096], arg_max[64];
+static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) {
+        char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096];
+        const char *argv[8];
+        size_t n = 0;
         int r;
-
-        (void) snprintf(arg_python, sizeof arg_python, "--python=%s", s->python);
-        (void) snprintf(arg_max, sizeof arg_max, "--max-code-bytes=%" PRIu64, s->max_code_bytes);
 
         r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)(sv)",
                                   "Description", "s", s->description ?: SANDBOX_DESCRIPTION_RUN,
@@ -35,24 +34,70 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, in
         if (r < 0)
                 return r;
 
+        argv[n++] = s->launcher;
         if (s->probe)
-                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1,
-                                          s->launcher, 2, s->launcher, "--probe", 0);
-        else
-                r = sd_bus_message_append(m, "(sv)", "ExecStart", "a(sasb)", 1,
-                                          s->launcher, 3, s->launcher, arg_python, arg_max, 0);
+                argv[n++] = "--probe";
+        else {
+                if (!s->bootstrap)
+                        return -EINVAL;
+                (void) snprintf(arg_python, sizeof arg_python, "--python=%s", s->python);
+                (void) snprintf(arg_boot, sizeof arg_boot, "--bootstrap=%s", s->bootstrap);
+                (void) snprintf(arg_max, sizeof arg_max, "--max-code-bytes=%" PRIu64, s->max_code_bytes);
+                argv[n++] = arg_python;
+                argv[n++] = arg_boot;
+                argv[n++] = arg_max;
+                argv[n++] = "--mpl-dir=" SANDBOX_MPL_DIR;
+                /* Module names and a path of ours: never anything of a caller's. */
+                if (s->preload) {
+                        (void) snprintf(arg_preload, sizeof arg_preload, "--preload=%s", s->preload);
+                        argv[n++] = arg_preload;
+                }
+                if (s->mpl_cache) {
+                        (void) snprintf(arg_cache, sizeof arg_cache, "--mpl-cache=%s", s->mpl_cache);
+                        argv[n++] = arg_cache;
+                }
+        }
+        assert(n <= ELEMENTSOF(argv));
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "ExecStart");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sasb");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", s->launcher);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(m, "s", argv[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", 0);
+        for (unsigned i = 0; r >= 0 && i < 4; i++)
+                r = sd_bus_message_close_container(m);
         if (r < 0)
                 return r;
 
-        r = sd_bus_message_append(m, "(sv)(sv)(sv)",
-                                  "StandardInputFileDescriptor", "h", stdin_fd,
-                                  "StandardOutputFileDescriptor", "h", stdout_fd,
-                                  "StandardErrorFileDescriptor", "h", stderr_fd);
+        if (s->probe)
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)",
+                                          "StandardInput", "s", "null",
+                                          "StandardOutputFileDescriptor", "h", control_fd,
+                                          "StandardError", "s", "journal");
+        else
+                r = sd_bus_message_append(m, "(sv)(sv)(sv)",
+                                          "StandardInputFileDescriptor", "h", control_fd,
+                                          "StandardOutput", "s", "journal",
+                                          "StandardError", "s", "journal");
         if (r < 0)
                 return r;
 
         /* Built from nothing: the daemon's environment (token included) never
-         * reaches the code. The launcher sets the same fixed list again. */
+         * reaches the code. The launcher builds the interpreter's again. */
         return sd_bus_message_append(m, "(sv)", "Environment", "as", 4,
                                      "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8");
 }
@@ -128,8 +173,12 @@ static int append_file_systems(sd_bus_message *m, const SandboxSpec *s) {
          * users' sessions, local resolvers that would carry data out by DNS,
          * and whatever a third party puts in /run with mode 0666). Nothing
          * written there can outlive the run either. */
-        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 2, "/dev/shm", tmp_opts,
-                                  "/run", "ro,mode=0755,nosuid,nodev,noexec");
+        /* matplotlib's config and cache directory must be writable, or it
+         * warns and rebuilds its font cache in a temporary one on every
+         * import; outside /tmp, so that a run's /tmp starts empty. */
+        r = sd_bus_message_append(m, "(sv)", "TemporaryFileSystem", "a(ss)", 3, "/dev/shm", tmp_opts,
+                                  "/run", "ro,mode=0755,nosuid,nodev,noexec",
+                                  SANDBOX_MPL_DIR, "mode=1777,size=32M,nosuid,nodev,noexec");
         if (r < 0)
                 return r;
         /* ... but for PID 1's read-only user records, so the run's dynamic uid
@@ -222,13 +271,14 @@ static int append_limits(sd_bus_message *m, const SandboxSpec *s) {
         return r;
 }
 
-int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd) {
+int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int control_fd) {
         int r;
 
         assert(m);
         assert(s);
+        assert(control_fd >= 0);
 
-        r = append_exec(m, s, stdin_fd, stdout_fd, stderr_fd);
+        r = append_exec(m, s, control_fd);
         if (r < 0)
                 return r;
         r = append_protections(m);

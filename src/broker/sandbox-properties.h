@@ -11,9 +11,12 @@
 
 typedef struct SandboxSpec {
         const char *launcher;           /* absolute path of mcp-exec-launch */
+        const char *bootstrap;          /* absolute path of mcp-exec-bootstrap.py */
         const char *python;             /* resolved interpreter under /usr */
+        const char *preload;            /* modules the interpreter imports before the run, comma-separated, or NULL */
+        const char *mpl_cache;          /* a prebuilt matplotlib font cache the launcher copies, or NULL */
         uint64_t max_code_bytes;
-        uint64_t timeout_usec;          /* RuntimeMaxUSec */
+        uint64_t timeout_usec;          /* RuntimeMaxUSec: the run's timeout, or a warm unit's cap */
         uint64_t memory_max;
         uint64_t tasks_max;
         uint64_t cpu_quota_percent;
@@ -27,13 +30,27 @@ typedef struct SandboxSpec {
         const char *description;        /* Description=, NULL: SANDBOX_DESCRIPTION_RUN */
 } SandboxSpec;
 
-/* Appends the (sv) entries to an open "a(sv)" container of StartTransientUnit. */
-int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int stdin_fd, int stdout_fd, int stderr_fd);
+/* Appends the (sv) entries to an open "a(sv)" container of StartTransientUnit.
+ * A run's stdin is control_fd, the broker's end of the launcher's control
+ * socket (launch-run.h); its stdout and stderr, the launcher's own, go to the
+ * journal: the program's come with the run, from the caller. The probe
+ * (spec->probe) writes its report to control_fd instead. */
+int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int control_fd);
 
 /* Fixed texts only: the broker's own runs are told apart from clients' runs in `systemctl`. */
 #define SANDBOX_DESCRIPTION_RUN "mcp-exec sandboxed run"
 #define SANDBOX_DESCRIPTION_PROBE "mcp-exec sandbox self-check"
 #define SANDBOX_DESCRIPTION_DISCOVERY "mcp-exec module discovery"
+/* A warm unit of the pool while it starts, and once it is ready; a run's
+ * once taken. */
+#define SANDBOX_DESCRIPTION_WARM "mcp-exec warm unit (starting)"
+#define SANDBOX_DESCRIPTION_WARM_READY "mcp-exec warm unit (idle)"
+
+/* The broker's cache (CacheDirectory=): the matplotlib font cache and module
+ * discovery; read-only for runs, which get their own empty, writable
+ * matplotlib config directory inside it. */
+#define SANDBOX_CACHE_DIR "/var/cache/mcp-exec"
+#define SANDBOX_MPL_DIR SANDBOX_CACHE_DIR "/mpl"
 
 /* Where mcp-exec-tmpfs mounts each run's /tmp: SANDBOX_TMP_ROOT "/" run_id. */
 #define SANDBOX_TMP_ROOT "/run/mcp-exec-tmp"

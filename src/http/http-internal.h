@@ -65,7 +65,6 @@ struct HttpServer {
         uint64_t n_accepted;            /* by MHD or by us, to refuse */
         uint64_t n_refused, n_refused_logged, n_expired, n_expired_logged, last_refusal_log;
         HttpLiveness liveness;
-        unsigned n_streams;             /* GET /mcp and /sse streams, of every session */
         HttpSession *sessions;
         unsigned n_sessions;            /* streamable and legacy ones: the limited kinds */
         HttpRequest *suspended;         /* every one must be resumed before MHD stops */
@@ -117,7 +116,6 @@ struct HttpRequest {
         HttpRequest *sess_prev, *sess_next;     /* in session->requests */
         bool pending;                   /* in session->requests */
         bool is_stream;                 /* the GET /mcp or /sse stream of its session */
-        bool counted_stream;            /* in HttpServer.n_streams */
         uint64_t mcp_origin;            /* what the core tags its replies and progress with */
 };
 

@@ -343,10 +343,6 @@ mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
         req->sse = true;
         if (req->session)
                 req->session->n_streams++;
-        if (req->is_stream) {
-                h->n_streams++;
-                req->counted_stream = true;
-        }
         return http_request_queue(req, MHD_HTTP_OK, resp);
 }
 
@@ -383,8 +379,6 @@ static HttpRequest *request_free(HttpRequest *req) {
                 LIST_REMOVE(susp, h->suspended, req);
         }
         sd_event_source_disable_unref(req->keepalive);
-        if (req->counted_stream && h->n_streams > 0)
-                h->n_streams--;
         http_session_request_gone(req);
         input_budget_release(h->config.budget, req->budget_held);
         free(req->body);
@@ -508,13 +502,6 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         if (!is_mcp && !is_sse && !is_messages)
                 return http_request_error(req, MHD_HTTP_NOT_FOUND, JSONRPC_SERVER_ERROR,
                                           "Not Found: the MCP endpoint is /mcp");
-        /* Streams stay open for as long as their client likes: they may take
-         * only part of the connections, so that calls always find room. */
-        if (get && (is_mcp || is_sse) && h->n_streams >= h->config.max_streams) {
-                log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too many event streams");
-                return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
-                                          "Service Unavailable: too many event streams; retry later");
-        }
         if ((is_mcp && !get && !post && !del) || (is_sse && !get) || (is_messages && !post))
                 return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, JSONRPC_SERVER_ERROR, "Method Not Allowed");
 
@@ -658,8 +645,10 @@ int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServer
         h->on_activity = on_activity;
         h->userdata = userdata;
         h->mhd_limit = config->max_connections + CONNECTION_SLACK;
-        if (h->config.max_streams == 0)
-                h->config.max_streams = MAX(config->max_connections / 2, 1U);
+        /* Every session may hold one stream for as long as its client likes
+         * (GET /mcp, GET /sse): together they may take only half of the
+         * connections, so that calls always find room. */
+        h->config.max_sessions = MIN(h->config.max_sessions, MAX(config->max_connections / 2, 1U));
 
         (void) fd_nonblock(listen_fd, true);
         /* MHD_USE_ITC: MHD must never shutdown() the listening socket, which

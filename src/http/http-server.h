@@ -22,8 +22,7 @@ typedef struct HttpServer HttpServer;
 typedef struct HttpServerConfig {
         size_t max_body;                /* bytes of one POST body (413 past it) */
         unsigned max_connections;       /* past it: 503, from the access handler or, past MHD's, at accept */
-        unsigned max_sessions;          /* with Mcp-Session-Id, and legacy SSE ones */
-        unsigned max_streams;           /* GET /mcp and /sse streams of all sessions; 0: max_connections/2 */
+        unsigned max_sessions;          /* with Mcp-Session-Id, and legacy SSE ones; at most max_connections/2 */
         unsigned max_streams_per_session;
         unsigned header_timeout_s;      /* request line and headers, from the connection's start */
         unsigned connection_timeout_s;  /* the body, from the headers; and idle clients (suspended

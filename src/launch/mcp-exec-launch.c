@@ -1,309 +1,85 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * mcp-exec-launch: the first program inside every sandboxed run.
+ * mcp-exec-launch: the first program inside every sandboxed run, and its main
+ * process to the end (launch-run.h): it starts the interpreter before any
+ * code is known, takes the run from the broker on its control socket (the
+ * unit's stdin), hands the code to the interpreter and reports how it ended
+ * and what it left on a channel the code never holds. Code never appears in
+ * argv, the environment or a unit property.
  *
- * It reads a framed code block from stdin (see launch-frame.h), places it in
- * a sealed memfd and execs the interpreter on that memfd, leaving the rest of
- * stdin as the program's stdin. This keeps code out of argv, the environment
- * and every unit property, and lets a unit start before its code is known.
- *
- * With --probe it instead reports what the sandbox looks like from inside, so
+ * With --session it keeps one interpreter for many calls, one at a time
+ * (launch-session.h). With --probe it instead reports what the sandbox looks like from inside, so
  * the broker can refuse to run code when a property is not enforced.
  */
-#include <assert.h>
-#include <dirent.h>
-#include <errno.h>
-#include <stdbool.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
-#include "launch-frame.h"
+#include "launch-probe.h"
+#include "launch-run.h"
+#include "launch-session.h"
 #include "macro.h"
 #include "parse-util.h"
-#include "util.h"
 
-#define EXIT_LAUNCH_FAILED 125
-#define CODE_FD 3
-
-static int fail(const char *msg, int error) {
-        if (error)
-                fprintf(stderr, "mcp-exec-launch: %s: %s\n", msg, strerror(error < 0 ? -error : error));
-        else
-                fprintf(stderr, "mcp-exec-launch: %s\n", msg);
-        return EXIT_LAUNCH_FAILED;
-}
-
-static int copy_code(int in, int memfd, uint64_t len) {
-        static uint8_t buf[64 * 1024];
-        int r;
-
-        while (len > 0) {
-                size_t n = (size_t) MIN(len, (uint64_t) sizeof buf);
-                r = loop_read_exact(in, buf, n);
-                if (r < 0)
-                        return r;
-                r = loop_write(memfd, buf, n);
-                if (r < 0)
-                        return r;
-                len -= n;
-        }
-        return 0;
-}
-
-static int run(const char *python, uint64_t max_code) {
-        static char *const env[] = {
-                (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-                (char *) "HOME=/tmp",
-                (char *) "TMPDIR=/tmp",
-                (char *) "LANG=C.UTF-8",
-                NULL,
-        };
-        char path[64];
-        uint8_t hdr[LAUNCH_FRAME_HEADER_SIZE];
-        uint64_t len;
-        int fd, r;
-
-        assert(python);
-
-        r = loop_read_exact(STDIN_FILENO, hdr, sizeof hdr);
-        if (r < 0)
-                return fail("no code on stdin", r == -EPIPE ? 0 : r);
-        r = launch_frame_parse(hdr, sizeof hdr, max_code, &len);
-        if (r == -EFBIG)
-                return fail("code exceeds the configured maximum size", 0);
-        if (r < 0)
-                return fail("malformed code frame on stdin", 0);
-
-        fd = memfd_create("mcp-exec-code", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        if (fd < 0)
-                return fail("memfd_create", errno);
-        r = copy_code(STDIN_FILENO, fd, len);
-        if (r < 0)
-                return fail("reading code", r == -EPIPE ? EPIPE : r);
-        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-                return fail("sealing code", errno);
-
-        /* The interpreter opens the code by path and keeps fd 3 for its
-         * tracebacks (linecache re-reads the file); it must survive exec. */
-        if (fd != CODE_FD) {
-                if (dup2(fd, CODE_FD) < 0)
-                        return fail("dup2", errno);
-                (void) close(fd);
-        } else if (fcntl(fd, F_SETFD, 0) < 0)
-                return fail("fcntl", errno);
-
-        (void) snprintf(path, sizeof path, "/proc/self/fd/%d", CODE_FD);
-        char *const argv[] = { (char *) "python3", (char *) "-I", (char *) "-B", (char *) "-u", path, NULL };
-        execve(python, argv, env);
-        return fail("executing the interpreter", errno);
-}
-
-/* ---- probe ---- */
-
-static void probe_netdevs(void) {
-        _cleanup_(fclosep) FILE *f = NULL;
-        char line[512];
-        bool first = true;
-
-        f = fopen("/proc/net/dev", "re");
-        if (!f) {
-                printf("netdevs=unknown\n");
-                return;
-        }
-        printf("netdevs=");
-        /* Two header lines, then "  name: counters". */
-        for (unsigned n = 0; fgets(line, sizeof line, f); n++) {
-                char *colon, *name = line;
-                if (n < 2 || !(colon = strchr(line, ':')))
-                        continue;
-                *colon = 0;
-                name += strspn(name, " ");
-                printf("%s%s", first ? "" : ",", name);
-                first = false;
-        }
-        printf("\n");
-}
-
-/* Finds this process's cgroup path for a v1 controller, or the v2 path when
- * ctrl is NULL. */
-static int own_cgroup(const char *ctrl, char *ret, size_t size) {
-        _cleanup_(fclosep) FILE *f = fopen("/proc/self/cgroup", "re");
-        char line[PATH_MAX + 64];
-
-        if (!f)
-                return -errno;
-        while (fgets(line, sizeof line, f)) {
-                char *a = strchr(line, ':'), *b;
-                if (!a || !(b = strchr(a + 1, ':')))
-                        continue;
-                *b = 0;
-                b[strcspn(b + 1, "\n") + 1] = 0;
-                if (ctrl ? streq(a + 1, ctrl) : isempty(a + 1)) {
-                        (void) snprintf(ret, size, "%s", b + 1);
-                        return 0;
-                }
-        }
-        return -ENOENT;
-}
-
-static void probe_limit(const char *key, const char *ctrl, const char *v1_file, const char *v2_file) {
-        char cg[PATH_MAX], path[PATH_MAX + 128], val[64] = "unknown";
-        _cleanup_(fclosep) FILE *f = NULL;
-
-        if (own_cgroup(ctrl, cg, sizeof cg) >= 0) {
-                (void) snprintf(path, sizeof path, "/sys/fs/cgroup/%s%s/%s", ctrl, streq(cg, "/") ? "" : cg, v1_file);
-                f = fopen(path, "re");
-        }
-        if (!f && own_cgroup(NULL, cg, sizeof cg) >= 0) {
-                (void) snprintf(path, sizeof path, "/sys/fs/cgroup%s/%s", streq(cg, "/") ? "" : cg, v2_file);
-                f = fopen(path, "re");
-        }
-        if (f && fgets(val, sizeof val, f))
-                val[strcspn(val, "\n")] = 0;
-        printf("%s=%s\n", key, val);
-}
-
-static void probe_status_field(const char *key, const char *field) {
-        _cleanup_(fclosep) FILE *f = fopen("/proc/self/status", "re");
-        char line[256];
-        size_t l = strlen(field);
-
-        while (f && fgets(line, sizeof line, f))
-                if (strneq(line, field, l) && line[l] == ':') {
-                        char *v = line + l + 1;
-                        v += strspn(v, " \t");
-                        v[strcspn(v, "\n")] = 0;
-                        printf("%s=%s\n", key, v);
-                        return;
-                }
-        printf("%s=unknown\n", key);
-}
-
-static bool dir_hidden(const char *p) {
-        /* ProtectHome=yes leaves an inaccessible or empty directory. */
-        DIR *d = opendir(p);
-        struct dirent *de;
-        bool empty = true;
-
-        if (!d)
-                return true;
-        while ((de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        empty = false;
-        (void) closedir(d);
-        return empty;
-}
-
-static int path_readonly(const char *p) {
-        struct statvfs sv;
-        return statvfs(p, &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0;
-}
-
-/* run_entries=what /run holds at its top, comma-separated ("-" when empty or
- * unreadable): the run's own empty tmpfs has nothing but systemd's. */
-static void probe_run_entries(void) {
-        DIR *d = opendir("/run");
-        struct dirent *de;
-        size_t n = 0;
-
-        printf("run_entries=");
-        if (d) {
-                while ((de = readdir(d)) && n < 32) {
-                        if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                                continue;
-                        /* A name that is not plain is only counted, never echoed. */
-                        size_t l = strlen(de->d_name);
-                        bool plain = l <= 64 &&
-                                     strspn(de->d_name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == l;
-                        printf("%s%s", n++ ? "," : "", plain ? de->d_name : "?");
-                }
-                (void) closedir(d);
-        }
-        printf("%s\n", n ? "" : "-");
-}
-
-/* KEY_fs=tmpfs|other, KEY_bytes=size of the file system, KEY_dev=its device:
- * /tmp and /var/tmp must be the run's own capped tmpfs, not the host's. */
-static void probe_tmp(const char *key, const char *path) {
-        struct statfs fs;
-        struct stat st;
-
-        if (statfs(path, &fs) < 0 || stat(path, &st) < 0) {
-                printf("%s_fs=missing\n", key);
-                return;
-        }
-        printf("%s_fs=%s\n", key, fs.f_type == 0x01021994 /* TMPFS_MAGIC */ ? "tmpfs" : "other");
-        printf("%s_bytes=%llu\n", key, (unsigned long long) fs.f_blocks * (unsigned long long) fs.f_bsize);
-        printf("%s_dev=%llu\n", key, (unsigned long long) st.st_dev);
-}
-
-static int probe(void) {
-        int s;
-
-        printf("uid=%u\n", (unsigned) getuid());
-        printf("euid=%u\n", (unsigned) geteuid());
-        probe_netdevs();
-        s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        printf("af_inet=%s\n", s < 0 ? "blocked" : "allowed");
-        if (s >= 0)
-                (void) close(s);
-        printf("usr_readonly=%d\n", path_readonly("/usr"));
-        printf("etc_readonly=%d\n", path_readonly("/etc"));
-        printf("home_hidden=%d\n", dir_hidden("/home") && dir_hidden("/root") ? 1 : 0);
-        printf("run_readonly=%d\n", path_readonly("/run"));
-        probe_run_entries();
-        probe_tmp("tmp", "/tmp");
-        probe_tmp("var_tmp", "/var/tmp");
-        probe_limit("memory_max", "memory", "memory.limit_in_bytes", "memory.max");
-        probe_limit("tasks_max", "pids", "pids.max", "pids.max");
-        probe_status_field("no_new_privs", "NoNewPrivs");
-        probe_status_field("seccomp", "Seccomp");
-        probe_status_field("cap_bounding", "CapBnd");
-        probe_status_field("cap_effective", "CapEff");
-        return fflush(stdout) == 0 ? 0 : EXIT_LAUNCH_FAILED;
+static int usage(void) {
+        fprintf(stderr, "usage: mcp-exec-launch --python=PATH --bootstrap=PATH [--max-code-bytes=N] [--preload=MODULES]\n"
+                        "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
+                        "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
+                        "       mcp-exec-launch --probe\n");
+        return LAUNCH_EXIT_FAILED;
 }
 
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "python", required_argument, NULL, 'p' },
+                { "bootstrap", required_argument, NULL, 'b' },
                 { "max-code-bytes", required_argument, NULL, 'm' },
+                { "preload", required_argument, NULL, 'l' },
+                { "mpl-dir", required_argument, NULL, 'd' },
+                { "mpl-cache", required_argument, NULL, 'c' },
                 { "probe", no_argument, NULL, 'P' },
+                { "session", no_argument, NULL, 'S' },
                 {},
         };
-        const char *python = NULL;
-        uint64_t max_code = 1 << 20;
-        bool do_probe = false;
+        LaunchArgs a = { .max_code_bytes = 1 << 20 };
+        bool do_probe = false, do_session = false;
         int c;
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
                 switch (c) {
                 case 'p':
-                        python = optarg;
+                        a.python = optarg;
+                        break;
+                case 'b':
+                        a.bootstrap = optarg;
                         break;
                 case 'm':
-                        if (parse_uint(optarg, &max_code) < 0 || max_code == 0)
-                                return fail("invalid --max-code-bytes", 0);
+                        if (parse_uint(optarg, &a.max_code_bytes) < 0 || a.max_code_bytes == 0)
+                                return usage();
+                        break;
+                case 'l':
+                        a.preload = optarg;
+                        break;
+                case 'd':
+                        a.mpl_dir = optarg;
+                        break;
+                case 'c':
+                        a.mpl_cache = optarg;
                         break;
                 case 'P':
                         do_probe = true;
                         break;
+                case 'S':
+                        do_session = true;
+                        break;
                 default:
-                        return fail("usage: mcp-exec-launch --python=PATH [--max-code-bytes=N] | --probe", 0);
+                        return usage();
                 }
 
         if (do_probe)
-                return probe();
-        if (!python || python[0] != '/')
-                return fail("--python=ABSOLUTE-PATH is required", 0);
-        return run(python, max_code);
+                return launch_probe();
+        if (!a.python || a.python[0] != '/' || !a.bootstrap || a.bootstrap[0] != '/')
+                return usage();
+        return do_session ? launch_session(&a) : launch_run(&a);
 }

@@ -25,7 +25,7 @@ const char *const config_known_names[] = {
         "MCP_EXEC_AUTH_TOKEN",     "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S",
         "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN", "MCP_EXEC_HTTP_MAX_CONNECTIONS", "MCP_EXEC_HTTP_HEADER_TIMEOUT_S",
         "MCP_EXEC_HTTP_TIMEOUT_S", "MCP_EXEC_STDIO_MAX_CONNECTIONS", "MCP_EXEC_STDIO_MAX_PER_UID",
-        "MCP_EXEC_STDIO_HELLO_TIMEOUT_S",
+        "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", "MCP_EXEC_POOL_SIZE", "MCP_EXEC_POOL_IDLE_S", "MCP_EXEC_PRELOAD",
         /* Read by every program (log.c) and by the mcp-exec client. */
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
         NULL,
@@ -76,6 +76,8 @@ static const Spec specs[] = {
         { "MCP_EXEC_MAX_FILES_OUT", KIND_UINT, offsetof(Config, max_files_out), 0, 256, "a count" },
         { "MCP_EXEC_MAX_RESULT_BYTES", KIND_SIZE, offsetof(Config, max_result_bytes), 0, 7 * MiB, "a size" },
         { "MCP_EXEC_MAX_INPUT_BYTES", KIND_SIZE, offsetof(Config, max_input_bytes), 0, 256 * MiB, "a size" },
+        { "MCP_EXEC_POOL_SIZE", KIND_UINT, offsetof(Config, pool_size), 0, 64, "a count" },
+        { "MCP_EXEC_POOL_IDLE_S", KIND_UINT, offsetof(Config, pool_idle_s), 10, 86400, "seconds" },
         { "MCP_EXEC_HTTP_MAX_CONNECTIONS", KIND_UINT, offsetof(Config, http_max_connections), 16, 16384, "a count" },
         { "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", KIND_UINT, offsetof(Config, http_header_timeout_s), 1, 300, "seconds" },
         { "MCP_EXEC_HTTP_TIMEOUT_S", KIND_UINT, offsetof(Config, http_timeout_s), 1, 3600, "seconds" },
@@ -95,6 +97,26 @@ static int fail(char **ret_error, const char *fmt, ...) {
                 va_end(ap);
         }
         return -EINVAL;
+}
+
+/* Module names as Python spells them ("matplotlib.pyplot"), comma-separated;
+ * they end up in the launcher's argv, so nothing else may pass. */
+static bool preload_valid(const char *v) {
+        size_t n = 0;
+
+        for (const char *p = v; *p; p++) {
+                if (*p == ',' || *p == '.') {
+                        if (p == v || p[-1] == ',' || p[-1] == '.' || p[1] == 0)
+                                return false;
+                        continue;
+                }
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
+                      (*p >= '0' && *p <= '9' && p != v && p[-1] != ',' && p[-1] != '.')))
+                        return false;
+                if (++n > 1024)
+                        return false;
+        }
+        return true;
 }
 
 static uint64_t default_concurrency(void) {
@@ -121,6 +143,8 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 .max_files_out = 16,
                 .max_result_bytes = 4 * MiB,
                 .max_input_bytes = 4 * MiB,
+                .pool_size = 2,
+                .pool_idle_s = 600,
                 .http_max_connections = 256,
                 .http_header_timeout_s = 10,
                 .http_timeout_s = 30,
@@ -165,9 +189,16 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         if (v && isempty(v))
                 return fail(ret_error, "MCP_EXEC_PYTHON is empty");
 
+        v = env_lookup(envp, "MCP_EXEC_PRELOAD");
+        if (v && !preload_valid(v))
+                return fail(ret_error, "MCP_EXEC_PRELOAD=%s: invalid value, expected comma-separated module names "
+                            "(letters, digits, '_' and '.')", v);
+        if (v && !(c.preload = strdup(v)))
+                return -ENOMEM;
+
         c.transport = strdup(env_lookup(envp, "MCP_EXEC_TRANSPORT") ?: "");
         c.addr = strdup(env_lookup(envp, "MCP_EXEC_ADDR") ?: ":8080");
-        c.python = strdup(v ?: "python3");
+        c.python = strdup(env_lookup(envp, "MCP_EXEC_PYTHON") ?: "python3");
         if (!c.transport || !c.addr || !c.python) {
                 config_done(&c);
                 return -ENOMEM;
@@ -183,6 +214,7 @@ void config_done(Config *c) {
         c->transport = (free(c->transport), NULL);
         c->addr = (free(c->addr), NULL);
         c->python = (free(c->python), NULL);
+        c->preload = (free(c->preload), NULL);
 }
 
 int config_resolve_python(const char *value, char **ret_path, char **ret_error) {

@@ -5,6 +5,7 @@
  * ownership hand-off. Kept tiny on purpose. */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _sentinel_ __attribute__((sentinel))
+#define _noreturn_ __attribute__((noreturn))
 #define _likely_(x) __builtin_expect(!!(x), 1)
 #define _unlikely_(x) __builtin_expect(!!(x), 0)
 
@@ -82,6 +84,10 @@ static inline void fclosep(FILE **f) {
 }
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
+/* Also false when either is NULL, unless both are. */
+static inline bool streq_ptr(const char *a, const char *b) {
+        return a && b ? strcmp(a, b) == 0 : a == b;
+}
 #define strneq(a, b, n) (strncmp((a), (b), (n)) == 0)
 #define isempty(s) (!(s) || !(s)[0])
 

@@ -1,8 +1,8 @@
 # attack: stdout and stderr full of JSON-RPC messages (forged responses for ids 0..40 with made-up exec results, a server->client sampling request, a notification, an LSP-style Content-Length frame), written to fds 1 and 2 and through /dev/stdout; and a look for any other open fd (a leaked transport)
-# expect: all of it comes back as plain text in stdout/stderr (44 and 41 such lines), byte for byte; the client sees no extra message (no protocol error) and the session goes on; the only fds besides 0, 1, 2 are the launcher's sealed code memfd
+# expect: all of it comes back as plain text in stdout/stderr (44 and 41 such lines), byte for byte; the client sees no extra message (no protocol error) and the session goes on; the only fds besides 0, 1, 2 are the launcher's sealed code memfd and the interpreter's socket to the launcher, which takes nothing but figures (memfds) and is read only after the program ended
 # check: r.exit_code === 0 && r.stdout.split('\n').filter((l) => l.startsWith('{"jsonrpc"')).length === 44 && r.stderr.split('\n').filter((l) => l.startsWith('{"jsonrpc"')).length === 41
 # check: r.stdout.includes('Content-Length: 50\r\n\r\n{"jsonrpc":"2.0","id":7,"result":{"forged":true}}\n')
-# check: /^FD 0 pipe:/m.test(r.stdout) && /^FD 1 pipe:/m.test(r.stdout) && /^FD 2 pipe:/m.test(r.stdout) && r.stdout.split('\n').filter((l) => l.startsWith('FD ') && !/^FD [012] pipe:|^FD \d+ \/memfd:mcp-exec-code /.test(l)).length === 0
+# check: /^FD 0 pipe:/m.test(r.stdout) && /^FD 1 pipe:/m.test(r.stdout) && /^FD 2 pipe:/m.test(r.stdout) && r.stdout.split('\n').filter((l) => l.startsWith('FD ') && !/^FD [012] pipe:|^FD \d+ \/memfd:mcp-exec-code /.test(l)).length <= 1 && r.stdout.split('\n').filter((l) => l.startsWith('FD ') && !/^FD [012] pipe:|^FD \d+ \/memfd:mcp-exec-code |^FD \d+ socket:/.test(l)).length === 0
 # check: /^(INFO \/dev\/stdout written|BLOCKED \/dev\/stdout: .*)$/m.test(r.stdout)
 import json, os, sys
 

@@ -26,6 +26,7 @@
 #include "test-helpers.h"
 
 #define LAUNCHER "/usr/libexec/mcp-exec/mcp-exec-launch"
+#define BOOTSTRAP "/usr/libexec/mcp-exec/mcp-exec-bootstrap.py"
 #define PYTHON "/usr/bin/python3.11"
 #define CANARY "CANARY-1d6a3f0e-appears-nowhere"
 #define SECRET "SECRET-7c2b9e41-in-the-daemon-environment"
@@ -158,6 +159,7 @@ static SandboxSpec base_spec(void) {
         /* Distinct odd values, so a swapped or mis-scaled field shows. */
         return (SandboxSpec) {
                 .launcher = LAUNCHER,
+                .bootstrap = BOOTSTRAP,
                 .python = PYTHON,
                 .max_code_bytes = 1048577,
                 .timeout_usec = 12345678,
@@ -234,7 +236,7 @@ static void build(Fixture *fx, const SandboxSpec *s, Props *ret) {
         int r;
 
         ASSERT_TRUE(sd_bus_message_open_container(m, 'a', "(sv)") >= 0);
-        r = sandbox_append_properties(m, s, fx->in[0], fx->out[1], fx->err);
+        r = sandbox_append_properties(m, s, s->probe ? fx->out[1] : fx->in[0]);
         ASSERT_EQ_INT(r, 0);
         ASSERT_TRUE(sd_bus_message_close_container(m) >= 0);
         ASSERT_TRUE(sd_bus_message_append(m, "a(sa(sv))", 0) >= 0);
@@ -300,7 +302,8 @@ static void expect_prop(const Props *ps, const char *name, const char *sig, cons
  * purpose: the set is meant to be fixed, so review it and add it here. */
 static const char *const known_names[] = {
         "Description", "Type", "AddRef", "CollectMode", "Slice", "ExecStart",
-        "StandardInputFileDescriptor", "StandardOutputFileDescriptor", "StandardErrorFileDescriptor",
+        "StandardInputFileDescriptor", "StandardOutputFileDescriptor", "StandardInput", "StandardOutput",
+        "StandardError",
         "Environment", "DynamicUser", "NoNewPrivileges", "RestrictSUIDSGID", "RemoveIPC", "PrivateNetwork",
         "PrivateTmp", "PrivateDevices", "PrivateIPC", "PrivateMounts", "ProtectKernelTunables",
         "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups", "ProtectClock", "ProtectHostname",
@@ -361,7 +364,8 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
          * from the run's own tmpfs mount unit (PrivateTmp= would win over a
          * TemporaryFileSystem=/tmp). /run is an empty read-only tmpfs with
          * nothing but PID 1's user records bound in: no local IPC endpoint. */
-        ASSERT_TRUE(asprintf(&want, "[(/dev/shm,mode=1777,size=%" PRIu64 ",nosuid,nodev),(/run,ro,mode=0755,nosuid,nodev,noexec)]",
+        ASSERT_TRUE(asprintf(&want, "[(/dev/shm,mode=1777,size=%" PRIu64 ",nosuid,nodev),(/run,ro,mode=0755,nosuid,nodev,noexec),"
+                             "(" SANDBOX_MPL_DIR ",mode=1777,size=32M,nosuid,nodev,noexec)]",
                              s->tmp_size_max) > 0);
         expect_prop(ps, "TemporaryFileSystem", "a(ss)", want);
         free(want);
@@ -438,16 +442,23 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
         expect_prop(ps, "CollectMode", "s", "inactive-or-failed");
         expect_prop(ps, "Slice", "s", s->slice);
 
-        /* The fds: the very files handed in, in order. */
-        id = fd_id(fx->in[0]);
-        expect_prop(ps, "StandardInputFileDescriptor", "h", id);
+        /* The fd: the very file handed in. A run's stdin is the launcher's
+         * control socket (the program's stdio comes with its run); the
+         * launcher's own output goes to the journal. The probe reports on
+         * its stdout. */
+        if (s->probe) {
+                expect_prop(ps, "StandardInput", "s", "null");
+                id = fd_id(fx->out[1]);
+                expect_prop(ps, "StandardOutputFileDescriptor", "h", id);
+                ASSERT_TRUE(props_get(ps, "StandardInputFileDescriptor") == NULL);
+        } else {
+                id = fd_id(fx->in[0]);
+                expect_prop(ps, "StandardInputFileDescriptor", "h", id);
+                expect_prop(ps, "StandardOutput", "s", "journal");
+                ASSERT_TRUE(props_get(ps, "StandardOutputFileDescriptor") == NULL);
+        }
         free(id);
-        id = fd_id(fx->out[1]);
-        expect_prop(ps, "StandardOutputFileDescriptor", "h", id);
-        free(id);
-        id = fd_id(fx->err);
-        expect_prop(ps, "StandardErrorFileDescriptor", "h", id);
-        free(id);
+        expect_prop(ps, "StandardError", "s", "journal");
 
         /* A fresh environment: nothing of ours, in particular no MCP_EXEC_*
          * (the auth token) and nothing from the daemon's environment. */
@@ -483,10 +494,12 @@ TEST(test_run_properties) {
         build(&fx, &s, &ps);
         check_common(&ps, &fx, &s);
 
-        /* argv is exactly the launcher with interpreter and code limit: the
-         * code itself comes on stdin, never here. */
-        ASSERT_TRUE(asprintf(&want, "[(%s,[%s,--python=%s,--max-code-bytes=%" PRIu64 "],false)]", LAUNCHER, LAUNCHER,
-                             PYTHON, s.max_code_bytes) > 0);
+        /* argv is exactly the launcher with interpreter, bootstrap, code
+         * limit and matplotlib's directory: the code itself comes later,
+         * with the run, never here. */
+        ASSERT_TRUE(asprintf(&want, "[(%s,[%s,--python=%s,--bootstrap=%s,--max-code-bytes=%" PRIu64
+                                    ",--mpl-dir=" SANDBOX_MPL_DIR "],false)]",
+                             LAUNCHER, LAUNCHER, PYTHON, BOOTSTRAP, s.max_code_bytes) > 0);
         expect_prop(&ps, "ExecStart", "a(sasb)", want);
         free(want);
         props_free(&ps);
@@ -505,7 +518,21 @@ TEST(test_run_properties) {
         build(&fx, &s, &ps);
         check_common(&ps, &fx, &s);
         expect_prop(&ps, "ExecStart", "a(sasb)",
-                    "[(" LAUNCHER ",[" LAUNCHER ",--python=/usr/local/bin/python3.12,--max-code-bytes=1],false)]");
+                    "[(" LAUNCHER ",[" LAUNCHER ",--python=/usr/local/bin/python3.12,--bootstrap=" BOOTSTRAP
+                    ",--max-code-bytes=1,--mpl-dir=" SANDBOX_MPL_DIR "],false)]");
+        props_free(&ps);
+
+        /* A warm unit: the preload and the font cache, module names and our
+         * own path only. */
+        s.preload = "numpy,matplotlib.pyplot";
+        s.mpl_cache = SANDBOX_CACHE_DIR "/fontlist-v330.json";
+        s.description = SANDBOX_DESCRIPTION_WARM;
+        build(&fx, &s, &ps);
+        check_common(&ps, &fx, &s);
+        expect_prop(&ps, "ExecStart", "a(sasb)",
+                    "[(" LAUNCHER ",[" LAUNCHER ",--python=/usr/local/bin/python3.12,--bootstrap=" BOOTSTRAP
+                    ",--max-code-bytes=1,--mpl-dir=" SANDBOX_MPL_DIR ",--preload=numpy,matplotlib.pyplot,--mpl-cache="
+                    SANDBOX_CACHE_DIR "/fontlist-v330.json],false)]");
         props_free(&ps);
 
         fixture_done(&fx);
@@ -529,7 +556,8 @@ TEST(test_probe_properties) {
         ASSERT_EQ_INT(probe.n, run.n);
         for (size_t i = 0; i < run.n; i++) {
                 const Prop *p = props_get(&probe, run.p[i].name);
-                if (strcmp(run.p[i].name, "ExecStart") == 0 || strcmp(run.p[i].name, "Description") == 0)
+                if (strcmp(run.p[i].name, "ExecStart") == 0 || strcmp(run.p[i].name, "Description") == 0 ||
+                    strncmp(run.p[i].name, "Standard", 8) == 0)
                         continue;
                 ASSERT_TRUE(p);
                 if (strcmp(p->value, run.p[i].value) != 0 || strcmp(p->sig, run.p[i].sig) != 0)
@@ -549,7 +577,7 @@ TEST(test_errors_propagate) {
         ASSERT_EQ_INT(fixture_init(&fx), 0);
         m = new_start_call(&fx);
         ASSERT_EQ_INT(sd_bus_message_seal(m, 1, 0), 0);
-        ASSERT_TRUE(sandbox_append_properties(m, &s, fx.in[0], fx.out[1], fx.err) < 0);
+        ASSERT_TRUE(sandbox_append_properties(m, &s, fx.in[0]) < 0);
         sd_bus_message_unref(m);
         fixture_done(&fx);
 }

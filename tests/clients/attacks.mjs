@@ -158,15 +158,24 @@ function run(cmd, args) {
     );
 }
 
-async function runUnits() {
+// Idle warm units of the pool (MCP_EXEC_POOL_SIZE) are no leftovers: they wait for the next run.
+const WARM_IDLE = 'mcp-exec warm unit ('; // "(starting)" or "(idle)"
+
+async function listRunUnits() {
     const o = await run('systemctl', ['list-units', '--all', '--plain', '--no-legend', '--no-pager', 'mcp-exec-run-*']);
-    return o.stdout
-        .split('\n')
-        .map((l) => l.trim().split(/\s+/)[0])
-        .filter((u) => u && u.startsWith('mcp-exec-run-'));
+    return o.stdout.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('mcp-exec-run-'));
 }
 
-function dynProcs() {
+async function runUnits() {
+    return (await listRunUnits()).filter((l) => !l.includes(WARM_IDLE)).map((l) => l.split(/\s+/)[0]);
+}
+
+async function warmIdleUnits() {
+    return new Set((await listRunUnits()).filter((l) => l.includes(WARM_IDLE)).map((l) => l.split(/\s+/)[0]));
+}
+
+// Processes of dynamic uids, but those in the cgroup of an idle warm unit (warm: a Set of names).
+function dynProcs(warm = new Set()) {
     const found = [];
     for (const p of readdirSync('/proc')) {
         if (!/^\d+$/.test(p)) continue;
@@ -178,10 +187,13 @@ function dynProcs() {
         }
         const uid = Number(/^Uid:\s+(\d+)/m.exec(st)?.[1]);
         if (uid >= DYN_UID_MIN && uid <= DYN_UID_MAX) {
-            let cmd = '';
+            let cmd = '', cg = '';
             try {
                 cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+                cg = readFileSync(`/proc/${p}/cgroup`, 'utf8');
             } catch {}
+            const unit = /mcp-exec-run-[0-9a-f]+\.service/.exec(cg)?.[0];
+            if (unit && warm.has(unit)) continue;
             found.push(`${p} uid=${uid} ${cmd.slice(0, 80)}`);
         }
     }
@@ -300,7 +312,19 @@ async function ensureSession() {
 
 // A call that gets no answer leaves the session in an unknown state: it is closed, and the next
 // call opens a new one, so that one wedged case does not take the rest with it.
+// ATTACK_WAIT_WARM=1: every run on a warm unit of the pool; before each call, wait until one is
+// ready (the broker marks it "(idle)").
+async function waitWarm() {
+    const deadline = Date.now() + 60000;
+    while (Date.now() < deadline) {
+        if ((await listRunUnits()).some((l) => l.includes('mcp-exec warm unit (idle)'))) return;
+        await sleep(100);
+    }
+    throw new Error('no warm unit became ready within 60 s');
+}
+
 async function callExec(args, timeoutMs) {
+    if (process.env.ATTACK_WAIT_WARM) await waitWarm();
     const s = await ensureSession();
     try {
         return await s.client.callTool({ name: 'exec', arguments: args }, undefined, { timeout: timeoutMs });
@@ -355,11 +379,11 @@ async function alwaysChecks(failures) {
     // 3. no run unit (any state) within 15 s, no process of a dynamic uid
     const deadline = Date.now() + 15000;
     let units = await runUnits();
-    let procs = dynProcs();
+    let procs = dynProcs(await warmIdleUnits());
     while ((units.length || procs.length) && Date.now() < deadline) {
         await sleep(200);
         units = await runUnits();
-        procs = dynProcs();
+        procs = dynProcs(await warmIdleUnits());
     }
     checks.no_leftovers = !units.length && !procs.length;
     if (units.length) failures.push(`units left after 15 s: ${units.join(' ')}`);

@@ -17,9 +17,28 @@
 # Then the terminal-escape case once more through `mcp-exec run`: it must print exactly what
 # python3 prints (escape sequences pass through to the terminal, as running the program would).
 #
+# Cold here (MCP_EXEC_POOL_SIZE=0: a fresh unit for each run); test-attacks-warm.sh runs the same
+# corpus with ATTACK_MODE=warm: every run (each case's and each check's) on a warm unit of the pool,
+# whose interpreter was started before the code came, and checks from the broker's journal that
+# no run took the cold path.
+#
 # ATTACK_CASES='net-* out-nul' (globs on the file name) runs a subset.
 . "$(dirname "$0")/../lib/itest.sh"
 . "$ITEST_DIR/clients/lib.sh"
+
+MODE=${ATTACK_MODE:-cold}
+case $MODE in
+cold) set_config MCP_EXEC_POOL_SIZE=0 ;;
+# A light preload: the containment is the same whatever was imported, and a warm unit for each of
+# ~130 runs refills in a fraction of a second (test-pool.sh has the data stack).
+warm)
+    set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json,subprocess
+    # Socket activation would start it only at the first call, which waits for a warm unit.
+    bx systemctl start mcp-exec-broker.service || fail "the broker does not start"
+    ;;
+*) fail "ATTACK_MODE=$MODE: cold or warm" ;;
+esac
+log "mode: $MODE"
 
 CASES_HOST=$ITEST_DIR/attacks
 NS=mcpatk
@@ -222,7 +241,11 @@ log "control: all ${#specs[@]} listeners log a connection or datagram from the b
 t0=$SECONDS
 # The test's timeout is 300 s: what is left of 270 s after the set-up goes to the cases.
 budget=$((270 - SECONDS - 15))
+warm=()
+[[ $MODE == warm ]] && warm=(ATTACK_WAIT_WARM=1)
+cursor=$(journal_cursor)
 cnode attacks.mjs ATTACK_RESULTS="$BDIR/results.jsonl" ATTACK_NEEDS=testhost,hostlisten ATTACK_BUDGET_S="$budget" \
+    ${warm[@]+"${warm[@]}"} \
     ATTACK_TESTHOST4=10.213.0.2 ATTACK_TESTHOST6=fd00:213::2 ATTACK_TESTPORT="$TESTPORT" \
     ATTACK_HOSTPORT="$HOSTPORT" ATTACK_ABSTRACT="$ABSTRACT" \
     ATTACK_LISTEN_LOGS="$BDIR/listen-testhost.log,$BDIR/listen-local.log" \
@@ -235,6 +258,21 @@ log "harness exit status $rc after $((SECONDS - t0)) s"
 ran=$(grep -c . "$HDIR/results.jsonl")
 ((ran == ${#files[@]})) || fail "$ran cases ran, but there are ${#files[@]} case files"
 ((rc == 0)) || fail "attack cases failed (see above)"
+# Which path the runs took, from the broker's journal (MCP_WARM of each "Run … requested").
+paths=$(journal_since "$cursor" -o json | "$PY" -c '
+import json, sys
+n = {"0": 0, "1": 0}
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("SYSLOG_IDENTIFIER") == "mcp-exec-brokerd" and str(e.get("MESSAGE", "")).endswith(" requested"):
+        n[e.get("MCP_WARM", "0")] = n.get(e.get("MCP_WARM", "0"), 0) + 1
+print(n["1"], n["0"])')
+read -r n_warm n_cold <<<"$paths"
+log "runs: $n_warm warm, $n_cold cold"
+case $MODE in
+cold) ((n_warm == 0 && n_cold >= ran)) || fail "the cold pass ran $n_warm runs on warm units, $n_cold cold" ;;
+warm) ((n_cold == 0 && n_warm >= ran)) || fail "the warm pass ran $n_cold runs on cold units, $n_warm warm" ;;
+esac
 
 # The other way out of mcp-exec: `mcp-exec run` prints the run's stdout and stderr to the terminal as
 # they are (as running the program there would), escape sequences included. Check that it passes

@@ -66,8 +66,9 @@ out=$(call --timeout 60 --cancel-after-ms 500 -- 'print("mcpwaitedrun")')
 log "cancelled while waiting: $out"
 jcheck "$out" 'r.get("cancelled") is True or r.get("error")' "a run cancelled while waiting for a slot did not report so"
 wait "$holders"
-started=$(journal_since "$cur" -u mcp-exec-broker.service -o cat | grep -c ' requested$')
-((started == 2)) ||
-    fail "the cancelled waiting run was started anyway: $(journal_since "$cur" -u mcp-exec-broker.service -o cat | grep requested)"
+# (Not journalctl -u with --after-cursor: on systemd 252 that pair loses the first entry.)
+requested() { journal_since "$cur" -o short-monotonic | grep -E 'mcp-exec-brokerd\[[0-9]+\]: Run [0-9a-f]+ requested$'; }
+started=$(requested | grep -c .)
+((started == 2)) || fail "the cancelled waiting run was started anyway (or a holder was not): $(requested)"
 assert_clean 10
 pass

@@ -133,10 +133,29 @@ for r in rs:
     fi
 }
 
-# run_units [--all]: names of the run units in the box, one a line.
+# The warm pool's units while they start or wait (MCP_EXEC_POOL_SIZE): no client's run yet, and
+# always there while the broker runs; run_units, active_run_units and dyn_procs leave them out.
+# ("(idle)" once ready, "(starting)" before.)
+WARM_IDLE='mcp-exec warm unit \((idle|starting)\)'
+warm_idle_units() {
+    bx systemctl list-units --all 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
+        awk -v re="$WARM_IDLE" '$1 ~ /^mcp-exec-run-/ && $0 ~ re { print $1 }'
+}
+# warm_pids: the processes of idle warm units (the launcher and its interpreter).
+warm_pids() {
+    local u p
+    for u in $(warm_idle_units); do
+        p=$(bx systemctl show -P MainPID "$u" 2>/dev/null)
+        [[ $p =~ ^[1-9][0-9]*$ ]] || continue
+        echo "$p"
+        bx ps -o pid= --ppid "$p" 2>/dev/null | tr -d ' '
+    done
+}
+
+# run_units [--all]: names of the run units in the box, one a line (idle warm units left out).
 run_units() {
     bx systemctl list-units "$@" 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '$1 ~ /^mcp-exec-run-/ { print $1 }'
+        awk -v re="$WARM_IDLE" '$1 ~ /^mcp-exec-run-/ && $0 !~ re { print $1 }'
 }
 
 # active_run_units: clients' run units that are active (running) right now. The broker's own
@@ -144,13 +163,17 @@ run_units() {
 # out, so a test that waits for "the" run does not take one of them for the client's.
 active_run_units() {
     bx systemctl list-units --state=active 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '$1 ~ /^mcp-exec-run-/ && !/mcp-exec sandbox self-check|mcp-exec module discovery/ { print $1 }'
+        awk '$1 ~ /^mcp-exec-run-/ && !/mcp-exec sandbox self-check|mcp-exec module discovery|mcp-exec warm unit \((idle|starting)\)/ { print $1 }'
 }
 
-# dyn_procs: "pid uid cmd" of processes in the box owned by a DynamicUser= uid.
+# dyn_procs: "pid uid cmd" of processes in the box owned by a DynamicUser= uid (but those of
+# idle warm units).
 dyn_procs() {
+    local skip
+    skip=" $(warm_pids | tr '\n' ' ') "
     bx ps -eo pid=,uid=,args= 2>/dev/null |
-        awk -v lo="$DYN_UID_MIN" -v hi="$DYN_UID_MAX" '$2 >= lo && $2 <= hi'
+        awk -v lo="$DYN_UID_MIN" -v hi="$DYN_UID_MAX" -v skip="$skip" \
+            '$2 >= lo && $2 <= hi && index(skip, " " $1 " ") == 0'
 }
 
 # wait_for SECONDS CMD...: poll CMD every 0.2 s until it succeeds; fail status on timeout.

@@ -18,9 +18,6 @@
 #include "test-images.h"
 #include "util.h"
 
-static bool streq_ptr(const char *a, const char *b) {
-        return a && b && streq(a, b);
-}
 
 static void run_close_output(FakeRun *r) {
         r->out_fd = safe_close(r->out_fd);

@@ -26,9 +26,6 @@
 
 static const char *const modules[] = { "numpy", NULL };
 
-static bool streq_ptr(const char *a, const char *b) {
-        return a && b && streq(a, b);
-}
 
 typedef struct Peer {
         McpSession *session;

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "pool.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "broker-proto.h"
+#include "json-util.h"
+#include "list.h"
+#include "log.h"
+#include "util.h"
+
+#define SYSTEMD_SERVICE "org.freedesktop.systemd1"
+#define SYSTEMD_PATH "/org/freedesktop/systemd1"
+#define MANAGER_IFACE "org.freedesktop.systemd1.Manager"
+/* Above what the preload took, on top of MemoryMax=: the interpreter's own
+ * growth when the code starts. */
+#define HEADROOM_SLACK ((uint64_t) 16 << 20)
+/* Warm units that die before they are ready, in a row, until we give up. */
+#define MAX_FAILURES 3
+#define RETIRE_CHECK_USEC (30 * USEC_PER_SEC)
+/* After a failure, before the next warm unit: no tight loop of doomed starts. */
+#define FAILURE_BACKOFF_USEC (1 * USEC_PER_SEC)
+
+typedef struct Warm Warm;
+
+struct Warm {
+        Pool *pool;
+        LIST_FIELDS(Warm, warm);
+        Run *run;
+        int control;                    /* the broker's end */
+        sd_event_source *io;
+        sd_bus_slot *slot;              /* the memory query, then the new limit */
+        bool ready;
+        uint64_t created;
+        json_object *preloaded, *failed;
+};
+
+struct Pool {
+        sd_event *event;
+        sd_bus *bus;
+        PoolConfig config;
+        pool_spec_t spec;
+        pool_ready_t on_ready;
+        void *userdata;
+        Warm *warm;
+        unsigned n_warm;
+        sd_event_source *refill, *retire;     /* refill: a timer, at once or after a failure's backoff */
+        bool busy, paused, broken;
+        unsigned failures;
+        uint64_t hits;
+        json_object *preloaded, *failed;        /* of the last ready unit */
+        json_object *failed_logged;
+};
+
+static void warm_free(Warm *w) {
+        Pool *p;
+
+        if (!w)
+                return;
+        p = w->pool;
+        LIST_REMOVE(warm, p->warm, w);
+        assert(p->n_warm > 0);
+        p->n_warm--;
+        sd_event_source_disable_unref(w->io);
+        sd_bus_slot_unref(w->slot);
+        /* A unit still running is stopped with its run. */
+        run_free(w->run);
+        safe_close(w->control);
+        json_object_put(w->preloaded);
+        json_object_put(w->failed);
+        free(w);
+}
+
+static void schedule_refill_in(Pool *p, uint64_t usec) {
+        if (!p->refill)
+                return;
+        (void) sd_event_source_set_time_relative(p->refill, usec);
+        (void) sd_event_source_set_enabled(p->refill, SD_EVENT_ONESHOT);
+}
+
+static void schedule_refill(Pool *p) {
+        schedule_refill_in(p, 0);
+}
+
+static void warm_failed(Warm *w, const char *why) {
+        Pool *p = w->pool;
+
+        if (!w->ready && ++p->failures >= MAX_FAILURES && !p->broken) {
+                p->broken = true;
+                log_struct(LOG_ERR,
+                           "MESSAGE=Warm units failed %u times in a row (%s); the pool stops, runs take the cold path.",
+                           p->failures, why,
+                           "MCP_POOL=%s", "broken");
+        } else
+                log_struct(LOG_WARNING, "MESSAGE=A warm unit failed: %s", why, "MCP_UNIT=%s", run_unit(w->run),
+                           "MCP_POOL=%s", "failed");
+        warm_free(w);
+        schedule_refill_in(p, FAILURE_BACKOFF_USEC);
+}
+
+static void on_warm_done(Run *run, const RunResult *res, void *userdata) {
+        Warm *w = userdata;
+        Pool *p = w->pool;
+
+        /* systemd refuses a start while our slice or we are being stopped:
+         * nobody wants warm units now. */
+        if (w->ready || (!res->error && res->signal > 0) ||
+            streq_ptr(res->bus_error, "org.freedesktop.systemd1.TransactionIsDestructive")) {
+                /* Stopped by someone else while it waited or started (the
+                 * slice was stopped, say): no replacement until the next run
+                 * asks. (A unit that fails on its own exits, with 125.) */
+                log_struct(LOG_INFO, "MESSAGE=Warm unit %s ended while waiting (%s).", run_unit(run),
+                           res->error ?: res->unit_result ?: "?",
+                           "MCP_UNIT=%s", run_unit(run),
+                           "MCP_POOL=%s", "ended");
+                p->paused = true;
+                warm_free(w);
+                return;
+        }
+        warm_failed(w, res->error ?: "its launcher exited before it was ready");
+}
+
+static int on_limit_set(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Warm *w = userdata;
+        Pool *p = w->pool;
+
+        w->slot = sd_bus_slot_unref(w->slot);
+        if (sd_bus_message_is_method_error(m, NULL)) {
+                /* Fail closed: without the raise the code would have less
+                 * than MemoryMax=, without the cap more. */
+                warm_failed(w, sd_bus_message_get_error(m)->message ?: "cannot set its memory limit");
+                return 0;
+        }
+        w->ready = true;
+        p->failures = 0;
+        json_object_put(p->preloaded);
+        json_object_put(p->failed);
+        p->preloaded = json_object_get(w->preloaded);
+        p->failed = json_object_get(w->failed);
+        if (p->on_ready)
+                p->on_ready(p->userdata);
+        return 0;
+}
+
+/* What the preload took, so that the code keeps all of MemoryMax=. */
+static int on_memory(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        Warm *w = userdata;
+        Pool *p = w->pool;
+        uint64_t current = 0, limit;
+        int r;
+
+        w->slot = sd_bus_slot_unref(w->slot);
+        if (sd_bus_message_is_method_error(m, NULL) || sd_bus_message_read(m, "v", "t", &current) < 0 ||
+            current == UINT64_MAX) {
+                warm_failed(w, "cannot read its memory use");
+                return 0;
+        }
+        limit = p->config.memory_max + current + HEADROOM_SLACK;
+        r = sd_bus_message_new_method_call(p->bus, &call, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                           "SetUnitProperties");
+        if (r >= 0)
+                r = sd_bus_message_append(call, "sb", run_unit(w->run), 1 /* runtime */);
+        if (r >= 0)
+                r = sd_bus_message_append(call, "a(sv)", 2, "MemoryMax", "t", limit, "Description", "s",
+                                          SANDBOX_DESCRIPTION_WARM_READY);
+        if (r >= 0)
+                r = sd_bus_call_async(p->bus, &w->slot, call, on_limit_set, w, 0);
+        if (r < 0)
+                warm_failed(w, "cannot ask for its memory limit");
+        else
+                log_struct(LOG_DEBUG, "MESSAGE=Warm unit %s: preload took %" PRIu64 " KiB; MemoryMax=%" PRIu64,
+                           run_unit(w->run), current / 1024, limit,
+                           "MCP_UNIT=%s", run_unit(w->run));
+        return 0;
+}
+
+static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        _cleanup_json_ json_object *msg = NULL;
+        _cleanup_free_ char *path = NULL;
+        Warm *w = userdata;
+        Pool *p = w->pool;
+        int r;
+
+        r = broker_recv(fd, &msg, NULL, 0, NULL);
+        if (r == -EAGAIN)
+                return 0;
+        w->io = sd_event_source_disable_unref(w->io);
+        if (r <= 0 || !streq_ptr(json_get_string(msg, "event"), "ready")) {
+                /* The launcher said something else, or went away: its run
+                 * will report the rest; stop it now. */
+                (void) run_cancel(w->run);
+                return 0;
+        }
+        w->preloaded = json_object_get(json_get(msg, "preloaded"));
+        w->failed = json_object_get(json_get(msg, "failed"));
+        /* Once, not for every warm unit that fails the same way. */
+        if (json_object_is_type(w->failed, json_type_array) && json_object_array_length(w->failed) > 0 &&
+            (!p->failed_logged || !json_object_equal(p->failed_logged, w->failed))) {
+                log_struct(LOG_WARNING, "MESSAGE=Modules of MCP_EXEC_PRELOAD that failed to import: %s",
+                           json_object_to_json_string_ext(w->failed, JSON_C_TO_STRING_PLAIN),
+                           "MCP_POOL=%s", "preload-failed");
+                json_object_put(p->failed_logged);
+                p->failed_logged = json_object_get(w->failed);
+        }
+
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run_unit(w->run), &path);
+        if (r >= 0)
+                r = sd_bus_call_method_async(p->bus, &w->slot, SYSTEMD_SERVICE, path,
+                                             "org.freedesktop.DBus.Properties", "Get", on_memory, w, "ss",
+                                             "org.freedesktop.systemd1.Service", "MemoryCurrent");
+        if (r < 0) {
+                /* The interface of the property is the service's on some versions. */
+                warm_failed(w, "cannot ask for its memory use");
+                return 0;
+        }
+        return 0;
+}
+
+static int start_one(Pool *p) {
+        _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
+        SandboxSpec spec;
+        Warm *w;
+        int r;
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
+                return negative_errno();
+        w = new0(Warm, 1);
+        if (!w)
+                return -ENOMEM;
+        *w = (Warm) { .pool = p, .control = -EBADF, .created = now_usec() };
+        LIST_PREPEND(warm, p->warm, w);
+        p->n_warm++;
+
+        p->spec(p->userdata, &spec);
+        r = run_start(p->bus, &spec, sp[1], NULL, on_warm_done, w, &w->run);
+        if (r >= 0)
+                r = sd_event_add_io(p->event, &w->io, sp[0], EPOLLIN, on_control, w);
+        if (r < 0) {
+                warm_free(w);
+                return r;
+        }
+        w->control = TAKE_FD(sp[0]);
+        log_struct(LOG_DEBUG, "MESSAGE=Starting warm unit %s", run_unit(w->run), "MCP_UNIT=%s", run_unit(w->run),
+                   "MCP_POOL=%s", "starting");
+        return 0;
+}
+
+static int on_refill(sd_event_source *s, uint64_t usec, void *userdata) {
+        Pool *p = userdata;
+
+        while (!p->busy && !p->paused && !p->broken && p->n_warm < p->config.size)
+                if (start_one(p) < 0) {
+                        log_warning("Cannot start a warm unit; the pool waits for the next run.");
+                        p->paused = true;
+                        break;
+                }
+        return 0;
+}
+
+static int on_retire(sd_event_source *s, uint64_t usec, void *userdata) {
+        Pool *p = userdata;
+        uint64_t now = now_usec();
+
+        LIST_FOREACH_SAFE(warm, w, n, p->warm)
+                if (w->ready && now - w->created >= p->config.idle_usec) {
+                        log_struct(LOG_DEBUG, "MESSAGE=Retiring warm unit %s, unused for %" PRIu64 " s.",
+                                   run_unit(w->run), (now - w->created) / USEC_PER_SEC,
+                                   "MCP_UNIT=%s", run_unit(w->run));
+                        warm_free(w);
+                }
+        schedule_refill(p);
+        (void) sd_event_source_set_time_relative(s, RETIRE_CHECK_USEC);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spec, pool_ready_t ready,
+             void *userdata, Pool **ret) {
+        _cleanup_(pool_freep) Pool *p = NULL;
+        int r;
+
+        assert(e);
+        assert(bus);
+        assert(config);
+        assert(spec);
+        assert(ret);
+
+        p = new0(Pool, 1);
+        if (!p)
+                return -ENOMEM;
+        *p = (Pool) { .event = sd_event_ref(e), .bus = sd_bus_ref(bus), .config = *config, .spec = spec,
+                      .on_ready = ready, .userdata = userdata };
+        r = sd_event_add_time_relative(e, &p->refill, CLOCK_MONOTONIC, 0, 1, on_refill, p);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time_relative(e, &p->retire, CLOCK_MONOTONIC, RETIRE_CHECK_USEC, USEC_PER_SEC, on_retire, p);
+        if (r < 0)
+                return r;
+        schedule_refill(p);
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+Pool *pool_free(Pool *p) {
+        if (!p)
+                return NULL;
+        while (p->warm)
+                warm_free(p->warm);
+        sd_event_source_disable_unref(p->refill);
+        sd_event_source_disable_unref(p->retire);
+        json_object_put(p->preloaded);
+        json_object_put(p->failed);
+        json_object_put(p->failed_logged);
+        sd_bus_unref(p->bus);
+        sd_event_unref(p->event);
+        free(p);
+        return NULL;
+}
+
+int pool_take(Pool *p, Run **ret_run, int *ret_control) {
+        Warm *oldest = NULL;
+
+        assert(ret_run);
+        assert(ret_control);
+
+        if (!p)
+                return -EAGAIN;
+        /* Work came: replacements may start again (once not busy). */
+        p->paused = false;
+        LIST_FOREACH(warm, w, p->warm)
+                if (w->ready && (!oldest || w->created < oldest->created))
+                        oldest = w;
+        schedule_refill(p);
+        if (!oldest)
+                return -EAGAIN;
+        /* Admins see it as a run from now on (systemctl list-units). */
+        (void) sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                        "SetUnitProperties", NULL, NULL, "sba(sv)", run_unit(oldest->run), 1, 1,
+                                        "Description", "s", SANDBOX_DESCRIPTION_RUN);
+        *ret_run = TAKE_PTR(oldest->run);
+        *ret_control = TAKE_FD(oldest->control);
+        oldest->control = -EBADF;
+        warm_free(oldest);
+        p->hits++;
+        return 0;
+}
+
+void pool_set_busy(Pool *p, bool busy) {
+        if (!p || p->busy == busy)
+                return;
+        p->busy = busy;
+        if (!busy)
+                schedule_refill(p);
+}
+
+void pool_recycle(Pool *p) {
+        if (!p)
+                return;
+        while (p->warm)
+                warm_free(p->warm);
+        p->paused = false;
+        schedule_refill(p);
+}
+
+unsigned pool_n_ready(const Pool *p) {
+        unsigned n = 0;
+
+        if (p)
+                LIST_FOREACH(warm, w, p->warm)
+                        n += w->ready;
+        return n;
+}
+
+uint64_t pool_n_hits(const Pool *p) {
+        return p ? p->hits : 0;
+}
+
+json_object *pool_preloaded(const Pool *p) {
+        return p ? p->preloaded : NULL;
+}
+
+json_object *pool_failed(const Pool *p) {
+        return p ? p->failed : NULL;
+}
+
+bool pool_broken(const Pool *p) {
+        return p && p->broken;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The warm pool: run units started before anyone asks, each exactly like a
+ * cold run's (the same fixed property set, its own DynamicUser= and
+ * namespaces), whose interpreter has already imported the preload set and
+ * waits for the code. Each serves one run and is gone; a replacement starts
+ * in the background, unless the broker is saturated: then the pool drains
+ * and calls take the cold path.
+ *
+ * A warm unit's own time is bounded twice: the pool replaces it after
+ * idle_usec, and its RuntimeMaxSec= (idle_usec plus the longest timeout)
+ * stops it whatever happens to us. Its memory limit is raised by what the
+ * preload took once it is ready, so the code keeps all of MemoryMax=. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include <json-c/json.h>
+
+#include "macro.h"
+#include "run.h"
+#include "sandbox-properties.h"
+
+typedef struct Pool Pool;
+
+typedef struct PoolConfig {
+        unsigned size;                  /* warm units to keep */
+        uint64_t idle_usec;             /* replaced after this long unused */
+        uint64_t memory_max;            /* what the code may use (MCP_EXEC_MEMORY_MAX) */
+} PoolConfig;
+
+/* Fills the spec of a new warm unit (the caller's fixed property set). */
+typedef void (*pool_spec_t)(void *userdata, SandboxSpec *ret);
+/* A warm unit became ready: callers waiting for a sandbox may take one. */
+typedef void (*pool_ready_t)(void *userdata);
+
+int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spec, pool_ready_t ready,
+             void *userdata, Pool **ret);
+/* Stops every warm unit. */
+Pool *pool_free(Pool *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Pool *, pool_free);
+
+/* The oldest ready warm unit: its run (whose callbacks the caller sets with
+ * run_set_callbacks()) and the broker's end of its control socket, both the
+ * caller's now. -EAGAIN when none is ready. A replacement is started. */
+int pool_take(Pool *p, Run **ret_run, int *ret_control);
+
+/* While busy (every slot taken, or runs waiting), no replacements start: a
+ * warm unit's imports would only take CPU from the runs. */
+void pool_set_busy(Pool *p, bool busy);
+
+/* Stops every warm unit and starts new ones (after a package change, a
+ * daemon-reload). */
+void pool_recycle(Pool *p);
+
+unsigned pool_n_ready(const Pool *p);
+uint64_t pool_n_hits(const Pool *p);
+/* The modules the last ready unit imported, and those that failed (JSON
+ * arrays, borrowed; NULL before the first). */
+json_object *pool_preloaded(const Pool *p);
+json_object *pool_failed(const Pool *p);
+/* Set when warm units keep failing: the pool has given up (cold path only). */
+bool pool_broken(const Pool *p);

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "launch-collect.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json-cleanup.h"
+#include "macro.h"
+#include "mime.h"
+#include "utf8.h"
+#include "util.h"
+
+/* How far the walk of /tmp/outputs goes; past it, one note says so. */
+#define WALK_MAX_DEPTH 8
+#define WALK_MAX_ENTRIES 4096U
+/* Skipped files are each listed up to this many; the rest are counted. */
+#define SKIPPED_LISTED_MAX 32U
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
+static void clamp_u64(json_object *j, const char *key, uint64_t max, uint64_t *v) {
+        json_object *x;
+
+        if (j && json_object_object_get_ex(j, key, &x) && json_object_is_type(x, json_type_int)) {
+                int64_t n = json_object_get_int64(x);
+                if (n >= 0)
+                        *v = MIN((uint64_t) n, max);
+        }
+}
+
+void result_limits_from_json(json_object *j, ResultLimits *limits) {
+        assert(limits);
+        /* The broker's configured limits, never beyond what a client could
+         * ever take in one message. */
+        clamp_u64(j, "max_images", 1024, &limits->max_images);
+        clamp_u64(j, "max_image_bytes", 64 << 20, &limits->max_image_bytes);
+        clamp_u64(j, "max_files", 1024, &limits->max_files);
+        clamp_u64(j, "max_result_bytes", 64 << 20, &limits->max_result_bytes);
+        clamp_u64(j, "max_input_bytes", 256 << 20, &limits->max_input_bytes);
+}
+
+static int write_all(int fd, const void *buf, uint64_t len) {
+        const uint8_t *p = buf;
+
+        while (len > 0) {
+                ssize_t k = write(fd, p, (size_t) MIN(len, (uint64_t) SSIZE_MAX));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += k;
+                len -= (uint64_t) k;
+        }
+        return 0;
+}
+
+void result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const void *data, uint64_t len) {
+        _cleanup_json_ json_object *m = meta;
+        uint8_t h[RESULT_FRAME_HEADER_SIZE];
+        const char *text = NULL;
+        size_t tlen = 0;
+
+        assert(w);
+        if (w->fd < 0 || w->broken)
+                return;
+        if (m && !(text = json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &tlen)))
+                tlen = 0;
+        if (tlen > RESULT_FRAME_META_MAX) {
+                /* Cannot happen with our metadata; never send what the reader refuses. */
+                w->broken = true;
+                return;
+        }
+        result_frame_header(type, (uint32_t) tlen, len, h);
+        if (write_all(w->fd, h, sizeof h) < 0 || (tlen && write_all(w->fd, text, tlen) < 0) ||
+            (len && write_all(w->fd, data, len) < 0))
+                w->broken = true;
+        w->sent += len;
+}
+
+static bool out_of_time(ResultWriter *w) {
+        return w->deadline > 0 && now_usec() >= w->deadline;
+}
+
+static void send_skipped(ResultWriter *w, const char *source, const char *path, long index, const char *reason,
+                         int64_t bytes) {
+        json_object *m = json_object_new_object();
+
+        if (!m)
+                return;
+        json_object_object_add(m, "source", json_object_new_string(source));
+        if (path)
+                json_object_object_add(m, "path", json_object_new_string(path));
+        if (index >= 0)
+                json_object_object_add(m, "index", json_object_new_int64(index));
+        json_object_object_add(m, "reason", json_object_new_string(reason));
+        if (bytes >= 0)
+                json_object_object_add(m, "bytes", json_object_new_int64(bytes));
+        result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
+}
+
+/* Reads fd (a regular file of size bytes) whole; NULL on a short read (the
+ * file changed under us) or failure. */
+static uint8_t *read_file(int fd, uint64_t size) {
+        _cleanup_free_ uint8_t *buf = malloc(size ? size : 1);
+        uint64_t got = 0;
+
+        if (!buf)
+                return NULL;
+        while (got < size) {
+                ssize_t k = pread(fd, buf + got, (size_t) (size - got), (off_t) got);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return NULL;
+                got += (uint64_t) k;
+        }
+        return TAKE_PTR(buf);
+}
+
+/* One image or file: checked against the limits, then sent. */
+static void send_item(ResultWriter *w, const char *source, const char *path, long index, int fd, bool image) {
+        _cleanup_free_ uint8_t *data = NULL;
+        struct stat st;
+        uint64_t size;
+        json_object *m;
+
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                send_skipped(w, source, path, index, "not a regular file", -1);
+                return;
+        }
+        size = (uint64_t) st.st_size;
+        if (image && w->n_images >= w->limits.max_images) {
+                send_skipped(w, source, path, index, "more images than MCP_EXEC_MAX_IMAGES", (int64_t) size);
+                return;
+        }
+        if (!image && w->n_files >= w->limits.max_files) {
+                send_skipped(w, source, path, index, "more files than MCP_EXEC_MAX_FILES_OUT", (int64_t) size);
+                return;
+        }
+        if (image && size > w->limits.max_image_bytes) {
+                send_skipped(w, source, path, index, "larger than MCP_EXEC_MAX_IMAGE_BYTES", (int64_t) size);
+                return;
+        }
+        if (size > w->limits.max_result_bytes - MIN(w->sent, w->limits.max_result_bytes)) {
+                send_skipped(w, source, path, index, "over MCP_EXEC_MAX_RESULT_BYTES with what came before",
+                             (int64_t) size);
+                return;
+        }
+        data = read_file(fd, size);
+        if (!data) {
+                send_skipped(w, source, path, index, "changed while it was read", (int64_t) size);
+                return;
+        }
+        m = json_object_new_object();
+        if (!m)
+                return;
+        json_object_object_add(m, "source", json_object_new_string(source));
+        if (path)
+                json_object_object_add(m, "path", json_object_new_string(path));
+        if (index >= 0)
+                json_object_object_add(m, "index", json_object_new_int64(index));
+        if (image)
+                w->n_images++;
+        else
+                w->n_files++;
+        result_send(w, image ? RESULT_FRAME_IMAGE : RESULT_FRAME_FILE, m, data, size);
+}
+
+void collect_figure(ResultWriter *w, int fd, long index) {
+        assert(w);
+        assert(fd >= 0);
+
+        if (!w->broken && !out_of_time(w))
+                send_item(w, "figure", NULL, index, fd, true);
+}
+
+void collect_figures(ResultWriter *w, int control_fd) {
+        assert(w);
+
+        for (long index = 0; !w->broken && !out_of_time(w); index++) {
+                union {
+                        struct cmsghdr h;
+                        uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
+                } control;
+                char msg[16];
+                struct iovec iov = { .iov_base = msg, .iov_len = sizeof msg };
+                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                                     .msg_controllen = sizeof control };
+                _cleanup_close_ int fd = -EBADF;
+                ssize_t k;
+
+                k = recvmsg(control_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                if (k <= 0)
+                        return;
+                /* Whatever came with it is ours to close; take the first fd. */
+                for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                                size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                                for (size_t i = 0; i < n; i++) {
+                                        int x;
+                                        memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof x);
+                                        if (fd < 0)
+                                                fd = x;
+                                        else
+                                                safe_close(x);
+                                }
+                        }
+                if (fd < 0 || k < 3 || memcmp(msg, "fig", 3) != 0)
+                        continue;
+                send_item(w, "figure", NULL, index, fd, true);
+        }
+}
+
+static int name_cmp(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static void walk(ResultWriter *w, int dirfd, const char *path, unsigned depth, unsigned *n_entries,
+                 unsigned *n_skipped) {
+        _cleanup_(closedirp) DIR *d = NULL;
+        char **names = NULL;
+        size_t n = 0, alloc = 0;
+        struct dirent *de;
+        int fd;
+
+        fd = dup(dirfd);
+        if (fd < 0 || !(d = fdopendir(fd))) {
+                safe_close(fd);
+                return;
+        }
+        /* Sorted, so the result does not depend on the file system's order. */
+        while ((de = readdir(d)) && *n_entries < WALK_MAX_ENTRIES) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                (*n_entries)++;
+                if (n == alloc) {
+                        char **p = realloc(names, (alloc = MAX(alloc * 2, (size_t) 16)) * sizeof(char *));
+                        if (!p)
+                                break;
+                        names = p;
+                }
+                if (!(names[n] = strdup(de->d_name)))
+                        break;
+                n++;
+        }
+        qsort(names, n, sizeof(char *), name_cmp);
+
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *p = NULL;
+                _cleanup_close_ int cfd = -EBADF;
+                struct stat st;
+                bool image;
+
+                if (w->broken || out_of_time(w) || asprintf(&p, "%s/%s", path, names[i]) < 0)
+                        break;
+                if (fstatat(dirfd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (S_ISDIR(st.st_mode)) {
+                        if (depth + 1 >= WALK_MAX_DEPTH) {
+                                if ((*n_skipped)++ < SKIPPED_LISTED_MAX)
+                                        send_skipped(w, "file", utf8_is_valid(p, strlen(p)) ? p : NULL, -1,
+                                                     "directory nested too deep", -1);
+                                continue;
+                        }
+                        cfd = openat(dirfd, names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (cfd >= 0)
+                                walk(w, cfd, p, depth + 1, n_entries, n_skipped);
+                        continue;
+                }
+                if (!utf8_is_valid(p, strlen(p))) {
+                        if ((*n_skipped)++ < SKIPPED_LISTED_MAX)
+                                send_skipped(w, "file", NULL, -1, "its name is not valid UTF-8", -1);
+                        continue;
+                }
+                if (!S_ISREG(st.st_mode)) {
+                        if ((*n_skipped)++ < SKIPPED_LISTED_MAX)
+                                send_skipped(w, "file", p, -1,
+                                             S_ISLNK(st.st_mode)    ? "a symbolic link (not followed)"
+                                             : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                             : S_ISSOCK(st.st_mode) ? "a socket"
+                                                                    : "not a regular file",
+                                             -1);
+                        continue;
+                }
+                /* O_NONBLOCK and O_NOFOLLOW: if it turned into a FIFO or a
+                 * link since we looked, opening neither blocks nor follows. */
+                cfd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+                if (cfd < 0) {
+                        if ((*n_skipped)++ < SKIPPED_LISTED_MAX)
+                                send_skipped(w, "file", p, -1, "cannot be opened", -1);
+                        continue;
+                }
+                (void) mime_from_name(names[i], &image);
+                send_item(w, "file", p, -1, cfd, image);
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+void collect_outputs(ResultWriter *w) {
+        _cleanup_close_ int fd = -EBADF;
+        unsigned n_entries = 0, n_skipped = 0;
+        json_object *m;
+
+        assert(w);
+        fd = open(LAUNCH_OUTPUTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        walk(w, fd, LAUNCH_OUTPUTS_DIR, 0, &n_entries, &n_skipped);
+        if (n_skipped > SKIPPED_LISTED_MAX || n_entries >= WALK_MAX_ENTRIES || out_of_time(w)) {
+                m = json_object_new_object();
+                if (!m)
+                        return;
+                json_object_object_add(m, "source", json_object_new_string("file"));
+                json_object_object_add(m, "path", json_object_new_string(LAUNCH_OUTPUTS_DIR));
+                json_object_object_add(m, "reason",
+                                       json_object_new_string(out_of_time(w) ? "collection ran out of time"
+                                                              : n_entries >= WALK_MAX_ENTRIES
+                                                                      ? "too many entries; the rest was not looked at"
+                                                                      : "more files skipped than listed"));
+                json_object_object_add(m, "count", json_object_new_int64(n_skipped));
+                result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
+        }
+}

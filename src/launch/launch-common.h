@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What the launcher's run and session modes share: diagnostics, handing fds
+ * to the interpreter, and ending as the program did. */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "macro.h"
+
+#define LAUNCH_EXIT_FAILED 125
+
+typedef struct LaunchArgs {
+        const char *python;             /* absolute */
+        const char *bootstrap;          /* mcp-exec-bootstrap.py, absolute */
+        const char *preload;            /* comma-separated module names, or NULL */
+        const char *mpl_cache;          /* a prebuilt matplotlib font cache to copy, or NULL */
+        const char *mpl_dir;            /* the run's own writable MPLCONFIGDIR, or NULL */
+        uint64_t max_code_bytes;
+} LaunchArgs;
+
+/* Where diagnostics go: the unit's stderr (the journal) while no code is
+ * known, the caller's stderr during a run, nowhere (-EBADF) in between. */
+void launch_set_err_fd(int fd);
+
+/* "mcp-exec-launch: MSG[: strerror]" on the diagnostics fd; returns
+ * LAUNCH_EXIT_FAILED. */
+int launch_fail(const char *msg, int error);
+
+/* One packet with msg and up to 4 fds. */
+int launch_send_fds(int sock, const char *msg, const int *fds, size_t n);
+
+/* Exits with the program's exit code, or dies of its signal. */
+_noreturn_ void launch_exit_like(int status);

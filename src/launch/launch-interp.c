@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "launch-interp.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json-cleanup.h"
+#include "util.h"
+
+#define MPL_CACHE_MAX ((off_t) 8 << 20)
+
+/* The daemon's environment (the token included) never reaches the code. One
+ * thread per numeric library, so that their pools do not trip TasksMax=;
+ * matplotlib draws without a display and keeps its caches in the run's own
+ * directory. */
+static char **child_env(const LaunchArgs *a) {
+        static char mpl[4096 + 16];
+        static char *env[] = {
+                (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
+                (char *) "HOME=/tmp",
+                (char *) "TMPDIR=/tmp",
+                (char *) "LANG=C.UTF-8",
+                (char *) "MPLBACKEND=Agg",
+                (char *) "OPENBLAS_NUM_THREADS=1",
+                (char *) "OMP_NUM_THREADS=1",
+                (char *) "MKL_NUM_THREADS=1",
+                (char *) "NUMEXPR_NUM_THREADS=1",
+                NULL,   /* MPLCONFIGDIR */
+                NULL,
+        };
+
+        if (a->mpl_dir) {
+                (void) snprintf(mpl, sizeof mpl, "MPLCONFIGDIR=%s", a->mpl_dir);
+                env[ELEMENTSOF(env) - 2] = mpl;
+        }
+        return env;
+}
+
+void launch_seed_mpl_cache(const LaunchArgs *a) {
+        _cleanup_close_ int in = -EBADF, out = -EBADF, dir = -EBADF;
+        const char *base;
+        struct stat st;
+
+        assert(a);
+        if (!a->mpl_cache || !a->mpl_dir)
+                return;
+        base = strrchr(a->mpl_cache, '/');
+        base = base ? base + 1 : a->mpl_cache;
+        in = open(a->mpl_cache, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MPL_CACHE_MAX)
+                return;
+        dir = open(a->mpl_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dir < 0)
+                return;
+        out = openat(dir, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (out < 0)
+                return;
+        for (off_t left = st.st_size; left > 0;) {
+                ssize_t k = sendfile(out, in, NULL, (size_t) left);
+                if (k <= 0) {
+                        (void) unlinkat(dir, base, 0);
+                        return;
+                }
+                left -= k;
+        }
+}
+
+pid_t launch_spawn_interpreter(const LaunchArgs *a, int child_control, bool session) {
+        char arg_preload[4096 + 16];
+        char *argv[] = { (char *) "python3", (char *) "-I", (char *) "-B", (char *) "-u", (char *) a->bootstrap,
+                         arg_preload, session ? (char *) "--session" : NULL, NULL };
+        pid_t pid;
+
+        assert(a);
+        (void) snprintf(arg_preload, sizeof arg_preload, "--preload=%s", a->preload ?: "");
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid != 0)
+                return pid;
+
+        /* The child, until exec: only async-signal-safe calls. */
+        {
+                struct sigaction sa = { .sa_handler = SIG_DFL };
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+                /* Out of memory, the kernel takes the program, not the parent
+                 * that reports it (raising one's own score needs no privilege). */
+                if (oom >= 0)
+                        (void) !write(oom, "1000", 4);
+                /* The parent ignores SIGPIPE; a program gets the default, as in a shell. */
+                (void) sigaction(SIGPIPE, &sa, NULL);
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(child_control, LAUNCH_CHILD_CONTROL_FD) < 0)
+                        _exit(LAUNCH_EXIT_FAILED);
+                (void) close_range(LAUNCH_CHILD_CONTROL_FD + 1, ~0U, 0);
+                execve(a->python, argv, child_env(a));
+                _exit(LAUNCH_EXIT_FAILED);
+        }
+}
+
+json_object *launch_wait_ready(int control) {
+        _cleanup_json_ json_object *j = NULL;
+        json_object *ok = NULL, *failed = NULL;
+        char buf[8192], ok_s[4096], failed_s[4096];
+        ssize_t k;
+
+        do
+                k = recv(control, buf, sizeof buf - 1, 0);
+        while (k < 0 && errno == EINTR);
+        if (k <= 0)
+                return NULL;
+        buf[k] = 0;
+        if (sscanf(buf, "ready %4095s %4095s", ok_s, failed_s) != 2)
+                return NULL;
+        j = json_object_new_object();
+        ok = json_object_new_array();
+        failed = json_object_new_array();
+        if (!j || !ok || !failed) {
+                json_object_put(ok);
+                json_object_put(failed);
+                return NULL;
+        }
+        for (char *s = ok_s, *save = NULL, *t; !streq(ok_s, "-") && (t = strtok_r(s, ",", &save)); s = NULL)
+                (void) json_object_array_add(ok, json_object_new_string(t));
+        for (char *s = failed_s, *save = NULL, *t; !streq(failed_s, "-") && (t = strtok_r(s, ",", &save)); s = NULL)
+                (void) json_object_array_add(failed, json_object_new_string(t));
+        json_object_object_add(j, "event", json_object_new_string("ready"));
+        json_object_object_add(j, "preloaded", ok);
+        json_object_object_add(j, "failed", failed);
+        return TAKE_PTR(j);
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* mcp-exec-launch --probe: what the sandbox looks like from inside, one
+ * "key=value" line each, so that the broker can refuse to run code when a
+ * property is not enforced (src/broker/probe.c judges the answers). */
+#include "launch-probe.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+static void probe_netdevs(void) {
+        _cleanup_(fclosep) FILE *f = NULL;
+        char line[512];
+        bool first = true;
+
+        f = fopen("/proc/net/dev", "re");
+        if (!f) {
+                printf("netdevs=unknown\n");
+                return;
+        }
+        printf("netdevs=");
+        /* Two header lines, then "  name: counters". */
+        for (unsigned n = 0; fgets(line, sizeof line, f); n++) {
+                char *colon, *name = line;
+                if (n < 2 || !(colon = strchr(line, ':')))
+                        continue;
+                *colon = 0;
+                name += strspn(name, " ");
+                printf("%s%s", first ? "" : ",", name);
+                first = false;
+        }
+        printf("\n");
+}
+
+/* Finds this process's cgroup path for a v1 controller, or the v2 path when
+ * ctrl is NULL. */
+static int own_cgroup(const char *ctrl, char *ret, size_t size) {
+        _cleanup_(fclosep) FILE *f = fopen("/proc/self/cgroup", "re");
+        char line[PATH_MAX + 64];
+
+        if (!f)
+                return -errno;
+        while (fgets(line, sizeof line, f)) {
+                char *a = strchr(line, ':'), *b;
+                if (!a || !(b = strchr(a + 1, ':')))
+                        continue;
+                *b = 0;
+                b[strcspn(b + 1, "\n") + 1] = 0;
+                if (ctrl ? streq(a + 1, ctrl) : isempty(a + 1)) {
+                        (void) snprintf(ret, size, "%s", b + 1);
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+static void probe_limit(const char *key, const char *ctrl, const char *v1_file, const char *v2_file) {
+        char cg[PATH_MAX], path[PATH_MAX + 128], val[64] = "unknown";
+        _cleanup_(fclosep) FILE *f = NULL;
+
+        if (own_cgroup(ctrl, cg, sizeof cg) >= 0) {
+                (void) snprintf(path, sizeof path, "/sys/fs/cgroup/%s%s/%s", ctrl, streq(cg, "/") ? "" : cg, v1_file);
+                f = fopen(path, "re");
+        }
+        if (!f && own_cgroup(NULL, cg, sizeof cg) >= 0) {
+                (void) snprintf(path, sizeof path, "/sys/fs/cgroup%s/%s", streq(cg, "/") ? "" : cg, v2_file);
+                f = fopen(path, "re");
+        }
+        if (f && fgets(val, sizeof val, f))
+                val[strcspn(val, "\n")] = 0;
+        printf("%s=%s\n", key, val);
+}
+
+static void probe_status_field(const char *key, const char *field) {
+        _cleanup_(fclosep) FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+        size_t l = strlen(field);
+
+        while (f && fgets(line, sizeof line, f))
+                if (strneq(line, field, l) && line[l] == ':') {
+                        char *v = line + l + 1;
+                        v += strspn(v, " \t");
+                        v[strcspn(v, "\n")] = 0;
+                        printf("%s=%s\n", key, v);
+                        return;
+                }
+        printf("%s=unknown\n", key);
+}
+
+static bool dir_hidden(const char *p) {
+        /* ProtectHome=yes leaves an inaccessible or empty directory. */
+        DIR *d = opendir(p);
+        struct dirent *de;
+        bool empty = true;
+
+        if (!d)
+                return true;
+        while ((de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        empty = false;
+        (void) closedir(d);
+        return empty;
+}
+
+static int path_readonly(const char *p) {
+        struct statvfs sv;
+        return statvfs(p, &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0;
+}
+
+/* run_entries=what /run holds at its top, comma-separated ("-" when empty or
+ * unreadable): the run's own empty tmpfs has nothing but systemd's. */
+static void probe_run_entries(void) {
+        DIR *d = opendir("/run");
+        struct dirent *de;
+        size_t n = 0;
+
+        printf("run_entries=");
+        if (d) {
+                while ((de = readdir(d)) && n < 32) {
+                        if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                                continue;
+                        /* A name that is not plain is only counted, never echoed. */
+                        size_t l = strlen(de->d_name);
+                        bool plain = l <= 64 &&
+                                     strspn(de->d_name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == l;
+                        printf("%s%s", n++ ? "," : "", plain ? de->d_name : "?");
+                }
+                (void) closedir(d);
+        }
+        printf("%s\n", n ? "" : "-");
+}
+
+/* KEY_fs=tmpfs|other, KEY_bytes=size of the file system, KEY_dev=its device:
+ * /tmp and /var/tmp must be the run's own capped tmpfs, not the host's. */
+static void probe_tmp(const char *key, const char *path) {
+        struct statfs fs;
+        struct stat st;
+
+        if (statfs(path, &fs) < 0 || stat(path, &st) < 0) {
+                printf("%s_fs=missing\n", key);
+                return;
+        }
+        printf("%s_fs=%s\n", key, fs.f_type == 0x01021994 /* TMPFS_MAGIC */ ? "tmpfs" : "other");
+        printf("%s_bytes=%llu\n", key, (unsigned long long) fs.f_blocks * (unsigned long long) fs.f_bsize);
+        printf("%s_dev=%llu\n", key, (unsigned long long) st.st_dev);
+}
+
+int launch_probe(void) {
+        int s;
+
+        printf("uid=%u\n", (unsigned) getuid());
+        printf("euid=%u\n", (unsigned) geteuid());
+        probe_netdevs();
+        s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        printf("af_inet=%s\n", s < 0 ? "blocked" : "allowed");
+        if (s >= 0)
+                (void) close(s);
+        printf("usr_readonly=%d\n", path_readonly("/usr"));
+        printf("etc_readonly=%d\n", path_readonly("/etc"));
+        printf("home_hidden=%d\n", dir_hidden("/home") && dir_hidden("/root") ? 1 : 0);
+        printf("run_readonly=%d\n", path_readonly("/run"));
+        probe_run_entries();
+        probe_tmp("tmp", "/tmp");
+        probe_tmp("var_tmp", "/var/tmp");
+        probe_limit("memory_max", "memory", "memory.limit_in_bytes", "memory.max");
+        probe_limit("tasks_max", "pids", "pids.max", "pids.max");
+        probe_status_field("no_new_privs", "NoNewPrivs");
+        probe_status_field("seccomp", "Seccomp");
+        probe_status_field("cap_bounding", "CapBnd");
+        probe_status_field("cap_effective", "CapEff");
+        return fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILED;
+}
+

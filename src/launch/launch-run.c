@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "launch-run.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker-proto.h"
+#include "json-cleanup.h"
+#include "json-util.h"
+#include "launch-collect.h"
+#include "launch-input.h"
+#include "launch-interp.h"
+#include "macro.h"
+#include "util.h"
+
+#define CONTROL_FD STDIN_FILENO         /* the broker's end: the unit's stdin */
+#define COLLECT_BUDGET_USEC (2 * USEC_PER_SEC)
+
+int launch_run(const LaunchArgs *a) {
+        _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
+        _cleanup_json_ json_object *ready = NULL, *run = NULL;
+        _cleanup_close_ int code = -EBADF;
+        int fds[BROKER_MAX_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
+        ResultWriter w = { .fd = -EBADF, .limits = RESULT_LIMITS_DEFAULT };
+        uint64_t t0, t1;
+        char go[32];
+        size_t n_fds = 0;
+        pid_t pid;
+        int r, status;
+
+        assert(a);
+        (void) signal(SIGPIPE, SIG_IGN);
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+                return launch_fail("socketpair", errno);
+        launch_seed_mpl_cache(a);
+        pid = launch_spawn_interpreter(a, sp[1], false);
+        if (pid < 0)
+                return launch_fail("fork", pid);
+        sp[1] = safe_close(sp[1]);
+        /* From here the program may run beside us: our memory and fds are
+         * ours alone (no /proc/PID/mem, /proc/PID/fd, ptrace by the same uid). */
+        (void) prctl(PR_SET_DUMPABLE, 0);
+
+        /* 1. The interpreter is up, with its preload. */
+        ready = launch_wait_ready(sp[0]);
+        if (!ready) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, &status, 0);
+                return launch_fail("the interpreter did not start (a preloaded module may have crashed it)", 0);
+        }
+        r = broker_send(CONTROL_FD, ready, NULL, 0);
+        if (r < 0)
+                return launch_fail("telling the broker we are ready", r);
+
+        /* 2. The run: stdin, stdout, stderr, maybe the result channel. EOF:
+         * the broker stopped us (the pool drained); nothing ran. */
+        for (;;) {
+                /* broker_recv() never blocks: wait here, asleep (a warm unit
+                 * may wait many minutes). */
+                struct pollfd p = { .fd = CONTROL_FD, .events = POLLIN };
+
+                if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                        return launch_fail("waiting for the run", errno);
+                r = broker_recv(CONTROL_FD, &run, fds, ELEMENTSOF(fds), &n_fds);
+                if (r != -EAGAIN && r != -EINTR)
+                        break;
+        }
+        if (r == 0)
+                return 0;
+        if (r < 0 || !streq_ptr(json_get_string(run, "op"), "run") || n_fds < 3)
+                return launch_fail("malformed run message from the broker", r < 0 ? r : 0);
+        if (n_fds == 4)
+                w.fd = fds[3];
+        result_limits_from_json(json_get(run, "limits"), &w.limits);
+        launch_set_err_fd(fds[2]);
+
+        /* 3. The code and the input files. */
+        r = launch_read_input(fds[0], a->max_code_bytes, w.limits.max_input_bytes, false, &code);
+        if (r != 0)
+                return r;
+        t0 = now_usec();
+        (void) snprintf(go, sizeof go, "go %" PRIu64, w.limits.max_images);
+        r = launch_send_fds(sp[0], go, (int[]) { fds[0], fds[1], fds[2], code }, 4);
+        if (r < 0)
+                return launch_fail("handing the run to the interpreter", r);
+        /* Only the program holds them now: EOF on the caller's side means it is gone. */
+        for (size_t i = 0; i < 3; i++)
+                fds[i] = safe_close(fds[i]);
+        code = safe_close(code);
+        launch_set_err_fd(-EBADF);
+
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
+                        break;
+                }
+        t1 = now_usec();
+
+        /* 4. What it left, then how it ended. */
+        if (w.fd >= 0) {
+                json_object *m = json_object_new_object();
+
+                w.deadline = now_usec() + COLLECT_BUDGET_USEC;
+                collect_figures(&w, sp[0]);
+                collect_outputs(&w);
+                if (m) {
+                        if (WIFSIGNALED(status))
+                                json_object_object_add(m, "signal", json_object_new_int(WTERMSIG(status)));
+                        else
+                                json_object_object_add(m, "exit_code", json_object_new_int(WEXITSTATUS(status)));
+                        json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (t1 - t0)));
+                        result_send(&w, RESULT_FRAME_STATUS, m, NULL, 0);
+                }
+                result_send(&w, RESULT_FRAME_END, NULL, NULL, 0);
+                w.fd = safe_close(w.fd);
+        }
+        launch_exit_like(status);
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The launcher's trusted parent: the unit's main process for the whole run.
+ *
+ *   1. forks the interpreter (mcp-exec-bootstrap.py) before any code is
+ *      known, which imports the preload set and says it is ready;
+ *   2. tells the broker on the control socket (the unit's stdin), and waits
+ *      for the run: {"op":"run", limits} with the caller's stdin, stdout,
+ *      stderr and, optionally, the result channel's write end;
+ *   3. reads the code (into a sealed memfd) and the input files (into /tmp)
+ *      from stdin, and hands stdin, stdout, stderr and the code to the
+ *      interpreter, which runs it;
+ *   4. when it is over, sends the figures and the files under /tmp/outputs
+ *      on the result channel, then how the program ended, and exits as the
+ *      program did (so the unit's own result says the same).
+ *
+ * The parent makes itself non-dumpable: the program, same uid, can neither
+ * read its memory nor open its fds through /proc, so the result channel stays
+ * the parent's. User code is never the main process: it cannot speak for the
+ * unit. */
+
+#include "launch-common.h"
+
+/* Returns the exit status for the launcher (or does not return: it dies of
+ * the program's signal). */
+int launch_run(const LaunchArgs *args);

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "launch-session.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "broker-proto.h"
+#include "json-cleanup.h"
+#include "json-util.h"
+#include "launch-collect.h"
+#include "launch-input.h"
+#include "launch-interp.h"
+#include "macro.h"
+#include "util.h"
+
+#define CONTROL_FD STDIN_FILENO         /* the broker's end: the unit's stdin */
+#define COLLECT_BUDGET_USEC (2 * USEC_PER_SEC)
+#define MAX_HELD_FIGURES 1024U          /* result_limits_from_json()'s cap of max_images */
+
+typedef struct Session {
+        const LaunchArgs *args;
+        int child;                      /* our end of the interpreter's control socket */
+        int pidfd;
+        pid_t pid;
+        int status;                     /* the interpreter's wait status, once it is gone */
+        bool gone;
+} Session;
+
+typedef struct Call {
+        ResultWriter w;
+        uint64_t deadline;              /* CLOCK_MONOTONIC µs: SIGINT, then SIGKILL */
+        bool interrupted, timed_out, lost, broker_gone;
+        int exit_code, signal;
+        int figs[MAX_HELD_FIGURES];
+        size_t n_figs;
+        uint64_t t0, t1;
+} Call;
+
+static void session_reap(Session *s) {
+        if (s->gone)
+                return;
+        while (waitpid(s->pid, &s->status, 0) < 0)
+                if (errno != EINTR) {
+                        s->status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
+                        break;
+                }
+        s->gone = true;
+}
+
+static void session_kill(Session *s) {
+        if (!s->gone)
+                (void) kill(s->pid, SIGKILL);
+        session_reap(s);
+}
+
+/* One message from the interpreter: "fig" with a memfd, or "done N" (N < 0:
+ * it ended as if killed by signal -N). Returns 1 when the call is done, 0 to
+ * go on, -EPIPE when the interpreter closed its end. */
+static int read_child(Session *s, Call *c) {
+        union {
+                struct cmsghdr h;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
+        } control;
+        char msg[32];
+        struct iovec iov = { .iov_base = msg, .iov_len = sizeof msg - 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                             .msg_controllen = sizeof control };
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t k;
+        int n;
+
+        k = recvmsg(s->child, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (k < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -EPIPE;
+        if (k == 0)
+                return -EPIPE;
+        msg[k] = 0;
+        for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h))
+                if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+                        size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        for (size_t i = 0; i < nfd; i++) {
+                                int x;
+                                memcpy(&x, CMSG_DATA(h) + i * sizeof(int), sizeof x);
+                                if (fd < 0)
+                                        fd = x;
+                                else
+                                        safe_close(x);
+                        }
+                }
+        if (streq(msg, "fig")) {
+                if (fd >= 0 && c->n_figs < MIN((uint64_t) MAX_HELD_FIGURES, c->w.limits.max_images))
+                        c->figs[c->n_figs++] = TAKE_FD(fd);
+                return 0;
+        }
+        if (sscanf(msg, "done %d", &n) == 1) {
+                if (n < 0) {
+                        c->signal = -n;
+                        c->exit_code = -1;
+                } else
+                        c->exit_code = n & 0xFF;
+                return 1;
+        }
+        return 0;       /* the program's noise: ignored */
+}
+
+/* The broker, during a call: "interrupt", or EOF (the session is closed). */
+static void read_broker(Session *s, Call *c) {
+        _cleanup_json_ json_object *m = NULL;
+        int fds[BROKER_MAX_FDS];
+        size_t n_fds = 0;
+        int r;
+
+        r = broker_recv(CONTROL_FD, &m, fds, ELEMENTSOF(fds), &n_fds);
+        for (size_t i = 0; i < n_fds; i++)
+                safe_close(fds[i]);
+        if (r == -EAGAIN || r == -EINTR)
+                return;
+        if (r <= 0) {
+                c->broker_gone = true;
+                return;
+        }
+        if (streq_ptr(json_get_string(m, "op"), "interrupt") && !c->interrupted) {
+                (void) kill(s->pid, SIGINT);
+                c->interrupted = true;
+                c->deadline = now_usec() + LAUNCH_SESSION_GRACE_USEC;
+        }
+}
+
+/* Waits for the end of the call: the interpreter's "done", its death, the
+ * deadline (SIGINT, then after the grace SIGKILL), or the broker leaving. */
+static void wait_call(Session *s, Call *c) {
+        for (;;) {
+                struct pollfd p[] = {
+                        { .fd = s->child, .events = POLLIN },
+                        { .fd = s->pidfd, .events = POLLIN },
+                        { .fd = CONTROL_FD, .events = POLLIN },
+                };
+                uint64_t now = now_usec();
+                int r, timeout_ms;
+
+                if (now >= c->deadline) {
+                        if (c->interrupted) {
+                                session_kill(s);
+                                c->lost = true;
+                                return;
+                        }
+                        (void) kill(s->pid, SIGINT);
+                        c->interrupted = c->timed_out = true;
+                        c->deadline = now + LAUNCH_SESSION_GRACE_USEC;
+                        continue;
+                }
+                timeout_ms = (int) MIN((c->deadline - now + 999) / 1000, (uint64_t) INT32_MAX);
+                r = poll(p, ELEMENTSOF(p), timeout_ms);
+                if (r < 0 && errno != EINTR) {
+                        session_kill(s);
+                        c->lost = true;
+                        return;
+                }
+                if (r <= 0)
+                        continue;
+                if (p[0].revents) {
+                        r = read_child(s, c);
+                        if (r == 1)
+                                return;
+                        if (r < 0) {
+                                /* It closed its end: it is dying, or the program
+                                 * closed fds it should not have. Either way. */
+                                session_kill(s);
+                                c->lost = true;
+                                return;
+                        }
+                        continue;
+                }
+                if (p[1].revents) {
+                        session_reap(s);
+                        c->lost = true;
+                        return;
+                }
+                if (p[2].revents) {
+                        read_broker(s, c);
+                        if (c->broker_gone) {
+                                session_kill(s);
+                                c->lost = true;
+                                return;
+                        }
+                }
+        }
+}
+
+static void report(Session *s, Call *c) {
+        _cleanup_json_ json_object *done = json_object_new_object();
+        json_object *m;
+        int status_signal = c->signal, status_code = c->exit_code;
+
+        if (c->lost && s->gone) {
+                status_signal = WIFSIGNALED(s->status) ? WTERMSIG(s->status) : 0;
+                status_code = WIFEXITED(s->status) ? WEXITSTATUS(s->status) : -1;
+        }
+
+        if (c->w.fd >= 0) {
+                c->w.deadline = now_usec() + COLLECT_BUDGET_USEC;
+                for (size_t i = 0; i < c->n_figs; i++)
+                        collect_figure(&c->w, c->figs[i], (long) i);
+                collect_outputs(&c->w);
+                m = json_object_new_object();
+                if (m) {
+                        if (status_signal > 0)
+                                json_object_object_add(m, "signal", json_object_new_int(status_signal));
+                        else
+                                json_object_object_add(m, "exit_code", json_object_new_int(status_code));
+                        json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (c->t1 - c->t0)));
+                        json_object_object_add(m, "session_lost", json_object_new_boolean(c->lost));
+                        result_send(&c->w, RESULT_FRAME_STATUS, m, NULL, 0);
+                }
+                result_send(&c->w, RESULT_FRAME_END, NULL, NULL, 0);
+        }
+        for (size_t i = 0; i < c->n_figs; i++)
+                c->figs[i] = safe_close(c->figs[i]);
+        c->n_figs = 0;
+        c->w.fd = safe_close(c->w.fd);
+
+        if (!done || c->broker_gone)
+                return;
+        json_object_object_add(done, "event", json_object_new_string("done"));
+        if (status_signal > 0)
+                json_object_object_add(done, "signal", json_object_new_int(status_signal));
+        else
+                json_object_object_add(done, "exit_code", json_object_new_int(status_code));
+        json_object_object_add(done, "timed_out", json_object_new_boolean(c->timed_out));
+        json_object_object_add(done, "interrupted", json_object_new_boolean(c->interrupted && !c->timed_out));
+        json_object_object_add(done, "lost", json_object_new_boolean(c->lost));
+        json_object_object_add(done, "duration_us", json_object_new_int64((int64_t) (c->t1 - c->t0)));
+        (void) broker_send(CONTROL_FD, done, NULL, 0);
+}
+
+/* One call: the code and input files from the caller's stdin, to the
+ * interpreter with the caller's stdin, stdout and stderr; then what it left
+ * and how it ended. */
+static void session_call(Session *s, json_object *msg, int fds[], size_t n_fds) {
+        Call c = { .w = { .fd = -EBADF, .limits = RESULT_LIMITS_DEFAULT } };
+        _cleanup_close_ int code = -EBADF;
+        int64_t timeout_ms;
+        char go[32];
+        int r;
+
+        assert(n_fds >= 3);
+        if (n_fds == 4)
+                c.w.fd = TAKE_FD(fds[3]);
+        result_limits_from_json(json_get(msg, "limits"), &c.w.limits);
+        timeout_ms = CLAMP(json_get_int64(msg, "timeout_ms", 0), (int64_t) 1, (int64_t) 24 * 3600 * 1000);
+
+        launch_set_err_fd(fds[2]);
+        r = launch_read_input(fds[0], s->args->max_code_bytes, c.w.limits.max_input_bytes, true, &code);
+        c.t0 = now_usec();
+        if (r == 0) {
+                (void) snprintf(go, sizeof go, "go %" PRIu64, c.w.limits.max_images);
+                r = launch_send_fds(s->child, go, (int[]) { fds[0], fds[1], fds[2], code }, 4);
+                if (r < 0)
+                        (void) launch_fail("handing the call to the interpreter", r);
+        }
+        launch_set_err_fd(-EBADF);
+        /* Only the interpreter holds them now: the caller sees EOF when it
+         * is done with them. */
+        for (size_t i = 0; i < 3; i++)
+                fds[i] = safe_close(fds[i]);
+        code = safe_close(code);
+
+        if (r == 0) {
+                c.deadline = c.t0 + (uint64_t) timeout_ms * USEC_PER_MSEC;
+                wait_call(s, &c);
+        } else {
+                c.exit_code = LAUNCH_EXIT_FAILED;
+        }
+        c.t1 = now_usec();
+        report(s, &c);
+}
+
+int launch_session(const LaunchArgs *a) {
+        _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
+        _cleanup_json_ json_object *ready = NULL;
+        _cleanup_close_ int pidfd = -EBADF;
+        Session s = { .args = a };
+        int r;
+
+        assert(a);
+        (void) signal(SIGPIPE, SIG_IGN);
+
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+                return launch_fail("socketpair", errno);
+        launch_seed_mpl_cache(a);
+        s.pid = launch_spawn_interpreter(a, sp[1], true);
+        if (s.pid < 0)
+                return launch_fail("fork", s.pid);
+        sp[1] = safe_close(sp[1]);
+        s.child = sp[0];
+        /* See launch-run.h: the program cannot reach into us. */
+        (void) prctl(PR_SET_DUMPABLE, 0);
+        pidfd = pidfd_open(s.pid, 0);
+        if (pidfd < 0) {
+                session_kill(&s);
+                return launch_fail("pidfd_open", errno);
+        }
+        s.pidfd = pidfd;
+
+        ready = launch_wait_ready(s.child);
+        if (!ready) {
+                session_kill(&s);
+                return launch_fail("the interpreter did not start", 0);
+        }
+        r = broker_send(CONTROL_FD, ready, NULL, 0);
+        if (r < 0) {
+                session_kill(&s);
+                return launch_fail("telling the broker we are ready", r);
+        }
+
+        for (;;) {
+                _cleanup_json_ json_object *msg = NULL;
+                struct pollfd p[] = {
+                        { .fd = CONTROL_FD, .events = POLLIN },
+                        { .fd = pidfd, .events = POLLIN },
+                };
+                int fds[BROKER_MAX_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
+                size_t n_fds = 0;
+
+                if (poll(p, ELEMENTSOF(p), -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        session_kill(&s);
+                        return launch_fail("poll", errno);
+                }
+                if (p[1].revents) {
+                        /* Died between calls: a thread's os._exit(), the OOM killer. */
+                        session_reap(&s);
+                        launch_exit_like(s.status);
+                }
+                if (!p[0].revents)
+                        continue;
+                r = broker_recv(CONTROL_FD, &msg, fds, ELEMENTSOF(fds), &n_fds);
+                if (r == -EAGAIN || r == -EINTR)
+                        continue;
+                if (r == 0) {
+                        /* The broker closed the session. */
+                        session_kill(&s);
+                        return 0;
+                }
+                if (r < 0) {
+                        session_kill(&s);
+                        return launch_fail("reading from the broker", r);
+                }
+                if (!streq_ptr(json_get_string(msg, "op"), "run") || n_fds < 3) {
+                        for (size_t i = 0; i < n_fds; i++)
+                                safe_close(fds[i]);
+                        continue;       /* a late "interrupt": the call is over */
+                }
+                session_call(&s, msg, fds, n_fds);
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(fds[i]);
+                if (s.gone)
+                        launch_exit_like(s.status);
+        }
+}

@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# mcp-exec-bootstrap: the interpreter side of every run, started by the
+# launcher's parent (mcp-exec-launch) inside the run's sandbox, before any code
+# is known. It imports what it is told to preload (a warm unit of the pool:
+# numpy, pandas, matplotlib... already in memory when the code comes), says it
+# is ready on its control socket, then waits for the run: the program's stdin,
+# stdout and stderr and a sealed memfd with the code arrive as file
+# descriptors. It runs the code as the interpreter runs a script (as
+# __main__, tracebacks without our frames, the exit status Python would
+# give), and saves matplotlib figures for the parent to return.
+#
+# With --session it runs call after call in one __main__ (launch-session.h),
+# so globals, imports and /tmp persist; a call's SystemExit or exception ends
+# the call, not the session.
+#
+# Our code only until the program starts: from then on this process is the
+# program's, and the parent trusts nothing it says.
+import os
+import sys
+
+CONTROL_FD = 3
+
+
+def _send(sock, text):
+    sock.send(text.encode("utf-8", "replace"))
+
+
+def _preload(names):
+    ok, failed = [], []
+    for name in names:
+        try:
+            __import__(name)
+            ok.append(name)
+        except BaseException as e:  # anything a module raises at import, SystemExit included
+            failed.append("%s:%s" % (name, type(e).__name__))
+    return ok, failed
+
+
+def _figure_hooks(ctl, state):
+    """plt.show() hands every open figure to the parent (a PNG in a memfd on
+    the control socket) and closes it; at exit (a session: at the end of the
+    call) the figures still open go too, in the order they were created. Past
+    state["max"] of them they are only closed; state["n"] counts them."""
+    import socket
+
+    def save_all():
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        for num in plt.get_fignums():
+            try:
+                if state["n"] < state["max"]:
+                    fd = os.memfd_create("mcp-exec-figure", os.MFD_CLOEXEC)
+                    try:
+                        with open(fd, "wb", closefd=False) as f:
+                            plt.figure(num).savefig(f, format="png", dpi=100)
+                        socket.send_fds(ctl, [b"fig"], [fd])
+                    finally:
+                        os.close(fd)
+                state["n"] += 1
+                plt.close(num)
+            except Exception:
+                pass
+
+    def patch(plt):
+        def show(*args, **kwargs):
+            save_all()
+        plt.show = show
+
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        patch(plt)
+    else:
+        # Patched when the program imports pyplot, without importing it
+        # ourselves (nor importlib.abc: a plain finder costs nothing).
+        import importlib.machinery
+
+        class Finder:
+            @classmethod
+            def find_spec(cls, fullname, path, target=None):
+                if fullname != "matplotlib.pyplot":
+                    return None
+                sys.meta_path.remove(cls)
+                spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+                if spec is None or spec.loader is None:
+                    return spec
+                loader = spec.loader
+                exec_module = loader.exec_module
+
+                def exec_and_patch(module):
+                    exec_module(module)
+                    patch(module)
+                loader.exec_module = exec_and_patch
+                return spec
+
+        sys.meta_path.insert(0, Finder)
+    return save_all
+
+
+def _finish(status):
+    """Ends as the interpreter would, but without tearing down every module:
+    with numpy, pandas and matplotlib in memory that alone takes a few hundred
+    milliseconds, for nothing, since the process is gone a moment later.
+    Non-daemon threads are waited for, atexit functions run, output is
+    flushed, as at a normal exit."""
+    try:
+        import threading
+        threading._shutdown()
+    except BaseException:
+        pass
+    try:
+        import atexit
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except BaseException:
+            pass
+    os._exit(status)
+
+
+def _exit_status(code):
+    """The status "raise SystemExit(code)" gives, as the interpreter does it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        sys.stderr.write(str(code) + "\n")
+    except BaseException:
+        pass
+    return 1
+
+
+def _report_exception(path):
+    """The traceback from the program's first frame on, as "python3 script.py"
+    prints it. Returns the exception."""
+    etype, value, tb = sys.exc_info()
+    while tb is not None and tb.tb_frame.f_code.co_filename != path:
+        tb = tb.tb_next
+    value.__traceback__ = tb
+    try:
+        if sys.excepthook is sys.__excepthook__:
+            # The traceback module, not the built-in hook: it reads a
+            # session's calls from linecache, which has no file to open.
+            import traceback
+            traceback.print_exception(etype, value, tb)
+        else:
+            sys.excepthook(etype, value, tb)
+    except BaseException:
+        pass
+    return value
+
+
+def _run(code_fd, ctl, max_figures):
+    import builtins
+    import types
+
+    path = "/proc/self/fd/%d" % code_fd
+    with open(path, "rb") as f:
+        source = f.read()
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__file__": path, "__builtins__": builtins, "__cached__": None})
+    sys.modules["__main__"] = main
+    sys.argv = [path]
+    save_figures = _figure_hooks(ctl, {"n": 0, "max": max_figures})
+    status = 0
+    try:
+        try:
+            code = compile(source, path, "exec", dont_inherit=True)
+            del source
+            exec(code, main.__dict__)
+        finally:
+            save_figures()
+    except SystemExit as e:
+        status = _exit_status(e.code)
+    except BaseException:
+        value = _report_exception(path)
+        if isinstance(value, KeyboardInterrupt):
+            import signal
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        status = 1
+    _finish(status)
+
+
+def _session_call(ctl, main, state, n, fds):
+    """One call of a session: its stdin, stdout, stderr and code in fds. The
+    code runs in the session's __main__; returns its "exit status" (negative:
+    as if killed by that signal)."""
+    import linecache
+    import shutil
+    import signal
+
+    for target, fd in enumerate(fds[:3]):
+        os.dup2(fd, target)
+        os.close(fd)
+    # The memfd's offset is where the parent stopped writing.
+    os.lseek(fds[3], 0, os.SEEK_SET)
+    with open(fds[3], "rb") as f:
+        source = f.read()
+    # /tmp/outputs was returned after the last call; this call's is its own.
+    shutil.rmtree("/tmp/outputs", ignore_errors=True)
+    path = "<call %d>" % n
+    try:
+        text = source.decode("utf-8")
+        # Tracebacks of this call, and later ones through its functions, show its lines.
+        linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    except UnicodeDecodeError:
+        pass
+    status = 0
+    try:
+        try:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            try:
+                exec(compile(source, path, "exec", dont_inherit=True), main.__dict__)
+            finally:
+                del source
+                state["save"]()
+        except SystemExit as e:
+            status = _exit_status(e.code)
+        except BaseException:
+            value = _report_exception(path)
+            status = -signal.SIGINT if isinstance(value, KeyboardInterrupt) else 1
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except KeyboardInterrupt:
+        # The interrupt came as the call ended: the call was over anyway.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return status
+
+
+def _session(ctl, state):
+    """Calls, one after the other, in one __main__ until the parent closes the
+    control socket. Between calls stdin, stdout and stderr are /dev/null: what
+    a thread prints then is dropped, never given to the next caller."""
+    import builtins
+    import signal
+    import socket
+    import types
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__builtins__": builtins})
+    sys.modules["__main__"] = main
+    sys.argv = [""]
+    state["save"] = _figure_hooks(ctl, state)
+    null = os.open("/dev/null", os.O_RDWR)
+    n = 0
+    while True:
+        msg, fds, _, _ = socket.recv_fds(ctl, 64, 4)
+        if not msg:
+            os._exit(0)
+        if not msg.startswith(b"go ") or len(fds) != 4:
+            for fd in fds:
+                os.close(fd)
+            continue
+        n += 1
+        state["n"], state["max"] = 0, int(msg[3:])
+        status = _session_call(ctl, main, state, n, fds)
+        for f in (sys.stdout, sys.stderr):
+            try:
+                f.flush()
+            except BaseException:
+                pass
+        for target in (0, 1, 2):
+            os.dup2(null, target)
+        _send(ctl, "done %d" % status)
+
+
+def main():
+    import socket
+
+    preload, session = [], False
+    for a in sys.argv[1:]:
+        if a.startswith("--preload="):
+            preload = [m for m in a[len("--preload="):].split(",") if m]
+        elif a == "--session":
+            session = True
+
+    ctl = socket.socket(fileno=CONTROL_FD)
+    ok, failed = _preload(preload)
+    _send(ctl, "ready %s %s" % (",".join(ok) or "-", ",".join(failed) or "-"))
+    if session:
+        # The control socket closed on exec, so no program the code starts
+        # holds it.
+        ctl = socket.socket(fileno=os.dup(ctl.detach()))
+        os.close(CONTROL_FD)
+        del ok, failed, preload
+        _session(ctl, {"n": 0, "max": 0})
+
+    # The run: stdin, stdout, stderr, the code; "go N" with the figure limit.
+    msg, fds, _, _ = socket.recv_fds(ctl, 64, 4)
+    if not msg.startswith(b"go ") or len(fds) != 4:
+        os._exit(125)
+    max_figures = int(msg[3:])
+    for target, fd in enumerate(fds[:3]):
+        os.dup2(fd, target)
+        os.close(fd)
+    # The code at fd 3, as a script at /proc/self/fd/3 always was; the
+    # control socket (for figures) elsewhere, closed on exec.
+    ctl = socket.socket(fileno=os.dup(ctl.detach()))
+    os.dup2(fds[3], CONTROL_FD, inheritable=False)
+    os.close(fds[3])
+    del msg, fds, ok, failed, preload
+    _run(CONTROL_FD, ctl, max_figures)
+
+
+main()

@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# The attack corpus (test-attacks.sh) once more, every run on a warm unit of the pool
+# (MCP_EXEC_POOL_SIZE=2, a light preload): the same containment on the path whose interpreter
+# was started, and its modules imported, before the code came.
+ATTACK_MODE=warm exec "$(dirname "$0")/test-attacks.sh" "$@"

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""test-launch-session LAUNCHER BOOTSTRAP: the launcher's session mode
+(src/launch/launch-session.h), driven as the broker drives it: the control
+socket as its stdin, each call's stdin, stdout, stderr and result channel as
+fds, the code in a launch frame. Runs the real launcher and the interpreter the
+service uses (/usr/bin/python3), in a
+private mount namespace with its own /tmp (unshare), without systemd: what
+the sandbox adds is the integration tests' (test-sessions.sh)."""
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+LAUNCHER, BOOTSTRAP = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def frame(code, files=()):
+    code = code.encode()
+    if not files:
+        return b"MCPX" + struct.pack("<IQ", 1, len(code)) + code
+    out = b"MCPX" + struct.pack("<IQ", 2, len(code)) + code + struct.pack("<I", len(files))
+    for name, data in files:
+        out += struct.pack("<HQ", len(name), len(data)) + name.encode() + data
+    return out
+
+
+def read_all(fd, out):
+    while True:
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        out.append(b)
+    os.close(fd)
+
+
+def frames(data):
+    """The result channel's frames: [(type, meta, data)]."""
+    out = []
+    while len(data) >= 20:
+        magic, typ, meta_len, data_len = data[:4], data[4], *struct.unpack("<IQ", data[8:20])
+        assert magic == b"MCPR", data[:20]
+        meta = json.loads(data[20:20 + meta_len]) if meta_len else None
+        out.append((typ, meta, data[20 + meta_len:20 + meta_len + data_len]))
+        data = data[20 + meta_len + data_len:]
+    return out
+
+
+class Session:
+    def __init__(self):
+        self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # A private /tmp, as the unit has; the launcher writes input files into its cwd.
+        self.proc = subprocess.Popen(
+            ["unshare"] + ([] if os.geteuid() == 0 else ["--map-root-user"]) +
+            ["--mount", "--propagation", "private", "sh", "-c",
+             'mount -t tmpfs tmpfs /tmp && cd /tmp && exec "$0" "$@"',
+             LAUNCHER, "--session", "--python=" + os.path.realpath("/usr/bin/python3"),
+             "--bootstrap=" + BOOTSTRAP],
+            stdin=theirs.fileno(), pass_fds=())
+        theirs.close()
+        self.ctl.settimeout(30)
+        self.ready = json.loads(self.ctl.recv(65536))
+
+    def call(self, code, timeout_ms=10000, stdin=b"", files=(), interrupt_after=None):
+        fds = [os.pipe() for _ in range(4)]   # stdin, stdout, stderr, result
+        child_fds = [fds[0][0], fds[1][1], fds[2][1], fds[3][1]]
+        msg = {"op": "run", "timeout_ms": timeout_ms, "limits": {}}
+        socket.send_fds(self.ctl, [json.dumps(msg).encode()], child_fds)
+        for fd in child_fds:
+            os.close(fd)
+        outs = {1: [], 2: [], 3: []}
+        readers = [threading.Thread(target=read_all, args=(fds[i][0], outs[i])) for i in (1, 2, 3)]
+        for t in readers:
+            t.start()
+        os.write(fds[0][1], frame(code, files) + stdin)
+        os.close(fds[0][1])
+        if interrupt_after is not None:
+            time.sleep(interrupt_after)
+            self.ctl.send(json.dumps({"op": "interrupt"}).encode())
+        try:
+            done = json.loads(self.ctl.recv(65536) or b"null")
+        except (socket.timeout, ValueError):
+            done = None
+        for t in readers:
+            t.join(20)
+        return {"done": done, "stdout": b"".join(outs[1]).decode(), "stderr": b"".join(outs[2]).decode(),
+                "frames": frames(b"".join(outs[3])), "alive": all(not t.is_alive() for t in readers)}
+
+    def close(self):
+        self.ctl.close()
+        try:
+            return self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return None
+
+
+def ok_done(r, code=0):
+    d = r["done"] or {}
+    return d.get("event") == "done" and d.get("exit_code") == code and not d.get("lost") and not d.get("timed_out")
+
+
+s = Session()
+check(s.ready.get("event") == "ready", "the launcher says it is ready: %s" % s.ready)
+
+r = s.call("x = 41")
+check(ok_done(r) and r["stdout"] == "" and r["alive"], "x = 41: %s" % r["done"])
+r = s.call("print(x + 1)")
+check(ok_done(r) and r["stdout"] == "42\n", "globals persist: print(x + 1) gave %r" % r["stdout"])
+status = [f for f in r["frames"] if f[0] == 1]
+check(len(status) == 1 and status[0][1].get("exit_code") == 0 and status[0][1].get("session_lost") is False
+      and r["frames"][-1][0] == 6, "the result channel carries the call's status and its end: %s" % r["frames"])
+
+r = s.call("import sys\nprint(sys.stdin.read().upper())", stdin=b"hello")
+check(ok_done(r) and r["stdout"] == "HELLO\n", "each call has its own stdin: %r" % r["stdout"])
+
+r = s.call("open('/tmp/state.txt', 'w').write('kept')\nimport json")
+r = s.call("print(open('/tmp/state.txt').read(), json.dumps(1))")
+check(ok_done(r) and r["stdout"] == "kept 1\n", "files in /tmp and imports persist: %r" % r["stdout"])
+
+r = s.call("print(open('in.txt').read())", files=[("in.txt", b"one")])
+r2 = s.call("print(open('in.txt').read())", files=[("in.txt", b"two")])
+check(ok_done(r) and r["stdout"] == "one\n" and ok_done(r2) and r2["stdout"] == "two\n",
+      "an input file replaces the same name of an earlier call: %r %r" % (r["stdout"], r2["stdout"]))
+
+r = s.call("import os\nos.makedirs('/tmp/outputs', exist_ok=True)\nopen('/tmp/outputs/a.txt','w').write('A')")
+files = [f for f in r["frames"] if f[0] == 3]
+r2 = s.call("import os\nprint(os.path.exists('/tmp/outputs'))")
+check(len(files) == 1 and files[0][2] == b"A" and r2["stdout"] == "False\n",
+      "/tmp/outputs comes back once, and is emptied for the next call: %s %r" % (files, r2["stdout"]))
+
+r = s.call("raise SystemExit(3)")
+check(ok_done(r, 3), "SystemExit(3) ends the call with 3: %s" % r["done"])
+r = s.call("def f():\n    return 1 / 0\n")
+r = s.call("y = 2\nf()")
+check(ok_done(r, 1) and "ZeroDivisionError" in r["stderr"] and "return 1 / 0" in r["stderr"]
+      and "bootstrap" not in r["stderr"],
+      "an exception ends the call with 1 and a traceback of the calls' own lines: %r" % r["stderr"])
+r = s.call("print(x, y)")
+check(ok_done(r) and r["stdout"] == "41 2\n", "the session survives both: %r" % r["stdout"])
+
+r = s.call("import time\ntime.sleep(60)", timeout_ms=300)
+d = r["done"] or {}
+check(d.get("timed_out") is True and d.get("lost") is False and d.get("signal") == 2
+      and "KeyboardInterrupt" in r["stderr"], "a timeout interrupts the call, the state stays: %s" % d)
+r = s.call("print(x)")
+check(ok_done(r) and r["stdout"] == "41\n", "after the timeout x is still there: %r" % r["stdout"])
+
+r = s.call("import time\ntime.sleep(60)", interrupt_after=0.3)
+d = r["done"] or {}
+check(d.get("interrupted") is True and d.get("timed_out") is False and d.get("lost") is False,
+      "the broker's interrupt stops the call: %s" % d)
+
+code = """import threading, time, sys
+def chatter():
+    while True:
+        print("between", flush=True)
+        time.sleep(0.01)
+threading.Thread(target=chatter, daemon=True).start()
+time.sleep(0.05)
+"""
+r = s.call(code)
+check(ok_done(r) and r["alive"], "a printing thread does not hold the call's stdout open: %s" % r["done"])
+time.sleep(0.3)
+r = s.call("import sys\nsys.stdout.flush()\nprint('mine')")
+check(ok_done(r) and r["stdout"].count("between") <= 5 and "mine" in r["stdout"],
+      "what the thread printed between calls is not the next call's: %r" % r["stdout"][:200])
+
+r = s.call("import os, sys\nos.close(1)\nos.close(2)\nsys.stdout = open(os.devnull, 'w')")
+check((r["done"] or {}).get("lost") is False and r["alive"], "closing stdout and stderr ends nothing: %s" % r["done"])
+r = s.call("print('still here')")
+check(ok_done(r) and r["stdout"] == "still here\n", "stdout is back in the next call: %r" % r["stdout"])
+
+r = s.call("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)", timeout_ms=300)
+d = r["done"] or {}
+check(d.get("lost") is True and d.get("timed_out") is True,
+      "a call that ignores SIGINT is killed after the grace, the state lost: %s" % d)
+rc = s.close()
+check(rc is not None and rc != 0, "the launcher exits after a lost session: %s" % rc)
+
+s = Session()
+r = s.call("import os\nos._exit(7)")
+d = r["done"] or {}
+check(d.get("lost") is True and d.get("exit_code") == 7, "os._exit(7) mid-call loses the session: %s" % d)
+check(s.close() == 7, "and the launcher exits as the interpreter did")
+
+s = Session()
+r = s.call("x = 1")
+check(s.close() == 0, "EOF on the control socket closes the session cleanly")
+
+print("%d failed" % len(failures))
+sys.exit(1 if failures else 0)
