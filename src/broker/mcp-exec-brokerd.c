@@ -255,8 +255,13 @@ static void client_try_handoff(Client *c) {
         started = json_object_new_object();
         if (!msg || !limits || !started)
                 return (void) run_cancel(c->run);
-        /* Empty: the launcher's defaults (launch-collect.h) until the
-         * result limits are configurable. */
+        /* The configured limits of what comes back and goes in, the same
+         * the front ends check against (config.h). */
+        json_object_object_add(limits, "max_images", json_object_new_int64((int64_t) s->config.max_images));
+        json_object_object_add(limits, "max_image_bytes", json_object_new_int64((int64_t) s->config.max_image_bytes));
+        json_object_object_add(limits, "max_files", json_object_new_int64((int64_t) s->config.max_files_out));
+        json_object_object_add(limits, "max_result_bytes", json_object_new_int64((int64_t) s->config.max_result_bytes));
+        json_object_object_add(limits, "max_input_bytes", json_object_new_int64((int64_t) s->config.max_input_bytes));
         json_object_object_add(msg, "op", json_object_new_string("run"));
         json_object_object_add(msg, "limits", TAKE_PTR(limits));
         r = broker_send(c->control, msg, c->run_fds, c->n_run_fds);

@@ -6,10 +6,12 @@
  *                            client's configuration is {"command": "mcp-exec",
  *                            "args": ["stdio"]}
  *   mcp-exec run [FILE|-]    run a Python file through the sandbox, print its
- *                            output and exit with its exit code
+ *                            output and exit with its exit code; --file passes
+ *                            input files, --output-dir saves figures and files
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <json-c/json.h>
@@ -21,12 +23,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "build-config.h"
+#include "file-uri.h"
 #include "json-cleanup.h"
+#include "launch-frame.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "socket-util.h"
+#include "utf8.h"
 #include "util.h"
+#include "write-beneath.h"
 
 #define STDIO_SOCKET_PATH "/run/mcp-exec/stdio.sock"
 #define EXIT_MCP_EXEC_FAILED 125
@@ -265,9 +272,10 @@ static int session_initialize(Session *s) {
         return send_json(s->fd, note);
 }
 
-/* tools/call of exec; the response object, or NULL (said on stderr). */
+/* tools/call of exec; the response object, or NULL (said on stderr). files
+ * is the "files" argument or NULL; it is taken. */
 static json_object *session_call_exec(Session *s, const char *code, size_t code_len, const char *in, size_t in_len,
-                                      uint64_t timeout_s) {
+                                      uint64_t timeout_s, json_object *files) {
         _cleanup_json_ json_object *req = json_object_new_object();
         json_object *params = json_object_new_object(), *args = json_object_new_object(), *resp;
 
@@ -279,6 +287,8 @@ static json_object *session_call_exec(Session *s, const char *code, size_t code_
                 json_object_object_add(args, "timeout_s", json_object_new_int64((int64_t) timeout_s));
         if (in)
                 json_object_object_add(args, "stdin", json_object_new_string_len(in, (int) in_len));
+        if (files)
+                json_object_object_add(args, "files", files);
         json_object_object_add(params, "name", json_object_new_string("exec"));
         json_object_object_add(params, "arguments", args);
         json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
@@ -375,20 +385,239 @@ static int read_input(const char *file, char **ret_code, size_t *ret_code_len, c
         return r;
 }
 
-static int cmd_run(uint64_t timeout_s, const char *file) {
+/* ---- files in and out ---- */
+
+/* Names from the server may hold anything: show them with invalid UTF-8 as
+ * U+FFFD and control characters (C0, DEL, C1) and backslashes escaped, so a
+ * name cannot drive the terminal. */
+static void print_name(FILE *f, const char *s) {
+        _cleanup_free_ char *clean = NULL;
+        size_t n;
+
+        clean = utf8_sanitize(s, strlen(s), &n);
+        if (!clean)
+                return;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char) clean[i];
+                if (c < 0x20 || c == 0x7f || c == '\\')
+                        fprintf(f, "\\x%02x", c);
+                else if (c == 0xc2 && i + 1 < n && (unsigned char) clean[i + 1] < 0xa0) {
+                        fprintf(f, "\\u%04x", (unsigned char) clean[i + 1]);
+                        i++;
+                } else
+                        fputc(c, f);
+        }
+}
+
+/* The "files" argument for --file PATH...: each file under its own base
+ * name, as text when it is UTF-8, else base64. NULL (said on stderr) on
+ * failure. */
+static json_object *input_files(char **paths) {
+        _cleanup_json_ json_object *files = json_object_new_array();
+
+        if (!files)
+                return NULL;
+        for (char **p = paths; p && *p; p++) {
+                _cleanup_(fclosep) FILE *f = NULL;
+                _cleanup_free_ char *data = NULL, *b64 = NULL;
+                const char *name = strrchr(*p, '/') ? strrchr(*p, '/') + 1 : *p;
+                json_object *o;
+                size_t n, len;
+                int r;
+
+                if (!launch_file_name_valid(name, strlen(name))) {
+                        fprintf(stderr, "mcp-exec: --file %s: \"", *p);
+                        print_name(stderr, name);
+                        fprintf(stderr, "\" is not a plain file name the sandbox takes\n");
+                        return NULL;
+                }
+                for (size_t i = 0; i < json_object_array_length(files); i++)
+                        if (streq(json_object_get_string(json_object_object_get(json_object_array_get_idx(files, i),
+                                                                                "name")),
+                                  name)) {
+                                fprintf(stderr, "mcp-exec: --file %s: a file named %s is already passed\n", *p, name);
+                                return NULL;
+                        }
+                f = fopen(*p, "re");
+                if (!f) {
+                        fprintf(stderr, "mcp-exec: cannot open %s: %m\n", *p);
+                        return NULL;
+                }
+                r = read_full_stream(f, READ_MAX, &data, &n);
+                if (r < 0) {
+                        fprintf(stderr, "mcp-exec: cannot read %s: %s\n", *p, strerror(-r));
+                        return NULL;
+                }
+                o = json_object_new_object();
+                if (!o || json_object_array_add(files, o) < 0) {
+                        json_object_put(o);
+                        return NULL;
+                }
+                json_object_object_add(o, "name", json_object_new_string(name));
+                if (utf8_is_valid(data ?: "", n))
+                        json_object_object_add(o, "content", json_object_new_string_len(data ?: "", (int) n));
+                else {
+                        if (base64_encode(data, n, &b64, &len) < 0)
+                                return NULL;
+                        json_object_object_add(o, "content", json_object_new_string_len(b64, (int) len));
+                        json_object_object_add(o, "encoding", json_object_new_string("base64"));
+                }
+        }
+        return TAKE_PTR(files);
+}
+
+/* Where a returned file goes beneath --output-dir: its path under
+ * /tmp/outputs/. NULL if the server named something else. */
+static const char *output_relative(const char *path) {
+        static const char prefix[] = "/tmp/outputs/";
+
+        return path && strneq(path, prefix, sizeof prefix - 1) ? path + sizeof prefix - 1 : NULL;
+}
+
+static int save_one(int dir_fd, const char *dir, const char *rel, const void *data, size_t n) {
+        int r = write_beneath(dir_fd, rel, data, n);
+
+        fprintf(stderr, r < 0 ? "mcp-exec: cannot write %s/" : "mcp-exec: wrote %s/", dir);
+        print_name(stderr, rel);
+        if (r < 0)
+                fprintf(stderr, ": %s\n", r == -EINVAL ? "not a plain relative path" : strerror(-r));
+        else
+                fprintf(stderr, " (%zu bytes)\n", n);
+        return r;
+}
+
+/* Saves one content block if it is an image or a resource. Image blocks
+ * follow the result's "images" entries with returned: true, in order;
+ * *image is the next entry to look at, *figures counts figures saved.
+ * -EBADMSG: a block that names no file under /tmp/outputs or whose data is
+ * no base64. */
+static int save_block(int dir_fd, const char *dir, json_object *b, json_object *images, size_t *image,
+                      size_t *figures) {
+        const char *type = json_object_get_string(json_object_object_get(b, "type")), *rel = NULL, *enc;
+        _cleanup_free_ uint8_t *data = NULL;
+        _cleanup_free_ char *path = NULL;
+        json_object *entry = NULL, *res, *text;
+        char name[32];
+        size_t n;
+
+        if (type && streq(type, "image")) {
+                while (!entry && *image < json_object_array_length(images)) {
+                        json_object *e = json_object_array_get_idx(images, (*image)++);
+                        if (json_object_get_boolean(json_object_object_get(e, "returned")))
+                                entry = e;
+                }
+                if (json_object_get_string(json_object_object_get(entry, "path")))
+                        rel = output_relative(json_object_get_string(json_object_object_get(entry, "path")));
+                else {
+                        (void) snprintf(name, sizeof name, "figure-%zu.png", ++*figures);
+                        rel = name;
+                }
+                enc = json_object_get_string(json_object_object_get(b, "data"));
+        } else if (type && streq(type, "resource")) {
+                res = json_object_object_get(b, "resource");
+                if (file_uri_to_path(json_object_get_string(json_object_object_get(res, "uri")) ?: "", &path, &n) < 0)
+                        return -EBADMSG;
+                rel = output_relative(path);
+                enc = json_object_get_string(json_object_object_get(res, "blob"));
+                text = json_object_object_get(res, "text");
+                if (!enc && rel && json_object_is_type(text, json_type_string))
+                        return save_one(dir_fd, dir, rel, json_object_get_string(text),
+                                        (size_t) json_object_get_string_len(text));
+        } else
+                return 0;
+        if (!rel || !enc || base64_decode(enc, strlen(enc), READ_MAX, &data, &n, NULL) < 0)
+                return -EBADMSG;
+        return save_one(dir_fd, dir, rel, data, n);
+}
+
+/* Saves the returned figures (figure-N.png) and files (by their path under
+ * /tmp/outputs/) beneath dir, and says what was left out. Image blocks
+ * follow the result's "images" entries with returned: true, in order. */
+static int save_outputs(json_object *resp, const char *dir) {
+        json_object *result = json_object_object_get(resp, "result"), *sc, *content, *images, *files;
+        _cleanup_close_ int dir_fd = -EBADF;
+        size_t image = 0, figures = 0, saved = 0;
+        int ret = 0;
+
+        sc = json_object_object_get(result, "structuredContent");
+        content = json_object_object_get(result, "content");
+        images = json_object_object_get(sc, "images");
+        files = json_object_object_get(sc, "files");
+        if (!json_object_is_type(content, json_type_array))
+                return 0;
+
+        /* The server's note on what is missing, then the entries it means. */
+        for (size_t i = 1; i < json_object_array_length(content); i++) {
+                json_object *b = json_object_array_get_idx(content, i);
+                const char *type = json_object_get_string(json_object_object_get(b, "type"));
+                if (type && streq(type, "text")) {
+                        fputs("mcp-exec: ", stderr);
+                        print_name(stderr, json_object_get_string(json_object_object_get(b, "text")) ?: "");
+                        fputc('\n', stderr);
+                }
+        }
+        for (int pass = 0; pass < 2; pass++) {
+                json_object *list = pass == 0 ? images : files;
+                for (size_t i = 0; i < json_object_array_length(list); i++) {
+                        json_object *e = json_object_array_get_idx(list, i), *v;
+                        if (json_object_object_get_ex(e, "returned", &v) && !json_object_get_boolean(v)) {
+                                fprintf(stderr, "mcp-exec: left out: ");
+                                print_name(stderr, json_object_get_string(json_object_object_get(e, "path")) ?: "a figure");
+                                fprintf(stderr, " (%s)\n", json_object_get_string(json_object_object_get(e, "reason")) ?: "no reason");
+                        }
+                }
+        }
+        if (!dir) {
+                for (size_t i = 1; i < json_object_array_length(content); i++) {
+                        const char *type = json_object_get_string(
+                                json_object_object_get(json_object_array_get_idx(content, i), "type"));
+                        saved += type && (streq(type, "image") || streq(type, "resource"));
+                }
+                if (saved > 0)
+                        fprintf(stderr, "mcp-exec: %zu output%s returned (figures and files); --output-dir DIR saves "
+                                        "them\n", saved, saved == 1 ? "" : "s");
+                return 0;
+        }
+
+        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0) {
+                fprintf(stderr, "mcp-exec: cannot open --output-dir %s: %m\n", dir);
+                return -errno;
+        }
+        for (size_t i = 1; i < json_object_array_length(content); i++) {
+                int r = save_block(dir_fd, dir, json_object_array_get_idx(content, i), images, &image, &figures);
+                if (r == -EBADMSG)
+                        fprintf(stderr, "mcp-exec: the server sent an output that cannot be saved (content block %zu)\n",
+                                i);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        return ret;
+}
+
+static int cmd_run(uint64_t timeout_s, const char *file, char **input_paths, const char *output_dir) {
         _cleanup_free_ char *code = NULL, *in = NULL;
         _cleanup_(session_freep) Session *s = NULL;
         _cleanup_json_ json_object *resp = NULL;
+        json_object *files = NULL;
         size_t code_len = 0, in_len = 0;
+        int status;
 
         if (read_input(file, &code, &code_len, &in, &in_len) < 0)
                 return EXIT_MCP_EXEC_FAILED;
-        if (session_open(&s) < 0 || session_initialize(s) < 0)
+        if (input_paths && !(files = input_files(input_paths)))
                 return EXIT_MCP_EXEC_FAILED;
-        resp = session_call_exec(s, code, code_len, in, in_len, timeout_s);
+        if (session_open(&s) < 0 || session_initialize(s) < 0) {
+                json_object_put(files);
+                return EXIT_MCP_EXEC_FAILED;
+        }
+        resp = session_call_exec(s, code, code_len, in, in_len, timeout_s, files);
         if (!resp)
                 return EXIT_MCP_EXEC_FAILED;
-        return print_result(resp);
+        status = print_result(resp);
+        if (status != EXIT_MCP_EXEC_FAILED && save_outputs(resp, output_dir) < 0)
+                return EXIT_MCP_EXEC_FAILED;
+        return status;
 }
 
 static void help(void) {
@@ -397,8 +626,11 @@ static void help(void) {
                "Commands:\n"
                "  stdio                      Bridge stdin/stdout to the local MCP server; use it as\n"
                "                             an MCP client's command: {\"command\": \"mcp-exec\", \"args\": [\"stdio\"]}\n"
-               "  run [--timeout S] [FILE|-] Run FILE (or stdin) and exit with its exit code; with a\n"
-               "                             FILE, this command's stdin becomes the program's stdin\n\n"
+               "  run [--timeout S] [--file PATH]... [--output-dir DIR] [FILE|-]\n"
+               "                             Run FILE (or stdin) and exit with its exit code; with a\n"
+               "                             FILE, this command's stdin becomes the program's stdin;\n"
+               "                             --file puts PATH into the run's /tmp, --output-dir\n"
+               "                             saves the figures and /tmp/outputs files it returns\n\n"
                "Options:\n"
                "  -h --help                  Show this help\n"
                "     --version               Show the version\n\n"
@@ -411,8 +643,15 @@ int main(int argc, char *argv[]) {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 { "timeout", required_argument, NULL, 't' },
+                { "file", required_argument, NULL, 'f' },
+                { "output-dir", required_argument, NULL, 'o' },
                 {},
         };
+        static const char usage[] = "mcp-exec: usage: mcp-exec run [--timeout S] [--file PATH]... [--output-dir DIR] "
+                                    "[FILE|-]\n";
+        _cleanup_free_ char **input_paths = NULL;
+        const char *output_dir = NULL;
+        size_t n_inputs = 0;
         uint64_t timeout_s = 0;
         int c;
 
@@ -442,16 +681,31 @@ int main(int argc, char *argv[]) {
                 return cmd_stdio();
         if (streq(argv[optind], "run")) {
                 optind++;
-                while ((c = getopt_long(argc, argv, "t:", options, NULL)) >= 0)
-                        if (c != 't' || parse_uint(optarg, &timeout_s) < 0) {
-                                fprintf(stderr, "mcp-exec: usage: mcp-exec run [--timeout S] [FILE|-]\n");
+                while ((c = getopt_long(argc, argv, "t:f:o:", options, NULL)) >= 0) {
+                        if (c == 't' && parse_uint(optarg, &timeout_s) >= 0)
+                                continue;
+                        if (c == 'f' && n_inputs < LAUNCH_FILES_MAX) {
+                                if (!input_paths && !(input_paths = new0(char *, LAUNCH_FILES_MAX + 1)))
+                                        return EXIT_MCP_EXEC_FAILED;
+                                input_paths[n_inputs++] = optarg;
+                                continue;
+                        }
+                        if (c == 'f') {
+                                fprintf(stderr, "mcp-exec: at most %u --file options\n", LAUNCH_FILES_MAX);
                                 return 2;
                         }
-                if (argc - optind > 1) {
-                        fprintf(stderr, "mcp-exec: usage: mcp-exec run [--timeout S] [FILE|-]\n");
+                        if (c == 'o') {
+                                output_dir = optarg;
+                                continue;
+                        }
+                        fputs(usage, stderr);
                         return 2;
                 }
-                return cmd_run(timeout_s, optind < argc ? argv[optind] : NULL);
+                if (argc - optind > 1) {
+                        fputs(usage, stderr);
+                        return 2;
+                }
+                return cmd_run(timeout_s, optind < argc ? argv[optind] : NULL, input_paths, output_dir);
         }
         fprintf(stderr, "mcp-exec: unknown command '%s'; see mcp-exec --help\n", argv[optind]);
         return 2;

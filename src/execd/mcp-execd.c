@@ -30,6 +30,7 @@
 #include "broker-info.h"
 #include "build-config.h"
 #include "config.h"
+#include "launch-frame.h"
 #include "http-auth.h"
 #include "http-server.h"
 #include "line-conn.h"
@@ -69,8 +70,10 @@ static const char *arg_broker_socket = BROKER_SOCKET_PATH;
 static void daemon_update_idle(Daemon *d);
 
 static size_t max_line(const Daemon *d) {
-        /* JSON may escape each byte of code and stdin as \u00XX. */
-        return (size_t) (6 * (d->config.max_code_bytes + d->config.max_stdin_bytes) + 64 * 1024);
+        /* JSON may escape each byte of code, stdin and input files as
+         * \u00XX (base64 takes only 4/3), and each file name with them. */
+        return (size_t) (6 * (d->config.max_code_bytes + d->config.max_stdin_bytes + d->config.max_input_bytes) +
+                         LAUNCH_FILES_MAX * (6 * LAUNCH_FILE_NAME_MAX + 64) + 64 * 1024);
 }
 
 /* Connections, sessions and streams: they tell us when they come and go. */
@@ -177,6 +180,11 @@ static int daemon_serve(Daemon *d) {
                 .max_code_bytes = d->config.max_code_bytes,
                 .max_concurrent = d->config.max_concurrent,
                 .max_queue = d->config.max_queue,
+                .max_images = d->config.max_images,
+                .max_image_bytes = d->config.max_image_bytes,
+                .max_files_out = d->config.max_files_out,
+                .max_result_bytes = d->config.max_result_bytes,
+                .max_input_bytes = d->config.max_input_bytes,
         };
         json_object *v;
         int r;
@@ -189,6 +197,9 @@ static int daemon_serve(Daemon *d) {
         cfg.max_timeout_s = MIN(cfg.max_timeout_s, info_u64(d->info_reply, "max_timeout_s", cfg.max_timeout_s));
         cfg.max_code_bytes = MIN(cfg.max_code_bytes, info_u64(d->info_reply, "max_code_bytes", cfg.max_code_bytes));
         cfg.python_version = json_get_string(d->info_reply, "python_version");
+        /* Figures, files and input files need the broker's fourth fd and
+         * launch frames of version 2; an older broker refuses both. */
+        cfg.result_channel = json_get_bool(d->info_reply, "result_channel");
         v = json_get(d->info_reply, "modules");
         if (json_object_is_type(v, json_type_array)) {
                 size_t n = json_object_array_length(v);

@@ -55,10 +55,19 @@ struct McpCall {
         char request_id[REQUEST_ID_LOG_MAX + 1];
 };
 
-static void log_call(McpSession *s, const McpRevision *rev, const char *request_id, const char *run_id,
-                     uint64_t code_bytes, uint64_t stdin_bytes, uint64_t output_bytes, uint64_t duration_ms,
-                     int level, const char *result) {
+/* How the result channel went, for the journal: "" without one. */
+static const char *channel_state(const ExecResult *r) {
+        if (!r || !r->result_channel)
+                return "";
+        return r->outputs_error ? "violation" : r->outputs_lost ? "lost" : "ok";
+}
+
+/* args and r may be NULL (not parsed, not run). Sizes and counts only:
+ * never code, stdin, file names or output. */
+static void log_call(McpSession *s, const McpRevision *rev, const char *request_id, const ExecArgs *args,
+                     const ExecResult *r, uint64_t output_bytes, uint64_t duration_ms, int level, const char *result) {
         char uid[16] = "";
+        size_t outputs_returned = 0;
 
         assert(s);
         assert(rev);
@@ -66,19 +75,34 @@ static void log_call(McpSession *s, const McpRevision *rev, const char *request_
 
         if (s->peer_uid != (uid_t) -1)
                 (void) snprintf(uid, sizeof uid, "%u", (unsigned) s->peer_uid);
+        for (size_t i = 0; r && i < r->n_outputs; i++)
+                outputs_returned += r->outputs[i].data && !r->outputs[i].reason;
         log_struct(level,
                    "MESSAGE=exec call %s of session %s: %s", request_id, s->id, result,
                    "MCP_SESSION=%s", s->id,
                    "MCP_REQUEST_ID=%s", request_id,
-                   "MCP_RUN_ID=%s", run_id ?: "",
+                   "MCP_RUN_ID=%s", r && r->run_id ? r->run_id : "",
                    "MCP_TRANSPORT=%s", s->peer_transport,
                    "MCP_CLIENT_UID=%s", uid,
                    "MCP_PROTOCOL_VERSION=%s", rev->version,
-                   "MCP_CODE_BYTES=%" PRIu64, code_bytes,
-                   "MCP_STDIN_BYTES=%" PRIu64, stdin_bytes,
+                   "MCP_CODE_BYTES=%zu", args ? args->code_len : 0,
+                   "MCP_STDIN_BYTES=%zu", args ? args->stdin_len : 0,
+                   "MCP_INPUT_FILES=%zu", args ? args->n_files : 0,
+                   "MCP_INPUT_FILES_BYTES=%" PRIu64, args ? args->files_bytes : 0,
                    "MCP_OUTPUT_BYTES=%" PRIu64, output_bytes,
+                   "MCP_OUTPUTS=%zu", r ? r->n_outputs : 0,
+                   "MCP_OUTPUTS_RETURNED=%zu", outputs_returned,
+                   "MCP_RESULT_CHANNEL=%s", channel_state(r),
                    "MCP_DURATION_MS=%" PRIu64, duration_ms,
                    "MCP_RESULT=%s", result);
+        if (r && r->outputs_error)
+                /* Our own words about the frames, never their content. */
+                log_struct(LOG_WARNING,
+                           "MESSAGE=exec call %s of session %s: the result channel broke its protocol: %s", request_id,
+                           s->id, r->outputs_error,
+                           "MCP_SESSION=%s", s->id,
+                           "MCP_REQUEST_ID=%s", request_id,
+                           "MCP_RUN_ID=%s", r->run_id ?: "");
 }
 
 static void call_log(McpCall *c, const ExecResult *r, int level, const char *result) {
@@ -88,8 +112,7 @@ static void call_log(McpCall *c, const ExecResult *r, int level, const char *res
 
         assert(c);
 
-        log_call(c->session, c->rev, c->request_id, r ? r->run_id : NULL, c->args.code_len, c->args.stdin_len, output,
-                 duration, level, result);
+        log_call(c->session, c->rev, c->request_id, &c->args, r, output, duration, level, result);
 }
 
 /* Takes the call out of the session's count; true if it was the last. */
@@ -125,6 +148,7 @@ static McpCall *call_free(McpCall *c) {
         /* This may start the next waiting call right here. */
         call_queue_release(&c->slot);
 
+        exec_args_done(&c->args);
         json_object_put(c->id);
         json_object_put(c->progress_token);
         json_object_put(c->arguments);
@@ -339,6 +363,15 @@ static void call_start(McpCall *c) {
                 .stdin_len = c->args.stdin_len,
                 .timeout_s = c->args.timeout_s,
                 .max_output_bytes = server->config.max_output_bytes,
+                .result_channel = server->config.result_channel,
+                .result_limits = {
+                        .max_images = server->config.max_images,
+                        .max_image_bytes = server->config.max_image_bytes,
+                        .max_files = server->config.max_files_out,
+                        .max_result_bytes = server->config.max_result_bytes,
+                },
+                .files = c->args.files,
+                .n_files = c->args.n_files,
         };
         char tag[96];
         int r;
@@ -391,7 +424,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         _cleanup_(call_freep) McpCall *c = NULL;
         uint64_t per_session;
         McpCall *call;
-        ExecArgs args;
+        _cleanup_(exec_args_done) ExecArgs args = {};
         int r;
 
         assert(req);
@@ -432,7 +465,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         jsonrpc_id_format(req->id, request_id, sizeof request_id);
         r = tool_exec_parse_arguments(config, arguments, &args, &error);
         if (r == -EINVAL) {
-                log_call(s, req->rev, request_id, NULL, 0, 0, 0, 0, LOG_INFO, "invalid-arguments");
+                log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "invalid-arguments");
                 return reject(req, error, ret);
         }
         if (r < 0)
@@ -444,8 +477,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                 per_session = UINT64_MAX;
         if (s->n_calls >= per_session) {
                 _cleanup_free_ char *m = NULL;
-                log_call(s, req->rev, request_id, NULL, args.code_len, args.stdin_len, 0, 0, LOG_WARNING,
-                         "too-many-calls");
+                log_call(s, req->rev, request_id, &args, NULL, 0, 0, LOG_WARNING, "too-many-calls");
                 /* With one connection this is how a full server shows: its
                  * whole capacity (runs + queue) is this session's. Say busy,
                  * as for a full queue, so clients and models retry later. */
@@ -467,6 +499,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                 .args = args,
                 .received_usec = now_usec(),
         };
+        args = (ExecArgs) {};   /* the call owns the decoded files now */
         memcpy(c->request_id, request_id, sizeof request_id);
         token = json_get(req->meta, "progressToken");
         if (jsonrpc_id_is_valid(token))
@@ -475,7 +508,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         r = call_queue_submit(server->queue, &c->slot, on_slot_start, c);
         if (r == -EBUSY) {
                 _cleanup_free_ char *m = NULL;
-                log_call(s, req->rev, request_id, NULL, args.code_len, args.stdin_len, 0, 0, LOG_WARNING, "busy");
+                log_call(s, req->rev, request_id, &c->args, NULL, 0, 0, LOG_WARNING, "busy");
                 if (asprintf(&m, "server busy: %u runs in progress and the queue of %" PRIu64 " is full; retry later",
                              call_queue_running(server->queue), call_queue_max_waiting(server->queue)) < 0)
                         return -ENOMEM;

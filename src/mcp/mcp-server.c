@@ -35,6 +35,16 @@ static const char instructions[] =
         "One tool, exec: it runs Python code in a fresh sandbox without network and returns stdout, stderr, "
         "the exit code and resource use. Nothing persists between calls, so each call must be a complete "
         "program; pass data in the code or through stdin. Read the tool description for the limits.";
+/* The same where the sandbox returns figures and files and takes input files. */
+static const char instructions_outputs[] =
+        "One tool, exec: it runs Python code in a fresh sandbox without network and returns stdout, stderr, "
+        "the exit code and resource use, matplotlib figures as images and the files the program writes under "
+        "/tmp/outputs/. Nothing persists between calls, so each call must be a complete program; pass data in "
+        "the code, through stdin or as input files (the files argument). Read the tool description for the limits.";
+
+static const char *server_instructions(const McpServer *server) {
+        return server->config.result_channel ? instructions_outputs : instructions;
+}
 
 /* Indexed by syslog level, as MCP's levels are RFC 5424's. */
 static const char *const log_levels[] = {
@@ -393,7 +403,7 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
         if (!result || json_add_string(result, "protocolVersion", req->rev->version) < 0 ||
             json_add(result, "capabilities", capabilities(req->rev)) < 0 ||
             json_add(result, "serverInfo", server_info(req->rev)) < 0 ||
-            json_add_string(result, "instructions", instructions) < 0)
+            json_add_string(result, "instructions", server_instructions(req->session->server)) < 0)
                 return -ENOMEM;
         *ret = mcp_result_reply(req, TAKE_PTR(result));
         if (!*ret)
@@ -470,7 +480,7 @@ static int handle_discover(McpRequest *req, json_object **ret) {
 
         if (!result || json_add(result, "supportedVersions", mcp_revision_supported_json()) < 0 ||
             json_add(result, "capabilities", capabilities(req->rev)) < 0 ||
-            json_add_string(result, "instructions", instructions) < 0 || json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 ||
+            json_add_string(result, "instructions", server_instructions(req->session->server)) < 0 || json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 ||
             json_add_string(result, "cacheScope", "public") < 0)
                 return -ENOMEM;
         *ret = mcp_result_reply(req, TAKE_PTR(result));

@@ -30,6 +30,11 @@ typedef struct McpServerConfig {
         uint64_t memory_max_bytes, tasks_max, cpu_quota_percent;
         const char *python_version;     /* "3.11.2" */
         const char *const *modules;     /* importable non-stdlib top-level modules, NULL-terminated */
+        /* Figures and files: the broker has the result channel (its "info"
+         * says "result_channel": true); without it the tool neither offers
+         * input files nor returns outputs. The limits are MCP_EXEC_*. */
+        bool result_channel;
+        uint64_t max_images, max_image_bytes, max_files_out, max_result_bytes, max_input_bytes;
 } McpServerConfig;
 
 typedef enum McpMessageKind {

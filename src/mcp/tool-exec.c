@@ -9,34 +9,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
+#include "file-uri.h"
 #include "json-util.h"
+#include "launch-frame.h"
 #include "macro.h"
 #include "broker-proto.h"
 #include "utf8.h"
+#include "util.h"
 
 /* The description goes into every model's context: past this many bytes the
  * module list is cut short. */
 #define MODULES_MAX_BYTES 2048U
 /* Argument names echoed in error messages are cut to this. */
 #define NAME_MAX_ECHO 64
-
-static void format_size(uint64_t n, char buf[static 32]) {
-        static const struct {
-                uint64_t unit;
-                const char *name;
-        } units[] = {
-                { UINT64_C(1) << 30, "GiB" },
-                { UINT64_C(1) << 20, "MiB" },
-                { UINT64_C(1) << 10, "KiB" },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(units); i++)
-                if (n >= units[i].unit && n % units[i].unit == 0) {
-                        (void) snprintf(buf, 32, "%" PRIu64 " %s", n / units[i].unit, units[i].name);
-                        return;
-                }
-        (void) snprintf(buf, 32, "%" PRIu64 " bytes", n);
-}
 
 static void describe_modules(FILE *f, const char *const *modules) {
         size_t used = 0, n = 0, left = 0;
@@ -66,15 +52,15 @@ static void describe_modules(FILE *f, const char *const *modules) {
 static char *describe(const McpServerConfig *c) {
         char *text = NULL;
         size_t size = 0;
-        char out[32], code[32], in[32], mem[32];
+        char out[FORMAT_BYTES_MAX], code[FORMAT_BYTES_MAX], in[FORMAT_BYTES_MAX], mem[FORMAT_BYTES_MAX];
         FILE *f;
 
         f = open_memstream(&text, &size);
         if (!f)
                 return NULL;
-        format_size(c->max_output_bytes, out);
-        format_size(c->max_code_bytes, code);
-        format_size(c->max_stdin_bytes, in);
+        (void) format_bytes(c->max_output_bytes, out);
+        (void) format_bytes(c->max_code_bytes, code);
+        (void) format_bytes(c->max_stdin_bytes, in);
 
         fputs("Runs Python code in a locked-down sandbox and returns its stdout, stderr, exit code and resource use.\n"
               "\n"
@@ -82,13 +68,15 @@ static char *describe(const McpServerConfig *c) {
               "- Every call is a new, isolated run. Nothing persists between runs: no variables, files, "
               "installed packages or processes. Pass everything the program needs in the code or on stdin.\n"
               "- There is no network at all: no internet, no DNS, no local services; pip install and "
-              "downloads fail.\n"
-              "- /tmp is a fresh, empty, private directory in every run.\n",
+              "downloads fail.\n",
+              f);
+        fputs(c->result_channel ? "- /tmp is a fresh, private directory in every run, empty but for the input files.\n"
+                                : "- /tmp is a fresh, empty, private directory in every run.\n",
               f);
         fprintf(f, "- Limits: wall-clock timeout %" PRIu64 " s unless timeout_s asks otherwise, at most %" PRIu64 " s; ",
                 c->default_timeout_s, c->max_timeout_s);
         if (c->memory_max_bytes > 0) {
-                format_size(c->memory_max_bytes, mem);
+                (void) format_bytes(c->memory_max_bytes, mem);
                 fprintf(f, "memory %s; ", mem);
         } else
                 fputs("memory limit unknown; ", f);
@@ -107,8 +95,24 @@ static char *describe(const McpServerConfig *c) {
         else
                 fputs("- Python (version unknown).", f);
         describe_modules(f, c->modules);
-        fputs("\n- Only what the program prints comes back; the value of a last expression is not shown.\n"
-              "- A non-zero exit code, an exception, a timeout (timed_out) or running out of memory (oom_killed) "
+        if (c->result_channel) {
+                char img[FORMAT_BYTES_MAX], all[FORMAT_BYTES_MAX], inb[FORMAT_BYTES_MAX];
+
+                /* Both conventions in two sentences, then the numbers. */
+                fprintf(f, "\n- Figures and files: every matplotlib figure passed to plt.show() or still open at the "
+                           "end comes back as a PNG image, and files the program writes under /tmp/outputs/ (make "
+                           "the directory) come back, images as images and others as embedded resources; files passed in "
+                           "\"files\" are written into the working directory /tmp before the code starts. At most "
+                           "%" PRIu64 " images of up to %s each and %" PRIu64 " other files, %s in all; input files "
+                           "up to %s together. What is left out is listed with returned: false and a reason.",
+                        c->max_images, format_bytes(c->max_image_bytes, img), c->max_files_out,
+                        format_bytes(c->max_result_bytes, all), format_bytes(c->max_input_bytes, inb));
+                fputs("\n- Besides those, only what the program prints comes back; the value of a last expression is "
+                      "not shown.\n",
+                      f);
+        } else
+                fputs("\n- Only what the program prints comes back; the value of a last expression is not shown.\n", f);
+        fputs("- A non-zero exit code, an exception, a timeout (timed_out) or running out of memory (oom_killed) "
               "is a normal result, not a tool error: read stderr and the flags.",
               f);
 
@@ -139,17 +143,52 @@ static const char output_schema[] =
         "\"cpu_ms\":{\"anyOf\":[{\"type\":\"integer\",\"minimum\":0},{\"type\":\"null\"}],\"description\":"
         "\"CPU time used in milliseconds, or null if unknown.\"},"
         "\"memory_peak_bytes\":{\"anyOf\":[{\"type\":\"integer\",\"minimum\":0},{\"type\":\"null\"}],"
-        "\"description\":\"Peak memory use in bytes, or null if this host does not report it.\"}"
+        "\"description\":\"Peak memory use in bytes, or null if this host does not report it.\"},"
+        "\"images\":{\"type\":\"array\",\"description\":\"Figures and image files (png, jpeg, gif, webp under "
+        "/tmp/outputs), metadata only: those returned are the image blocks of the content, in this order.\","
+        "\"items\":{\"type\":\"object\",\"properties\":{"
+        "\"source\":{\"enum\":[\"figure\",\"file\"],\"description\":\"A matplotlib figure, or a file.\"},"
+        "\"path\":{\"type\":\"string\",\"description\":\"Files: the path in the run.\"},"
+        "\"mimeType\":{\"type\":\"string\"},"
+        "\"bytes\":{\"anyOf\":[{\"type\":\"integer\",\"minimum\":0},{\"type\":\"null\"}],"
+        "\"description\":\"Size of the image file, or null if unknown.\"},"
+        "\"width\":{\"anyOf\":[{\"type\":\"integer\",\"minimum\":1},{\"type\":\"null\"}]},"
+        "\"height\":{\"anyOf\":[{\"type\":\"integer\",\"minimum\":1},{\"type\":\"null\"}]},"
+        "\"returned\":{\"type\":\"boolean\",\"description\":\"False: left out, see reason.\"},"
+        "\"reason\":{\"type\":\"string\",\"description\":\"Why it was left out.\"}"
+        "},\"required\":[\"source\",\"mimeType\",\"bytes\",\"width\",\"height\",\"returned\"]}},"
+        "\"files\":{\"type\":\"array\",\"description\":\"Other files under /tmp/outputs, metadata only: those "
+        "returned are the embedded resources of the content (uri file:///tmp/outputs/...), in this order.\","
+        "\"items\":{\"type\":\"object\",\"properties\":{"
+        "\"path\":{\"type\":\"string\",\"description\":\"The path in the run.\"},"
+        "\"mimeType\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}]},"
+        "\"bytes\":{\"anyOf\":[{\"type\":\"integer\",\"minimum\":0},{\"type\":\"null\"}]},"
+        "\"returned\":{\"type\":\"boolean\",\"description\":\"False: left out, see reason.\"},"
+        "\"reason\":{\"type\":\"string\",\"description\":\"Why it was left out.\"}"
+        "},\"required\":[\"path\",\"mimeType\",\"bytes\",\"returned\"]}}"
         "},\"required\":[\"stdout\",\"stderr\",\"exit_code\",\"duration_ms\",\"truncated\",\"timed_out\","
-        "\"oom_killed\",\"signal\",\"cpu_ms\",\"memory_peak_bytes\"]}";
+        "\"oom_killed\",\"signal\",\"cpu_ms\",\"memory_peak_bytes\",\"images\",\"files\"]}";
 
 static json_object *input_schema(const McpServerConfig *c) {
-        _cleanup_free_ char *s = NULL;
-        char code[32], in[32];
+        _cleanup_free_ char *s = NULL, *files = NULL;
+        char code[FORMAT_BYTES_MAX], in[FORMAT_BYTES_MAX], inb[FORMAT_BYTES_MAX];
 
-        format_size(c->max_code_bytes, code);
-        format_size(c->max_stdin_bytes, in);
+        (void) format_bytes(c->max_code_bytes, code);
+        (void) format_bytes(c->max_stdin_bytes, in);
         /* Only our own numbers go into this text, so formatting it is safe. */
+        if (c->result_channel &&
+            asprintf(&files,
+                     ",\"files\":{\"type\":\"array\",\"maxItems\":%u,\"description\":\"Files written into the "
+                     "working directory /tmp before the code starts (open(\\\"data.csv\\\") finds them), up to %s "
+                     "together.\",\"items\":{\"type\":\"object\",\"properties\":{"
+                     "\"name\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":%u,\"description\":\"A plain "
+                     "file name: no '/', not '.' or '..', no control characters; unique.\"},"
+                     "\"content\":{\"type\":\"string\",\"description\":\"The content, as text or base64.\"},"
+                     "\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"],\"default\":\"utf-8\","
+                     "\"description\":\"How content is given: utf-8 (the default) for text, base64 for any bytes.\"}"
+                     "},\"required\":[\"name\",\"content\"],\"additionalProperties\":false}}",
+                     LAUNCH_FILES_MAX, format_bytes(c->max_input_bytes, inb), LAUNCH_FILE_NAME_MAX) < 0)
+                return NULL;
         if (asprintf(&s,
                      "{\"type\":\"object\",\"properties\":{"
                      "\"code\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The Python program to run: "
@@ -158,9 +197,9 @@ static json_object *input_schema(const McpServerConfig *c) {
                      "seconds. 0 or absent: the default of %" PRIu64 " s; more than %" PRIu64 " is lowered to %"
                      PRIu64 ".\"},"
                      "\"stdin\":{\"type\":\"string\",\"description\":\"Text for the program's standard input, up "
-                     "to %s. Without it, stdin is empty.\"}"
+                     "to %s. Without it, stdin is empty.\"}%s"
                      "},\"required\":[\"code\"],\"additionalProperties\":false}",
-                     code, c->default_timeout_s, c->max_timeout_s, c->max_timeout_s, in) < 0)
+                     code, c->default_timeout_s, c->max_timeout_s, c->max_timeout_s, in, files ?: "") < 0)
                 return NULL;
         return json_tokener_parse(s);
 }
@@ -218,10 +257,110 @@ static int get_integer(json_object *v, int64_t *ret) {
         return -EINVAL;
 }
 
+void exec_args_done(ExecArgs *a) {
+        if (!a)
+                return;
+        for (size_t i = 0; i < ELEMENTSOF(a->decoded); i++)
+                a->decoded[i] = mfree(a->decoded[i]);
+        a->n_files = 0;
+}
+
+/* One entry of "files" into a->files[a->n_files]. */
+static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecArgs *a, char **ret_error) {
+        ExecInputFile *file = a->files + a->n_files;
+        const char *name, *content, *encoding = "utf-8";
+        size_t name_len, content_len, left, off = 0, len;
+        char echo[NAME_MAX_ECHO + 1], limit[FORMAT_BYTES_MAX];
+        json_object *v;
+        uint8_t *data;
+        int r;
+
+        if (!json_object_is_type(f, json_type_object))
+                return argument_error(ret_error, "files[%zu] must be an object: {\"name\": \"data.csv\", \"content\": "
+                                                 "\"...\", \"encoding\": \"utf-8\"}", i);
+        json_object_object_foreach(f, key, val) {
+                (void) val;
+                if (!streq(key, "name") && !streq(key, "content") && !streq(key, "encoding"))
+                        return argument_error(ret_error, "files[%zu]: unknown key \"%.*s\" (only name, content and encoding)",
+                                              i, utf8_prefix_len(key, NAME_MAX_ECHO), key);
+        }
+        if (!json_object_object_get_ex(f, "name", &v) || !json_object_is_type(v, json_type_string))
+                return argument_error(ret_error, "files[%zu] needs a \"name\" string", i);
+        name = json_object_get_string(v);
+        name_len = (size_t) json_object_get_string_len(v);
+        str_printable(name, echo, sizeof echo);
+        if (!launch_file_name_valid(name, name_len))
+                return argument_error(ret_error,
+                                      "files[%zu]: \"%s\" is not a plain file name (1 to %u bytes of UTF-8, no '/', not '.' "
+                                      "or '..', no control characters)",
+                                      i, echo, LAUNCH_FILE_NAME_MAX);
+        for (size_t k = 0; k < a->n_files; k++)
+                if (a->files[k].name_len == name_len && memcmp(a->files[k].name, name, name_len) == 0)
+                        return argument_error(ret_error, "files[%zu]: the name \"%s\" is given twice", i, echo);
+        if (!json_object_object_get_ex(f, "content", &v) || !json_object_is_type(v, json_type_string))
+                return argument_error(ret_error, "files[%zu] (\"%s\") needs a \"content\" string", i, echo);
+        content = json_object_get_string(v);
+        content_len = (size_t) json_object_get_string_len(v);
+        if (json_object_object_get_ex(f, "encoding", &v)) {
+                encoding = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+                if (!streq(encoding, "utf-8") && !streq(encoding, "base64"))
+                        return argument_error(ret_error, "files[%zu] (\"%s\"): \"encoding\" must be \"utf-8\" or \"base64\"",
+                                              i, echo);
+        }
+
+        left = (size_t) MIN(c->max_input_bytes - a->files_bytes, (uint64_t) SIZE_MAX);
+        (void) format_bytes(c->max_input_bytes, limit);
+        if (streq(encoding, "base64")) {
+                r = base64_decode(content, content_len, left, &data, &len, &off);
+                if (r == -EINVAL)
+                        return argument_error(ret_error, "files[%zu] (\"%s\"): content is not valid base64 (at byte %zu)",
+                                              i, echo, off);
+                if (r == -ENOMEM)
+                        return r;
+                a->decoded[a->n_files] = r >= 0 ? data : NULL;
+        } else {
+                r = content_len > left ? -EFBIG : 0;
+                data = (uint8_t *) content;
+                len = content_len;
+        }
+        if (r == -EFBIG)
+                return argument_error(ret_error,
+                                      "the input files are more than %s together, the limit (MCP_EXEC_MAX_INPUT_BYTES); "
+                                      "files[%zu] (\"%s\") is past it",
+                                      limit, i, echo);
+        *file = (ExecInputFile) { .name = name, .name_len = name_len, .data = data, .size = len };
+        a->files_bytes += len;
+        a->n_files++;
+        return 0;
+}
+
+static int parse_files(const McpServerConfig *c, json_object *files, ExecArgs *a, char **ret_error) {
+        size_t n;
+        int r;
+
+        if (!c->result_channel)
+                return argument_error(ret_error, "\"files\" is not available: this server's sandbox cannot take input "
+                                                 "files yet (its broker has no result channel)");
+        if (!json_object_is_type(files, json_type_array))
+                return argument_error(ret_error, "\"files\" must be an array of {\"name\", \"content\", \"encoding\"} "
+                                                 "objects");
+        n = json_object_array_length(files);
+        if (n > LAUNCH_FILES_MAX)
+                return argument_error(ret_error, "\"files\" has %zu entries, more than the limit of %u", n,
+                                      LAUNCH_FILES_MAX);
+        for (size_t i = 0; i < n; i++) {
+                r = parse_file(c, json_object_array_get_idx(files, i), i, a, ret_error);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, ExecArgs *ret, char **ret_error) {
-        ExecArgs a = {};
+        _cleanup_(exec_args_done) ExecArgs a = {};
         json_object *v;
         int64_t t = 0;
+        int r;
 
         *ret_error = NULL;
         if (arguments && !json_object_is_type(arguments, json_type_object))
@@ -230,11 +369,13 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
         if (arguments) {
                 json_object_object_foreach(arguments, key, val) {
                         (void) val;
-                        if (!streq(key, "code") && !streq(key, "timeout_s") && !streq(key, "stdin"))
+                        if (!streq(key, "code") && !streq(key, "timeout_s") && !streq(key, "stdin") &&
+                            (!streq(key, "files") || !c->result_channel))
                                 return argument_error(ret_error,
-                                                      "unknown argument \"%.*s\": the exec tool takes only code, "
-                                                      "timeout_s and stdin",
-                                                      utf8_prefix_len(key, NAME_MAX_ECHO), key);
+                                                      "unknown argument \"%.*s\": the exec tool takes only %s",
+                                                      utf8_prefix_len(key, NAME_MAX_ECHO), key,
+                                                      c->result_channel ? "code, timeout_s, stdin and files"
+                                                                        : "code, timeout_s and stdin");
                 }
         }
 
@@ -272,7 +413,14 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
         a.timeout_s = t == 0 ? c->default_timeout_s : (uint64_t) t;
         a.timeout_s = CLAMP(a.timeout_s, (uint64_t) 1, c->max_timeout_s);
 
+        if (json_object_object_get_ex(arguments, "files", &v)) {
+                r = parse_files(c, v, &a, ret_error);
+                if (r < 0)
+                        return r;
+        }
+
         *ret = a;
+        a = (ExecArgs) {};      /* the decoded buffers are the caller's now */
         return 0;
 }
 
@@ -299,29 +447,245 @@ static void cut_to_json_budget(const char *text, size_t *len, size_t *budget, bo
         *budget -= used;
 }
 
+/* What becomes of one output in this reply. */
+typedef struct OutputFate {
+        bool returned;
+        const char *reason;     /* left out here (static text); else the item's own reason, if any */
+} OutputFate;
+
+#define REPLY_SIZE_REASON "it would take the reply past 10 MiB, the most MCP clients take in one message"
+/* Room kept per output for the reason of one left out late, and for the note. */
+#define FATE_SLACK 1024U
+#define NOTE_SLACK 4096U
+
+static json_object *json_size_or_null(uint64_t v) {
+        return v == UINT64_MAX || v > INT64_MAX ? NULL : json_object_new_int64((int64_t) v);
+}
+
+/* The path as the model reads it: invalid UTF-8 shown as U+FFFD (the
+ * resource's URI keeps the exact bytes). */
+static json_object *json_path(const ResultItem *i) {
+        _cleanup_free_ char *p = NULL;
+        size_t n;
+
+        p = utf8_sanitize(i->path, i->path_len, &n);
+        return p ? json_object_new_string_len(p, (int) n) : NULL;
+}
+
+/* An entry of "images" or "files": metadata only, never content. */
+static json_object *output_entry(const ResultItem *i, const OutputFate *f) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+        const char *reason = f->returned ? NULL : f->reason ?: i->reason;
+
+        if (!o)
+                return NULL;
+        if (i->image && json_add_string(o, "source", i->figure ? "figure" : "file") < 0)
+                return NULL;
+        if (i->path && json_add(o, "path", json_path(i)) < 0)
+                return NULL;
+        if ((i->mime_type ? json_add_string(o, "mimeType", i->mime_type) : json_add_null(o, "mimeType")) < 0)
+                return NULL;
+        json_object_object_add(o, "bytes", json_size_or_null(i->bytes));
+        if (i->image) {
+                json_object_object_add(o, "width", i->width > 0 ? json_object_new_int64(i->width) : NULL);
+                json_object_object_add(o, "height", i->height > 0 ? json_object_new_int64(i->height) : NULL);
+        }
+        if (json_add_bool(o, "returned", f->returned) < 0 || (reason && json_add_string(o, "reason", reason) < 0))
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static int add_output_lists(json_object *structured, const ExecResult *r, const OutputFate *fates) {
+        _cleanup_json_ json_object *images = json_object_new_array(), *files = json_object_new_array();
+
+        if (!images || !files)
+                return -ENOMEM;
+        for (size_t k = 0; k < r->n_outputs; k++)
+                if (json_append(r->outputs[k].image ? images : files, output_entry(r->outputs + k, fates + k)) < 0)
+                        return -ENOMEM;
+        if (json_add(structured, "images", TAKE_PTR(images)) < 0 || json_add(structured, "files", TAKE_PTR(files)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static json_object *image_block(const ResultItem *i) {
+        _cleanup_json_ json_object *b = json_object_new_object();
+        _cleanup_free_ char *data = NULL;
+        size_t n;
+
+        if (!b || base64_encode(i->data, i->size, &data, &n) < 0 || json_add_string(b, "type", "image") < 0 ||
+            json_add(b, "data", json_object_new_string_len(data, (int) n)) < 0 ||
+            json_add_string(b, "mimeType", i->mime_type) < 0)
+                return NULL;
+        return TAKE_PTR(b);
+}
+
+static json_object *resource_block(const ResultItem *i) {
+        _cleanup_json_ json_object *b = json_object_new_object(), *res = json_object_new_object();
+        _cleanup_free_ char *uri = NULL, *data = NULL;
+        size_t n;
+
+        if (!b || !res || file_uri_from_path(i->path, i->path_len, &uri) < 0 || json_add_string(res, "uri", uri) < 0 ||
+            json_add_string(res, "mimeType", i->mime_type) < 0)
+                return NULL;
+        if (i->text) {
+                if (json_add(res, "text", json_object_new_string_len((const char *) i->data, (int) i->size)) < 0)
+                        return NULL;
+        } else if (base64_encode(i->data, i->size, &data, &n) < 0 ||
+                   json_add(res, "blob", json_object_new_string_len(data, (int) n)) < 0)
+                return NULL;
+        if (json_add_string(b, "type", "resource") < 0 || json_add(b, "resource", TAKE_PTR(res)) < 0)
+                return NULL;
+        return TAKE_PTR(b);
+}
+
+/* What a returned output adds to the reply, about. */
+static size_t block_cost(const ResultItem *i) {
+        size_t cost = 0;
+
+        if (i->image)
+                return base64_encoded_len(i->size) + 128;
+        if (i->text)
+                (void) utf8_json_prefix((const char *) i->data, i->size, SIZE_MAX, &cost);
+        else
+                cost = base64_encoded_len(i->size);
+        return cost + 3 * i->path_len + 256;
+}
+
+/* A short text for the model about what is missing, or NULL if nothing. */
+static char *outputs_note(const ExecResult *r, const OutputFate *fates) {
+        _cleanup_free_ char *text = NULL;
+        size_t size = 0, left = 0;
+        FILE *f;
+
+        for (size_t k = 0; k < r->n_outputs; k++)
+                left += !fates[k].returned;
+        if (left == 0 && r->outputs_unlisted == 0 && !r->outputs_unlisted_more && !r->outputs_lost && !r->outputs_error)
+                return NULL;
+        f = open_memstream(&text, &size);
+        if (!f)
+                return NULL;
+        if (left > 0)
+                fprintf(f, "%zu of the figures and files were left out: see the entries with returned: false in "
+                           "\"images\" and \"files\". ", left);
+        if (r->outputs_unlisted_more && r->outputs_unlisted == 0)
+                fprintf(f, "More outputs were left out in the sandbox and are not listed (%s). ",
+                        r->outputs_unlisted_reason ?: "no reason given");
+        else if (r->outputs_unlisted > 0)
+                fprintf(f, "%s%" PRIu64 " more outputs were left out in the sandbox and are not listed (%s). ",
+                        r->outputs_unlisted_more ? "At least " : "", r->outputs_unlisted,
+                        r->outputs_unlisted_reason ?: "no reason given");
+        if (r->outputs_lost) {
+                if (r->timed_out || r->oom_killed || r->cancelled)
+                        fputs("The run was killed before its figures and files were collected. ", f);
+                else
+                        fputs("The sandbox's launcher ended without finishing its report: figures and files may be "
+                              "missing. ", f);
+        }
+        if (r->outputs_error)
+                fprintf(f, "The result channel from the sandbox broke its protocol (%s): figures and files after that "
+                           "point were dropped. ", r->outputs_error);
+        if (fclose(f) != 0)
+                return NULL;
+        if (size > 0 && text[size - 1] == ' ')
+                text[size - 1] = 0;
+        return TAKE_PTR(text);
+}
+
+/* The whole CallToolResult for these fates, the blocks only if with_blocks. */
+static json_object *build_result(const ExecResult *cut, const McpRevision *rev, const OutputFate *fates,
+                                 bool with_blocks) {
+        _cleanup_json_ json_object *result = json_object_new_object(), *structured = exec_result_to_json(cut),
+                                   *content = NULL;
+        _cleanup_free_ char *note = NULL;
+        const char *text;
+        size_t len;
+
+        if (!result || !structured || add_output_lists(structured, cut, fates) < 0)
+                return NULL;
+        text = json_serialize(structured, &len);
+        if (!text || !(content = text_content(text, len)))
+                return NULL;
+        note = outputs_note(cut, fates);
+        if (note) {
+                _cleanup_json_ json_object *b = json_object_new_object();
+                if (!b || json_add_string(b, "type", "text") < 0 || json_add_string(b, "text", note) < 0 ||
+                    json_append(content, TAKE_PTR(b)) < 0)
+                        return NULL;
+        }
+        /* Images first, then the other files: each group in its list's order. */
+        for (int pass = 0; with_blocks && pass < 2; pass++)
+                for (size_t k = 0; k < cut->n_outputs; k++) {
+                        const ResultItem *i = cut->outputs + k;
+                        if (!fates[k].returned || i->image != (pass == 0))
+                                continue;
+                        if (json_append(content, i->image ? image_block(i) : resource_block(i)) < 0)
+                                return NULL;
+                }
+        if (json_add(result, "content", TAKE_PTR(content)) < 0 ||
+            (rev->structured && json_add(result, "structuredContent", TAKE_PTR(structured)) < 0) ||
+            json_add_bool(result, "isError", false) < 0)
+                return NULL;
+        return TAKE_PTR(result);
+}
+
 json_object *tool_exec_result(const McpServerConfig *c, const ExecResult *r, const McpRevision *rev) {
-        _cleanup_json_ json_object *result = json_object_new_object(), *structured = NULL;
         /* As JSON, stdout and stderr together take at most twice the output
          * limit (stdout first): a megabyte of control bytes would otherwise
          * make a reply of more than 12 MB, more than clients accept (the
          * TypeScript SDK drops a message over 10 MiB). Only the lengths and
          * the flag of this copy change; the texts are the client's. */
-        size_t budget = (size_t) MIN(c->max_output_bytes, (uint64_t) SIZE_MAX / 4) * 2;
+        size_t budget = (size_t) MIN(c->max_output_bytes, (uint64_t) SIZE_MAX / 4) * 2, used = 0, len;
+        _cleanup_free_ OutputFate *fates = NULL;
+        _cleanup_json_ json_object *skeleton = NULL;
         ExecResult cut = *r;
-        const char *text;
-        size_t len;
 
         cut_to_json_budget(cut.stdout_text ?: "", &cut.stdout_len, &budget, &cut.truncated);
         cut_to_json_budget(cut.stderr_text ?: "", &cut.stderr_len, &budget, &cut.truncated);
-        structured = exec_result_to_json(&cut);
-        if (!result || !structured)
+
+        fates = new0(OutputFate, MAX(r->n_outputs, (size_t) 1));
+        if (!fates)
                 return NULL;
-        text = json_serialize(structured, &len);
-        if (!text || json_add(result, "content", text_content(text, len)) < 0 ||
-            (rev->structured && json_add(result, "structuredContent", TAKE_PTR(structured)) < 0) ||
-            json_add_bool(result, "isError", false) < 0)
+        for (size_t k = 0; k < r->n_outputs; k++)
+                fates[k].returned = r->outputs[k].data && !r->outputs[k].reason;
+
+        /* What the outputs may take: what the rest leaves of the limit, with
+         * room for each to be left out after all, and for the note. */
+        skeleton = build_result(&cut, rev, fates, false);
+        if (!skeleton || !json_serialize(skeleton, &len))
                 return NULL;
-        return TAKE_PTR(result);
+        used = len + NOTE_SLACK + FATE_SLACK * r->n_outputs;
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t k = 0; k < r->n_outputs; k++) {
+                        const ResultItem *i = r->outputs + k;
+                        size_t cost;
+
+                        if (!fates[k].returned || i->image != (pass == 0))
+                                continue;
+                        cost = block_cost(i);
+                        if (used > TOOL_EXEC_REPLY_MAX || cost > TOOL_EXEC_REPLY_MAX - used)
+                                fates[k] = (OutputFate) { .reason = REPLY_SIZE_REASON };
+                        else
+                                used += cost;
+                }
+
+        /* The estimate errs on the safe side; should it ever not, outputs
+         * go, last first, until the reply fits. */
+        for (;;) {
+                _cleanup_json_ json_object *result = build_result(&cut, rev, fates, true);
+                ssize_t last = -1;
+
+                if (!result || !json_serialize(result, &len))
+                        return NULL;
+                if (len <= TOOL_EXEC_REPLY_MAX)
+                        return TAKE_PTR(result);
+                for (size_t k = 0; k < r->n_outputs; k++)
+                        if (fates[k].returned)
+                                last = (ssize_t) k;
+                if (last < 0)
+                        return TAKE_PTR(result);        /* output alone: the output budget's business */
+                fates[last] = (OutputFate) { .reason = REPLY_SIZE_REASON };
+        }
 }
 
 json_object *tool_exec_error_result(const char *text) {

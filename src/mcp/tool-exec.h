@@ -9,20 +9,32 @@
 #include <stdint.h>
 
 #include "exec-client.h"
+#include "launch-frame.h"
 #include "mcp-server.h"
 #include "revision.h"
 
 #define TOOL_EXEC_NAME "exec"
 
+/* The reply to a tools/call is kept under this, envelope included: the
+ * TypeScript SDK drops a message over 10 MiB. */
+#define TOOL_EXEC_REPLY_MAX ((size_t) 10 * 1024 * 1024 - 64 * 1024)
+
 /* Validated arguments. Strings point into the arguments object, which must
- * stay alive as long as they are used. */
+ * stay alive as long as they are used; so do files whose content was
+ * UTF-8. Free with exec_args_done(). */
 typedef struct ExecArgs {
         const char *code;
         size_t code_len;
         const char *stdin_data;         /* NULL: no stdin */
         size_t stdin_len;
         uint64_t timeout_s;             /* effective: default applied, clamped to [1, max] */
+        ExecInputFile files[LAUNCH_FILES_MAX];
+        size_t n_files;
+        uint64_t files_bytes;           /* all of them, decoded */
+        uint8_t *decoded[LAUNCH_FILES_MAX];     /* owned: what base64 content decoded to */
 } ExecArgs;
+
+void exec_args_done(ExecArgs *a);
 
 /* The Tool object for tools/list. NULL on out of memory. */
 json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *rev);
@@ -34,8 +46,13 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
 
 /* The CallToolResult of a run that happened (whatever its exit): a text block
  * with the result JSON, plus the same as structuredContent where the revision
- * has it. stdout and stderr are cut (and truncated set) where, as JSON, they
- * would take more than twice c->max_output_bytes. NULL on out of memory. */
+ * has it; then, if something was left out, a short text block saying what;
+ * then the returned figures and image files as image blocks and the other
+ * files as embedded resources ("file:///tmp/outputs/…"), in the order of the
+ * result's "images" and "files" lists (which carry metadata only, never
+ * bytes). stdout and stderr are cut (and truncated set) where, as JSON, they
+ * would take more than twice c->max_output_bytes; outputs that would take
+ * the reply past TOOL_EXEC_REPLY_MAX are left out. NULL on out of memory. */
 json_object *tool_exec_result(const McpServerConfig *c, const ExecResult *r, const McpRevision *rev);
 
 /* A CallToolResult with isError set and text as its only content. */

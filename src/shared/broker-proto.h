@@ -5,7 +5,7 @@
  * per packet, file descriptors alongside as SCM_RIGHTS. One connection is one
  * run; closing it cancels the run.
  *
- *   client → broker  {"op":"run","timeout_s":N,"tag":"…"}  + fds [stdin, stdout, stderr]
+ *   client → broker  {"op":"run","timeout_s":N,"tag":"…"}  + fds [stdin, stdout, stderr(, results)]
  *   broker → client  {"event":"started","run_id":"…","unit":"…"}
  *   broker → client  {"event":"exit", …result fields…}
  *   broker → client  {"event":"error","code":"…","message":"…"}   (code: BrokerError)
@@ -22,7 +22,11 @@
  *   {"op":"session_close_scope","caller":"…","scope":"…"}  →  {"event":"closed","count":N}
  *
  * stdin carries the launcher frame (launch-frame.h) followed by the program's
- * stdin; stdout and stderr are the program's, straight from the sandbox. */
+ * stdin; stdout and stderr are the program's, straight from the sandbox. A
+ * broker whose info says "result_channel": true also takes a fourth fd, the
+ * write end of the result channel (result-frame.h), for the launcher's
+ * trusted parent alone; and then launch frames of version 2 (input files).
+ * Clients send it only to such a broker. */
 
 #include <json-c/json.h>
 

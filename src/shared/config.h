@@ -27,6 +27,14 @@ typedef struct Config {
         uint64_t tmp_size_max;          /* MCP_EXEC_TMP_SIZE_MAX (the run's own /tmp), 64M */
         uint64_t max_concurrent;        /* MCP_EXEC_MAX_CONCURRENT, default: number of cores */
         uint64_t max_queue;             /* MCP_EXEC_MAX_QUEUE, runs waiting for a slot, 64 */
+        /* Figures and files: what comes back of a run, and what goes in. The
+         * launcher enforces them in the sandbox, the front end again on what
+         * it receives (result-reader.h). */
+        uint64_t max_images;            /* MCP_EXEC_MAX_IMAGES, figures and image files returned, 8 */
+        uint64_t max_image_bytes;       /* MCP_EXEC_MAX_IMAGE_BYTES, one image, 1 MiB */
+        uint64_t max_files_out;         /* MCP_EXEC_MAX_FILES_OUT, other files returned, 16 */
+        uint64_t max_result_bytes;      /* MCP_EXEC_MAX_RESULT_BYTES, all returned images and files, 4 MiB */
+        uint64_t max_input_bytes;       /* MCP_EXEC_MAX_INPUT_BYTES, all input files together, 4 MiB */
         uint64_t pool_size;             /* MCP_EXEC_POOL_SIZE, warm units kept ready, 2 */
         uint64_t pool_idle_s;           /* MCP_EXEC_POOL_IDLE_S, a warm unit's (and the broker's) idle life, 600 */
         char *preload;                  /* MCP_EXEC_PRELOAD as given: comma-separated modules; NULL: unset */

@@ -24,18 +24,27 @@
 /* Beyond the run's own timeout, how long before we give up on the broker. */
 #define BROKER_SLACK_USEC (60 * USEC_PER_SEC)
 
+/* A piece of what goes into the sandbox's stdin. */
+typedef struct Segment {
+        const uint8_t *data;
+        size_t size;
+} Segment;
+
 struct ExecClient {
         sd_event *event;
-        int sock, in_fd, out_fd, err_fd;
-        sd_event_source *sock_io, *in_io, *out_io, *err_io, *timer;
+        int sock, in_fd, out_fd, err_fd, res_fd;
+        sd_event_source *sock_io, *in_io, *out_io, *err_io, *res_io, *timer;
 
-        /* What still has to go into the sandbox's stdin. */
-        uint8_t header[LAUNCH_FRAME_HEADER_SIZE];
-        const char *code, *stdin_data;
-        size_t code_len, stdin_len, written;
+        /* What goes into the sandbox's stdin: the launch frame's header, the
+         * code, the input files (headers, names, data), the program's stdin. */
+        uint8_t *framing;               /* the headers the segments point into */
+        Segment *segments;
+        size_t n_segments, segment, written;
 
         OutputCapture out;
         uint64_t max_output_bytes;
+        ResultReader results;
+        bool result_channel, res_done;
         bool got_final, out_eof, err_eof, finished, cancelled;
         uint64_t start_usec;
         ExecResult result;
@@ -51,6 +60,11 @@ static void exec_result_done(ExecResult *r) {
         free(r->stderr_text);
         free(r->signal);
         free(r->run_id);
+        for (size_t i = 0; i < r->n_outputs; i++)
+                result_item_done(r->outputs + i);
+        free(r->outputs);
+        free(r->outputs_unlisted_reason);
+        free(r->outputs_error);
         *r = (ExecResult) {};
 }
 
@@ -61,6 +75,53 @@ static void close_input(ExecClient *c) {
         c->in_fd = safe_close(c->in_fd);
 }
 
+static void close_results(ExecClient *c) {
+        assert(c);
+
+        c->res_io = sd_event_source_disable_unref(c->res_io);
+        c->res_fd = safe_close(c->res_fd);
+        c->res_done = true;
+}
+
+/* What the result channel said goes into the result; the launcher's view of
+ * how the program ended beats the broker's, which sees only the unit's main
+ * process (the launcher itself). */
+static int take_results(ExecClient *c) {
+        ExecResult *r = &c->result;
+        ResultReader *rr = &c->results;
+
+        assert(c);
+
+        r->result_channel = true;
+        if (!rr->ended && !rr->error)
+                result_reader_eof(rr);
+        r->outputs_lost = rr->lost;
+        r->outputs = result_reader_steal_items(rr, &r->n_outputs);
+        r->outputs_unlisted = rr->unlisted;
+        r->outputs_unlisted_more = rr->unlisted_more;
+        r->outputs_unlisted_reason = TAKE_PTR(rr->unlisted_reason);
+        r->outputs_error = TAKE_PTR(rr->error);
+        if (rr->have_status) {
+                r->have_status = true;
+                r->exit_code = rr->exit_code;
+                free(r->signal);
+                r->signal = NULL;
+                if (rr->signal > 0) {
+                        const char *name = signal_to_name(rr->signal);
+                        char buf[16];
+
+                        if (!name) {
+                                (void) snprintf(buf, sizeof buf, "SIG%d", rr->signal);
+                                name = buf;
+                        }
+                        r->signal = strdup(name);
+                        if (!r->signal)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 static void finish(ExecClient *c) {
         ExecResult *r = &c->result;
 
@@ -68,6 +129,7 @@ static void finish(ExecClient *c) {
                 return;
         c->finished = true;
         close_input(c);
+        close_results(c);
         c->sock_io = sd_event_source_disable_unref(c->sock_io);
         c->out_io = sd_event_source_disable_unref(c->out_io);
         c->err_io = sd_event_source_disable_unref(c->err_io);
@@ -77,7 +139,7 @@ static void finish(ExecClient *c) {
                 r->stdout_text = utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
                 r->stderr_text = utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
                 r->truncated = c->out.truncated;
-                if (!r->stdout_text || !r->stderr_text) {
+                if (!r->stdout_text || !r->stderr_text || (c->result_channel && take_results(c) < 0)) {
                         r->error = BROKER_ERROR_INTERNAL;
                         r->error_message = strdup("out of memory");
                 }
@@ -99,7 +161,7 @@ static void fail(ExecClient *c, BrokerError error, const char *message) {
 static void maybe_finish(ExecClient *c) {
         assert(c);
 
-        if (c->got_final && c->out_eof && c->err_eof)
+        if (c->got_final && c->out_eof && c->err_eof && (!c->result_channel || c->res_done))
                 finish(c);
 }
 
@@ -148,29 +210,59 @@ static int on_output(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
+static int on_results(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        ExecClient *c = userdata;
+        uint8_t buf[64 * 1024];
+
+        for (unsigned i = 0; i < 16; i++) {
+                ssize_t k = read(fd, buf, sizeof buf);
+                int r;
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN)
+                                return 0;
+                        k = 0;
+                }
+                if (k == 0) {
+                        result_reader_eof(&c->results);
+                        r = 1;
+                } else
+                        r = result_reader_feed(&c->results, buf, (size_t) k);
+                if (r == -ENOMEM) {
+                        fail(c, BROKER_ERROR_INTERNAL, "out of memory");
+                        return 0;
+                }
+                if (r != 0) {
+                        /* END, EOF or a violation: nothing more is read. The
+                         * launcher writing on gets EPIPE. */
+                        close_results(c);
+                        maybe_finish(c);
+                        return 0;
+                }
+        }
+        return 0;
+}
+
 static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ExecClient *c = userdata;
 
         for (;;) {
-                const uint8_t *p;
-                size_t n, off = c->written;
+                const Segment *seg;
                 ssize_t k;
 
-                if (off < sizeof c->header) {
-                        p = c->header + off;
-                        n = sizeof c->header - off;
-                } else if ((off -= sizeof c->header) < c->code_len) {
-                        p = (const uint8_t *) c->code + off;
-                        n = c->code_len - off;
-                } else if ((off -= c->code_len) < c->stdin_len) {
-                        p = (const uint8_t *) c->stdin_data + off;
-                        n = c->stdin_len - off;
-                } else {
+                while (c->segment < c->n_segments && c->written == c->segments[c->segment].size) {
+                        c->segment++;
+                        c->written = 0;
+                }
+                if (c->segment == c->n_segments) {
                         close_input(c);         /* EOF for the program */
                         return 0;
                 }
+                seg = c->segments + c->segment;
 
-                k = write(fd, p, n);
+                k = write(fd, seg->data + c->written, seg->size - c->written);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -237,8 +329,9 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         return 0;
 }
 
-/* The run request, with the sandbox's ends of the three pipes. */
-static int send_run_request(int sock, const ExecRequest *req, int in_fd, int out_fd, int err_fd) {
+/* The run request, with the sandbox's ends of the pipes: stdin, stdout,
+ * stderr and, where the broker takes it, the result channel. */
+static int send_run_request(int sock, const ExecRequest *req, const int *fds, size_t n_fds) {
         _cleanup_json_ json_object *msg = NULL;
 
         assert(req);
@@ -250,12 +343,63 @@ static int send_run_request(int sock, const ExecRequest *req, int in_fd, int out
         json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));
         if (req->tag)
                 json_object_object_add(msg, "tag", json_object_new_string(req->tag));
-        return broker_send(sock, msg, (int[]) { in_fd, out_fd, err_fd }, 3);
+        return broker_send(sock, msg, fds, n_fds);
+}
+
+static void add_segment(ExecClient *c, const void *data, size_t size) {
+        assert(c);
+
+        c->segments[c->n_segments++] = (Segment) { .data = data, .size = size };
+}
+
+/* The launch frame as segments: version 1 without files, so that a broker
+ * and launcher without them see exactly what they always did. */
+static int build_input(ExecClient *c, const ExecRequest *req) {
+        size_t n = 2 + (req->n_files > 0 ? 1 + 3 * req->n_files : 0) + 1;
+        uint8_t *h;
+
+        assert(c);
+        assert(req);
+
+        if (req->n_files > LAUNCH_FILES_MAX)
+                return -E2BIG;
+        c->framing = malloc(LAUNCH_FRAME_HEADER_SIZE + LAUNCH_FILES_HEADER_SIZE +
+                            LAUNCH_FILE_ENTRY_HEADER_SIZE * req->n_files);
+        c->segments = new0(Segment, n);
+        if (!c->framing || !c->segments)
+                return -ENOMEM;
+        h = c->framing;
+
+        launch_frame_header_version(req->n_files > 0 ? LAUNCH_FRAME_VERSION_FILES : LAUNCH_FRAME_VERSION, req->code_len,
+                                    h);
+        add_segment(c, h, LAUNCH_FRAME_HEADER_SIZE);
+        h += LAUNCH_FRAME_HEADER_SIZE;
+        add_segment(c, req->code, req->code_len);
+        if (req->n_files > 0) {
+                launch_files_header((uint32_t) req->n_files, h);
+                add_segment(c, h, LAUNCH_FILES_HEADER_SIZE);
+                h += LAUNCH_FILES_HEADER_SIZE;
+                for (size_t i = 0; i < req->n_files; i++) {
+                        const ExecInputFile *f = req->files + i;
+
+                        if (!launch_file_name_valid(f->name, f->name_len) || (!f->data && f->size > 0))
+                                return -EINVAL;
+                        launch_file_entry_header((uint16_t) f->name_len, f->size, h);
+                        add_segment(c, h, LAUNCH_FILE_ENTRY_HEADER_SIZE);
+                        h += LAUNCH_FILE_ENTRY_HEADER_SIZE;
+                        add_segment(c, f->name, f->name_len);
+                        add_segment(c, f->data, f->size);
+                }
+        }
+        add_segment(c, req->stdin_data, req->stdin_data ? req->stdin_len : 0);
+        assert(c->n_segments == n);
+        return 0;
 }
 
 int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *req, exec_done_t done,
                       void *userdata, ExecClient **ret) {
-        _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF };
+        _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF }, err[2] = { -EBADF, -EBADF },
+                                 res[2] = { -EBADF, -EBADF };
         _cleanup_(exec_client_freep) ExecClient *c = NULL;
         int r;
 
@@ -265,49 +409,55 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         assert(done);
         assert(ret);
 
-        if (!req->code || req->code_len == 0)
+        if (!req->code || req->code_len == 0 || (req->n_files > 0 && (!req->files || !req->result_channel)))
                 return -EINVAL;
 
         c = new0(ExecClient, 1);
         if (!c)
                 return -ENOMEM;
         c->event = sd_event_ref(e);
-        c->sock = c->in_fd = c->out_fd = c->err_fd = -EBADF;
+        c->sock = c->in_fd = c->out_fd = c->err_fd = c->res_fd = -EBADF;
         c->done = done;
         c->userdata = userdata;
-        c->code = req->code;
-        c->code_len = req->code_len;
-        c->stdin_data = req->stdin_data;
-        c->stdin_len = req->stdin_data ? req->stdin_len : 0;
         c->start_usec = now_usec();
         c->result.exit_code = -1;
         c->result.cpu_ms = c->result.memory_peak_bytes = -1;
-        launch_frame_header(req->code_len, c->header);
         output_capture_init(&c->out, req->max_output_bytes);
         c->max_output_bytes = req->max_output_bytes;
+        c->result_channel = req->result_channel;
+        result_reader_init(&c->results, &req->result_limits);
+        r = build_input(c, req);
+        if (r < 0)
+                return r;
 
         c->sock = broker_connect(socket_path);
         if (c->sock < 0)
                 return c->sock;
 
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+            (c->result_channel && pipe2(res, O_CLOEXEC) < 0))
                 return negative_errno();
         /* Our ends are non-blocking; the sandbox's ends stay blocking. */
         if ((r = fd_nonblock(in[1], true)) < 0 || (r = fd_nonblock(out[0], true)) < 0 ||
-            (r = fd_nonblock(err[0], true)) < 0)
+            (r = fd_nonblock(err[0], true)) < 0 || (c->result_channel && (r = fd_nonblock(res[0], true)) < 0))
                 return r;
 
-        r = send_run_request(c->sock, req, in[0], out[1], err[1]);
+        r = send_run_request(c->sock, req, (int[]) { in[0], out[1], err[1], res[1] }, c->result_channel ? 4 : 3);
         if (r < 0)
                 return r;
         /* Only the sandbox may hold the far ends, so EOF means it is gone. */
         in[0] = safe_close(in[0]);
         out[1] = safe_close(out[1]);
         err[1] = safe_close(err[1]);
+        res[1] = safe_close(res[1]);
 
         c->in_fd = TAKE_FD(in[1]);
         c->out_fd = TAKE_FD(out[0]);
         c->err_fd = TAKE_FD(err[0]);
+        c->res_fd = TAKE_FD(res[0]);
+        c->res_done = !c->result_channel;
+        if (c->result_channel && (r = sd_event_add_io(e, &c->res_io, c->res_fd, EPOLLIN, on_results, c)) < 0)
+                return r;
 
         if ((r = sd_event_add_io(e, &c->sock_io, c->sock, EPOLLIN, on_socket, c)) < 0 ||
             (r = sd_event_add_io(e, &c->out_io, c->out_fd, EPOLLIN, on_output, c)) < 0 ||
@@ -343,12 +493,17 @@ ExecClient *exec_client_free(ExecClient *c) {
         sd_event_source_disable_unref(c->in_io);
         sd_event_source_disable_unref(c->out_io);
         sd_event_source_disable_unref(c->err_io);
+        sd_event_source_disable_unref(c->res_io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->sock);
         safe_close(c->in_fd);
         safe_close(c->out_fd);
         safe_close(c->err_fd);
+        safe_close(c->res_fd);
         output_capture_done(&c->out);
+        result_reader_done(&c->results);
+        free(c->segments);
+        free(c->framing);
         exec_result_done(&c->result);
         sd_event_unref(c->event);
         free(c);

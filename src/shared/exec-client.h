@@ -2,9 +2,10 @@
 #pragma once
 
 /* Asks the broker to run one piece of code and collects the result. Pipes go
- * to the sandbox directly: this side writes the framed code and stdin, and
- * reads stdout and stderr under the shared output limit. Knows the broker's
- * protocol and sd-event; nothing of MCP or JSON-RPC. */
+ * to the sandbox directly: this side writes the framed code, the input files
+ * and stdin, and reads stdout and stderr under the shared output limit and,
+ * where the broker has one, the result channel (result-reader.h). Knows the
+ * broker's protocol and sd-event; nothing of MCP or JSON-RPC. */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -13,7 +14,17 @@
 
 #include "broker-proto.h"
 #include "macro.h"
+#include "result-reader.h"
 
+/* A file written into the run's working directory (/tmp) before it starts. */
+typedef struct ExecInputFile {
+        const char *name;               /* a plain file name: launch_file_name_valid() */
+        size_t name_len;
+        const uint8_t *data;
+        size_t size;
+} ExecInputFile;
+
+/* Strings and files are borrowed: they must outlive the client. */
 typedef struct ExecRequest {
         const char *code;
         size_t code_len;
@@ -22,6 +33,13 @@ typedef struct ExecRequest {
         uint64_t timeout_s;             /* 0: the broker's default */
         uint64_t max_output_bytes;      /* stdout+stderr together */
         const char *tag;                /* journal metadata, e.g. the request id */
+        /* The broker takes a fourth fd, the result channel (its "info"
+         * says "result_channel": true): the program's own exit status,
+         * figures and files come back, and input files can go in. */
+        bool result_channel;
+        ResultLimits result_limits;
+        const ExecInputFile *files;     /* needs result_channel; NULL/0: none (launch frame version 1) */
+        size_t n_files;
 } ExecRequest;
 
 typedef struct ExecResult {
@@ -38,6 +56,17 @@ typedef struct ExecResult {
         int64_t cpu_ms;                 /* -1: unknown */
         int64_t memory_peak_bytes;      /* -1: not exposed by this systemd */
         char *run_id;
+
+        /* From the result channel, when there was one. exit_code and signal
+         * are the launcher's when it reported them (have_status). */
+        bool result_channel, have_status;
+        ResultItem *outputs;            /* figures and files, returned or left out, as they came */
+        size_t n_outputs;
+        uint64_t outputs_unlisted;      /* left out in the sandbox and not named */
+        bool outputs_unlisted_more;     /* and an unknown number more */
+        char *outputs_unlisted_reason;
+        bool outputs_lost;              /* the channel ended without END: the launcher died or was killed */
+        char *outputs_error;            /* the channel broke its protocol: what, and reading stopped there */
 } ExecResult;
 
 typedef struct ExecClient ExecClient;

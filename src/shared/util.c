@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,4 +146,23 @@ int read_full_stream(FILE *f, size_t max, char **ret, size_t *ret_len) {
         *ret = TAKE_PTR(buf);
         *ret_len = n;
         return 0;
+}
+
+char *format_bytes(uint64_t n, char buf[static FORMAT_BYTES_MAX]) {
+        static const struct {
+                uint64_t unit;
+                const char *name;
+        } units[] = {
+                { UINT64_C(1) << 30, "GiB" },
+                { UINT64_C(1) << 20, "MiB" },
+                { UINT64_C(1) << 10, "KiB" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(units); i++)
+                if (n >= units[i].unit && n % units[i].unit == 0) {
+                        (void) snprintf(buf, FORMAT_BYTES_MAX, "%" PRIu64 " %s", n / units[i].unit, units[i].name);
+                        return buf;
+                }
+        (void) snprintf(buf, FORMAT_BYTES_MAX, "%" PRIu64 " bytes", n);
+        return buf;
 }

@@ -22,6 +22,10 @@ int random_hex128(char ret[static SD_ID128_STRING_MAX]);
 
 uint64_t now_usec(void);   /* CLOCK_MONOTONIC */
 
+/* "1 MiB" where n is a whole number of KiB, MiB or GiB, else "1000 bytes". */
+#define FORMAT_BYTES_MAX 32
+char *format_bytes(uint64_t n, char buf[static FORMAT_BYTES_MAX]);
+
 /* "SIGKILL" for 9; NULL for numbers that are no signal. */
 const char *signal_to_name(int sig);
 

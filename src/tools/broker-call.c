@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * mcp-exec-broker-call: talks to the broker directly, for tests and the
- * latency benchmark. Prints one JSON result per run on stdout.
+ * latency benchmark. Prints one JSON result per run on stdout. With
+ * --result-channel it sends the fourth fd (the broker must take it) and the
+ * result gains "outputs" (metadata of the figures and files, never bytes),
+ * "outputs_lost" and "outputs_error"; --file NAME=PATH passes input files.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,9 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-event.h>
+#include <unistd.h>
 
 #include "broker-proto.h"
+#include "config.h"
 #include "exec-client.h"
+#include "launch-frame.h"
 #include "macro.h"
 #include "main-func.h"
 #include "parse-util.h"
@@ -22,6 +28,10 @@
 static const char *arg_socket = BROKER_SOCKET_PATH;
 static uint64_t arg_timeout = 0, arg_max_output = 1 << 20, arg_count = 1, arg_parallel = 1, arg_cancel_ms = 0;
 static const char *arg_stdin_file;
+static bool arg_result_channel;
+static ExecInputFile arg_files[LAUNCH_FILES_MAX];
+static char *file_data[LAUNCH_FILES_MAX];
+static size_t arg_n_files;
 
 typedef struct Job {
         ExecClient *client;
@@ -44,6 +54,28 @@ static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
                 n_failed++;
         }
         json_object_object_add(o, "cancelled", json_object_new_boolean(r->cancelled));
+        if (r->result_channel) {
+                json_object *a = json_object_new_array();
+                for (size_t i = 0; a && i < r->n_outputs; i++) {
+                        const ResultItem *it = r->outputs + i;
+                        json_object *x = json_object_new_object();
+                        json_object_object_add(x, "figure", json_object_new_boolean(it->figure));
+                        json_object_object_add(x, "path", it->path ? json_object_new_string(it->path) : NULL);
+                        json_object_object_add(x, "mimeType", it->mime_type ? json_object_new_string(it->mime_type) : NULL);
+                        json_object_object_add(x, "bytes", it->bytes == UINT64_MAX ? NULL : json_object_new_int64((int64_t) it->bytes));
+                        json_object_object_add(x, "width", json_object_new_int64(it->width));
+                        json_object_object_add(x, "height", json_object_new_int64(it->height));
+                        json_object_object_add(x, "text", json_object_new_boolean(it->text));
+                        json_object_object_add(x, "reason", it->reason ? json_object_new_string(it->reason) : NULL);
+                        json_object_array_add(a, x);
+                }
+                json_object_object_add(o, "outputs", a);
+                json_object_object_add(o, "outputs_unlisted", json_object_new_int64((int64_t) r->outputs_unlisted));
+                json_object_object_add(o, "outputs_unlisted_more", json_object_new_boolean(r->outputs_unlisted_more));
+                json_object_object_add(o, "outputs_lost", json_object_new_boolean(r->outputs_lost));
+                json_object_object_add(o, "outputs_error", r->outputs_error ? json_object_new_string(r->outputs_error) : NULL);
+                json_object_object_add(o, "have_status", json_object_new_boolean(r->have_status));
+        }
         json_object_object_add(o, "run_id", r->run_id ? json_object_new_string(r->run_id) : NULL);
         printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
         fflush(stdout);
@@ -87,8 +119,10 @@ static int run(int argc, char *argv[]) {
                 { "socket", required_argument, NULL, 's' },   { "timeout", required_argument, NULL, 't' },
                 { "stdin-file", required_argument, NULL, 'i' }, { "max-output", required_argument, NULL, 'o' },
                 { "count", required_argument, NULL, 'n' },     { "parallel", required_argument, NULL, 'p' },
-                { "cancel-after-ms", required_argument, NULL, 'c' }, {},
+                { "cancel-after-ms", required_argument, NULL, 'c' }, { "result-channel", no_argument, NULL, 'r' },
+                { "file", required_argument, NULL, 'f' },       {},
         };
+        Config config = {};
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         _cleanup_(fclosep) FILE *f = NULL, *g = NULL;
         _cleanup_free_ char *code = NULL, *in = NULL;
@@ -102,13 +136,26 @@ static int run(int argc, char *argv[]) {
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
                 uint64_t *dst = c == 't' ? &arg_timeout : c == 'o' ? &arg_max_output : c == 'n' ? &arg_count :
                                 c == 'p' ? &arg_parallel : c == 'c' ? &arg_cancel_ms : NULL;
-                if (c == 's')
+                if (c == 'r')
+                        arg_result_channel = true;
+                else if (c == 'f') {
+                        _cleanup_(fclosep) FILE *ff = NULL;
+                        char *eq = strchr(optarg, '=');
+                        size_t n;
+                        if (!eq || arg_n_files >= LAUNCH_FILES_MAX || !(ff = fopen(eq + 1, "re")) ||
+                            read_full_stream(ff, SIZE_MAX / 2, &file_data[arg_n_files], &n) < 0)
+                                return fprintf(stderr, "mcp-exec-broker-call: --file NAME=PATH: cannot read %s\n", optarg), 2;
+                        arg_files[arg_n_files] = (ExecInputFile) { .name = optarg, .name_len = (size_t) (eq - optarg),
+                                                                   .data = (const uint8_t *) file_data[arg_n_files], .size = n };
+                        arg_n_files++;
+                } else if (c == 's')
                         arg_socket = optarg;
                 else if (c == 'i')
                         arg_stdin_file = optarg;
                 else if (!dst || parse_size(optarg, dst) < 0) {
                         fprintf(stderr, "usage: mcp-exec-broker-call [--socket P] [--timeout S] [--stdin-file F] "
-                                        "[--max-output N] [--count N] [--parallel N] [--cancel-after-ms N] FILE|-\n");
+                                        "[--max-output N] [--count N] [--parallel N] [--cancel-after-ms N] "
+                                        "[--result-channel] [--file NAME=PATH]... FILE|-\n");
                         return 2;
                 }
         }
@@ -125,18 +172,29 @@ static int run(int argc, char *argv[]) {
                         return fprintf(stderr, "mcp-exec-broker-call: cannot read %s\n", arg_stdin_file), 2;
         }
 
+        /* The limits of the result channel: the configuration's, as the front end's. */
+        if (config_parse(environ, &config, NULL) < 0)
+                return fprintf(stderr, "mcp-exec-broker-call: bad MCP_EXEC_* configuration\n"), 2;
+        if (arg_n_files > 0 && !arg_result_channel)
+                return fprintf(stderr, "mcp-exec-broker-call: --file needs --result-channel\n"), 2;
         request = (ExecRequest) {
                 .code = code, .code_len = code_len, .stdin_data = in, .stdin_len = in_len,
                 .timeout_s = arg_timeout, .max_output_bytes = arg_max_output, .tag = "broker-call",
+                .result_channel = arg_result_channel,
+                .result_limits = { .max_images = config.max_images, .max_image_bytes = config.max_image_bytes,
+                                   .max_files = config.max_files_out, .max_result_bytes = config.max_result_bytes },
+                .files = arg_files, .n_files = arg_n_files,
         };
+        config_done(&config);
         jobs = all_jobs = new0(Job, arg_count);
         if (!jobs || sd_event_default(&e) < 0)
                 return 2;
         loop = e;
         r = start_next(loop);
-        if (r < 0)
-                return 2;
-        return sd_event_loop(loop);
+        r = r < 0 ? 2 : sd_event_loop(loop);
+        for (size_t i = 0; i < arg_n_files; i++)
+                free(file_data[i]);
+        return r;
 }
 
 DEFINE_MAIN_FUNCTION(run);

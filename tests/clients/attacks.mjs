@@ -34,7 +34,8 @@ import { MCP_EXEC, STATE, STDIO_ARGS, log } from './lib.mjs';
 const HERE = dirname(fileURLToPath(import.meta.url));
 const DYN_UID_MIN = 61184;
 const DYN_UID_MAX = 65519;
-const KEYS = new Set(['attack', 'expect', 'check', 'timeout', 'stdin', 'stdin-bytes', 'code-bytes', 'needs', 'after']);
+const KEYS = new Set(['attack', 'expect', 'check', 'timeout', 'stdin', 'stdin-bytes', 'code-bytes', 'files', 'files-bytes',
+    'needs', 'after']);
 const AFTER_CHECKS = new Set(['listeners-silent']);
 
 // ---- cases ------------------------------------------------------------------------------------
@@ -84,8 +85,16 @@ function parseCase(file) {
     for (const k of ['attack', 'expect']) if (!h[k]) h.errors.push(`no "# ${k}:" line`);
     if (!h.checks.length) h.errors.push('no "# check:" line');
     for (const a of h.after) if (!AFTER_CHECKS.has(a)) h.errors.push(`unknown after-check "${a}"`);
-    for (const k of ['timeout', 'stdin-bytes', 'code-bytes'])
+    for (const k of ['timeout', 'stdin-bytes', 'code-bytes', 'files-bytes'])
         if (k in h && !/^\d+$/.test(h[k])) h.errors.push(`"# ${k}:" is not a number`);
+    if ('files' in h) {
+        try {
+            h.filesValue = JSON.parse(h.files);
+        } catch {
+            h.errors.push('"# files:" is not JSON');
+        }
+    }
+    if ('files' in h && 'files-bytes' in h) h.errors.push('"# files:" and "# files-bytes:" together');
     return h;
 }
 
@@ -135,6 +144,9 @@ function buildArgs(c, ph) {
         if (n < head.length + 1) throw new Error('stdin-bytes too small');
         args.stdin = head + 'x'.repeat(n - head.length - 1) + '\n';
     }
+    if ('files' in c) args.files = c.filesValue;
+    if ('files-bytes' in c)
+        args.files = [{ name: 'big.bin', content: Buffer.alloc(Number(c['files-bytes']), 0x61).toString('base64'), encoding: 'base64' }];
     return args;
 }
 

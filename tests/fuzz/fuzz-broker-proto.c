@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target: the input is one SOCK_SEQPACKET packet from the broker
  * (or a client); broker_recv must not crash nor leak memory or fds. The
- * first byte picks how many fds travel alongside (0..4, where 4 is past
+ * first byte picks how many fds travel alongside (0..5, where 5 is past
  * BROKER_MAX_FDS) and whether the receiver allows fewer than are sent. */
 
 #include <errno.h>
@@ -28,7 +28,7 @@ static int lowest_free_fd(void) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        int sv[2], fds[BROKER_MAX_FDS] = { -1, -1, -1 }, n_send = 0, before;
+        int sv[2], fds[BROKER_MAX_FDS] = { -1, -1, -1, -1 }, n_send = 0, before;
         size_t max_fds = BROKER_MAX_FDS, n_fds = 0;
         json_object *msg = NULL;
         unsigned mode = 0;
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 data++;
                 size--;
         }
-        n_send = mode % 5;
+        n_send = mode % (BROKER_MAX_FDS + 2);
         max_fds = (mode >> 3) % (BROKER_MAX_FDS + 1);
 
         before = lowest_free_fd();

@@ -264,7 +264,7 @@ static void time_passes(Fuzz *f) {
         HttpServer *h = f->http;
         int enabled;
 
-        for (HttpSession *s = h->sessions; s; s = s->next) {
+        LIST_FOREACH(sessions, s, h->sessions) {
                 s->last_used = s->last_used > h->config.session_idle_usec ? s->last_used - h->config.session_idle_usec : 0;
                 for (HttpRequest *r = s->requests; r; r = r->sess_next)
                         if (r->keepalive)

@@ -15,6 +15,7 @@
 #include "macro.h"
 #include "broker-proto.h"
 #include "test-helpers.h"
+#include "test-images.h"
 #include "util.h"
 
 
@@ -23,11 +24,17 @@ static void run_close_output(FakeRun *r) {
         r->err_fd = safe_close(r->err_fd);
 }
 
+static void run_close_channel(FakeRun *r) {
+        r->res_io = sd_event_source_disable_unref(r->res_io);
+        r->res_fd = safe_close(r->res_fd);
+}
+
 static void run_stop(FakeRun *r) {
         r->in_io = sd_event_source_disable_unref(r->in_io);
         r->timer = sd_event_source_disable_unref(r->timer);
         r->in_fd = safe_close(r->in_fd);
         run_close_output(r);
+        run_close_channel(r);
 }
 
 static void run_free(FakeRun *r) {
@@ -35,6 +42,7 @@ static void run_free(FakeRun *r) {
         r->sock_io = sd_event_source_disable_unref(r->sock_io);
         r->sock = safe_close(r->sock);
         json_object_put(r->request);
+        frame_buf_done(&r->channel);
         free(r->input);
         free(r);
 }
@@ -53,17 +61,13 @@ static void write_all(int fd, const char *s, size_t n) {
                 (void) loop_write(fd, s, n);
 }
 
-static int on_exit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        FakeRun *r = userdata;
-        json_object *ev = json_object_new_object();
+static void send_exit(FakeRun *r) {
+        json_object *ev;
         bool killed = r->timed_out || r->oom;
 
-        write_all(r->out_fd, r->out, strlen(r->out));
-        if (r->echo)
-                write_all(r->out_fd, r->stdin_data, r->stdin_len);
-        write_all(r->err_fd, r->err, strlen(r->err));
-        run_close_output(r);
-
+        if (r->finished)
+                return;
+        ev = json_object_new_object();
         json_object_object_add(ev, "event", json_object_new_string("exit"));
         json_object_object_add(ev, "run_id", json_object_new_string("fake-run"));
         json_object_object_add(ev, "exit_code", json_object_new_int(killed ? -1 : r->exit_code));
@@ -80,12 +84,158 @@ static int on_exit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         r->timer = sd_event_source_disable_unref(r->timer);
         r->sock_io = sd_event_source_disable_unref(r->sock_io);
         r->sock = safe_close(r->sock);
+}
+
+/* Writes the result channel as the reader takes it (it shares our loop, so
+ * writing it all at once could block forever). */
+static int on_channel(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        FakeRun *r = userdata;
+
+        while (r->channel_written < r->channel.size) {
+                ssize_t k = write(fd, r->channel.data + r->channel_written, r->channel.size - r->channel_written);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && errno == EAGAIN)
+                        return 0;
+                if (k < 0)
+                        break;          /* EPIPE: the reader has had enough */
+                r->channel_written += (size_t) k;
+        }
+        /* The launcher is gone: its end of the channel closes with it. */
+        run_close_channel(r);
+        r->channel_done = true;
+        send_exit(r);
         return 0;
+}
+
+static int on_exit_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        FakeRun *r = userdata;
+
+        write_all(r->out_fd, r->out, strlen(r->out));
+        if (r->echo)
+                write_all(r->out_fd, r->stdin_data, r->stdin_len);
+        write_all(r->err_fd, r->err, strlen(r->err));
+        run_close_output(r);
+        r->timer = sd_event_source_disable_unref(r->timer);
+
+        if (r->res_fd < 0) {
+                send_exit(r);
+                return 0;
+        }
+        if (r->exit_first)
+                send_exit(r);
+        ASSERT_EQ_INT(fd_nonblock(r->res_fd, true), 0);
+        ASSERT_TRUE(sd_event_add_io(r->broker->event, &r->res_io, r->res_fd, EPOLLOUT, on_channel, r) >= 0);
+        return 0;
+}
+
+static int unhex(char c) {
+        return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A frame for an output at path ("/tmp/outputs/…"), meta built by json-c. */
+static void put_output(FrameBuf *b, ResultFrameType type, const char *path, size_t path_len, const void *data,
+                       size_t n) {
+        json_object *m = json_object_new_object();
+
+        ASSERT_TRUE(m);
+        if (type == RESULT_FRAME_IMAGE)
+                json_object_object_add(m, "source", json_object_new_string("file"));
+        json_object_object_add(m, "path", json_object_new_string_len(path, (int) path_len));
+        frame_put(b, type, json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN), data, n);
+        json_object_put(m);
+}
+
+/* The channel's frames from the directives (after the flags are known). */
+static void script_channel(FakeRun *r) {
+        const char *p = r->code, *end = r->code + r->code_len;
+        FrameBuf body = {};
+        bool huge = false;
+
+        /* Killed at a timeout or by the OOM killer: the launcher says nothing. */
+        if (r->timed_out || r->oom)
+                return;
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t n = (size_t) ((nl ?: end) - p);
+                char line[300], meta[400];
+
+                (void) snprintf(line, sizeof line, "%.*s", (int) MIN(n, sizeof line - 1), p);
+                p += n + (nl ? 1 : 0);
+                if (streq(line, "#figure")) {
+                        (void) snprintf(meta, sizeof meta, "{\"source\":\"figure\",\"index\":%u}", ++r->figures);
+                        frame_put(&body, RESULT_FRAME_IMAGE, meta, png_3x2, sizeof png_3x2);
+                } else if (strneq(line, "#notimage ", 10))
+                        put_output(&body, RESULT_FRAME_IMAGE, line + 10, strlen(line + 10), "not an image", 12);
+                else if (strneq(line, "#image ", 7)) {
+                        const char *path = line + 7, *ext = strrchr(path, '.') ?: "";
+                        const void *d = "not an image";
+                        size_t len = 12;
+                        if (streq(ext, ".png")) d = png_3x2, len = sizeof png_3x2;
+                        else if (streq(ext, ".jpg")) d = jpeg_3x2, len = sizeof jpeg_3x2;
+                        else if (streq(ext, ".gif")) d = gif_3x2, len = sizeof gif_3x2;
+                        else if (streq(ext, ".webp")) d = webp_lossy_3x2, len = sizeof webp_lossy_3x2;
+                        put_output(&body, RESULT_FRAME_IMAGE, path, strlen(path), d, len);
+                } else if (strneq(line, "#file ", 6)) {
+                        char *sp = strchr(line + 6, ' ');
+                        const char *text = sp ? sp + 1 : "";
+                        if (sp)
+                                *sp = 0;
+                        put_output(&body, RESULT_FRAME_FILE, line + 6, strlen(line + 6), text, strlen(text));
+                } else if (strneq(line, "#blob ", 6))
+                        put_output(&body, RESULT_FRAME_FILE, line + 6, strlen(line + 6), "\x00\x01\xfe\xff", 4);
+                else if (strneq(line, "#skip ", 6)) {
+                        char *sp = strchr(line + 6, ' ');
+                        if (sp)
+                                *sp = 0;
+                        (void) snprintf(meta, sizeof meta, "{\"path\":\"%s\",\"reason\":\"%s\"}", line + 6,
+                                        sp ? sp + 1 : "");
+                        frame_put(&body, RESULT_FRAME_SKIPPED, meta, NULL, 0);
+                } else if (streq(line, "#returnfiles"))
+                        for (size_t i = 0; i < r->n_files; i++) {
+                                char path[300];
+                                int l = snprintf(path, sizeof path, "/tmp/outputs/%.*s", (int) r->files[i].name_len,
+                                                 r->files[i].name);
+                                put_output(&body, RESULT_FRAME_FILE, path, (size_t) l, r->files[i].data,
+                                           r->files[i].size);
+                        }
+                else if (strneq(line, "#raw ", 5)) {
+                        for (const char *h = line + 5; unhex(h[0]) >= 0 && unhex(h[1]) >= 0; h += 2) {
+                                uint8_t byte = (uint8_t) (unhex(h[0]) << 4 | unhex(h[1]));
+                                frame_buf_put(&body, &byte, 1);
+                        }
+                } else if (strneq(line, "#flood ", 7)) {
+                        unsigned count = (unsigned) atoi(line + 7);
+                        for (unsigned i = 0; i < count; i++) {
+                                (void) snprintf(meta, sizeof meta, "{\"path\":\"/tmp/outputs/f%u\",\"reason\":\"flood\"}", i);
+                                frame_put(&body, RESULT_FRAME_SKIPPED, meta, NULL, 0);
+                        }
+                } else if (streq(line, "#huge")) {
+                        static const char m[] = "{\"path\":\"/tmp/outputs/sparse\"}";
+                        frame_put_raw(&body, RESULT_FRAME_FILE, sizeof m - 1, UINT64_C(1) << 40, m, sizeof m - 1, NULL, 0);
+                        huge = true;
+                }
+        }
+
+        if (!r->no_status) {
+                char meta[64];
+                if (r->status_signal > 0)
+                        (void) snprintf(meta, sizeof meta, "{\"signal\":%d}", r->status_signal);
+                else
+                        (void) snprintf(meta, sizeof meta, "{\"exit_code\":%d,\"duration_us\":5000}",
+                                        r->status_exit >= 0 ? r->status_exit : r->exit_code);
+                frame_put(&r->channel, RESULT_FRAME_STATUS, meta, NULL, 0);
+        }
+        frame_buf_put(&r->channel, body.data, body.size);
+        frame_buf_done(&body);
+        if (!r->no_end && !huge)
+                frame_put(&r->channel, RESULT_FRAME_END, NULL, NULL, 0);
 }
 
 static void parse_script(FakeRun *r) {
         const char *p = r->code, *end = r->code + r->code_len;
 
+        r->status_exit = -1;
         while (p < end) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 size_t n = (size_t) ((nl ?: end) - p);
@@ -108,8 +258,45 @@ static void parse_script(FakeRun *r) {
                         r->timed_out = true;
                 else if (streq(line, "#oom"))
                         r->oom = true;
+                else if (strneq(line, "#status-exit ", 13))
+                        r->status_exit = atoi(line + 13);
+                else if (strneq(line, "#status-signal ", 15))
+                        r->status_signal = atoi(line + 15);
+                else if (streq(line, "#nostatus"))
+                        r->no_status = true;
+                else if (streq(line, "#noend"))
+                        r->no_end = true;
+                else if (streq(line, "#exitfirst"))
+                        r->exit_first = true;
                 p += n + (nl ? 1 : 0);
         }
+        if (r->res_fd >= 0)
+                script_channel(r);
+}
+
+/* A version-2 frame's input files, from p on; the rest is the program's
+ * stdin. False if they are not all there. */
+static bool parse_files(FakeRun *r, const char **p, const char *end) {
+        uint32_t count;
+
+        if ((size_t) (end - *p) < LAUNCH_FILES_HEADER_SIZE || launch_files_parse((const uint8_t *) *p, &count) < 0)
+                return false;
+        *p += LAUNCH_FILES_HEADER_SIZE;
+        for (uint32_t i = 0; i < count; i++) {
+                uint16_t name_len;
+                uint64_t size;
+
+                if ((size_t) (end - *p) < LAUNCH_FILE_ENTRY_HEADER_SIZE ||
+                    launch_file_entry_parse((const uint8_t *) *p, UINT64_MAX, &name_len, &size) < 0)
+                        return false;
+                *p += LAUNCH_FILE_ENTRY_HEADER_SIZE;
+                if ((uint64_t) (end - *p) < name_len + size || !launch_file_name_valid(*p, name_len))
+                        return false;
+                r->files[r->n_files++] = (FakeInputFile) { .name = *p, .name_len = name_len, .data = *p + name_len,
+                                                           .size = (size_t) size };
+                *p += name_len + size;
+        }
+        return true;
 }
 
 static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -139,13 +326,20 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
         r->in_fd = safe_close(r->in_fd);
         /* A client that hung up mid-way leaves a partial frame: no run. */
         if (r->client_closed ||
-            launch_frame_parse((const uint8_t *) r->input, r->input_len, UINT64_MAX, &code_len) < 0 ||
+            launch_frame_parse_version((const uint8_t *) r->input, r->input_len, UINT64_MAX, &code_len, &r->version) <
+                    0 ||
             LAUNCH_FRAME_HEADER_SIZE + code_len > r->input_len)
                 return 0;
         r->code = r->input + LAUNCH_FRAME_HEADER_SIZE;
         r->code_len = code_len;
         r->stdin_data = r->code + code_len;
-        r->stdin_len = r->input_len - LAUNCH_FRAME_HEADER_SIZE - code_len;
+        /* Files only where the client knows the broker takes them. */
+        if (r->version == LAUNCH_FRAME_VERSION_FILES) {
+                ASSERT_TRUE(r->broker->result_channel && r->res_fd >= 0);
+                if (!parse_files(r, &r->stdin_data, r->input + r->input_len))
+                        return 0;
+        }
+        r->stdin_len = (size_t) (r->input + r->input_len - r->stdin_data);
         r->input_done = true;
 
         parse_script(r);
@@ -180,17 +374,22 @@ static int on_sock(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                 json_object_object_add(ev, "version", json_object_new_string("fake"));
                 json_object_object_add(ev, "sandbox", json_object_new_string("ok"));
                 json_object_object_add(ev, "python_version", json_object_new_string("3.11.2"));
+                if (b->result_channel)
+                        json_object_object_add(ev, "result_channel", json_object_new_boolean(true));
                 send_event(r, ev);
                 json_object_put(msg);
                 return 0;
         }
         ASSERT_TRUE(!r->request);               /* one run per connection */
         ASSERT_STREQ(json_object_get_string(json_object_object_get(msg, "op")), "run");
-        ASSERT_EQ_INT(n_fds, 3);
+        /* A fourth fd only to a broker that said it takes one. */
+        ASSERT_EQ_INT(n_fds, b->result_channel ? 4 : 3);
         r->request = msg;
         r->in_fd = fds[0];
         r->out_fd = fds[1];
         r->err_fd = fds[2];
+        if (n_fds == 4)
+                r->res_fd = fds[3];
 
         if (b->fail_code) {
                 ev = json_object_new_object();
@@ -225,7 +424,8 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
         ASSERT_TRUE(b->n_runs < ELEMENTSOF(b->runs));
         r = calloc(1, sizeof *r);
         ASSERT_TRUE(r);
-        *r = (FakeRun) { .broker = b, .index = b->n_runs, .sock = cfd, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF };
+        *r = (FakeRun) { .broker = b, .index = b->n_runs, .sock = cfd, .in_fd = -EBADF, .out_fd = -EBADF, .err_fd = -EBADF,
+                         .res_fd = -EBADF };
         b->runs[b->n_runs++] = r;
         ASSERT_TRUE(sd_event_add_io(b->event, &r->sock_io, cfd, EPOLLIN, on_sock, r) >= 0);
         return 0;

@@ -15,6 +15,28 @@
  *   #hang         never exit: only the client closing the connection ends it
  *   #timeout      report timed_out (exit -1, SIGKILL)
  *   #oom          report oom_killed (exit -1, SIGKILL)
+ *
+ * With a result channel (broker->result_channel: the info reply says so and
+ * a run takes a fourth fd, as the real broker will), the run's frames go out
+ * on it before the exit event: STATUS with the exit status (the launcher's
+ * view), what the script asks for, then END. Input files of a version-2
+ * launch frame are parsed into files[]. Directives:
+ *   #figure            an IMAGE frame: a 3x2 PNG figure
+ *   #image PATH        an IMAGE frame of a file; a real image by PATH's extension
+ *                      (png, jpg, gif, webp), else a few bytes that are none
+ *   #notimage PATH     an IMAGE frame of a file that is no image whatever its name
+ *   #file PATH TEXT    a FILE frame with TEXT
+ *   #blob PATH         a FILE frame with 4 bytes that are not UTF-8
+ *   #skip PATH REASON  a SKIPPED frame
+ *   #returnfiles       every input file back as a FILE frame under /tmp/outputs/
+ *   #status-exit N     STATUS says exit N (the broker still reports #exit)
+ *   #status-signal N   STATUS says signal N
+ *   #nostatus          no STATUS frame
+ *   #noend             the channel ends without END (the launcher died)
+ *   #raw HEX           raw bytes on the channel, at that point
+ *   #flood N           N SKIPPED frames
+ *   #huge              a FILE frame claiming a terabyte of data, then nothing
+ *   #exitfirst         the exit event goes out before the channel is written
  */
 
 #include <json-c/json.h>
@@ -22,19 +44,33 @@
 #include <stddef.h>
 #include <systemd/sd-event.h>
 
+#include "launch-frame.h"
+#include "test-frames.h"
+
 typedef struct FakeBroker FakeBroker;
+
+typedef struct FakeInputFile {
+        const char *name, *data;        /* into the run's input */
+        size_t name_len, size;
+} FakeInputFile;
 
 typedef struct FakeRun {
         FakeBroker *broker;
         unsigned index;
-        int sock, in_fd, out_fd, err_fd;
-        sd_event_source *sock_io, *in_io, *timer;
+        int sock, in_fd, out_fd, err_fd, res_fd;
+        sd_event_source *sock_io, *in_io, *res_io, *timer;
         json_object *request;           /* the {"op":"run",…} packet */
         char *input;                    /* everything read from the sandbox's stdin */
         size_t input_len, input_alloc;
         const char *code, *stdin_data;  /* into input, once it is complete */
         size_t code_len, stdin_len;
         bool input_done;                /* stdin reached EOF and the frame parsed */
+        uint32_t version;               /* of the launch frame */
+        FakeInputFile files[LAUNCH_FILES_MAX];
+        size_t n_files;
+        FrameBuf channel;               /* what goes out on the result channel */
+        size_t channel_written;
+        bool channel_done;              /* all written (or the reader is gone), and closed */
         bool client_closed;             /* the client hung up before the run ended: a cancel */
         bool finished;                  /* exit (or error) sent */
         bool errored;
@@ -44,6 +80,9 @@ typedef struct FakeRun {
         unsigned delay_ms;
         bool hang, timed_out, oom, echo;
         char out[256], err[256];
+        bool no_status, no_end, exit_first;
+        int status_exit, status_signal;
+        unsigned figures;
 } FakeRun;
 
 struct FakeBroker {
@@ -55,6 +94,8 @@ struct FakeBroker {
         unsigned n_runs;
         /* When set, the next run request gets {"event":"error"} with these. */
         const char *fail_code, *fail_message;
+        /* A broker with the result channel (see above). */
+        bool result_channel;
 };
 
 int fake_broker_new(sd_event *e, FakeBroker **ret);

@@ -720,6 +720,112 @@ TEST(test_call_result) {
         env_done(&env);
 }
 
+/* Figures and files through the whole core, on every revision: what the
+ * fake launcher sends comes back as blocks, input files reach it exactly,
+ * and bad files are refused before anything runs. */
+TEST(test_call_outputs) {
+        Env env;
+
+        env_init(&env, 2, 2);
+        /* What mcp-execd sets when the broker's info says "result_channel". */
+        mcp_server_free(env.server);
+        env.config.result_channel = env.broker->result_channel = true;
+        env.config.max_images = 8;
+        env.config.max_image_bytes = 1 << 20;
+        env.config.max_files_out = 16;
+        env.config.max_result_bytes = 4 << 20;
+        env.config.max_input_bytes = 1 << 20;
+        ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
+
+        for (size_t v = 0; mcp_protocol_versions[v]; v++) {
+                const char *version = mcp_protocol_versions[v];
+                bool stateless = streq(version, "2026-07-28");
+                json_object *res, *content, *b;
+                FakeRun *run;
+                Peer p;
+                char id[32];
+
+                peer_open(&env, &p, "stdio");
+                if (!stateless) {
+                        initialize(&p, version);
+                        ASSERT_CONTAINS(json_get_string(result(reply_to(&p, "init")), "instructions"),
+                                        "files the program writes under /tmp/outputs/");
+                }
+                (void) snprintf(id, sizeof id, "rich-%zu", v);
+                sendf(&p,
+                      "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                      "\"arguments\":{\"code\":\"#figure\\n#file /tmp/outputs/r.csv a,b\\n#returnfiles\","
+                      "\"files\":[{\"name\":\"in.txt\",\"content\":\"h\\u00e9\"},"
+                      "{\"name\":\"in.bin\",\"content\":\"AP8K\",\"encoding\":\"base64\"}]}%s%s}}",
+                      id, stateless ? "," : "", stateless ? META : "");
+                res = result(wait_reply(&env, &p, id));
+                ASSERT_FALSE(is_error_result(res));
+
+                run = env.broker->runs[env.broker->n_runs - 1];
+                ASSERT_EQ_INT(run->n_files, 2);
+                ASSERT_EQ_U64(run->files[0].size, 3);
+                ASSERT_MEMEQ(run->files[0].data, "h\xc3\xa9", 3);
+                ASSERT_EQ_U64(run->files[1].size, 3);
+                ASSERT_MEMEQ(run->files[1].data, "\x00\xff\x0a", 3);
+
+                /* result text, the figure, r.csv, in.txt (text), in.bin (blob) */
+                content = json_get(res, "content");
+                ASSERT_EQ_INT(json_object_array_length(content), 5);
+                b = json_object_array_get_idx(content, 1);
+                ASSERT_STREQ(json_get_string(b, "type"), "image");
+                ASSERT_STREQ(json_get_string(b, "mimeType"), "image/png");
+                ASSERT_TRUE(strneq(json_get_string(b, "data"), "iVBORw0KGgo", 11));
+                b = json_get(json_object_array_get_idx(content, 2), "resource");
+                ASSERT_STREQ(json_get_string(b, "uri"), "file:///tmp/outputs/r.csv");
+                ASSERT_STREQ(json_get_string(b, "text"), "a,b");
+                b = json_get(json_object_array_get_idx(content, 3), "resource");
+                ASSERT_STREQ(json_get_string(b, "uri"), "file:///tmp/outputs/in.txt");
+                ASSERT_STREQ(json_get_string(b, "text"), "h\xc3\xa9");
+                b = json_get(json_object_array_get_idx(content, 4), "resource");
+                ASSERT_STREQ(json_get_string(b, "blob"), "AP8K");
+                ASSERT_STREQ(json_get_string(b, "mimeType"), "application/octet-stream");
+                ASSERT_EQ_INT(!!json_get(res, "structuredContent"), mcp_revision_find(version)->structured);
+                if (json_get(res, "structuredContent")) {
+                        json_object *sc = json_get(res, "structuredContent");
+                        ASSERT_EQ_INT(json_object_array_length(json_get(sc, "images")), 1);
+                        ASSERT_EQ_INT(json_object_array_length(json_get(sc, "files")), 3);
+                        ASSERT_TRUE(!strstr(json_serialize(sc, NULL), "iVBORw0KGgo"));
+                }
+                peer_close(&p);
+        }
+
+        /* Bad input files: an isError result, and nothing runs. */
+        {
+                static const char *const bad[] = {
+                        "[{\"name\":\"../x\",\"content\":\"\"}]",
+                        "[{\"name\":\"a\",\"content\":\"\"},{\"name\":\"a\",\"content\":\"\"}]",
+                        "[{\"name\":\"a\",\"content\":\"!!\",\"encoding\":\"base64\"}]",
+                        "{\"name\":\"a\",\"content\":\"\"}",
+                };
+                unsigned runs = env.broker->n_runs;
+                Peer p;
+
+                peer_open(&env, &p, "stdio");
+                initialize(&p, "2025-06-18");
+                for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                        char id[16];
+                        json_object *res;
+
+                        (void) snprintf(id, sizeof id, "bad-%zu", i);
+                        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                                  "\"arguments\":{\"code\":\"#out x\",\"files\":%s}}}",
+                              id, bad[i]);
+                        res = result(reply_to(&p, id));
+                        ASSERT_TRUE(is_error_result(res));
+                        ASSERT_TRUE(!json_get(res, "structuredContent"));
+                }
+                run_for(&env, 20);
+                ASSERT_EQ_INT(env.broker->n_runs, runs);
+                peer_close(&p);
+        }
+        env_done(&env);
+}
+
 TEST(test_call_invalid) {
         static const struct {
                 const char *args, *message;
@@ -1568,6 +1674,7 @@ int main(void) {
         RUN(test_jsonrpc_errors);
         RUN(test_tools_list);
         RUN(test_call_result);
+        RUN(test_call_outputs);
         RUN(test_call_invalid);
         RUN(test_call_failures);
         RUN(test_batches);

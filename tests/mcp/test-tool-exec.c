@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "json-util.h"
 #include "macro.h"
 #include "revision.h"
 #include "broker-proto.h"
 #include "test-helpers.h"
+#include "test-images.h"
 #include "tool-exec.h"
 
 static const char *const modules[] = { "numpy", "pandas", NULL };
@@ -34,7 +36,7 @@ static const McpServerConfig config = {
 
 static const char *const output_fields[] = {
         "stdout", "stderr", "exit_code", "duration_ms", "truncated", "timed_out", "oom_killed", "signal", "cpu_ms",
-        "memory_peak_bytes",
+        "memory_peak_bytes", "images", "files",
 };
 
 static bool array_has(json_object *a, const char *s) {
@@ -308,6 +310,454 @@ TEST(test_json_budget) {
         ASSERT_TRUE(truncated);
 }
 
+static McpServerConfig rich_config(void) {
+        McpServerConfig c = config;
+
+        c.result_channel = true;
+        c.max_images = 8;
+        c.max_image_bytes = 1 << 20;
+        c.max_files_out = 16;
+        c.max_result_bytes = 4 << 20;
+        c.max_input_bytes = 100;
+        return c;
+}
+
+TEST(test_definition_outputs) {
+        McpServerConfig rich = rich_config();
+        _cleanup_json_ json_object *t = tool_exec_definition(&rich, mcp_revision_find("2025-06-18"));
+        _cleanup_json_ json_object *plain = tool_exec_definition(&config, mcp_revision_find("2025-06-18"));
+        json_object *props, *files, *item, *out;
+        const char *d;
+
+        /* Both conventions, with the numbers. */
+        d = json_get_string(t, "description");
+        ASSERT_CONTAINS(d, "plt.show()");
+        ASSERT_CONTAINS(d, "comes back as a PNG image");
+        ASSERT_CONTAINS(d, "/tmp/outputs/ (make the directory)");
+        ASSERT_CONTAINS(d, "written into the working directory /tmp before the code starts");
+        ASSERT_CONTAINS(d, "/tmp is a fresh, private directory in every run, empty but for the input files");
+        ASSERT_CONTAINS(d, "At most 8 images of up to 1 MiB each and 16 other files, 4 MiB in all");
+        ASSERT_CONTAINS(d, "input files up to 100 bytes together");
+        ASSERT_CONTAINS(d, "returned: false");
+
+        props = json_get(json_get(t, "inputSchema"), "properties");
+        ASSERT_EQ_INT(json_object_object_length(props), 4);
+        files = json_get(props, "files");
+        ASSERT_STREQ(json_get_string(files, "type"), "array");
+        ASSERT_EQ_INT(json_object_get_int(json_get(files, "maxItems")), 64);
+        ASSERT_CONTAINS(json_get_string(files, "description"), "working directory /tmp");
+        item = json_get(files, "items");
+        ASSERT_TRUE(bool_member(item, "additionalProperties", false));
+        ASSERT_EQ_INT(json_object_array_length(json_get(item, "required")), 2);
+        ASSERT_EQ_INT(json_object_get_int(json_get(json_get(json_get(item, "properties"), "name"), "maxLength")), 255);
+        ASSERT_EQ_INT(json_object_array_length(json_get(json_get(json_get(item, "properties"), "encoding"), "enum")), 2);
+
+        /* Metadata only: neither list has room for bytes. */
+        out = json_get(json_get(t, "outputSchema"), "properties");
+        for (const char *const *k = (const char *const[]) { "images", "files", NULL }; *k; k++) {
+                json_object *p = json_get(json_get(json_get(out, *k), "items"), "properties");
+                ASSERT_TRUE(p && json_get(p, "returned") && json_get(p, "reason") && json_get(p, "bytes"));
+                ASSERT_TRUE(!json_get(p, "data") && !json_get(p, "blob") && !json_get(p, "text"));
+        }
+
+        /* Without the broker's result channel: no files in, no promise out. */
+        d = json_get_string(plain, "description");
+        ASSERT_TRUE(!strstr(d, "/tmp/outputs"));
+        ASSERT_TRUE(!strstr(d, "plt.show"));
+        ASSERT_EQ_INT(json_object_object_length(json_get(json_get(plain, "inputSchema"), "properties")), 3);
+}
+
+static void files_ok(const McpServerConfig *c, const char *json, size_t n, const char *const *names,
+                     const char *const *contents, const size_t *sizes) {
+        _cleanup_json_ json_object *a = json_tokener_parse(json);
+        _cleanup_free_ char *error = NULL;
+        _cleanup_(exec_args_done) ExecArgs args = {};
+        uint64_t total = 0;
+
+        ASSERT_TRUE(a);
+        if (tool_exec_parse_arguments(c, a, &args, &error) != 0)
+                ASSERT_FAIL_("%s: %s", json, error);
+        ASSERT_EQ_INT(args.n_files, n);
+        for (size_t i = 0; i < n; i++) {
+                ASSERT_EQ_U64(args.files[i].name_len, strlen(names[i]));
+                ASSERT_MEMEQ(args.files[i].name, names[i], strlen(names[i]));
+                ASSERT_EQ_U64(args.files[i].size, sizes[i]);
+                ASSERT_MEMEQ(args.files[i].data, contents[i], sizes[i]);
+                total += sizes[i];
+        }
+        ASSERT_EQ_U64(args.files_bytes, total);
+}
+
+static void files_bad(const McpServerConfig *c, const char *json, const char *message) {
+        _cleanup_json_ json_object *a = json_tokener_parse(json);
+        _cleanup_free_ char *error = NULL;
+        ExecArgs args = { .n_files = 99 };
+
+        ASSERT_TRUE(a);
+        ASSERT_EQ_INT(tool_exec_parse_arguments(c, a, &args, &error), -EINVAL);
+        if (!error || !strstr(error, message))
+                ASSERT_FAIL_("%s: \"%s\" does not contain \"%s\"", json, error ?: "(null)", message);
+        ASSERT_EQ_INT(args.n_files, 99);        /* untouched */
+}
+
+TEST(test_files_arguments) {
+        McpServerConfig c = rich_config();
+        char j[4096], *p;
+
+        files_ok(&c, "{\"code\":\"x\",\"files\":[]}", 0, NULL, NULL, NULL);
+        files_ok(&c,
+                 "{\"code\":\"x\",\"files\":[{\"name\":\"data.csv\",\"content\":\"a,b\\n1,2\\n\"},"
+                 "{\"name\":\"b.bin\",\"content\":\"AAEC/w==\",\"encoding\":\"base64\"},"
+                 "{\"name\":\"r\\u00e9sum\\u00e9 v2.txt\",\"content\":\"\",\"encoding\":\"utf-8\"},"
+                 "{\"name\":\"e\",\"content\":\"\",\"encoding\":\"base64\"}]}",
+                 4, (const char *const[]) { "data.csv", "b.bin", "r\xc3\xa9sum\xc3\xa9 v2.txt", "e" },
+                 (const char *const[]) { "a,b\n1,2\n", "\x00\x01\x02\xff", "", "" }, (const size_t[]) { 8, 4, 0, 0 });
+        /* Exactly the limit, in both encodings. */
+        p = j + sprintf(j, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"");
+        memset(p, 'x', 70);
+        p += 70;
+        p += sprintf(p, "\"},{\"name\":\"b\",\"encoding\":\"base64\",\"content\":\"");
+        memset(p, 'A', 40);     /* 30 zero bytes */
+        p += 40;
+        strcpy(p, "\"}]}");
+        {
+                char seventy[71], zeros[30] = {};
+                memset(seventy, 'x', 70);
+                seventy[70] = 0;
+                files_ok(&c, j, 2, (const char *const[]) { "a", "b" }, (const char *const[]) { seventy, zeros },
+                         (const size_t[]) { 70, 30 });
+        }
+        /* One byte more, in either. */
+        j[strlen("{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"")] = 'y';
+        p = strstr(j, "\"},{");
+        memmove(p + 1, p, strlen(p) + 1);
+        *p = 'x';
+        files_bad(&c, j, "more than 100 bytes together, the limit (MCP_EXEC_MAX_INPUT_BYTES); files[1] (\"b\")");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"encoding\":\"base64\",\"content\":\""
+                      "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+                      "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+                      "\"}]}",
+                  "MCP_EXEC_MAX_INPUT_BYTES");
+
+        files_bad(&c, "{\"code\":\"x\",\"files\":{}}", "\"files\" must be an array");
+        files_bad(&c, "{\"code\":\"x\",\"files\":\"a.csv\"}", "\"files\" must be an array");
+        files_bad(&c, "{\"code\":\"x\",\"files\":null}", "\"files\" must be an array");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[\"a.csv\"]}", "files[0] must be an object");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"content\":\"x\"}]}", "files[0] needs a \"name\" string");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":1,\"content\":\"x\"}]}", "needs a \"name\" string");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\"}]}", "files[0] (\"a\") needs a \"content\" string");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":[1]}]}", "needs a \"content\" string");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"x\",\"mode\":\"0755\"}]}",
+                  "files[0]: unknown key \"mode\"");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"x\",\"encoding\":\"latin1\"}]}",
+                  "\"encoding\" must be \"utf-8\" or \"base64\"");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"x\",\"encoding\":null}]}",
+                  "\"encoding\" must be");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"Zm9v!mFy\",\"encoding\":\"base64\"}]}",
+                  "files[0] (\"a\"): content is not valid base64 (at byte 4)");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"Zg=\",\"encoding\":\"base64\"}]}",
+                  "not valid base64");
+        files_bad(&c, "{\"code\":\"x\",\"files\":[{\"name\":\"a\",\"content\":\"1\"},{\"name\":\"a\",\"content\":\"2\"}]}",
+                  "files[1]: the name \"a\" is given twice");
+
+        static const char *const bad_names[] = {
+                "../etc/passwd", "a/b", "/abs", ".", "..", "", "a\\nb", "\\u001b[31m", "a\\u0000b", "tab\\there", "del\\u007f",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad_names); i++) {
+                (void) snprintf(j, sizeof j, "{\"code\":\"x\",\"files\":[{\"name\":\"%s\",\"content\":\"x\"}]}", bad_names[i]);
+                files_bad(&c, j, "is not a plain file name");
+        }
+        /* 255 bytes are a name; 256 are not. */
+        p = j + sprintf(j, "{\"code\":\"x\",\"files\":[{\"name\":\"");
+        memset(p, 'n', 255);
+        strcpy(p + 255, "\",\"content\":\"x\"}]}");
+        {
+                char name[256];
+                memset(name, 'n', 255);
+                name[255] = 0;
+                files_ok(&c, j, 1, (const char *const[]) { name }, (const char *const[]) { "x" }, (const size_t[]) { 1 });
+        }
+        memmove(p + 1, p, strlen(p) + 1);
+        files_bad(&c, j, "is not a plain file name");
+
+        /* At most 64 files. */
+        p = j + sprintf(j, "{\"code\":\"x\",\"files\":[");
+        for (int i = 0; i < 65; i++)
+                p += sprintf(p, "%s{\"name\":\"f%d\",\"content\":\"\"}", i ? "," : "", i);
+        strcpy(p, "]}");
+        files_bad(&c, j, "\"files\" has 65 entries, more than the limit of 64");
+        *strrchr(j, '{') = 0;
+        strcpy(strrchr(j, ','), "]}");
+        {
+                _cleanup_json_ json_object *a = json_tokener_parse(j);
+                _cleanup_free_ char *error = NULL;
+                _cleanup_(exec_args_done) ExecArgs args = {};
+                ASSERT_EQ_INT(tool_exec_parse_arguments(&c, a, &args, &error), 0);
+                ASSERT_EQ_INT(args.n_files, 64);
+        }
+
+        /* A server whose broker has no result channel takes no files. */
+        files_bad(&config, "{\"code\":\"x\",\"files\":[]}", "unknown argument \"files\"");
+}
+
+/* An ExecResult with one of each kind of output, as the exec client makes it. */
+typedef struct Outputs {
+        ResultItem items[8];
+        uint8_t csv[8], blob[4], png[sizeof png_3x2], jpeg[sizeof jpeg_3x2];
+        char odd[64];
+} Outputs;
+
+static void outputs_init(Outputs *o, ExecResult *r) {
+        static const char odd[] = "/tmp/outputs/a b\n\x1b[1m\xff.txt";
+
+        memcpy(o->png, png_3x2, sizeof png_3x2);
+        memcpy(o->jpeg, jpeg_3x2, sizeof jpeg_3x2);
+        memcpy(o->csv, "a,b\n1,2\n", 8);
+        memcpy(o->blob, "\x00\x01\xfe\xff", 4);
+        memcpy(o->odd, odd, sizeof odd);
+        o->items[0] = (ResultItem) { .image = true, .figure = true, .index = 1, .mime_type = "image/png",
+                                     .bytes = sizeof png_3x2, .width = 3, .height = 2, .data = o->png,
+                                     .size = sizeof png_3x2 };
+        o->items[1] = (ResultItem) { .image = true, .path = (char *) "/tmp/outputs/photo.jpg", .path_len = 22,
+                                     .mime_type = "image/jpeg", .bytes = sizeof jpeg_3x2, .width = 3, .height = 2,
+                                     .data = o->jpeg, .size = sizeof jpeg_3x2 };
+        o->items[2] = (ResultItem) { .path = (char *) "/tmp/outputs/data.csv", .path_len = 21, .mime_type = "text/csv",
+                                     .bytes = 8, .text = true, .data = o->csv, .size = 8 };
+        o->items[3] = (ResultItem) { .path = (char *) "/tmp/outputs/x.bin", .path_len = 18,
+                                     .mime_type = "application/octet-stream", .bytes = 4, .data = o->blob, .size = 4 };
+        o->items[4] = (ResultItem) { .image = true, .path = (char *) "/tmp/outputs/fake.png", .path_len = 21,
+                                     .mime_type = "image/png", .bytes = 100, .reason = (char *) "not a valid image/png image" };
+        o->items[5] = (ResultItem) { .path = o->odd, .path_len = sizeof odd - 1, .mime_type = "text/plain", .bytes = 1,
+                                     .text = true, .data = (uint8_t *) "z", .size = 1 };
+        o->items[6] = (ResultItem) { .path = (char *) "/tmp/outputs/fifo", .path_len = 17, .bytes = UINT64_MAX,
+                                     .reason = (char *) "not a regular file" };
+        *r = (ExecResult) { .stdout_text = (char *) "ok\n", .stdout_len = 3, .stderr_text = (char *) "", .cpu_ms = -1,
+                            .memory_peak_bytes = -1, .result_channel = true, .outputs = o->items, .n_outputs = 7,
+                            .outputs_unlisted = 9984, .outputs_unlisted_reason = (char *) "too many files" };
+}
+
+static json_object *block(json_object *res, size_t i) {
+        json_object *content = json_get(res, "content");
+        ASSERT_TRUE(i < json_object_array_length(content));
+        return json_object_array_get_idx(content, i);
+}
+
+static void check_base64(const char *s, const void *want, size_t n) {
+        _cleanup_free_ uint8_t *d = NULL;
+        size_t len;
+
+        ASSERT_TRUE(s);
+        ASSERT_EQ_INT(base64_decode(s, strlen(s), SIZE_MAX, &d, &len, NULL), 0);
+        ASSERT_EQ_U64(len, n);
+        ASSERT_MEMEQ(d, want, n);
+}
+
+TEST(test_result_outputs) {
+        McpServerConfig c = rich_config();
+        Outputs o;
+        ExecResult r;
+
+        outputs_init(&o, &r);
+        for (size_t v = 0; mcp_protocol_versions[v]; v++) {
+                const McpRevision *rev = mcp_revision_find(mcp_protocol_versions[v]);
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev), *text = NULL;
+                json_object *sc, *images, *files, *b, *e;
+                const char *ser;
+
+                ASSERT_TRUE(res);
+                ASSERT_TRUE(bool_member(res, "isError", false));
+                /* result JSON, note, 2 images, 3 resources */
+                ASSERT_EQ_INT(json_object_array_length(json_get(res, "content")), 7);
+                text = json_tokener_parse(json_get_string(block(res, 0), "text"));
+                ASSERT_TRUE(text);
+                sc = json_get(res, "structuredContent");
+                ASSERT_EQ_INT(!!sc, rev->structured);
+                if (sc)
+                        ASSERT_TRUE(json_object_equal(text, sc));
+                /* Metadata only: none of the bytes in the result object. */
+                ser = json_serialize(text, NULL);
+                ASSERT_TRUE(!strstr(ser, "iVBORw0KGgo"));       /* a PNG's base64 */
+                ASSERT_TRUE(!strstr(ser, "a,b"));
+
+                images = json_get(text, "images");
+                files = json_get(text, "files");
+                ASSERT_EQ_INT(json_object_array_length(images), 3);
+                ASSERT_EQ_INT(json_object_array_length(files), 4);
+                e = json_object_array_get_idx(images, 0);
+                ASSERT_STREQ(json_get_string(e, "source"), "figure");
+                ASSERT_TRUE(!json_get(e, "path"));
+                ASSERT_STREQ(json_get_string(e, "mimeType"), "image/png");
+                ASSERT_EQ_INT(json_get_int64(e, "bytes", -1), sizeof png_3x2);
+                ASSERT_EQ_INT(json_get_int64(e, "width", -1), 3);
+                ASSERT_EQ_INT(json_get_int64(e, "height", -1), 2);
+                ASSERT_TRUE(bool_member(e, "returned", true) && !json_get(e, "reason"));
+                e = json_object_array_get_idx(images, 1);
+                ASSERT_STREQ(json_get_string(e, "source"), "file");
+                ASSERT_STREQ(json_get_string(e, "path"), "/tmp/outputs/photo.jpg");
+                e = json_object_array_get_idx(images, 2);
+                ASSERT_TRUE(bool_member(e, "returned", false));
+                ASSERT_STREQ(json_get_string(e, "reason"), "not a valid image/png image");
+                ASSERT_TRUE(json_object_object_get_ex(e, "width", NULL) && !json_get(e, "width"));
+                e = json_object_array_get_idx(files, 0);
+                ASSERT_STREQ(json_get_string(e, "path"), "/tmp/outputs/data.csv");
+                ASSERT_STREQ(json_get_string(e, "mimeType"), "text/csv");
+                ASSERT_EQ_INT(json_get_int64(e, "bytes", -1), 8);
+                ASSERT_TRUE(!json_get(e, "source") && !json_get(e, "width"));
+                /* The odd name as text the model can read; the URI keeps the bytes. */
+                e = json_object_array_get_idx(files, 2);
+                ASSERT_STREQ(json_get_string(e, "path"), "/tmp/outputs/a b\n\x1b[1m\xef\xbf\xbd.txt");
+                e = json_object_array_get_idx(files, 3);
+                ASSERT_TRUE(bool_member(e, "returned", false));
+                ASSERT_TRUE(json_object_object_get_ex(e, "mimeType", NULL) && !json_get(e, "mimeType"));
+                ASSERT_TRUE(json_object_object_get_ex(e, "bytes", NULL) && !json_get(e, "bytes"));
+
+                /* The note says what is missing. */
+                b = block(res, 1);
+                ASSERT_STREQ(json_get_string(b, "type"), "text");
+                ASSERT_CONTAINS(json_get_string(b, "text"), "2 of the figures and files were left out");
+                ASSERT_CONTAINS(json_get_string(b, "text"), "9984 more outputs were left out in the sandbox and are not "
+                                                            "listed (too many files)");
+
+                b = block(res, 2);
+                ASSERT_STREQ(json_get_string(b, "type"), "image");
+                ASSERT_STREQ(json_get_string(b, "mimeType"), "image/png");
+                check_base64(json_get_string(b, "data"), png_3x2, sizeof png_3x2);
+                ASSERT_EQ_INT(json_object_object_length(b), 3);
+                b = block(res, 3);
+                ASSERT_STREQ(json_get_string(b, "mimeType"), "image/jpeg");
+                check_base64(json_get_string(b, "data"), jpeg_3x2, sizeof jpeg_3x2);
+
+                b = block(res, 4);
+                ASSERT_STREQ(json_get_string(b, "type"), "resource");
+                e = json_get(b, "resource");
+                ASSERT_STREQ(json_get_string(e, "uri"), "file:///tmp/outputs/data.csv");
+                ASSERT_STREQ(json_get_string(e, "mimeType"), "text/csv");
+                ASSERT_STREQ(json_get_string(e, "text"), "a,b\n1,2\n");
+                ASSERT_TRUE(!json_get(e, "blob"));
+                e = json_get(block(res, 5), "resource");
+                ASSERT_STREQ(json_get_string(e, "uri"), "file:///tmp/outputs/x.bin");
+                ASSERT_TRUE(!json_get(e, "text"));
+                check_base64(json_get_string(e, "blob"), "\x00\x01\xfe\xff", 4);
+                e = json_get(block(res, 6), "resource");
+                ASSERT_STREQ(json_get_string(e, "uri"), "file:///tmp/outputs/a%20b%0A%1B%5B1m%FF.txt");
+                ASSERT_STREQ(json_get_string(e, "text"), "z");
+        }
+}
+
+TEST(test_result_channel_notes) {
+        McpServerConfig c = rich_config();
+        const McpRevision *rev = mcp_revision_find("2025-11-25");
+        ExecResult r = { .stdout_text = (char *) "", .stderr_text = (char *) "", .cpu_ms = -1, .memory_peak_bytes = -1,
+                         .result_channel = true };
+
+        /* Nothing came and nothing is missing: no note, empty lists. */
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                ASSERT_EQ_INT(json_object_array_length(json_get(res, "content")), 1);
+                ASSERT_EQ_INT(json_object_array_length(json_get(json_get(res, "structuredContent"), "images")), 0);
+                ASSERT_EQ_INT(json_object_array_length(json_get(json_get(res, "structuredContent"), "files")), 0);
+        }
+        r.outputs_lost = true;
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                ASSERT_CONTAINS(json_get_string(block(res, 1), "text"),
+                                "launcher ended without finishing its report: figures and files may be missing");
+        }
+        r.outputs_lost = false;
+        r.outputs_unlisted_more = true;
+        r.outputs_unlisted_reason = (char *) "too many entries";
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                ASSERT_CONTAINS(json_get_string(block(res, 1), "text"),
+                                "More outputs were left out in the sandbox and are not listed (too many entries)");
+        }
+        r.outputs_unlisted = 40;
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                ASSERT_CONTAINS(json_get_string(block(res, 1), "text"), "At least 40 more outputs were left out");
+        }
+        r.outputs_unlisted = 0;
+        r.outputs_unlisted_more = false;
+        r.outputs_lost = true;
+        r.timed_out = true;
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                ASSERT_CONTAINS(json_get_string(block(res, 1), "text"), "killed before its figures and files were collected");
+        }
+        r = (ExecResult) { .stdout_text = (char *) "", .stderr_text = (char *) "", .cpu_ms = -1, .memory_peak_bytes = -1,
+                           .result_channel = true, .outputs_error = (char *) "bytes that are not a result frame" };
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                ASSERT_CONTAINS(json_get_string(block(res, 1), "text"),
+                                "broke its protocol (bytes that are not a result frame)");
+                ASSERT_TRUE(bool_member(res, "isError", false));
+        }
+}
+
+/* Outputs are left out where they would take the reply past 10 MiB; the
+ * output text counts first, with its own budget. */
+TEST(test_reply_budget) {
+        McpServerConfig c = rich_config();
+        const McpRevision *rev = mcp_revision_find("2025-06-18");
+        ResultItem items[6];
+        char *ctl = malloc(1 << 20);
+        uint8_t *blob = malloc(3 << 20);
+        ExecResult r;
+        size_t len;
+
+        ASSERT_TRUE(ctl && blob);
+        memset(ctl, '"', 1 << 20);              /* \" as JSON, \\\" once more inside the text block */
+        memset(blob, 0xab, 3 << 20);
+        for (size_t i = 0; i < ELEMENTSOF(items); i++)
+                items[i] = (ResultItem) { .path = (char *) "/tmp/outputs/b.bin", .path_len = 18,
+                                          .mime_type = "application/octet-stream", .bytes = 3 << 20, .data = blob,
+                                          .size = 3 << 20 };
+        r = (ExecResult) { .stdout_text = (char *) "", .stderr_text = (char *) "", .cpu_ms = -1,
+                           .memory_peak_bytes = -1, .result_channel = true, .outputs = items, .n_outputs = 6 };
+
+        /* Little output: two blobs of 3 MiB (4 MiB of base64 each) fit. */
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                json_object *files = json_get(json_get(res, "structuredContent"), "files");
+                ASSERT_TRUE(json_serialize(res, &len));
+                ASSERT_TRUE(len <= TOOL_EXEC_REPLY_MAX);
+                ASSERT_TRUE(len > 8 * 1024 * 1024);
+                ASSERT_TRUE(bool_member(json_object_array_get_idx(files, 0), "returned", true));
+                ASSERT_TRUE(bool_member(json_object_array_get_idx(files, 1), "returned", true));
+                for (size_t i = 2; i < 6; i++) {
+                        json_object *e = json_object_array_get_idx(files, i);
+                        ASSERT_TRUE(bool_member(e, "returned", false));
+                        ASSERT_CONTAINS(json_get_string(e, "reason"), "past 10 MiB");
+                }
+                ASSERT_EQ_INT(json_object_array_length(json_get(res, "content")), 2 + 2);
+                ASSERT_CONTAINS(json_get_string(block(res, 1), "text"), "4 of the figures and files were left out");
+        }
+        /* A megabyte of quotes takes about 6 MiB (structured, and escaped
+         * again in the text): one blob fits beside it. */
+        r.stdout_text = ctl;
+        r.stdout_len = 1 << 20;
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                json_object *files = json_get(json_get(res, "structuredContent"), "files");
+                ASSERT_TRUE(json_serialize(res, &len));
+                ASSERT_TRUE(len <= TOOL_EXEC_REPLY_MAX);
+                ASSERT_TRUE(bool_member(json_object_array_get_idx(files, 0), "returned", false));
+                ASSERT_EQ_INT(json_object_array_length(json_get(res, "content")), 2);
+        }
+        c.max_output_bytes = 64 * 1024;
+        {
+                _cleanup_json_ json_object *res = tool_exec_result(&c, &r, rev);
+                json_object *files = json_get(json_get(res, "structuredContent"), "files");
+                ASSERT_TRUE(json_serialize(res, &len));
+                ASSERT_TRUE(len <= TOOL_EXEC_REPLY_MAX);
+                ASSERT_TRUE(bool_member(json_object_array_get_idx(files, 0), "returned", true));
+                ASSERT_TRUE(bool_member(json_object_array_get_idx(files, 1), "returned", true));
+                ASSERT_TRUE(bool_member(json_object_array_get_idx(files, 2), "returned", false));
+        }
+        free(ctl);
+        free(blob);
+}
+
 TEST(test_failure_text) {
         static const struct {
                 BrokerError error;
@@ -355,6 +805,11 @@ int main(void) {
         RUN(test_arguments);
         RUN(test_results);
         RUN(test_json_budget);
+        RUN(test_definition_outputs);
+        RUN(test_files_arguments);
+        RUN(test_result_outputs);
+        RUN(test_result_channel_notes);
+        RUN(test_reply_budget);
         RUN(test_failure_text);
         RUN(test_revisions);
         return 0;

@@ -46,6 +46,11 @@ static void check_defaults(const Config *c) {
         ASSERT_EQ_U64(c->tmp_size_max, 64 * MiB);
         ASSERT_EQ_U64(c->max_concurrent, nproc());
         ASSERT_EQ_U64(c->max_queue, 64);
+        ASSERT_EQ_U64(c->max_images, 8);
+        ASSERT_EQ_U64(c->max_image_bytes, MiB);
+        ASSERT_EQ_U64(c->max_files_out, 16);
+        ASSERT_EQ_U64(c->max_result_bytes, 4 * MiB);
+        ASSERT_EQ_U64(c->max_input_bytes, 4 * MiB);
         ASSERT_EQ_U64(c->http_max_connections, 256);
         ASSERT_EQ_U64(c->http_header_timeout_s, 10);
         ASSERT_EQ_U64(c->http_timeout_s, 30);
@@ -204,6 +209,11 @@ TEST(test_config_ranges) {
                 { "MCP_EXEC_TMP_SIZE_MAX", offsetof(Config, tmp_size_max), "1M", "1024G", MiB, 1024 * GiB, "1048575", "1025G", "1MiB" },
                 { "MCP_EXEC_MAX_CONCURRENT", offsetof(Config, max_concurrent), "1", "1024", 1, 1024, "0", "1025", "auto" },
                 { "MCP_EXEC_MAX_QUEUE", offsetof(Config, max_queue), "0", "65536", 0, 65536, NULL, "65537", "64K" },
+                { "MCP_EXEC_MAX_IMAGES", offsetof(Config, max_images), "0", "64", 0, 64, NULL, "65", "eight" },
+                { "MCP_EXEC_MAX_IMAGE_BYTES", offsetof(Config, max_image_bytes), "1K", "7M", KiB, 7 * MiB, "1023", "7340033", "1MB" },
+                { "MCP_EXEC_MAX_FILES_OUT", offsetof(Config, max_files_out), "0", "256", 0, 256, NULL, "257", "16 " },
+                { "MCP_EXEC_MAX_RESULT_BYTES", offsetof(Config, max_result_bytes), "0", "7M", 0, 7 * MiB, NULL, "7340033", "4 MiB" },
+                { "MCP_EXEC_MAX_INPUT_BYTES", offsetof(Config, max_input_bytes), "0", "256M", 0, 256 * MiB, NULL, "257M", "x" },
                 { "MCP_EXEC_HTTP_MAX_CONNECTIONS", offsetof(Config, http_max_connections), "16", "16384", 16, 16384, "15", "16385", "many" },
                 /* Not above MCP_EXEC_HTTP_TIMEOUT_S (30 by default). */
                 { "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", offsetof(Config, http_header_timeout_s), "1", "30", 1, 30, "0", "31", "10s" },
@@ -400,7 +410,9 @@ TEST(test_unknown_assignment) {
                 "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S", "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN",
                 "MCP_EXEC_LOG_LEVEL", "MCP_EXEC_STDIO_SOCKET", "MCP_EXEC_HTTP_MAX_CONNECTIONS",
                 "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", "MCP_EXEC_HTTP_TIMEOUT_S", "MCP_EXEC_STDIO_MAX_CONNECTIONS",
-                "MCP_EXEC_STDIO_MAX_PER_UID", "MCP_EXEC_STDIO_HELLO_TIMEOUT_S",
+                "MCP_EXEC_STDIO_MAX_PER_UID", "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", "MCP_EXEC_MAX_IMAGES",
+                "MCP_EXEC_MAX_IMAGE_BYTES", "MCP_EXEC_MAX_FILES_OUT", "MCP_EXEC_MAX_RESULT_BYTES",
+                "MCP_EXEC_MAX_INPUT_BYTES",
         };
         for (size_t i = 0; i < sizeof parsed / sizeof parsed[0]; i++) {
                 char *a = NULL;
