@@ -238,6 +238,21 @@ static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* The configured limits of what comes back and goes in, for the launcher:
+ * the same for runs and session calls. */
+static json_object *server_result_limits(Server *s) {
+        json_object *limits = json_object_new_object();
+
+        if (!limits)
+                return NULL;
+        json_object_object_add(limits, "max_images", json_object_new_int64((int64_t) s->config.max_images));
+        json_object_object_add(limits, "max_image_bytes", json_object_new_int64((int64_t) s->config.max_image_bytes));
+        json_object_object_add(limits, "max_files", json_object_new_int64((int64_t) s->config.max_files_out));
+        json_object_object_add(limits, "max_result_bytes", json_object_new_int64((int64_t) s->config.max_result_bytes));
+        json_object_object_add(limits, "max_input_bytes", json_object_new_int64((int64_t) s->config.max_input_bytes));
+        return limits;
+}
+
 /* The caller's run goes to the launcher, once the unit runs (and its OOM
  * watch is in place) and the self-check passed: its stdin, stdout, stderr
  * and result channel, and the limits of what comes back. From then on the
@@ -251,17 +266,10 @@ static void client_try_handoff(Client *c) {
         if (c->handed_off || !c->run || c->server->probe_state <= 0 || !run_is_started(c->run) || c->gone)
                 return;
         msg = json_object_new_object();
-        limits = json_object_new_object();
+        limits = server_result_limits(s);
         started = json_object_new_object();
         if (!msg || !limits || !started)
                 return (void) run_cancel(c->run);
-        /* The configured limits of what comes back and goes in, the same
-         * the front ends check against (config.h). */
-        json_object_object_add(limits, "max_images", json_object_new_int64((int64_t) s->config.max_images));
-        json_object_object_add(limits, "max_image_bytes", json_object_new_int64((int64_t) s->config.max_image_bytes));
-        json_object_object_add(limits, "max_files", json_object_new_int64((int64_t) s->config.max_files_out));
-        json_object_object_add(limits, "max_result_bytes", json_object_new_int64((int64_t) s->config.max_result_bytes));
-        json_object_object_add(limits, "max_input_bytes", json_object_new_int64((int64_t) s->config.max_input_bytes));
         json_object_object_add(msg, "op", json_object_new_string("run"));
         json_object_object_add(msg, "limits", TAKE_PTR(limits));
         r = broker_send(c->control, msg, c->run_fds, c->n_run_fds);
@@ -766,7 +774,7 @@ static int client_handle_session_create(Client *c, json_object *req) {
 }
 
 static int client_handle_session_exec(Client *c, json_object *req, int fds[], size_t n_fds) {
-        _cleanup_json_ json_object *started = NULL, *limits = json_object_new_object();
+        _cleanup_json_ json_object *started = NULL, *limits = server_result_limits(c->server);
         Server *s = c->server;
         uint64_t timeout_s = s->config.default_timeout_s;
         json_object *v;

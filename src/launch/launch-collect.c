@@ -40,7 +40,7 @@ static void clamp_u64(json_object *j, const char *key, uint64_t max, uint64_t *v
         }
 }
 
-void result_limits_from_json(json_object *j, ResultLimits *limits) {
+void result_limits_from_json(json_object *j, LaunchLimits *limits) {
         assert(limits);
         /* The broker's configured limits, never beyond what a client could
          * ever take in one message. */
@@ -179,49 +179,85 @@ static void send_item(ResultWriter *w, const char *source, const char *path, lon
         result_send(w, image ? RESULT_FRAME_IMAGE : RESULT_FRAME_FILE, m, data, size);
 }
 
-void collect_figure(ResultWriter *w, int fd, long index) {
-        assert(w);
-        assert(fd >= 0);
+int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
+        union {
+                struct cmsghdr h;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
+        } control;
+        char msg[32];
+        struct iovec iov = { .iov_base = msg, .iov_len = sizeof msg - 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                             .msg_controllen = sizeof control };
+        _cleanup_close_ int fd = -EBADF;
+        unsigned long long n;
+        ssize_t k;
+        int d;
 
-        if (!w->broken && !out_of_time(w))
-                send_item(w, "figure", NULL, index, fd, true);
+        assert(in);
+        assert(ret_done);
+
+        k = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (k < 0)
+                return errno == EAGAIN || errno == EINTR ? -EAGAIN : -EPIPE;
+        if (k == 0)
+                return -EPIPE;
+        msg[k] = 0;
+        /* Whatever came with it is ours to close; keep the first fd. */
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        for (size_t i = 0; i < nfd; i++) {
+                                int x;
+                                memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof x);
+                                if (fd < 0)
+                                        fd = x;
+                                else
+                                        safe_close(x);
+                        }
+                }
+        if (streq(msg, "fig")) {
+                if (fd >= 0 && in->n < MIN((uint64_t) FIGURE_INBOX_MAX, max))
+                        in->fds[in->n++] = TAKE_FD(fd);
+                else
+                        in->skipped++;
+                return 0;
+        }
+        if (sscanf(msg, "figskip %llu", &n) == 1) {
+                in->skipped += MIN((uint64_t) n, (uint64_t) UINT32_MAX);
+                return 0;
+        }
+        if (sscanf(msg, "done %d", &d) == 1) {
+                *ret_done = d;
+                return 1;
+        }
+        return 0;       /* the program's noise: ignored */
 }
 
-void collect_figures(ResultWriter *w, int control_fd) {
+void figure_inbox_send(FigureInbox *in, ResultWriter *w) {
+        json_object *m;
+
+        assert(in);
         assert(w);
 
-        for (long index = 0; !w->broken && !out_of_time(w); index++) {
-                union {
-                        struct cmsghdr h;
-                        uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
-                } control;
-                char msg[16];
-                struct iovec iov = { .iov_base = msg, .iov_len = sizeof msg };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
-                                     .msg_controllen = sizeof control };
-                _cleanup_close_ int fd = -EBADF;
-                ssize_t k;
-
-                k = recvmsg(control_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-                if (k <= 0)
-                        return;
-                /* Whatever came with it is ours to close; take the first fd. */
-                for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-                                size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                                for (size_t i = 0; i < n; i++) {
-                                        int x;
-                                        memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof x);
-                                        if (fd < 0)
-                                                fd = x;
-                                        else
-                                                safe_close(x);
-                                }
-                        }
-                if (fd < 0 || k < 3 || memcmp(msg, "fig", 3) != 0)
-                        continue;
-                send_item(w, "figure", NULL, index, fd, true);
+        for (size_t i = 0; i < in->n; i++)
+                if (!w->broken && !out_of_time(w))
+                        send_item(w, "figure", NULL, (long) i, in->fds[i], true);
+        if (in->skipped > 0 && (m = json_object_new_object())) {
+                json_object_object_add(m, "source", json_object_new_string("figure"));
+                json_object_object_add(m, "reason", json_object_new_string("more figures than MCP_EXEC_MAX_IMAGES"));
+                json_object_object_add(m, "count", json_object_new_int64((int64_t) MIN(in->skipped, (uint64_t) UINT32_MAX)));
+                result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
         }
+        figure_inbox_clear(in);
+}
+
+void figure_inbox_clear(FigureInbox *in) {
+        assert(in);
+
+        for (size_t i = 0; i < in->n; i++)
+                in->fds[i] = safe_close(in->fds[i]);
+        in->n = 0;
+        in->skipped = 0;
 }
 
 static int name_cmp(const void *a, const void *b) {
@@ -332,7 +368,10 @@ void collect_outputs(ResultWriter *w) {
                                                               : n_entries >= WALK_MAX_ENTRIES
                                                                       ? "too many entries; the rest was not looked at"
                                                                       : "more files skipped than listed"));
-                json_object_object_add(m, "count", json_object_new_int64(n_skipped));
+                /* Those not named one by one; 0: unknown (the walk stopped). */
+                json_object_object_add(m, "count", json_object_new_int64(n_skipped > SKIPPED_LISTED_MAX
+                                                                                  ? n_skipped - SKIPPED_LISTED_MAX
+                                                                                  : 0));
                 result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
         }
 }

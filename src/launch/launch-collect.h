@@ -18,24 +18,24 @@
 
 #define LAUNCH_OUTPUTS_DIR "/tmp/outputs"
 
-typedef struct ResultLimits {
+typedef struct LaunchLimits {
         uint64_t max_images;            /* figures and image files together */
         uint64_t max_image_bytes;       /* one image */
         uint64_t max_files;             /* other files */
         uint64_t max_result_bytes;      /* all data sent together */
         uint64_t max_input_bytes;       /* all input files together (read side) */
-} ResultLimits;
+} LaunchLimits;
 
-#define RESULT_LIMITS_DEFAULT                                                   \
+#define LAUNCH_LIMITS_DEFAULT                                                   \
         {                                                                       \
                 .max_images = 8, .max_image_bytes = 1 << 20, .max_files = 16,   \
-                .max_result_bytes = 6 << 20, .max_input_bytes = 8 << 20,        \
+                .max_result_bytes = 4 << 20, .max_input_bytes = 4 << 20,        \
         }
 
 typedef struct ResultWriter {
         int fd;                         /* the result channel; -EBADF: none (nothing is sent) */
         bool broken;                    /* the reader went away */
-        ResultLimits limits;
+        LaunchLimits limits;
         uint64_t sent;                  /* data bytes so far */
         uint64_t n_images, n_files;
         uint64_t deadline;              /* CLOCK_MONOTONIC µs: collection stops then */
@@ -44,18 +44,37 @@ typedef struct ResultWriter {
 /* Fills limits from the "limits" object of the run message, keeping the
  * defaults for what is absent; values are clamped to the defaults' order of
  * magnitude so that a bad message cannot make us read gigabytes. */
-void result_limits_from_json(json_object *j, ResultLimits *limits);
+void result_limits_from_json(json_object *j, LaunchLimits *limits);
 
 /* One frame with meta (taken) and data from buf. Errors mark the writer
  * broken; later frames are then dropped. */
 void result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const void *data, uint64_t len);
 
-/* Drains figure messages ("fig" with one memfd each) from the interpreter's
- * control socket, without blocking. */
-void collect_figures(ResultWriter *w, int control_fd);
+/* The figures the interpreter hands over while it runs: memfds on its
+ * control socket ("fig"), held here until the program is over, up to the
+ * limit; past it the interpreter only counts them ("figskip N"), and so do
+ * we for any it sends anyway. Read as they come, so that the interpreter
+ * never blocks on a full socket. */
+#define FIGURE_INBOX_MAX 1024U          /* result_limits_from_json()'s cap of max_images */
 
-/* One figure (a memfd from the interpreter), as the index-th. */
-void collect_figure(ResultWriter *w, int fd, long index);
+typedef struct FigureInbox {
+        int fds[FIGURE_INBOX_MAX];
+        size_t n;
+        uint64_t skipped;
+} FigureInbox;
+
+/* One message from the interpreter, without blocking: 1 for "done N" (a
+ * session's call is over; *ret_done = N), 0 for anything else (kept,
+ * counted or ignored), -EAGAIN when none is waiting, -EPIPE when the
+ * interpreter closed its end. */
+int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done);
+
+/* Sends the held figures as images, then one note for those left out, and
+ * empties the inbox. */
+void figure_inbox_send(FigureInbox *in, ResultWriter *w);
+
+/* Closes what it holds. */
+void figure_inbox_clear(FigureInbox *in);
 
 /* Walks LAUNCH_OUTPUTS_DIR. */
 void collect_outputs(ResultWriter *w);

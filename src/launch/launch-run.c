@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -27,9 +28,10 @@
 int launch_run(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_object *ready = NULL, *run = NULL;
-        _cleanup_close_ int code = -EBADF;
+        _cleanup_close_ int code = -EBADF, pidfd = -EBADF;
+        static FigureInbox figs;
         int fds[BROKER_MAX_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
-        ResultWriter w = { .fd = -EBADF, .limits = RESULT_LIMITS_DEFAULT };
+        ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
         uint64_t t0, t1;
         char go[32];
         size_t n_fds = 0;
@@ -98,19 +100,53 @@ int launch_run(const LaunchArgs *a) {
         code = safe_close(code);
         launch_set_err_fd(-EBADF);
 
+        /* Until it exits, take its figures as they come: it never blocks
+         * on a full socket. */
+        pidfd = pidfd_open(pid, 0);
+        for (bool exited = false; !exited;) {
+                struct pollfd p[] = {
+                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = sp[0], .events = POLLIN },
+                };
+                int done;
+
+                if (pidfd < 0 || poll(p, ELEMENTSOF(p), -1) < 0) {
+                        if (pidfd >= 0 && errno == EINTR)
+                                continue;
+                        break;          /* no pidfd: waitpid() below, figures after */
+                }
+                exited = p[0].revents != 0;
+                if (p[1].revents) {
+                        int k;
+
+                        while ((k = figure_inbox_read(&figs, sp[0], w.limits.max_images, &done)) >= 0)
+                                ;
+                        /* It closed its end (or the program did): the exit is all that is left. */
+                        if (k == -EPIPE)
+                                sp[0] = safe_close(sp[0]);
+                }
+                if (sp[0] < 0 && !exited)
+                        break;
+        }
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
                         break;
                 }
         t1 = now_usec();
+        if (sp[0] >= 0) {
+                int done;
+
+                while (figure_inbox_read(&figs, sp[0], w.limits.max_images, &done) >= 0)
+                        ;
+        }
 
         /* 4. What it left, then how it ended. */
         if (w.fd >= 0) {
                 json_object *m = json_object_new_object();
 
                 w.deadline = now_usec() + COLLECT_BUDGET_USEC;
-                collect_figures(&w, sp[0]);
+                figure_inbox_send(&figs, &w);
                 collect_outputs(&w);
                 if (m) {
                         if (WIFSIGNALED(status))

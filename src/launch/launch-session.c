@@ -26,7 +26,6 @@
 
 #define CONTROL_FD STDIN_FILENO         /* the broker's end: the unit's stdin */
 #define COLLECT_BUDGET_USEC (2 * USEC_PER_SEC)
-#define MAX_HELD_FIGURES 1024U          /* result_limits_from_json()'s cap of max_images */
 
 typedef struct Session {
         const LaunchArgs *args;
@@ -42,8 +41,7 @@ typedef struct Call {
         uint64_t deadline;              /* CLOCK_MONOTONIC µs: SIGINT, then SIGKILL */
         bool interrupted, timed_out, lost, broker_gone;
         int exit_code, signal;
-        int figs[MAX_HELD_FIGURES];
-        size_t n_figs;
+        FigureInbox figs;
         uint64_t t0, t1;
 } Call;
 
@@ -64,54 +62,27 @@ static void session_kill(Session *s) {
         session_reap(s);
 }
 
-/* One message from the interpreter: "fig" with a memfd, or "done N" (N < 0:
- * it ended as if killed by signal -N). Returns 1 when the call is done, 0 to
- * go on, -EPIPE when the interpreter closed its end. */
+/* Messages from the interpreter: figures, then "done N" (N < 0: it ended as
+ * if killed by signal -N). Returns 1 when the call is done, 0 to go on,
+ * -EPIPE when the interpreter closed its end. */
 static int read_child(Session *s, Call *c) {
-        union {
-                struct cmsghdr h;
-                uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
-        } control;
-        char msg[32];
-        struct iovec iov = { .iov_base = msg, .iov_len = sizeof msg - 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
-                             .msg_controllen = sizeof control };
-        _cleanup_close_ int fd = -EBADF;
-        ssize_t k;
-        int n;
+        int r, n;
 
-        k = recvmsg(s->child, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (k < 0)
-                return errno == EAGAIN || errno == EINTR ? 0 : -EPIPE;
-        if (k == 0)
-                return -EPIPE;
-        msg[k] = 0;
-        for (struct cmsghdr *h = CMSG_FIRSTHDR(&mh); h; h = CMSG_NXTHDR(&mh, h))
-                if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-                        size_t nfd = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        for (size_t i = 0; i < nfd; i++) {
-                                int x;
-                                memcpy(&x, CMSG_DATA(h) + i * sizeof(int), sizeof x);
-                                if (fd < 0)
-                                        fd = x;
-                                else
-                                        safe_close(x);
-                        }
-                }
-        if (streq(msg, "fig")) {
-                if (fd >= 0 && c->n_figs < MIN((uint64_t) MAX_HELD_FIGURES, c->w.limits.max_images))
-                        c->figs[c->n_figs++] = TAKE_FD(fd);
-                return 0;
+        for (;;) {
+                r = figure_inbox_read(&c->figs, s->child, c->w.limits.max_images, &n);
+                if (r == -EAGAIN)
+                        return 0;
+                if (r < 0)
+                        return r;
+                if (r == 1)
+                        break;
         }
-        if (sscanf(msg, "done %d", &n) == 1) {
-                if (n < 0) {
-                        c->signal = -n;
-                        c->exit_code = -1;
-                } else
-                        c->exit_code = n & 0xFF;
-                return 1;
-        }
-        return 0;       /* the program's noise: ignored */
+        if (n < 0) {
+                c->signal = -n;
+                c->exit_code = -1;
+        } else
+                c->exit_code = n & 0xFF;
+        return 1;
 }
 
 /* The broker, during a call: "interrupt", or EOF (the session is closed). */
@@ -210,8 +181,7 @@ static void report(Session *s, Call *c) {
 
         if (c->w.fd >= 0) {
                 c->w.deadline = now_usec() + COLLECT_BUDGET_USEC;
-                for (size_t i = 0; i < c->n_figs; i++)
-                        collect_figure(&c->w, c->figs[i], (long) i);
+                figure_inbox_send(&c->figs, &c->w);
                 collect_outputs(&c->w);
                 m = json_object_new_object();
                 if (m) {
@@ -225,9 +195,7 @@ static void report(Session *s, Call *c) {
                 }
                 result_send(&c->w, RESULT_FRAME_END, NULL, NULL, 0);
         }
-        for (size_t i = 0; i < c->n_figs; i++)
-                c->figs[i] = safe_close(c->figs[i]);
-        c->n_figs = 0;
+        figure_inbox_clear(&c->figs);
         c->w.fd = safe_close(c->w.fd);
 
         if (!done || c->broker_gone)
@@ -248,7 +216,7 @@ static void report(Session *s, Call *c) {
  * interpreter with the caller's stdin, stdout and stderr; then what it left
  * and how it ended. */
 static void session_call(Session *s, json_object *msg, int fds[], size_t n_fds) {
-        Call c = { .w = { .fd = -EBADF, .limits = RESULT_LIMITS_DEFAULT } };
+        Call c = { .w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT } };
         _cleanup_close_ int code = -EBADF;
         int64_t timeout_ms;
         char go[32];

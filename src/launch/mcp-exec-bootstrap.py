@@ -97,6 +97,16 @@ def _figure_hooks(ctl, state):
     return save_all
 
 
+def _figures_done(ctl, state):
+    """Says how many figures were left out past the limit (once, at the end:
+    one message however many, so the socket never fills)."""
+    if state["n"] > state["max"]:
+        try:
+            _send(ctl, "figskip %d" % (state["n"] - state["max"]))
+        except OSError:
+            pass
+
+
 def _finish(status):
     """Ends as the interpreter would, but without tearing down every module:
     with numpy, pandas and matplotlib in memory that alone takes a few hundred
@@ -165,7 +175,8 @@ def _run(code_fd, ctl, max_figures):
     main.__dict__.update({"__file__": path, "__builtins__": builtins, "__cached__": None})
     sys.modules["__main__"] = main
     sys.argv = [path]
-    save_figures = _figure_hooks(ctl, {"n": 0, "max": max_figures})
+    figures = {"n": 0, "max": max_figures}
+    save_figures = _figure_hooks(ctl, figures)
     status = 0
     try:
         try:
@@ -174,6 +185,7 @@ def _run(code_fd, ctl, max_figures):
             exec(code, main.__dict__)
         finally:
             save_figures()
+            _figures_done(ctl, figures)
     except SystemExit as e:
         status = _exit_status(e.code)
     except BaseException:
@@ -219,6 +231,7 @@ def _session_call(ctl, main, state, n, fds):
             finally:
                 del source
                 state["save"]()
+                _figures_done(ctl, state)
         except SystemExit as e:
             status = _exit_status(e.code)
         except BaseException:

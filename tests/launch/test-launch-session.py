@@ -72,10 +72,10 @@ class Session:
         self.ctl.settimeout(30)
         self.ready = json.loads(self.ctl.recv(65536))
 
-    def call(self, code, timeout_ms=10000, stdin=b"", files=(), interrupt_after=None):
+    def call(self, code, timeout_ms=10000, stdin=b"", files=(), interrupt_after=None, limits=None):
         fds = [os.pipe() for _ in range(4)]   # stdin, stdout, stderr, result
         child_fds = [fds[0][0], fds[1][1], fds[2][1], fds[3][1]]
-        msg = {"op": "run", "timeout_ms": timeout_ms, "limits": {}}
+        msg = {"op": "run", "timeout_ms": timeout_ms, "limits": limits or {}}
         socket.send_fds(self.ctl, [json.dumps(msg).encode()], child_fds)
         for fd in child_fds:
             os.close(fd)
@@ -139,6 +139,23 @@ files = [f for f in r["frames"] if f[0] == 3]
 r2 = s.call("import os\nprint(os.path.exists('/tmp/outputs'))")
 check(len(files) == 1 and files[0][2] == b"A" and r2["stdout"] == "False\n",
       "/tmp/outputs comes back once, and is emptied for the next call: %s %r" % (files, r2["stdout"]))
+
+code = """import matplotlib.pyplot as plt
+for i in range(3):
+    plt.figure(figsize=(1, 1))
+    plt.show()
+for i in range(2):
+    plt.figure(figsize=(1, 1))
+"""
+r = s.call(code, limits={"max_images": 2})
+images = [f for f in r["frames"] if f[0] == 2]
+skipped = [f for f in r["frames"] if f[0] == 4]
+check(ok_done(r) and len(images) == 2 and images[0][2].startswith(b"\x89PNG") and len(skipped) == 1
+      and skipped[0][1].get("count") == 3 and skipped[0][1].get("source") == "figure",
+      "figures come back up to the limit, the rest counted once: %s" % [(f[0], f[1]) for f in r["frames"]])
+r = s.call("import matplotlib.pyplot as plt\nprint(len(plt.get_fignums()))")
+check(ok_done(r) and r["stdout"] == "0\n" and not [f for f in r["frames"] if f[0] == 2],
+      "no figure is left over for the next call: %r" % r["stdout"])
 
 r = s.call("raise SystemExit(3)")
 check(ok_done(r, 3), "SystemExit(3) ends the call with 3: %s" % r["done"])
