@@ -6,7 +6,8 @@ Every comparison is measured side by side in one run, interleaved, so that
 load spikes hit each side alike; only ratios are meant to be compared.
 
   bench.py latency N        `pass` over Streamable HTTP (stateless calls), one
-                            at a time, vs bare `python3 -I -c pass`
+                            at a time (paced, and back to back), vs bare
+                            `python3 -I -c pass`
   bench.py dataplot N       numpy + pandas + matplotlib.pyplot and one plot
                             saved to PNG, the same comparison
   bench.py throughput C N   N calls, C at a time: calls/s and CPU per exec
@@ -123,16 +124,28 @@ def table(title, rows, base):
         print("| %s | %.1f | %.1f | %.2f× |" % (k, statistics.median(v), pct(v, 0.99), statistics.median(v) / b))
 
 
-def compare(title, code, n, label):
+def compare(title, code, n, pace):
+    """bare python next to mcp-exec, interleaved; mcp-exec both paced (a
+    call every `pace` seconds, as an agent calls between thoughts: the pool
+    refills in between) and back to back (the pool runs dry after its size,
+    then calls take the cold path)."""
     c = Client()
     for _ in range(3):              # the pool fills, caches are warm
         c.exec(code)
         bare(code)
-    rows = {"bare `python3 -I -c`": [], label: []}
+    time.sleep(pace)
+    base = "bare `python3 -I -c`"
+    paced = "mcp-exec over HTTP, a call every %g s" % pace
+    b2b = "mcp-exec over HTTP, back to back"
+    rows = {base: [], paced: [], b2b: []}
     for _ in range(n):
-        rows["bare `python3 -I -c`"].append(timed(lambda: bare(code)))
-        rows[label].append(timed(lambda: c.exec(code)))
-    table(title, rows, "bare `python3 -I -c`")
+        t0 = time.perf_counter()
+        rows[base].append(timed(lambda: bare(code)))
+        rows[paced].append(timed(lambda: c.exec(code)))
+        time.sleep(max(0.0, pace - (time.perf_counter() - t0)))
+    for _ in range(n):
+        rows[b2b].append(timed(lambda: c.exec(code)))
+    table(title, rows, base)
 
 
 def cpu_ns():
@@ -207,11 +220,10 @@ def first_after_idle(n):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "latency"
     if mode == "latency":
-        compare("`pass`, one call at a time", "pass", int(sys.argv[2]) if len(sys.argv) > 2 else 50,
-                "mcp-exec over HTTP")
+        compare("`pass`, one call at a time", "pass", int(sys.argv[2]) if len(sys.argv) > 2 else 50, 1.0)
     elif mode == "dataplot":
         compare("numpy + pandas + matplotlib, one plot saved to PNG", DATAPLOT,
-                int(sys.argv[2]) if len(sys.argv) > 2 else 15, "mcp-exec over HTTP")
+                int(sys.argv[2]) if len(sys.argv) > 2 else 15, 3.0)
     elif mode == "throughput":
         throughput(int(sys.argv[2]), int(sys.argv[3]))
     elif mode == "first":

@@ -71,6 +71,7 @@ struct Client {
         size_t n_run_fds;
         int control;                    /* ours of the launcher's control socket */
         bool handed_off, warm;
+        bool detached;                  /* the caller has its result: the run ends on its own */
         bool info_pending;              /* answered once the sandbox is known */
         Session *session;               /* the session it creates, or calls in */
         bool session_creating, session_calling;
@@ -878,6 +879,12 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
                 if (r < 0 && r != -ECONNRESET)
                         (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "malformed packet");
                 c->gone = true;
+                if (c->detached && c->run && !run_is_done(c->run)) {
+                        /* Not a cancel: the program is over, its unit goes
+                         * as any run's does, and holds its slot until then. */
+                        c->io = sd_event_source_disable_unref(c->io);
+                        return 0;
+                }
                 if (c->run && !run_is_done(c->run)) {
                         c->io = sd_event_source_disable_unref(c->io);
                         (void) run_cancel(c->run);
@@ -922,6 +929,10 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
 
+        if (streq(op, "detach") && c->run && c->handed_off) {
+                c->detached = true;
+                return 0;
+        }
         if (streq(op, "cancel") && c->waiting) {
                 client_free(c);         /* leaves the line; it never started */
                 return 0;

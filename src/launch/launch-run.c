@@ -35,6 +35,7 @@ int launch_run(const LaunchArgs *a) {
         uint64_t t0, t1;
         char go[32];
         size_t n_fds = 0;
+        bool reported = false;
         pid_t pid;
         int r, status;
 
@@ -100,10 +101,10 @@ int launch_run(const LaunchArgs *a) {
         code = safe_close(code);
         launch_set_err_fd(-EBADF);
 
-        /* Until it exits, take its figures as they come: it never blocks
-         * on a full socket. */
+        /* Until it exits or says it is done, take its figures as they
+         * come: it never blocks on a full socket. */
         pidfd = pidfd_open(pid, 0);
-        for (bool exited = false; !exited;) {
+        for (bool exited = false; !exited && !reported;) {
                 struct pollfd p[] = {
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = sp[0], .events = POLLIN },
@@ -120,7 +121,16 @@ int launch_run(const LaunchArgs *a) {
                         int k;
 
                         while ((k = figure_inbox_read(&figs, sp[0], w.limits.max_images, &done)) >= 0)
-                                ;
+                                if (k == 1) {
+                                        /* "done N": its output is flushed and
+                                         * closed; it only has to exit. What it
+                                         * says is what exiting with N would
+                                         * say, so the result need not wait
+                                         * for the kernel to free its memory. */
+                                        reported = true;
+                                        status = W_EXITCODE(done & 0xFF, 0);
+                                        break;
+                                }
                         /* It closed its end (or the program did): the exit is all that is left. */
                         if (k == -EPIPE)
                                 sp[0] = safe_close(sp[0]);
@@ -128,13 +138,14 @@ int launch_run(const LaunchArgs *a) {
                 if (sp[0] < 0 && !exited)
                         break;
         }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR) {
-                        status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
-                        break;
-                }
+        if (!reported)
+                while (waitpid(pid, &status, 0) < 0)
+                        if (errno != EINTR) {
+                                status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
+                                break;
+                        }
         t1 = now_usec();
-        if (sp[0] >= 0) {
+        if (sp[0] >= 0 && !reported) {
                 int done;
 
                 while (figure_inbox_read(&figs, sp[0], w.limits.max_images, &done) >= 0)
@@ -159,5 +170,12 @@ int launch_run(const LaunchArgs *a) {
                 result_send(&w, RESULT_FRAME_END, NULL, NULL, 0);
                 w.fd = safe_close(w.fd);
         }
+        if (reported)
+                /* The unit ends as the program really did. */
+                while (waitpid(pid, &status, 0) < 0)
+                        if (errno != EINTR) {
+                                status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
+                                break;
+                        }
         launch_exit_like(status);
 }

@@ -9,6 +9,8 @@
  *   broker → client  {"event":"started","run_id":"…","unit":"…"}
  *   broker → client  {"event":"exit", …result fields…}
  *   broker → client  {"event":"error","code":"…","message":"…"}   (code: BrokerError)
+ *   client → broker  {"op":"detach"}  after "started": the caller has its result (the launcher's
+ *                    report); closing the connection then does not cancel the run
  *   client → broker  {"op":"info"}  →  {"event":"info", …limits…}
  *
  * Sessions (one interpreter for many calls; the broker mints the id, the

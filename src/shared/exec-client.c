@@ -45,6 +45,7 @@ struct ExecClient {
         uint64_t max_output_bytes;
         ResultReader results;
         bool result_channel, res_done;
+        bool session;                   /* a session's call: the broker's exit event decides */
         bool got_final, out_eof, err_eof, finished, cancelled;
         uint64_t start_usec;
         ExecResult result;
@@ -158,11 +159,34 @@ static void fail(ExecClient *c, BrokerError error, const char *message) {
         finish(c);
 }
 
+/* The launcher said the program exited (not killed: only the broker knows
+ * whether by the OOM killer or a timeout) and ended its report. */
+static bool launcher_reported_exit(const ExecClient *c) {
+        return c->result_channel && !c->session && c->res_done && c->results.ended && c->results.have_status &&
+               c->results.signal == 0;
+}
+
 static void maybe_finish(ExecClient *c) {
+        _cleanup_json_ json_object *detach = NULL;
+
         assert(c);
 
-        if (c->got_final && c->out_eof && c->err_eof && (!c->result_channel || c->res_done))
+        if (!c->out_eof || !c->err_eof)
+                return;
+        if (c->got_final && (!c->result_channel || c->res_done)) {
                 finish(c);
+                return;
+        }
+        if (c->got_final || !launcher_reported_exit(c))
+                return;
+        /* Done for our caller; the unit's teardown is the broker's. */
+        detach = json_object_new_object();
+        if (!detach || json_add_string(detach, "op", "detach") < 0 || broker_send(c->sock, detach, NULL, 0) < 0)
+                return;         /* then the broker's exit event it is */
+        if (c->results.duration_us != UINT64_MAX)
+                c->result.duration_ms = c->results.duration_us / 1000;
+        c->result.cpu_ms = c->result.memory_peak_bytes = -1;
+        finish(c);
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -314,6 +338,7 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 res->duration_ms = (uint64_t) MAX(json_get_int64(msg, "duration_ms", 0), 0);
                 res->cpu_ms = json_get_int64(msg, "cpu_ms", -1);
                 res->memory_peak_bytes = json_get_int64(msg, "memory_peak_bytes", -1);
+                res->session_lost = json_get_bool(msg, "session_lost");
                 if (!res->run_id)
                         res->run_id = strdup_or_null(json_get_string(msg, "run_id"));
                 c->sock_io = sd_event_source_disable_unref(c->sock_io);
@@ -339,7 +364,13 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
         msg = json_object_new_object();
         if (!msg)
                 return -ENOMEM;
-        json_object_object_add(msg, "op", json_object_new_string("run"));
+        if (req->session) {
+                json_object_object_add(msg, "op", json_object_new_string("session_exec"));
+                json_object_object_add(msg, "session", json_object_new_string(req->session));
+                json_object_object_add(msg, "caller", json_object_new_string(req->caller ?: ""));
+                json_object_object_add(msg, "scope", json_object_new_string(req->scope ?: ""));
+        } else
+                json_object_object_add(msg, "op", json_object_new_string("run"));
         json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));
         if (req->tag)
                 json_object_object_add(msg, "tag", json_object_new_string(req->tag));
@@ -425,6 +456,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         output_capture_init(&c->out, req->max_output_bytes);
         c->max_output_bytes = req->max_output_bytes;
         c->result_channel = req->result_channel;
+        c->session = req->session != NULL;
         result_reader_init(&c->results, &req->result_limits);
         r = build_input(c, req);
         if (r < 0)

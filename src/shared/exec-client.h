@@ -5,7 +5,13 @@
  * to the sandbox directly: this side writes the framed code, the input files
  * and stdin, and reads stdout and stderr under the shared output limit and,
  * where the broker has one, the result channel (result-reader.h). Knows the
- * broker's protocol and sd-event; nothing of MCP or JSON-RPC. */
+ * broker's protocol and sd-event; nothing of MCP or JSON-RPC.
+ *
+ * A run is over for its caller once the launcher reported a normal exit and
+ * the program's output ended: the unit's teardown is not waited for (the
+ * broker is told to let it finish on its own, "detach"). Anything else (a
+ * signal, no report, a timeout, a session's call) waits for the broker's
+ * word, which alone knows of timeouts, OOM kills and cancels. */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -40,6 +46,11 @@ typedef struct ExecRequest {
         ResultLimits result_limits;
         const ExecInputFile *files;     /* needs result_channel; NULL/0: none (launch frame version 1) */
         size_t n_files;
+        /* A call in a session (the broker's id), by its owner: caller and
+         * scope as the session was created with. NULL: a run of its own. */
+        const char *session;
+        const char *caller;
+        const char *scope;
 } ExecRequest;
 
 typedef struct ExecResult {
@@ -67,6 +78,8 @@ typedef struct ExecResult {
         char *outputs_unlisted_reason;
         bool outputs_lost;              /* the channel ended without END: the launcher died or was killed */
         char *outputs_error;            /* the channel broke its protocol: what, and reading stopped there */
+
+        bool session_lost;              /* a session's call ended the session: its state is gone */
 } ExecResult;
 
 typedef struct ExecClient ExecClient;

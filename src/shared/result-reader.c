@@ -50,7 +50,7 @@ void result_reader_init(ResultReader *r, const ResultLimits *limits) {
         assert(r);
         assert(limits);
 
-        *r = (ResultReader) { .limits = *limits, .exit_code = -1 };
+        *r = (ResultReader) { .limits = *limits, .exit_code = -1, .duration_us = UINT64_MAX };
 }
 
 void result_reader_done(ResultReader *r) {
@@ -206,6 +206,7 @@ static int item_identify(ResultReader *r, json_object *meta, bool need_path) {
 
 static int handle_status(ResultReader *r, json_object *meta) {
         uint64_t code, sig;
+        uint64_t d;
         int a, b;
 
         if (r->have_status)
@@ -217,6 +218,8 @@ static int handle_status(ResultReader *r, json_object *meta) {
         r->have_status = true;
         r->exit_code = a == 0 ? (int) code : -1;
         r->signal = b == 0 ? (int) sig : 0;
+        if (get_uint(meta, "duration_us", UINT64_C(1) << 52, &d) == 0)
+                r->duration_us = d;
         return 0;
 }
 

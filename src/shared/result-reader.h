@@ -10,7 +10,7 @@
  *
  * What the front end expects on the channel, in this order:
  *   STATUS   once, when the program has ended: {"exit_code":N} (0..255) or
- *            {"signal":N} (1..64); "duration_us" may follow and is ignored
+ *            {"signal":N} (1..64); "duration_us" may follow (the program's run time)
  *   INFO     at most once, anywhere before END; its content is not used
  *   IMAGE    {"source":"figure","index":N} (a PNG), or {"source":"file",
  *            "path":"/tmp/outputs/…"}; data: the image
@@ -109,6 +109,7 @@ typedef struct ResultReader {
         bool have_status, have_info, ended;
         int exit_code;                  /* from STATUS: -1 when a signal ended the program */
         int signal;                     /* from STATUS: 0 for none */
+        uint64_t duration_us;           /* from STATUS: UINT64_MAX when not given */
         bool lost;                      /* the channel ended without END */
         char *error;                    /* a violation: what it was */
 } ResultReader;

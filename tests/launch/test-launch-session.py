@@ -58,17 +58,18 @@ def frames(data):
 
 
 class Session:
-    def __init__(self):
+    def __init__(self, session=True):
         self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # A private /tmp, as the unit has; the launcher writes input files into its cwd.
         self.proc = subprocess.Popen(
             ["unshare"] + ([] if os.geteuid() == 0 else ["--map-root-user"]) +
             ["--mount", "--propagation", "private", "sh", "-c",
              'mount -t tmpfs tmpfs /tmp && cd /tmp && exec "$0" "$@"',
-             LAUNCHER, "--session", "--python=" + os.path.realpath("/usr/bin/python3"),
+             LAUNCHER] + (["--session"] if session else []) + ["--python=" + os.path.realpath("/usr/bin/python3"),
              "--bootstrap=" + BOOTSTRAP],
             stdin=theirs.fileno(), pass_fds=())
         theirs.close()
+        self.session = session
         self.ctl.settimeout(30)
         self.ready = json.loads(self.ctl.recv(65536))
 
@@ -89,7 +90,7 @@ class Session:
             time.sleep(interrupt_after)
             self.ctl.send(json.dumps({"op": "interrupt"}).encode())
         try:
-            done = json.loads(self.ctl.recv(65536) or b"null")
+            done = json.loads(self.ctl.recv(65536) or b"null") if self.session else None
         except (socket.timeout, ValueError):
             done = None
         for t in readers:
@@ -215,6 +216,16 @@ check(s.close() == 7, "and the launcher exits as the interpreter did")
 s = Session()
 r = s.call("x = 1")
 check(s.close() == 0, "EOF on the control socket closes the session cleanly")
+
+# The same launcher without --session: one run, then it exits as the program did.
+for code, want in (("print('hi')", 0), ("raise SystemExit(3)", 3), ("import os, sys\nsys.stdout.flush()\nos._exit(5)", 5),
+                   ("1/0", 1)):
+    s = Session(session=False)
+    r = s.call(code)
+    status = [f[1] for f in r["frames"] if f[0] == 1]
+    rc = s.close()
+    check(status and status[0].get("exit_code") == want and r["frames"][-1][0] == 6 and rc == want and r["alive"],
+          "a single run of %r reports %d and the launcher exits with it: %s, %s" % (code, want, status, rc))
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)
