@@ -37,6 +37,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "main-func.h"
+#include "node-id.h"
 #include "macro.h"
 #include "mcp-server.h"
 #include "stdio-server.h"
@@ -308,9 +309,11 @@ static int http_setup(Daemon *d) {
         d->http_auth.port = port;
         if (!loopback && !d->http_auth.token)
                 log_warning("Serving HTTP beyond loopback without a token, as MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN says.");
-        log_struct(LOG_INFO, "MESSAGE=Serving HTTP on %s:%u (/mcp, /sse); token: %s.", host ?: "unix socket",
-                   (unsigned) port, source ?: loopback ? "none, loopback only" : "none",
+        log_struct(LOG_INFO, "MESSAGE=Serving HTTP on %s:%u (/mcp, /sse) as node %s; token: %s.",
+                   host ?: "unix socket", (unsigned) port, node_id(),
+                   source ?: loopback ? "none, loopback only" : "none",
                    "MCP_TRANSPORT=http",
+                   "MCP_NODE_ID=%s", node_id(),
                    "MCP_HTTP_LISTEN=%s:%u", host ?: "unix", (unsigned) port,
                    "MCP_HTTP_AUTH=%s", source ?: "none");
         d->http_auth.bound_host = TAKE_PTR(host);
@@ -413,6 +416,14 @@ static int daemon_new(Daemon **ret) {
                 return -EINVAL;
         }
         d->idle_usec = idle_s * USEC_PER_SEC;
+        /* Valid if set (config_parse() checked); else from the machine id. */
+        r = node_id_init(d->config.node_id);
+        if (r < 0) {
+                log_struct(LOG_ERR, "MESSAGE=Cannot derive a node id from the machine id (%s); set MCP_EXEC_NODE_ID.",
+                           strerror(-r),
+                           "MCP_CONFIG_ERROR=MCP_EXEC_NODE_ID");
+                return r;
+        }
         if (streq(d->config.transport, "stdio"))
                 arg_stdio = true;
         *ret = TAKE_PTR(d);

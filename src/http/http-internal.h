@@ -14,6 +14,7 @@
 #include "list.h"
 #include "mcp-server.h"
 #include "json-cleanup.h"
+#include "node-id.h"
 
 #if MHD_VERSION >= 0x00097002
 typedef enum MHD_Result mhd_result;
@@ -124,7 +125,7 @@ struct HttpSession {
         LIST_FIELDS(HttpSession, sessions);     /* in HttpServer.sessions */
         HttpSessionKind kind;
         McpSession *mcp;
-        char id[33];                    /* Mcp-Session-Id or sessionId=; empty for stateless */
+        char id[NODE_ID_HANDLE_MAX];    /* Mcp-Session-Id or sessionId= (node_id_mint()); empty for stateless */
         HttpRequest *requests;          /* POSTs waiting for a reply */
         HttpRequest *stream;            /* GET /mcp or /sse */
         HttpRequest *current;           /* the POST being handed to the core right now */

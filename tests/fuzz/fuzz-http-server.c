@@ -52,6 +52,7 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-server.h"
+#include "node-id.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -64,6 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_ITERATIONS 4000
 #define SEP "@@@"
 #define TOKEN "fuzz-token"
+/* A fixed node id, so that ids look the same on every machine. */
+#define FUZZ_NODE "fuzz"
+#define FUZZ_SID_LEN (sizeof FUZZ_NODE + 32)
 
 static const char *const modules[] = { "numpy", NULL };
 static int debug;
@@ -84,7 +88,7 @@ typedef struct Fuzz {
         unsigned current;
         struct sockaddr_un addr;
         socklen_t addr_len;
-        char sid[33];
+        char sid[NODE_ID_HANDLE_MAX];
         HttpServer *http;
         bool stop_first;
 } Fuzz;
@@ -139,9 +143,11 @@ static void client_scan(Fuzz *f, Client *c) {
         for (const char *p = c->in + (c->scanned > 64 ? c->scanned - 64 : 0); p < end; p++)
                 for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
                         size_t l = strlen(keys[k]);
-                        if ((size_t) (end - p) >= l + 32 && memcmp(p, keys[k], l) == 0 && is_hex32(p + l, end)) {
-                                memcpy(f->sid, p + l, 32);
-                                f->sid[32] = 0;
+                        if ((size_t) (end - p) >= l + FUZZ_SID_LEN && memcmp(p, keys[k], l) == 0 &&
+                            memcmp(p + l, FUZZ_NODE ".", strlen(FUZZ_NODE) + 1) == 0 &&
+                            is_hex32(p + l + strlen(FUZZ_NODE) + 1, end)) {
+                                memcpy(f->sid, p + l, FUZZ_SID_LEN);
+                                f->sid[FUZZ_SID_LEN] = 0;
                         }
                 }
         c->scanned = c->in_size;
@@ -341,6 +347,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 debug = d ? atoi(d) ?: 1 : 0;
                 log_set_max_level(debug ? LOG_DEBUG : LOG_CRIT);
                 (void) signal(SIGPIPE, SIG_IGN);
+                if (node_id_init(FUZZ_NODE) < 0)
+                        abort();
                 initialized = true;
         }
 

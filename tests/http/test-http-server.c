@@ -30,6 +30,7 @@
 #include "http-server.h"
 #include "macro.h"
 #include "mcp-server.h"
+#include "node-id.h"
 #include "test-helpers.h"
 
 #define TOKEN "t0ken"
@@ -242,7 +243,7 @@ static void test_sessions(void) {
         int fd;
 
         free(initialize(sid));
-        CHECK(strlen(sid) == 32, "session id %s", sid);
+        CHECK(node_id_owns(sid) && strneq(sid, node_id(), strlen(node_id())), "session id %s", sid);
         (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-06-18\r\n", sid);
         expect("initialized", "POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
                202, NULL);
@@ -252,6 +253,14 @@ static void test_sessions(void) {
         expect("no session", "POST", "/mcp", AUTH ACCEPT_BOTH, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
                400, NULL);
         expect("unknown session", "POST", "/mcp", AUTH ACCEPT_BOTH "Mcp-Session-Id: 0123\r\n",
+               "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 404, NULL);
+        /* The same random part under another node's prefix: not ours, 404
+         * (behind a balancer the client then starts over). */
+        (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: other-node.%s\r\n", (strchr(sid, '.') ?: sid) + 1);
+        expect("another node's session", "POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
+               404, "-32001");
+        (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", (strchr(sid, '.') ?: sid) + 1);
+        expect("session id without its node", "POST", "/mcp", h,
                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 404, NULL);
         (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 1999-01-01\r\n", sid);
         expect("bad version", "POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 400,
@@ -476,6 +485,11 @@ static void test_legacy(void) {
         expect("legacy bad JSON", "POST", path, AUTH, "{", 400, NULL);
         expect("legacy bad version", "POST", path, AUTH "MCP-Protocol-Version: 1.0\r\n", "{}", 400, NULL);
         expect("legacy unknown session", "POST", "/messages?sessionId=00", AUTH, "{}", 404, NULL);
+        {
+                char other[160];
+                (void) snprintf(other, sizeof other, "/messages?sessionId=other-node.%s", (strchr(path, '.') ?: path) + 1);
+                expect("legacy session of another node", "POST", other, AUTH, INIT_BODY, 404, NULL);
+        }
         expect("legacy no session", "POST", "/messages", AUTH, "{}", 400, NULL);
         /* The stream is the session: gone with it. */
         close(fd);
