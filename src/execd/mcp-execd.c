@@ -273,8 +273,9 @@ static bool env_true(const char *name) {
         return e && (streq(e, "1") || streq(e, "yes") || streq(e, "true"));
 }
 
-/* Who may use the HTTP socket: the token, allowed Origins, the Host check.
- * A socket others can reach is refused without a token. */
+/* Who may use the HTTP socket: the token, allowed Origins, the Host check
+ * (loopback names on loopback, and MCP_EXEC_ALLOWED_HOSTS anywhere). A
+ * socket others can reach is refused without a token. */
 static int http_setup(Daemon *d) {
         _cleanup_free_ char *host = NULL;
         const char *source = NULL, *why = NULL;
@@ -294,6 +295,8 @@ static int http_setup(Daemon *d) {
                 return r;
         }
         r = http_auth_parse_origins(getenv("MCP_EXEC_ALLOWED_ORIGINS"), &d->http_auth.origins);
+        if (r >= 0)
+                r = http_auth_parse_hosts(d->config.allowed_hosts, &d->http_auth.hosts);
         if (r < 0)
                 return log_oom();
         if (!loopback && !d->http_auth.token && !env_true("MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN")) {
