@@ -10,6 +10,7 @@
  *   broker → client  {"event":"exit", …result fields…}
  *   broker → client  {"event":"error","code":"…","message":"…"}   (code: BrokerError)
  *   client → broker  {"op":"info"}  →  {"event":"info", …limits…}
+ *   client → broker  {"op":"stats"} →  {"event":"stats", …counters…}   (run-stats.h)
  *
  * Sessions (one interpreter for many calls; the broker mints the id, the
  * front end says who owns it: caller and scope are checked on every use):
