@@ -69,6 +69,9 @@ struct HttpServer {
         HttpSession *sessions;
         unsigned n_sessions;            /* streamable and legacy ones: the limited kinds */
         HttpRequest *suspended;         /* every one must be resumed before MHD stops */
+        http_status_t status_handler;   /* /healthz, /metrics */
+        void *status_userdata;
+        HttpRequest *status_waiting;    /* for the handler's answer */
 
         http_server_activity_t on_activity;
         void *userdata;
@@ -95,6 +98,10 @@ struct HttpRequest {
         bool too_large, over_budget;
 
         LIST_FIELDS(HttpRequest, susp);         /* in HttpServer.suspended */
+        /* GET /healthz or /metrics. */
+        bool is_status, status_details, status_waiting;
+        HttpStatusKind status_kind;
+        LIST_FIELDS(HttpRequest, status);       /* in HttpServer.status_waiting */
         bool suspended, peer_gone;
         sd_event_source *hangup;
 
@@ -196,6 +203,10 @@ void http_sessions_sweep(HttpServer *h);
 
 /* streamable.c: /mcp */
 mhd_result streamable_handle(HttpRequest *req);
+
+/* http-status.c: /healthz and /metrics */
+mhd_result http_status_handle(HttpRequest *req);
+void http_status_request_gone(HttpRequest *req);
 
 /* legacy-sse.c: /sse and /messages */
 mhd_result legacy_sse_open(HttpRequest *req);

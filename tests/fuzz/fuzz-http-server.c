@@ -91,7 +91,36 @@ typedef struct Fuzz {
         char sid[NODE_ID_HANDLE_MAX];
         HttpServer *http;
         bool stop_first;
+        sd_event_source *status_defer;  /* the status handler's "broker answered" */
+        bool status_fresh;
 } Fuzz;
+
+/* /healthz and /metrics: the health answer waits for a deferred event, as
+ * the daemon's waits for the broker; the metrics answer comes at once. */
+static int on_status_defer(sd_event_source *s, void *userdata) {
+        Fuzz *f = userdata;
+
+        f->status_fresh = true;
+        http_server_status_ready(f->http);
+        f->status_fresh = false;
+        return 0;
+}
+
+static int fuzz_status(HttpServer *h, HttpStatusKind kind, bool details, HttpStatusAnswer *ret, void *userdata) {
+        Fuzz *f = userdata;
+
+        if (kind == HTTP_STATUS_HEALTH && !f->status_fresh) {
+                (void) sd_event_source_set_enabled(f->status_defer, SD_EVENT_ONESHOT);
+                return 0;
+        }
+        ret->status = details ? 200 : 503;
+        ret->content_type = "text/plain";
+        ret->body = strdup(kind == HTTP_STATUS_HEALTH ? "ok\n" : "mcp_exec_up 1\n");
+        if (!ret->body)
+                return -ENOMEM;
+        ret->size = strlen(ret->body);
+        return 1;
+}
 
 static void client_close(Client *c) {
         if (debug >= 2 && c->in_size > 0)
@@ -398,6 +427,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (http_server_new(f.event, mcp, listen_fd, &hc, &auth, NULL, NULL, &http) < 0)
                 abort();
         f.http = http;
+        if (sd_event_add_defer(f.event, &f.status_defer, on_status_defer, &f) < 0 ||
+            sd_event_source_set_enabled(f.status_defer, SD_EVENT_OFF) < 0)
+                abort();
+        http_server_set_status_handler(http, fuzz_status, &f);
 
         for (size_t i = 0; i <= size;) {
                 const uint8_t *sep = size - i >= 3 ? memmem(data + i, size - i, SEP, 3) : NULL;
@@ -417,6 +450,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         client_close(&f.c[i]);
                 settle(&f);
         }
+        f.status_defer = sd_event_source_disable_unref(f.status_defer);
         http = f.http = http_server_free(http);
         for (unsigned i = 0; i < MAX_CONNS; i++)
                 client_close(&f.c[i]);
