@@ -30,6 +30,7 @@
 #include "broker-info.h"
 #include "build-config.h"
 #include "config.h"
+#include "health.h"
 #include "launch-frame.h"
 #include "http-auth.h"
 #include "http-server.h"
@@ -37,7 +38,9 @@
 #include "json-util.h"
 #include "log.h"
 #include "main-func.h"
+#include "metrics.h"
 #include "node-id.h"
+#include "node-status.h"
 #include "macro.h"
 #include "mcp-server.h"
 #include "stdio-server.h"
@@ -63,6 +66,7 @@ typedef struct Daemon {
         int http_listen_fd;             /* taken by the HTTP server */
         HttpAuth http_auth;             /* likewise */
         HttpServer *http;
+        NodeStatus *status;             /* the broker's stats, for /healthz and /metrics */
 } Daemon;
 
 static bool arg_stdio;
@@ -161,6 +165,78 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static void health_input(Daemon *d, const RunStats *broker, HealthInput *ret) {
+        McpQueueStats q;
+
+        mcp_server_queue_stats(d->server, &q);
+        *ret = (HealthInput) {
+                .node = node_id(),
+                .broker = broker,
+                .calls_running = q.running,
+                .calls_waiting = q.waiting,
+                .max_running = q.max_running,
+                .max_waiting = q.max_waiting,
+        };
+}
+
+static int render_metrics(Daemon *d, const HealthInput *in, HttpStatusAnswer *ret) {
+        HttpServerStats hs;
+        StdioServerStats ss;
+        MetricsSnapshot m = {
+                .node = node_id(),
+                .version = PACKAGE_VERSION,
+                .healthy = health_decide(in) == HEALTH_OK,
+                .broker = in->broker,
+                .calls_running = in->calls_running,
+                .calls_waiting = in->calls_waiting,
+                .has_http = d->http,
+                .has_stdio = d->stdio,
+        };
+
+        http_server_get_stats(d->http, &hs);
+        m.http_connections = hs.connections;
+        m.http_accepted = hs.accepted;
+        m.http_refused = hs.refused;
+        m.http_expired = hs.expired;
+        m.http_sessions_streamable = hs.sessions_streamable;
+        m.http_sessions_legacy = hs.sessions_legacy;
+        m.http_streams = hs.streams;
+        stdio_server_get_stats(d->stdio, &ss);
+        m.stdio_connections = ss.connections;
+        m.stdio_refused_full = ss.refused_full;
+        m.stdio_refused_uid = ss.refused_uid;
+        m.stdio_closed_silent = ss.closed_silent;
+
+        ret->status = 200;
+        ret->content_type = METRICS_CONTENT_TYPE;
+        return metrics_render(&m, &ret->body, &ret->size);
+}
+
+/* GET /healthz and /metrics: both from the broker's stats, asked at most
+ * once a second (node-status.c), and our own queue and connections. */
+static int on_http_status(HttpServer *h, HttpStatusKind kind, bool details, HttpStatusAnswer *ret, void *userdata) {
+        Daemon *d = userdata;
+        const RunStats *broker;
+        HealthInput in;
+        int r;
+
+        r = node_status_get(d->status, &broker);
+        if (r <= 0)
+                return r;
+        health_input(d, broker, &in);
+        if (kind == HTTP_STATUS_METRICS)
+                r = render_metrics(d, &in, ret);
+        else
+                r = health_answer(&in, details, &ret->status, &ret->content_type, &ret->body, &ret->size);
+        return r < 0 ? r : 1;
+}
+
+static void on_node_status_ready(NodeStatus *n, void *userdata) {
+        Daemon *d = userdata;
+
+        http_server_status_ready(d->http);
+}
+
 static void on_own_stdio_closed(LineConn *l, void *userdata) {
         Daemon *d = userdata;
         (void) sd_event_exit(d->event, 0);
@@ -249,6 +325,10 @@ static int daemon_serve(Daemon *d) {
                                     on_http_activity, d, &d->http);
                 if (r < 0)
                         return log_error_errno(r, "Cannot start the HTTP server: %m");
+                r = node_status_new(d->event, arg_broker_socket, on_node_status_ready, d, &d->status);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot set up /healthz and /metrics: %m");
+                http_server_set_status_handler(d->http, on_http_status, d);
         }
         (void) sd_notify(false, "READY=1\nSTATUS=Serving");
         daemon_update_idle(d);
@@ -374,6 +454,7 @@ static Daemon *daemon_free(Daemon *d) {
         /* Before the core: their sessions belong to it. */
         d->stdio = stdio_server_free(d->stdio);
         d->http = http_server_free(d->http);
+        d->status = node_status_free(d->status);
         safe_close(d->http_listen_fd);
         safe_close(d->stdio_listen_fd);
         http_auth_done(&d->http_auth);
