@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "http-auth.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -134,6 +136,29 @@ static bool host_is_listed(const HttpAuth *a, const char *host) {
                         return true;
         }
         return false;
+}
+
+bool http_auth_host_is_address(const char *host, const struct sockaddr *sa) {
+        char a[INET6_ADDRSTRLEN + 2] = "";
+        size_t name_len;
+        uint16_t port;
+
+        if (!sa || !split_host(host, &name_len, &port))
+                return false;
+        if (sa->sa_family == AF_INET)
+                (void) inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, a, sizeof a);
+        else if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *) sa)->sin6_addr))
+                /* An IPv4 client of a dual-stack socket. */
+                (void) inet_ntop(AF_INET, ((const struct sockaddr_in6 *) sa)->sin6_addr.s6_addr + 12, a, sizeof a);
+        else if (sa->sa_family == AF_INET6) {
+                a[0] = '[';
+                if (inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, a + 1, sizeof a - 2))
+                        strcat(a, "]");
+                else
+                        a[0] = 0;
+        }
+        return a[0] && strlen(a) == name_len && strncasecmp(host, a, name_len) == 0 &&
+               (port ?: 80) == sockaddr_port(sa);
 }
 
 bool http_auth_host_ok(const HttpAuth *a, const char *host) {

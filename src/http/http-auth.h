@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define HTTP_AUTH_TOKEN_MAX 4096
 
@@ -43,6 +44,12 @@ bool http_auth_origin_ok(const HttpAuth *a, const char *origin);
  * without a port matches it with any port or none; with a port, only
  * Host: name:port. Names compare case-insensitively. */
 bool http_auth_host_ok(const HttpAuth *a, const char *host);
+
+/* True if host is the literal address sa (the connection's own end), with
+ * its port or none (80): a client that addressed us by our address, like a
+ * load balancer's check or a scraper. No browser is steered to an address
+ * by a rebound name, so this passes where the allow-list does not list it. */
+bool http_auth_host_is_address(const char *host, const struct sockaddr *sa);
 
 /* MCP_EXEC_ALLOWED_ORIGINS and MCP_EXEC_ALLOWED_HOSTS: comma-separated,
  * blanks around entries ignored (config_parse() checked the host entries). */

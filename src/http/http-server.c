@@ -458,6 +458,21 @@ static void log_refusal(HttpRequest *req, unsigned status, const char *why) {
                    "MCP_DECISION=%s", "denied");
 }
 
+/* The Host rule (http-auth.h), and Host naming the address the client
+ * connected to. */
+static bool host_ok(HttpServer *h, struct MHD_Connection *conn) {
+        const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+        const union MHD_ConnectionInfo *i;
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+
+        if (http_auth_host_ok(&h->auth, host))
+                return true;
+        i = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        return i && getsockname(i->connect_fd, (struct sockaddr *) &ss, &len) >= 0 &&
+               http_auth_host_is_address(host, (struct sockaddr *) &ss);
+}
+
 /* /healthz and /metrics take no body; one sent anyway is refused unread
  * (/healthz answers anyone: nobody may make us buffer for it). */
 static mhd_result status_begin(HttpRequest *req, HttpStatusKind kind, bool details) {
@@ -520,15 +535,14 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         if (is_health)
                 return status_begin(
                         req, HTTP_STATUS_HEALTH,
-                        http_auth_host_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host")) &&
-                                http_auth_origin_ok(&h->auth, origin) &&
+                        host_ok(h, conn) && http_auth_origin_ok(&h->auth, origin) &&
                                 http_auth_token_ok(&h->auth,
                                                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-MCP-AUTH"),
                                                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")));
 
         /* DNS rebinding: a browser tricked into calling us names the
          * attacker's host, and carries its Origin. */
-        if (!http_auth_host_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"))) {
+        if (!host_ok(h, conn)) {
                 log_refusal(req, MHD_HTTP_FORBIDDEN, "Host does not name this server");
                 return http_request_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_SERVER_ERROR,
                                           "Forbidden: Host header does not name this server");

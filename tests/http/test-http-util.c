@@ -309,6 +309,33 @@ TEST(test_allowed_hosts) {
         ASSERT_TRUE(lo.hosts == NULL);
 }
 
+TEST(test_host_is_address) {
+        struct sockaddr_in v4 = { .sin_family = AF_INET, .sin_port = htons(8080) };
+        struct sockaddr_in6 v6 = { .sin6_family = AF_INET6, .sin6_port = htons(8080) }, mapped = v6;
+        struct sockaddr_in v4_80 = { .sin_family = AF_INET, .sin_port = htons(80) };
+
+        ASSERT_EQ_INT(inet_pton(AF_INET, "10.0.0.5", &v4.sin_addr), 1);
+        ASSERT_EQ_INT(inet_pton(AF_INET, "10.0.0.5", &v4_80.sin_addr), 1);
+        ASSERT_EQ_INT(inet_pton(AF_INET6, "2001:db8::5", &v6.sin6_addr), 1);
+        ASSERT_EQ_INT(inet_pton(AF_INET6, "::ffff:10.0.0.5", &mapped.sin6_addr), 1);
+
+        ASSERT_TRUE(http_auth_host_is_address("10.0.0.5:8080", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.5", (struct sockaddr *) &v4));          /* port 80 */
+        ASSERT_TRUE(http_auth_host_is_address("10.0.0.5", (struct sockaddr *) &v4_80));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.6:8080", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.50:8080", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.5.nip.io:8080", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.5:8081", (struct sockaddr *) &v4));
+        ASSERT_TRUE(http_auth_host_is_address("[2001:DB8::5]:8080", (struct sockaddr *) &v6));
+        ASSERT_FALSE(http_auth_host_is_address("[2001:db8::6]:8080", (struct sockaddr *) &v6));
+        ASSERT_FALSE(http_auth_host_is_address("2001:db8::5", (struct sockaddr *) &v6));
+        /* An IPv4 client on a dual-stack socket names the IPv4 address. */
+        ASSERT_TRUE(http_auth_host_is_address("10.0.0.5:8080", (struct sockaddr *) &mapped));
+        ASSERT_FALSE(http_auth_host_is_address(NULL, (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.5:8080", NULL));
+}
+
 static char *write_credential(const char *content, size_t n) {
         char *dir = strdup("/tmp/test-http-cred.XXXXXX"), path[256];
         int fd;
@@ -398,6 +425,7 @@ int main(void) {
         RUN(test_origin_own_loopback);
         RUN(test_host);
         RUN(test_allowed_hosts);
+        RUN(test_host_is_address);
         RUN(test_load_token);
         return 0;
 }
