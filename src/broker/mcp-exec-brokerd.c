@@ -413,6 +413,8 @@ static void client_handle_stats(Client *c) {
 
         LIST_FOREACH(wait, w, c->server->wait_list)
                 queued++;
+        stats_set_pool(&c->server->stats, pool_broken(c->server->pool) ? 0 : c->server->config.pool_size,
+                       pool_n_ready(c->server->pool), pool_n_hits(c->server->pool));
         if (stats_reply(&c->server->stats, c->server->n_runs, queued, c->server->probe_state, &j) >= 0)
                 (void) broker_send(c->fd, j, NULL, 0);
 }
@@ -467,6 +469,7 @@ static int client_start_run(Client *c) {
                 }
                 if (r < 0) {
                         log_error_errno(r, "Failed to start a run: %m");
+                        stats_start_failed(&s->stats);
                         return client_send_error(c, BROKER_ERROR_START_FAILED,
                                                  "could not ask systemd for a sandbox unit");
                 }

@@ -33,6 +33,21 @@ void stats_refused(RunStats *s) {
         run_stats_count(s, RUN_OUTCOME_REFUSED, 0);
 }
 
+void stats_start_failed(RunStats *s) {
+        assert(s);
+
+        run_stats_count(s, RUN_OUTCOME_ERROR, 0);
+}
+
+void stats_set_pool(RunStats *s, uint64_t size, uint64_t ready, uint64_t hits) {
+        assert(s);
+
+        s->has_pool = true;
+        s->pool_size = size;
+        s->pool_ready = ready;
+        s->pool_hits = hits;
+}
+
 int stats_reply(RunStats *s, unsigned in_flight, unsigned queued, int probe_state, json_object **ret) {
         assert(s);
         assert(ret);

@@ -136,6 +136,13 @@ static void render_runs(MetricsWriter *w, const RunStats *b) {
                 (void) snprintf(labels, sizeof labels, "state=\"%s\"", self_check_state_to_string(st));
                 metrics_sample(w, "mcp_exec_self_check", labels, b->self_check == (SelfCheckState) st);
         }
+        if (b->has_pool) {
+                metrics_gauge(w, "mcp_exec_pool_size", "Warm units the broker keeps ready (MCP_EXEC_POOL_SIZE; 0 if it gave up).",
+                              b->pool_size);
+                metrics_gauge(w, "mcp_exec_pool_ready", "Warm units ready now.", b->pool_ready);
+                metrics_counter(w, "mcp_exec_pool_hits_total", "Runs that took a warm unit; since the broker started.",
+                                b->pool_hits);
+        }
 }
 
 int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {

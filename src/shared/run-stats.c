@@ -95,6 +95,17 @@ int run_stats_to_json(const RunStats *s, json_object **ret) {
                 r = json_add_int(j, "queued", (int64_t) s->queued);
         if (r >= 0)
                 r = json_add_string(j, "self_check", self_check_state_to_string(s->self_check) ?: "pending");
+        if (r >= 0 && s->has_pool) {
+                _cleanup_json_ json_object *pool = json_object_new_object();
+
+                r = pool ? json_add_int(pool, "size", (int64_t) s->pool_size) : -ENOMEM;
+                if (r >= 0)
+                        r = json_add_int(pool, "ready", (int64_t) s->pool_ready);
+                if (r >= 0)
+                        r = json_add_int(pool, "hits", (int64_t) s->pool_hits);
+                if (r >= 0)
+                        r = json_add(j, "pool", TAKE_PTR(pool));
+        }
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(j);
@@ -133,7 +144,7 @@ static bool duration_from_json(json_object *dur, uint64_t counts[static RUN_DURA
 
 int run_stats_from_json(json_object *j, RunStats *ret) {
         RunStats s = {};
-        json_object *runs;
+        json_object *runs, *pool;
         const char *ev;
 
         assert(ret);
@@ -153,6 +164,13 @@ int run_stats_from_json(json_object *j, RunStats *ret) {
         s.self_check = self_check_state_from_string(json_get_string(j, "self_check"));
         if (s.self_check < 0)
                 return -EBADMSG;
+        pool = json_get(j, "pool");
+        if (pool) {
+                if (!get_u64(json_get(pool, "size"), &s.pool_size) || !get_u64(json_get(pool, "ready"), &s.pool_ready) ||
+                    !get_u64(json_get(pool, "hits"), &s.pool_hits))
+                        return -EBADMSG;
+                s.has_pool = true;
+        }
         s.has_duration = duration_from_json(json_get(j, "duration"), s.duration_counts, &s.duration_sum_usec);
         if (!s.has_duration) {
                 memset(s.duration_counts, 0, sizeof s.duration_counts);

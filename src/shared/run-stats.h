@@ -7,7 +7,8 @@
  *
  *   {"event":"stats","runs":{"ok":N,"nonzero_exit":N,…},
  *    "duration":{"le_ms":[…],"counts":[…],"sum_us":N},
- *    "in_flight":N,"queued":N,"self_check":"pending|passed|failed"}
+ *    "in_flight":N,"queued":N,"self_check":"pending|passed|failed",
+ *    "pool":{"size":N,"ready":N,"hits":N}}
  *
  * "counts" has one entry per bound of "le_ms" (runs that took at most it and
  * more than the bound before) and one more for those above the last. */
@@ -55,6 +56,10 @@ typedef struct RunStats {
         uint64_t in_flight;             /* runs going (units started) */
         uint64_t queued;                /* runs waiting for a slot */
         SelfCheckState self_check;
+        bool has_pool;                  /* the warm pool's numbers are known */
+        uint64_t pool_size;             /* warm units to keep (0: none, or the pool gave up) */
+        uint64_t pool_ready;            /* warm units ready now */
+        uint64_t pool_hits;             /* runs that took a warm unit */
 } RunStats;
 
 /* Counts a run that ended (not a refused one) and its duration. */

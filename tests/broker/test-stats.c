@@ -39,11 +39,15 @@ TEST(test_reply) {
         stats_run_done(&s, &ok);
         stats_run_done(&s, &timeout);
         stats_refused(&s);
+        stats_start_failed(&s);
+        stats_set_pool(&s, 2, 1, 9);
         ASSERT_EQ_INT(stats_reply(&s, 2, 5, -1, &j), 0);
         ASSERT_EQ_INT(run_stats_from_json(j, &t), 0);
         ASSERT_EQ_U64(t.runs[RUN_OUTCOME_OK], 2);
         ASSERT_EQ_U64(t.runs[RUN_OUTCOME_TIMEOUT], 1);
         ASSERT_EQ_U64(t.runs[RUN_OUTCOME_REFUSED], 1);
+        ASSERT_EQ_U64(t.runs[RUN_OUTCOME_ERROR], 1);
+        ASSERT_TRUE(t.has_pool && t.pool_size == 2 && t.pool_ready == 1 && t.pool_hits == 9);
         ASSERT_EQ_U64(t.duration_counts[1], 2);         /* 80 ms: (50, 100] */
         ASSERT_EQ_U64(t.duration_counts[5], 1);         /* 2 s: (1, 2.5] */
         ASSERT_EQ_U64(t.duration_sum_usec, 2160000);

@@ -52,7 +52,8 @@ static int promtool(const char *text) {
 }
 
 static RunStats sample_stats(void) {
-        RunStats b = { .has_duration = true, .in_flight = 2, .queued = 1, .self_check = SELF_CHECK_PASSED };
+        RunStats b = { .has_duration = true, .in_flight = 2, .queued = 1, .self_check = SELF_CHECK_PASSED,
+                       .has_pool = true, .pool_size = 2, .pool_ready = 1, .pool_hits = 30 };
 
         b.runs[RUN_OUTCOME_OK] = 40;
         b.runs[RUN_OUTCOME_NONZERO_EXIT] = 3;
@@ -107,6 +108,10 @@ TEST(test_full) {
         has_line(t, "mcp_exec_self_check{state=\"pending\"} 0");
         has_line(t, "mcp_exec_self_check{state=\"passed\"} 1");
         has_line(t, "mcp_exec_self_check{state=\"failed\"} 0");
+        has_line(t, "mcp_exec_pool_size 2");
+        has_line(t, "mcp_exec_pool_ready 1");
+        has_line(t, "# TYPE mcp_exec_pool_hits_total counter");
+        has_line(t, "mcp_exec_pool_hits_total 30");
         has_line(t, "mcp_exec_calls_running 2");
         has_line(t, "mcp_exec_calls_queued 0");
         has_line(t, "mcp_exec_http_connections 3");
@@ -148,9 +153,11 @@ TEST(test_broker_down) {
         /* A histogram a broker of another version sent is left out. */
         RunStats b = sample_stats();
         b.has_duration = false;
+        b.has_pool = false;
         s.broker = &b;
         t = render(&s);
         ASSERT_TRUE(!strstr(t, "mcp_exec_run_duration_seconds"));
+        ASSERT_TRUE(!strstr(t, "mcp_exec_pool"));
         has_line(t, "mcp_exec_runs_total{outcome=\"ok\"} 40");
         if (promtool(t) >= 0)
                 ASSERT_EQ_INT(promtool(t), 0);

@@ -295,6 +295,8 @@ for n in "${NODES[@]}"; do
     grep -q "^mcp_exec_info{node=\"$n\"," "$HDIR/metrics.$n" || fail "$n: no mcp_exec_info for $n"
     ok=$(sed -n 's/^mcp_exec_runs_total{outcome="ok"} //p' "$HDIR/metrics.$n")
     ((ok >= 20)) || fail "$n: mcp_exec_runs_total{outcome=\"ok\"} is ${ok:-missing} after the runs above"
+    hits=$(sed -n 's/^mcp_exec_pool_hits_total //p' "$HDIR/metrics.$n")
+    ((hits >= 1)) || fail "$n: mcp_exec_pool_hits_total is ${hits:-missing}: no run took a warm unit?"
 done
 cancelled=$(cat "$HDIR"/metrics.exec* | sed -n 's/^mcp_exec_runs_total{outcome="cancelled"} //p' | awk '{ s += $1 } END { print s + 0 }')
 ((cancelled >= 2)) || fail "the two cancelled runs are not counted as cancelled ($cancelled)"

@@ -47,7 +47,8 @@ TEST(test_count) {
 
 TEST(test_round_trip) {
         _cleanup_json_ json_object *j = NULL;
-        RunStats s = { .in_flight = 3, .queued = 2, .self_check = SELF_CHECK_FAILED }, t;
+        RunStats s = { .in_flight = 3, .queued = 2, .self_check = SELF_CHECK_FAILED,
+                       .has_pool = true, .pool_size = 2, .pool_ready = 1, .pool_hits = 77 }, t;
         const char *text;
 
         for (int i = 0; i < _RUN_OUTCOME_MAX; i++)
@@ -68,6 +69,10 @@ TEST(test_round_trip) {
         ASSERT_EQ_U64(t.in_flight, 3);
         ASSERT_EQ_U64(t.queued, 2);
         ASSERT_EQ_INT(t.self_check, SELF_CHECK_FAILED);
+        ASSERT_TRUE(t.has_pool);
+        ASSERT_EQ_U64(t.pool_size, 2);
+        ASSERT_EQ_U64(t.pool_ready, 1);
+        ASSERT_EQ_U64(t.pool_hits, 77);
 }
 
 static int parse(const char *text, RunStats *ret) {
@@ -86,6 +91,7 @@ TEST(test_from_json) {
         ASSERT_EQ_U64(t.runs[RUN_OUTCOME_OK], 5);
         ASSERT_EQ_U64(t.runs[RUN_OUTCOME_CANCELLED], 0);
         ASSERT_FALSE(t.has_duration);
+        ASSERT_FALSE(t.has_pool);
         ASSERT_EQ_INT(t.self_check, SELF_CHECK_PASSED);
 
         /* Other bounds: the counters stay, the histogram is left out. */
@@ -109,6 +115,8 @@ TEST(test_from_json) {
         ASSERT_EQ_INT(parse("{\"event\":\"stats\",\"runs\":{},\"queued\":0,\"self_check\":\"passed\"}", &t), -EBADMSG);
         ASSERT_EQ_INT(parse("{\"event\":\"stats\",\"runs\":{},\"in_flight\":0,\"queued\":0,\"self_check\":\"ok\"}", &t),
                       -EBADMSG);
+        ASSERT_EQ_INT(parse("{\"event\":\"stats\",\"runs\":{},\"in_flight\":0,\"queued\":0,\"self_check\":\"passed\","
+                            "\"pool\":{\"size\":2,\"ready\":-1,\"hits\":0}}", &t), -EBADMSG);
         ASSERT_EQ_INT(parse("[]", &t), -EBADMSG);
         ASSERT_EQ_INT(run_stats_from_json(NULL, &t), -EBADMSG);
 }
