@@ -16,7 +16,7 @@
 #   5  legacy SSE: the endpoint names a host, and its calls run there
 #   6  cancel a 30 s run through the balancer (v1: notifications/cancelled; v2: closing the
 #      stream): its unit is gone on the host that ran it, well before the run would end (within
-#      5 s; measured 0.2 s and 1.4-2 s)
+#      5 s; measured 0.1-0.5 s and 1.4-2.0 s)
 #   7  runs per second through the balancer with one host (the other in maintenance) and with
 #      both (printed for the README, not checked; plain pass only)
 #   8  failover: the broker of exec1 stops (its runs stop, /healthz says 503, HAProxy marks it down
