@@ -38,6 +38,7 @@
 #include "session.h"
 #include "broker-proto.h"
 #include "socket-util.h"
+#include "stats.h"
 #include "util.h"
 
 #define FRONTEND_USER "mcp-exec"
@@ -110,6 +111,7 @@ struct Server {
         uint64_t units_loaded;          /* the manager's UnitsLoadTimestampMonotonic */
         LIST_HEAD(Session, sessions);
         unsigned n_sessions;
+        RunStats stats;                 /* {"op":"stats"} */
 };
 
 static const char *arg_listen;
@@ -330,6 +332,7 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_DURATION_MS=%" PRIu64, res->duration_usec / 1000,
                    "MCP_CPU_MS=%s", cpu,
                    "MCP_WARM=%i", c->warm);
+        stats_run_done(&c->server->stats, res);
 
         if (!c->gone) {
                 if (res->error)
@@ -411,6 +414,20 @@ static void client_handle_info(Client *c) {
         (void) broker_send(c->fd, j, NULL, 0);
 }
 
+/* Counters and gauges for the front end's /metrics and /healthz; answered
+ * at once, also while the self-check is under way. */
+static void client_handle_stats(Client *c) {
+        _cleanup_json_ json_object *j = NULL;
+        unsigned queued = 0;
+
+        LIST_FOREACH(wait, w, c->server->wait_list)
+                queued++;
+        stats_set_pool(&c->server->stats, pool_broken(c->server->pool) ? 0 : c->server->config.pool_size,
+                       pool_n_ready(c->server->pool), pool_n_hits(c->server->pool));
+        if (stats_reply(&c->server->stats, c->server->n_runs, queued, c->server->probe_state, &j) >= 0)
+                (void) broker_send(c->fd, j, NULL, 0);
+}
+
 static void on_discovery_done(json_object *info, void *userdata);
 
 /* Warm units imported what was installed when they started: after a package
@@ -461,6 +478,7 @@ static int client_start_run(Client *c) {
                 }
                 if (r < 0) {
                         log_error_errno(r, "Failed to start a run: %m");
+                        stats_start_failed(&s->stats);
                         return client_send_error(c, BROKER_ERROR_START_FAILED,
                                                  "could not ask systemd for a sandbox unit");
                 }
@@ -491,10 +509,11 @@ static int on_dispatch(sd_event_source *es, void *userdata) {
                 Client *c = s->wait_list;
 
                 client_unwait(c);
-                if (s->probe_state < 0)
+                if (s->probe_state < 0) {
+                        stats_refused(&s->stats);
                         (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
                                                  s->probe_failure ?: "the sandbox self-check failed");
-                else
+                } else
                         (void) client_start_run(c);
                 if (!c->run)
                         client_free(c);
@@ -538,8 +557,10 @@ static int client_handle_run(Client *c, json_object *req, int fds[], size_t n_fd
                 c->tag[i] = 0;
         }
 
-        if (s->probe_state < 0)
+        if (s->probe_state < 0) {
+                stats_refused(&s->stats);
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, s->probe_failure ?: "the sandbox self-check failed");
+        }
         for (size_t i = 0; i < n_fds; i++) {
                 c->run_fds[i] = fds[i];
                 fds[i] = -EBADF;
@@ -950,6 +971,9 @@ static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *use
         } else if (streq(op, "info")) {
                 c->timer = sd_event_source_disable_unref(c->timer);
                 client_handle_info(c);
+        } else if (streq(op, "stats")) {
+                c->timer = sd_event_source_disable_unref(c->timer);
+                client_handle_stats(c);
         }
         else
                 (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "unknown op");
@@ -1046,6 +1070,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 
         /* Connections cost little, but every one is bounded. */
         if (s->n_clients >= 2 * s->config.max_concurrent + 16) {
+                stats_refused(&s->stats);
                 refuse(cfd, BROKER_ERROR_BUSY, "too many connections");
                 return 0;
         }

@@ -17,6 +17,7 @@
 #define INFO_TIMEOUT_USEC (30 * USEC_PER_SEC)
 
 struct BrokerInfo {
+        char op[16];
         int fd;
         sd_event_source *io, *timer;
         bool reported;
@@ -44,9 +45,9 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         r = broker_recv(fd, &msg, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
-        /* EOF, garbage or any other answer: no info. */
+        /* EOF, garbage or any other answer: no answer. */
         ev = json_get_string(msg, "event");
-        report(b, ev && streq(ev, "info") ? msg : NULL);
+        report(b, ev && streq(ev, b->op) ? msg : NULL);
         return 0;
 }
 
@@ -55,20 +56,25 @@ static int on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t done, void *userdata,
-                      BrokerInfo **ret) {
+int broker_query_start(sd_event *e, const char *socket_path, const char *op, uint64_t timeout_usec,
+                       broker_info_done_t done, void *userdata, BrokerInfo **ret) {
         _cleanup_(broker_info_freep) BrokerInfo *b = NULL;
         _cleanup_json_ json_object *req = NULL;
         int r;
 
         assert(e);
         assert(socket_path);
+        assert(op);
         assert(done);
         assert(ret);
 
+        if (strlen(op) >= sizeof b->op)
+                return -EINVAL;
         b = new0(BrokerInfo, 1);
         if (!b)
                 return -ENOMEM;
+        b->fd = -EBADF;
+        strcpy(b->op, op);
         b->done = done;
         b->userdata = userdata;
         b->fd = broker_connect(socket_path);
@@ -77,18 +83,23 @@ int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t d
         req = json_object_new_object();
         if (!req)
                 return -ENOMEM;
-        json_object_object_add(req, "op", json_object_new_string("info"));
+        json_object_object_add(req, "op", json_object_new_string(op));
         r = broker_send(b->fd, req, NULL, 0);
         if (r < 0)
                 return r;
         r = sd_event_add_io(e, &b->io, b->fd, EPOLLIN, on_io, b);
         if (r < 0)
                 return r;
-        r = sd_event_add_time_relative(e, &b->timer, CLOCK_MONOTONIC, INFO_TIMEOUT_USEC, 0, on_timeout, b);
+        r = sd_event_add_time_relative(e, &b->timer, CLOCK_MONOTONIC, timeout_usec, 0, on_timeout, b);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(b);
         return 0;
+}
+
+int broker_info_start(sd_event *e, const char *socket_path, broker_info_done_t done, void *userdata,
+                      BrokerInfo **ret) {
+        return broker_query_start(e, socket_path, "info", INFO_TIMEOUT_USEC, done, userdata, ret);
 }
 
 BrokerInfo *broker_info_free(BrokerInfo *b) {

@@ -30,6 +30,7 @@
 #include "broker-info.h"
 #include "build-config.h"
 #include "config.h"
+#include "health.h"
 #include "launch-frame.h"
 #include "http-auth.h"
 #include "http-server.h"
@@ -37,6 +38,9 @@
 #include "json-util.h"
 #include "log.h"
 #include "main-func.h"
+#include "metrics.h"
+#include "node-id.h"
+#include "node-status.h"
 #include "macro.h"
 #include "mcp-server.h"
 #include "stdio-server.h"
@@ -62,6 +66,7 @@ typedef struct Daemon {
         int http_listen_fd;             /* taken by the HTTP server */
         HttpAuth http_auth;             /* likewise */
         HttpServer *http;
+        NodeStatus *status;             /* the broker's stats, for /healthz and /metrics */
 } Daemon;
 
 static bool arg_stdio;
@@ -160,6 +165,78 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static void health_input(Daemon *d, const RunStats *broker, HealthInput *ret) {
+        McpQueueStats q;
+
+        mcp_server_queue_stats(d->server, &q);
+        *ret = (HealthInput) {
+                .node = node_id(),
+                .broker = broker,
+                .calls_running = q.running,
+                .calls_waiting = q.waiting,
+                .max_running = q.max_running,
+                .max_waiting = q.max_waiting,
+        };
+}
+
+static int render_metrics(Daemon *d, const HealthInput *in, HttpStatusAnswer *ret) {
+        HttpServerStats hs;
+        StdioServerStats ss;
+        MetricsSnapshot m = {
+                .node = node_id(),
+                .version = PACKAGE_VERSION,
+                .healthy = health_decide(in) == HEALTH_OK,
+                .broker = in->broker,
+                .calls_running = in->calls_running,
+                .calls_waiting = in->calls_waiting,
+                .has_http = d->http,
+                .has_stdio = d->stdio,
+        };
+
+        http_server_get_stats(d->http, &hs);
+        m.http_connections = hs.connections;
+        m.http_accepted = hs.accepted;
+        m.http_refused = hs.refused;
+        m.http_expired = hs.expired;
+        m.http_sessions_streamable = hs.sessions_streamable;
+        m.http_sessions_legacy = hs.sessions_legacy;
+        m.http_streams = hs.streams;
+        stdio_server_get_stats(d->stdio, &ss);
+        m.stdio_connections = ss.connections;
+        m.stdio_refused_full = ss.refused_full;
+        m.stdio_refused_uid = ss.refused_uid;
+        m.stdio_closed_silent = ss.closed_silent;
+
+        ret->status = 200;
+        ret->content_type = METRICS_CONTENT_TYPE;
+        return metrics_render(&m, &ret->body, &ret->size);
+}
+
+/* GET /healthz and /metrics: both from the broker's stats, asked at most
+ * once a second (node-status.c), and our own queue and connections. */
+static int on_http_status(HttpServer *h, HttpStatusKind kind, bool details, HttpStatusAnswer *ret, void *userdata) {
+        Daemon *d = userdata;
+        const RunStats *broker;
+        HealthInput in;
+        int r;
+
+        r = node_status_get(d->status, &broker);
+        if (r <= 0)
+                return r;
+        health_input(d, broker, &in);
+        if (kind == HTTP_STATUS_METRICS)
+                r = render_metrics(d, &in, ret);
+        else
+                r = health_answer(&in, details, &ret->status, &ret->content_type, &ret->body, &ret->size);
+        return r < 0 ? r : 1;
+}
+
+static void on_node_status_ready(NodeStatus *n, void *userdata) {
+        Daemon *d = userdata;
+
+        http_server_status_ready(d->http);
+}
+
 static void on_own_stdio_closed(LineConn *l, void *userdata) {
         Daemon *d = userdata;
         (void) sd_event_exit(d->event, 0);
@@ -248,6 +325,10 @@ static int daemon_serve(Daemon *d) {
                                     on_http_activity, d, &d->http);
                 if (r < 0)
                         return log_error_errno(r, "Cannot start the HTTP server: %m");
+                r = node_status_new(d->event, arg_broker_socket, on_node_status_ready, d, &d->status);
+                if (r < 0)
+                        return log_error_errno(r, "Cannot set up /healthz and /metrics: %m");
+                http_server_set_status_handler(d->http, on_http_status, d);
         }
         (void) sd_notify(false, "READY=1\nSTATUS=Serving");
         daemon_update_idle(d);
@@ -272,8 +353,9 @@ static bool env_true(const char *name) {
         return e && (streq(e, "1") || streq(e, "yes") || streq(e, "true"));
 }
 
-/* Who may use the HTTP socket: the token, allowed Origins, the Host check.
- * A socket others can reach is refused without a token. */
+/* Who may use the HTTP socket: the token, allowed Origins, the Host check
+ * (loopback names on loopback, and MCP_EXEC_ALLOWED_HOSTS anywhere). A
+ * socket others can reach is refused without a token. */
 static int http_setup(Daemon *d) {
         _cleanup_free_ char *host = NULL;
         const char *source = NULL, *why = NULL;
@@ -293,6 +375,8 @@ static int http_setup(Daemon *d) {
                 return r;
         }
         r = http_auth_parse_origins(getenv("MCP_EXEC_ALLOWED_ORIGINS"), &d->http_auth.origins);
+        if (r >= 0)
+                r = http_auth_parse_hosts(d->config.allowed_hosts, &d->http_auth.hosts);
         if (r < 0)
                 return log_oom();
         if (!loopback && !d->http_auth.token && !env_true("MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN")) {
@@ -308,9 +392,11 @@ static int http_setup(Daemon *d) {
         d->http_auth.port = port;
         if (!loopback && !d->http_auth.token)
                 log_warning("Serving HTTP beyond loopback without a token, as MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN says.");
-        log_struct(LOG_INFO, "MESSAGE=Serving HTTP on %s:%u (/mcp, /sse); token: %s.", host ?: "unix socket",
-                   (unsigned) port, source ?: loopback ? "none, loopback only" : "none",
+        log_struct(LOG_INFO, "MESSAGE=Serving HTTP on %s:%u (/mcp, /sse) as node %s; token: %s.",
+                   host ?: "unix socket", (unsigned) port, node_id(),
+                   source ?: loopback ? "none, loopback only" : "none",
                    "MCP_TRANSPORT=http",
+                   "MCP_NODE_ID=%s", node_id(),
                    "MCP_HTTP_LISTEN=%s:%u", host ?: "unix", (unsigned) port,
                    "MCP_HTTP_AUTH=%s", source ?: "none");
         d->http_auth.bound_host = TAKE_PTR(host);
@@ -368,6 +454,7 @@ static Daemon *daemon_free(Daemon *d) {
         /* Before the core: their sessions belong to it. */
         d->stdio = stdio_server_free(d->stdio);
         d->http = http_server_free(d->http);
+        d->status = node_status_free(d->status);
         safe_close(d->http_listen_fd);
         safe_close(d->stdio_listen_fd);
         http_auth_done(&d->http_auth);
@@ -413,6 +500,14 @@ static int daemon_new(Daemon **ret) {
                 return -EINVAL;
         }
         d->idle_usec = idle_s * USEC_PER_SEC;
+        /* Valid if set (config_parse() checked); else from the machine id. */
+        r = node_id_init(d->config.node_id);
+        if (r < 0) {
+                log_struct(LOG_ERR, "MESSAGE=Cannot derive a node id from the machine id (%s); set MCP_EXEC_NODE_ID.",
+                           strerror(-r),
+                           "MCP_CONFIG_ERROR=MCP_EXEC_NODE_ID");
+                return r;
+        }
         if (streq(d->config.transport, "stdio"))
                 arg_stdio = true;
         *ret = TAKE_PTR(d);

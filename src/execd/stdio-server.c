@@ -354,6 +354,19 @@ StdioServer *stdio_server_free(StdioServer *s) {
         return NULL;
 }
 
+void stdio_server_get_stats(const StdioServer *s, StdioServerStats *ret) {
+        assert(ret);
+
+        *ret = (StdioServerStats) {};
+        if (s)
+                *ret = (StdioServerStats) {
+                        .connections = s->n_conns,
+                        .refused_full = s->n_full,
+                        .refused_uid = s->n_uid,
+                        .closed_silent = s->n_silent,
+                };
+}
+
 bool stdio_server_is_idle(const StdioServer *s) {
         return !s || s->n_conns == 0;
 }

@@ -45,5 +45,15 @@ bool stdio_server_has_pending(const StdioServer *s);
 /* Stops accepting; the backlog stays for the next instance. */
 void stdio_server_quiesce(StdioServer *s);
 
+/* What /metrics shows of the local socket. */
+typedef struct StdioServerStats {
+        unsigned connections;           /* open now */
+        uint64_t refused_full;          /* past max_connections */
+        uint64_t refused_uid;           /* past max_per_uid */
+        uint64_t closed_silent;         /* no first message in time */
+} StdioServerStats;
+
+void stdio_server_get_stats(const StdioServer *s, StdioServerStats *ret);
+
 /* The JSON-RPC error line a refused peer gets (newline not included). */
 int stdio_refusal_line(uid_t uid, const char *reason, char **ret);

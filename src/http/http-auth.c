@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "http-auth.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +15,7 @@
 #include "parse-util.h"
 #include "strv.h"
 
+static bool host_is_loopback(const HttpAuth *a, const char *host);
 
 void http_auth_done(HttpAuth *a) {
         if (!a)
@@ -20,6 +23,8 @@ void http_auth_done(HttpAuth *a) {
         a->token = mfree(a->token);
         strv_free(a->origins);
         a->origins = NULL;
+        strv_free(a->hosts);
+        a->hosts = NULL;
         a->bound_host = mfree(a->bound_host);
 }
 
@@ -65,7 +70,7 @@ bool http_auth_origin_ok(const HttpAuth *a, const char *origin) {
         /* Our own origin is no cross-site request (a page there would be us).
          * Only on loopback, where the Host rule says who we are; a rebound
          * name (http://evil.example:8080) fails that rule. */
-        if (a->check_host && strncmp(origin, "http://", 7) == 0 && http_auth_host_ok(a, origin + 7))
+        if (a->check_host && strncmp(origin, "http://", 7) == 0 && host_is_loopback(a, origin + 7))
                 return true;
         for (char **o = a->origins; o && *o; o++)
                 if (origin_eq(origin, *o))
@@ -73,14 +78,13 @@ bool http_auth_origin_ok(const HttpAuth *a, const char *origin) {
         return false;
 }
 
-bool http_auth_host_ok(const HttpAuth *a, const char *host) {
-        static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
+/* Splits "name[:port]" (name may be a bracketed IPv6 literal): the name's
+ * length, and the port, 0 if none is given. False if it is no such thing. */
+static bool split_host(const char *host, size_t *ret_name_len, uint16_t *ret_port) {
         const char *port_s;
         size_t name_len;
-        uint16_t port = 80;
+        uint16_t port = 0;
 
-        if (!a->check_host)
-                return true;
         if (isempty(host))
                 return false;
         if (host[0] == '[') {
@@ -90,22 +94,82 @@ bool http_auth_host_ok(const HttpAuth *a, const char *host) {
                 name_len = (size_t) (close - host + 1);
         } else
                 name_len = strcspn(host, ":");
+        if (name_len == 0)
+                return false;
         port_s = host + name_len;
         if (*port_s == ':') {
-                if (parse_port(port_s + 1, &port) < 0)
+                if (parse_port(port_s + 1, &port) < 0 || port == 0)
                         return false;
         } else if (*port_s)
                 return false;
-        if (port != a->port)
-                return false;
+        *ret_name_len = name_len;
+        *ret_port = port;
+        return true;
+}
 
+static bool host_is_loopback(const HttpAuth *a, const char *host) {
+        static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
+        size_t name_len;
+        uint16_t port;
+
+        if (!split_host(host, &name_len, &port))
+                return false;
+        if ((port ?: 80) != a->port)
+                return false;
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (strlen(names[i]) == name_len && strncasecmp(host, names[i], name_len) == 0)
                         return true;
         return a->bound_host && strlen(a->bound_host) == name_len && strncasecmp(host, a->bound_host, name_len) == 0;
 }
 
-int http_auth_parse_origins(const char *list, char ***ret) {
+static bool host_is_listed(const HttpAuth *a, const char *host) {
+        size_t name_len, entry_len;
+        uint16_t port, entry_port;
+
+        if (!split_host(host, &name_len, &port))
+                return false;
+        for (char **e = a->hosts; e && *e; e++) {
+                if (!split_host(*e, &entry_len, &entry_port))
+                        continue;
+                if (entry_len == name_len && strncasecmp(host, *e, name_len) == 0 &&
+                    (entry_port == 0 || entry_port == port))
+                        return true;
+        }
+        return false;
+}
+
+bool http_auth_host_is_address(const char *host, const struct sockaddr *sa) {
+        char a[INET6_ADDRSTRLEN + 2] = "";
+        size_t name_len;
+        uint16_t port;
+
+        if (!sa || !split_host(host, &name_len, &port))
+                return false;
+        if (sa->sa_family == AF_INET)
+                (void) inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, a, sizeof a);
+        else if (sa->sa_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *) sa)->sin6_addr))
+                /* An IPv4 client of a dual-stack socket. */
+                (void) inet_ntop(AF_INET, ((const struct sockaddr_in6 *) sa)->sin6_addr.s6_addr + 12, a, sizeof a);
+        else if (sa->sa_family == AF_INET6) {
+                a[0] = '[';
+                if (inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, a + 1, sizeof a - 2))
+                        strcat(a, "]");
+                else
+                        a[0] = 0;
+        }
+        return a[0] && strlen(a) == name_len && strncasecmp(host, a, name_len) == 0 &&
+               (port ?: 80) == sockaddr_port(sa);
+}
+
+bool http_auth_host_ok(const HttpAuth *a, const char *host) {
+        if (a->hosts && host_is_listed(a, host))
+                return true;
+        if (a->check_host)
+                return host_is_loopback(a, host);
+        return !a->hosts;
+}
+
+static int parse_list(const char *list, char ***ret) {
         char **l = NULL;
         size_t n = 0;
 
@@ -137,6 +201,14 @@ int http_auth_parse_origins(const char *list, char ***ret) {
 oom:
         strv_free(l);
         return -ENOMEM;
+}
+
+int http_auth_parse_origins(const char *list, char ***ret) {
+        return parse_list(list, ret);
+}
+
+int http_auth_parse_hosts(const char *list, char ***ret) {
+        return parse_list(list, ret);
 }
 
 static int check_token(char *t, const char **ret_error) {

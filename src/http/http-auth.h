@@ -3,17 +3,27 @@
 
 /* Who may talk to the HTTP transport: the bearer token, the Origin
  * allow-list and the Host check against DNS rebinding. Pure functions over
- * header values, so they are unit-tested without a server. */
+ * header values, so they are unit-tested without a server.
+ *
+ * The Host rule: on loopback, Host must name the loopback address we listen
+ * on with our port (a browser steered to us by a rebound DNS name carries
+ * that name instead). Beyond loopback a token is required, which a rebound
+ * page cannot have, so Host is not checked unless MCP_EXEC_ALLOWED_HOSTS
+ * lists names: then it must be one of them (on loopback: or a loopback
+ * name). Behind a reverse proxy, Host is whatever the proxy sends: the
+ * client's own (HAProxy's default) or one the proxy sets. */
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #define HTTP_AUTH_TOKEN_MAX 4096
 
 typedef struct HttpAuth {
         char *token;            /* NULL: no token required (loopback only) */
         char **origins;         /* allowed Origin values, NULL-terminated; NULL: none */
-        bool check_host;        /* bound to loopback: Host must name it */
+        char **hosts;           /* MCP_EXEC_ALLOWED_HOSTS: host or host:port, NULL-terminated; NULL: none */
+        bool check_host;        /* bound to loopback: Host must name it (or be listed in hosts) */
         uint16_t port;          /* the bound port, for the Host check */
         char *bound_host;       /* the bound address as Host spells it ("127.0.0.1", "[::1]") */
 } HttpAuth;
@@ -28,12 +38,23 @@ bool http_auth_token_ok(const HttpAuth *a, const char *x_mcp_auth, const char *a
  * our own loopback origin (http://localhost:PORT, 127.0.0.1, [::1]). */
 bool http_auth_origin_ok(const HttpAuth *a, const char *origin);
 
-/* The Host header must name the loopback address we listen on (localhost,
- * 127.0.0.1, [::1] or the bound literal) with our port. */
+/* On loopback the Host header must name the loopback address we listen on
+ * (localhost, 127.0.0.1, [::1] or the bound literal) with our port, or be
+ * listed in hosts. Elsewhere: listed, if there is a list. A listed name
+ * without a port matches it with any port or none; with a port, only
+ * Host: name:port. Names compare case-insensitively. */
 bool http_auth_host_ok(const HttpAuth *a, const char *host);
 
-/* MCP_EXEC_ALLOWED_ORIGINS: comma-separated, blanks around entries ignored. */
+/* True if host is the literal address sa (the connection's own end), with
+ * its port or none (80): a client that addressed us by our address, like a
+ * load balancer's check or a scraper. No browser is steered to an address
+ * by a rebound name, so this passes where the allow-list does not list it. */
+bool http_auth_host_is_address(const char *host, const struct sockaddr *sa);
+
+/* MCP_EXEC_ALLOWED_ORIGINS and MCP_EXEC_ALLOWED_HOSTS: comma-separated,
+ * blanks around entries ignored (config_parse() checked the host entries). */
 int http_auth_parse_origins(const char *list, char ***ret);
+int http_auth_parse_hosts(const char *list, char ***ret);
 
 /* The token: the credential "auth-token" (LoadCredential=) if present, else
  * MCP_EXEC_AUTH_TOKEN, which is then removed from the environment. *ret is

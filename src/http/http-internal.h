@@ -14,6 +14,7 @@
 #include "list.h"
 #include "mcp-server.h"
 #include "json-cleanup.h"
+#include "node-id.h"
 
 #if MHD_VERSION >= 0x00097002
 typedef enum MHD_Result mhd_result;
@@ -68,6 +69,9 @@ struct HttpServer {
         HttpSession *sessions;
         unsigned n_sessions;            /* streamable and legacy ones: the limited kinds */
         HttpRequest *suspended;         /* every one must be resumed before MHD stops */
+        http_status_t status_handler;   /* /healthz, /metrics */
+        void *status_userdata;
+        HttpRequest *status_waiting;    /* for the handler's answer */
 
         http_server_activity_t on_activity;
         void *userdata;
@@ -94,6 +98,10 @@ struct HttpRequest {
         bool too_large, over_budget;
 
         LIST_FIELDS(HttpRequest, susp);         /* in HttpServer.suspended */
+        /* GET /healthz or /metrics. */
+        bool is_status, status_details, status_waiting;
+        HttpStatusKind status_kind;
+        LIST_FIELDS(HttpRequest, status);       /* in HttpServer.status_waiting */
         bool suspended, peer_gone;
         sd_event_source *hangup;
 
@@ -124,7 +132,7 @@ struct HttpSession {
         LIST_FIELDS(HttpSession, sessions);     /* in HttpServer.sessions */
         HttpSessionKind kind;
         McpSession *mcp;
-        char id[33];                    /* Mcp-Session-Id or sessionId=; empty for stateless */
+        char id[NODE_ID_HANDLE_MAX];    /* Mcp-Session-Id or sessionId= (node_id_mint()); empty for stateless */
         HttpRequest *requests;          /* POSTs waiting for a reply */
         HttpRequest *stream;            /* GET /mcp or /sse */
         HttpRequest *current;           /* the POST being handed to the core right now */
@@ -195,6 +203,10 @@ void http_sessions_sweep(HttpServer *h);
 
 /* streamable.c: /mcp */
 mhd_result streamable_handle(HttpRequest *req);
+
+/* http-status.c: /healthz and /metrics */
+mhd_result http_status_handle(HttpRequest *req);
+void http_status_request_gone(HttpRequest *req);
 
 /* legacy-sse.c: /sse and /messages */
 mhd_result legacy_sse_open(HttpRequest *req);

@@ -109,6 +109,28 @@ void http_server_activity(HttpServer *h) {
                 h->on_activity(h, h->userdata);
 }
 
+void http_server_get_stats(const HttpServer *h, HttpServerStats *ret) {
+        assert(ret);
+
+        *ret = (HttpServerStats) {};
+        if (!h)
+                return;
+        *ret = (HttpServerStats) {
+                .connections = h->n_connections,
+                .accepted = h->n_accepted,
+                .refused = h->n_refused,
+                .expired = h->n_expired,
+        };
+        LIST_FOREACH(sessions, s, h->sessions) {
+                if (s->kind == HTTP_SESSION_STREAMABLE)
+                        ret->sessions_streamable++;
+                else if (s->kind == HTTP_SESSION_LEGACY)
+                        ret->sessions_legacy++;
+                if (s->stream)
+                        ret->streams++;
+        }
+}
+
 bool http_server_is_idle(const HttpServer *h) {
         return !h || (h->n_connections == 0 && !h->sessions);
 }
@@ -237,7 +259,8 @@ mhd_result http_request_error(HttpRequest *req, unsigned status, int code, const
             (status == MHD_HTTP_METHOD_NOT_ALLOWED &&
              MHD_add_response_header(resp, "Allow",
                                      streq(req->url, "/mcp") ? "GET, POST, DELETE" :
-                                     streq(req->url, "/sse") ? "GET" : "POST") == MHD_NO) ||
+                                     streq(req->url, "/sse") ? "GET" :
+                                     streq(req->url, "/messages") ? "POST" : "GET, HEAD") == MHD_NO) ||
             (status == MHD_HTTP_SERVICE_UNAVAILABLE && MHD_add_response_header(resp, "Retry-After", "5") == MHD_NO)) {
                 MHD_destroy_response(resp);
                 return MHD_NO;
@@ -268,6 +291,7 @@ mhd_result http_request_queue_reply(HttpRequest *req) {
                 return MHD_NO;
         req->reply = NULL;
         if (MHD_add_response_header(resp, "Content-Type", req->reply_type) == MHD_NO ||
+            (req->is_status && MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_NO) ||
             (req->reply_session_header && req->session &&
              MHD_add_response_header(resp, "Mcp-Session-Id", req->session->id) == MHD_NO)) {
                 MHD_destroy_response(resp);
@@ -379,6 +403,7 @@ static HttpRequest *request_free(HttpRequest *req) {
                 LIST_REMOVE(susp, h->suspended, req);
         }
         sd_event_source_disable_unref(req->keepalive);
+        http_status_request_gone(req);
         http_session_request_gone(req);
         input_budget_release(h->config.budget, req->budget_held);
         free(req->body);
@@ -433,6 +458,37 @@ static void log_refusal(HttpRequest *req, unsigned status, const char *why) {
                    "MCP_DECISION=%s", "denied");
 }
 
+/* The Host rule (http-auth.h), and Host naming the address the client
+ * connected to. */
+static bool host_ok(HttpServer *h, struct MHD_Connection *conn) {
+        const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+        const union MHD_ConnectionInfo *i;
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+
+        if (http_auth_host_ok(&h->auth, host))
+                return true;
+        i = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        return i && getsockname(i->connect_fd, (struct sockaddr *) &ss, &len) >= 0 &&
+               http_auth_host_is_address(host, (struct sockaddr *) &ss);
+}
+
+/* /healthz and /metrics take no body; one sent anyway is refused unread
+ * (/healthz answers anyone: nobody may make us buffer for it). */
+static mhd_result status_begin(HttpRequest *req, HttpStatusKind kind, bool details) {
+        const char *cl = http_request_header(req, "Content-Length");
+
+        if (!streq(req->method, "GET") && !streq(req->method, "HEAD"))
+                return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, JSONRPC_SERVER_ERROR, "Method Not Allowed");
+        if ((cl && !streq(cl, "0")) || http_request_header(req, "Transfer-Encoding"))
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
+                                          "Bad Request: this endpoint takes no body");
+        req->is_status = true;
+        req->status_kind = kind;
+        req->status_details = details;
+        return MHD_YES;
+}
+
 static mhd_result preflight(HttpRequest *req) {
         struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 
@@ -461,6 +517,8 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
         bool is_mcp = streq(url, "/mcp"), is_sse = streq(url, "/sse"), is_messages = streq(url, "/messages");
         bool get = streq(method, "GET"), post = streq(method, "POST"), del = streq(method, "DELETE");
+        bool is_health = h->status_handler && streq(url, "/healthz");
+        bool is_metrics = h->status_handler && streq(url, "/metrics");
         const char *accept, *v;
         HttpRequest *req;
 
@@ -471,9 +529,20 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         *con_cls = req;
         http_conn_request_begins(req);
 
+        /* Load balancers' health checks carry no token and often no Host:
+         * the verdict is for anyone, its reasons only for who passes every
+         * check below. */
+        if (is_health)
+                return status_begin(
+                        req, HTTP_STATUS_HEALTH,
+                        host_ok(h, conn) && http_auth_origin_ok(&h->auth, origin) &&
+                                http_auth_token_ok(&h->auth,
+                                                   MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-MCP-AUTH"),
+                                                   MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")));
+
         /* DNS rebinding: a browser tricked into calling us names the
          * attacker's host, and carries its Origin. */
-        if (!http_auth_host_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"))) {
+        if (!host_ok(h, conn)) {
                 log_refusal(req, MHD_HTTP_FORBIDDEN, "Host does not name this server");
                 return http_request_error(req, MHD_HTTP_FORBIDDEN, JSONRPC_SERVER_ERROR,
                                           "Forbidden: Host header does not name this server");
@@ -499,6 +568,8 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
                 return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many connections; retry later");
         }
+        if (is_metrics)
+                return status_begin(req, HTTP_STATUS_METRICS, true);
         if (!is_mcp && !is_sse && !is_messages)
                 return http_request_error(req, MHD_HTTP_NOT_FOUND, JSONRPC_SERVER_ERROR,
                                           "Not Found: the MCP endpoint is /mcp");
@@ -535,6 +606,8 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
 }
 
 static mhd_result dispatch(HttpRequest *req) {
+        if (req->is_status)
+                return http_status_handle(req);
         if (streq(req->url, "/mcp"))
                 return streamable_handle(req);
         if (streq(req->url, "/sse"))

@@ -46,6 +46,44 @@ typedef struct HttpServerConfig {
 /* Called when connections or sessions come or go (for idle exit). */
 typedef void (*http_server_activity_t)(HttpServer *h, void *userdata);
 
+/* GET /healthz and GET /metrics, answered by whoever knows the node's state
+ * (the daemon: the broker's view, the queue). /healthz is for load
+ * balancers, which send no token and often no Host: anyone gets the status
+ * code, the details only a caller who passed the token, Host and Origin
+ * checks. /metrics is checked like /mcp. Without a handler both are 404. */
+typedef enum HttpStatusKind {
+        HTTP_STATUS_HEALTH,
+        HTTP_STATUS_METRICS,
+} HttpStatusKind;
+
+typedef struct HttpStatusAnswer {
+        unsigned status;                /* 200, 503, ... */
+        const char *content_type;       /* static */
+        char *body;                     /* taken */
+        size_t size;
+} HttpStatusAnswer;
+
+/* 1 with *ret filled; 0 if the answer is not there yet (the request waits
+ * for http_server_status_ready(), then asks again); < 0 on failure (500). */
+typedef int (*http_status_t)(HttpServer *h, HttpStatusKind kind, bool details, HttpStatusAnswer *ret, void *userdata);
+
+void http_server_set_status_handler(HttpServer *h, http_status_t handler, void *userdata);
+/* The handler can answer now: the requests waiting for it are asked again. */
+void http_server_status_ready(HttpServer *h);
+
+/* What /metrics shows of the HTTP side. */
+typedef struct HttpServerStats {
+        unsigned connections;           /* open now */
+        uint64_t accepted;              /* since start, also those refused at once */
+        uint64_t refused;               /* 503 at the connection limit */
+        uint64_t expired;               /* closed at their header or body deadline */
+        unsigned sessions_streamable;   /* Mcp-Session-Id sessions */
+        unsigned sessions_legacy;       /* legacy SSE sessions */
+        unsigned streams;               /* GET /mcp and /sse streams */
+} HttpServerStats;
+
+void http_server_get_stats(const HttpServer *h, HttpServerStats *ret);
+
 /* Serves the listening socket fd (taken: closed by http_server_free()). auth
  * is taken too (its strings owned by the server afterwards). */
 int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServerConfig *config, HttpAuth *auth,

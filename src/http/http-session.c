@@ -16,6 +16,7 @@
 #include "list.h"
 #include "log.h"
 #include "macro.h"
+#include "node-id.h"
 #include "util.h"
 
 static const char *kind_name(HttpSessionKind k) {
@@ -145,7 +146,9 @@ int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret) {
         s->kind = kind;
         s->last_used = now_usec();
         if (kind != HTTP_SESSION_STATELESS) {
-                r = random_hex128(s->id);
+                /* "<node>.<hex>": a load balancer routes the session's
+                 * later requests here by the prefix. */
+                r = node_id_mint(s->id);
                 if (r < 0) {
                         free(s);
                         return r;
@@ -226,7 +229,9 @@ HttpSession *http_session_free(HttpSession *s) {
 }
 
 HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id) {
-        if (isempty(id))
+        /* Another node's id (its host went away, or a balancer misrouted
+         * it) is as unknown as a made-up one: 404, and the client starts over. */
+        if (!node_id_owns(id))
                 return NULL;
         LIST_FOREACH(sessions, s, h->sessions)
                 if (s->kind == kind && streq(s->id, id))

@@ -144,6 +144,18 @@ unsigned mcp_server_in_flight(const McpServer *s) {
         return call_queue_running(s->queue) + call_queue_waiting(s->queue);
 }
 
+void mcp_server_queue_stats(const McpServer *s, McpQueueStats *ret) {
+        assert(s);
+        assert(ret);
+
+        *ret = (McpQueueStats) {
+                .running = call_queue_running(s->queue),
+                .waiting = call_queue_waiting(s->queue),
+                .max_running = call_queue_max_running(s->queue),
+                .max_waiting = call_queue_max_waiting(s->queue),
+        };
+}
+
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
                     McpSession **ret) {
         _cleanup_(mcp_session_freep) McpSession *s = NULL;

@@ -142,6 +142,13 @@ const char *mcp_session_protocol_version(const McpSession *s);
 /* Runs queued or in progress over all sessions. */
 unsigned mcp_server_in_flight(const McpServer *s);
 
+/* The call queue of all sessions, for health and metrics. */
+typedef struct McpQueueStats {
+        unsigned running, waiting;
+        uint64_t max_running, max_waiting;
+} McpQueueStats;
+void mcp_server_queue_stats(const McpServer *s, McpQueueStats *ret);
+
 /* Every revision we speak, oldest first, NULL-terminated; the last is the
  * newest. An initialize asking for a version we do not know is answered with
  * the newest that has initialize (2025-11-25): the last one, 2026-07-28, is

@@ -12,6 +12,7 @@
  *   client → broker  {"op":"detach"}  after "started": the caller has its result (the launcher's
  *                    report); closing the connection then does not cancel the run
  *   client → broker  {"op":"info"}  →  {"event":"info", …limits…}
+ *   client → broker  {"op":"stats"} →  {"event":"stats", …counters…}   (run-stats.h)
  *
  * Sessions (one interpreter for many calls; the broker mints the id, the
  * front end says who owns it: caller and scope are checked on every use):

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "macro.h"
+#include "node-id.h"
 
 const char *const config_known_names[] = {
         "MCP_EXEC_TRANSPORT",      "MCP_EXEC_ADDR",           "MCP_EXEC_DEFAULT_TIMEOUT_S",
@@ -28,6 +29,7 @@ const char *const config_known_names[] = {
         "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", "MCP_EXEC_POOL_SIZE", "MCP_EXEC_POOL_IDLE_S", "MCP_EXEC_PRELOAD",
         "MCP_EXEC_SESSION_IDLE_S", "MCP_EXEC_SESSION_MAX_S", "MCP_EXEC_MAX_SESSIONS",
         "MCP_EXEC_MAX_SESSIONS_PER_CALLER",
+        "MCP_EXEC_NODE_ID",        "MCP_EXEC_ALLOWED_HOSTS",
         /* Read by every program (log.c) and by the mcp-exec client. */
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
         NULL,
@@ -162,7 +164,7 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 .stdio_max_per_uid = 32,
                 .stdio_hello_timeout_s = 30,
         };
-        const char *v;
+        const char *v, *node, *hosts;
         int r;
 
         assert(ret);
@@ -199,6 +201,26 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         if (v && !isempty(v) && !streq(v, "stdio") && !streq(v, "http") && !streq(v, "sse"))
                 return fail(ret_error, "MCP_EXEC_TRANSPORT=%s: invalid value, expected stdio, http or sse", v);
 
+        node = env_lookup(envp, "MCP_EXEC_NODE_ID");
+        if (node && !isempty(node) && !node_id_is_valid(node))
+                return fail(ret_error, "MCP_EXEC_NODE_ID=%s: invalid value, expected 1 to %u of a-z, 0-9 and -", node,
+                            NODE_ID_MAX);
+
+        hosts = env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS");
+        for (const char *p = hosts ?: ""; *p;) {
+                size_t len = strcspn(p, ",");
+                const char *s = p, *e = p + len;
+
+                while (s < e && (*s == ' ' || *s == '\t'))
+                        s++;
+                while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+                        e--;
+                if (e > s && !config_host_entry_is_valid(s, (size_t) (e - s)))
+                        return fail(ret_error, "MCP_EXEC_ALLOWED_HOSTS=%s: invalid entry '%.*s', expected host or host:port",
+                                    hosts, (int) (e - s), s);
+                p += len + (p[len] == ',');
+        }
+
         v = env_lookup(envp, "MCP_EXEC_PYTHON");
         if (v && isempty(v))
                 return fail(ret_error, "MCP_EXEC_PYTHON is empty");
@@ -213,7 +235,9 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         c.transport = strdup(env_lookup(envp, "MCP_EXEC_TRANSPORT") ?: "");
         c.addr = strdup(env_lookup(envp, "MCP_EXEC_ADDR") ?: ":8080");
         c.python = strdup(env_lookup(envp, "MCP_EXEC_PYTHON") ?: "python3");
-        if (!c.transport || !c.addr || !c.python) {
+        c.node_id = strdup(node ?: "");
+        c.allowed_hosts = strdup(hosts ?: "");
+        if (!c.transport || !c.addr || !c.python || !c.node_id || !c.allowed_hosts) {
                 config_done(&c);
                 return -ENOMEM;
         }
@@ -229,6 +253,52 @@ void config_done(Config *c) {
         c->addr = (free(c->addr), NULL);
         c->python = (free(c->python), NULL);
         c->preload = (free(c->preload), NULL);
+        c->node_id = (free(c->node_id), NULL);
+        c->allowed_hosts = (free(c->allowed_hosts), NULL);
+}
+
+bool config_host_entry_is_valid(const char *s, size_t len) {
+        const char *e = s + len, *colon;
+        size_t n;
+
+        assert(s);
+
+        if (len == 0 || len > 255 + 6)
+                return false;
+        if (*s == '[') {
+                const char *close = memchr(s, ']', len);
+                if (!close || close == s + 1)
+                        return false;
+                n = (size_t) (close - s - 1);
+                for (const char *p = s + 1; p < close; p++)
+                        if (!strchr("0123456789abcdefABCDEF:.", *p))
+                                return false;
+                colon = close + 1;
+                if (colon != e && *colon != ':')
+                        return false;
+        } else {
+                colon = memchr(s, ':', len) ?: e;
+                n = (size_t) (colon - s);
+                if (n == 0 || n > 253 || s[0] == '.' || s[0] == '-')
+                        return false;
+                for (const char *p = s; p < colon; p++)
+                        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *p))
+                                return false;
+        }
+        if (n == 0)
+                return false;
+        if (colon < e) {
+                char port[6];
+                uint16_t p;
+
+                if ((size_t) (e - colon - 1) == 0 || (size_t) (e - colon - 1) >= sizeof port)
+                        return false;
+                memcpy(port, colon + 1, (size_t) (e - colon - 1));
+                port[e - colon - 1] = 0;
+                if (parse_port(port, &p) < 0 || p == 0)
+                        return false;
+        }
+        return true;
 }
 
 int config_resolve_python(const char *value, char **ret_path, char **ret_error) {

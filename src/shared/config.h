@@ -7,6 +7,7 @@
  * the Go server are kept so its users can switch. */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "parse-util.h"
@@ -49,6 +50,8 @@ typedef struct Config {
         uint64_t stdio_max_connections; /* MCP_EXEC_STDIO_MAX_CONNECTIONS, local sessions, 256 */
         uint64_t stdio_max_per_uid;     /* MCP_EXEC_STDIO_MAX_PER_UID, local sessions of one uid, 32 */
         uint64_t stdio_hello_timeout_s; /* MCP_EXEC_STDIO_HELLO_TIMEOUT_S, a local session's first message, 30 */
+        char *node_id;                  /* MCP_EXEC_NODE_ID, [a-z0-9-]{1,32}; "": from the machine id */
+        char *allowed_hosts;            /* MCP_EXEC_ALLOWED_HOSTS, comma-separated host[:port]; "" none */
 } Config;
 
 /* Fills *ret from envp ("NAME=VALUE" strings, NULL-terminated; pass environ).
@@ -57,6 +60,10 @@ typedef struct Config {
 int config_parse(char *const *envp, Config *ret, char **ret_error);
 
 void config_done(Config *c);
+
+/* One entry of MCP_EXEC_ALLOWED_HOSTS: a DNS name or an IPv4 address, or an
+ * IPv6 address in brackets, optionally with ":port" (1..65535). */
+bool config_host_entry_is_valid(const char *s, size_t len);
 
 /* Resolves the interpreter to an absolute, canonical, executable path that
  * lies under /usr (the only tree the sandbox may execute from). A bare name

@@ -262,7 +262,7 @@ async function openLegacy(i) {
     const s = new Sse(`legacy#${i}`, res, ac);
     const ep = await s.waitFor((e) => e.event === 'endpoint', 20000, 'endpoint event');
     s.endpoint = ep.data;
-    check(/^\/messages\?sessionId=[0-9a-f]{32}$/.test(ep.data), `legacy#${i}: endpoint`, ep.data);
+    check(/^\/messages\?sessionId=[a-z0-9-]{1,32}\.[0-9a-f]{32}$/.test(ep.data), `legacy#${i}: endpoint`, ep.data);
     return { status: 200, s };
 }
 

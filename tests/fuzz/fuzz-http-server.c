@@ -52,6 +52,7 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-server.h"
+#include "node-id.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -64,6 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MAX_ITERATIONS 4000
 #define SEP "@@@"
 #define TOKEN "fuzz-token"
+/* A fixed node id, so that ids look the same on every machine. */
+#define FUZZ_NODE "fuzz"
+#define FUZZ_SID_LEN (sizeof FUZZ_NODE + 32)
 
 static const char *const modules[] = { "numpy", NULL };
 static int debug;
@@ -84,10 +88,39 @@ typedef struct Fuzz {
         unsigned current;
         struct sockaddr_un addr;
         socklen_t addr_len;
-        char sid[33];
+        char sid[NODE_ID_HANDLE_MAX];
         HttpServer *http;
         bool stop_first;
+        sd_event_source *status_defer;  /* the status handler's "broker answered" */
+        bool status_fresh;
 } Fuzz;
+
+/* /healthz and /metrics: the health answer waits for a deferred event, as
+ * the daemon's waits for the broker; the metrics answer comes at once. */
+static int on_status_defer(sd_event_source *s, void *userdata) {
+        Fuzz *f = userdata;
+
+        f->status_fresh = true;
+        http_server_status_ready(f->http);
+        f->status_fresh = false;
+        return 0;
+}
+
+static int fuzz_status(HttpServer *h, HttpStatusKind kind, bool details, HttpStatusAnswer *ret, void *userdata) {
+        Fuzz *f = userdata;
+
+        if (kind == HTTP_STATUS_HEALTH && !f->status_fresh) {
+                (void) sd_event_source_set_enabled(f->status_defer, SD_EVENT_ONESHOT);
+                return 0;
+        }
+        ret->status = details ? 200 : 503;
+        ret->content_type = "text/plain";
+        ret->body = strdup(kind == HTTP_STATUS_HEALTH ? "ok\n" : "mcp_exec_up 1\n");
+        if (!ret->body)
+                return -ENOMEM;
+        ret->size = strlen(ret->body);
+        return 1;
+}
 
 static void client_close(Client *c) {
         if (debug >= 2 && c->in_size > 0)
@@ -139,9 +172,11 @@ static void client_scan(Fuzz *f, Client *c) {
         for (const char *p = c->in + (c->scanned > 64 ? c->scanned - 64 : 0); p < end; p++)
                 for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
                         size_t l = strlen(keys[k]);
-                        if ((size_t) (end - p) >= l + 32 && memcmp(p, keys[k], l) == 0 && is_hex32(p + l, end)) {
-                                memcpy(f->sid, p + l, 32);
-                                f->sid[32] = 0;
+                        if ((size_t) (end - p) >= l + FUZZ_SID_LEN && memcmp(p, keys[k], l) == 0 &&
+                            memcmp(p + l, FUZZ_NODE ".", strlen(FUZZ_NODE) + 1) == 0 &&
+                            is_hex32(p + l + strlen(FUZZ_NODE) + 1, end)) {
+                                memcpy(f->sid, p + l, FUZZ_SID_LEN);
+                                f->sid[FUZZ_SID_LEN] = 0;
                         }
                 }
         c->scanned = c->in_size;
@@ -341,6 +376,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 debug = d ? atoi(d) ?: 1 : 0;
                 log_set_max_level(debug ? LOG_DEBUG : LOG_CRIT);
                 (void) signal(SIGPIPE, SIG_IGN);
+                if (node_id_init(FUZZ_NODE) < 0)
+                        abort();
                 initialized = true;
         }
 
@@ -390,6 +427,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (http_server_new(f.event, mcp, listen_fd, &hc, &auth, NULL, NULL, &http) < 0)
                 abort();
         f.http = http;
+        if (sd_event_add_defer(f.event, &f.status_defer, on_status_defer, &f) < 0 ||
+            sd_event_source_set_enabled(f.status_defer, SD_EVENT_OFF) < 0)
+                abort();
+        http_server_set_status_handler(http, fuzz_status, &f);
 
         for (size_t i = 0; i <= size;) {
                 const uint8_t *sep = size - i >= 3 ? memmem(data + i, size - i, SEP, 3) : NULL;
@@ -409,6 +450,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         client_close(&f.c[i]);
                 settle(&f);
         }
+        f.status_defer = sd_event_source_disable_unref(f.status_defer);
         http = f.http = http_server_free(http);
         for (unsigned i = 0; i < MAX_CONNS; i++)
                 client_close(&f.c[i]);

@@ -30,6 +30,7 @@
 #include "http-server.h"
 #include "macro.h"
 #include "mcp-server.h"
+#include "node-id.h"
 #include "test-helpers.h"
 
 #define TOKEN "t0ken"
@@ -242,7 +243,7 @@ static void test_sessions(void) {
         int fd;
 
         free(initialize(sid));
-        CHECK(strlen(sid) == 32, "session id %s", sid);
+        CHECK(node_id_owns(sid) && strneq(sid, node_id(), strlen(node_id())), "session id %s", sid);
         (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-06-18\r\n", sid);
         expect("initialized", "POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
                202, NULL);
@@ -252,6 +253,14 @@ static void test_sessions(void) {
         expect("no session", "POST", "/mcp", AUTH ACCEPT_BOTH, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
                400, NULL);
         expect("unknown session", "POST", "/mcp", AUTH ACCEPT_BOTH "Mcp-Session-Id: 0123\r\n",
+               "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 404, NULL);
+        /* The same random part under another node's prefix: not ours, 404
+         * (behind a balancer the client then starts over). */
+        (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: other-node.%s\r\n", (strchr(sid, '.') ?: sid) + 1);
+        expect("another node's session", "POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
+               404, "-32001");
+        (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", (strchr(sid, '.') ?: sid) + 1);
+        expect("session id without its node", "POST", "/mcp", h,
                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 404, NULL);
         (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 1999-01-01\r\n", sid);
         expect("bad version", "POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 400,
@@ -476,6 +485,11 @@ static void test_legacy(void) {
         expect("legacy bad JSON", "POST", path, AUTH, "{", 400, NULL);
         expect("legacy bad version", "POST", path, AUTH "MCP-Protocol-Version: 1.0\r\n", "{}", 400, NULL);
         expect("legacy unknown session", "POST", "/messages?sessionId=00", AUTH, "{}", 404, NULL);
+        {
+                char other[160];
+                (void) snprintf(other, sizeof other, "/messages?sessionId=other-node.%s", (strchr(path, '.') ?: path) + 1);
+                expect("legacy session of another node", "POST", other, AUTH, INIT_BODY, 404, NULL);
+        }
         expect("legacy no session", "POST", "/messages", AUTH, "{}", 400, NULL);
         /* The stream is the session: gone with it. */
         close(fd);
@@ -730,7 +744,60 @@ static void test_liveness(void) {
         CHECK(http_liveness_check(&l, false, 3, 140 * s, 156 * s, &why) && why, "expired 16 s ago");
 }
 
+/* /healthz and /metrics against fake_status() (the parent's): who gets
+ * details, what is refused, and an answer that comes later. */
+static void test_status(void) {
+        char *r, *req, h[256];
+        int fd;
+
+        /* No token, no Host: a load balancer's check gets the verdict. */
+        fd = connect_server();
+        req = strdup("GET /healthz HTTP/1.0\r\n\r\n");
+        send_all(fd, req, strlen(req));
+        r = read_response(fd, NULL);
+        CHECK(status_of(r) == 200 && strstr(r, "health details=0") && strstr(r, "Cache-Control: no-store"),
+              "plain health check: %.300s", r);
+        free(r);
+        free(req);
+        close(fd);
+        expect("health with the token", "GET", "/healthz", AUTH, NULL, 200, "health details=1");
+        expect("health, wrong token", "GET", "/healthz", "X-MCP-AUTH: nope\r\n", NULL, 200, "health details=0");
+        expect("health, token, foreign Origin", "GET", "/healthz", AUTH "Origin: http://evil.example\r\n", NULL, 200,
+               "health details=0");
+        fd = connect_server();
+        ASSERT_TRUE(asprintf(&req, "GET /healthz HTTP/1.1\r\nHost: evil.example:%u\r\n" AUTH "Connection: close\r\n\r\n",
+                             (unsigned) port) >= 0);
+        send_all(fd, req, strlen(req));
+        r = read_response(fd, NULL);
+        CHECK(status_of(r) == 200 && strstr(r, "health details=0"), "health, token, foreign Host: %.300s", r);
+        free(r);
+        free(req);
+        close(fd);
+        r = exchange("HEAD", "/healthz", NULL, NULL);
+        CHECK(status_of(r) == 200 && !strstr(r, "health details"), "HEAD /healthz: %.300s", r);
+        free(r);
+        expect("POST /healthz", "POST", "/healthz", NULL, "{}", 405, "Allow: GET, HEAD");
+        (void) snprintf(h, sizeof h, "Transfer-Encoding: chunked\r\n");
+        expect("/healthz with a body", "GET", "/healthz", h, NULL, 400, NULL);
+
+        /* /metrics is guarded like /mcp. */
+        expect("metrics without the token", "GET", "/metrics", NULL, NULL, 401, NULL);
+        expect("metrics, foreign Origin", "GET", "/metrics", AUTH "Origin: http://evil.example\r\n", NULL, 403, NULL);
+        expect("metrics", "GET", "/metrics", AUTH, NULL, 200, "metrics details=1");
+        expect("PUT /metrics", "PUT", "/metrics", AUTH, NULL, 405, "Allow: GET, HEAD");
+
+        /* A check that hangs up while its answer is pending: forgotten. */
+        fd = connect_server();
+        req = build("GET", "/healthz", NULL, NULL, true);
+        send_all(fd, req, strlen(req));
+        free(req);
+        close(fd);
+        (void) usleep(50 * 1000);
+        expect("health after a hang-up", "GET", "/healthz", NULL, NULL, 200, "health details=0");
+}
+
 static int child(void) {
+        test_status();
         test_refusals();
         test_sessions();
         test_pending();
@@ -796,6 +863,32 @@ static int on_child(sd_event_source *s, const siginfo_t *si, void *userdata) {
         return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* The status handler: /healthz waits for a timer first, as the daemon's
+ * waits for the broker; /metrics answers at once. */
+static unsigned n_status_deferred;
+static bool status_fresh;
+
+static int on_status_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        status_fresh = true;
+        http_server_status_ready(userdata);
+        status_fresh = false;
+        return 0;
+}
+
+static int fake_status(HttpServer *h, HttpStatusKind kind, bool details, HttpStatusAnswer *ret, void *userdata) {
+        if (kind == HTTP_STATUS_HEALTH && !status_fresh) {
+                n_status_deferred++;
+                ASSERT_TRUE(sd_event_add_time_relative(userdata, NULL, CLOCK_MONOTONIC, 30 * 1000, 0, on_status_timer, h) >= 0);
+                return 0;
+        }
+        ret->status = 200;
+        ret->content_type = "text/plain";
+        ASSERT_TRUE(asprintf(&ret->body, "%s details=%d\n", kind == HTTP_STATUS_HEALTH ? "health" : "metrics",
+                             details) > 0);
+        ret->size = strlen(ret->body);
+        return 1;
+}
+
 static void on_activity(HttpServer *h, void *userdata) {
         (*(unsigned *) userdata)++;
 }
@@ -844,6 +937,7 @@ int main(void) {
         hc.keepalive_usec = 200 * 1000;
         ASSERT_EQ_INT(http_server_new(e, mcp, lfd, &hc, &auth, on_activity, &activity, &h), 0);
         ASSERT_TRUE(http_server_is_idle(h));
+        http_server_set_status_handler(h, fake_status, e);
 
         /* The second server, with tight limits. */
         {
@@ -888,6 +982,16 @@ int main(void) {
         ASSERT_TRUE(sd_event_loop(e) >= 0);
         ASSERT_EQ_INT(status, 0);
         ASSERT_TRUE(activity > 0);
+        ASSERT_TRUE(n_status_deferred >= 7);
+        {
+                HttpServerStats st;
+                http_server_get_stats(h, &st);
+                ASSERT_TRUE(st.accepted > 20);
+                http_server_get_stats(h3, &st);
+                ASSERT_TRUE(st.refused > 0 && st.expired > 0);
+                http_server_get_stats(NULL, &st);
+                ASSERT_EQ_U64(st.accepted, 0);
+        }
 
         http_server_quiesce(h);
         h = http_server_free(h);

@@ -253,6 +253,89 @@ TEST(test_host) {
         ASSERT_TRUE(http_auth_host_ok(&off, NULL));
 }
 
+TEST(test_allowed_hosts) {
+        /* Loopback with a list: the loopback names and the listed ones. */
+        HttpAuth lo = { .check_host = true, .port = 8080, .bound_host = (char *) "127.0.0.1" };
+        /* Beyond loopback: only the listed ones; without a list, anything. */
+        HttpAuth remote = { .port = 8080, .bound_host = (char *) "10.0.0.5" }, open = remote;
+
+        ASSERT_EQ_INT(http_auth_parse_hosts(" mcp.example.com , lb.example:8443,[2001:db8::1]:8080,10.0.0.5", &lo.hosts), 0);
+        ASSERT_STREQ(lo.hosts[0], "mcp.example.com");
+        ASSERT_STREQ(lo.hosts[1], "lb.example:8443");
+        ASSERT_TRUE(lo.hosts[4] == NULL);
+        ASSERT_EQ_INT(http_auth_parse_hosts("mcp.example.com,lb.example:8443,[2001:db8::1]:8080,10.0.0.5", &remote.hosts), 0);
+
+        for (HttpAuth *a = &lo; a; a = a == &lo ? &remote : NULL) {
+                /* A name without a port in the list: any port, or none. */
+                ASSERT_TRUE(http_auth_host_ok(a, "mcp.example.com"));
+                ASSERT_TRUE(http_auth_host_ok(a, "MCP.Example.Com:443"));
+                ASSERT_TRUE(http_auth_host_ok(a, "mcp.example.com:8080"));
+                /* With a port: that port only. */
+                ASSERT_TRUE(http_auth_host_ok(a, "lb.example:8443"));
+                ASSERT_FALSE(http_auth_host_ok(a, "lb.example"));
+                ASSERT_FALSE(http_auth_host_ok(a, "lb.example:443"));
+                ASSERT_TRUE(http_auth_host_ok(a, "[2001:db8::1]:8080"));
+                ASSERT_FALSE(http_auth_host_ok(a, "[2001:db8::1]:8081"));
+                ASSERT_TRUE(http_auth_host_ok(a, "10.0.0.5:8080"));
+                /* Names that only look alike, and malformed ones. */
+                ASSERT_FALSE(http_auth_host_ok(a, "mcp.example.com.evil.example"));
+                ASSERT_FALSE(http_auth_host_ok(a, "evil-mcp.example.com"));
+                ASSERT_FALSE(http_auth_host_ok(a, "mcp.example.co"));
+                ASSERT_FALSE(http_auth_host_ok(a, "mcp.example.com:"));
+                ASSERT_FALSE(http_auth_host_ok(a, "mcp.example.com:0"));
+                ASSERT_FALSE(http_auth_host_ok(a, "mcp.example.com:8080x"));
+                ASSERT_FALSE(http_auth_host_ok(a, "[2001:db8::1"));
+                ASSERT_FALSE(http_auth_host_ok(a, ":8080"));
+                ASSERT_FALSE(http_auth_host_ok(a, ""));
+                ASSERT_FALSE(http_auth_host_ok(a, NULL));
+        }
+        /* Loopback names stay allowed on loopback, and only there. */
+        ASSERT_TRUE(http_auth_host_ok(&lo, "localhost:8080"));
+        ASSERT_TRUE(http_auth_host_ok(&lo, "127.0.0.1:8080"));
+        ASSERT_FALSE(http_auth_host_ok(&lo, "localhost:8081"));
+        ASSERT_FALSE(http_auth_host_ok(&lo, "evil.example:8080"));
+        ASSERT_FALSE(http_auth_host_ok(&remote, "localhost:8080"));
+        ASSERT_FALSE(http_auth_host_ok(&remote, "evil.example:8080"));
+        ASSERT_TRUE(http_auth_host_ok(&open, "evil.example:8080"));
+        ASSERT_TRUE(http_auth_host_ok(&open, NULL));
+        /* The list does not widen the Origin rule: our own origin is a loopback one. */
+        ASSERT_FALSE(http_auth_origin_ok(&lo, "http://mcp.example.com"));
+        ASSERT_TRUE(http_auth_origin_ok(&lo, "http://localhost:8080"));
+
+        lo.bound_host = remote.bound_host = NULL;
+        http_auth_done(&lo);
+        http_auth_done(&remote);
+        ASSERT_EQ_INT(http_auth_parse_hosts("", &lo.hosts), 0);
+        ASSERT_TRUE(lo.hosts == NULL);
+}
+
+TEST(test_host_is_address) {
+        struct sockaddr_in v4 = { .sin_family = AF_INET, .sin_port = htons(8080) };
+        struct sockaddr_in6 v6 = { .sin6_family = AF_INET6, .sin6_port = htons(8080) }, mapped = v6;
+        struct sockaddr_in v4_80 = { .sin_family = AF_INET, .sin_port = htons(80) };
+
+        ASSERT_EQ_INT(inet_pton(AF_INET, "10.0.0.5", &v4.sin_addr), 1);
+        ASSERT_EQ_INT(inet_pton(AF_INET, "10.0.0.5", &v4_80.sin_addr), 1);
+        ASSERT_EQ_INT(inet_pton(AF_INET6, "2001:db8::5", &v6.sin6_addr), 1);
+        ASSERT_EQ_INT(inet_pton(AF_INET6, "::ffff:10.0.0.5", &mapped.sin6_addr), 1);
+
+        ASSERT_TRUE(http_auth_host_is_address("10.0.0.5:8080", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.5", (struct sockaddr *) &v4));          /* port 80 */
+        ASSERT_TRUE(http_auth_host_is_address("10.0.0.5", (struct sockaddr *) &v4_80));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.6:8080", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.50:8080", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.5.nip.io:8080", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.5:8081", (struct sockaddr *) &v4));
+        ASSERT_TRUE(http_auth_host_is_address("[2001:DB8::5]:8080", (struct sockaddr *) &v6));
+        ASSERT_FALSE(http_auth_host_is_address("[2001:db8::6]:8080", (struct sockaddr *) &v6));
+        ASSERT_FALSE(http_auth_host_is_address("2001:db8::5", (struct sockaddr *) &v6));
+        /* An IPv4 client on a dual-stack socket names the IPv4 address. */
+        ASSERT_TRUE(http_auth_host_is_address("10.0.0.5:8080", (struct sockaddr *) &mapped));
+        ASSERT_FALSE(http_auth_host_is_address(NULL, (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("", (struct sockaddr *) &v4));
+        ASSERT_FALSE(http_auth_host_is_address("10.0.0.5:8080", NULL));
+}
+
 static char *write_credential(const char *content, size_t n) {
         char *dir = strdup("/tmp/test-http-cred.XXXXXX"), path[256];
         int fd;
@@ -341,6 +424,8 @@ int main(void) {
         RUN(test_origin);
         RUN(test_origin_own_loopback);
         RUN(test_host);
+        RUN(test_allowed_hosts);
+        RUN(test_host_is_address);
         RUN(test_load_token);
         return 0;
 }

@@ -76,7 +76,7 @@ if (part === 'v1') {
         const t = new StreamableHTTPClientTransport(new URL(base + '/mcp'), { requestInit: { headers } });
         await client.connect(t);
         check(t.protocolVersion === '2025-11-25', 'negotiated version', t.protocolVersion);
-        check(/^[0-9a-f]{32}$/.test(t.sessionId || ''), 'session id', t.sessionId);
+        check(/^[a-z0-9-]{1,32}\.[0-9a-f]{32}$/.test(t.sessionId || ''), 'session id', t.sessionId);
         await exercise(client, 'streamable');
         await t.terminateSession();
         await client.close();

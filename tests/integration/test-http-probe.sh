@@ -45,7 +45,8 @@ restart_http
 # --- Streamable HTTP, no token (loopback) ------------------------------------------------------
 expect 200 init "${JSON[@]}" "${BOTH[@]}" -d "$INIT" "$URL/mcp"
 SID=$(header init Mcp-Session-Id)
-[[ $SID =~ ^[0-9a-f]{32}$ ]] || fail "Mcp-Session-Id is not 128 random bits in hex: '$SID'"
+# <node>.<128 random bits in hex>: a load balancer routes by the node prefix.
+[[ $SID =~ ^[a-z0-9-]{1,32}\.[0-9a-f]{32}$ ]] || fail "Mcp-Session-Id is not <node>.<128 random bits in hex>: '$SID'"
 S=(-H "Mcp-Session-Id: $SID")
 expect 202 initialized "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -d '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$URL/mcp"
 expect 200 list "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -H 'MCP-Protocol-Version: 2025-06-18' -d "$LIST" "$URL/mcp"
@@ -65,6 +66,8 @@ expect 406 accept-sse-only "${JSON[@]}" -H 'Accept: text/event-stream' "${S[@]}"
 expect 415 content-type "${BOTH[@]}" -H 'Content-Type: text/plain' "${S[@]}" -d "$LIST" "$URL/mcp"
 expect 400 no-session "${JSON[@]}" "${BOTH[@]}" -d "$LIST" "$URL/mcp"
 expect 404 unknown-session "${JSON[@]}" "${BOTH[@]}" -H 'Mcp-Session-Id: 00000000000000000000000000000000' -d "$LIST" "$URL/mcp"
+# A live session's random part under another node's prefix: not ours.
+expect 404 other-node-session "${JSON[@]}" "${BOTH[@]}" -H "Mcp-Session-Id: other-node.${SID#*.}" -d "$LIST" "$URL/mcp"
 expect 400 bad-version "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -H 'MCP-Protocol-Version: 1999-01-01' -d "$LIST" "$URL/mcp"
 body_has bad-version '"supported"'
 expect 400 bad-json "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -d '{"jsonrpc":' "$URL/mcp"
@@ -123,7 +126,7 @@ sse=$!
 wait_for 10 grep -qs '^data: ' "$HDIR/sse.b" || fail "no endpoint event: $(cat "$HDIR/sse.b")"
 grep -q '^event: endpoint$' "$HDIR/sse.b" || fail "the first event is not 'endpoint': $(cat "$HDIR/sse.b")"
 EP=$(sed -n 's/^data: //p' "$HDIR/sse.b" | head -1 | tr -d '\r')
-[[ $EP =~ ^/messages\?sessionId=[0-9a-f]{32}$ ]] || fail "the endpoint is not a relative /messages URL: '$EP'"
+[[ $EP =~ ^/messages\?sessionId=${SID%%.*}\.[0-9a-f]{32}$ ]] || fail "the endpoint is not a relative /messages URL: '$EP'"
 expect 202 legacy-init "${JSON[@]}" -d "$INIT" "$URL$EP"
 wait_for 10 grep -qs '"protocolVersion"' "$HDIR/sse.b" || fail "no reply on the stream: $(cat "$HDIR/sse.b")"
 grep -q '^event: message$' "$HDIR/sse.b" || fail "the reply is no 'message' event: $(cat "$HDIR/sse.b")"

@@ -66,6 +66,10 @@ done
     fail "mcp-exec.socket is $(bx systemctl is-enabled mcp-exec.socket) after install, not disabled"
 bx systemctl is-active -q mcp-exec.socket && fail "mcp-exec.socket listens right after install"
 bx test -f /usr/share/polkit-1/actions/org.mcp-exec.policy || fail "no polkit action after install"
+# The reference configuration for several hosts, uncompressed (it is copied and used as it is).
+for f in haproxy.cfg listen-remote.conf node.conf; do
+    bx test -f "/usr/share/doc/mcp-exec/examples/$f" || fail "no /usr/share/doc/mcp-exec/examples/$f after install"
+done
 bx stat -c '%U:%G %a' /run/mcp-exec/broker.sock | grep -qx 'root:mcp-exec 660' ||
     fail "broker.sock: $(bx stat -c '%U:%G %a' /run/mcp-exec/broker.sock)"
 # tmpfiles.d made the runs' tmpfs parent at install, root only.

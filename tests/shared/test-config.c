@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "macro.h"
 #include "test-helpers.h"
 
 #define KiB (UINT64_C(1) << 10)
@@ -61,6 +62,8 @@ static void check_defaults(const Config *c) {
         ASSERT_EQ_U64(c->session_max_s, 3600);
         ASSERT_EQ_U64(c->max_sessions, 16);
         ASSERT_EQ_U64(c->max_sessions_per_caller, 4);
+        ASSERT_STREQ(c->node_id, "");
+        ASSERT_STREQ(c->allowed_hosts, "");
 }
 
 TEST(test_config_defaults) {
@@ -85,7 +88,8 @@ TEST(test_config_defaults) {
         ASSERT_TRUE(err == NULL);
         check_defaults(&c);
         config_done(&c);
-        ASSERT_TRUE(c.transport == NULL && c.addr == NULL && c.python == NULL);
+        ASSERT_TRUE(c.transport == NULL && c.addr == NULL && c.python == NULL && c.node_id == NULL &&
+                    c.allowed_hosts == NULL);
         config_done(&c); /* idempotent */
         config_done(NULL);
 
@@ -117,6 +121,8 @@ TEST(test_config_all_set) {
                 (char *) "MCP_EXEC_TMP_SIZE_MAX=32M",
                 (char *) "MCP_EXEC_MAX_CONCURRENT=3",
                 (char *) "MCP_EXEC_MAX_QUEUE=0",
+                (char *) "MCP_EXEC_NODE_ID=rack2-exec-07",
+                (char *) "MCP_EXEC_ALLOWED_HOSTS=mcp.example.com, mcp.example.com:8443",
                 NULL,
         };
         Config c = {};
@@ -139,6 +145,8 @@ TEST(test_config_all_set) {
         ASSERT_EQ_U64(c.tmp_size_max, 32 * MiB);
         ASSERT_EQ_U64(c.max_concurrent, 3);
         ASSERT_EQ_U64(c.max_queue, 0);
+        ASSERT_STREQ(c.node_id, "rack2-exec-07");
+        ASSERT_STREQ(c.allowed_hosts, "mcp.example.com, mcp.example.com:8443");
         config_done(&c);
 }
 
@@ -340,6 +348,62 @@ TEST(test_config_transport) {
         }
 }
 
+/* Parses NAME=VALUE alone: 0, or -EINVAL with a one-line message naming NAME. */
+static int parse_string(const char *name, const char *value, Config *ret) {
+        char *a = NULL, *err = NULL;
+        int r;
+
+        ASSERT_TRUE(asprintf(&a, "%s=%s", name, value) > 0);
+        char *const env[] = { a, NULL };
+        r = config_parse(env, ret, &err);
+        if (r < 0) {
+                ASSERT_EQ_INT(r, -EINVAL);
+                ASSERT_CONTAINS(err, name);
+                ASSERT_TRUE(strchr(err, '\n') == NULL);
+        } else
+                ASSERT_TRUE(err == NULL);
+        free(err);
+        free(a);
+        return r;
+}
+
+TEST(test_config_node_id) {
+        static const char *const good[] = { "", "a", "exec1", "node-2", "0123456789abcdef0123456789abcdef" };
+        static const char *const bad[] = { "Exec1", "exec.1", "exec_1", " exec1", "exec1 ", "ex/ec",
+                                           "0123456789abcdef0123456789abcdef0", "n\xc3\xa9" };
+        Config c = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                ASSERT_EQ_INT(parse_string("MCP_EXEC_NODE_ID", good[i], &c), 0);
+                ASSERT_STREQ(c.node_id, good[i]);
+                config_done(&c);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ASSERT_EQ_INT(parse_string("MCP_EXEC_NODE_ID", bad[i], &c), -EINVAL);
+}
+
+TEST(test_config_allowed_hosts) {
+        static const char *const good[] = {
+                "", "mcp.example.com", "MCP.Example.COM:443", "10.0.0.5:8080", "[::1]", "[2001:db8::5]:8443",
+                "a.example, b.example:8080 ,c", "localhost,", ",,", " \t ",
+        };
+        static const char *const bad[] = {
+                "mcp.example.com:", "mcp.example.com:0", "mcp.example.com:65536", "mcp.example.com:80x",
+                "http://mcp.example.com", "mcp.example.com/", "*.example.com", "mcp example.com", "[::1",
+                "[]:80", "[::1]x", "[::g]", ".example.com", "-x.example", "a.example,b_x.example", "host:80:80",
+                "user@host",
+        };
+        Config c = {};
+
+        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
+                ASSERT_EQ_INT(parse_string("MCP_EXEC_ALLOWED_HOSTS", good[i], &c), 0);
+                ASSERT_STREQ(c.allowed_hosts, good[i]);
+                config_done(&c);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                ASSERT_EQ_INT(parse_string("MCP_EXEC_ALLOWED_HOSTS", bad[i], &c), -EINVAL);
+}
+
 TEST(test_config_python) {
         Config c = {};
         char *err = NULL;
@@ -413,6 +477,7 @@ TEST(test_unknown_assignment) {
                 "MCP_EXEC_STDIO_MAX_PER_UID", "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", "MCP_EXEC_MAX_IMAGES",
                 "MCP_EXEC_MAX_IMAGE_BYTES", "MCP_EXEC_MAX_FILES_OUT", "MCP_EXEC_MAX_RESULT_BYTES",
                 "MCP_EXEC_MAX_INPUT_BYTES",
+                "MCP_EXEC_NODE_ID", "MCP_EXEC_ALLOWED_HOSTS",
         };
         for (size_t i = 0; i < sizeof parsed / sizeof parsed[0]; i++) {
                 char *a = NULL;
@@ -607,6 +672,8 @@ int main(void) {
         RUN(test_config_ranges);
         RUN(test_config_timeouts);
         RUN(test_config_transport);
+        RUN(test_config_node_id);
+        RUN(test_config_allowed_hosts);
         RUN(test_config_python);
         RUN(test_config_first_assignment_wins);
         RUN(test_unknown_assignment);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "stats.h"
+
+#include <assert.h>
+
+RunOutcome stats_outcome(const RunResult *res) {
+        assert(res);
+
+        /* The first that applies: why it ended says more than how. */
+        if (res->error)
+                return RUN_OUTCOME_ERROR;
+        if (res->cancelled)
+                return RUN_OUTCOME_CANCELLED;
+        if (res->timed_out)
+                return RUN_OUTCOME_TIMEOUT;
+        if (res->oom_killed)
+                return RUN_OUTCOME_OOM;
+        if (res->exit_code == 0 && res->signal == 0)
+                return RUN_OUTCOME_OK;
+        return RUN_OUTCOME_NONZERO_EXIT;
+}
+
+void stats_run_done(RunStats *s, const RunResult *res) {
+        assert(s);
+        assert(res);
+
+        run_stats_count(s, stats_outcome(res), res->duration_usec);
+}
+
+void stats_refused(RunStats *s) {
+        assert(s);
+
+        run_stats_count(s, RUN_OUTCOME_REFUSED, 0);
+}
+
+void stats_start_failed(RunStats *s) {
+        assert(s);
+
+        run_stats_count(s, RUN_OUTCOME_ERROR, 0);
+}
+
+void stats_set_pool(RunStats *s, uint64_t size, uint64_t ready, uint64_t hits) {
+        assert(s);
+
+        s->has_pool = true;
+        s->pool_size = size;
+        s->pool_ready = ready;
+        s->pool_hits = hits;
+}
+
+int stats_reply(RunStats *s, unsigned in_flight, unsigned queued, int probe_state, json_object **ret) {
+        assert(s);
+        assert(ret);
+
+        s->in_flight = in_flight;
+        s->queued = queued;
+        s->self_check = probe_state > 0 ? SELF_CHECK_PASSED : probe_state < 0 ? SELF_CHECK_FAILED : SELF_CHECK_PENDING;
+        return run_stats_to_json(s, ret);
+}

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "metrics.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+
+int metrics_writer_open(MetricsWriter *w) {
+        assert(w);
+
+        *w = (MetricsWriter) {};
+        w->f = open_memstream(&w->buf, &w->size);
+        return w->f ? 0 : -ENOMEM;
+}
+
+int metrics_writer_finish(MetricsWriter *w, char **ret, size_t *ret_size) {
+        bool failed;
+
+        assert(w);
+        assert(ret);
+        assert(ret_size);
+
+        failed = ferror(w->f);
+        if (fclose(w->f) != 0)
+                failed = true;
+        w->f = NULL;
+        if (failed || !w->buf) {
+                metrics_writer_done(w);
+                return -ENOMEM;
+        }
+        *ret = TAKE_PTR(w->buf);
+        *ret_size = w->size;
+        return 0;
+}
+
+void metrics_writer_done(MetricsWriter *w) {
+        if (!w)
+                return;
+        if (w->f)
+                (void) fclose(w->f);
+        w->f = NULL;
+        w->buf = mfree(w->buf);
+}
+
+void metrics_family(MetricsWriter *w, const char *name, const char *type, const char *help) {
+        (void) fprintf(w->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void metrics_sample(MetricsWriter *w, const char *name, const char *labels, uint64_t value) {
+        if (labels)
+                (void) fprintf(w->f, "%s{%s} %" PRIu64 "\n", name, labels, value);
+        else
+                (void) fprintf(w->f, "%s %" PRIu64 "\n", name, value);
+}
+
+void metrics_gauge(MetricsWriter *w, const char *name, const char *help, uint64_t value) {
+        metrics_family(w, name, "gauge", help);
+        metrics_sample(w, name, NULL, value);
+}
+
+void metrics_counter(MetricsWriter *w, const char *name, const char *help, uint64_t value) {
+        metrics_family(w, name, "counter", help);
+        metrics_sample(w, name, NULL, value);
+}
+
+const char *metrics_label_escape(const char *value, char *buf, size_t size) {
+        size_t o = 0;
+
+        assert(buf);
+        assert(size > 0);
+
+        for (const char *p = value ?: ""; *p && o + 2 < size; p++) {
+                if (*p == '\\' || *p == '"') {
+                        buf[o++] = '\\';
+                        buf[o++] = *p;
+                } else if (*p == '\n') {
+                        buf[o++] = '\\';
+                        buf[o++] = 'n';
+                } else
+                        buf[o++] = *p;
+        }
+        buf[o] = 0;
+        return buf;
+}
+
+/* Milliseconds as Prometheus spells a bound in seconds: 50 → 0.05, 2500 → 2.5. */
+static void format_le(uint64_t ms, char *buf, size_t size) {
+        uint64_t frac = ms % 1000;
+        int digits = 3;
+
+        if (frac == 0) {
+                (void) snprintf(buf, size, "%" PRIu64, ms / 1000);
+                return;
+        }
+        while (frac % 10 == 0) {
+                frac /= 10;
+                digits--;
+        }
+        (void) snprintf(buf, size, "%" PRIu64 ".%0*" PRIu64, ms / 1000, digits, frac);
+}
+
+static void render_runs(MetricsWriter *w, const RunStats *b) {
+        char labels[64], le[32];
+        uint64_t cumulative = 0;
+
+        metrics_family(w, "mcp_exec_runs_total", "counter",
+                       "Runs ended on this host (all front ends), by outcome; since the broker started.");
+        for (int o = 0; o < _RUN_OUTCOME_MAX; o++) {
+                (void) snprintf(labels, sizeof labels, "outcome=\"%s\"", run_outcome_to_string(o));
+                metrics_sample(w, "mcp_exec_runs_total", labels, b->runs[o]);
+        }
+        if (b->has_duration) {
+                metrics_family(w, "mcp_exec_run_duration_seconds", "histogram",
+                               "Wall-clock time of runs that started, from the unit's start to its end.");
+                for (size_t i = 0; i <= RUN_DURATION_BUCKETS; i++) {
+                        cumulative += b->duration_counts[i];
+                        if (i < RUN_DURATION_BUCKETS)
+                                format_le(run_duration_bounds_ms[i], le, sizeof le);
+                        else
+                                strcpy(le, "+Inf");
+                        (void) snprintf(labels, sizeof labels, "le=\"%s\"", le);
+                        metrics_sample(w, "mcp_exec_run_duration_seconds_bucket", labels, cumulative);
+                }
+                (void) fprintf(w->f, "mcp_exec_run_duration_seconds_sum %" PRIu64 ".%06" PRIu64 "\n",
+                               b->duration_sum_usec / USEC_PER_SEC, b->duration_sum_usec % USEC_PER_SEC);
+                metrics_sample(w, "mcp_exec_run_duration_seconds_count", NULL, cumulative);
+        }
+        metrics_gauge(w, "mcp_exec_runs_in_flight", "Runs going now on this host (all front ends).", b->in_flight);
+        metrics_gauge(w, "mcp_exec_runs_queued", "Runs waiting for a slot at the broker (all front ends).", b->queued);
+        metrics_family(w, "mcp_exec_self_check", "gauge", "The broker's sandbox self-check: 1 for the current state.");
+        for (int st = 0; st < _SELF_CHECK_MAX; st++) {
+                (void) snprintf(labels, sizeof labels, "state=\"%s\"", self_check_state_to_string(st));
+                metrics_sample(w, "mcp_exec_self_check", labels, b->self_check == (SelfCheckState) st);
+        }
+        if (b->has_pool) {
+                metrics_gauge(w, "mcp_exec_pool_size", "Warm units the broker keeps ready (MCP_EXEC_POOL_SIZE; 0 if it gave up).",
+                              b->pool_size);
+                metrics_gauge(w, "mcp_exec_pool_ready", "Warm units ready now.", b->pool_ready);
+                metrics_counter(w, "mcp_exec_pool_hits_total", "Runs that took a warm unit; since the broker started.",
+                                b->pool_hits);
+        }
+}
+
+int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {
+        char node[2 * 64], version[2 * 64], labels[300];
+        MetricsWriter w;
+        int r;
+
+        assert(s);
+        assert(ret);
+        assert(ret_size);
+
+        r = metrics_writer_open(&w);
+        if (r < 0)
+                return r;
+
+        (void) snprintf(labels, sizeof labels, "node=\"%s\",version=\"%s\"",
+                        metrics_label_escape(s->node, node, sizeof node),
+                        metrics_label_escape(s->version, version, sizeof version));
+        metrics_family(&w, "mcp_exec_info", "gauge", "This front end: its node id and version.");
+        metrics_sample(&w, "mcp_exec_info", labels, 1);
+        metrics_gauge(&w, "mcp_exec_healthy", "1 if this node can run code now (GET /healthz answers 200).", s->healthy);
+        metrics_gauge(&w, "mcp_exec_broker_up", "1 if the broker answered this scrape's question.", s->broker != NULL);
+        if (s->broker)
+                render_runs(&w, s->broker);
+
+        metrics_gauge(&w, "mcp_exec_calls_running", "Tool calls of this front end whose run is going.",
+                      s->calls_running);
+        metrics_gauge(&w, "mcp_exec_calls_queued", "Tool calls of this front end waiting for a slot.",
+                      s->calls_waiting);
+
+        if (s->has_http) {
+                metrics_gauge(&w, "mcp_exec_http_connections", "HTTP connections open now.", s->http_connections);
+                metrics_counter(&w, "mcp_exec_http_connections_accepted_total",
+                                "HTTP connections accepted, also those refused at once.", s->http_accepted);
+                metrics_counter(&w, "mcp_exec_http_connections_refused_total",
+                                "HTTP connections refused with 503 at the connection limit.", s->http_refused);
+                metrics_counter(&w, "mcp_exec_http_connections_expired_total",
+                                "HTTP connections closed at their header or body deadline.", s->http_expired);
+                metrics_family(&w, "mcp_exec_http_sessions", "gauge", "HTTP sessions open now, by transport.");
+                metrics_sample(&w, "mcp_exec_http_sessions", "transport=\"streamable\"", s->http_sessions_streamable);
+                metrics_sample(&w, "mcp_exec_http_sessions", "transport=\"sse\"", s->http_sessions_legacy);
+                metrics_gauge(&w, "mcp_exec_http_streams", "Open event streams (GET /mcp and /sse).", s->http_streams);
+        }
+        if (s->has_stdio) {
+                metrics_gauge(&w, "mcp_exec_stdio_connections", "Local sessions (stdio.sock) open now.",
+                              s->stdio_connections);
+                metrics_family(&w, "mcp_exec_stdio_connections_refused_total", "counter",
+                               "Local connections refused, by limit.");
+                metrics_sample(&w, "mcp_exec_stdio_connections_refused_total", "limit=\"total\"", s->stdio_refused_full);
+                metrics_sample(&w, "mcp_exec_stdio_connections_refused_total", "limit=\"per_uid\"", s->stdio_refused_uid);
+                metrics_counter(&w, "mcp_exec_stdio_connections_silent_total",
+                                "Local connections closed for sending nothing in time.", s->stdio_closed_silent);
+        }
+        return metrics_writer_finish(&w, ret, ret_size);
+}

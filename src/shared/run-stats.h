@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What the runs came to: the broker counts every run of every front end and
+ * answers {"op":"stats"} with this; the front end turns it into metrics and
+ * its health answer. Counters start at zero with each broker process.
+ *
+ *   {"event":"stats","runs":{"ok":N,"nonzero_exit":N,…},
+ *    "duration":{"le_ms":[…],"counts":[…],"sum_us":N},
+ *    "in_flight":N,"queued":N,"self_check":"pending|passed|failed",
+ *    "pool":{"size":N,"ready":N,"hits":N}}
+ *
+ * "counts" has one entry per bound of "le_ms" (runs that took at most it and
+ * more than the bound before) and one more for those above the last. */
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum RunOutcome {
+        RUN_OUTCOME_OK,                 /* "ok": exit status 0 */
+        RUN_OUTCOME_NONZERO_EXIT,       /* "nonzero_exit": another status, or a signal of its own */
+        RUN_OUTCOME_TIMEOUT,            /* "timeout": killed at its timeout */
+        RUN_OUTCOME_OOM,                /* "oom": killed at the memory limit */
+        RUN_OUTCOME_REFUSED,            /* "refused": not started (self-check failed, broker busy) */
+        RUN_OUTCOME_ERROR,              /* "error": systemd did not start it */
+        RUN_OUTCOME_CANCELLED,          /* "cancelled": its caller cancelled it or went away */
+        _RUN_OUTCOME_MAX,
+        _RUN_OUTCOME_INVALID = -EINVAL,
+} RunOutcome;
+
+const char *run_outcome_to_string(RunOutcome o);
+
+typedef enum SelfCheckState {
+        SELF_CHECK_PENDING,
+        SELF_CHECK_PASSED,
+        SELF_CHECK_FAILED,
+        _SELF_CHECK_MAX,
+        _SELF_CHECK_INVALID = -EINVAL,
+} SelfCheckState;
+
+const char *self_check_state_to_string(SelfCheckState s);
+SelfCheckState self_check_state_from_string(const char *s);
+
+/* Upper bounds of the duration histogram's buckets, in milliseconds; a last
+ * bucket (+Inf) follows. From a pure `pass` (~50 ms) to the longest timeout. */
+#define RUN_DURATION_BUCKETS 11
+extern const uint64_t run_duration_bounds_ms[RUN_DURATION_BUCKETS];
+
+typedef struct RunStats {
+        uint64_t runs[_RUN_OUTCOME_MAX];
+        bool has_duration;              /* run_stats_from_json(): false if the bounds on the wire were not ours */
+        uint64_t duration_counts[RUN_DURATION_BUCKETS + 1];     /* per bucket, not cumulative */
+        uint64_t duration_sum_usec;
+        uint64_t in_flight;             /* runs going (units started) */
+        uint64_t queued;                /* runs waiting for a slot */
+        SelfCheckState self_check;
+        bool has_pool;                  /* the warm pool's numbers are known */
+        uint64_t pool_size;             /* warm units to keep (0: none, or the pool gave up) */
+        uint64_t pool_ready;            /* warm units ready now */
+        uint64_t pool_hits;             /* runs that took a warm unit */
+} RunStats;
+
+/* Counts a run that ended (not a refused one) and its duration. */
+void run_stats_count(RunStats *s, RunOutcome o, uint64_t duration_usec);
+
+/* The wire form above; the counters as they are, in_flight, queued and
+ * self_check as filled in by the caller. */
+int run_stats_to_json(const RunStats *s, json_object **ret);
+
+/* The reverse, for the front end: -EBADMSG if it is no stats event. */
+int run_stats_from_json(json_object *j, RunStats *ret);
