@@ -404,6 +404,17 @@ static void client_handle_info(Client *c) {
         json_object_object_add(j, "pool_hits", json_object_new_int64((int64_t) pool_n_hits(s->pool)));
         if ((v = pool_preloaded(s->pool)))
                 json_object_object_add(j, "preloaded", json_object_get(v));
+        else if (s->pool && !pool_broken(s->pool) && s->preload) {
+                /* No warm unit ready yet: what they will import. */
+                json_object *l = json_object_new_array();
+                _cleanup_free_ char *copy = strdup(s->preload);
+                char *save = NULL;
+
+                for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; l && m; m = strtok_r(NULL, ",", &save))
+                        (void) json_object_array_add(l, json_object_new_string(m));
+                if (l)
+                        json_object_object_add(j, "preloaded", l);
+        }
         json_object_object_add(j, "max_sessions", json_object_new_int64((int64_t) s->config.max_sessions));
         json_object_object_add(j, "max_sessions_per_caller", json_object_new_int64((int64_t) s->config.max_sessions_per_caller));
         json_object_object_add(j, "session_idle_s", json_object_new_int64((int64_t) s->config.session_idle_s));

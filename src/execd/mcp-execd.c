@@ -54,7 +54,7 @@ typedef struct Daemon {
         McpServer *server;
         BrokerInfo *info;
         json_object *info_reply;
-        char **modules;
+        char **modules, **preloaded;    /* borrowed strings of info_reply */
         InputBudget budget;             /* request bodies and lines of every client */
         int stdio_listen_fd;            /* taken by the stdio server */
         StdioServer *stdio;
@@ -92,7 +92,9 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         /* Runs do not report their end to us: look again later. And never
          * leave connections in a backlog for an exit: they are ours to take
          * (the next instance would only take them later). */
+        /* Sandbox sessions end with us: not while one may live. */
         if (daemon_has_clients(d) || (d->server && mcp_server_in_flight(d->server) > 0) ||
+            (d->server && mcp_server_sandbox_sessions(d->server) > 0) ||
             http_server_has_pending(d->http) || stdio_server_has_pending(d->stdio)) {
                 (void) sd_event_source_set_time_relative(s, d->idle_usec);
                 (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -247,6 +249,27 @@ static uint64_t info_u64(json_object *info, const char *key, uint64_t def) {
         return v < 0 ? def : (uint64_t) v;
 }
 
+/* A list of strings in the broker's reply, borrowed from it; NULL when absent. */
+static int info_strv(json_object *info, const char *key, char ***ret) {
+        json_object *v = json_get(info, key);
+        char **l = NULL;
+        size_t n;
+
+        if (json_object_is_type(v, json_type_array)) {
+                n = json_object_array_length(v);
+                l = calloc(n + 1, sizeof(char *));
+                if (!l)
+                        return -ENOMEM;
+                for (size_t i = 0, k = 0; i < n; i++) {
+                        const char *m = json_object_get_string(json_object_array_get_idx(v, i));
+                        if (m)
+                                l[k++] = (char *) m;
+                }
+        }
+        *ret = l;
+        return 0;
+}
+
 static int daemon_serve(Daemon *d) {
         McpServerConfig cfg = {
                 .broker_socket = arg_broker_socket,
@@ -263,7 +286,6 @@ static int daemon_serve(Daemon *d) {
                 .max_result_bytes = d->config.max_result_bytes,
                 .max_input_bytes = d->config.max_input_bytes,
         };
-        json_object *v;
         int r;
 
         /* What the sandbox really enforces comes from the broker, which owns
@@ -277,16 +299,21 @@ static int daemon_serve(Daemon *d) {
         /* Figures, files and input files need the broker's fourth fd and
          * launch frames of version 2; an older broker refuses both. */
         cfg.result_channel = json_get_bool(d->info_reply, "result_channel");
-        v = json_get(d->info_reply, "modules");
-        if (json_object_is_type(v, json_type_array)) {
-                size_t n = json_object_array_length(v);
-                d->modules = calloc(n + 1, sizeof(char *));
-                if (!d->modules)
-                        return -ENOMEM;
-                for (size_t i = 0; i < n; i++)
-                        d->modules[i] = (char *) json_object_get_string(json_object_array_get_idx(v, i));
-                cfg.modules = (const char *const *) d->modules;
-        }
+        r = info_strv(d->info_reply, "modules", &d->modules);
+        if (r < 0)
+                return log_oom();
+        cfg.modules = (const char *const *) d->modules;
+        r = info_strv(d->info_reply, "preloaded", &d->preloaded);
+        if (r < 0)
+                return log_oom();
+        cfg.preloaded = (const char *const *) d->preloaded;
+        /* Sessions: what the broker allows; none from one that has none. */
+        cfg.max_sessions = info_u64(d->info_reply, "max_sessions", 0);
+        cfg.max_sessions_per_caller = info_u64(d->info_reply, "max_sessions_per_caller", 0);
+        cfg.session_idle_s = info_u64(d->info_reply, "session_idle_s", 0);
+        cfg.session_max_s = info_u64(d->info_reply, "session_max_s", 0);
+        if (cfg.max_sessions_per_caller == 0 || cfg.session_idle_s == 0 || cfg.session_max_s == 0)
+                cfg.max_sessions = 0;
 
         r = mcp_server_new(d->event, &cfg, &d->server);
         if (r < 0)
@@ -465,6 +492,7 @@ static Daemon *daemon_free(Daemon *d) {
         sd_event_unref(d->event);
         json_object_put(d->info_reply);
         free(d->modules);
+        free(d->preloaded);
         config_done(&d->config);
         free(d);
         return NULL;

@@ -135,7 +135,14 @@ static void on_session_idle(McpSession *m, void *userdata) {
 }
 
 int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret) {
-        McpPeer peer = { .transport = kind == HTTP_SESSION_LEGACY ? "sse" : "http", .uid = (uid_t) -1 };
+        /* Whoever passed the token (or, without one, anyone on loopback) is
+         * one caller; a session the client keeps scopes its sandbox sessions. */
+        McpPeer peer = {
+                .transport = kind == HTTP_SESSION_LEGACY ? "sse" : "http",
+                .uid = (uid_t) -1,
+                .caller = h->auth.token ? "http:token" : "http:loopback",
+                .scoped = kind != HTTP_SESSION_STATELESS,
+        };
         HttpSession *s;
         int r;
 

@@ -44,7 +44,7 @@ static mhd_result unsupported_version(HttpRequest *req, json_object *id, const c
 
 /* 2026-07-28 mirrors body fields in headers, and they must agree. */
 static const char *stateless_header_problem(HttpRequest *req, const McpInbound *i, const char *hv) {
-        const char *mm, *mn;
+        const char *mm, *mn, *mp;
         _cleanup_free_ char *decoded = NULL;
 
         if (!hv)
@@ -64,6 +64,17 @@ static const char *stateless_header_problem(HttpRequest *req, const McpInbound *
         decoded = mcp_header_value_decode(mn);
         if (!decoded || !streq(decoded, i->name))
                 return "Header mismatch: Mcp-Name does not match the body";
+        /* The session handle, which a load balancer may route by. */
+        mp = http_request_header(req, "Mcp-Param-Session");
+        if (i->param_session && !mp)
+                return "Header mismatch: the Mcp-Param-Session header is missing";
+        if (!i->param_session && mp)
+                return "Header mismatch: Mcp-Param-Session is given, but the arguments have no session";
+        if (mp) {
+                _cleanup_free_ char *d = mcp_header_value_decode(mp);
+                if (!d || !streq(d, i->param_session))
+                        return "Header mismatch: Mcp-Param-Session does not match the body";
+        }
         return NULL;
 }
 

@@ -30,6 +30,14 @@ static const char *mirrored_name(const char *method, json_object *params) {
         return NULL;
 }
 
+/* The value Mcp-Param-Session mirrors (2026-07-28, x-mcp-header of exec's
+ * and session_close's "session"): absent unless a string. */
+static const char *mirrored_session(const char *method, json_object *params) {
+        if (!streq(method, "tools/call"))
+                return NULL;
+        return json_get_string(json_get(params, "arguments"), "session");
+}
+
 static void add(McpInbound *i, json_object *m) {
         JsonRpcMessage c;
         json_object *meta;
@@ -44,6 +52,7 @@ static void add(McpInbound *i, json_object *m) {
                         i->method = c.method;
                         i->protocol_version = json_get_string(meta, MCP_META_PROTOCOL_VERSION);
                         i->name = mirrored_name(c.method, c.params);
+                        i->param_session = mirrored_session(c.method, c.params);
                         i->stateless = c.kind == JSONRPC_REQUEST && mcp_request_is_stateless(c.method, meta);
                 }
         }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "broker-request.h"
 #include "exec-client.h"
 #include "json-util.h"
 #include "jsonrpc.h"
@@ -20,6 +21,7 @@
 #include "mcp-internal.h"
 #include "broker-proto.h"
 #include "tool-exec.h"
+#include "tool-session.h"
 #include "util.h"
 
 /* Request ids as logged and as part of the broker's run tag. */
@@ -31,8 +33,18 @@
 #define BROKER_BUSY_RETRY_MIN_USEC (100 * USEC_PER_MSEC)
 #define BROKER_BUSY_RETRY_MAX_USEC (250 * USEC_PER_MSEC)
 #define BROKER_BUSY_WAIT_MAX_USEC (120 * USEC_PER_SEC)
+/* session_create waits for a unit and an interpreter; session_close for a reply. */
+#define SESSION_CREATE_TIMEOUT_USEC (90 * USEC_PER_SEC)
+#define SESSION_CLOSE_TIMEOUT_USEC (30 * USEC_PER_SEC)
+
+typedef enum CallKind {
+        CALL_EXEC,
+        CALL_SESSION_CREATE,
+        CALL_SESSION_CLOSE,
+} CallKind;
 
 struct McpCall {
+        CallKind kind;
         McpSession *session;
         LIST_FIELDS(McpCall, calls);    /* in session->calls while counted */
         McpBatch *batch;                /* owed a reply (or a release) when set */
@@ -44,6 +56,9 @@ struct McpCall {
         ExecArgs args;
         QueueSlot slot;
         ExecClient *exec;
+        BrokerRequest *request;         /* session_create, session_close */
+        char session_id[TOOL_SESSION_ID_LEN + 1];       /* the broker's id of the session it uses; "" for none */
+        char *handle;                   /* session_close: the handle as given */
         sd_event_source *progress_timer;
         sd_event_source *retry_timer;   /* armed while the broker was busy */
         uint64_t busy_since, retry_usec;
@@ -143,6 +158,7 @@ static McpCall *call_free(McpCall *c) {
         c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
         c->retry_timer = sd_event_source_disable_unref(c->retry_timer);
         c->exec = exec_client_free(c->exec);
+        c->request = broker_request_free(c->request);
         idle = call_detach(c);
 
         /* This may start the next waiting call right here. */
@@ -152,6 +168,7 @@ static McpCall *call_free(McpCall *c) {
         json_object_put(c->id);
         json_object_put(c->progress_token);
         json_object_put(c->arguments);
+        free(c->handle);
         free(c);
 
         if (b)
@@ -326,6 +343,20 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 call_free(c);
                 return;
         }
+        if (c->session_id[0] && (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
+                if (r->error == BROKER_ERROR_SESSION_NOT_FOUND)
+                        exec_sessions_remove(c->session->server->exec_sessions, c->session_id);
+                text = tool_session_failure_text(r->error, r->error_message);
+                call_log(c, r, LOG_INFO, r->error == BROKER_ERROR_SESSION_BUSY ? "session-busy" : "session-not-found");
+                call_finish(c, text ? tool_exec_error_result(text) : NULL);
+                return;
+        }
+        if (c->session_id[0]) {
+                if (r->error != BROKER_ERROR_NONE || r->session_lost)
+                        exec_sessions_remove(c->session->server->exec_sessions, c->session_id);
+                else
+                        exec_sessions_touch(c->session->server->exec_sessions, c->session_id);
+        }
         if (r->error != BROKER_ERROR_NONE) {
                 text = tool_exec_failure_text(r->error, r->error_message);
                 if (asprintf(&result, "error:%s", broker_error_to_string(r->error)) < 0)
@@ -372,6 +403,9 @@ static void call_start(McpCall *c) {
                 },
                 .files = c->args.files,
                 .n_files = c->args.n_files,
+                .session = c->session_id[0] ? c->session_id : NULL,
+                .caller = c->session->caller,
+                .scope = c->session->scope,
         };
         char tag[96];
         int r;
@@ -413,6 +447,124 @@ static int reject(const McpRequest *req, const char *text, json_object **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
+/* session_create and session_close: one request to the broker each. */
+static void on_session_op_done(BrokerRequest *request, json_object *reply, BrokerError error, const char *message,
+                               void *userdata) {
+        McpCall *c = userdata;
+        McpServer *server = c->session->server;
+        _cleanup_free_ char *text = NULL, *handle = NULL, *result = NULL;
+        const char *id;
+
+        c->request = broker_request_free(c->request);
+        if (c->cancelled) {
+                call_log(c, NULL, LOG_INFO, "cancelled");
+                call_free(c);
+                return;
+        }
+        if (error != BROKER_ERROR_NONE) {
+                if (c->kind == CALL_SESSION_CLOSE && error == BROKER_ERROR_SESSION_NOT_FOUND)
+                        exec_sessions_remove(server->exec_sessions, c->session_id);
+                text = tool_session_failure_text(error, message);
+                if (asprintf(&result, "error:%s", broker_error_to_string(error) ?: "?") < 0)
+                        result = NULL;
+                call_log(c, NULL, error == BROKER_ERROR_SESSION_NOT_FOUND ? LOG_INFO : LOG_WARNING, result ?: "error");
+                call_finish(c, text ? tool_exec_error_result(text) : NULL);
+                return;
+        }
+        if (c->kind == CALL_SESSION_CLOSE) {
+                exec_sessions_remove(server->exec_sessions, c->session_id);
+                call_log(c, NULL, LOG_INFO, "session-closed");
+                call_finish(c, tool_session_closed_result(c->rev, c->handle));
+                return;
+        }
+        id = json_get_string(reply, "session");
+        if (!streq_ptr(json_get_string(reply, "event"), "session") || tool_session_format_handle(id, &handle) < 0) {
+                call_log(c, NULL, LOG_WARNING, "error:broker-error");
+                call_finish(c, tool_exec_error_result("the session could not start: the broker answered something "
+                                                      "else"));
+                return;
+        }
+        /* Bookkeeping only: without it we might exit idle under the session. */
+        if (exec_sessions_add(server->exec_sessions, id, c->session->scope,
+                              (uint64_t) MAX(json_get_int64(reply, "idle_timeout_s", 0), 0) * USEC_PER_SEC,
+                              (uint64_t) MAX(json_get_int64(reply, "max_lifetime_s", 0), 0) * USEC_PER_SEC) < 0)
+                (void) log_oom();
+        call_log(c, NULL, LOG_INFO, "session-created");
+        call_finish(c, tool_session_created_result(c->rev, handle, reply));
+}
+
+static int session_op_handle(const McpRequest *req, CallKind kind, json_object *arguments, const char *request_id,
+                             json_object **ret) {
+        McpSession *s = req->session;
+        McpServer *server = s->server;
+        _cleanup_(call_freep) McpCall *c = NULL;
+        _cleanup_json_ json_object *msg = NULL;
+        _cleanup_free_ char *error = NULL;
+        const char *handle = NULL;
+        McpCall *call;
+        int r;
+
+        r = kind == CALL_SESSION_CREATE ? tool_session_create_parse_arguments(arguments, &error)
+                                        : tool_session_close_parse_arguments(arguments, &handle, &error);
+        if (r == -EINVAL) {
+                log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "invalid-arguments");
+                return reject(req, error, ret);
+        }
+        if (r < 0)
+                return r;
+
+        c = new0(McpCall, 1);
+        if (!c)
+                return -ENOMEM;
+        *c = (McpCall) {
+                .kind = kind,
+                .session = s,
+                .rev = req->rev,
+                .id = json_object_get(req->id),
+                .origin = req->origin,
+                .arguments = json_object_get(arguments),
+                .received_usec = now_usec(),
+        };
+        (void) snprintf(c->request_id, sizeof c->request_id, "%s", request_id);
+        if (kind == CALL_SESSION_CLOSE) {
+                if (tool_session_parse_handle(handle, c->session_id) < 0) {
+                        log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "session-not-found");
+                        return reject(req, tool_session_gone_text, ret);
+                }
+                c->handle = strdup(handle);
+                if (!c->handle)
+                        return -ENOMEM;
+        }
+
+        msg = json_object_new_object();
+        if (!msg ||
+            json_add_string(msg, "op", kind == CALL_SESSION_CREATE ? "session_create" : "session_close") < 0 ||
+            json_add_string(msg, "caller", s->caller) < 0 || json_add_string(msg, "scope", s->scope) < 0 ||
+            (kind == CALL_SESSION_CLOSE && json_add_string(msg, "session", c->session_id) < 0))
+                return -ENOMEM;
+        r = broker_request_start(server->event, server->broker_socket, msg,
+                                 kind == CALL_SESSION_CREATE ? SESSION_CREATE_TIMEOUT_USEC : SESSION_CLOSE_TIMEOUT_USEC,
+                                 on_session_op_done, c, &c->request);
+        if (r < 0) {
+                _cleanup_free_ char *m = NULL;
+                log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_WARNING, "error:broker-unavailable");
+                if (asprintf(&m, "the sandbox broker is unreachable (%s)", strerror(-r)) < 0)
+                        return -ENOMEM;
+                return reject(req, m, ret);
+        }
+
+        /* The session owns it from here: it counts as in flight. */
+        call = TAKE_PTR(c);
+        LIST_PREPEND(calls, s->calls, call);
+        call->counted = true;
+        s->n_calls++;
+        if (req->batch) {
+                call->batch = req->batch;
+                call->batch->pending++;
+        }
+        return 0;
+}
+
 int mcp_call_handle(const McpRequest *req, json_object **ret) {
         McpSession *s = req->session;
         McpServer *server = s->server;
@@ -425,6 +577,8 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         uint64_t per_session;
         McpCall *call;
         _cleanup_(exec_args_done) ExecArgs args = {};
+        char session_id[TOOL_SESSION_ID_LEN + 1] = "";
+        CallKind kind;
         int r;
 
         assert(req);
@@ -437,10 +591,19 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                                          NULL);
                 return *ret ? 0 : -ENOMEM;
         }
-        if (!streq(name, TOOL_EXEC_NAME)) {
+        if (streq(name, TOOL_EXEC_NAME))
+                kind = CALL_EXEC;
+        else if (tool_session_available(config) && streq(name, TOOL_SESSION_CREATE_NAME))
+                kind = CALL_SESSION_CREATE;
+        else if (tool_session_available(config) && streq(name, TOOL_SESSION_CLOSE_NAME))
+                kind = CALL_SESSION_CLOSE;
+        else {
                 _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "Unknown tool: %.*s (the only tool is \"" TOOL_EXEC_NAME "\")",
-                             utf8_prefix_len(name, 64), name) < 0)
+                if (asprintf(&m, "Unknown tool: %.*s (the tools are %s)", utf8_prefix_len(name, 64), name,
+                             tool_session_available(config)
+                                     ? "\"" TOOL_EXEC_NAME "\", \"" TOOL_SESSION_CREATE_NAME "\" and \""
+                                       TOOL_SESSION_CLOSE_NAME "\""
+                                     : "only \"" TOOL_EXEC_NAME "\"") < 0)
                         return -ENOMEM;
                 *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, m, NULL);
                 return *ret ? 0 : -ENOMEM;
@@ -463,6 +626,8 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                 }
 
         jsonrpc_id_format(req->id, request_id, sizeof request_id);
+        if (kind != CALL_EXEC)
+                return session_op_handle(req, kind, arguments, request_id, ret);
         r = tool_exec_parse_arguments(config, arguments, &args, &error);
         if (r == -EINVAL) {
                 log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "invalid-arguments");
@@ -470,6 +635,11 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         }
         if (r < 0)
                 return r;
+        if (args.session && tool_session_parse_handle(args.session, session_id) < 0) {
+                /* Not a handle of ours: as gone as one that ended. */
+                log_call(s, req->rev, request_id, &args, NULL, 0, 0, LOG_INFO, "session-not-found");
+                return reject(req, tool_session_gone_text, ret);
+        }
 
         /* Each session may hold as many calls as the whole server can. */
         per_session = config->max_concurrent + config->max_queue;
@@ -501,6 +671,8 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         };
         args = (ExecArgs) {};   /* the call owns the decoded files now */
         memcpy(c->request_id, request_id, sizeof request_id);
+        if (c->args.session)
+                memcpy(c->session_id, session_id, sizeof session_id);
         token = json_get(req->meta, "progressToken");
         if (jsonrpc_id_is_valid(token))
                 c->progress_token = json_object_get(token);
@@ -558,6 +730,13 @@ void mcp_call_cancel(McpSession *s, json_object *id) {
         if (c->slot.state == QUEUE_SLOT_WAITING || c->retry_timer) {
                 /* Still queued, or waiting to ask the busy broker again: it
                  * never starts. */
+                call_log(c, NULL, LOG_INFO, "cancelled");
+                call_free(c);
+                return;
+        }
+        if (c->kind != CALL_EXEC) {
+                /* A session_create given up ends that session (nobody has its
+                 * handle); a close may have happened or not. */
                 call_log(c, NULL, LOG_INFO, "cancelled");
                 call_free(c);
                 return;

@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "call-queue.h"
+#include "exec-sessions.h"
 #include "list.h"
 #include "mcp-server.h"
 #include "revision.h"
@@ -22,8 +23,9 @@ struct McpServer {
         sd_event *event;
         McpServerConfig config;         /* strings point at the copies below */
         char *broker_socket, *python_version;
-        char **modules;
+        char **modules, **preloaded;
         CallQueue *queue;
+        ExecSessions *exec_sessions;    /* the sandbox sessions we handed out */
         McpSession *sessions;
         uint64_t progress_interval_usec;
 };
@@ -37,6 +39,8 @@ struct McpSession {
         char *peer_transport;
         uid_t peer_uid;
         pid_t peer_pid;
+        char *caller;                   /* McpPeer.caller, or made up from uid or transport */
+        char scope[33];                 /* random when McpPeer.scoped, else empty */
 
         const McpRevision *revision;    /* negotiated by initialize; NULL before */
         bool stateless_seen;            /* a 2026-07-28 request was served */

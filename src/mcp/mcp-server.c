@@ -18,6 +18,7 @@
 #include "broker-proto.h"
 #include "strv.h"
 #include "tool-exec.h"
+#include "tool-session.h"
 #include "util.h"
 
 #define SERVER_NAME "mcp-exec"
@@ -93,9 +94,18 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
                 if (!s->modules)
                         return -ENOMEM;
         }
+        if (config->preloaded) {
+                s->preloaded = strv_copy_n(config->preloaded, MODULES_MAX);
+                if (!s->preloaded)
+                        return -ENOMEM;
+        }
         s->config.broker_socket = s->broker_socket;
         s->config.python_version = s->python_version;
         s->config.modules = (const char *const *) s->modules;
+        s->config.preloaded = (const char *const *) s->preloaded;
+        r = exec_sessions_new(e, s->broker_socket, &s->exec_sessions);
+        if (r < 0)
+                return r;
 
         r = call_queue_new(config->max_concurrent, config->max_queue, &s->queue);
         if (r < 0)
@@ -125,9 +135,11 @@ McpServer *mcp_server_free(McpServer *s) {
                 i->dead = true;
         }
         call_queue_free(s->queue);
+        exec_sessions_free(s->exec_sessions);
         free(s->broker_socket);
         free(s->python_version);
         strv_free(s->modules);
+        strv_free(s->preloaded);
         sd_event_unref(s->event);
         return mfree(s);
 }
@@ -156,6 +168,12 @@ void mcp_server_queue_stats(const McpServer *s, McpQueueStats *ret) {
         };
 }
 
+unsigned mcp_server_sandbox_sessions(const McpServer *s) {
+        assert(s);
+
+        return exec_sessions_alive(s->exec_sessions);
+}
+
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
                     McpSession **ret) {
         _cleanup_(mcp_session_freep) McpSession *s = NULL;
@@ -174,9 +192,24 @@ int mcp_session_new(McpServer *server, const McpTransport *transport, void *user
         s->peer_transport = strdup(peer && peer->transport ? peer->transport : "unknown");
         if (!s->peer_transport)
                 return -ENOMEM;
+        if (peer && peer->caller)
+                r = (s->caller = strdup(peer->caller)) ? 0 : -1;
+        else if (s->peer_uid != (uid_t) -1)
+                r = asprintf(&s->caller, "uid:%u", (unsigned) s->peer_uid);
+        else
+                r = asprintf(&s->caller, "peer:%s", s->peer_transport);
+        if (r < 0) {
+                s->caller = NULL;
+                return -ENOMEM;
+        }
         r = random_hex128(s->id);
         if (r < 0)
                 return r;
+        if (peer && peer->scoped) {
+                r = random_hex128(s->scope);
+                if (r < 0)
+                        return r;
+        }
         s->server = server;
         LIST_PREPEND(sessions, server->sessions, s);
 
@@ -194,10 +227,15 @@ static McpSession *session_free_now(McpSession *s) {
         if (s->server) {
                 mcp_session_drop_calls(s);
                 LIST_REMOVE(sessions, s->server->sessions, s);
+                /* Its sandbox sessions end with it (DELETE, expiry, the end of
+                 * its SSE stream). */
+                if (s->caller && s->scope[0])
+                        exec_sessions_close_scope(s->server->exec_sessions, s->caller, s->scope);
         }
         if (s->id[0])
                 log_debug("Session %s closed.", s->id);
         free(s->peer_transport);
+        free(s->caller);
         return mfree(s);
 }
 
@@ -474,8 +512,15 @@ static int handle_tools_list(McpRequest *req, json_object **ret) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS, "Invalid params: unknown cursor");
                 return 0;
         }
-        if (!result || !tools || json_append(tools, tool_exec_definition(&req->session->server->config, req->rev)) < 0 ||
-            json_add(result, "tools", TAKE_PTR(tools)) < 0)
+        const McpServerConfig *c = &req->session->server->config;
+
+        if (!result || !tools || json_append(tools, tool_exec_definition(c, req->rev)) < 0)
+                return -ENOMEM;
+        if (tool_session_available(c) &&
+            (json_append(tools, tool_session_create_definition(c, req->rev)) < 0 ||
+             json_append(tools, tool_session_close_definition(c, req->rev)) < 0))
+                return -ENOMEM;
+        if (json_add(result, "tools", TAKE_PTR(tools)) < 0)
                 return -ENOMEM;
         if (req->rev->stateless &&
             (json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 || json_add_string(result, "cacheScope", "public") < 0))

@@ -35,6 +35,12 @@ typedef struct McpServerConfig {
          * input files nor returns outputs. The limits are MCP_EXEC_*. */
         bool result_channel;
         uint64_t max_images, max_image_bytes, max_files_out, max_result_bytes, max_input_bytes;
+        /* Modules warm sandboxes import ahead (the broker's "preloaded"),
+         * NULL-terminated; NULL when unknown or none. */
+        const char *const *preloaded;
+        /* Sessions (session_create): offered when max_sessions > 0 (the
+         * broker's "info" says what it allows). */
+        uint64_t max_sessions, max_sessions_per_caller, session_idle_s, session_max_s;
 } McpServerConfig;
 
 typedef enum McpMessageKind {
@@ -71,11 +77,21 @@ typedef struct McpTransport {
         int (*send)(McpSession *s, const McpMessage *m, void *userdata);
 } McpTransport;
 
-/* Who is on the other end, for the journal (never for decisions here). */
+/* Who is on the other end: for the journal, and for whose sandbox sessions
+ * (session_create) it may use. */
 typedef struct McpPeer {
         const char *transport;          /* "stdio", "unix", "http", "sse" */
         uid_t uid;                      /* (uid_t) -1 when unknown */
         pid_t pid;                      /* 0 when unknown */
+        /* Who the transport vouches for: "uid:1000" (polkit-checked), "http:token"
+         * (it presented the token), "http:loopback" (no token configured). NULL:
+         * "uid:N" from uid, else the transport's name. Sandbox sessions are the
+         * caller's. */
+        const char *caller;
+        /* This MCP session is one the client keeps (a 2025 Mcp-Session-Id, an
+         * SSE stream): sandbox sessions made in it are its alone, and close
+         * when it ends. Not for stdio (the uid's) nor stateless requests. */
+        bool scoped;
 } McpPeer;
 
 /* What a transport may need to know of an incoming message before it picks
@@ -92,6 +108,7 @@ typedef struct McpInbound {
         json_object *id;                /* a valid id, for errors the transport answers itself */
         const char *protocol_version;   /* its _meta's protocol version, if a string */
         const char *name;               /* what HTTP's Mcp-Name mirrors: the tool, prompt or resource */
+        const char *param_session;      /* what Mcp-Param-Session mirrors: a tools/call's "session" string */
         bool stateless;                 /* a request of the stateless revision (2026-07-28) */
 } McpInbound;
 
@@ -148,6 +165,10 @@ typedef struct McpQueueStats {
         uint64_t max_running, max_waiting;
 } McpQueueStats;
 void mcp_server_queue_stats(const McpServer *s, McpQueueStats *ret);
+
+/* Sandbox sessions this process made that may still live: they end when it
+ * exits, so it should not exit idle while there are any. */
+unsigned mcp_server_sandbox_sessions(const McpServer *s);
 
 /* Every revision we speak, oldest first, NULL-terminated; the last is the
  * newest. An initialize asking for a version we do not know is answered with

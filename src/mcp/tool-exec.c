@@ -66,8 +66,15 @@ static char *describe(const McpServerConfig *c) {
               "\n"
               "What you can rely on:\n"
               "- Every call is a new, isolated run. Nothing persists between runs: no variables, files, "
-              "installed packages or processes. Pass everything the program needs in the code or on stdin.\n"
-              "- There is no network at all: no internet, no DNS, no local services; pip install and "
+              "installed packages or processes. Pass everything the program needs in the code or on stdin.\n",
+              f);
+        if (c->max_sessions > 0)
+                fprintf(f, "- Unless you pass \"session\" (from session_create): then the code runs in that session's "
+                           "interpreter, and variables, imports and files of its earlier calls are there. A session "
+                           "ends after %" PRIu64 " s without a call or %" PRIu64 " s after it started; one call at a "
+                           "time.\n",
+                        c->session_idle_s, c->session_max_s);
+        fputs("- There is no network at all: no internet, no DNS, no local services; pip install and "
               "downloads fail.\n",
               f);
         fputs(c->result_channel ? "- /tmp is a fresh, private directory in every run, empty but for the input files.\n"
@@ -95,6 +102,12 @@ static char *describe(const McpServerConfig *c) {
         else
                 fputs("- Python (version unknown).", f);
         describe_modules(f, c->modules);
+        if (c->preloaded && c->preloaded[0]) {
+                fputs(" Imported ahead in warm sandboxes, so nearly free to import:", f);
+                for (size_t i = 0; c->preloaded[i]; i++)
+                        fprintf(f, "%s %s", i > 0 ? "," : "", c->preloaded[i]);
+                fputc('.', f);
+        }
         if (c->result_channel) {
                 char img[FORMAT_BYTES_MAX], all[FORMAT_BYTES_MAX], inb[FORMAT_BYTES_MAX];
 
@@ -144,6 +157,8 @@ static const char output_schema[] =
         "\"CPU time used in milliseconds, or null if unknown.\"},"
         "\"memory_peak_bytes\":{\"anyOf\":[{\"type\":\"integer\",\"minimum\":0},{\"type\":\"null\"}],"
         "\"description\":\"Peak memory use in bytes, or null if this host does not report it.\"},"
+        "\"session_lost\":{\"type\":\"boolean\",\"description\":\"Calls in a session only: true if the session "
+        "ended with this call (its state is gone).\"},"
         "\"images\":{\"type\":\"array\",\"description\":\"Figures and image files (png, jpeg, gif, webp under "
         "/tmp/outputs), metadata only: those returned are the image blocks of the content, in this order.\","
         "\"items\":{\"type\":\"object\",\"properties\":{"
@@ -169,7 +184,11 @@ static const char output_schema[] =
         "},\"required\":[\"stdout\",\"stderr\",\"exit_code\",\"duration_ms\",\"truncated\",\"timed_out\","
         "\"oom_killed\",\"signal\",\"cpu_ms\",\"memory_peak_bytes\",\"images\",\"files\"]}";
 
-static json_object *input_schema(const McpServerConfig *c) {
+#define SESSION_ARG_TEXT                                                                                   \
+        "A handle from session_create: the code runs in that session's interpreter, where variables, imports " \
+        "and files in /tmp of earlier calls are still there. Without it, the run is new and isolated."
+
+static json_object *input_schema(const McpServerConfig *c, const McpRevision *rev) {
         _cleanup_free_ char *s = NULL, *files = NULL;
         char code[FORMAT_BYTES_MAX], in[FORMAT_BYTES_MAX], inb[FORMAT_BYTES_MAX];
 
@@ -197,9 +216,15 @@ static json_object *input_schema(const McpServerConfig *c) {
                      "seconds. 0 or absent: the default of %" PRIu64 " s; more than %" PRIu64 " is lowered to %"
                      PRIu64 ".\"},"
                      "\"stdin\":{\"type\":\"string\",\"description\":\"Text for the program's standard input, up "
-                     "to %s. Without it, stdin is empty.\"}%s"
+                     "to %s. Without it, stdin is empty.\"}%s%s"
                      "},\"required\":[\"code\"],\"additionalProperties\":false}",
-                     code, c->default_timeout_s, c->max_timeout_s, c->max_timeout_s, in, files ?: "") < 0)
+                     code, c->default_timeout_s, c->max_timeout_s, c->max_timeout_s, in, files ?: "",
+                     c->max_sessions == 0 ? ""
+                     /* 2026-07-28: mirrored as Mcp-Param-Session, so that a load
+                      * balancer can send the call to the host of the session. */
+                     : rev->stateless ? ",\"session\":{\"type\":\"string\",\"x-mcp-header\":\"Session\",\"description\":"
+                                        "\"" SESSION_ARG_TEXT "\"}"
+                                      : ",\"session\":{\"type\":\"string\",\"description\":\"" SESSION_ARG_TEXT "\"}") < 0)
                 return NULL;
         return json_tokener_parse(s);
 }
@@ -212,7 +237,7 @@ json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *r
         if (!t || !description)
                 return NULL;
         if (json_add_string(t, "name", TOOL_EXEC_NAME) < 0 || (rev->titles && json_add_string(t, "title", title) < 0) ||
-            json_add_string(t, "description", description) < 0 || json_add(t, "inputSchema", input_schema(c)) < 0 ||
+            json_add_string(t, "description", description) < 0 || json_add(t, "inputSchema", input_schema(c, rev)) < 0 ||
             (rev->structured && json_add(t, "outputSchema", json_tokener_parse(output_schema)) < 0))
                 return NULL;
         if (rev->annotations) {
@@ -370,12 +395,14 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                 json_object_object_foreach(arguments, key, val) {
                         (void) val;
                         if (!streq(key, "code") && !streq(key, "timeout_s") && !streq(key, "stdin") &&
-                            (!streq(key, "files") || !c->result_channel))
+                            (!streq(key, "files") || !c->result_channel) &&
+                            (!streq(key, "session") || c->max_sessions == 0))
                                 return argument_error(ret_error,
-                                                      "unknown argument \"%.*s\": the exec tool takes only %s",
+                                                      "unknown argument \"%.*s\": the exec tool takes only %s%s",
                                                       utf8_prefix_len(key, NAME_MAX_ECHO), key,
-                                                      c->result_channel ? "code, timeout_s, stdin and files"
-                                                                        : "code, timeout_s and stdin");
+                                                      c->result_channel ? "code, timeout_s, stdin, files"
+                                                                        : "code, timeout_s, stdin",
+                                                      c->max_sessions > 0 ? " and session" : "");
                 }
         }
 
@@ -417,6 +444,14 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                 r = parse_files(c, v, &a, ret_error);
                 if (r < 0)
                         return r;
+        }
+
+        if (json_object_object_get_ex(arguments, "session", &v) && !json_object_is_type(v, json_type_null)) {
+                /* Its form is checked by the caller: any string that is not
+                 * a live session of ours is a session that is gone. */
+                if (!json_object_is_type(v, json_type_string))
+                        return argument_error(ret_error, "\"session\" must be the handle session_create returned");
+                a.session = json_object_get_string(v);
         }
 
         *ret = a;
@@ -606,6 +641,19 @@ static json_object *build_result(const ExecResult *cut, const McpRevision *rev, 
         text = json_serialize(structured, &len);
         if (!text || !(content = text_content(text, len)))
                 return NULL;
+        if (cut->session_lost) {
+                _cleanup_json_ json_object *b = json_object_new_object();
+                if (!b || json_add_string(b, "type", "text") < 0 ||
+                    json_add_string(b, "text",
+                                    cut->timed_out ? "The session is lost: the code did not stop when its time was up "
+                                                     "and was killed. Its variables and files are gone; start again "
+                                                     "with session_create."
+                                                   : "The session is lost: its interpreter ended (out of memory, a "
+                                                     "crash, or the program ended it). Its variables and files are "
+                                                     "gone; start again with session_create.") < 0 ||
+                    json_append(content, TAKE_PTR(b)) < 0)
+                        return NULL;
+        }
         note = outputs_note(cut, fates);
         if (note) {
                 _cleanup_json_ json_object *b = json_object_new_object();

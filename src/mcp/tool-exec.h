@@ -32,6 +32,7 @@ typedef struct ExecArgs {
         size_t n_files;
         uint64_t files_bytes;           /* all of them, decoded */
         uint8_t *decoded[LAUNCH_FILES_MAX];     /* owned: what base64 content decoded to */
+        const char *session;            /* the handle as given, or NULL: a run of its own */
 } ExecArgs;
 
 void exec_args_done(ExecArgs *a);

@@ -456,7 +456,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         output_capture_init(&c->out, req->max_output_bytes);
         c->max_output_bytes = req->max_output_bytes;
         c->result_channel = req->result_channel;
-        c->session = req->session != NULL;
+        c->session = c->result.in_session = req->session != NULL;
         result_reader_init(&c->results, &req->result_limits);
         r = build_input(c, req);
         if (r < 0)
@@ -572,5 +572,7 @@ json_object *exec_result_to_json(const ExecResult *r) {
         json_object_object_add(j, "cpu_ms", r->cpu_ms >= 0 ? json_object_new_int64(r->cpu_ms) : NULL);
         json_object_object_add(j, "memory_peak_bytes",
                                r->memory_peak_bytes >= 0 ? json_object_new_int64(r->memory_peak_bytes) : NULL);
+        if (r->in_session)
+                json_object_object_add(j, "session_lost", json_object_new_boolean(r->session_lost));
         return j;
 }

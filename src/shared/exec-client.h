@@ -79,7 +79,8 @@ typedef struct ExecResult {
         bool outputs_lost;              /* the channel ended without END: the launcher died or was killed */
         char *outputs_error;            /* the channel broke its protocol: what, and reading stopped there */
 
-        bool session_lost;              /* a session's call ended the session: its state is gone */
+        bool in_session;                /* a call in a session: */
+        bool session_lost;              /* it ended the session, whose state is gone */
 } ExecResult;
 
 typedef struct ExecClient ExecClient;

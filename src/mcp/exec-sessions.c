@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "exec-sessions.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker-request.h"
+#include "json-cleanup.h"
+#include "json-util.h"
+#include "list.h"
+#include "log.h"
+#include "util.h"
+
+#define CLOSE_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* Outstanding scope closes: each holds a broker connection. */
+#define CLOSES_MAX 64U
+
+typedef struct Entry Entry;
+struct Entry {
+        LIST_FIELDS(Entry, entries);
+        char id[33];
+        char scope[33];
+        uint64_t idle_usec, last_used, ends;    /* ends: the absolute cap */
+};
+
+typedef struct Close Close;
+struct Close {
+        ExecSessions *table;
+        LIST_FIELDS(Close, closes);
+        BrokerRequest *request;
+};
+
+struct ExecSessions {
+        sd_event *event;
+        char *broker_socket;
+        LIST_HEAD(Entry, entries);
+        unsigned n_entries;
+        LIST_HEAD(Close, closes);
+        unsigned n_closes;
+};
+
+static void entry_free(ExecSessions *t, Entry *e) {
+        LIST_REMOVE(entries, t->entries, e);
+        assert(t->n_entries > 0);
+        t->n_entries--;
+        free(e);
+}
+
+static void close_free(Close *c) {
+        ExecSessions *t = c->table;
+
+        LIST_REMOVE(closes, t->closes, c);
+        t->n_closes--;
+        broker_request_free(c->request);
+        free(c);
+}
+
+ExecSessions *exec_sessions_free(ExecSessions *t) {
+        if (!t)
+                return NULL;
+        while (t->entries)
+                entry_free(t, t->entries);
+        while (t->closes)
+                close_free(t->closes);
+        sd_event_unref(t->event);
+        free(t->broker_socket);
+        free(t);
+        return NULL;
+}
+
+int exec_sessions_new(sd_event *e, const char *broker_socket, ExecSessions **ret) {
+        _cleanup_(exec_sessions_freep) ExecSessions *t = NULL;
+
+        assert(e);
+        assert(broker_socket);
+        assert(ret);
+
+        t = new0(ExecSessions, 1);
+        if (!t)
+                return -ENOMEM;
+        t->event = sd_event_ref(e);
+        t->broker_socket = strdup(broker_socket);
+        if (!t->broker_socket)
+                return -ENOMEM;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+static Entry *find(ExecSessions *t, const char *id) {
+        LIST_FOREACH(entries, e, t->entries)
+                if (streq(e->id, id))
+                        return e;
+        return NULL;
+}
+
+static bool expired(const Entry *e, uint64_t now) {
+        return now >= e->ends || now - e->last_used >= e->idle_usec;
+}
+
+static void prune(ExecSessions *t) {
+        uint64_t now = now_usec();
+
+        LIST_FOREACH_SAFE(entries, e, n, t->entries)
+                if (expired(e, now))
+                        entry_free(t, e);
+}
+
+int exec_sessions_add(ExecSessions *t, const char *id, const char *scope, uint64_t idle_usec, uint64_t max_usec) {
+        uint64_t now = now_usec();
+        Entry *e;
+
+        assert(t);
+        assert(id && strlen(id) < sizeof e->id);
+        assert(scope && strlen(scope) < sizeof e->scope);
+
+        prune(t);
+        if (t->n_entries >= EXEC_SESSIONS_MAX) {
+                /* The oldest goes: the broker may outlive our idle exit for it. */
+                Entry *last = t->entries;
+                while (last && last->entries_next)
+                        last = last->entries_next;
+                if (last)
+                        entry_free(t, last);
+        }
+        e = new0(Entry, 1);
+        if (!e)
+                return -ENOMEM;
+        (void) snprintf(e->id, sizeof e->id, "%s", id);
+        (void) snprintf(e->scope, sizeof e->scope, "%s", scope);
+        /* A little past the broker's own timers: it ends them, not us. */
+        e->idle_usec = idle_usec + 5 * USEC_PER_SEC;
+        e->last_used = now;
+        e->ends = now + max_usec + 5 * USEC_PER_SEC;
+        LIST_PREPEND(entries, t->entries, e);
+        t->n_entries++;
+        return 0;
+}
+
+void exec_sessions_touch(ExecSessions *t, const char *id) {
+        Entry *e;
+
+        assert(t);
+        e = find(t, id);
+        if (e)
+                e->last_used = now_usec();
+}
+
+void exec_sessions_remove(ExecSessions *t, const char *id) {
+        Entry *e;
+
+        assert(t);
+        e = find(t, id);
+        if (e)
+                entry_free(t, e);
+}
+
+unsigned exec_sessions_alive(ExecSessions *t) {
+        assert(t);
+        prune(t);
+        return t->n_entries;
+}
+
+static void on_closed(BrokerRequest *r, json_object *reply, BrokerError error, const char *message, void *userdata) {
+        Close *c = userdata;
+
+        if (error != BROKER_ERROR_NONE)
+                log_warning("Closing the sandbox sessions of an ended MCP session failed: %s; they end when idle.",
+                            message ?: "unknown error");
+        else if (json_get_int64(reply, "count", 0) > 0)
+                log_info("Closed %" PRIi64 " sandbox session(s) of an ended MCP session.", json_get_int64(reply, "count", 0));
+        close_free(c);
+}
+
+void exec_sessions_close_scope(ExecSessions *t, const char *caller, const char *scope) {
+        _cleanup_json_ json_object *msg = NULL;
+        bool any = false;
+        Close *c;
+
+        assert(t);
+        assert(caller);
+
+        if (isempty(scope))
+                return;
+        LIST_FOREACH_SAFE(entries, e, n, t->entries)
+                if (streq(e->scope, scope)) {
+                        entry_free(t, e);
+                        any = true;
+                }
+        if (!any)
+                return;
+        if (t->n_closes >= CLOSES_MAX) {
+                log_warning("Too many sandbox session closes outstanding; these end when idle.");
+                return;
+        }
+        msg = json_object_new_object();
+        c = new0(Close, 1);
+        if (!msg || !c || json_add_string(msg, "op", "session_close_scope") < 0 ||
+            json_add_string(msg, "caller", caller) < 0 || json_add_string(msg, "scope", scope) < 0) {
+                free(c);
+                (void) log_oom();
+                return;
+        }
+        c->table = t;
+        if (broker_request_start(t->event, t->broker_socket, msg, CLOSE_TIMEOUT_USEC, on_closed, c, &c->request) < 0) {
+                log_warning("Cannot ask the broker to close the sandbox sessions of an ended MCP session; they end "
+                            "when idle.");
+                free(c);
+                return;
+        }
+        LIST_PREPEND(closes, t->closes, c);
+        t->n_closes++;
+}
