@@ -435,6 +435,7 @@ static void client_handle_stats(Client *c) {
                 queued++;
         stats_set_pool(&c->server->stats, pool_broken(c->server->pool) ? 0 : c->server->config.pool_size,
                        pool_n_ready(c->server->pool), pool_n_hits(c->server->pool));
+        stats_set_sessions(&c->server->stats, c->server->n_sessions, c->server->config.max_sessions);
         if (stats_reply(&c->server->stats, c->server->n_runs, queued, c->server->probe_state, &j) >= 0)
                 (void) broker_send(c->fd, j, NULL, 0);
 }
@@ -677,6 +678,7 @@ static void client_answer_session(Client *c) {
                 client_free(c);
                 return;
         }
+        s->stats.sessions_created++;
         client_detach_session(c);
         client_free(c);
 }
@@ -710,6 +712,7 @@ static void on_session_call_done(Session *se, const SessionCallResult *r, void *
                    "MCP_OOM_KILLED=%i", r->oom_killed,
                    "MCP_SESSION_LOST=%i", r->lost,
                    "MCP_DURATION_MS=%" PRIu64, r->duration_usec / 1000);
+        s->stats.session_calls++;
 
         LIST_FOREACH_SAFE(clients, c, n, s->clients) {
                 _cleanup_json_ json_object *j = NULL;
@@ -748,6 +751,8 @@ static void on_session_gone(Session *se, SessionEnd why, void *userdata) {
                                                           : "the session ended");
                         client_free(c);
                 }
+        if (why == SESSION_END_LOST)
+                s->stats.sessions_lost++;
         LIST_REMOVE(sessions, s->sessions, se);
         assert(s->n_sessions > 0);
         s->n_sessions--;

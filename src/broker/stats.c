@@ -48,6 +48,14 @@ void stats_set_pool(RunStats *s, uint64_t size, uint64_t ready, uint64_t hits) {
         s->pool_hits = hits;
 }
 
+void stats_set_sessions(RunStats *s, uint64_t live, uint64_t max) {
+        assert(s);
+
+        s->has_sessions = true;
+        s->sessions_live = live;
+        s->sessions_max = max;
+}
+
 int stats_reply(RunStats *s, unsigned in_flight, unsigned queued, int probe_state, json_object **ret) {
         assert(s);
         assert(ret);

@@ -143,6 +143,19 @@ static void render_runs(MetricsWriter *w, const RunStats *b) {
                 metrics_counter(w, "mcp_exec_pool_hits_total", "Runs that took a warm unit; since the broker started.",
                                 b->pool_hits);
         }
+        if (b->has_sessions) {
+                metrics_gauge(w, "mcp_exec_sessions", "Python sessions (session_create) alive now.", b->sessions_live);
+                metrics_gauge(w, "mcp_exec_sessions_max", "Sessions the broker holds at most (MCP_EXEC_MAX_SESSIONS).",
+                              b->sessions_max);
+                metrics_counter(w, "mcp_exec_sessions_created_total", "Sessions handed out; since the broker started.",
+                                b->sessions_created);
+                metrics_counter(w, "mcp_exec_sessions_lost_total",
+                                "Sessions whose interpreter ended under them (out of memory, a crash, a kill after a "
+                                "timeout); since the broker started.",
+                                b->sessions_lost);
+                metrics_counter(w, "mcp_exec_session_calls_total", "Calls run in sessions; since the broker started.",
+                                b->session_calls);
+        }
 }
 
 int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {

@@ -106,6 +106,21 @@ int run_stats_to_json(const RunStats *s, json_object **ret) {
                 if (r >= 0)
                         r = json_add(j, "pool", TAKE_PTR(pool));
         }
+        if (r >= 0 && s->has_sessions) {
+                _cleanup_json_ json_object *x = json_object_new_object();
+
+                r = x ? json_add_int(x, "live", (int64_t) s->sessions_live) : -ENOMEM;
+                if (r >= 0)
+                        r = json_add_int(x, "max", (int64_t) s->sessions_max);
+                if (r >= 0)
+                        r = json_add_int(x, "created", (int64_t) s->sessions_created);
+                if (r >= 0)
+                        r = json_add_int(x, "lost", (int64_t) s->sessions_lost);
+                if (r >= 0)
+                        r = json_add_int(x, "calls", (int64_t) s->session_calls);
+                if (r >= 0)
+                        r = json_add(j, "sessions", TAKE_PTR(x));
+        }
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(j);
@@ -144,7 +159,7 @@ static bool duration_from_json(json_object *dur, uint64_t counts[static RUN_DURA
 
 int run_stats_from_json(json_object *j, RunStats *ret) {
         RunStats s = {};
-        json_object *runs, *pool;
+        json_object *runs, *pool, *sessions;
         const char *ev;
 
         assert(ret);
@@ -170,6 +185,16 @@ int run_stats_from_json(json_object *j, RunStats *ret) {
                     !get_u64(json_get(pool, "hits"), &s.pool_hits))
                         return -EBADMSG;
                 s.has_pool = true;
+        }
+        sessions = json_get(j, "sessions");
+        if (sessions) {
+                if (!get_u64(json_get(sessions, "live"), &s.sessions_live) ||
+                    !get_u64(json_get(sessions, "max"), &s.sessions_max) ||
+                    !get_u64(json_get(sessions, "created"), &s.sessions_created) ||
+                    !get_u64(json_get(sessions, "lost"), &s.sessions_lost) ||
+                    !get_u64(json_get(sessions, "calls"), &s.session_calls))
+                        return -EBADMSG;
+                s.has_sessions = true;
         }
         s.has_duration = duration_from_json(json_get(j, "duration"), s.duration_counts, &s.duration_sum_usec);
         if (!s.has_duration) {

@@ -8,7 +8,8 @@
  *   {"event":"stats","runs":{"ok":N,"nonzero_exit":N,…},
  *    "duration":{"le_ms":[…],"counts":[…],"sum_us":N},
  *    "in_flight":N,"queued":N,"self_check":"pending|passed|failed",
- *    "pool":{"size":N,"ready":N,"hits":N}}
+ *    "pool":{"size":N,"ready":N,"hits":N},
+ *    "sessions":{"live":N,"max":N,"created":N,"lost":N,"calls":N}}
  *
  * "counts" has one entry per bound of "le_ms" (runs that took at most it and
  * more than the bound before) and one more for those above the last. */
@@ -60,6 +61,12 @@ typedef struct RunStats {
         uint64_t pool_size;             /* warm units to keep (0: none, or the pool gave up) */
         uint64_t pool_ready;            /* warm units ready now */
         uint64_t pool_hits;             /* runs that took a warm unit */
+        bool has_sessions;              /* the sessions' numbers are known */
+        uint64_t sessions_live;         /* sessions now (starting ones too) */
+        uint64_t sessions_max;          /* MCP_EXEC_MAX_SESSIONS */
+        uint64_t sessions_created;      /* handed to a caller */
+        uint64_t sessions_lost;         /* ended by their interpreter's end (OOM, crash, a kill after a timeout) */
+        uint64_t session_calls;         /* calls run in sessions */
 } RunStats;
 
 /* Counts a run that ended (not a refused one) and its duration. */

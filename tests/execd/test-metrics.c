@@ -53,7 +53,9 @@ static int promtool(const char *text) {
 
 static RunStats sample_stats(void) {
         RunStats b = { .has_duration = true, .in_flight = 2, .queued = 1, .self_check = SELF_CHECK_PASSED,
-                       .has_pool = true, .pool_size = 2, .pool_ready = 1, .pool_hits = 30 };
+                       .has_pool = true, .pool_size = 2, .pool_ready = 1, .pool_hits = 30,
+                       .has_sessions = true, .sessions_live = 1, .sessions_max = 16, .sessions_created = 5,
+                       .sessions_lost = 1, .session_calls = 12 };
 
         b.runs[RUN_OUTCOME_OK] = 40;
         b.runs[RUN_OUTCOME_NONZERO_EXIT] = 3;
@@ -110,6 +112,11 @@ TEST(test_full) {
         has_line(t, "mcp_exec_self_check{state=\"failed\"} 0");
         has_line(t, "mcp_exec_pool_size 2");
         has_line(t, "mcp_exec_pool_ready 1");
+        has_line(t, "mcp_exec_sessions 1");
+        has_line(t, "mcp_exec_sessions_max 16");
+        has_line(t, "mcp_exec_sessions_created_total 5");
+        has_line(t, "mcp_exec_sessions_lost_total 1");
+        has_line(t, "mcp_exec_session_calls_total 12");
         has_line(t, "# TYPE mcp_exec_pool_hits_total counter");
         has_line(t, "mcp_exec_pool_hits_total 30");
         has_line(t, "mcp_exec_calls_running 2");

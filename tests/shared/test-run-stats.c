@@ -48,7 +48,9 @@ TEST(test_count) {
 TEST(test_round_trip) {
         _cleanup_json_ json_object *j = NULL;
         RunStats s = { .in_flight = 3, .queued = 2, .self_check = SELF_CHECK_FAILED,
-                       .has_pool = true, .pool_size = 2, .pool_ready = 1, .pool_hits = 77 }, t;
+                       .has_pool = true, .pool_size = 2, .pool_ready = 1, .pool_hits = 77,
+                       .has_sessions = true, .sessions_live = 3, .sessions_max = 16, .sessions_created = 9,
+                       .sessions_lost = 2, .session_calls = 41 }, t;
         const char *text;
 
         for (int i = 0; i < _RUN_OUTCOME_MAX; i++)
@@ -73,6 +75,12 @@ TEST(test_round_trip) {
         ASSERT_EQ_U64(t.pool_size, 2);
         ASSERT_EQ_U64(t.pool_ready, 1);
         ASSERT_EQ_U64(t.pool_hits, 77);
+        ASSERT_TRUE(t.has_sessions);
+        ASSERT_EQ_U64(t.sessions_live, 3);
+        ASSERT_EQ_U64(t.sessions_max, 16);
+        ASSERT_EQ_U64(t.sessions_created, 9);
+        ASSERT_EQ_U64(t.sessions_lost, 2);
+        ASSERT_EQ_U64(t.session_calls, 41);
 }
 
 static int parse(const char *text, RunStats *ret) {
@@ -92,6 +100,7 @@ TEST(test_from_json) {
         ASSERT_EQ_U64(t.runs[RUN_OUTCOME_CANCELLED], 0);
         ASSERT_FALSE(t.has_duration);
         ASSERT_FALSE(t.has_pool);
+        ASSERT_FALSE(t.has_sessions);
         ASSERT_EQ_INT(t.self_check, SELF_CHECK_PASSED);
 
         /* Other bounds: the counters stay, the histogram is left out. */
