@@ -432,6 +432,32 @@ static void test_stateless(void) {
                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
                "\"arguments\":{\"code\":\"1\"}," STATELESS_META "}}",
                400, "-32020");
+        /* The session handle is mirrored (x-mcp-header) and must agree; the
+         * call itself is then the tool's business (here: an unknown handle,
+         * or no sessions at all). */
+        expect("stateless session header missing", "POST", "/mcp",
+               AUTH ACCEPT_BOTH "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: exec\r\n",
+               "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+               "\"arguments\":{\"code\":\"1\",\"session\":\"n.0123\"}," STATELESS_META "}}",
+               400, "Mcp-Param-Session header is missing");
+        expect("stateless session header mismatch", "POST", "/mcp",
+               AUTH ACCEPT_BOTH "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: exec\r\n"
+                                "Mcp-Param-Session: n.4567\r\n",
+               "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+               "\"arguments\":{\"code\":\"1\",\"session\":\"n.0123\"}," STATELESS_META "}}",
+               400, "-32020");
+        expect("stateless session header without one in the body", "POST", "/mcp",
+               AUTH ACCEPT_BOTH "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: exec\r\n"
+                                "Mcp-Param-Session: n.4567\r\n",
+               "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+               "\"arguments\":{\"code\":\"1\"}," STATELESS_META "}}",
+               400, "-32020");
+        expect("stateless session header encoded", "POST", "/mcp",
+               AUTH ACCEPT_BOTH "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: exec\r\n"
+                                "Mcp-Param-Session: =?base64?bi4wMTIz?=\r\n",
+               "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+               "\"arguments\":{\"code\":\"1\",\"session\":\"n.0123\"}," STATELESS_META "}}",
+               200, "\"isError\":true");
         expect("stateless no Mcp-Method", "POST", "/mcp", AUTH ACCEPT_BOTH "MCP-Protocol-Version: 2026-07-28\r\n",
                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":{" STATELESS_META "}}", 400,
                "-32020");
