@@ -74,7 +74,9 @@ async function basic() {
 
     await suite.step('tools/list', async () => {
         const { tools } = await client.listTools();
-        check(Array.isArray(tools) && tools.length === 1, 'expected exactly one tool', tools?.map((t) => t.name));
+        // exec, and the session tools (on by default: MCP_EXEC_MAX_SESSIONS).
+        check(Array.isArray(tools) && tools.map((t) => t.name).join() === 'exec,session_create,session_close',
+              'expected exec, session_create and session_close', tools?.map((t) => t.name));
         const t = tools[0];
         check(t.name === 'exec', 'the tool is not called exec', t.name);
         check(typeof t.description === 'string' && t.description.length > 0, 'no description');

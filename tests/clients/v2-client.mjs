@@ -30,7 +30,8 @@ function newTransport() {
 
 async function useExec(client, what) {
     const { tools } = await client.listTools();
-    check(tools.length === 1 && tools[0].name === 'exec', `${what}: tools/list`, tools?.map((t) => t.name));
+    check(tools.map((t) => t.name).join() === 'exec,session_create,session_close', `${what}: tools/list`,
+          tools?.map((t) => t.name));
     const t = tools[0];
     check(t.inputSchema?.properties?.code && t.outputSchema?.type === 'object', `${what}: schemas`, t);
     check(t.annotations?.destructiveHint === true && t.annotations?.readOnlyHint === false, `${what}: annotations`, t.annotations);

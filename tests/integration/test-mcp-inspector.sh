@@ -40,7 +40,7 @@ insp() {
 }
 
 if insp tools/list 0 --method tools/list --format json -q; then
-    check tools/list "$out" 'len(r["result"]["tools"]) == 1 and r["result"]["tools"][0]["name"] == "exec"'
+    check tools/list "$out" '[t["name"] for t in r["result"]["tools"]] == ["exec", "session_create", "session_close"]'
     check tools/list-annotations "$out" 'r["result"]["tools"][0]["annotations"] == {**r["result"]["tools"][0]["annotations"], "readOnlyHint": False, "destructiveHint": True, "idempotentHint": False, "openWorldHint": False}'
     check tools/list-schemas "$out" 'r["result"]["tools"][0]["inputSchema"]["required"] == ["code"] and r["result"]["tools"][0]["outputSchema"]["type"] == "object"'
 fi

@@ -126,7 +126,7 @@ init = rpc(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}
                              "clientInfo": {"name": "quickstart-raw", "version": "1"}})
 p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'); p.stdin.flush()
 tools = [t["name"] for t in rpc(2, "tools/list", {})["tools"]]
-if tools != ["exec"]:
+if tools != ["exec", "session_create", "session_close"]:
     sys.exit("tools/list: %s" % tools)
 open(os.path.join(state, "session-open"), "w").close()
 deadline = time.time() + 120
