@@ -7,16 +7,24 @@ fds, the code in a launch frame. Runs the real launcher and the interpreter the
 service uses (/usr/bin/python3), in a
 private mount namespace with its own /tmp (unshare), without systemd: what
 the sandbox adds is the integration tests' (test-sessions.sh)."""
+import atexit
 import json
 import os
+import shutil
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
-LAUNCHER, BOOTSTRAP = sys.argv[1], sys.argv[2]
+# The launcher runs with a tmpfs on /tmp, which would hide a build tree
+# under /tmp (rpmbuild builds there): run copies kept elsewhere.
+STAGE = tempfile.mkdtemp(prefix="mcp-exec-launch-test.", dir="/var/tmp" if os.path.isdir("/var/tmp") else "/dev/shm")
+atexit.register(shutil.rmtree, STAGE, True)
+LAUNCHER = shutil.copy2(sys.argv[1], STAGE)
+BOOTSTRAP = shutil.copy2(sys.argv[2], STAGE)
 failures = []
 
 
