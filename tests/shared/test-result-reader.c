@@ -358,11 +358,15 @@ TEST(test_floods) {
                   "{\"source\":\"file\",\"path\":\"/tmp/outputs\",\"reason\":\"too many entries\",\"count\":0}",
                   NULL, 0);
         frame_put(&b, RESULT_FRAME_SKIPPED, "{\"source\":\"file\",\"reason\":\"its name is not valid UTF-8\"}", NULL, 0);
+        /* Figures past MCP_EXEC_MAX_IMAGES: one summary, no index (the bootstrap's "figskip"). */
+        frame_put(&b, RESULT_FRAME_SKIPPED,
+                  "{\"source\":\"figure\",\"reason\":\"more figures than MCP_EXEC_MAX_IMAGES\",\"count\":992}",
+                  NULL, 0);
         frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
         result_reader_init(&r, &limits);
         ASSERT_EQ_INT(feed(&r, &b, 0), 1);
         ASSERT_EQ_INT(r.n_items, 0);
-        ASSERT_EQ_U64(r.unlisted, 41);
+        ASSERT_EQ_U64(r.unlisted, 41 + 992);
         ASSERT_TRUE(r.unlisted_more);
         ASSERT_STREQ(r.unlisted_reason, "more files skipped than listed");
         result_reader_done(&r);
