@@ -206,7 +206,9 @@ check(ok_done(r) and r["stdout"].count("between") <= 5 and "mine" in r["stdout"]
 r = s.call("import os, sys\nos.close(1)\nos.close(2)\nsys.stdout = open(os.devnull, 'w')")
 check((r["done"] or {}).get("lost") is False and r["alive"], "closing stdout and stderr ends nothing: %s" % r["done"])
 r = s.call("print('still here')")
-check(ok_done(r) and r["stdout"] == "still here\n", "stdout is back in the next call: %r" % r["stdout"])
+# The chatter thread of above still runs and may print during this call too.
+check(ok_done(r) and r["stdout"].replace("between\n", "") == "still here\n",
+      "stdout is back in the next call: %r" % r["stdout"])
 
 r = s.call("import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(60)", timeout_ms=300)
 d = r["done"] or {}
