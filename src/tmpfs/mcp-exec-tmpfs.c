@@ -74,6 +74,10 @@ static int slice_dir(char **ret) {
         return -ENOENT;
 }
 
+static bool keep_own(const char *id, void *userdata) {
+        return streq(id, userdata);
+}
+
 /* Before each mount: the tmpfs of runs that are gone goes first. */
 static int do_mount(const char *id, uint64_t size) {
         _cleanup_free_ char *slice = NULL;
@@ -85,7 +89,7 @@ static int do_mount(const char *id, uint64_t size) {
         if (r < 0)
                 return r;
         if (slice_dir(&slice) >= 0)
-                run_tmpfs_sweep(TMP_ROOT, slice, id);
+                (void) run_tmpfs_sweep(TMP_ROOT, slice, keep_own, (void *) id, NULL);
         return run_tmpfs_mount(TMP_ROOT, id, size);
 }
 
@@ -99,10 +103,10 @@ int main(int argc, char *argv[]) {
                 return EXIT_FAILURE;
         }
 
-        if (argc == 4 && streq(argv[1], "mount") && run_tmpfs_valid_id(argv[2]) && parse_uint(argv[3], &size) >= 0 &&
+        if (argc == 4 && streq(argv[1], "mount") && tmpfs_valid_id(argv[2]) && parse_uint(argv[3], &size) >= 0 &&
             size > 0)
                 return do_mount(argv[2], size) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
-        if (argc == 3 && streq(argv[1], "umount") && run_tmpfs_valid_id(argv[2]))
+        if (argc == 3 && streq(argv[1], "umount") && tmpfs_valid_id(argv[2]))
                 return run_tmpfs_umount(TMP_ROOT, argv[2]) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         fprintf(stderr, "usage: mcp-exec-tmpfs mount RUN-ID SIZE | umount RUN-ID\n");
         return 2;
