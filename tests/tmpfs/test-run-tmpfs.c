@@ -153,9 +153,33 @@ TEST(test_prepare_root) {
         ASSERT_TRUE(rmdir(root) == 0);
 }
 
+/* A symlink by a run's id is not followed: neither the unmount nor the
+ * removal reaches where it points, and no mount goes through it. */
+TEST(test_symlink_not_followed) {
+        char root[] = "/tmp/test-run-tmpfs-XXXXXX", target[] = "/tmp/test-run-tmpfs-target-XXXXXX", link[64];
+
+        if (geteuid() != 0) {
+                printf("SKIP test_symlink_not_followed: needs root\n");
+                return;
+        }
+        ASSERT_TRUE(mkdtemp(root) && mkdtemp(target));
+        ASSERT_TRUE(chmod(root, 0700) == 0);
+        (void) snprintf(link, sizeof link, "%s/%s", root, ID);
+        ASSERT_TRUE(symlink(target, link) == 0);
+
+        ASSERT_EQ_INT(run_tmpfs_umount(root, ID), -ENOTDIR);
+        ASSERT_EQ_INT(run_tmpfs_mount(root, ID, UINT64_C(1) << 20), -EEXIST);
+        ASSERT_TRUE(access(target, F_OK) == 0);
+
+        ASSERT_TRUE(unlink(link) == 0);
+        ASSERT_TRUE(rmdir(target) == 0);
+        ASSERT_TRUE(rmdir(root) == 0);
+}
+
 int main(void) {
         RUN(test_umount_error_survives_the_message);
         RUN(test_sweep);
         RUN(test_prepare_root);
+        RUN(test_symlink_not_followed);
         return 0;
 }
