@@ -47,8 +47,8 @@
 
 /* Only the broker connects, once; a few more for a restart's overlap. */
 #define CONN_MAX 8
-/* A connection that asks nothing for this long is closed (the broker
- * connects again when it needs to). */
+/* A connection that asks nothing for this long and holds no mount is closed
+ * (the broker connects again when it needs to). */
 #define CONN_IDLE_USEC (60 * USEC_PER_SEC)
 /* Mounts one connection may hold at once: far above what the broker's limits
  * allow (runs, warm units, sessions). */
@@ -313,7 +313,17 @@ static int on_conn_io(sd_event_source *es, int fd, uint32_t revents, void *userd
 }
 
 static int on_conn_idle(sd_event_source *es, uint64_t usec, void *userdata) {
-        conn_free(userdata);
+        Conn *c = userdata;
+
+        /* Its mounts are promised to it while it is open (tmpfs-proto.h):
+         * closing it would leave one whose unit is not started yet to a
+         * sweep. It stays while it holds any. */
+        if (c->n_owned > 0) {
+                (void) sd_event_source_set_time_relative(es, CONN_IDLE_USEC);
+                (void) sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+                return 0;
+        }
+        conn_free(c);
         return 0;
 }
 
