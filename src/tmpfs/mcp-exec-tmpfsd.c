@@ -540,6 +540,10 @@ static int run(int argc, char *argv[]) {
         r = sd_event_add_io(s->event, &s->listen_io, s->listen_fd, EPOLLIN, on_accept, s);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch the listening socket: %m");
+        /* A restart forgot who held what, and what a closed connection left
+         * to watch: treat every mount as a closed connection's. Not at once:
+         * a broker still up may have a unit starting on one (no cgroup yet). */
+        server_watch_orphans(s);
         server_update_idle(s);
 
         (void) sd_notify(false, "READY=1\nSTATUS=Serving");

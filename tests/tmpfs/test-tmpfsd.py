@@ -114,6 +114,7 @@ def main():
         daemon.terminate()
         daemon.wait(10)
     check(daemon.returncode == 0, "exits 0 on SIGTERM (%s)" % daemon.returncode)
+    test_restart()
     test_idle_exit()
     print("%d failure(s)" % len(failures))
     sys.exit(1 if failures else 0)
@@ -263,6 +264,32 @@ def run_tests(pid):
     else:
         print("skip the other-uid check: not real root")
     other.close()
+
+
+def test_restart():
+    """A (re)started daemon removes the tmpfs a former one left once their units are gone,
+    without being asked: it no longer knows who held them."""
+    gone, live = ident(5), ident(6)
+    for i in (gone, live):
+        sh("mkdir -m 0700 %s/%s && mount -t tmpfs -o size=1m tmpfs %s/%s" % (ROOT, i, ROOT, i))
+    os.mkdir(SLICE + "/mcp-exec-run-%s.service" % live)
+    daemon = subprocess.Popen([TMPFSD, "--listen=" + SOCK])
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and ROOT + "/" + gone in mounts():
+            time.sleep(0.5)
+        left = mounts()
+        check(ROOT + "/" + gone not in left and not os.path.exists(ROOT + "/" + gone),
+              "restart: a former daemon's tmpfs without a unit removed unasked")
+        check(ROOT + "/" + live in left, "restart: one whose unit is there kept")
+        os.rmdir(SLICE + "/mcp-exec-run-%s.service" % live)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and ROOT + "/" + live in mounts():
+            time.sleep(0.5)
+        check(ROOT + "/" + live not in mounts(), "restart: and removed once its unit is gone")
+    finally:
+        daemon.terminate()
+        daemon.wait(10)
 
 
 def test_idle_exit():
