@@ -405,7 +405,10 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
 static void server_update_idle(Server *s) {
         assert(s);
 
-        if (!s->socket_activated || arg_idle_sec == 0 || !s->event)
+        /* Nor while the loop is over: server_free() closes the connections
+         * after it, and no timer can be added then. */
+        if (!s->socket_activated || arg_idle_sec == 0 || !s->event ||
+            sd_event_get_state(s->event) == SD_EVENT_FINISHED)
                 return;
         if (s->n_conns > 0 || s->orphan_timer) {
                 (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_OFF);
