@@ -57,12 +57,24 @@ DATAPLOT = ("import numpy, pandas, matplotlib.pyplot as plt\n"
             "plt.savefig('/tmp/plot.png')\n")
 
 
+def auth_headers():
+    """The token mcp-exec.service loads (README, "Connect a client"), if the machine has one:
+    with it, a call without the header is refused (401)."""
+    try:
+        with open("/etc/credstore/mcp-exec.auth-token") as f:
+            token = f.read().strip()
+    except FileNotFoundError:
+        return {}
+    return {"X-MCP-AUTH": token} if token else {}
+
+
 class Client:
     """Stateless tools/call (revision 2026-07-28) on one keep-alive connection."""
 
     def __init__(self):
         self.conn = http.client.HTTPConnection(HOST, PORT, timeout=120)
         self.id = 0
+        self.auth = auth_headers()
 
     def exec(self, code):
         self.id += 1
@@ -74,7 +86,8 @@ class Client:
             try:
                 self.conn.request("POST", "/mcp", body, {
                     "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                    "MCP-Protocol-Version": PV, "Mcp-Method": "tools/call", "Mcp-Name": "exec"})
+                    "MCP-Protocol-Version": PV, "Mcp-Method": "tools/call", "Mcp-Name": "exec",
+                    **self.auth})
                 resp = self.conn.getresponse()
                 data = resp.read()
                 break

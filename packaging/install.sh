@@ -6,8 +6,9 @@
 # it re-runs itself through sudo when not root.
 #
 # With systemd as PID 1 it installs into /usr, creates the mcp-exec user and enables
-# and starts mcp-exec-broker.socket and mcp-exec-stdio.socket; HTTP stays off until
-# the admin turns it on (README.md, "Connect a client").
+# and starts mcp-exec-broker.socket, mcp-exec-tmpfs.socket (the broker's mount
+# daemon) and mcp-exec-stdio.socket; HTTP stays off until the admin turns it on
+# (README.md, "Connect a client").
 #
 # Without (a container, a CI sandbox) it says so and falls back to the project's
 # systemd box (tests/box/box: a real systemd as PID 1 in namespaces): it installs the
@@ -83,13 +84,14 @@ if [[ $pid1 == systemd && -d /run/systemd/system ]]; then
     systemd-sysusers
     systemd-tmpfiles --create mcp-exec.conf
     systemctl daemon-reload
-    systemctl enable --now mcp-exec-broker.socket mcp-exec-stdio.socket
+    systemctl enable --now mcp-exec-broker.socket mcp-exec-tmpfs.socket mcp-exec-stdio.socket
     echo 'print("hello from the sandbox")' | mcp-exec run || {
         echo "mcp-exec could not run code; see: journalctl -u mcp-exec-stdio.service -u mcp-exec-broker.service" >&2
         exit 1
     }
     cat <<MSG
-mcp-exec is running (sockets: mcp-exec-broker.socket, mcp-exec-stdio.socket).
+mcp-exec is running (sockets: mcp-exec-broker.socket, mcp-exec-tmpfs.socket,
+mcp-exec-stdio.socket).
 Connect a local MCP client with:  {"command": "mcp-exec", "args": ["stdio"]}
 Run a file by hand with:          mcp-exec run script.py
 Users without an active local session need the group mcp-exec-users.
@@ -155,7 +157,8 @@ stdio_json=$(python3 -c 'import json, sys; print(json.dumps({"command": "sudo", 
     "$boxcmd" exec "$box" -- mcp-exec stdio)
 cat <<MSG
 mcp-exec is running in the box '$box' (sockets: mcp-exec-broker.socket,
-mcp-exec-stdio.socket, mcp-exec.socket); HTTP answered on 127.0.0.1:$port.
+mcp-exec-tmpfs.socket, mcp-exec-stdio.socket, mcp-exec.socket); HTTP answered
+on 127.0.0.1:$port.
 HTTP clients:   http://127.0.0.1:$port/mcp (or /sse) with the header X-MCP-AUTH: <token>,
                 <token> being the content of $token
                 (README.md's curl call and HTTP client settings work as written$( ((port == 8080)) || echo ", port $port"))

@@ -39,6 +39,8 @@
 #include "broker-proto.h"
 #include "socket-util.h"
 #include "stats.h"
+#include "tmpfs-client.h"
+#include "tmpfs-proto.h"
 #include "util.h"
 
 #define FRONTEND_USER "mcp-exec"
@@ -112,6 +114,7 @@ struct Server {
         LIST_HEAD(Session, sessions);
         unsigned n_sessions;
         RunStats stats;                 /* {"op":"stats"} */
+        TmpfsClient *tmpfs;             /* mounts each run's /tmp (mcp-exec-tmpfsd) */
 };
 
 static const char *arg_listen;
@@ -127,7 +130,7 @@ static void server_fill_spec(Server *s, uint64_t timeout_s, SandboxSpec *ret) {
                 .launcher = arg_launcher,
                 .bootstrap = arg_bootstrap,
                 .mpl_cache = s->mpl_cache,
-                .tmpfs_helper = LIBEXECDIR "/mcp-exec-tmpfs",
+                .tmpfs = s->tmpfs,
                 .python = s->python,
                 .max_code_bytes = s->config.max_code_bytes,
                 .timeout_usec = timeout_s * USEC_PER_SEC,
@@ -1378,6 +1381,8 @@ static Server *server_free(Server *s) {
         sd_event_source_disable_unref(s->reload_timer);
         probe_free(s->probe);
         discovery_free(s->discovery);
+        /* After every run: it sends the removals they asked for. */
+        s->tmpfs = tmpfs_client_free(s->tmpfs);
         json_object_put(s->sandbox_info);
         sd_event_source_disable_unref(s->idle_timer);
         sd_event_source_disable_unref(s->listen_io);
@@ -1559,9 +1564,14 @@ static int run(int argc, char *argv[]) {
         if (r < 0)
                 return r;
 
+        r = tmpfs_client_new(s->event, TMPFS_SOCKET_PATH, &s->tmpfs);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the mount daemon's client: %m");
         r = run_sweep_stale(s->bus);
         if (r < 0)
                 log_warning_errno(r, "Sweeping leftover runs failed, continuing: %m");
+        /* And their /tmp, before any run of ours asks for its own. */
+        (void) tmpfs_client_sweep(s->tmpfs);
         r = sd_event_add_time_relative(s->event, &s->reload_timer, CLOCK_MONOTONIC, 0, USEC_PER_SEC,
                                        on_reload_timer, s);
         if (r < 0)

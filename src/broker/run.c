@@ -11,6 +11,7 @@
 #include "log.h"
 #include "oom-watch.h"
 #include "macro.h"
+#include "tmpfs-client.h"
 #include "util.h"
 
 #define SYSTEMD_SERVICE "org.freedesktop.systemd1"
@@ -30,6 +31,14 @@ struct Run {
         sd_bus_slot *slot_stop;
         sd_event_source *getall_retry;  /* GetAll again after systemd went away (daemon-reexec) */
         unsigned n_getall_retries;
+
+        /* The run's /tmp: mounted before the unit starts, removed once it is
+         * gone (sandbox-properties.c binds it on /tmp and /var/tmp). */
+        TmpfsClient *tmpfs;
+        TmpfsCall *tmp_call;
+        sd_bus_message *start_call;     /* StartTransientUnit, sent once the /tmp is there */
+        bool tmp_asked;
+        char error[256];
 
         bool start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
         bool stop_job_seen;             /* someone asked systemd to stop the unit */
@@ -69,6 +78,17 @@ bool run_is_done(const Run *run) {
         return run->done;
 }
 
+/* The unit is gone, never came, or its owner is: its /tmp goes too. */
+static void run_release_tmp(Run *run) {
+        assert(run);
+
+        run->tmp_call = tmpfs_call_cancel(run->tmp_call);
+        if (!run->tmp_asked)
+                return;
+        run->tmp_asked = false;
+        (void) tmpfs_client_umount(run->tmpfs, run->id);
+}
+
 static void run_finish(Run *run, const char *error) {
         RunResult res = {
                 .error = error,
@@ -86,6 +106,8 @@ static void run_finish(Run *run, const char *error) {
         run->slot_changed = sd_bus_slot_unref(run->slot_changed);
         run->slot_job_removed = sd_bus_slot_unref(run->slot_job_removed);
         run->slot_call = sd_bus_slot_unref(run->slot_call);
+        run->start_call = sd_bus_message_unref(run->start_call);
+        run_release_tmp(run);
 
         if (!error) {
                 /* ExecMainCode is a CLD_* code: 1 exited, 2 killed, 3 dumped. */
@@ -124,9 +146,11 @@ static void run_finish(Run *run, const char *error) {
         else
                 res.duration_usec = now_usec() - run->start_usec;
 
-        /* Drop our reference: CollectMode=inactive-or-failed then unloads it. */
-        (void) sd_bus_call_method_async(run->bus, NULL, SYSTEMD_SERVICE, run->path, "org.freedesktop.systemd1.Unit",
-                                        "Unref", NULL, NULL, NULL);
+        /* Drop our reference: CollectMode=inactive-or-failed then unloads it.
+         * (No unit was asked for if its /tmp could not be had.) */
+        if (run->start_replied)
+                (void) sd_bus_call_method_async(run->bus, NULL, SYSTEMD_SERVICE, run->path,
+                                                "org.freedesktop.systemd1.Unit", "Unref", NULL, NULL, NULL);
 
         run->on_done(run, &res, run->userdata);
 }
@@ -504,9 +528,39 @@ static int new_start_call(Run *run, const SandboxSpec *spec, int control_fd, sd_
         return 0;
 }
 
+/* The /tmp is there (or not): start the unit. */
+static void on_tmp_mounted(int error, const char *message, void *userdata) {
+        Run *run = userdata;
+        int r;
+
+        run->tmp_call = NULL;
+        if (error < 0) {
+                /* Fail closed: no run without its own capped /tmp. */
+                log_struct(LOG_ERR, "MESSAGE=Cannot mount the /tmp of run %s: %s", run->id, message,
+                           "MCP_RUN_ID=%s", run->id);
+                (void) snprintf(run->error, sizeof run->error, "the run's private /tmp could not be mounted: %s",
+                                message);
+                run_finish(run, run->error);
+                return;
+        }
+        if (run->cancelled) {
+                /* Nothing started, nothing to stop. */
+                run_finish(run, NULL);
+                return;
+        }
+
+        /* Until the reply, freeing the run asks systemd for nothing: the
+         * unit may not exist (see run_free()). */
+        r = sd_bus_call_async(run->bus, &run->slot_call, run->start_call, on_start_reply, run, 0);
+        run->start_call = sd_bus_message_unref(run->start_call);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot ask systemd for %s: %m", run->unit);
+                run_finish(run, "cannot ask systemd for the sandbox unit");
+        }
+}
+
 int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_started_t started, run_done_t done,
               void *userdata, Run **ret) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         _cleanup_(run_freep) Run *run = NULL;
         SandboxSpec spec = *spec_in;
         int r;
@@ -516,6 +570,8 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
         assert(done);
         assert(ret);
 
+        if (!spec_in->tmpfs)
+                return -EINVAL;
         run = new0(Run, 1);
         if (!run)
                 return -ENOMEM;
@@ -547,14 +603,15 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
         if (r < 0)
                 return r;
 
-        r = new_start_call(run, &spec, control_fd, &m);
+        /* Built now: it holds its own copy of control_fd. */
+        r = new_start_call(run, &spec, control_fd, &run->start_call);
         if (r < 0)
                 return r;
-        /* Until the reply, freeing the run asks systemd for nothing: the
-         * unit may not exist (see run_free()). */
-        r = sd_bus_call_async(bus, &run->slot_call, m, on_start_reply, run, 0);
+        run->tmpfs = spec.tmpfs;
+        r = tmpfs_client_mount(spec.tmpfs, run->id, spec.tmp_size_max, on_tmp_mounted, run, &run->tmp_call);
         if (r < 0)
                 return r;
+        run->tmp_asked = true;
 
         *ret = TAKE_PTR(run);
         return 0;
@@ -631,6 +688,10 @@ Run *run_free(Run *run) {
                                                 "org.freedesktop.systemd1.Unit", "Unref", NULL, NULL, NULL);
         }
 
+        /* Before the unit is gone: harmless, as the run's /tmp is a bind
+         * mount of its own. */
+        run_release_tmp(run);
+        sd_bus_message_unref(run->start_call);
         sd_bus_slot_unref(run->slot_changed);
         sd_bus_slot_unref(run->slot_job_removed);
         sd_bus_slot_unref(run->slot_call);

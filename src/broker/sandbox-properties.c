@@ -157,7 +157,7 @@ static int append_protections(sd_bus_message *m) {
 
 /* The file system the code sees: /tmp, /var/tmp, /dev/shm and /run. */
 static int append_file_systems(sd_bus_message *m, const SandboxSpec *s) {
-        char tmp_opts[128], tmp_dir[sizeof(SANDBOX_TMP_ROOT "/") + 32], tmp_size[32];
+        char tmp_opts[128], tmp_dir[sizeof(SANDBOX_TMP_ROOT "/") + 32];
         int r;
 
         (void) snprintf(tmp_opts, sizeof tmp_opts, "mode=1777,size=%" PRIu64 ",nosuid,nodev", s->tmp_size_max);
@@ -169,7 +169,8 @@ static int append_file_systems(sd_bus_message *m, const SandboxSpec *s) {
          * implies PrivateTmp=, whose bind of a directory on the host's /tmp
          * wins over it (systemd 252), without the cap. A bind mount wins over
          * PrivateTmp=, so /tmp and /var/tmp are bound from a tmpfs that
-         * mcp-exec-tmpfs mounts for the run and removes after it. */
+         * mcp-exec-tmpfsd mounts before the broker starts the unit and
+         * removes once the unit is gone (run.c). */
         /* /run is an empty read-only tmpfs: an allow-list instead of a deny-list
          * of the local IPC endpoints there (the system bus, the journal, ours,
          * users' sessions, local resolvers that would carry data out by DNS,
@@ -189,25 +190,15 @@ static int append_file_systems(sd_bus_message *m, const SandboxSpec *s) {
                                   "/run/systemd/userdb", 1, UINT64_C(0));
         if (r < 0)
                 return r;
-        if (!s->tmpfs_helper || !s->run_id || strlen(s->run_id) != 32)
+        if (!s->run_id || strlen(s->run_id) != 32)
                 return -EINVAL;
         (void) snprintf(tmp_dir, sizeof tmp_dir, SANDBOX_TMP_ROOT "/%s", s->run_id);
-        (void) snprintf(tmp_size, sizeof tmp_size, "%" PRIu64, s->tmp_size_max);
-        r = sd_bus_message_append(m, "(sv)", "BindPaths", "a(ssbt)", 2, tmp_dir, "/tmp", 1, UINT64_C(0),
-                                  tmp_dir, "/var/tmp", 1, UINT64_C(0));
-        if (r < 0)
-                return r;
-        /* "privileged" (the + prefix): outside the sandbox, before the run's
-         * namespace is set up and after its last process is gone. A failed
-         * mount fails the run. (The binds above ignore a missing source:
-         * systemd 252 sets up a mount namespace for the ExecStartPre= too,
-         * before the tmpfs exists; the self-check verifies /tmp.) */
-        r = sd_bus_message_append(m, "(sv)", "ExecStartPreEx", "a(sasas)", 1, s->tmpfs_helper, 4, s->tmpfs_helper,
-                                  "mount", s->run_id, tmp_size, 1, "privileged");
-        if (r < 0)
-                return r;
-        return sd_bus_message_append(m, "(sv)", "ExecStopPostEx", "a(sasas)", 1, s->tmpfs_helper, 3, s->tmpfs_helper,
-                                     "umount", s->run_id, 1, "privileged");
+        /* A missing source fails the unit (no "-"): the tmpfs is there before
+         * the unit is asked for, and if it went away since, the run must not
+         * start on PrivateTmp='s uncapped directory. (The self-check verifies
+         * /tmp too.) */
+        return sd_bus_message_append(m, "(sv)", "BindPaths", "a(ssbt)", 2, tmp_dir, "/tmp", 0, UINT64_C(0),
+                                     tmp_dir, "/var/tmp", 0, UINT64_C(0));
 }
 
 /* Capabilities, address families and system calls. */

@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "tmpfs-client.h"
+#include "tmpfs-proto.h"
+
 typedef struct SandboxSpec {
         const char *launcher;           /* absolute path of mcp-exec-launch */
         const char *bootstrap;          /* absolute path of mcp-exec-bootstrap.py */
@@ -23,7 +26,7 @@ typedef struct SandboxSpec {
         uint64_t file_size_max;
         uint64_t tmp_size_max;
         const char *slice;              /* "mcp-exec.slice" */
-        const char *tmpfs_helper;       /* absolute path of mcp-exec-tmpfs */
+        TmpfsClient *tmpfs;             /* mounts the run's /tmp before its unit starts (run.c) */
         const char *run_id;             /* 32 hex digits: names the run's tmpfs */
         const char *binds_to;           /* the broker's own unit, or NULL */
         bool probe;                     /* run the launcher's self-check instead of code */
@@ -54,5 +57,5 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
 #define SANDBOX_CACHE_DIR "/var/cache/mcp-exec"
 #define SANDBOX_MPL_DIR SANDBOX_CACHE_DIR "/mpl"
 
-/* Where mcp-exec-tmpfs mounts each run's /tmp: SANDBOX_TMP_ROOT "/" run_id. */
-#define SANDBOX_TMP_ROOT "/run/mcp-exec-tmp"
+/* Where mcp-exec-tmpfsd mounts each run's /tmp: SANDBOX_TMP_ROOT "/" run_id. */
+#define SANDBOX_TMP_ROOT TMPFS_ROOT

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,115 +13,182 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "macro.h"
+
+/* The runs' unit names, as src/broker/run.h makes them. */
+static const char *const unit_prefixes[] = { "mcp-exec-run-", "mcp-exec-session-" };
+
+/* mcp-exec.slice sits in mcp.slice (a dash in a slice's name nests it). */
+#define SLICE_CGROUP "/mcp.slice/mcp-exec.slice"
 
 static void closedirp(DIR **d) {
         if (*d)
                 (void) closedir(*d);
 }
 
-bool run_tmpfs_valid_id(const char *id) {
-        assert(id);
+/* ROOT itself, not what a symlink put in its place would lead to; with
+ * root_only, refused unless only root may enter it. Everything under ROOT is
+ * then reached from this fd: nothing is resolved by path twice. */
+static int open_root(const char *root, bool root_only) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
 
-        return strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
+        assert(root);
+
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                /* A symlink (ELOOP) or anything but a directory: not ours. */
+                return errno == ELOOP || errno == ENOTDIR ? -EPERM : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        /* Fail closed: anything but a root-only directory could expose one
+         * run's /tmp to another. */
+        if (root_only && (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0077) != 0))
+                return -EPERM;
+        return TAKE_FD(fd);
 }
 
 int run_tmpfs_prepare_root(const char *root) {
-        struct stat st;
-        int r = 0;
+        _cleanup_close_ int fd = -EBADF;
 
         assert(root);
 
         if (mkdir(root, 0700) < 0 && errno != EEXIST)
-                r = -errno;
-        else if (lstat(root, &st) < 0)
-                r = -errno;
-        /* Fail closed: anything but a root-only directory could expose one
-         * run's /tmp to another. */
-        else if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 0077) != 0)
-                r = -EPERM;
-        if (r < 0)
-                fprintf(stderr, "mcp-exec-tmpfs: %s is not a directory only root may enter: %s\n", root,
-                        strerror(-r));
-        return r;
+                return log_error_errno(errno, "%s is not a directory only root may enter: %m", root);
+        fd = open_root(root, true);
+        if (fd < 0)
+                return log_error_errno(fd, "%s is not a directory only root may enter: %m", root);
+        return 0;
 }
 
 int run_tmpfs_mount(const char *root, const char *id, uint64_t size) {
-        _cleanup_free_ char *path = NULL;
-        char opts[128];
+        _cleanup_close_ int rfd = -EBADF, dfd = -EBADF;
+        char opts[128], target[64];
         int r;
 
         assert(root);
-        assert(run_tmpfs_valid_id(id));
+        assert(tmpfs_valid_id(id));
 
-        if (asprintf(&path, "%s/%s", root, id) < 0)
-                return -ENOMEM;
-        if (mkdir(path, 0700) < 0) {
+        rfd = open_root(root, true);
+        if (rfd < 0)
+                return log_error_errno(rfd, "%s is not a directory only root may enter: %m", root);
+        if (mkdirat(rfd, id, 0700) < 0)
+                return log_error_errno(errno, "Cannot create %s/%s: %m", root, id);
+        /* The directory just made, through an fd: the mount lands on it and
+         * nowhere else. */
+        dfd = openat(rfd, id, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0) {
                 r = -errno;
-                fprintf(stderr, "mcp-exec-tmpfs: mkdir %s: %s\n", path, strerror(-r));
-                return r;
+                (void) unlinkat(rfd, id, AT_REMOVEDIR);
+                return log_error_errno(r, "Cannot open %s/%s: %m", root, id);
         }
+        (void) snprintf(target, sizeof target, "/proc/self/fd/%d", dfd);
         /* nr_inodes: empty files cost kernel memory too. */
         (void) snprintf(opts, sizeof opts, "mode=1777,size=%" PRIu64 ",nr_inodes=%" PRIu64, size,
                         MAX(size / 4096, UINT64_C(1024)));
-        if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+        if (mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
                 r = -errno;
-                fprintf(stderr, "mcp-exec-tmpfs: mount tmpfs on %s: %s\n", path, strerror(-r));
-                (void) rmdir(path);
-                return r;
+                dfd = safe_close(dfd);
+                (void) unlinkat(rfd, id, AT_REMOVEDIR);
+                return log_error_errno(r, "Cannot mount a tmpfs on %s/%s: %m", root, id);
         }
         return 0;
 }
 
 int run_tmpfs_umount(const char *root, const char *id) {
-        _cleanup_free_ char *path = NULL;
-        int r;
+        _cleanup_close_ int rfd = -EBADF;
+        char path[64];
 
         assert(root);
-        assert(run_tmpfs_valid_id(id));
+        assert(tmpfs_valid_id(id));
 
-        if (asprintf(&path, "%s/%s", root, id) < 0)
-                return -ENOMEM;
-        /* Detached: the run's processes are gone, but its namespace may
-         * still be torn down; the memory goes with the last reference. */
-        /* errno is taken before the message: writing it may fail too. */
-        if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT) {
-                r = -errno;
-                fprintf(stderr, "mcp-exec-tmpfs: umount %s: %s\n", path, strerror(-r));
-                return r;
-        }
-        if (rmdir(path) < 0 && errno != ENOENT) {
-                r = -errno;
-                fprintf(stderr, "mcp-exec-tmpfs: rmdir %s: %s\n", path, strerror(-r));
-                return r;
-        }
+        /* No ownership check to take things away: a root others may enter
+         * gets no new mounts, but loses its old ones. */
+        rfd = open_root(root, false);
+        if (rfd == -ENOENT)
+                return 0;
+        if (rfd < 0)
+                return log_error_errno(rfd, "Cannot open %s: %m", root);
+        (void) snprintf(path, sizeof path, "/proc/self/fd/%d/%s", rfd, id);
+        /* Detached: the run's processes may be on their way out, its
+         * namespace still there; the memory goes with the last reference.
+         * The run's own /tmp is a bind mount in its namespace, which this
+         * does not touch: even a live run is not hurt. UMOUNT_NOFOLLOW: ID
+         * itself, never where a symlink by that name points. (errno is
+         * taken before the message: writing it may fail too.) */
+        if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+                return log_error_errno(errno, "Cannot unmount %s/%s: %m", root, id);
+        if (unlinkat(rfd, id, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return log_error_errno(errno, "Cannot remove %s/%s: %m", root, id);
         return 0;
 }
 
-/* On systemd 252 a daemon-reload drops ExecStopPostEx= from a running
- * transient unit (it cannot read the key back from the unit file it wrote),
- * so that run never unmounts its own. A run is gone when its unit's cgroup
- * is. A live run is never hurt even by a mistake here, as its /tmp is a bind
- * mount of its own. */
-void run_tmpfs_sweep(const char *root, const char *slice, const char *own_id) {
+int run_tmpfs_slice_dir(char **ret) {
+        /* The named systemd hierarchy (legacy, hybrid) first, then the
+         * unified one (hybrid, then pure v2). */
+        static const char *const roots[] = { "/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified", "/sys/fs/cgroup" };
+
+        assert(ret);
+
+        for (size_t i = 0; i < ELEMENTSOF(roots); i++) {
+                _cleanup_free_ char *p = NULL;
+
+                if (asprintf(&p, "%s" SLICE_CGROUP, roots[i]) < 0)
+                        return -ENOMEM;
+                if (access(p, F_OK) >= 0) {
+                        *ret = TAKE_PTR(p);
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+/* Whether the unit of run id still has a cgroup: while it has, one of its
+ * processes may still be setting up or using its namespace. */
+static bool unit_alive(const char *slice, const char *id) {
+        for (size_t i = 0; i < ELEMENTSOF(unit_prefixes); i++) {
+                char p[4096];
+
+                (void) snprintf(p, sizeof p, "%s/%s%s.service", slice, unit_prefixes[i], id);
+                if (access(p, F_OK) >= 0 || errno != ENOENT)
+                        return true;
+        }
+        return false;
+}
+
+int run_tmpfs_sweep(const char *root, const char *slice, bool (*keep)(const char *id, void *userdata),
+                    void *userdata, unsigned *ret_live) {
         _cleanup_(closedirp) DIR *d = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        unsigned removed = 0, live = 0;
         struct dirent *de;
 
         assert(root);
-        assert(slice);
-        assert(own_id);
 
-        d = opendir(root);
-        if (!d)
-                return;
-        while ((de = readdir(d))) {
-                _cleanup_free_ char *unit = NULL;
-
-                if (!run_tmpfs_valid_id(de->d_name) || streq(de->d_name, own_id))
-                        continue;
-                if (asprintf(&unit, "%s/mcp-exec-run-%s.service", slice, de->d_name) < 0)
-                        return;
-                if (access(unit, F_OK) < 0 && errno == ENOENT)
-                        (void) run_tmpfs_umount(root, de->d_name);
+        fd = open_root(root, false);
+        if (fd < 0 && fd != -ENOENT)
+                return log_error_errno(fd, "Cannot read %s: %m", root);
+        if (fd >= 0) {
+                d = fdopendir(fd);
+                if (!d)
+                        return log_error_errno(errno, "Cannot read %s: %m", root);
+                TAKE_FD(fd);
         }
+        while (d && (de = readdir(d))) {
+                if (!tmpfs_valid_id(de->d_name) || (keep && keep(de->d_name, userdata)))
+                        continue;
+                if (slice && unit_alive(slice, de->d_name)) {
+                        live++;
+                        continue;
+                }
+                if (run_tmpfs_umount(root, de->d_name) >= 0) {
+                        log_struct(LOG_NOTICE, "MESSAGE=Removed the /tmp of finished run %s", de->d_name,
+                                   "MCP_RUN_ID=%s", de->d_name);
+                        removed++;
+                }
+        }
+        if (ret_live)
+                *ret_live = live;
+        return (int) MIN(removed, (unsigned) INT32_MAX);
 }

@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* One run's private /tmp: a size-capped tmpfs at ROOT/ID (ROOT is
- * /run/mcp-exec-tmp; a parameter so that unit tests can use a scratch
- * directory). Failures are told on stderr (the unit's journal) and returned
- * as -errno. */
+/* One run's private /tmp: a size-capped tmpfs at ROOT/ID (ROOT is TMPFS_ROOT;
+ * a parameter so that tests can use a scratch directory). Failures are
+ * logged and returned as -errno. */
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The run's 128-bit id in hex: nothing else names a path under ROOT. */
-bool run_tmpfs_valid_id(const char *id);
+#include "tmpfs-proto.h"
 
 /* Makes ROOT a directory only root may enter, or refuses (-EPERM). */
 int run_tmpfs_prepare_root(const char *root);
@@ -20,6 +18,12 @@ int run_tmpfs_mount(const char *root, const char *id, uint64_t size);
 /* Detaches the tmpfs and removes its mount point; absent is fine. */
 int run_tmpfs_umount(const char *root, const char *id);
 
-/* Removes the tmpfs of every run but own_id whose unit's cgroup is gone from
- * slice (the cgroup directory of mcp-exec.slice). Best effort. */
-void run_tmpfs_sweep(const char *root, const char *slice, const char *own_id);
+/* The cgroup directory of mcp-exec.slice, where each run's unit has its
+ * cgroup while it has processes; -ENOENT if there is none (no run yet). */
+int run_tmpfs_slice_dir(char **ret);
+
+/* Removes the tmpfs of every run whose unit's cgroup is gone from slice (all,
+ * if slice is NULL), but those keep() claims. Returns how many it removed,
+ * and in *ret_live (may be NULL) how many it left for a unit still there. */
+int run_tmpfs_sweep(const char *root, const char *slice, bool (*keep)(const char *id, void *userdata),
+                    void *userdata, unsigned *ret_live);

@@ -2,6 +2,9 @@
 # Fail closed: with MCP_EXEC_MEMORY_MAX=abc the broker refuses to start, says why in one journal
 # line naming the variable, and a run gets an error, not a result. With the file gone again
 # (restored at exit even on failure), runs work again.
+# The same for each run's /tmp (mcp-exec-tmpfsd mounts it before the unit starts): with the mount
+# daemon gone (its socket stopped), and with it refusing (/run/mcp-exec-tmp open to others), a run
+# gets an error that says so, its code does not run, and no unit is started for it.
 . "$(dirname "$0")/../lib/itest.sh"
 
 assert_runs_work
@@ -50,5 +53,38 @@ fi
 restore_config   # (the exit handler does it again, harmlessly)
 bx systemctl restart mcp-exec-broker.service >/dev/null 2>&1 ||
     fail "the broker does not start with the configuration restored: $(journal_since "$cursor" -u mcp-exec-broker.service -o cat | tail -5)"
+assert_runs_work
+
+# --- the run's /tmp ------------------------------------------------------------------------------
+# No warm unit (its /tmp is mounted ahead): every run asks for its own.
+set_config MCP_EXEC_POOL_SIZE=0
+assert_runs_work
+at_exit "bx systemctl start mcp-exec-tmpfs.socket >/dev/null 2>&1; bx chmod 0700 /run/mcp-exec-tmp"
+
+# tmp_refused WHAT MESSAGE: a run gets an error naming its /tmp and MESSAGE; its code did not run
+# and no unit was started for it.
+tmp_refused() {
+    local cursor out
+    cursor=$(journal_cursor)
+    out=$(call --timeout 10 -- 'print("should not run")')
+    log "$1: $out $(call_err | head -3)"
+    [[ $out != *"should not run"* ]] || fail "$1: the code ran"
+    jcheck "$out" 'r.get("error") and r["exit_code"] != 0 and r["stdout"] == ""' "$1: a run produced a result"
+    jcheck "$out" 'r["error"] == "start-failed" and "private /tmp could not be mounted" in r["error_message"]' "$1: the error does not name the run's /tmp"
+    jcheck "$out" "'$2' in r['error_message']" "$1: the error does not say why ($2)"
+    journal_since "$cursor" -o cat | grep -q 'Started mcp-exec-run-' && fail "$1: a run unit was started"
+    return 0
+}
+
+# The mount daemon is gone: nothing listens on /run/mcp-exec/tmpfs.sock.
+bx systemctl stop mcp-exec-tmpfs.socket mcp-exec-tmpfs.service || fail "cannot stop mcp-exec-tmpfs.socket"
+tmp_refused "mount daemon stopped" "cannot reach mcp-exec-tmpfsd"
+bx systemctl start mcp-exec-tmpfs.socket || fail "cannot start mcp-exec-tmpfs.socket"
+assert_runs_work
+
+# The mount daemon refuses: the mount points' parent is no longer root's alone.
+bx chmod 0755 /run/mcp-exec-tmp
+tmp_refused "mount daemon refusing" "/run/mcp-exec-tmp is not a directory only root may enter"
+bx chmod 0700 /run/mcp-exec-tmp
 assert_runs_work
 pass

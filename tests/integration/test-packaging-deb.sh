@@ -58,7 +58,7 @@ log "installed $(bx dpkg-query -W -f='${Package} ${Version}' mcp-exec)"
 
 bx getent passwd mcp-exec >/dev/null || fail "no user mcp-exec after install"
 bx getent group mcp-exec-users >/dev/null || fail "no group mcp-exec-users after install"
-for u in mcp-exec-broker.socket mcp-exec-stdio.socket; do
+for u in mcp-exec-broker.socket mcp-exec-tmpfs.socket mcp-exec-stdio.socket; do
     [[ $(bx systemctl is-enabled "$u") == enabled ]] || fail "$u is not enabled after install"
     bx systemctl is-active -q "$u" || fail "$u is not active after install"
 done
@@ -72,6 +72,8 @@ for f in haproxy.cfg listen-remote.conf node.conf; do
 done
 bx stat -c '%U:%G %a' /run/mcp-exec/broker.sock | grep -qx 'root:mcp-exec 660' ||
     fail "broker.sock: $(bx stat -c '%U:%G %a' /run/mcp-exec/broker.sock)"
+bx stat -c '%U:%G %a' /run/mcp-exec/tmpfs.sock | grep -qx 'root:root 600' ||
+    fail "tmpfs.sock: $(bx stat -c '%U:%G %a' /run/mcp-exec/tmpfs.sock)"
 # tmpfiles.d made the runs' tmpfs parent at install, root only.
 bx stat -c '%U:%G %a' /run/mcp-exec-tmp | grep -qx 'root:root 700' ||
     fail "/run/mcp-exec-tmp after install: $(bx stat -c '%U:%G %a' /run/mcp-exec-tmp 2>&1)"

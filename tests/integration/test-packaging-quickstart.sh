@@ -271,7 +271,7 @@ bx journalctl --no-pager -o cat -t sudo | grep -qF "$QSUSER : PWD=$SRC ; USER=ro
     fail "install.sh did not re-run through sudo; sudo's journal: $(bx journalctl --no-pager -o cat -t sudo | tail -5)"
 log "install.sh re-ran itself through sudo"
 
-for u in mcp-exec-broker.socket mcp-exec-stdio.socket; do
+for u in mcp-exec-broker.socket mcp-exec-tmpfs.socket mcp-exec-stdio.socket; do
     [[ $(bx systemctl is-enabled "$u") == enabled ]] || fail "$u is $(bx systemctl is-enabled "$u") after install.sh, not enabled"
     bx systemctl is-active -q "$u" || fail "$u is not active after install.sh"
 done

@@ -4,6 +4,8 @@
 #    for local sessions), of a live per-run unit and of
 #    the broker (mcp-exec-broker.service) stay at or below the committed bounds below;
 #  - `systemd-analyze verify` of every installed mcp-exec unit prints nothing and succeeds;
+#  - the mount daemon (mcp-exec-tmpfs.service) stays at or below its bound too, runs in PID 1's
+#    mount namespace (where the runs' units must find its mounts) with CAP_SYS_ADMIN alone;
 #  - mcp-exec.slice carries the aggregate caps (MemoryMax=, TasksMax= set, not infinity);
 #  - `systemctl stop mcp-exec.slice` stops a running run, and runs work again afterwards.
 . "$(dirname "$0")/../lib/itest.sh"
@@ -17,12 +19,16 @@
 #   mcp-exec-broker.service 1.1  (root, for the system bus: User= 0.4, no ProtectControlGroups= 0.2
 #                                 (cgroup v1 OOM notifications), @privileged/@resources allowed 0.4;
 #                                 1.3 before ProtectProc=invisible + ProcSubset=pid)
+#   mcp-exec-tmpfs.service  2.9  (root with CAP_SYS_ADMIN, to mount in PID 1's mount namespace:
+#                                 it can have none of the options that would give it a namespace
+#                                 of its own, ProtectSystem=, PrivateTmp=, ProtectKernel*= ...)
 BOUND_FRONTEND=1.0
 BOUND_RUN=1.0
 BOUND_BROKER=1.1
+BOUND_TMPFSD=2.9
 
-UNITS=(mcp-exec.service mcp-exec-stdio.service mcp-exec-broker.service mcp-exec.socket mcp-exec-stdio.socket
-    mcp-exec-broker.socket mcp-exec.slice)
+UNITS=(mcp-exec.service mcp-exec-stdio.service mcp-exec-broker.service mcp-exec-tmpfs.service mcp-exec.socket
+    mcp-exec-stdio.socket mcp-exec-broker.socket mcp-exec-tmpfs.socket mcp-exec.slice)
 
 bx systemd-analyze --version >/dev/null 2>&1 || skip "no systemd-analyze in the box"
 for u in "${UNITS[@]}"; do
@@ -56,6 +62,18 @@ log "systemd-analyze verify: clean (${UNITS[*]})"
 check_score mcp-exec.service "$BOUND_FRONTEND"
 check_score mcp-exec-stdio.service "$BOUND_FRONTEND"
 check_score mcp-exec-broker.service "$BOUND_BROKER"
+check_score mcp-exec-tmpfs.service "$BOUND_TMPFSD"
+
+# The mount daemon, as a run leaves it (the broker keeps its connection a while): in PID 1's
+# mount namespace, CAP_SYS_ADMIN and nothing else.
+assert_runs_work
+pid=$(bx systemctl show -P MainPID mcp-exec-tmpfs.service)
+[[ $pid =~ ^[1-9][0-9]*$ ]] || fail "mcp-exec-tmpfs.service has no main process right after a run"
+ns1=$(bx readlink /proc/1/ns/mnt) nsd=$(bx readlink "/proc/$pid/ns/mnt")
+[[ -n $ns1 && $ns1 == "$nsd" ]] || fail "mcp-exec-tmpfsd is not in PID 1's mount namespace ($nsd, PID 1: $ns1)"
+caps=$(bx sh -c "grep -E '^Cap(Eff|Bnd):' /proc/$pid/status" | awk '{ print $2 }' | sort -u)
+[[ $caps == 0000000000200000 ]] || fail "mcp-exec-tmpfsd's capabilities are not CAP_SYS_ADMIN alone: $caps"
+log "mcp-exec-tmpfsd (pid $pid): PID 1's mount namespace ($nsd), capabilities $caps"
 
 # 3. a live per-run unit, then stop it through the slice.
 assert_clean 10
