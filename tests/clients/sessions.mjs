@@ -537,7 +537,10 @@ time.sleep(0.05)
         let last = 0;
         for (let i = 0; i < 3; i++) {
             await sleep(500);
-            const sc = execResult(await c.exec('print("BEGIN", n)\nprint("mine")', h), `thread: call ${i}`);
+            // One write per line: print() writes its pieces apart, and the thread's lines may
+            // come between them.
+            const sc = execResult(await c.exec('sys.stdout.write("BEGIN %d\\n" % n)\nsys.stdout.write("mine\\n")', h),
+                `thread: call ${i}`);
             const begin = Number(/^BEGIN (\d+)$/m.exec(sc.stdout)?.[1]);
             const spam = [...sc.stdout.matchAll(/^SPAM (\d+)$/gm)].map((m) => Number(m[1]));
             check(Number.isFinite(begin) && /^mine$/m.test(sc.stdout), `thread: call ${i} output`, sc.stdout);
