@@ -28,11 +28,6 @@
 //                                              a thread printing forever, os.close(1), os._exit,
 //                                              SIGINT ignored, a busy session, a forked child);
 //                                              after each: no session unit, a stateless exec works
-//   node sessions.mjs measure                  what a session costs, as JSON on stdout: MemoryCurrent
-//                                              of its unit idle and with pandas imported, the
-//                                              latency of session_create, of `pass` in a session
-//                                              and of a stateless `pass`, back to back and with a
-//                                              warm unit ready (medians, ms)
 //   node sessions.mjs call stdio|http TOOL ARGS [URL TOKEN]
 //                                              one tools/call (v1 SDK over stdio, or the v2 client
 //                                              stateless over HTTP); prints the result as JSON
@@ -630,67 +625,6 @@ time.sleep(0.05)
 
 // ---- what a session costs ---------------------------------------------------------------------
 
-async function measurePart() {
-    const c = await v1Client('stdio');
-    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const timed = async (fn) => {
-        const t = process.hrtime.bigint();
-        const r = await fn();
-        return [Number(process.hrtime.bigint() - t) / 1e6, r];
-    };
-    const memory = async () => {
-        const u = await sessionUnits();
-        check(u.length === 1, 'measure: one session unit', u);
-        return Number((await sh('systemctl', ['show', '-P', 'MemoryCurrent', u[0]])).stdout.trim());
-    };
-    const out = {};
-    await suite.step('measure', async () => {
-        const creates = [];
-        for (let i = 0; i < 5; i++) {
-            const [ms, r] = await timed(() => c.create());
-            creates.push(ms);
-            check((await c.close(created(r, 'measure').session)).isError !== true, 'measure: close');
-            await waitNoSessionUnits('measure');
-        }
-        out.session_create_ms = { median: median(creates), all: creates.map((x) => Math.round(x)) };
-        const h = created(await c.create(), 'measure').session;
-        await sleep(1000);
-        out.idle_memory_bytes = await memory();
-        const inSession = [], cold = [], warm = [];
-        for (let i = 0; i < 21; i++) {
-            const [a, ra] = await timed(() => c.exec('pass', h));
-            check(execResult(ra, 'measure: pass in the session').exit_code === 0, 'measure: pass in the session');
-            inSession.push(a);
-        }
-        // Stateless: back to back (the warm pool drains: mostly cold starts), and with the pool
-        // full (a warm unit takes the call).
-        const stateless = async (into) => {
-            const [b, rb] = await timed(() => c.exec('pass'));
-            check(execResult(rb, 'measure: stateless pass').exit_code === 0, 'measure: stateless pass');
-            into.push(b);
-        };
-        for (let i = 0; i < 7; i++) await stateless(cold);
-        for (let i = 0; i < 3; i++) {
-            const deadline = Date.now() + 30000;
-            while ((await sh('systemctl', ['list-units', 'mcp-exec-run-*', '--plain', '--no-legend'])).stdout.split('\n')
-                .filter((l) => /warm unit \(idle\)/.test(l)).length < 1 && Date.now() < deadline)
-                await sleep(200);
-            await stateless(warm);
-        }
-        out.session_pass_ms = median(inSession);
-        out.stateless_back_to_back_pass_ms = median(cold);
-        out.stateless_warm_pass_ms = median(warm);
-        const [imp, ri] = await timed(() => c.exec('import pandas as pd\ndf = pd.DataFrame({"a": range(1000)})', h));
-        check(execResult(ri, 'measure: pandas').exit_code === 0, 'measure: import pandas');
-        out.import_pandas_ms = Math.round(imp);
-        await sleep(1000);
-        out.pandas_memory_bytes = await memory();
-        check((await c.close(h)).isError !== true, 'measure: close');
-    }, { timeoutMs: 120000 });
-    process.stdout.write(JSON.stringify(out) + '\n');
-    await closeQuietly(c);
-}
-
 // ---- one call, for the shell ------------------------------------------------------------------
 
 async function callPart(kind, tool, args, base, token) {
@@ -708,10 +642,9 @@ try {
     else if (part === 'flood') await floodPart(Number(rest[0]), rest[1], rest[2]);
     else if (part === 'close-flood') await closeFloodPart(rest[0], rest[1]);
     else if (part === 'cases') await casesPart();
-    else if (part === 'measure') await measurePart();
     else if (part === 'call') await callPart(rest[0], rest[1], rest[2], rest[3], rest[4]);
     else {
-        log('usage: node sessions.mjs v1-stdio|v1-http|v1-sse|v2-stdio|v2-http|guess|scopes|flood|close-flood|cases|measure|call ...');
+        log('usage: node sessions.mjs v1-stdio|v1-http|v1-sse|v2-stdio|v2-http|guess|scopes|flood|close-flood|cases|call ...');
         process.exit(2);
     }
 } catch (e) {

@@ -12,7 +12,7 @@
 #              the 2026-07-28 era (the same token) create, x = 41, print(x + 1), close, gone; in
 #              the 2025 era over HTTP each invocation is an MCP session of its own, so the next
 #              invocation does not have the handle; the sandbox session ends with the front end
-# After each part no session unit is left. It logs what a session costs ("SESSIONS measure").
+# After each part no session unit is left. (What a session costs: bench/bench.py session.)
 . "$(dirname "$0")/../lib/itest.sh"
 . "$ITEST_DIR/clients/lib.sh"
 
@@ -126,15 +126,6 @@ else
     failed+=(inspector-strict)
 fi
 wait_for 15 no_session_units || { log "FAIL inspector: session units left: $(session_units --all)"; failed+=(inspector-units); }
-assert_clean 15
-
-# --- measure -------------------------------------------------------------------------------------
-# What a session costs: memory of its unit idle and with pandas, session_create's latency, a
-# call's latency against a stateless exec's. Logged only (timing goals are benchmarks' business).
-log "== measure"
-cnode sessions.mjs measure >"$HDIR/measure.json" || failed+=(measure)
-log "SESSIONS measure: $(cat "$HDIR/measure.json")"
-wait_for 15 no_session_units || { log "FAIL measure: session units left: $(session_units --all)"; failed+=(measure-units); }
 assert_clean 15
 
 ((${#failed[@]} == 0)) || fail "failed parts: ${failed[*]}"
