@@ -16,6 +16,11 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             same properties running /bin/true
   bench.py first N          the first call after the front end and the broker
                             stopped (as after idle exit) vs the calls after it
+  bench.py session N        stateful sessions: session_create (N times), the
+                            memory of an idle session's unit (after one call,
+                            and with pandas imported), and `pass` in a session
+                            vs a stateless `pass` taken by a warm unit vs bare
+                            python, interleaved
 
 Prints one table per mode; bench/run collects them."""
 import http.client
@@ -76,18 +81,29 @@ class Client:
         self.id = 0
         self.auth = auth_headers()
 
-    def exec(self, code):
+    def exec(self, code, session=None):
+        args = {"code": code}
+        if session:
+            args["session"] = session
+        sc = self.call("exec", args)
+        if sc.get("exit_code") != 0:
+            sys.exit("the call failed: %s" % json.dumps(sc)[:600])
+        return sc
+
+    def call(self, tool, args):
         self.id += 1
         body = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": "tools/call", "params": {
-            "name": "exec", "arguments": {"code": code},
+            "name": tool, "arguments": args,
             "_meta": {"io.modelcontextprotocol/protocolVersion": PV,
                       "io.modelcontextprotocol/clientCapabilities": {}}}})
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                   "MCP-Protocol-Version": PV, "Mcp-Method": "tools/call", "Mcp-Name": tool}
+        if "session" in args:
+            headers["Mcp-Param-Session"] = args["session"]     # 2026-07-28 mirrors it
+        headers.update(self.auth)
         for attempt in range(2):
             try:
-                self.conn.request("POST", "/mcp", body, {
-                    "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-                    "MCP-Protocol-Version": PV, "Mcp-Method": "tools/call", "Mcp-Name": "exec",
-                    **self.auth})
+                self.conn.request("POST", "/mcp", body, headers)
                 resp = self.conn.getresponse()
                 data = resp.read()
                 break
@@ -106,7 +122,7 @@ class Client:
         sc = result.get("structuredContent")
         if sc is None:
             sc = json.loads(result["content"][0]["text"])
-        if result.get("isError") or sc.get("exit_code") != 0:
+        if result.get("isError"):
             sys.exit("the call failed: %s" % json.dumps(reply)[:600])
         return sc
 
@@ -230,6 +246,55 @@ def first_after_idle(n):
     print("| ratio first / warm (p50) | %.2f× | |" % (statistics.median(firsts) / statistics.median(warms)))
 
 
+def session_unit_memory():
+    units = subprocess.run(["systemctl", "list-units", "mcp-exec-session-*", "--plain", "--no-legend"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    units = [u for u in units if u.startswith("mcp-exec-session-")]
+    if len(units) != 1:
+        sys.exit("want one session unit, found: %s" % units)
+    return int(subprocess.run(["systemctl", "show", "-P", "MemoryCurrent", units[0]],
+                              capture_output=True, text=True, check=True).stdout)
+
+
+def sessions(n):
+    """What a session costs next to stateless calls: creating one, holding
+    one idle (its unit's MemoryCurrent), and a call in it."""
+    c = Client()
+    for _ in range(3):
+        c.exec("pass")
+    creates = []
+    for _ in range(n):
+        t = time.perf_counter()
+        h = c.call("session_create", {})["session"]
+        creates.append((time.perf_counter() - t) * 1000)
+        c.call("session_close", {"session": h})
+    h = c.call("session_create", {})["session"]
+    c.exec("pass", h)
+    time.sleep(1)
+    idle = session_unit_memory()
+    base = "bare `python3 -I -c`"
+    sess = "mcp-exec `pass` in a session"
+    warm = "mcp-exec stateless `pass`, a call every 1 s (warm unit)"
+    rows = {base: [], sess: [], warm: []}
+    for _ in range(n):
+        t0 = time.perf_counter()
+        rows[base].append(timed(lambda: bare("pass")))
+        rows[sess].append(timed(lambda: c.exec("pass", h)))
+        rows[warm].append(timed(lambda: c.exec("pass")))
+        time.sleep(max(0.0, 1.0 - (time.perf_counter() - t0)))
+    c.exec("import pandas\ndf = pandas.DataFrame({'a': range(1000)})", h)
+    time.sleep(1)
+    pandas_mem = session_unit_memory()
+    c.call("session_close", {"session": h})
+    print("\n## Sessions: what one costs")
+    print("| what | p50 | max |")
+    print("|---|---:|---:|")
+    print("| session_create, ms (%d times) | %.1f | %.1f |" % (n, statistics.median(creates), max(creates)))
+    print("| MemoryCurrent of an idle session unit after one call, MiB | %.1f | |" % (idle / 2**20))
+    print("| the same with pandas imported and a DataFrame, MiB | %.1f | |" % (pandas_mem / 2**20))
+    table("`pass` in a session vs stateless, one call at a time", rows, base)
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "latency"
     if mode == "latency":
@@ -241,6 +306,8 @@ def main():
         throughput(int(sys.argv[2]), int(sys.argv[3]))
     elif mode == "first":
         first_after_idle(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
+    elif mode == "session":
+        sessions(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
     else:
         sys.exit(__doc__)
 

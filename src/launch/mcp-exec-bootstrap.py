@@ -271,6 +271,7 @@ def _session(ctl, state):
     sys.argv = [""]
     state["save"] = _figure_hooks(ctl, state)
     null = os.open("/dev/null", os.O_RDWR)
+    me = os.getpid()
     n = 0
     while True:
         msg, fds, _, _ = socket.recv_fds(ctl, 64, 4)
@@ -288,6 +289,11 @@ def _session(ctl, state):
                 f.flush()
             except BaseException:
                 pass
+        if os.getpid() != me:
+            # A child the call forked ran off the end of its code: its
+            # program is over, as a script's would be. It must not say
+            # "done" nor wait for calls: the session is its parent's.
+            os._exit(status if status >= 0 else 1)
         for target in (0, 1, 2):
             os.dup2(null, target)
         _send(ctl, "done %d" % status)

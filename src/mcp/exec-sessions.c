@@ -24,6 +24,7 @@ struct Entry {
         LIST_FIELDS(Entry, entries);
         char id[33];
         char scope[33];
+        char *caller;
         uint64_t idle_usec, last_used, ends;    /* ends: the absolute cap */
 };
 
@@ -47,6 +48,7 @@ static void entry_free(ExecSessions *t, Entry *e) {
         LIST_REMOVE(entries, t->entries, e);
         assert(t->n_entries > 0);
         t->n_entries--;
+        free(e->caller);
         free(e);
 }
 
@@ -90,9 +92,13 @@ int exec_sessions_new(sd_event *e, const char *broker_socket, ExecSessions **ret
         return 0;
 }
 
-static Entry *find(ExecSessions *t, const char *id) {
+static Entry *find(ExecSessions *t, const char *id, const char *caller, const char *scope) {
+        assert(id);
+        assert(caller);
+        assert(scope);
+
         LIST_FOREACH(entries, e, t->entries)
-                if (streq(e->id, id))
+                if (streq(e->id, id) && streq(e->caller, caller) && streq(e->scope, scope))
                         return e;
         return NULL;
 }
@@ -109,12 +115,14 @@ static void prune(ExecSessions *t) {
                         entry_free(t, e);
 }
 
-int exec_sessions_add(ExecSessions *t, const char *id, const char *scope, uint64_t idle_usec, uint64_t max_usec) {
+int exec_sessions_add(ExecSessions *t, const char *id, const char *caller, const char *scope, uint64_t idle_usec,
+                      uint64_t max_usec) {
         uint64_t now = now_usec();
         Entry *e;
 
         assert(t);
         assert(id && strlen(id) < sizeof e->id);
+        assert(caller);
         assert(scope && strlen(scope) < sizeof e->scope);
 
         prune(t);
@@ -129,6 +137,11 @@ int exec_sessions_add(ExecSessions *t, const char *id, const char *scope, uint64
         e = new0(Entry, 1);
         if (!e)
                 return -ENOMEM;
+        e->caller = strdup(caller);
+        if (!e->caller) {
+                free(e);
+                return -ENOMEM;
+        }
         (void) snprintf(e->id, sizeof e->id, "%s", id);
         (void) snprintf(e->scope, sizeof e->scope, "%s", scope);
         /* A little past the broker's own timers: it ends them, not us. */
@@ -140,20 +153,20 @@ int exec_sessions_add(ExecSessions *t, const char *id, const char *scope, uint64
         return 0;
 }
 
-void exec_sessions_touch(ExecSessions *t, const char *id) {
+void exec_sessions_touch(ExecSessions *t, const char *id, const char *caller, const char *scope) {
         Entry *e;
 
         assert(t);
-        e = find(t, id);
+        e = find(t, id, caller, scope);
         if (e)
                 e->last_used = now_usec();
 }
 
-void exec_sessions_remove(ExecSessions *t, const char *id) {
+void exec_sessions_remove(ExecSessions *t, const char *id, const char *caller, const char *scope) {
         Entry *e;
 
         assert(t);
-        e = find(t, id);
+        e = find(t, id, caller, scope);
         if (e)
                 entry_free(t, e);
 }

@@ -24,13 +24,17 @@ int exec_sessions_new(sd_event *e, const char *broker_socket, ExecSessions **ret
 ExecSessions *exec_sessions_free(ExecSessions *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ExecSessions *, exec_sessions_free);
 
-/* A session the broker made for us: id (its 32 hex digits), the MCP session
- * it belongs to ("" for none), and when it ends at the latest if unused. */
-int exec_sessions_add(ExecSessions *t, const char *id, const char *scope, uint64_t idle_usec, uint64_t max_usec);
-/* A call of it just ended: its idle time counts from now. */
-void exec_sessions_touch(ExecSessions *t, const char *id);
-/* It is closed or gone. */
-void exec_sessions_remove(ExecSessions *t, const char *id);
+/* A session the broker made for us: id (its 32 hex digits), whose it is (the
+ * caller and the MCP session it belongs to, "" for none), and when it ends at
+ * the latest if unused. */
+int exec_sessions_add(ExecSessions *t, const char *id, const char *caller, const char *scope, uint64_t idle_usec,
+                      uint64_t max_usec);
+/* A call of it by its owner just ended: its idle time counts from now. */
+void exec_sessions_touch(ExecSessions *t, const char *id, const char *caller, const char *scope);
+/* Its owner learnt that it is closed or gone. The broker's "not found" to
+ * anyone else says nothing about it: their id, caller and scope must all
+ * match, or the entry stays. */
+void exec_sessions_remove(ExecSessions *t, const char *id, const char *caller, const char *scope);
 /* How many may still live. */
 unsigned exec_sessions_alive(ExecSessions *t);
 /* The MCP session scope (caller's) ended: asks the broker to close its

@@ -345,7 +345,8 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
         }
         if (c->session_id[0] && (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
                 if (r->error == BROKER_ERROR_SESSION_NOT_FOUND)
-                        exec_sessions_remove(c->session->server->exec_sessions, c->session_id);
+                        exec_sessions_remove(c->session->server->exec_sessions, c->session_id, c->session->caller,
+                                             c->session->scope);
                 text = tool_session_failure_text(r->error, r->error_message);
                 call_log(c, r, LOG_INFO, r->error == BROKER_ERROR_SESSION_BUSY ? "session-busy" : "session-not-found");
                 call_finish(c, text ? tool_exec_error_result(text) : NULL);
@@ -353,9 +354,11 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
         }
         if (c->session_id[0]) {
                 if (r->error != BROKER_ERROR_NONE || r->session_lost)
-                        exec_sessions_remove(c->session->server->exec_sessions, c->session_id);
+                        exec_sessions_remove(c->session->server->exec_sessions, c->session_id, c->session->caller,
+                                             c->session->scope);
                 else
-                        exec_sessions_touch(c->session->server->exec_sessions, c->session_id);
+                        exec_sessions_touch(c->session->server->exec_sessions, c->session_id, c->session->caller,
+                                            c->session->scope);
         }
         if (r->error != BROKER_ERROR_NONE) {
                 text = tool_exec_failure_text(r->error, r->error_message);
@@ -463,7 +466,7 @@ static void on_session_op_done(BrokerRequest *request, json_object *reply, Broke
         }
         if (error != BROKER_ERROR_NONE) {
                 if (c->kind == CALL_SESSION_CLOSE && error == BROKER_ERROR_SESSION_NOT_FOUND)
-                        exec_sessions_remove(server->exec_sessions, c->session_id);
+                        exec_sessions_remove(server->exec_sessions, c->session_id, c->session->caller, c->session->scope);
                 text = tool_session_failure_text(error, message);
                 if (asprintf(&result, "error:%s", broker_error_to_string(error) ?: "?") < 0)
                         result = NULL;
@@ -472,7 +475,7 @@ static void on_session_op_done(BrokerRequest *request, json_object *reply, Broke
                 return;
         }
         if (c->kind == CALL_SESSION_CLOSE) {
-                exec_sessions_remove(server->exec_sessions, c->session_id);
+                exec_sessions_remove(server->exec_sessions, c->session_id, c->session->caller, c->session->scope);
                 call_log(c, NULL, LOG_INFO, "session-closed");
                 call_finish(c, tool_session_closed_result(c->rev, c->handle));
                 return;
@@ -485,7 +488,7 @@ static void on_session_op_done(BrokerRequest *request, json_object *reply, Broke
                 return;
         }
         /* Bookkeeping only: without it we might exit idle under the session. */
-        if (exec_sessions_add(server->exec_sessions, id, c->session->scope,
+        if (exec_sessions_add(server->exec_sessions, id, c->session->caller, c->session->scope,
                               (uint64_t) MAX(json_get_int64(reply, "idle_timeout_s", 0), 0) * USEC_PER_SEC,
                               (uint64_t) MAX(json_get_int64(reply, "max_lifetime_s", 0), 0) * USEC_PER_SEC) < 0)
                 (void) log_oom();

@@ -204,7 +204,20 @@ recycled() { broker_log "$cur" | grep -q 'packages changed' && [[ -z $(comm -12 
 wait_for 60 recycled || fail "the pool was not replaced after a package change"
 
 # mcp-exec.slice stopped: every unit goes, and the pool does not come back until the next run.
-wait_for 60 pool_full 2 || fail "the pool did not refill"
+# The package change started a discovery whose end replaces the pool once more; a stop before
+# that end sees the pool refill. The broker answers "info" only once no discovery runs, and its
+# pool_ready counts only units it would hand out: settled when it says 2 and systemd agrees.
+broker_pool_ready() {
+    bx python3 -c '
+import json, socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(30)
+s.connect("/run/mcp-exec/broker.sock")
+s.send(b"{\"op\":\"info\"}")
+print(json.loads(s.recv(65536))["pool_ready"])' 2>/dev/null
+}
+settled() { [[ $(broker_pool_ready) == 2 ]] && pool_full 2; }
+wait_for 60 settled || fail "the pool did not refill"
 bx systemctl stop mcp-exec.slice
 wait_for 15 no_units_at_all || fail "units left after stopping mcp-exec.slice: $(all_units)"
 sleep 3

@@ -188,13 +188,21 @@ wait_for() {
 }
 
 no_run_units() { [[ -z $(run_units --all) ]]; }
+
+# session_units [--all]: names of the session units (session_create) in the box, one a line.
+session_units() {
+    bx systemctl list-units "$@" 'mcp-exec-session-*' --plain --no-legend --no-pager 2>/dev/null |
+        awk '$1 ~ /^mcp-exec-session-/ { print $1 }'
+}
+no_session_units() { [[ -z $(session_units --all) ]]; }
 no_dyn_procs() { [[ -z $(dyn_procs) ]]; }
 
-# assert_clean [SECONDS]: fail unless, within SECONDS (default 10), no run unit (in any state)
-# and no process of a dynamic uid is left in the box.
+# assert_clean [SECONDS]: fail unless, within SECONDS (default 10), no run or session unit (in
+# any state) and no process of a dynamic uid is left in the box.
 assert_clean() {
     local t=${1:-10}
     wait_for "$t" no_run_units || fail "run units left after ${t}s:"$'\n'"$(run_units --all)"
+    wait_for "$t" no_session_units || fail "session units left after ${t}s:"$'\n'"$(session_units --all)"
     wait_for "$t" no_dyn_procs || fail "processes of dynamic uids left after ${t}s:"$'\n'"$(dyn_procs)"
 }
 

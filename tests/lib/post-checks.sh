@@ -100,9 +100,12 @@ post_checks() {
     "$BOXCMD" exec "$box" -- systemctl stop mcp-exec-broker.service >/dev/null 2>&1
     "$BOXCMD" exec "$box" -- journalctl --flush >/dev/null 2>&1
 
+    # No run unit and no session unit (session_create) of any test is left: the broker's stop
+    # takes them all.
     log=$LOGDIR/$v-post-leftovers.log
-    "$BOXCMD" exec "$box" -- systemctl list-units --all 'mcp-exec-run-*' --plain --no-legend --no-pager >"$log" 2>&1
-    if grep -q 'mcp-exec-run-' "$log"; then record FAIL "$v/post/no-leftover-runs" "$log"; else record PASS "$v/post/no-leftover-runs"; fi
+    "$BOXCMD" exec "$box" -- systemctl list-units --all 'mcp-exec-run-*' 'mcp-exec-session-*' --plain --no-legend \
+        --no-pager >"$log" 2>&1
+    if grep -Eq 'mcp-exec-(run|session)-' "$log"; then record FAIL "$v/post/no-leftover-runs" "$log"; else record PASS "$v/post/no-leftover-runs"; fi
 
     # Privacy over the whole suite: no canary from any test's code, stdin or output in the
     # journal, a unit property or a process's argv/environment (tests/lib/privacy-scan).

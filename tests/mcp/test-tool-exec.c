@@ -99,7 +99,8 @@ TEST(test_definition) {
         props = json_get(out, "properties");
         /* Every field, and session_lost, which only calls in a session have. */
         ASSERT_EQ_INT(json_object_object_length(props), ELEMENTSOF(output_fields) + 1);
-        ASSERT_TRUE(json_get(props, "session_lost"));
+        ASSERT_STREQ(json_get_string(json_get(props, "session_lost"), "type"), "boolean");
+        ASSERT_TRUE(json_get_string(json_get(props, "session_lost"), "description"));
         ASSERT_FALSE(array_has(json_get(out, "required"), "session_lost"));
         ASSERT_EQ_INT(json_object_array_length(json_get(out, "required")), ELEMENTSOF(output_fields));
         for (size_t i = 0; i < ELEMENTSOF(output_fields); i++) {

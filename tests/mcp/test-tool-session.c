@@ -178,14 +178,14 @@ TEST(test_bookkeeping) {
         ASSERT_EQ_INT((int) exec_sessions_alive(t), 0);
         /* The entries outlive the broker's timers by a few seconds: 0 s
          * idle is 5 s here. */
-        ASSERT_EQ_INT(exec_sessions_add(t, ID, "", 0, 3600 * USEC_PER_SEC), 0);
-        ASSERT_EQ_INT(exec_sessions_add(t, "fedcba9876543210fedcba9876543210", "scope1", 600 * USEC_PER_SEC,
+        ASSERT_EQ_INT(exec_sessions_add(t, ID, "uid:0", "", 0, 3600 * USEC_PER_SEC), 0);
+        ASSERT_EQ_INT(exec_sessions_add(t, "fedcba9876543210fedcba9876543210", "uid:0", "scope1", 600 * USEC_PER_SEC,
                                         3600 * USEC_PER_SEC), 0);
         ASSERT_EQ_INT((int) exec_sessions_alive(t), 2);
-        exec_sessions_touch(t, ID);
-        exec_sessions_remove(t, ID);
+        exec_sessions_touch(t, ID, "uid:0", "");
+        exec_sessions_remove(t, ID, "uid:0", "");
         ASSERT_EQ_INT((int) exec_sessions_alive(t), 1);
-        exec_sessions_remove(t, ID);    /* twice is fine */
+        exec_sessions_remove(t, ID, "uid:0", "");    /* twice is fine */
         /* Another scope's end leaves it; its own forgets it (the broker
          * request fails here, which only logs). */
         exec_sessions_close_scope(t, "uid:0", "scope2");
@@ -198,7 +198,7 @@ TEST(test_bookkeeping) {
         for (unsigned i = 0; i < EXEC_SESSIONS_MAX + 10; i++) {
                 char id[33];
                 (void) snprintf(id, sizeof id, "%032x", i);
-                ASSERT_EQ_INT(exec_sessions_add(t, id, "", 600 * USEC_PER_SEC, 3600 * USEC_PER_SEC), 0);
+                ASSERT_EQ_INT(exec_sessions_add(t, id, "uid:0", "", 600 * USEC_PER_SEC, 3600 * USEC_PER_SEC), 0);
         }
         ASSERT_EQ_INT((int) exec_sessions_alive(t), (int) EXEC_SESSIONS_MAX);
 }
