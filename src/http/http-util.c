@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base64.h"
 #include "macro.h"
 #include "parse-util.h"
 
@@ -238,58 +239,21 @@ bool str_is_visible_ascii(const char *s) {
         return true;
 }
 
-static int b64_value(char c) {
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
 char *mcp_header_value_decode(const char *v) {
         static const char prefix[] = "=?base64?", suffix[] = "?=";
-        size_t l = strlen(v), n, o = 0;
-        unsigned acc = 0;
-        int bits = 0;
-        char *out;
+        _cleanup_free_ uint8_t *out = NULL;
+        size_t l = strlen(v), n, len;
 
         if (l < strlen(prefix) + strlen(suffix) || !strneq(v, prefix, strlen(prefix)) ||
             !streq(v + l - strlen(suffix), suffix))
                 return strdup(v);
 
-        v += strlen(prefix);
         n = l - strlen(prefix) - strlen(suffix);
-        out = malloc(n / 4 * 3 + 4);
-        if (!out)
+        /* Padding may be left out; a header value has no line breaks to skip. */
+        if (base64_decode(v + strlen(prefix), n, n, &out, &len, NULL) < 0)
                 return NULL;
-        for (size_t i = 0; i < n; i++) {
-                int x;
-                if (v[i] == '=') {
-                        /* Padding only at the end. */
-                        for (size_t j = i; j < n; j++)
-                                if (v[j] != '=')
-                                        return mfree(out);
-                        break;
-                }
-                x = b64_value(v[i]);
-                if (x < 0)
-                        return mfree(out);
-                acc = (acc << 6) | (unsigned) x;
-                bits += 6;
-                if (bits >= 8) {
-                        bits -= 8;
-                        out[o++] = (char) ((acc >> bits) & 0xff);
-                }
-        }
-        out[o] = 0;
         /* An embedded NUL cannot match a JSON string we compare with. */
-        if (strlen(out) != o)
-                return mfree(out);
-        return out;
+        if (memchr(out, 0, len))
+                return NULL;
+        return strndup((const char *) out, len);
 }
