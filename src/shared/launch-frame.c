@@ -6,24 +6,13 @@
 #include <string.h>
 
 #include "utf8.h"
-
-static void put_le(uint8_t *p, uint64_t v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, size_t n) {
-        uint64_t v = 0;
-        for (size_t i = 0; i < n; i++)
-                v |= (uint64_t) p[i] << (8 * i);
-        return v;
-}
+#include "unaligned.h"
 
 void launch_frame_header_version(uint32_t version, uint64_t code_len, uint8_t ret[static LAUNCH_FRAME_HEADER_SIZE]) {
         assert(version == LAUNCH_FRAME_VERSION || version == LAUNCH_FRAME_VERSION_FILES);
         memcpy(ret, LAUNCH_FRAME_MAGIC, 4);
-        put_le(ret + 4, version, 4);
-        put_le(ret + 8, code_len, 8);
+        unaligned_write_le(ret + 4, version, 4);
+        unaligned_write_le(ret + 8, code_len, 8);
 }
 
 void launch_frame_header(uint64_t code_len, uint8_t ret[static LAUNCH_FRAME_HEADER_SIZE]) {
@@ -39,10 +28,10 @@ int launch_frame_parse_version(const uint8_t *buf, size_t n, uint64_t max_code_l
 
         if (n < LAUNCH_FRAME_HEADER_SIZE || memcmp(buf, LAUNCH_FRAME_MAGIC, 4) != 0)
                 return -EBADMSG;
-        version = get_le(buf + 4, 4);
+        version = unaligned_read_le(buf + 4, 4);
         if (version != LAUNCH_FRAME_VERSION && version != LAUNCH_FRAME_VERSION_FILES)
                 return -EBADMSG;
-        len = get_le(buf + 8, 8);
+        len = unaligned_read_le(buf + 8, 8);
         if (len == 0)
                 return -EINVAL;
         if (len > max_code_len)
@@ -68,11 +57,11 @@ int launch_frame_parse(const uint8_t *buf, size_t n, uint64_t max_code_len, uint
 }
 
 void launch_files_header(uint32_t count, uint8_t ret[static LAUNCH_FILES_HEADER_SIZE]) {
-        put_le(ret, count, 4);
+        unaligned_write_le(ret, count, 4);
 }
 
 int launch_files_parse(const uint8_t buf[static LAUNCH_FILES_HEADER_SIZE], uint32_t *ret_count) {
-        uint64_t count = get_le(buf, 4);
+        uint64_t count = unaligned_read_le(buf, 4);
 
         assert(ret_count);
         if (count > LAUNCH_FILES_MAX)
@@ -82,13 +71,13 @@ int launch_files_parse(const uint8_t buf[static LAUNCH_FILES_HEADER_SIZE], uint3
 }
 
 void launch_file_entry_header(uint16_t name_len, uint64_t data_len, uint8_t ret[static LAUNCH_FILE_ENTRY_HEADER_SIZE]) {
-        put_le(ret, name_len, 2);
-        put_le(ret + 2, data_len, 8);
+        unaligned_write_le(ret, name_len, 2);
+        unaligned_write_le(ret + 2, data_len, 8);
 }
 
 int launch_file_entry_parse(const uint8_t buf[static LAUNCH_FILE_ENTRY_HEADER_SIZE], uint64_t max_data,
                             uint16_t *ret_name_len, uint64_t *ret_data_len) {
-        uint64_t name_len = get_le(buf, 2), data_len = get_le(buf + 2, 8);
+        uint64_t name_len = unaligned_read_le(buf, 2), data_len = unaligned_read_le(buf + 2, 8);
 
         assert(ret_name_len);
         assert(ret_data_len);

@@ -5,17 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-static void put_le(uint8_t *p, uint64_t v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint64_t get_le(const uint8_t *p, size_t n) {
-        uint64_t v = 0;
-        for (size_t i = 0; i < n; i++)
-                v |= (uint64_t) p[i] << (8 * i);
-        return v;
-}
+#include "unaligned.h"
 
 void result_frame_header(ResultFrameType type, uint32_t meta_len, uint64_t data_len,
                          uint8_t ret[static RESULT_FRAME_HEADER_SIZE]) {
@@ -23,8 +13,8 @@ void result_frame_header(ResultFrameType type, uint32_t meta_len, uint64_t data_
         memcpy(ret, RESULT_FRAME_MAGIC, 4);
         ret[4] = (uint8_t) type;
         ret[5] = ret[6] = ret[7] = 0;
-        put_le(ret + 8, meta_len, 4);
-        put_le(ret + 12, data_len, 8);
+        unaligned_write_le(ret + 8, meta_len, 4);
+        unaligned_write_le(ret + 12, data_len, 8);
 }
 
 int result_frame_parse(const uint8_t *buf, size_t n, uint64_t max_data, ResultFrameHeader *ret) {
@@ -38,8 +28,8 @@ int result_frame_parse(const uint8_t *buf, size_t n, uint64_t max_data, ResultFr
                 return -EBADMSG;
         h = (ResultFrameHeader) {
                 .type = (ResultFrameType) buf[4],
-                .meta_len = (uint32_t) get_le(buf + 8, 4),
-                .data_len = get_le(buf + 12, 8),
+                .meta_len = (uint32_t) unaligned_read_le(buf + 8, 4),
+                .data_len = unaligned_read_le(buf + 12, 8),
         };
         if (h.meta_len > RESULT_FRAME_META_MAX)
                 return -EBADMSG;
