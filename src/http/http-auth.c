@@ -169,46 +169,12 @@ bool http_auth_host_ok(const HttpAuth *a, const char *host) {
         return !a->hosts;
 }
 
-static int parse_list(const char *list, char ***ret) {
-        char **l = NULL;
-        size_t n = 0;
-
-        for (const char *p = list ?: ""; *p;) {
-                size_t len = strcspn(p, ",");
-                const char *s = p, *e = p + len;
-
-                while (s < e && (*s == ' ' || *s == '\t'))
-                        s++;
-                while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-                        e--;
-                if (e > s) {
-                        char **nl = realloc(l, (n + 2) * sizeof *l);
-                        if (!nl)
-                                goto oom;
-                        l = nl;
-                        l[n] = strndup(s, (size_t) (e - s));
-                        l[n + 1] = NULL;
-                        if (!l[n])
-                                goto oom;
-                        n++;
-                }
-                p += len;
-                if (*p == ',')
-                        p++;
-        }
-        *ret = l;
-        return 0;
-oom:
-        strv_free(l);
-        return -ENOMEM;
-}
-
 int http_auth_parse_origins(const char *list, char ***ret) {
-        return parse_list(list, ret);
+        return strv_split_list(list, ret);
 }
 
 int http_auth_parse_hosts(const char *list, char ***ret) {
-        return parse_list(list, ret);
+        return strv_split_list(list, ret);
 }
 
 static int check_token(char *t, const char **ret_error) {

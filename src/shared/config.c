@@ -13,6 +13,7 @@
 
 #include "macro.h"
 #include "node-id.h"
+#include "strv.h"
 
 const char *const config_known_names[] = {
         "MCP_EXEC_TRANSPORT",      "MCP_EXEC_ADDR",           "MCP_EXEC_DEFAULT_TIMEOUT_S",
@@ -165,6 +166,7 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 .stdio_hello_timeout_s = 30,
         };
         const char *v, *node, *hosts;
+        _cleanup_strv_free_ char **entries = NULL;
         int r;
 
         assert(ret);
@@ -207,19 +209,12 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                             NODE_ID_MAX);
 
         hosts = env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS");
-        for (const char *p = hosts ?: ""; *p;) {
-                size_t len = strcspn(p, ",");
-                const char *s = p, *e = p + len;
-
-                while (s < e && (*s == ' ' || *s == '\t'))
-                        s++;
-                while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-                        e--;
-                if (e > s && !config_host_entry_is_valid(s, (size_t) (e - s)))
-                        return fail(ret_error, "MCP_EXEC_ALLOWED_HOSTS=%s: invalid entry '%.*s', expected host or host:port",
-                                    hosts, (int) (e - s), s);
-                p += len + (p[len] == ',');
-        }
+        if (strv_split_list(hosts, &entries) < 0)
+                return -ENOMEM;
+        STRV_FOREACH(h, entries)
+                if (!config_host_entry_is_valid(*h, strlen(*h)))
+                        return fail(ret_error, "MCP_EXEC_ALLOWED_HOSTS=%s: invalid entry '%s', expected host or host:port",
+                                    hosts, *h);
 
         v = env_lookup(envp, "MCP_EXEC_PYTHON");
         if (v && isempty(v))

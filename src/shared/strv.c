@@ -59,3 +59,24 @@ int strv_extend_n(char ***l, const char *s, size_t n) {
         *l = nl;
         return 0;
 }
+
+int strv_split_list(const char *list, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+
+        assert(ret);
+
+        for (const char *p = list ?: ""; *p;) {
+                size_t len = strcspn(p, ",");
+                const char *s = p, *e = p + len;
+
+                while (s < e && (*s == ' ' || *s == '\t'))
+                        s++;
+                while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+                        e--;
+                if (e > s && strv_extend_n(&l, s, (size_t) (e - s)) < 0)
+                        return -ENOMEM;
+                p += len + (p[len] == ',');
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}

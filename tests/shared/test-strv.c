@@ -37,8 +37,31 @@ TEST(test_extend) {
         ASSERT_TRUE(strv_free(NULL) == NULL);
 }
 
+TEST(test_split_list) {
+        _cleanup_strv_free_ char **l = NULL, **none = NULL, **blank = NULL;
+        size_t n = 0;
+
+        ASSERT_EQ_INT(strv_split_list(" a.example ,\tb:8080,,  ,c ", &l), 0);
+        ASSERT_EQ_INT(strv_length(l), 3);
+        ASSERT_STREQ(l[0], "a.example");
+        ASSERT_STREQ(l[1], "b:8080");
+        ASSERT_STREQ(l[2], "c");
+        STRV_FOREACH(s, l)
+                n++;
+        ASSERT_EQ_INT(n, 3);
+
+        ASSERT_EQ_INT(strv_split_list(NULL, &none), 0);
+        ASSERT_TRUE(!none);
+        ASSERT_EQ_INT(strv_split_list(" , ", &blank), 0);
+        ASSERT_TRUE(!blank);
+        STRV_FOREACH(s, blank)
+                n++;
+        ASSERT_EQ_INT(n, 3);
+}
+
 int main(void) {
         RUN(test_copy);
         RUN(test_extend);
+        RUN(test_split_list);
         return 0;
 }
