@@ -450,6 +450,22 @@ static int reject(const McpRequest *req, const char *text, json_object **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
+/* Hands call to its session: listed, counted as in flight, and part of the
+ * request's batch, if any, which waits for it. */
+static void session_adopt_call(McpSession *s, McpCall *call, const McpRequest *req) {
+        assert(s);
+        assert(call);
+        assert(req);
+
+        LIST_PREPEND(calls, s->calls, call);
+        call->counted = true;
+        s->n_calls++;
+        if (req->batch) {
+                call->batch = req->batch;
+                call->batch->pending++;
+        }
+}
+
 /* session_create and session_close: one request to the broker each. */
 static void on_session_op_done(BrokerRequest *request, json_object *reply, BrokerError error, const char *message,
                                void *userdata) {
@@ -558,13 +574,7 @@ static int session_op_handle(const McpRequest *req, CallKind kind, json_object *
 
         /* The session owns it from here: it counts as in flight. */
         call = TAKE_PTR(c);
-        LIST_PREPEND(calls, s->calls, call);
-        call->counted = true;
-        s->n_calls++;
-        if (req->batch) {
-                call->batch = req->batch;
-                call->batch->pending++;
-        }
+        session_adopt_call(s, call, req);
         return 0;
 }
 
@@ -693,13 +703,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
 
         /* The session owns it from here. */
         call = TAKE_PTR(c);
-        LIST_PREPEND(calls, s->calls, call);
-        call->counted = true;
-        s->n_calls++;
-        if (req->batch) {
-                call->batch = req->batch;
-                call->batch->pending++;
-        }
+        session_adopt_call(s, call, req);
 
         if (r > 0)
                 call_start(call);       /* may finish (and free the call) at once */
