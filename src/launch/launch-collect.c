@@ -95,17 +95,26 @@ static bool out_of_time(ResultWriter *w) {
         return w->deadline > 0 && now_usec() >= w->deadline;
 }
 
-static void send_skipped(ResultWriter *w, const char *source, const char *path, long index, const char *reason,
-                         int64_t bytes) {
+/* The meta that names an output: a figure by index, a file by path. */
+static json_object *item_meta_new(const char *source, const char *path, long index) {
         json_object *m = json_object_new_object();
 
         if (!m)
-                return;
+                return NULL;
         json_object_object_add(m, "source", json_object_new_string(source));
         if (path)
                 json_object_object_add(m, "path", json_object_new_string(path));
         if (index >= 0)
                 json_object_object_add(m, "index", json_object_new_int64(index));
+        return m;
+}
+
+static void send_skipped(ResultWriter *w, const char *source, const char *path, long index, const char *reason,
+                         int64_t bytes) {
+        json_object *m = item_meta_new(source, path, index);
+
+        if (!m)
+                return;
         json_object_object_add(m, "reason", json_object_new_string(reason));
         if (bytes >= 0)
                 json_object_object_add(m, "bytes", json_object_new_int64(bytes));
@@ -165,14 +174,9 @@ static void send_item(ResultWriter *w, const char *source, const char *path, lon
                 send_skipped(w, source, path, index, "changed while it was read", (int64_t) size);
                 return;
         }
-        m = json_object_new_object();
+        m = item_meta_new(source, path, index);
         if (!m)
                 return;
-        json_object_object_add(m, "source", json_object_new_string(source));
-        if (path)
-                json_object_object_add(m, "path", json_object_new_string(path));
-        if (index >= 0)
-                json_object_object_add(m, "index", json_object_new_int64(index));
         if (image)
                 w->n_images++;
         else
