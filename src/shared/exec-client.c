@@ -199,20 +199,29 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* One read of a non-blocking pipe: > 0 bytes, -EAGAIN for nothing yet, 0
+ * for its end (EOF, or an error, which ends it as well). */
+static ssize_t read_pipe(int fd, void *buf, size_t size) {
+        for (;;) {
+                ssize_t k = read(fd, buf, size);
+                if (k >= 0)
+                        return k;
+                if (errno == EAGAIN)
+                        return -EAGAIN;
+                if (errno != EINTR)
+                        return 0;
+        }
+}
+
 static int on_output(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ExecClient *c = userdata;
         OutputStream which = fd == c->out_fd ? OUTPUT_STDOUT : OUTPUT_STDERR;
         uint8_t buf[64 * 1024];
 
         for (unsigned i = 0; i < 16; i++) {
-                ssize_t k = read(fd, buf, sizeof buf);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN)
-                                return 0;
-                        k = 0;
-                }
+                ssize_t k = read_pipe(fd, buf, sizeof buf);
+                if (k == -EAGAIN)
+                        return 0;
                 if (k == 0) {
                         if (which == OUTPUT_STDOUT) {
                                 c->out_eof = true;
@@ -239,16 +248,11 @@ static int on_results(sd_event_source *s, int fd, uint32_t revents, void *userda
         uint8_t buf[64 * 1024];
 
         for (unsigned i = 0; i < 16; i++) {
-                ssize_t k = read(fd, buf, sizeof buf);
+                ssize_t k = read_pipe(fd, buf, sizeof buf);
                 int r;
 
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        if (errno == EAGAIN)
-                                return 0;
-                        k = 0;
-                }
+                if (k == -EAGAIN)
+                        return 0;
                 if (k == 0) {
                         result_reader_eof(&c->results);
                         r = 1;
