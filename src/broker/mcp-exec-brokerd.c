@@ -306,6 +306,24 @@ static void on_run_started(Run *run, void *userdata) {
         client_try_handoff(userdata);
 }
 
+/* The "exit" event of a run or of a session's call: what both have. */
+static json_object *exit_event_new(const char *run_id, int exit_code, const char *sig, bool timed_out, bool oom_killed,
+                                   bool cancelled, uint64_t duration_usec) {
+        json_object *j = json_object_new_object();
+
+        if (!j)
+                return NULL;
+        json_object_object_add(j, "event", json_object_new_string("exit"));
+        json_object_object_add(j, "run_id", json_object_new_string(run_id));
+        json_object_object_add(j, "exit_code", json_object_new_int(exit_code));
+        json_object_object_add(j, "signal", sig ? json_object_new_string(sig) : NULL);
+        json_object_object_add(j, "timed_out", json_object_new_boolean(timed_out));
+        json_object_object_add(j, "oom_killed", json_object_new_boolean(oom_killed));
+        json_object_object_add(j, "cancelled", json_object_new_boolean(cancelled));
+        json_object_object_add(j, "duration_ms", json_object_new_int64((int64_t) (duration_usec / 1000)));
+        return j;
+}
+
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         Client *c = userdata;
         _cleanup_json_ json_object *j = NULL;
@@ -340,15 +358,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         if (!c->gone) {
                 if (res->error)
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
-                else if ((j = json_object_new_object())) {
-                        json_object_object_add(j, "event", json_object_new_string("exit"));
-                        json_object_object_add(j, "run_id", json_object_new_string(run_id(run)));
-                        json_object_object_add(j, "exit_code", json_object_new_int(res->exit_code));
-                        json_object_object_add(j, "signal", sig ? json_object_new_string(sig) : NULL);
-                        json_object_object_add(j, "timed_out", json_object_new_boolean(res->timed_out));
-                        json_object_object_add(j, "oom_killed", json_object_new_boolean(res->oom_killed));
-                        json_object_object_add(j, "cancelled", json_object_new_boolean(res->cancelled));
-                        json_object_object_add(j, "duration_ms", json_object_new_int64((int64_t) (res->duration_usec / 1000)));
+                else if ((j = exit_event_new(run_id(run), res->exit_code, sig, res->timed_out, res->oom_killed,
+                                             res->cancelled, res->duration_usec))) {
                         json_object_object_add(j, "cpu_ms", res->cpu_usec == UINT64_MAX ? NULL :
                                                json_object_new_int64((int64_t) (res->cpu_usec / 1000)));
                         json_object_object_add(j, "memory_peak_bytes", res->memory_peak == UINT64_MAX ? NULL :
@@ -723,16 +734,8 @@ static void on_session_call_done(Session *se, const SessionCallResult *r, void *
                 if (c->session != se || !c->session_calling)
                         continue;
                 client_detach_session(c);
-                if (!c->gone && (j = json_object_new_object())) {
-                        json_object_object_add(j, "event", json_object_new_string("exit"));
-                        json_object_object_add(j, "run_id", json_object_new_string(session_unit(se)));
-                        json_object_object_add(j, "exit_code", json_object_new_int(r->exit_code));
-                        json_object_object_add(j, "signal", sig ? json_object_new_string(sig) : NULL);
-                        json_object_object_add(j, "timed_out", json_object_new_boolean(r->timed_out));
-                        json_object_object_add(j, "oom_killed", json_object_new_boolean(r->oom_killed));
-                        json_object_object_add(j, "cancelled", json_object_new_boolean(r->interrupted));
-                        json_object_object_add(j, "duration_ms",
-                                               json_object_new_int64((int64_t) (r->duration_usec / 1000)));
+                if (!c->gone && (j = exit_event_new(session_unit(se), r->exit_code, sig, r->timed_out, r->oom_killed,
+                                                    r->interrupted, r->duration_usec))) {
                         json_object_object_add(j, "session_lost", json_object_new_boolean(r->lost));
                         (void) broker_send(c->fd, j, NULL, 0);
                 }
