@@ -26,6 +26,11 @@
 #define RETIRE_CHECK_USEC (30 * USEC_PER_SEC)
 /* After a failure, before the next warm unit: no tight loop of doomed starts. */
 #define FAILURE_BACKOFF_USEC (1 * USEC_PER_SEC)
+/* Reading its memory use and raising its limit may meet systemd while it
+ * reloads or re-executes (off the bus for a moment): asked again this often,
+ * this far apart, before the unit counts as failed. */
+#define LIMIT_TRIES 5
+#define LIMIT_RETRY_USEC (300 * USEC_PER_MSEC)
 
 typedef struct Warm Warm;
 
@@ -36,6 +41,8 @@ struct Warm {
         int control;                    /* the broker's end */
         sd_event_source *io;
         sd_bus_slot *slot;              /* the memory query, then the new limit */
+        sd_event_source *limit_retry;
+        unsigned limit_tries;
         bool ready;
         uint64_t created;
         json_object *preloaded, *failed;
@@ -68,6 +75,7 @@ static void warm_free(Warm *w) {
         assert(p->n_warm > 0);
         p->n_warm--;
         sd_event_source_disable_unref(w->io);
+        sd_event_source_disable_unref(w->limit_retry);
         sd_bus_slot_unref(w->slot);
         /* A unit still running is stopped with its run. */
         run_free(w->run);
@@ -126,6 +134,46 @@ static void on_warm_done(Run *run, const RunResult *res, void *userdata) {
         warm_failed(w, res->error ?: "its launcher exited before it was ready");
 }
 
+static int on_memory(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
+
+static int warm_ask_memory(Warm *w) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        assert(w);
+
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run_unit(w->run), &path);
+        if (r < 0)
+                return r;
+        return sd_bus_call_method_async(w->pool->bus, &w->slot, SYSTEMD_SERVICE, path,
+                                        "org.freedesktop.DBus.Properties", "Get", on_memory, w, "ss",
+                                        "org.freedesktop.systemd1.Service", "MemoryCurrent");
+}
+
+static int on_limit_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Warm *w = userdata;
+
+        w->limit_retry = sd_event_source_disable_unref(w->limit_retry);
+        if (warm_ask_memory(w) < 0)
+                warm_failed(w, "cannot ask for its memory use");
+        return 0;
+}
+
+/* The memory step (read the use, raise the limit) failed: again a little
+ * later, from the read, until it has failed LIMIT_TRIES times. */
+static void warm_retry_limit(Warm *w, const char *why) {
+        assert(w);
+
+        if (++w->limit_tries >= LIMIT_TRIES ||
+            sd_event_add_time_relative(w->pool->event, &w->limit_retry, CLOCK_MONOTONIC, LIMIT_RETRY_USEC, 0,
+                                       on_limit_retry, w) < 0) {
+                warm_failed(w, why);
+                return;
+        }
+        log_struct(LOG_DEBUG, "MESSAGE=Warm unit %s: %s, asking again", run_unit(w->run), why,
+                   "MCP_UNIT=%s", run_unit(w->run));
+}
+
 static int on_limit_set(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Warm *w = userdata;
         Pool *p = w->pool;
@@ -134,7 +182,7 @@ static int on_limit_set(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
         if (sd_bus_message_is_method_error(m, NULL)) {
                 /* Fail closed: without the raise the code would have less
                  * than MemoryMax=, without the cap more. */
-                warm_failed(w, sd_bus_message_get_error(m)->message ?: "cannot set its memory limit");
+                warm_retry_limit(w, sd_bus_message_get_error(m)->message ?: "cannot set its memory limit");
                 return 0;
         }
         w->ready = true;
@@ -159,7 +207,7 @@ static int on_memory(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
         w->slot = sd_bus_slot_unref(w->slot);
         if (sd_bus_message_is_method_error(m, NULL) || sd_bus_message_read(m, "v", "t", &current) < 0 ||
             current == UINT64_MAX) {
-                warm_failed(w, "cannot read its memory use");
+                warm_retry_limit(w, "cannot read its memory use");
                 return 0;
         }
         limit = p->config.memory_max + current + HEADROOM_SLACK;
@@ -183,7 +231,6 @@ static int on_memory(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 
 static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         _cleanup_json_ json_object *msg = NULL;
-        _cleanup_free_ char *path = NULL;
         Warm *w = userdata;
         Pool *p = w->pool;
         int r;
@@ -210,16 +257,8 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
                 p->failed_logged = json_object_get(w->failed);
         }
 
-        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run_unit(w->run), &path);
-        if (r >= 0)
-                r = sd_bus_call_method_async(p->bus, &w->slot, SYSTEMD_SERVICE, path,
-                                             "org.freedesktop.DBus.Properties", "Get", on_memory, w, "ss",
-                                             "org.freedesktop.systemd1.Service", "MemoryCurrent");
-        if (r < 0) {
-                /* The interface of the property is the service's on some versions. */
+        if (warm_ask_memory(w) < 0)
                 warm_failed(w, "cannot ask for its memory use");
-                return 0;
-        }
         return 0;
 }
 
