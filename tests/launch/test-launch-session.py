@@ -177,7 +177,8 @@ r = s.call("print(x, y)")
 check(ok_done(r) and r["stdout"] == "41 2\n", "the session survives both: %r" % r["stdout"])
 
 r = s.call("import os\nmain_pid = os.getpid()\nprint('child' if os.fork() == 0 else 'parent')")
-check(ok_done(r) and "parent\n" in r["stdout"], "a call that forks: %s %r" % (r["done"], r["stdout"]))
+# Parent and child write the same pipe at once: their lines may interleave.
+check(ok_done(r) and "parent" in r["stdout"], "a call that forks: %s %r" % (r["done"], r["stdout"]))
 outs = [s.call("print(os.getpid() == main_pid, x)")["stdout"] for _ in range(4)]
 check(outs == ["True 41\n"] * 4,
       "a forked child that runs off the end of its code exits; the calls after run in the session's interpreter: %r"
