@@ -6,8 +6,9 @@
 #              left, the old handles are "not found", new sessions work
 #   frontend   SIGKILL of the stdio front end, and of the HTTP front end, with a live session:
 #              the same
-#   reload     systemctl daemon-reload with a live session: it keeps its state (systemd keeps
-#              transient units across a reload), and no unit is left after session_close
+#   reload     systemctl daemon-reload, then daemon-reexec, with a live session: it keeps its
+#              state (systemd keeps transient units across both), and no unit is left after
+#              session_close
 #   idle       MCP_EXEC_SESSION_IDLE_S=10: a call resets the clock; 10 s after the last call the
 #              unit is gone and the handle "not found"
 # Note: the deliberate SIGKILL of the broker is announced in the journal first
@@ -106,6 +107,10 @@ out=$(scall stdio exec "$(exec_args 'x = 41' "$h")") && jcheck "$out" 'r.get("is
 bx systemctl daemon-reload || fail "reload: daemon-reload failed"
 # systemd keeps a transient unit across a reload, and the broker its record: the session goes on.
 out=$(scall stdio exec "$(exec_args 'print(x + 1)' "$h")") && stdout_is "$out" 42 "reload: the session after daemon-reload"
+# The same across a re-execution of systemd (its transient units are serialized with it).
+bx systemctl daemon-reexec || fail "reload: daemon-reexec failed"
+wait_for 30 bx systemctl is-system-running --quiet || true
+out=$(scall stdio exec "$(exec_args 'x += 1\nprint(x + 1)' "$h")") && stdout_is "$out" 43 "reload: the session after daemon-reexec"
 out=$(scall stdio session_close "{\"session\":\"$h\"}") && jcheck "$out" 'r["structuredContent"]["closed"] is True' "reload: close"
 after reload
 
