@@ -43,16 +43,24 @@ bx sh -ec '
 mkdir -p "$HDIR/alice" && chmod 0777 "$HDIR/alice"
 out=$(acall session_create '{}') || fail "uid: alice's session_create: $out"
 ha=$(handle_of "$out")
-out=$(acall exec "$(exec_args 'x = 41' "$ha")") && jcheck "$out" 'r.get("isError") is False' "uid: alice's x = 41"
-out=$(scall stdio exec "$(exec_args 'print(x)' "$ha")") && jcheck "$out" "$GONE" "uid: root over stdio with alice's handle"
-out=$(scall stdio session_close "{\"session\":\"$ha\"}") && jcheck "$out" "$GONE" "uid: root closing alice's handle"
-out=$(scall http exec "$(exec_args 'print(x)' "$ha")") && jcheck "$out" "$GONE" "uid: HTTP with alice's handle"
+out=$(acall exec "$(exec_args 'x = 41' "$ha")") || fail "the client failed: $out"
+jcheck "$out" 'r.get("isError") is False' "uid: alice's x = 41"
+out=$(scall stdio exec "$(exec_args 'print(x)' "$ha")") || fail "the client failed: $out"
+jcheck "$out" "$GONE" "uid: root over stdio with alice's handle"
+out=$(scall stdio session_close "{\"session\":\"$ha\"}") || fail "the client failed: $out"
+jcheck "$out" "$GONE" "uid: root closing alice's handle"
+out=$(scall http exec "$(exec_args 'print(x)' "$ha")") || fail "the client failed: $out"
+jcheck "$out" "$GONE" "uid: HTTP with alice's handle"
 out=$(scall stdio session_create '{}') || fail "uid: root's session_create: $out"
 hr=$(handle_of "$out")
-out=$(acall exec "$(exec_args 'print(1)' "$hr")") && jcheck "$out" "$GONE" "uid: alice with root's handle"
-out=$(acall exec "$(exec_args 'print(x + 1)' "$ha")") && stdout_is "$out" 42 "uid: alice's session after the others tried it"
-out=$(acall session_close "{\"session\":\"$ha\"}") && jcheck "$out" 'r["structuredContent"]["closed"] is True' "uid: alice closes"
-out=$(scall stdio session_close "{\"session\":\"$hr\"}") && jcheck "$out" 'r["structuredContent"]["closed"] is True' "uid: root closes"
+out=$(acall exec "$(exec_args 'print(1)' "$hr")") || fail "the client failed: $out"
+jcheck "$out" "$GONE" "uid: alice with root's handle"
+out=$(acall exec "$(exec_args 'print(x + 1)' "$ha")") || fail "the client failed: $out"
+stdout_is "$out" 42 "uid: alice's session after the others tried it"
+out=$(acall session_close "{\"session\":\"$ha\"}") || fail "the client failed: $out"
+jcheck "$out" 'r["structuredContent"]["closed"] is True' "uid: alice closes"
+out=$(scall stdio session_close "{\"session\":\"$hr\"}") || fail "the client failed: $out"
+jcheck "$out" 'r["structuredContent"]["closed"] is True' "uid: root closes"
 after uid
 
 # --- scopes --------------------------------------------------------------------------------------
@@ -75,14 +83,16 @@ jcheck "$flood" 'all("MCP_EXEC_MAX_SESSIONS" in t for t in r["texts"]) and r["te
 n=$(session_units | wc -l)
 ((n == 6)) || fail "flood: $n session units at the cap, want 6: $(session_units --all)"
 [[ $(broker_sessions) == 6 ]] || fail "flood: the broker counts $(broker_sessions) sessions, want 6"
-out=$(acall session_create '{}') && jcheck "$out" 'r.get("isError") is True and r["content"][0]["text"].startswith("no new session") and "(MCP_EXEC_MAX_SESSIONS)" in r["content"][0]["text"]' \
+out=$(acall session_create '{}') || fail "the client failed: $out"
+jcheck "$out" 'r.get("isError") is True and r["content"][0]["text"].startswith("no new session") and "(MCP_EXEC_MAX_SESSIONS)" in r["content"][0]["text"]' \
     "flood: a third caller at the global cap"
 cnode sessions.mjs close-flood "$URL" "$TOKEN" || fail "flood: closing"
 wait_for 15 no_session_units || fail "flood: session units left after closing: $(session_units --all)"
 [[ $(broker_sessions) == 0 ]] || fail "flood: the broker counts $(broker_sessions) sessions after closing, want 0"
 out=$(scall stdio session_create '{}') || fail "flood: a session after the flood: $out"
 h=$(handle_of "$out")
-out=$(scall stdio session_close "{\"session\":\"$h\"}") && jcheck "$out" 'r["structuredContent"]["closed"] is True' "flood: close"
+out=$(scall stdio session_close "{\"session\":\"$h\"}") || fail "the client failed: $out"
+jcheck "$out" 'r["structuredContent"]["closed"] is True' "flood: close"
 log "flood: broker RSS ${rss0} kB before, $(broker_rss) kB after"
 after flood
 

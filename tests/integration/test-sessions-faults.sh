@@ -31,7 +31,8 @@ live_sessions() {
     for t in stdio stdio http; do
         out=$(scall $t session_create '{}') || fail "$1: session_create over $t: $out"
         h=$(handle_of "$out")
-        out=$(scall $t exec "$(exec_args 'x = 41' "$h")") && jcheck "$out" 'r.get("isError") is False' "$1: x = 41"
+        out=$(scall $t exec "$(exec_args 'x = 41' "$h")") || fail "the client failed: $out"
+        jcheck "$out" 'r.get("isError") is False' "$1: x = 41"
         if [[ $t == stdio ]]; then H_STDIO+=("$h"); else H_HTTP+=("$h"); fi
     done
     n=$(session_units --state=active | wc -l)
@@ -40,18 +41,22 @@ live_sessions() {
 old_handles_gone() {
     local h out
     for h in "${H_STDIO[@]}"; do
-        out=$(scall stdio exec "$(exec_args 'print(x)' "$h")") && jcheck "$out" "$GONE" "$1: an old stdio handle"
+        out=$(scall stdio exec "$(exec_args 'print(x)' "$h")") || fail "the client failed: $out"
+        jcheck "$out" "$GONE" "$1: an old stdio handle"
     done
     for h in ${H_HTTP[@]+"${H_HTTP[@]}"}; do
-        out=$(scall http exec "$(exec_args 'print(x)' "$h")") && jcheck "$out" "$GONE" "$1: an old HTTP handle"
+        out=$(scall http exec "$(exec_args 'print(x)' "$h")") || fail "the client failed: $out"
+        jcheck "$out" "$GONE" "$1: an old HTTP handle"
     done
 }
 new_session_works() {
     local out h
     out=$(scall stdio session_create '{}') || fail "$1: a new session: $out"
     h=$(handle_of "$out")
-    out=$(scall stdio exec "$(exec_args 'x = 41; print(x + 1)' "$h")") && stdout_is "$out" 42 "$1: a new session"
-    out=$(scall stdio session_close "{\"session\":\"$h\"}") && jcheck "$out" 'r["structuredContent"]["closed"] is True' "$1: close"
+    out=$(scall stdio exec "$(exec_args 'x = 41; print(x + 1)' "$h")") || fail "the client failed: $out"
+    stdout_is "$out" 42 "$1: a new session"
+    out=$(scall stdio session_close "{\"session\":\"$h\"}") || fail "the client failed: $out"
+    jcheck "$out" 'r["structuredContent"]["closed"] is True' "$1: close"
 }
 live_sessions broker
 unit=$(session_units | head -1)
@@ -91,7 +96,8 @@ old_stdio=("${H_STDIO[@]}")
 H_HTTP_LIVE=("${H_HTTP[@]}")
 H_HTTP=()
 old_handles_gone frontend-stdio
-out=$(scall http exec "$(exec_args 'print(x + 1)' "${H_HTTP_LIVE[0]}")") && stdout_is "$out" 42 "frontend-stdio: the HTTP session"
+out=$(scall http exec "$(exec_args 'print(x + 1)' "${H_HTTP_LIVE[0]}")") || fail "the client failed: $out"
+stdout_is "$out" 42 "frontend-stdio: the HTTP session"
 kill_service mcp-exec.service
 wait_for 15 no_session_units || fail "frontend-http: the HTTP session outlived its front end: $(session_units --all)"
 H_STDIO=() H_HTTP=("${H_HTTP_LIVE[@]}")
@@ -103,15 +109,19 @@ after frontend
 log "== reload"
 out=$(scall stdio session_create '{}') || fail "reload: session_create: $out"
 h=$(handle_of "$out")
-out=$(scall stdio exec "$(exec_args 'x = 41' "$h")") && jcheck "$out" 'r.get("isError") is False' "reload: x = 41"
+out=$(scall stdio exec "$(exec_args 'x = 41' "$h")") || fail "the client failed: $out"
+jcheck "$out" 'r.get("isError") is False' "reload: x = 41"
 bx systemctl daemon-reload || fail "reload: daemon-reload failed"
 # systemd keeps a transient unit across a reload, and the broker its record: the session goes on.
-out=$(scall stdio exec "$(exec_args 'print(x + 1)' "$h")") && stdout_is "$out" 42 "reload: the session after daemon-reload"
+out=$(scall stdio exec "$(exec_args 'print(x + 1)' "$h")") || fail "the client failed: $out"
+stdout_is "$out" 42 "reload: the session after daemon-reload"
 # The same across a re-execution of systemd (its transient units are serialized with it).
 bx systemctl daemon-reexec || fail "reload: daemon-reexec failed"
 wait_for 30 bx systemctl is-system-running --quiet || true
-out=$(scall stdio exec "$(exec_args 'x += 1\nprint(x + 1)' "$h")") && stdout_is "$out" 43 "reload: the session after daemon-reexec"
-out=$(scall stdio session_close "{\"session\":\"$h\"}") && jcheck "$out" 'r["structuredContent"]["closed"] is True' "reload: close"
+out=$(scall stdio exec "$(exec_args 'x += 1\nprint(x + 1)' "$h")") || fail "the client failed: $out"
+stdout_is "$out" 43 "reload: the session after daemon-reexec"
+out=$(scall stdio session_close "{\"session\":\"$h\"}") || fail "the client failed: $out"
+jcheck "$out" 'r["structuredContent"]["closed"] is True' "reload: close"
 after reload
 
 # --- idle ----------------------------------------------------------------------------------------
@@ -120,15 +130,18 @@ fresh MCP_EXEC_SESSION_IDLE_S=10
 out=$(scall stdio session_create '{}') || fail "idle: session_create: $out"
 jcheck "$out" 'r["structuredContent"]["idle_timeout_s"] == 10' "idle: idle_timeout_s"
 h=$(handle_of "$out")
-out=$(scall stdio exec "$(exec_args 'x = 41' "$h")") && jcheck "$out" 'r.get("isError") is False' "idle: x = 41"
+out=$(scall stdio exec "$(exec_args 'x = 41' "$h")") || fail "the client failed: $out"
+jcheck "$out" 'r.get("isError") is False' "idle: x = 41"
 sleep 6
-out=$(scall stdio exec "$(exec_args 'print(x + 1)' "$h")") && stdout_is "$out" 42 "idle: a call 6 s later"
+out=$(scall stdio exec "$(exec_args 'print(x + 1)' "$h")") || fail "the client failed: $out"
+stdout_is "$out" 42 "idle: a call 6 s later"
 t0=$SECONDS
 [[ -n $(session_units) ]] || fail "idle: the unit went before its idle time"
 wait_for 30 no_session_units || fail "idle: the unit is still there $((SECONDS - t0)) s after the last call"
 ((SECONDS - t0 >= 8)) || fail "idle: the unit went $((SECONDS - t0)) s after the last call, before its idle time"
 log "idle: the unit went $((SECONDS - t0)) s after the last call"
-out=$(scall stdio exec "$(exec_args 'print(x)' "$h")") && jcheck "$out" "$GONE" "idle: the handle after expiry"
+out=$(scall stdio exec "$(exec_args 'print(x)' "$h")") || fail "the client failed: $out"
+jcheck "$out" "$GONE" "idle: the handle after expiry"
 after idle
 
 pass
