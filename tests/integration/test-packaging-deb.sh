@@ -8,7 +8,8 @@
 # socket behind (the mcp-exec user and groups stay, as Debian policy asks of system users).
 #
 # The .deb: $MCP_EXEC_DEB if set, else build-deb/mcp-exec_*.deb at the top of the tree (from
-# packaging/build-deb), else this test runs packaging/build-deb (apt-get for the build deps).
+# packaging/build-deb) if no tracked file is newer, else this test runs packaging/build-deb
+# (apt-get for the build deps).
 # The box must not hold a meson install (tests/box/install-build): then this test skips, so
 # tests/run should give it a box of its own.
 . "$(dirname "$0")/../lib/itest.sh"
@@ -25,7 +26,18 @@ bx sh -c 'command -v apt-get && command -v curl' >/dev/null || skip "no apt-get 
 
 deb=${MCP_EXEC_DEB:-}
 if [[ -z $deb ]]; then
+    # A .deb left from an older tree would test old code: reuse it only if no tracked file
+    # changed since it was built.
     deb=$(ls -t "$TOP"/build-deb/mcp-exec_*_*.deb 2>/dev/null | head -1)
+    if [[ -n $deb ]] && git -C "$TOP" rev-parse --git-dir >/dev/null 2>&1; then
+        while IFS= read -r -d '' f; do
+            if [[ $TOP/$f -nt $deb ]]; then
+                log "build-deb/ is older than $f: building the package again"
+                deb=
+                break
+            fi
+        done < <(git -C "$TOP" ls-files -z)
+    fi
 fi
 if [[ -z $deb ]]; then
     log "building the package (packaging/build-deb)"
