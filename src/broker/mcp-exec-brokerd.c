@@ -386,7 +386,10 @@ static void client_handle_info(Client *c) {
         assert(c);
 
         s = c->server;
-        if (s->probe_state == 0 || s->discovering) {
+        /* With the sandbox known (the discovery cache), the front end is
+         * answered at once, "probing": its first run starts beside the
+         * self-check and is held until it passed. */
+        if (s->discovering || (s->probe_state == 0 && !s->sandbox_info)) {
                 c->info_pending = true;
                 return;
         }

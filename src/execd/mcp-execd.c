@@ -369,7 +369,7 @@ static void on_broker_info(json_object *info, void *userdata) {
         d->info_reply = json_object_get(info);
         if (!info)
                 log_warning("The broker did not describe the sandbox; the tool description will lack details.");
-        else if (json_get_string(info, "sandbox") && !streq(json_get_string(info, "sandbox"), "ok"))
+        else if (streq_ptr(json_get_string(info, "sandbox"), "failed"))
                 log_error("The broker refuses runs: %s", json_get_string(info, "sandbox_failure") ?: "sandbox check failed");
         if (daemon_serve(d) < 0)
                 (void) sd_event_exit(d->event, EXIT_FAILURE);
