@@ -157,9 +157,20 @@ static void server_fill_warm_spec(void *userdata, SandboxSpec *ret) {
         ret->description = SANDBOX_DESCRIPTION_WARM;
 }
 
+/* Whether a run's unit is being started: systemd starts one unit at a time,
+ * and a warm unit's start would come before it. */
+static bool server_run_starting(Server *s) {
+        LIST_FOREACH(clients, c, s->clients)
+                if (c->run && !run_is_started(c->run))
+                        return true;
+        return false;
+}
+
 static void server_update_pool(Server *s) {
-        /* Saturated: no warm unit's imports may take CPU from the runs. */
-        pool_set_busy(s->pool, s->n_runs >= s->config.max_concurrent || s->wait_list);
+        /* No replacement while the runs need systemd or the CPU: saturated,
+         * a unit of a run (or the self-check) starting. */
+        pool_set_busy(s->pool, s->n_runs >= s->config.max_concurrent || s->wait_list || s->probe_state == 0 ||
+                                       server_run_starting(s));
 }
 
 static void server_slot_freed(Server *s) {
@@ -303,7 +314,10 @@ static void client_try_handoff(Client *c) {
 }
 
 static void on_run_started(Run *run, void *userdata) {
-        client_try_handoff(userdata);
+        Client *c = userdata;
+
+        client_try_handoff(c);
+        server_update_pool(c->server);
 }
 
 /* The "exit" event of a run or of a session's call: what both have. */
@@ -1288,6 +1302,7 @@ static void on_probe_done(const char *failure, void *userdata) {
                 }
         }
         (void) sd_notifyf(false, "STATUS=%s", failure ? "Refusing runs: sandbox self-check failed" : "Serving");
+        server_update_pool(s);
         server_answer_pending_info(s);
         server_update_idle(s);
 }
