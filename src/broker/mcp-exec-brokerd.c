@@ -154,6 +154,7 @@ static void server_fill_warm_spec(void *userdata, SandboxSpec *ret) {
         server_fill_spec(s, s->config.pool_idle_s + s->config.max_timeout_s + 60, ret);
         ret->preload = s->preload;
         ret->memory_max = s->config.memory_max + (UINT64_C(512) << 20);
+        ret->cpu_weight = SANDBOX_CPU_WEIGHT_IDLE;
         ret->description = SANDBOX_DESCRIPTION_WARM;
 }
 
@@ -168,7 +169,8 @@ static bool server_run_starting(Server *s) {
 
 static void server_update_pool(Server *s) {
         /* No replacement while the runs need systemd or the CPU: saturated,
-         * a unit of a run (or the self-check) starting. */
+         * a unit of a run (or the self-check) starting. Once started, a
+         * warm unit's imports yield to the runs by its CPUWeight=. */
         pool_set_busy(s->pool, s->n_runs >= s->config.max_concurrent || s->wait_list || s->probe_state == 0 ||
                                        server_run_starting(s));
 }

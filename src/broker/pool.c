@@ -379,9 +379,12 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
         schedule_refill(p);
         if (!oldest)
                 return -EAGAIN;
-        /* Admins see it as a run from now on (systemctl list-units). */
+        /* A run's CPU weight from now on, asked for before a replacement's
+         * start (one connection, in order); and admins see it as a run
+         * (systemctl list-units). */
         (void) sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
-                                        "SetUnitProperties", NULL, NULL, "sba(sv)", run_unit(oldest->run), 1, 1,
+                                        "SetUnitProperties", NULL, NULL, "sba(sv)", run_unit(oldest->run), 1, 2,
+                                        "CPUWeight", "t", SANDBOX_CPU_WEIGHT_RUN,
                                         "Description", "s", SANDBOX_DESCRIPTION_RUN);
         *ret_run = TAKE_PTR(oldest->run);
         *ret_control = TAKE_FD(oldest->control);

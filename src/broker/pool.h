@@ -48,8 +48,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Pool *, pool_free);
  * caller's now. -EAGAIN when none is ready. A replacement is started. */
 int pool_take(Pool *p, Run **ret_run, int *ret_control);
 
-/* While busy (every slot taken, or runs waiting), no replacements start: a
- * warm unit's imports would only take CPU from the runs. */
+/* While busy (every slot taken, runs waiting, a run's unit starting), no
+ * replacements start: they would only delay the runs. Warm units import
+ * their preload at the lowest CPUWeight= and get a run's once taken. */
 void pool_set_busy(Pool *p, bool busy);
 
 /* Stops every warm unit and starts new ones (after a package change, a

@@ -253,6 +253,11 @@ static int append_limits(sd_bus_message *m, const SandboxSpec *s) {
                                   "TimeoutStopUSec", "t", 5 * USEC_PER_SEC);
         if (r < 0)
                 return r;
+        if (s->cpu_weight > 0) {
+                r = sd_bus_message_append(m, "(sv)", "CPUWeight", "t", s->cpu_weight);
+                if (r < 0)
+                        return r;
+        }
 
         r = append_u64(m, "LimitFSIZE", s->file_size_max);
         if (r >= 0)

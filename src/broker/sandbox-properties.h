@@ -23,6 +23,7 @@ typedef struct SandboxSpec {
         uint64_t memory_max;
         uint64_t tasks_max;
         uint64_t cpu_quota_percent;
+        uint64_t cpu_weight;            /* CPUWeight=, 0: systemd's default (a warm unit's preload: SANDBOX_CPU_WEIGHT_IDLE) */
         uint64_t file_size_max;
         uint64_t tmp_size_max;
         const char *slice;              /* "mcp-exec.slice" */
@@ -50,6 +51,11 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
 #define SANDBOX_DESCRIPTION_WARM "mcp-exec warm unit (starting)"
 #define SANDBOX_DESCRIPTION_WARM_READY "mcp-exec warm unit (idle)"
 #define SANDBOX_DESCRIPTION_SESSION "mcp-exec session"
+
+/* A warm unit imports its preload on CPU the runs leave over; taken, it
+ * gets the default weight of every run. */
+#define SANDBOX_CPU_WEIGHT_IDLE UINT64_C(1)
+#define SANDBOX_CPU_WEIGHT_RUN UINT64_C(100)
 
 /* The broker's cache (CacheDirectory=): the matplotlib font cache and module
  * discovery; read-only for runs, which get their own empty, writable

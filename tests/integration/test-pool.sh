@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The warm pool (MCP_EXEC_POOL_SIZE): single-use units started ahead, with the preload imported.
 #   asleep     idle warm units take no CPU while they wait (a launcher once polled in a loop)
+#   yield      a warm unit imports at the lowest CPU weight, a taken one has a run's: refills take
+#              only CPU the runs leave (the kernel's own value, not only the property)
 #   isolation  two consecutive warm runs: different uids, an empty /tmp, nothing of the first
 #              visible to the second (files, processes); both served by warm units
 #   timeout    the unit that waited longest still gives its run the full timeout; a run past its
@@ -59,6 +61,32 @@ sleep 3
 t2=$(cpu_ticks)
 log "idle warm units: $((t2 - t1)) ticks of CPU in 3 s"
 (((t2 - t1) < 50)) || fail "idle warm units are not asleep: $((t2 - t1)) clock ticks of CPU in 3 s"
+
+# --- yield ----------------------------------------------------------------------------------------
+# cpu_weight UNIT: the kernel's weight of the unit's cgroup (cgroup v1: cpu.shares, 1024 = 100).
+cpu_weight() {
+    local cg
+    cg=$(bx systemctl show -P ControlGroup "$1") && [[ -n $cg ]] || return 1
+    bx sh -c "if [ -d /sys/fs/cgroup/cpu ]; then cat /sys/fs/cgroup/cpu$cg/cpu.shares; else cat /sys/fs/cgroup$cg/cpu.weight; fi"
+}
+running_runs() {
+    bx systemctl list-units 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
+        awk '/mcp-exec sandboxed run/ { print $1 }'
+}
+for u in $(warm_idle_units); do
+    w=$(cpu_weight "$u") || fail "no CPU weight for warm unit $u"
+    log "idle warm unit $u: CPU weight $w ($(bx systemctl show -P CPUWeight "$u"))"
+    [[ $w == 10 || $w == 1 ]] || fail "idle warm unit $u has CPU weight $w, not the lowest"
+done
+call --timeout 20 -- 'import time; time.sleep(4)' >/dev/null &
+yield_pid=$!
+wait_for 10 eval '[[ -n $(running_runs) ]]' || fail "the sleeping run's unit did not show up"
+u=$(running_runs | head -1)
+wait_for 5 eval '[[ $(cpu_weight "$u") == 1024 || $(cpu_weight "$u") == 100 ]]' ||
+    fail "the taken warm unit $u kept CPU weight $(cpu_weight "$u"), not a run's"
+log "taken warm unit $u: CPU weight $(cpu_weight "$u")"
+wait "$yield_pid" || fail "the sleeping run failed: $(call_err)"
+wait_for 30 pool_full 2 || fail "the pool did not refill after the sleeping run"
 
 # --- isolation ------------------------------------------------------------------------------------
 code_a='import os, subprocess, json
