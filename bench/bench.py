@@ -13,7 +13,8 @@ load spikes hit each side alike; only ratios are meant to be compared.
   bench.py throughput C N   N calls, C at a time: calls/s and CPU per exec
                             (the machine's whole CPU time, from its cgroup)
                             vs N `systemd-run --wait --pipe` units with the
-                            same properties running /bin/true
+                            same properties running /bin/true, and running
+                            `python3 -I -c pass`
   bench.py first N          the first call after the front end and the broker
                             stopped (as after idle exit) vs the calls after it
   bench.py session N        stateful sessions: session_create (N times), the
@@ -182,6 +183,18 @@ def cpu_ns():
         return int(f.read())
 
 
+def settle():
+    """Waits until no warm unit is starting: a refill's imports would take
+    CPU from whatever is measured next."""
+    for _ in range(600):
+        units = subprocess.run(["systemctl", "list-units", "mcp-exec-run-*", "--plain", "--no-legend"],
+                               capture_output=True, text=True, check=True).stdout
+        if "(starting)" not in units:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+
+
 def throughput(conc, n):
     def drive(work):
         left = [n]
@@ -203,29 +216,38 @@ def throughput(conc, n):
             t.join()
         return n / (time.perf_counter() - t0), (cpu_ns() - c0) / n / 1e6
 
-    argv = ["systemd-run", "--wait", "--pipe", "--quiet", "--collect"] + \
-        [a for p in PROPS for a in ("-p", p)] + ["/bin/true"]
+    def sdrun(*cmd):
+        argv = ["systemd-run", "--wait", "--pipe", "--quiet", "--collect"] + \
+            [a for p in PROPS for a in ("-p", p)] + list(cmd)
 
-    def sdrun():
-        def once():
-            r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            if r.returncode:
-                sys.exit("systemd-run failed: %s" % r.stderr.decode(errors="replace"))
-        return once
+        def work():
+            def once():
+                r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE)
+                if r.returncode:
+                    sys.exit("systemd-run failed: %s" % r.stderr.decode(errors="replace"))
+            return once
+        return work
 
     def mcp():
         c = Client()
         return lambda: c.exec("pass")
 
     drive(mcp)                      # warm-up: the front end, the broker, the pool
-    rate_s, cpu_s = drive(sdrun)
+    settle()
+    rate_s, cpu_s = drive(sdrun("/bin/true"))
+    settle()
+    rate_p, cpu_p = drive(sdrun(PY, "-I", "-c", "pass"))
+    settle()
     rate_m, cpu_m = drive(mcp)
     print("\n## %d calls, %d at a time" % (n, conc))
     print("| what | per second | CPU ms per exec (whole machine) |")
     print("|---|---:|---:|")
     print("| `systemd-run --wait --pipe` /bin/true, same properties | %.1f | %.1f |" % (rate_s, cpu_s))
+    print("| `systemd-run --wait --pipe` `python3 -I -c pass`, same properties | %.1f | %.1f |" % (rate_p, cpu_p))
     print("| mcp-exec `pass` over HTTP | %.1f | %.1f |" % (rate_m, cpu_m))
-    print("| ratio | %.2f× | %.2f× |" % (rate_m / rate_s, cpu_m / cpu_s))
+    print("| ratio to systemd-run /bin/true | %.2f× | %.2f× |" % (rate_m / rate_s, cpu_m / cpu_s))
+    print("| ratio to systemd-run python | %.2f× | %.2f× |" % (rate_m / rate_p, cpu_m / cpu_p))
 
 
 def first_after_idle(n):
@@ -312,4 +334,5 @@ def main():
         sys.exit(__doc__)
 
 
-main()
+if __name__ == "__main__":
+    main()
