@@ -141,8 +141,7 @@ wait_for 5 legacy_gone || fail "the legacy session outlived its stream: $(cat "$
 
 # --- the token: a systemd credential ----------------------------------------------------------
 TOKEN=tok-$RANDOM$RANDOM$RANDOM$RANDOM
-at_exit 'bx rm -f /etc/credstore/mcp-exec.auth-token'
-bx sh -c "mkdir -p /etc/credstore && umask 077 && printf '%s\n' '$TOKEN' >/etc/credstore/mcp-exec.auth-token"
+set_http_token "$TOKEN"
 cursor=$(journal_cursor)
 restart_http
 

@@ -36,8 +36,7 @@ SAN=${MCP_TEST_SANITIZE:-0}
 T_START=$SECONDS
 
 . "$ITEST_DIR/lib/http.sh"
-at_exit 'bx rm -f /etc/credstore/mcp-exec.auth-token'
-bx sh -c "mkdir -p /etc/credstore && umask 077 && printf '%s\n' '$TOKEN' >/etc/credstore/mcp-exec.auth-token"
+set_http_token "$TOKEN"
 
 # The front end reads its configuration at start: stop it now and after the restore (at_exit
 # runs in reverse order, so this one runs after set_config's restore).

@@ -20,8 +20,7 @@ URL=http://127.0.0.1:8080
 TOKEN=tok-$RANDOM$RANDOM$RANDOM$RANDOM
 
 . "$ITEST_DIR/lib/http.sh"
-at_exit 'bx rm -f /etc/credstore/mcp-exec.auth-token'
-bx sh -c "mkdir -p /etc/credstore && umask 077 && printf '%s\n' '$TOKEN' >/etc/credstore/mcp-exec.auth-token"
+set_http_token "$TOKEN"
 bx python3 -c 'import pandas' 2>/dev/null ||
     fail "python3 in the box has no pandas (python3-pandas; packaging/deps.sh --test installs it)"
 # A broker of our own: no session of an earlier test, and the front ends learn its limits.

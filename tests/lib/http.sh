@@ -2,7 +2,8 @@
 # tests/lib/http.sh - set-up shared by tests/integration/test-http-*.sh. Source it after
 # tests/lib/itest.sh. It makes the box's / a shared mount (the credential systemd mounts for the
 # service shows only then, as on a host), installs mcp-exec.socket from the source tree if the
-# build did not, stops and removes what it added at exit, and provides restart_http.
+# build did not, stops and removes what it added at exit, and provides restart_http and
+# set_http_token.
 
 ensure_shared_root() {
     if ! bx findmnt -no PROPAGATION / | grep -q shared; then
@@ -35,4 +36,12 @@ restart_http() {
               systemctl reset-failed mcp-exec.service mcp-exec.socket 2>/dev/null
               systemctl restart mcp-exec.socket' >/dev/null 2>&1
     bx systemctl is-active -q mcp-exec.socket || fail "mcp-exec.socket does not listen"
+}
+
+# set_http_token TOKEN: the HTTP token as the README sets it (the credential in /etc/credstore,
+# root's only), removed at exit. The front end reads it at its next start.
+set_http_token() {
+    at_exit 'bx rm -f /etc/credstore/mcp-exec.auth-token'
+    bx sh -c "mkdir -p /etc/credstore && umask 077 && printf '%s\n' '$1' >/etc/credstore/mcp-exec.auth-token" ||
+        fail "cannot write the HTTP token to /etc/credstore"
 }
