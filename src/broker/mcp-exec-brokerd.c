@@ -173,6 +173,7 @@ static void server_update_pool(Server *s) {
          * warm unit's imports yield to the runs by its CPUWeight=. */
         pool_set_busy(s->pool, s->n_runs >= s->config.max_concurrent || s->wait_list || s->probe_state == 0 ||
                                        server_run_starting(s));
+        pool_set_runs(s->pool, s->n_runs);
 }
 
 static void server_slot_freed(Server *s) {
@@ -1214,6 +1215,7 @@ static void server_sandbox_known(Server *s, json_object *info) {
                 .size = (unsigned) s->config.pool_size,
                 .idle_usec = s->config.pool_idle_s * USEC_PER_SEC,
                 .memory_max = s->config.memory_max,
+                .cpu_quota_percent = s->config.cpu_quota_percent,
         };
         int r;
 

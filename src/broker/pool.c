@@ -31,6 +31,14 @@
  * this far apart, before the unit counts as failed. */
 #define LIMIT_TRIES 5
 #define LIMIT_RETRY_USEC (300 * USEC_PER_MSEC)
+/* Outpaced (a run found only warm units still importing): no replacement
+ * until no run was in flight for this long. Callers back to back leave gaps
+ * of milliseconds between their calls, agents between thoughts far longer. */
+#define QUIET_USEC (500 * USEC_PER_MSEC)
+/* Meanwhile a warm unit still importing may use this much of a CPU (its
+ * CPUQuota=, in percent): its imports would slow every run beside it, even
+ * at the lowest weight (two vCPUs are often one core's two threads). */
+#define OUTPACED_QUOTA_PERCENT 5
 
 typedef struct Warm Warm;
 
@@ -43,6 +51,7 @@ struct Warm {
         sd_bus_slot *slot;              /* the memory query, then the new limit */
         sd_event_source *limit_retry;
         unsigned limit_tries;
+        bool imported;                  /* the launcher said "ready": the preload is in */
         bool ready;
         uint64_t created;
         json_object *preloaded, *failed;
@@ -58,7 +67,9 @@ struct Pool {
         Warm *warm;
         unsigned n_warm;
         sd_event_source *refill, *retire;     /* refill: a timer, at once or after a failure's backoff */
-        bool busy, paused, broken;
+        sd_event_source *quiet;                /* ends being outpaced, once no run was in flight for QUIET_USEC */
+        bool busy, paused, broken, outpaced;
+        unsigned n_runs;
         unsigned failures;
         uint64_t hits;
         json_object *preloaded, *failed;        /* of the last ready unit */
@@ -94,6 +105,21 @@ static void schedule_refill_in(Pool *p, uint64_t usec) {
 
 static void schedule_refill(Pool *p) {
         schedule_refill_in(p, 0);
+}
+
+/* A unit's CPUQuota=, at once (runtime only). Its reply is not waited for:
+ * a unit gone meanwhile is no error of ours. */
+static int unit_set_quota(Pool *p, const char *unit, uint64_t percent) {
+        return sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                        "SetUnitProperties", NULL, NULL, "sba(sv)", unit, 1, 1,
+                                        "CPUQuotaPerSecUSec", "t", percent * UINT64_C(10000));
+}
+
+/* Those still importing: held back while outpaced, their run's quota after. */
+static void pool_set_importing_quota(Pool *p, uint64_t percent) {
+        LIST_FOREACH(warm, w, p->warm)
+                if (!w->imported && w->run)
+                        (void) unit_set_quota(p, run_unit(w->run), percent);
 }
 
 static void warm_failed(Warm *w, const char *why) {
@@ -215,8 +241,10 @@ static int on_memory(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
                                            "SetUnitProperties");
         if (r >= 0)
                 r = sd_bus_message_append(call, "sb", run_unit(w->run), 1 /* runtime */);
+        /* And the run's CPU quota, whatever it was held to while importing. */
         if (r >= 0)
-                r = sd_bus_message_append(call, "a(sv)", 2, "MemoryMax", "t", limit, "Description", "s",
+                r = sd_bus_message_append(call, "a(sv)", 3, "MemoryMax", "t", limit, "CPUQuotaPerSecUSec", "t",
+                                          p->config.cpu_quota_percent * UINT64_C(10000), "Description", "s",
                                           SANDBOX_DESCRIPTION_WARM_READY);
         if (r >= 0)
                 r = sd_bus_call_async(p->bus, &w->slot, call, on_limit_set, w, 0);
@@ -245,6 +273,7 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
                 (void) run_cancel(w->run);
                 return 0;
         }
+        w->imported = true;
         w->preloaded = json_object_get(json_get(msg, "preloaded"));
         w->failed = json_object_get(json_get(msg, "failed"));
         /* Once, not for every warm unit that fails the same way. */
@@ -294,7 +323,7 @@ static int start_one(Pool *p) {
 static int on_refill(sd_event_source *s, uint64_t usec, void *userdata) {
         Pool *p = userdata;
 
-        while (!p->busy && !p->paused && !p->broken && p->n_warm < p->config.size)
+        while (!p->busy && !p->paused && !p->broken && !p->outpaced && p->n_warm < p->config.size)
                 if (start_one(p) < 0) {
                         log_warning("Cannot start a warm unit; the pool waits for the next run.");
                         p->paused = true;
@@ -320,6 +349,16 @@ static int on_retire(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int on_quiet(sd_event_source *s, uint64_t usec, void *userdata) {
+        Pool *p = userdata;
+
+        p->outpaced = false;
+        log_struct(LOG_DEBUG, "MESSAGE=No run for a while; the pool refills.", "MCP_POOL=%s", "quiet");
+        pool_set_importing_quota(p, p->config.cpu_quota_percent);
+        schedule_refill(p);
+        return 0;
+}
+
 int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spec, pool_ready_t ready,
              void *userdata, Pool **ret) {
         _cleanup_(pool_freep) Pool *p = NULL;
@@ -342,6 +381,10 @@ int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spe
         r = sd_event_add_time_relative(e, &p->retire, CLOCK_MONOTONIC, RETIRE_CHECK_USEC, USEC_PER_SEC, on_retire, p);
         if (r < 0)
                 return r;
+        r = sd_event_add_time_relative(e, &p->quiet, CLOCK_MONOTONIC, QUIET_USEC, 10 * USEC_PER_MSEC, on_quiet, p);
+        if (r < 0)
+                return r;
+        (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
         schedule_refill(p);
         *ret = TAKE_PTR(p);
         return 0;
@@ -354,6 +397,7 @@ Pool *pool_free(Pool *p) {
                 warm_free(p->warm);
         sd_event_source_disable_unref(p->refill);
         sd_event_source_disable_unref(p->retire);
+        sd_event_source_disable_unref(p->quiet);
         json_object_put(p->preloaded);
         json_object_put(p->failed);
         json_object_put(p->failed_logged);
@@ -377,14 +421,26 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
                 if (w->ready && (!oldest || w->created < oldest->created))
                         oldest = w;
         schedule_refill(p);
-        if (!oldest)
+        if (!oldest) {
+                /* Warm units are on their way but none is ready: calls come
+                 * faster than replacements import, and each started now
+                 * would only take systemd and the cores from the cold runs. */
+                if (p->n_warm > 0 && !p->outpaced) {
+                        p->outpaced = true;
+                        log_struct(LOG_DEBUG, "MESSAGE=Runs outpace the pool; no refill until they pause.",
+                                   "MCP_POOL=%s", "outpaced");
+                        pool_set_importing_quota(p, OUTPACED_QUOTA_PERCENT);
+                        pool_set_runs(p, p->n_runs);
+                }
                 return -EAGAIN;
-        /* A run's CPU weight from now on, asked for before a replacement's
-         * start (one connection, in order); and admins see it as a run
-         * (systemctl list-units). */
+        }
+        /* A run's CPU weight and quota from now on, asked for before a
+         * replacement's start (one connection, in order); and admins see it
+         * as a run (systemctl list-units). */
         (void) sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
-                                        "SetUnitProperties", NULL, NULL, "sba(sv)", run_unit(oldest->run), 1, 2,
+                                        "SetUnitProperties", NULL, NULL, "sba(sv)", run_unit(oldest->run), 1, 3,
                                         "CPUWeight", "t", SANDBOX_CPU_WEIGHT_RUN,
+                                        "CPUQuotaPerSecUSec", "t", p->config.cpu_quota_percent * UINT64_C(10000),
                                         "Description", "s", SANDBOX_DESCRIPTION_RUN);
         *ret_run = TAKE_PTR(oldest->run);
         *ret_control = TAKE_FD(oldest->control);
@@ -400,6 +456,21 @@ void pool_set_busy(Pool *p, bool busy) {
         p->busy = busy;
         if (!busy)
                 schedule_refill(p);
+}
+
+void pool_set_runs(Pool *p, unsigned n_runs) {
+        if (!p)
+                return;
+        p->n_runs = n_runs;
+        if (!p->outpaced || n_runs > 0) {
+                (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
+                return;
+        }
+        /* Counted from the last run's end. */
+        if (sd_event_source_get_enabled(p->quiet, NULL) > 0)
+                return;
+        (void) sd_event_source_set_time_relative(p->quiet, QUIET_USEC);
+        (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_ONESHOT);
 }
 
 void pool_recycle(Pool *p) {

@@ -5,8 +5,9 @@
  * cold run's (the same fixed property set, its own DynamicUser= and
  * namespaces), whose interpreter has already imported the preload set and
  * waits for the code. Each serves one run and is gone; a replacement starts
- * in the background, unless the broker is saturated: then the pool drains
- * and calls take the cold path.
+ * in the background, unless the broker is saturated or runs come faster
+ * than replacements import: then the pool drains and calls take the cold
+ * path.
  *
  * A warm unit's own time is bounded twice: the pool replaces it after
  * idle_usec, and its RuntimeMaxSec= (idle_usec plus the longest timeout)
@@ -30,6 +31,7 @@ typedef struct PoolConfig {
         unsigned size;                  /* warm units to keep */
         uint64_t idle_usec;             /* replaced after this long unused */
         uint64_t memory_max;            /* what the code may use (MCP_EXEC_MEMORY_MAX) */
+        uint64_t cpu_quota_percent;     /* a run's CPUQuota= (MCP_EXEC_CPU_QUOTA) */
 } PoolConfig;
 
 /* Fills the spec of a new warm unit (the caller's fixed property set). */
@@ -52,6 +54,13 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control);
  * replacements start: they would only delay the runs. Warm units import
  * their preload at the lowest CPUWeight= and get a run's once taken. */
 void pool_set_busy(Pool *p, bool busy);
+
+/* How many runs are in flight. Once runs outpace the pool (one found warm
+ * units only still importing), no replacement starts, and those importing
+ * are held to a few percent of a CPU, until no run was in flight for a
+ * moment: back to back, calls take the cold path at its own speed instead
+ * of sharing systemd and the cores with refills. */
+void pool_set_runs(Pool *p, unsigned n_runs);
 
 /* Stops every warm unit and starts new ones (after a package change, a
  * daemon-reload). */

@@ -14,6 +14,9 @@
 #              MCP_EXEC_MEMORY_MAX, and not more
 #   preload    a module that fails to import is logged once and left out; one that kills the
 #              interpreter makes the pool give up after three tries; runs work throughout
+#   outpaced   a run that finds warm units only still importing holds them to 5% of a CPU until
+#              no run was in flight for a moment, then gives them a run's quota back; a taken
+#              unit always has a run's quota
 #   lifetime   a full pool leaves no unit after: SIGKILL of the broker, daemon-reload (replaced),
 #              a stop of mcp-exec.slice (not refilled until the next run), a package change
 #              (replaced, and the next run is not served by a stale unit)
@@ -208,6 +211,33 @@ out=$(call --timeout 20 -- 'print(6*7)') || fail "a run after the pool gave up f
 jcheck "$out" 'r["stdout"] == "42\n"' "a run after the pool gave up did not work (cold path)"
 assert_clean 15
 [[ $(warm_count) -eq 0 ]] || fail "the pool gave up but warm units are left: $(warm_idle_units)"
+
+# --- outpaced -------------------------------------------------------------------------------------
+bx sh -ec "mkdir -p $SITE/mcpslowimport && echo 'import time; time.sleep(8)' >$SITE/mcpslowimport/__init__.py"
+at_exit "bx rm -rf $SITE/mcpslowimport"
+set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json,mcpslowimport
+bx systemctl start mcp-exec-broker.service
+importing_units() {
+    bx systemctl list-units 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
+        awk '/mcp-exec warm unit \(starting\)/ { print $1 }'
+}
+quotas() { for u in $(importing_units); do bx systemctl show -P CPUQuotaPerSecUSec "$u"; done | sort | uniq -c | xargs; }
+wait_for 60 eval '(($(importing_units | grep -c .) == 2))' || fail "no two warm units importing: $(all_units)"
+[[ $(quotas) == "2 1s" ]] || fail "warm units import with CPU quotas $(quotas), not a run's (1s)"
+call --timeout 20 -- 'import time; time.sleep(3)' >/dev/null &
+slow_pid=$!
+wait_for 3 eval '[[ $(quotas) == "2 50ms" ]]' || fail "runs outpaced the pool, but its importing units have CPU quotas $(quotas)"
+log "outpaced: importing warm units held to $(quotas)"
+wait "$slow_pid" || fail "the run that outpaced the pool failed: $(call_err)"
+wait_for 5 eval '[[ $(quotas) == "2 1s" ]]' || fail "after the runs paused the importing units kept CPU quotas $(quotas)"
+wait_for 60 pool_full 2 || fail "the pool did not fill after the pause"
+call --timeout 20 -- 'import time; time.sleep(2)' >/dev/null &
+slow_pid=$!
+wait_for 10 eval '[[ -n $(running_runs) ]]' || fail "the run on a warm unit did not show up"
+u=$(running_runs | head -1)
+q=$(bx systemctl show -P CPUQuotaPerSecUSec "$u")
+[[ $q == 1s ]] || fail "a taken warm unit has CPU quota $q, not a run's"
+wait "$slow_pid" || fail "the run on a once held warm unit failed: $(call_err)"
 
 # --- lifetime -------------------------------------------------------------------------------------
 set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json
