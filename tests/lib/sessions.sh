@@ -17,8 +17,7 @@ URL=http://127.0.0.1:8080
 TOKEN=tok-$RANDOM$RANDOM$RANDOM$RANDOM
 
 . "$ITEST_DIR/lib/http.sh"
-at_exit 'bx rm -f /etc/credstore/mcp-exec.auth-token'
-bx sh -c "mkdir -p /etc/credstore && umask 077 && printf '%s\n' '$TOKEN' >/etc/credstore/mcp-exec.auth-token"
+set_http_token "$TOKEN"
 at_exit stop_frontend
 at_exit "bx systemctl stop 'mcp-exec-session-*' >/dev/null 2>&1"
 
