@@ -371,6 +371,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_CPU_MS=%s", cpu,
                    "MCP_WARM=%i", c->warm);
         stats_run_done(&c->server->stats, res);
+        if (!c->warm && c->handed_off && !res->error)
+                pool_note_cold_run(c->server->pool, res->duration_usec);
 
         if (!c->gone) {
                 if (res->error)

@@ -31,9 +31,14 @@
  * this far apart, before the unit counts as failed. */
 #define LIMIT_TRIES 5
 #define LIMIT_RETRY_USEC (300 * USEC_PER_MSEC)
-/* Outpaced (a run found only warm units still importing): no replacement
- * until no run was in flight for this long. Callers back to back leave gaps
- * of milliseconds between their calls, agents between thoughts far longer. */
+/* Outpaced: a run found warm units only still importing, and the runs are
+ * short next to an import (the last cold one took less than this part of
+ * the last import). Beside long runs refills keep up and pay: a hit saves
+ * more than the import takes from the runs beside it. */
+#define OUTPACED_RUN_DIVISOR 4
+/* Outpaced, no replacement until no run was in flight for this long.
+ * Callers back to back leave gaps of milliseconds between their calls,
+ * agents between thoughts far longer. */
 #define QUIET_USEC (500 * USEC_PER_MSEC)
 /* Meanwhile a warm unit still importing may use this much of a CPU (its
  * CPUQuota=, in percent): its imports would slow every run beside it, even
@@ -52,6 +57,7 @@ struct Warm {
         sd_event_source *limit_retry;
         unsigned limit_tries;
         bool imported;                  /* the launcher said "ready": the preload is in */
+        bool held;                      /* held to OUTPACED_QUOTA_PERCENT while importing */
         bool ready;
         uint64_t created;
         json_object *preloaded, *failed;
@@ -70,6 +76,8 @@ struct Pool {
         sd_event_source *quiet;                /* ends being outpaced, once no run was in flight for QUIET_USEC */
         bool busy, paused, broken, outpaced;
         unsigned n_runs;
+        uint64_t import_usec;                   /* the last unit's start to imported, not held; 0: none yet */
+        uint64_t cold_run_usec;                 /* the last cold run's own time */
         unsigned failures;
         uint64_t hits;
         json_object *preloaded, *failed;        /* of the last ready unit */
@@ -118,8 +126,10 @@ static int unit_set_quota(Pool *p, const char *unit, uint64_t percent) {
 /* Those still importing: held back while outpaced, their run's quota after. */
 static void pool_set_importing_quota(Pool *p, uint64_t percent) {
         LIST_FOREACH(warm, w, p->warm)
-                if (!w->imported && w->run)
+                if (!w->imported && w->run) {
                         (void) unit_set_quota(p, run_unit(w->run), percent);
+                        w->held = w->held || percent == OUTPACED_QUOTA_PERCENT;
+                }
 }
 
 static void warm_failed(Warm *w, const char *why) {
@@ -274,6 +284,8 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
                 return 0;
         }
         w->imported = true;
+        if (!w->held)
+                p->import_usec = now_usec() - w->created;
         w->preloaded = json_object_get(json_get(msg, "preloaded"));
         w->failed = json_object_get(json_get(msg, "failed"));
         /* Once, not for every warm unit that fails the same way. */
@@ -349,13 +361,18 @@ static int on_retire(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static int on_quiet(sd_event_source *s, uint64_t usec, void *userdata) {
-        Pool *p = userdata;
-
+static void pool_end_outpaced(Pool *p, const char *why) {
+        if (!p->outpaced)
+                return;
         p->outpaced = false;
-        log_struct(LOG_DEBUG, "MESSAGE=No run for a while; the pool refills.", "MCP_POOL=%s", "quiet");
+        (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
+        log_struct(LOG_DEBUG, "MESSAGE=%s; the pool refills.", why, "MCP_POOL=%s", "keeping-up");
         pool_set_importing_quota(p, p->config.cpu_quota_percent);
         schedule_refill(p);
+}
+
+static int on_quiet(sd_event_source *s, uint64_t usec, void *userdata) {
+        pool_end_outpaced(userdata, "No run for a while");
         return 0;
 }
 
@@ -425,7 +442,7 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
                 /* Warm units are on their way but none is ready: calls come
                  * faster than replacements import, and each started now
                  * would only take systemd and the cores from the cold runs. */
-                if (p->n_warm > 0 && !p->outpaced) {
+                if (p->n_warm > 0 && !p->outpaced && p->cold_run_usec < p->import_usec / OUTPACED_RUN_DIVISOR) {
                         p->outpaced = true;
                         log_struct(LOG_DEBUG, "MESSAGE=Runs outpace the pool; no refill until they pause.",
                                    "MCP_POOL=%s", "outpaced");
@@ -456,6 +473,14 @@ void pool_set_busy(Pool *p, bool busy) {
         p->busy = busy;
         if (!busy)
                 schedule_refill(p);
+}
+
+void pool_note_cold_run(Pool *p, uint64_t usec) {
+        if (!p)
+                return;
+        p->cold_run_usec = usec;
+        if (usec >= p->import_usec / OUTPACED_RUN_DIVISOR)
+                pool_end_outpaced(p, "Runs take long next to an import");
 }
 
 void pool_set_runs(Pool *p, unsigned n_runs) {

@@ -5,9 +5,9 @@
  * cold run's (the same fixed property set, its own DynamicUser= and
  * namespaces), whose interpreter has already imported the preload set and
  * waits for the code. Each serves one run and is gone; a replacement starts
- * in the background, unless the broker is saturated or runs come faster
- * than replacements import: then the pool drains and calls take the cold
- * path.
+ * in the background, unless the broker is saturated or short runs come far
+ * faster than replacements import: then the pool drains and calls take the
+ * cold path.
  *
  * A warm unit's own time is bounded twice: the pool replaces it after
  * idle_usec, and its RuntimeMaxSec= (idle_usec plus the longest timeout)
@@ -56,11 +56,15 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control);
 void pool_set_busy(Pool *p, bool busy);
 
 /* How many runs are in flight. Once runs outpace the pool (one found warm
- * units only still importing), no replacement starts, and those importing
- * are held to a few percent of a CPU, until no run was in flight for a
- * moment: back to back, calls take the cold path at its own speed instead
- * of sharing systemd and the cores with refills. */
+ * units only still importing, and runs are short next to an import), no
+ * replacement starts, and those importing are held to a few percent of a
+ * CPU, until no run was in flight for a moment: back to back, short calls
+ * take the cold path at its own speed instead of sharing systemd and the
+ * cores with refills; beside long ones the pool keeps refilling. */
 void pool_set_runs(Pool *p, unsigned n_runs);
+/* How long the last run on a cold unit took, from its hand-off; a long one
+ * ends being outpaced. */
+void pool_note_cold_run(Pool *p, uint64_t usec);
 
 /* Stops every warm unit and starts new ones (after a package change, a
  * daemon-reload). */

@@ -14,9 +14,10 @@
 #              MCP_EXEC_MEMORY_MAX, and not more
 #   preload    a module that fails to import is logged once and left out; one that kills the
 #              interpreter makes the pool give up after three tries; runs work throughout
-#   outpaced   a run that finds warm units only still importing holds them to 5% of a CPU until
-#              no run was in flight for a moment, then gives them a run's quota back; a taken
-#              unit always has a run's quota
+#   outpaced   a run that finds warm units only still importing, when runs are short next to an
+#              import, holds them to 5% of a CPU until no run was in flight for a moment, then
+#              gives them a run's quota back; after a long run they are left alone; a taken unit
+#              always has a run's quota
 #   lifetime   a full pool leaves no unit after: SIGKILL of the broker, daemon-reload (replaced),
 #              a stop of mcp-exec.slice (not refilled until the next run), a package change
 #              (replaced, and the next run is not served by a stale unit)
@@ -213,7 +214,12 @@ assert_clean 15
 [[ $(warm_count) -eq 0 ]] || fail "the pool gave up but warm units are left: $(warm_idle_units)"
 
 # --- outpaced -------------------------------------------------------------------------------------
-bx sh -ec "mkdir -p $SITE/mcpslowimport && echo 'import time; time.sleep(8)' >$SITE/mcpslowimport/__init__.py"
+# A preload module that takes 12 s: the pool's import time. Two warm runs, so that both
+# replacements import; a cold run (no unit ready) beside them is then short next to an import (no
+# cold run known yet): the pool holds them to 5% of a CPU until the runs pause. The next cold run,
+# after a cold one of 4 s (a third of the import), leaves them alone: beside long runs the pool
+# keeps refilling.
+bx sh -ec "mkdir -p $SITE/mcpslowimport && echo 'import time; time.sleep(12)' >$SITE/mcpslowimport/__init__.py"
 at_exit "bx rm -rf $SITE/mcpslowimport"
 set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json,mcpslowimport
 bx systemctl start mcp-exec-broker.service
@@ -222,14 +228,25 @@ importing_units() {
         awk '/mcp-exec warm unit \(starting\)/ { print $1 }'
 }
 quotas() { for u in $(importing_units); do bx systemctl show -P CPUQuotaPerSecUSec "$u"; done | sort | uniq -c | xargs; }
-wait_for 60 eval '(($(importing_units | grep -c .) == 2))' || fail "no two warm units importing: $(all_units)"
+wait_for 90 pool_full 2 || fail "the pool with a slow preload did not fill: $(all_units)"
+for i in 1 2; do
+    out=$(call --timeout 20 -- 'pass') || fail "warm run $i failed: $(call_err)"
+    was_warm "$out" || fail "run $i was not served by a warm unit"
+done
+wait_for 10 eval '(($(importing_units | grep -c .) == 2))' || fail "no two replacements importing: $(all_units)"
 [[ $(quotas) == "2 1s" ]] || fail "warm units import with CPU quotas $(quotas), not a run's (1s)"
-call --timeout 20 -- 'import time; time.sleep(3)' >/dev/null &
+call --timeout 20 -- 'import time; time.sleep(4)' >/dev/null &
 slow_pid=$!
-wait_for 3 eval '[[ $(quotas) == "2 50ms" ]]' || fail "runs outpaced the pool, but its importing units have CPU quotas $(quotas)"
+wait_for 3 eval '[[ $(quotas) == "2 50ms" ]]' || fail "a short run outpaced the pool, but its importing units have CPU quotas $(quotas)"
 log "outpaced: importing warm units held to $(quotas)"
 wait "$slow_pid" || fail "the run that outpaced the pool failed: $(call_err)"
-wait_for 5 eval '[[ $(quotas) == "2 1s" ]]' || fail "after the runs paused the importing units kept CPU quotas $(quotas)"
+wait_for 3 eval '[[ $(quotas) == "2 1s" ]]' || fail "after the runs paused the importing units kept CPU quotas $(quotas)"
+call --timeout 20 -- 'import time; time.sleep(4)' >/dev/null &
+slow_pid=$!
+sleep 1.5
+(($(importing_units | grep -c .) == 2)) || fail "the replacements stopped importing too early for the check: $(all_units)"
+[[ $(quotas) == "2 1s" ]] || fail "beside a run after a long one, the importing units were held: $(quotas)"
+wait "$slow_pid" || fail "the run beside the importing units failed: $(call_err)"
 wait_for 60 pool_full 2 || fail "the pool did not fill after the pause"
 call --timeout 20 -- 'import time; time.sleep(2)' >/dev/null &
 slow_pid=$!
