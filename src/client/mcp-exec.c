@@ -113,12 +113,14 @@ static int cmd_stdio(void) {
                 }
                 if (p[0].revents) {
                         k = read(STDIN_FILENO, buf, sizeof buf);
-                        if (k <= 0) {
-                                /* The client is done sending; replies may follow. */
+                        if (k <= 0 || loop_write(fd, buf, (size_t) k) < 0) {
+                                /* The client is done sending, or the daemon
+                                 * stopped reading (a refusal is answered and
+                                 * closed at once, maybe before our first
+                                 * line): what it sent still follows. */
                                 in_open = false;
                                 (void) shutdown(fd, SHUT_WR);
-                        } else if (loop_write(fd, buf, (size_t) k) < 0)
-                                break;
+                        }
                 }
                 if (p[1].revents) {
                         k = read(fd, buf, sizeof buf);
