@@ -115,20 +115,19 @@ static void schedule_refill(Pool *p) {
         schedule_refill_in(p, 0);
 }
 
-/* A unit's CPUQuota=, at once (runtime only). Its reply is not waited for:
- * a unit gone meanwhile is no error of ours. */
-static int unit_set_quota(Pool *p, const char *unit, uint64_t percent) {
-        return sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
-                                        "SetUnitProperties", NULL, NULL, "sba(sv)", unit, 1, 1,
-                                        "CPUQuotaPerSecUSec", "t", percent * UINT64_C(10000));
-}
+/* The units still importing: held to OUTPACED_QUOTA_PERCENT while
+ * outpaced, a run's quota after. The replies are not waited for: a unit gone
+ * meanwhile is no error of ours. */
+static void pool_hold_importing(Pool *p, bool hold) {
+        uint64_t percent = hold ? OUTPACED_QUOTA_PERCENT : p->config.cpu_quota_percent;
 
-/* Those still importing: held back while outpaced, their run's quota after. */
-static void pool_set_importing_quota(Pool *p, uint64_t percent) {
         LIST_FOREACH(warm, w, p->warm)
                 if (!w->imported && w->run) {
-                        (void) unit_set_quota(p, run_unit(w->run), percent);
-                        w->held = w->held || percent == OUTPACED_QUOTA_PERCENT;
+                        (void) sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                                        "SetUnitProperties", NULL, NULL, "sba(sv)", run_unit(w->run),
+                                                        1, 1, "CPUQuotaPerSecUSec", "t",
+                                                        sandbox_cpu_quota_usec(percent));
+                        w->held = w->held || hold;
                 }
 }
 
@@ -254,7 +253,7 @@ static int on_memory(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
         /* And the run's CPU quota, whatever it was held to while importing. */
         if (r >= 0)
                 r = sd_bus_message_append(call, "a(sv)", 3, "MemoryMax", "t", limit, "CPUQuotaPerSecUSec", "t",
-                                          p->config.cpu_quota_percent * UINT64_C(10000), "Description", "s",
+                                          sandbox_cpu_quota_usec(p->config.cpu_quota_percent), "Description", "s",
                                           SANDBOX_DESCRIPTION_WARM_READY);
         if (r >= 0)
                 r = sd_bus_call_async(p->bus, &w->slot, call, on_limit_set, w, 0);
@@ -367,7 +366,7 @@ static void pool_end_outpaced(Pool *p, const char *why) {
         p->outpaced = false;
         (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
         log_struct(LOG_DEBUG, "MESSAGE=%s; the pool refills.", why, "MCP_POOL=%s", "keeping-up");
-        pool_set_importing_quota(p, p->config.cpu_quota_percent);
+        pool_hold_importing(p, false);
         schedule_refill(p);
 }
 
@@ -439,14 +438,15 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
                         oldest = w;
         schedule_refill(p);
         if (!oldest) {
-                /* Warm units are on their way but none is ready: calls come
-                 * faster than replacements import, and each started now
-                 * would only take systemd and the cores from the cold runs. */
+                /* Warm units are on their way but none is ready, and runs are
+                 * short next to an import: calls come far faster than
+                 * replacements import, and each started now would only take
+                 * systemd and the cores from the cold runs. */
                 if (p->n_warm > 0 && !p->outpaced && p->cold_run_usec < p->import_usec / OUTPACED_RUN_DIVISOR) {
                         p->outpaced = true;
                         log_struct(LOG_DEBUG, "MESSAGE=Runs outpace the pool; no refill until they pause.",
                                    "MCP_POOL=%s", "outpaced");
-                        pool_set_importing_quota(p, OUTPACED_QUOTA_PERCENT);
+                        pool_hold_importing(p, true);
                         pool_set_runs(p, p->n_runs);
                 }
                 return -EAGAIN;
@@ -457,7 +457,7 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
         (void) sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
                                         "SetUnitProperties", NULL, NULL, "sba(sv)", run_unit(oldest->run), 1, 3,
                                         "CPUWeight", "t", SANDBOX_CPU_WEIGHT_RUN,
-                                        "CPUQuotaPerSecUSec", "t", p->config.cpu_quota_percent * UINT64_C(10000),
+                                        "CPUQuotaPerSecUSec", "t", sandbox_cpu_quota_usec(p->config.cpu_quota_percent),
                                         "Description", "s", SANDBOX_DESCRIPTION_RUN);
         *ret_run = TAKE_PTR(oldest->run);
         *ret_control = TAKE_FD(oldest->control);

@@ -245,7 +245,7 @@ static int append_limits(sd_bus_message *m, const SandboxSpec *s) {
                                   "MemoryMax", "t", s->memory_max,
                                   "MemorySwapMax", "t", UINT64_C(0),
                                   "TasksMax", "t", s->tasks_max,
-                                  "CPUQuotaPerSecUSec", "t", s->cpu_quota_percent * UINT64_C(10000),
+                                  "CPUQuotaPerSecUSec", "t", sandbox_cpu_quota_usec(s->cpu_quota_percent),
                                   "RuntimeMaxUSec", "t", s->timeout_usec);
         if (r < 0)
                 return r;

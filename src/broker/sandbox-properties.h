@@ -57,6 +57,11 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
 #define SANDBOX_CPU_WEIGHT_IDLE UINT64_C(1)
 #define SANDBOX_CPU_WEIGHT_RUN UINT64_C(100)
 
+/* CPUQuotaPerSecUSec= for a quota in percent of one CPU. */
+static inline uint64_t sandbox_cpu_quota_usec(uint64_t percent) {
+        return percent * UINT64_C(10000);
+}
+
 /* The broker's cache (CacheDirectory=): the matplotlib font cache and module
  * discovery; read-only for runs, which get their own empty, writable
  * matplotlib config directory inside it. */
