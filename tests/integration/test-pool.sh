@@ -27,11 +27,17 @@
 SITE=$(bx /usr/bin/python3 -I -c 'import site; print([p for p in site.getsitepackages() if p.startswith("/usr/local/")][0])') ||
     fail "cannot find /usr/local's site-packages"
 broker_log() { journal_since "$1" -o short-monotonic | grep -a 'mcp-exec-brokerd\[' || true; }
-# Ready warm units: the broker marks them "(idle)" once the preload is in and the limit set.
-ready_units() {
-    bx systemctl list-units --all 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '/mcp-exec warm unit \(idle\)/ { print $1 }'
+# units_described REGEX [--all]: the (with --all: also inactive) run units whose description
+# (src/broker/sandbox-properties.h) matches. The broker marks warm units "(starting)", then
+# "(idle)" once the preload is in and the limit set, and a taken one "sandboxed run".
+units_described() {
+    # shellcheck disable=SC2086 # ${2-}: nothing, or --all
+    bx systemctl list-units ${2-} 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
+        awk -v re="$1" '$0 ~ re { print $1 }'
 }
+ready_units() { units_described 'mcp-exec warm unit \(idle\)' --all; }
+importing_units() { units_described 'mcp-exec warm unit \(starting\)'; }
+running_runs() { units_described 'mcp-exec sandboxed run'; }
 warm_count() { ready_units | grep -c . || true; }
 pool_full() { (($(warm_count) == $1)); }
 # was_warm RESULT: the run of this result was served by a warm unit (the broker's journal says).
@@ -72,10 +78,6 @@ cpu_weight() {
     local cg
     cg=$(bx systemctl show -P ControlGroup "$1") && [[ -n $cg ]] || return 1
     bx sh -c "if [ -d /sys/fs/cgroup/cpu ]; then cat /sys/fs/cgroup/cpu$cg/cpu.shares; else cat /sys/fs/cgroup$cg/cpu.weight; fi"
-}
-running_runs() {
-    bx systemctl list-units 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '/mcp-exec sandboxed run/ { print $1 }'
 }
 for u in $(warm_idle_units); do
     w=$(cpu_weight "$u") || fail "no CPU weight for warm unit $u"
@@ -223,10 +225,6 @@ bx sh -ec "mkdir -p $SITE/mcpslowimport && echo 'import time; time.sleep(12)' >$
 at_exit "bx rm -rf $SITE/mcpslowimport"
 set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json,mcpslowimport
 bx systemctl start mcp-exec-broker.service
-importing_units() {
-    bx systemctl list-units 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '/mcp-exec warm unit \(starting\)/ { print $1 }'
-}
 quotas() { for u in $(importing_units); do bx systemctl show -P CPUQuotaPerSecUSec "$u"; done | sort | uniq -c | xargs; }
 wait_for 90 pool_full 2 || fail "the pool with a slow preload did not fill: $(all_units)"
 for i in 1 2; do
