@@ -183,13 +183,18 @@ def cpu_ns():
         return int(f.read())
 
 
+def run_units():
+    """systemctl's lines of the run units, warm ones included (their
+    description says "warm unit (starting)" or "(idle)")."""
+    return subprocess.run(["systemctl", "list-units", "mcp-exec-run-*", "--plain", "--no-legend"],
+                          capture_output=True, text=True, check=True).stdout
+
+
 def settle():
     """Waits until no warm unit is starting: a refill's imports would take
     CPU from whatever is measured next."""
     for _ in range(600):
-        units = subprocess.run(["systemctl", "list-units", "mcp-exec-run-*", "--plain", "--no-legend"],
-                               capture_output=True, text=True, check=True).stdout
-        if "(starting)" not in units:
+        if "(starting)" not in run_units():
             break
         time.sleep(0.1)
     time.sleep(0.5)
@@ -251,9 +256,7 @@ def throughput(conc, n):
 
 
 def pool_ready():
-    units = subprocess.run(["systemctl", "list-units", "mcp-exec-run-*", "--plain", "--no-legend"],
-                           capture_output=True, text=True, check=True).stdout
-    return units.count("warm unit (idle)")
+    return run_units().count("warm unit (idle)")
 
 
 def first_after_idle(n):
