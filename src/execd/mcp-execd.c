@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
@@ -649,6 +650,12 @@ static int run(int argc, char *argv[]) {
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r;
+        /* We hold every client's token, code and output in memory: no other
+         * process of our uid (the other front end, whatever runs as
+         * mcp-exec) may read it through /proc/PID/mem, ptrace or a core
+         * dump. The units also deny process_vm_readv/writev. */
+        if (prctl(PR_SET_DUMPABLE, 0) < 0)
+                return log_error_errno(errno, "Cannot make ourselves non-dumpable: %m");
 
         r = daemon_new(&d);
         if (r < 0)
