@@ -1,19 +1,61 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "peer-auth.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "macro.h"
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
 struct PeerAuth {
         sd_bus_slot *slot;
+        int pidfd;              /* the peer process, alive while polkit decides */
         peer_auth_done_t done;
         void *userdata;
 };
+
+int peer_pidfd(int sock, pid_t pid, int *ret) {
+        socklen_t len = sizeof(int);
+        int fd = -EBADF;
+
+        assert(ret);
+
+        /* Linux 6.5+: the kernel's own handle on the process that
+         * connect()ed, with no pid to recycle. */
+        if (getsockopt(sock, SOL_SOCKET, SO_PEERPIDFD, &fd, &len) < 0) {
+                /* Gone already (ESRCH): never fall back to a pid that may
+                 * name another process by now. */
+                if (errno != ENOPROTOOPT && errno != EINVAL)
+                        return negative_errno();
+                /* Older kernels: the pid the kernel captured at connect(). A
+                 * pid reused before this line is the one window left; the
+                 * start time polkit compares narrows it further. */
+                fd = pidfd_open(pid, 0);        /* O_CLOEXEC, as SO_PEERPIDFD's */
+                if (fd < 0)
+                        return negative_errno();
+        }
+        *ret = fd;
+        return 0;
+}
+
+/* The process behind pidfd has not exited (nor been reaped): its pid still
+ * names it. */
+static bool pidfd_alive(int pidfd) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+        return poll(&p, 1, 0) == 0;
+}
 
 int pid_start_time(pid_t pid, uint64_t *ret) {
         _cleanup_(fclosep) FILE *f = NULL;
@@ -59,6 +101,12 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
                 a->done(false, "unexpected reply from polkit", a->userdata);
                 return 0;
         }
+        /* polkit judged the process with that pid and start time; if ours
+         * is gone, the verdict may be about whoever got its pid. */
+        if (authorized && !pidfd_alive(a->pidfd)) {
+                a->done(false, "the peer process exited while polkit decided", a->userdata);
+                return 0;
+        }
         a->done(authorized, authorized ? "authorized by polkit"
                             : challenge ? "polkit requires authentication (no agent can ask here)"
                                         : "not authorized by polkit",
@@ -66,15 +114,25 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
         return 0;
 }
 
-int peer_auth_start(sd_bus *bus, pid_t pid, uid_t uid, peer_auth_done_t done, void *userdata, PeerAuth **ret) {
+int peer_auth_start(sd_bus *bus, int pidfd, pid_t pid, uid_t uid, peer_auth_done_t done, void *userdata,
+                    PeerAuth **ret) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        _cleanup_close_ int fd = pidfd;
         uint64_t start_time;
         PeerAuth *a;
         int r;
 
+        assert(bus);
+        assert(pidfd >= 0);
+        assert(ret);
+
         r = pid_start_time(pid, &start_time);
         if (r < 0)
                 return r;
+        /* Read while the pidfd says it is alive: the start time is the
+         * peer's, not a successor's. (polkit 122 takes no pidfd itself.) */
+        if (!pidfd_alive(fd))
+                return -ESRCH;
 
         r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
                                            "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
@@ -98,9 +156,10 @@ int peer_auth_start(sd_bus *bus, pid_t pid, uid_t uid, peer_auth_done_t done, vo
                 return -ENOMEM;
         a->done = done;
         a->userdata = userdata;
+        a->pidfd = TAKE_FD(fd);
         r = sd_bus_call_async(bus, &a->slot, m, on_reply, a, 10 * 1000 * 1000);
         if (r < 0) {
-                free(a);
+                peer_auth_free(a);
                 return r;
         }
         *ret = a;
@@ -111,6 +170,7 @@ PeerAuth *peer_auth_free(PeerAuth *a) {
         if (!a)
                 return NULL;
         sd_bus_slot_unref(a->slot);
+        safe_close(a->pidfd);
         free(a);
         return NULL;
 }

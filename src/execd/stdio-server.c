@@ -230,7 +230,7 @@ static int on_resume(sd_event_source *source, uint64_t usec, void *userdata) {
 
 static int on_accept(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         StdioServer *s = userdata;
-        _cleanup_close_ int cfd = -EBADF;
+        _cleanup_close_ int cfd = -EBADF, pidfd = -EBADF;
         McpPeer peer = { .transport = "stdio-socket" };
         char msg[160];
         Conn *c;
@@ -249,6 +249,10 @@ static int on_accept(sd_event_source *source, int fd, uint32_t revents, void *us
         r = getpeercred_fd(cfd, &peer.pid, &peer.uid, NULL);
         if (r < 0)
                 return log_warning_errno(r, "Cannot read peer credentials, refusing: %m"), 0;
+        /* At once: polkit's verdict must be about this process (peer-auth.h). */
+        r = peer_pidfd(cfd, peer.pid, &pidfd);
+        if (r < 0)
+                log_debug_errno(r, "No pidfd for pid %i: %m", (int) peer.pid);
 
         if (s->n_conns >= s->config.max_connections) {
                 (void) snprintf(msg, sizeof msg, "Server busy: too many local sessions (%u); retry later",
@@ -290,7 +294,9 @@ static int on_accept(sd_event_source *source, int fd, uint32_t revents, void *us
 
         r = server_bus(s);
         if (r >= 0)
-                r = peer_auth_start(s->bus, peer.pid, peer.uid, on_auth_done, c, &c->auth);
+                r = pidfd >= 0 ? 0 : -ESRCH;
+        if (r >= 0)
+                r = peer_auth_start(s->bus, TAKE_FD(pidfd), peer.pid, peer.uid, on_auth_done, c, &c->auth);
         if (r < 0) {
                 log_warning_errno(r, "Cannot ask polkit about pid %i: %m", (int) peer.pid);
                 on_auth_done(false, "polkit could not be asked", c);
