@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "image-info.h"
 #include "mime-type.h"
+#include "parse-util.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -25,6 +26,13 @@
 #define WALK_MAX_ENTRIES 4096U
 /* Skipped files are each listed up to this many; the rest are counted. */
 #define SKIPPED_LISTED_MAX 32U
+
+/* s past prefix, or NULL if it does not start with it. */
+static const char *startswith(const char *s, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
 
 static inline void closedirp(DIR **d) {
         if (*d)
@@ -184,6 +192,28 @@ static void send_item(ResultWriter *w, const char *source, const char *path, lon
         result_send(w, image ? RESULT_FRAME_IMAGE : RESULT_FRAME_FILE, m, data, size);
 }
 
+int launch_parse_done(const char *msg, int *ret_status) {
+        const char *p;
+        bool negative;
+        uint64_t v;
+
+        assert(msg);
+        assert(ret_status);
+
+        p = startswith(msg, "done ");
+        if (!p)
+                return -EINVAL;
+        negative = *p == '-';
+        /* Digits only (no blanks, no second sign), in uint64_t: an overflow
+         * is -ERANGE, never undefined as it would be with sscanf("%d"). */
+        if (parse_uint(p + negative, &v) < 0)
+                return -EINVAL;
+        if (negative ? v == 0 || v > LAUNCH_SIGNAL_MAX : v > 255)
+                return -EINVAL;
+        *ret_status = negative ? -(int) v : (int) v;
+        return 0;
+}
+
 int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
         union {
                 struct cmsghdr h;
@@ -194,7 +224,8 @@ int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
                              .msg_controllen = sizeof control };
         _cleanup_close_ int fd = -EBADF;
-        unsigned long long n;
+        const char *p;
+        uint64_t n;
         ssize_t k;
         int d;
 
@@ -220,6 +251,8 @@ int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
                                         safe_close(x);
                         }
                 }
+        if (mh.msg_flags & MSG_TRUNC)
+                return 0;       /* longer than any message of the interpreter: noise */
         if (streq(msg, "fig")) {
                 if (fd >= 0 && in->n < MIN((uint64_t) FIGURE_INBOX_MAX, max))
                         in->fds[in->n++] = TAKE_FD(fd);
@@ -227,11 +260,11 @@ int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
                         in->skipped++;
                 return 0;
         }
-        if (sscanf(msg, "figskip %llu", &n) == 1) {
-                in->skipped += MIN((uint64_t) n, (uint64_t) UINT32_MAX);
+        if ((p = startswith(msg, "figskip ")) && parse_uint(p, &n) >= 0) {
+                in->skipped += MIN(n, (uint64_t) UINT32_MAX);
                 return 0;
         }
-        if (sscanf(msg, "done %d", &d) == 1) {
+        if (launch_parse_done(msg, &d) >= 0) {
                 *ret_done = d;
                 return 1;
         }

@@ -63,10 +63,18 @@ typedef struct FigureInbox {
         uint64_t skipped;
 } FigureInbox;
 
-/* One message from the interpreter, without blocking: 1 for "done N" (a
- * session's call is over; *ret_done = N), 0 for anything else (kept,
+/* The status in the interpreter's "done N": an exit code 0..255, or -S for
+ * a signal S (1..LAUNCH_SIGNAL_MAX, a session's call ended by SIGINT). The
+ * program can send this message too, so anything else is refused
+ * (-EINVAL), INT_MIN and overflows included, never negated or truncated. */
+#define LAUNCH_SIGNAL_MAX 64            /* as the front end takes it (result-reader.h) */
+int launch_parse_done(const char *msg, int *ret_status);
+
+/* One message from the interpreter, without blocking: 1 for a valid "done
+ * N" (*ret_done = N, see launch_parse_done()), 0 for anything else (kept,
  * counted or ignored), -EAGAIN when none is waiting, -EPIPE when the
- * interpreter closed its end. */
+ * interpreter closed its end. The program shares the interpreter's process:
+ * a "done" is its word, never proof that it ended. */
 int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done);
 
 /* Sends the held figures as images, then one note for those left out, and

@@ -63,8 +63,15 @@ static void session_kill(Session *s) {
 }
 
 /* Messages from the interpreter: figures, then "done N" (N < 0: it ended as
- * if killed by signal -N). Returns 1 when the call is done, 0 to go on,
- * -EPIPE when the interpreter closed its end. */
+ * if killed by signal -N; launch_parse_done() took only 0..255 and -1..-64).
+ * Returns 1 when the call is done, 0 to go on, -EPIPE when the interpreter
+ * closed its end.
+ *
+ * The program runs in the interpreter's process: its call's end and status
+ * are the interpreter's word, which the program can forge (a "done" sent
+ * early, the code running on as a background thread would). What stays
+ * ours: STATUS and END go out on the result channel, which it never holds;
+ * the unit's limits and lifetime bound whatever runs on. */
 static int read_child(Session *s, Call *c) {
         int r, n;
 
