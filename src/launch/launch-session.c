@@ -227,13 +227,19 @@ static void session_call(Session *s, json_object *msg, int fds[], size_t n_fds) 
         _cleanup_close_ int code = -EBADF;
         int64_t timeout_ms;
         char go[32];
-        int r;
+        int r, n;
 
         assert(n_fds >= 3);
         if (n_fds == 4)
                 c.w.fd = TAKE_FD(fds[3]);
         result_limits_from_json(json_get(msg, "limits"), &c.w.limits);
         timeout_ms = CLAMP(json_get_int64(msg, "timeout_ms", 0), (int64_t) 1, (int64_t) 24 * 3600 * 1000);
+
+        /* What came between calls (a thread's figures, a "done" sent
+         * after a forged one) is no call's: dropped, never this call's. */
+        for (unsigned i = 0; i < 2 * FIGURE_INBOX_MAX && figure_inbox_read(&c.figs, s->child, 0, &n) >= 0; i++)
+                ;
+        figure_inbox_clear(&c.figs);
 
         launch_set_err_fd(fds[2]);
         r = launch_read_input(fds[0], s->args->max_code_bytes, c.w.limits.max_input_bytes, true, &code);
