@@ -46,9 +46,12 @@ typedef struct ResultWriter {
  * magnitude so that a bad message cannot make us read gigabytes. */
 void result_limits_from_json(json_object *j, LaunchLimits *limits);
 
-/* One frame with meta (taken) and data from buf. Errors mark the writer
- * broken; later frames are then dropped. */
-void result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const void *data, uint64_t len);
+/* One frame with meta (taken) and data from buf. -E2BIG: the meta does not
+ * fit in a frame (RESULT_FRAME_META_MAX); nothing was sent and the writer
+ * goes on, so one item's problem never costs the frames after it. Write
+ * errors (the reader went away) mark the writer broken; later frames are
+ * then dropped. */
+int result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const void *data, uint64_t len);
 
 /* The figures the interpreter hands over while it runs: memfds on its
  * control socket ("fig"), held here until the program is over, up to the
@@ -84,5 +87,11 @@ void figure_inbox_send(FigureInbox *in, ResultWriter *w);
 /* Closes what it holds. */
 void figure_inbox_clear(FigureInbox *in);
 
-/* Walks LAUNCH_OUTPUTS_DIR. */
+/* Walks LAUNCH_OUTPUTS_DIR. An output whose metadata does not fit in a frame
+ * (a path of long names that escape to six bytes each in JSON) is left out
+ * and counted, unnamed, as "its path is too long to report". */
 void collect_outputs(ResultWriter *w);
+
+/* The same for the directory dirfd, its entries named as if it were
+ * LAUNCH_OUTPUTS_DIR. */
+void collect_outputs_at(ResultWriter *w, int dirfd);

@@ -198,9 +198,9 @@ static void report(Session *s, Call *c) {
                                 json_object_object_add(m, "exit_code", json_object_new_int(status_code));
                         json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (c->t1 - c->t0)));
                         json_object_object_add(m, "session_lost", json_object_new_boolean(c->lost));
-                        result_send(&c->w, RESULT_FRAME_STATUS, m, NULL, 0);
+                        (void) result_send(&c->w, RESULT_FRAME_STATUS, m, NULL, 0);
                 }
-                result_send(&c->w, RESULT_FRAME_END, NULL, NULL, 0);
+                (void) result_send(&c->w, RESULT_FRAME_END, NULL, NULL, 0);
         }
         figure_inbox_clear(&c->figs);
         c->w.fd = safe_close(c->w.fd);
