@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "image-info.h"
 #include "mime-type.h"
+#include "parse-util.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -25,6 +26,13 @@
 #define WALK_MAX_ENTRIES 4096U
 /* Skipped files are each listed up to this many; the rest are counted. */
 #define SKIPPED_LISTED_MAX 32U
+
+/* s past prefix, or NULL if it does not start with it. */
+static const char *startswith(const char *s, const char *prefix) {
+        size_t n = strlen(prefix);
+
+        return strncmp(s, prefix, n) == 0 ? s + n : NULL;
+}
 
 static inline void closedirp(DIR **d) {
         if (*d)
@@ -68,7 +76,7 @@ static int write_all(int fd, const void *buf, uint64_t len) {
         return 0;
 }
 
-void result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const void *data, uint64_t len) {
+int result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const void *data, uint64_t len) {
         _cleanup_json_ json_object *m = meta;
         uint8_t h[RESULT_FRAME_HEADER_SIZE];
         const char *text = NULL;
@@ -76,19 +84,21 @@ void result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const
 
         assert(w);
         if (w->fd < 0 || w->broken)
-                return;
+                return -EPIPE;
         if (m && !(text = json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &tlen)))
-                tlen = 0;
-        if (tlen > RESULT_FRAME_META_MAX) {
-                /* Cannot happen with our metadata; never send what the reader refuses. */
-                w->broken = true;
-                return;
-        }
+                return -ENOMEM;
+        if (tlen > RESULT_FRAME_META_MAX)
+                /* Never send what the reader refuses; the caller says so in
+                 * a frame that fits. */
+                return -E2BIG;
         result_frame_header(type, (uint32_t) tlen, len, h);
         if (write_all(w->fd, h, sizeof h) < 0 || (tlen && write_all(w->fd, text, tlen) < 0) ||
-            (len && write_all(w->fd, data, len) < 0))
+            (len && write_all(w->fd, data, len) < 0)) {
                 w->broken = true;
+                return -EPIPE;
+        }
         w->sent += len;
+        return 0;
 }
 
 static bool out_of_time(ResultWriter *w) {
@@ -109,8 +119,12 @@ static json_object *item_meta_new(const char *source, const char *path, long ind
         return m;
 }
 
+/* Said instead of an output's own frame when its path does not fit in one. */
+#define PATH_TOO_LONG "its path is too long to report"
+
 static void send_skipped(ResultWriter *w, const char *source, const char *path, long index, const char *reason,
                          int64_t bytes) {
+        _cleanup_free_ char *why = NULL;
         json_object *m = item_meta_new(source, path, index);
 
         if (!m)
@@ -118,7 +132,23 @@ static void send_skipped(ResultWriter *w, const char *source, const char *path, 
         json_object_object_add(m, "reason", json_object_new_string(reason));
         if (bytes >= 0)
                 json_object_object_add(m, "bytes", json_object_new_int64(bytes));
-        result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
+        if (result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0) != -E2BIG || !path)
+                return;
+        /* Left out unnamed, then: counted by the reader, with the reason. */
+        if (asprintf(&why, "%s (" PATH_TOO_LONG ")", reason) < 0)
+                return;
+        m = item_meta_new(source, NULL, -1);
+        if (!m)
+                return;
+        json_object_object_add(m, "reason", json_object_new_string(why));
+        (void) result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
+}
+
+/* Whether m fits in a frame (json-c keeps the text for the send). */
+static bool meta_fits(json_object *m) {
+        size_t tlen = 0;
+
+        return json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &tlen) && tlen <= RESULT_FRAME_META_MAX;
 }
 
 /* Reads fd (a regular file of size bytes) whole; NULL on a short read (the
@@ -169,19 +199,49 @@ static void send_item(ResultWriter *w, const char *source, const char *path, lon
                              (int64_t) size);
                 return;
         }
+        m = item_meta_new(source, path, index);
+        if (!m)
+                return;
+        if (!meta_fits(m)) {
+                json_object_put(m);
+                /* Not read, not counted against any limit. */
+                send_skipped(w, source, NULL, index, PATH_TOO_LONG, (int64_t) size);
+                return;
+        }
         data = read_file(fd, size);
         if (!data) {
+                json_object_put(m);
                 send_skipped(w, source, path, index, "changed while it was read", (int64_t) size);
                 return;
         }
-        m = item_meta_new(source, path, index);
-        if (!m)
+        if (result_send(w, image ? RESULT_FRAME_IMAGE : RESULT_FRAME_FILE, m, data, size) < 0)
                 return;
         if (image)
                 w->n_images++;
         else
                 w->n_files++;
-        result_send(w, image ? RESULT_FRAME_IMAGE : RESULT_FRAME_FILE, m, data, size);
+}
+
+int launch_parse_done(const char *msg, int *ret_status) {
+        const char *p;
+        bool negative;
+        uint64_t v;
+
+        assert(msg);
+        assert(ret_status);
+
+        p = startswith(msg, "done ");
+        if (!p)
+                return -EINVAL;
+        negative = *p == '-';
+        /* Digits only (no blanks, no second sign), in uint64_t: an overflow
+         * is -ERANGE, never undefined as it would be with sscanf("%d"). */
+        if (parse_uint(p + negative, &v) < 0)
+                return -EINVAL;
+        if (negative ? v == 0 || v > LAUNCH_SIGNAL_MAX : v > 255)
+                return -EINVAL;
+        *ret_status = negative ? -(int) v : (int) v;
+        return 0;
 }
 
 int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
@@ -194,7 +254,8 @@ int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
                              .msg_controllen = sizeof control };
         _cleanup_close_ int fd = -EBADF;
-        unsigned long long n;
+        const char *p;
+        uint64_t n;
         ssize_t k;
         int d;
 
@@ -220,6 +281,8 @@ int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
                                         safe_close(x);
                         }
                 }
+        if (mh.msg_flags & MSG_TRUNC)
+                return 0;       /* longer than any message of the interpreter: noise */
         if (streq(msg, "fig")) {
                 if (fd >= 0 && in->n < MIN((uint64_t) FIGURE_INBOX_MAX, max))
                         in->fds[in->n++] = TAKE_FD(fd);
@@ -227,11 +290,11 @@ int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done) {
                         in->skipped++;
                 return 0;
         }
-        if (sscanf(msg, "figskip %llu", &n) == 1) {
-                in->skipped += MIN((uint64_t) n, (uint64_t) UINT32_MAX);
+        if ((p = startswith(msg, "figskip ")) && parse_uint(p, &n) >= 0) {
+                in->skipped += MIN(n, (uint64_t) UINT32_MAX);
                 return 0;
         }
-        if (sscanf(msg, "done %d", &d) == 1) {
+        if (launch_parse_done(msg, &d) >= 0) {
                 *ret_done = d;
                 return 1;
         }
@@ -251,7 +314,7 @@ void figure_inbox_send(FigureInbox *in, ResultWriter *w) {
                 json_object_object_add(m, "source", json_object_new_string("figure"));
                 json_object_object_add(m, "reason", json_object_new_string("more figures than MCP_EXEC_MAX_IMAGES"));
                 json_object_object_add(m, "count", json_object_new_int64((int64_t) MIN(in->skipped, (uint64_t) UINT32_MAX)));
-                result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
+                (void) result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
         }
         figure_inbox_clear(in);
 }
@@ -355,14 +418,20 @@ static void walk(ResultWriter *w, int dirfd, const char *path, unsigned depth, u
 
 void collect_outputs(ResultWriter *w) {
         _cleanup_close_ int fd = -EBADF;
+
+        assert(w);
+        fd = open(LAUNCH_OUTPUTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0)
+                collect_outputs_at(w, fd);
+}
+
+void collect_outputs_at(ResultWriter *w, int dirfd) {
         unsigned n_entries = 0, n_skipped = 0;
         json_object *m;
 
         assert(w);
-        fd = open(LAUNCH_OUTPUTS_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return;
-        walk(w, fd, LAUNCH_OUTPUTS_DIR, 0, &n_entries, &n_skipped);
+        assert(dirfd >= 0);
+        walk(w, dirfd, LAUNCH_OUTPUTS_DIR, 0, &n_entries, &n_skipped);
         if (n_skipped > SKIPPED_LISTED_MAX || n_entries >= WALK_MAX_ENTRIES || out_of_time(w)) {
                 m = json_object_new_object();
                 if (!m)
@@ -378,6 +447,6 @@ void collect_outputs(ResultWriter *w) {
                 json_object_object_add(m, "count", json_object_new_int64(n_skipped > SKIPPED_LISTED_MAX
                                                                                   ? n_skipped - SKIPPED_LISTED_MAX
                                                                                   : 0));
-                result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
+                (void) result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
         }
 }

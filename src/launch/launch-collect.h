@@ -46,9 +46,12 @@ typedef struct ResultWriter {
  * magnitude so that a bad message cannot make us read gigabytes. */
 void result_limits_from_json(json_object *j, LaunchLimits *limits);
 
-/* One frame with meta (taken) and data from buf. Errors mark the writer
- * broken; later frames are then dropped. */
-void result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const void *data, uint64_t len);
+/* One frame with meta (taken) and data from buf. -E2BIG: the meta does not
+ * fit in a frame (RESULT_FRAME_META_MAX); nothing was sent and the writer
+ * goes on, so one item's problem never costs the frames after it. Write
+ * errors (the reader went away) mark the writer broken; later frames are
+ * then dropped. */
+int result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const void *data, uint64_t len);
 
 /* The figures the interpreter hands over while it runs: memfds on its
  * control socket ("fig"), held here until the program is over, up to the
@@ -63,10 +66,18 @@ typedef struct FigureInbox {
         uint64_t skipped;
 } FigureInbox;
 
-/* One message from the interpreter, without blocking: 1 for "done N" (a
- * session's call is over; *ret_done = N), 0 for anything else (kept,
+/* The status in the interpreter's "done N": an exit code 0..255, or -S for
+ * a signal S (1..LAUNCH_SIGNAL_MAX, a session's call ended by SIGINT). The
+ * program can send this message too, so anything else is refused
+ * (-EINVAL), INT_MIN and overflows included, never negated or truncated. */
+#define LAUNCH_SIGNAL_MAX 64            /* as the front end takes it (result-reader.h) */
+int launch_parse_done(const char *msg, int *ret_status);
+
+/* One message from the interpreter, without blocking: 1 for a valid "done
+ * N" (*ret_done = N, see launch_parse_done()), 0 for anything else (kept,
  * counted or ignored), -EAGAIN when none is waiting, -EPIPE when the
- * interpreter closed its end. */
+ * interpreter closed its end. The program shares the interpreter's process:
+ * a "done" is its word, never proof that it ended. */
 int figure_inbox_read(FigureInbox *in, int sock, uint64_t max, int *ret_done);
 
 /* Sends the held figures as images, then one note for those left out, and
@@ -76,5 +87,11 @@ void figure_inbox_send(FigureInbox *in, ResultWriter *w);
 /* Closes what it holds. */
 void figure_inbox_clear(FigureInbox *in);
 
-/* Walks LAUNCH_OUTPUTS_DIR. */
+/* Walks LAUNCH_OUTPUTS_DIR. An output whose metadata does not fit in a frame
+ * (a path of long names that escape to six bytes each in JSON) is left out
+ * and counted, unnamed, as "its path is too long to report". */
 void collect_outputs(ResultWriter *w);
+
+/* The same for the directory dirfd, its entries named as if it were
+ * LAUNCH_OUTPUTS_DIR. */
+void collect_outputs_at(ResultWriter *w, int dirfd);

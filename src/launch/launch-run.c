@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,19 @@
 #define CONTROL_FD STDIN_FILENO         /* the broker's end: the unit's stdin */
 #define COLLECT_BUDGET_USEC (2 * USEC_PER_SEC)
 
+/* What the interpreter sent, without blocking, up to max messages: 1 when a
+ * "done" came (read no further), 0 when there is nothing more for now (or
+ * max was reached), -EPIPE when its end is closed (and *sock with it). */
+static int read_interpreter(FigureInbox *figs, int *sock, uint64_t max_images, unsigned max) {
+        int k = -EAGAIN, done;
+
+        for (unsigned i = 0; i < max && (k = figure_inbox_read(figs, *sock, max_images, &done)) == 0; i++)
+                ;
+        if (k == -EPIPE)
+                *sock = safe_close(*sock);
+        return k == -EAGAIN ? 0 : k;
+}
+
 int launch_run(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_object *ready = NULL, *run = NULL;
@@ -35,7 +49,6 @@ int launch_run(const LaunchArgs *a) {
         uint64_t t0, t1;
         char go[32];
         size_t n_fds = 0;
-        bool reported = false;
         pid_t pid;
         int r, status;
 
@@ -101,15 +114,18 @@ int launch_run(const LaunchArgs *a) {
         code = safe_close(code);
         launch_set_err_fd(-EBADF);
 
-        /* Until it exits or says it is done, take its figures as they
-         * come: it never blocks on a full socket. */
+        /* Until it exits, take its figures as they come: it never blocks on
+         * a full socket. Its "done" (output flushed and closed, only the
+         * exit left) ends the reading, nothing else: the program shares
+         * that process and can send it too, early, then run on. How the
+         * run ended is what waitpid() says; a program that never exits is
+         * stopped by the unit's RuntimeMaxSec=, before any STATUS went out. */
         pidfd = pidfd_open(pid, 0);
-        for (bool exited = false; !exited && !reported;) {
+        for (bool exited = false, said_done = false; !exited && !said_done && sp[0] >= 0;) {
                 struct pollfd p[] = {
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = sp[0], .events = POLLIN },
                 };
-                int done;
 
                 if (pidfd < 0 || poll(p, ELEMENTSOF(p), -1) < 0) {
                         if (pidfd >= 0 && errno == EINTR)
@@ -117,40 +133,19 @@ int launch_run(const LaunchArgs *a) {
                         break;          /* no pidfd: waitpid() below, figures after */
                 }
                 exited = p[0].revents != 0;
-                if (p[1].revents) {
-                        int k;
-
-                        while ((k = figure_inbox_read(&figs, sp[0], w.limits.max_images, &done)) >= 0)
-                                if (k == 1) {
-                                        /* "done N": its output is flushed and
-                                         * closed; it only has to exit. What it
-                                         * says is what exiting with N would
-                                         * say, so the result need not wait
-                                         * for the kernel to free its memory. */
-                                        reported = true;
-                                        status = W_EXITCODE(done & 0xFF, 0);
-                                        break;
-                                }
-                        /* It closed its end (or the program did): the exit is all that is left. */
-                        if (k == -EPIPE)
-                                sp[0] = safe_close(sp[0]);
-                }
-                if (sp[0] < 0 && !exited)
+                if (p[1].revents)
+                        said_done = read_interpreter(&figs, &sp[0], w.limits.max_images, UINT_MAX) > 0;
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
                         break;
-        }
-        if (!reported)
-                while (waitpid(pid, &status, 0) < 0)
-                        if (errno != EINTR) {
-                                status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
-                                break;
-                        }
+                }
         t1 = now_usec();
-        if (sp[0] >= 0 && !reported) {
-                int done;
-
-                while (figure_inbox_read(&figs, sp[0], w.limits.max_images, &done) >= 0)
-                        ;
-        }
+        /* What it sent before it exited (a bounded read: a child it forked
+         * may hold the socket and keep sending). */
+        if (sp[0] >= 0)
+                (void) read_interpreter(&figs, &sp[0], w.limits.max_images, 2 * FIGURE_INBOX_MAX);
 
         /* 4. What it left, then how it ended. */
         if (w.fd >= 0) {
@@ -165,17 +160,10 @@ int launch_run(const LaunchArgs *a) {
                         else
                                 json_object_object_add(m, "exit_code", json_object_new_int(WEXITSTATUS(status)));
                         json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (t1 - t0)));
-                        result_send(&w, RESULT_FRAME_STATUS, m, NULL, 0);
+                        (void) result_send(&w, RESULT_FRAME_STATUS, m, NULL, 0);
                 }
-                result_send(&w, RESULT_FRAME_END, NULL, NULL, 0);
+                (void) result_send(&w, RESULT_FRAME_END, NULL, NULL, 0);
                 w.fd = safe_close(w.fd);
         }
-        if (reported)
-                /* The unit ends as the program really did. */
-                while (waitpid(pid, &status, 0) < 0)
-                        if (errno != EINTR) {
-                                status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
-                                break;
-                        }
         launch_exit_like(status);
 }

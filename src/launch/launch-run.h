@@ -13,7 +13,11 @@
  *      interpreter, which runs it;
  *   4. when it is over, sends the figures and the files under /tmp/outputs
  *      on the result channel, then how the program ended, and exits as the
- *      program did (so the unit's own result says the same).
+ *      program did (so the unit's own result says the same). How it ended
+ *      is what our own waitpid() says once the interpreter is gone: its
+ *      "done" only says that nothing more will come on its socket, since
+ *      the program, in that process, could send it too. A program that
+ *      never exits gets no STATUS: the unit's RuntimeMaxSec= ends it.
  *
  * The parent makes itself non-dumpable: the program, same uid, can neither
  * read its memory nor open its fds through /proc, so the result channel stays

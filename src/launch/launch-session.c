@@ -63,8 +63,15 @@ static void session_kill(Session *s) {
 }
 
 /* Messages from the interpreter: figures, then "done N" (N < 0: it ended as
- * if killed by signal -N). Returns 1 when the call is done, 0 to go on,
- * -EPIPE when the interpreter closed its end. */
+ * if killed by signal -N; launch_parse_done() took only 0..255 and -1..-64).
+ * Returns 1 when the call is done, 0 to go on, -EPIPE when the interpreter
+ * closed its end.
+ *
+ * The program runs in the interpreter's process: its call's end and status
+ * are the interpreter's word, which the program can forge (a "done" sent
+ * early, the code running on as a background thread would). What stays
+ * ours: STATUS and END go out on the result channel, which it never holds;
+ * the unit's limits and lifetime bound whatever runs on. */
 static int read_child(Session *s, Call *c) {
         int r, n;
 
@@ -191,9 +198,9 @@ static void report(Session *s, Call *c) {
                                 json_object_object_add(m, "exit_code", json_object_new_int(status_code));
                         json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (c->t1 - c->t0)));
                         json_object_object_add(m, "session_lost", json_object_new_boolean(c->lost));
-                        result_send(&c->w, RESULT_FRAME_STATUS, m, NULL, 0);
+                        (void) result_send(&c->w, RESULT_FRAME_STATUS, m, NULL, 0);
                 }
-                result_send(&c->w, RESULT_FRAME_END, NULL, NULL, 0);
+                (void) result_send(&c->w, RESULT_FRAME_END, NULL, NULL, 0);
         }
         figure_inbox_clear(&c->figs);
         c->w.fd = safe_close(c->w.fd);
@@ -220,13 +227,19 @@ static void session_call(Session *s, json_object *msg, int fds[], size_t n_fds) 
         _cleanup_close_ int code = -EBADF;
         int64_t timeout_ms;
         char go[32];
-        int r;
+        int r, n;
 
         assert(n_fds >= 3);
         if (n_fds == 4)
                 c.w.fd = TAKE_FD(fds[3]);
         result_limits_from_json(json_get(msg, "limits"), &c.w.limits);
         timeout_ms = CLAMP(json_get_int64(msg, "timeout_ms", 0), (int64_t) 1, (int64_t) 24 * 3600 * 1000);
+
+        /* What came between calls (a thread's figures, a "done" sent
+         * after a forged one) is no call's: dropped, never this call's. */
+        for (unsigned i = 0; i < 2 * FIGURE_INBOX_MAX && figure_inbox_read(&c.figs, s->child, 0, &n) >= 0; i++)
+                ;
+        figure_inbox_clear(&c.figs);
 
         launch_set_err_fd(fds[2]);
         r = launch_read_input(fds[0], s->args->max_code_bytes, c.w.limits.max_input_bytes, true, &code);

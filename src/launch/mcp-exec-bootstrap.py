@@ -113,9 +113,11 @@ def _finish(status, ctl):
     milliseconds, for nothing, since the process is gone a moment later.
     Non-daemon threads are waited for, atexit functions run, output is
     flushed, as at a normal exit. Then the program's stdin, stdout and stderr
-    are closed and the parent hears the status, so the result goes out while
-    the kernel still frees the address space (milliseconds with the data
-    stack loaded)."""
+    are closed (the caller sees their end at once) and the parent hears
+    "done": only that nothing more will come on the control socket. The
+    program could send it too, so the status the caller gets is the one the
+    parent's waitpid() gives when this process is gone (a few milliseconds
+    later with the data stack loaded: the kernel frees the address space)."""
     try:
         import threading
         threading._shutdown()

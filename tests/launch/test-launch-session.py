@@ -245,5 +245,82 @@ for code, want in (("print('hi')", 0), ("raise SystemExit(3)", 3), ("import os, 
     check(status and status[0].get("exit_code") == want and r["frames"][-1][0] == 6 and rc == want and r["alive"],
           "a single run of %r reports %d and the launcher exits with it: %s, %s" % (code, want, status, rc))
 
+# The interpreter's control socket is the program's too: what it says there
+# about its end is a claim. FORGE finds it among the fds and sends a "done".
+FORGE = """import os, socket
+def forge(text):
+    n = 0
+    for fd in sorted(int(x) for x in os.listdir('/proc/self/fd')):
+        try:
+            d = os.dup(fd)
+        except OSError:
+            continue        # listdir()'s own, closed by now
+        try:
+            s = socket.socket(fileno=d)
+        except OSError:
+            os.close(d)     # not a socket (a leaked copy of stdout would keep it open)
+            continue
+        try:
+            if s.type == socket.SOCK_SEQPACKET:
+                s.send(text.encode())
+                n += 1
+        except OSError:
+            pass
+        finally:
+            s.close()
+    return n
+"""
+
+# A single run: a forged "done 0", then the real exit 3 a moment later. The
+# status is the launcher's waitpid()'s, never the program's word.
+s = Session(session=False)
+r = s.call(FORGE + "import sys, time\nprint(forge('done 0'), flush=True)\ntime.sleep(0.5)\nsys.exit(3)")
+status = [f[1] for f in r["frames"] if f[0] == 1]
+rc = s.close()
+check(r["stdout"] == "1\n" and status and status[0].get("exit_code") == 3 and r["frames"][-1][0] == 6 and rc == 3,
+      "a forged done 0 before exit 3: the run reports 3: %r %s %s" % (r["stdout"], status, rc))
+
+# INT_MIN and an overflow as the status: refused (no signal -INT_MIN), the call goes on to its real end.
+s = Session()
+r = s.call(FORGE + "print(forge('done -2147483648'), forge('done 99999999999999999999'), forge('done -65'))")
+status = [f[1] for f in r["frames"] if f[0] == 1]
+check(ok_done(r) and r["stdout"] == "1 1 1\n" and r["alive"] and status and status[0].get("exit_code") == 0
+      and r["frames"][-1][0] == 6, "done INT_MIN, an overflow and -65 are not taken: %s %r %s"
+      % (r["done"], r["stdout"], status))
+
+# In a session the call's end is the interpreter's word (the program is in that
+# process): a forged done ends the call with the program's status, and still
+# the launcher's STATUS and END go out. The real "done" that follows belongs
+# to no call: the next one runs and reports its own.
+r = s.call(FORGE + "import sys\nforge('done 5')\nsys.exit(3)")
+status = [f[1] for f in r["frames"] if f[0] == 1]
+check((r["done"] or {}).get("exit_code") in (3, 5) and status and [f[0] for f in r["frames"]][-2:] == [1, 6],
+      "a forged done in a session: the report is complete: %s %s" % (r["done"], [f[0] for f in r["frames"]]))
+time.sleep(0.3)
+r = s.call("print('mine')")
+check(ok_done(r) and r["stdout"] == "mine\n", "the call after it is reported as its own: %s %r" % (r["done"], r["stdout"]))
+check(s.close() == 0, "the session closes cleanly")
+
+# /tmp/outputs with a path whose metadata cannot fit in a frame (three names of
+# 255 control bytes, six bytes each in JSON): that file is left out, unnamed,
+# the others come back and STATUS and END follow.
+code = """import os
+d = '/tmp/outputs/' + '/'.join(chr(c) * 255 for c in (1, 2, 3))
+os.makedirs(d)
+open(d + '/deep.txt', 'w').write('deep')
+open('/tmp/outputs/a.txt', 'w').write('A')
+open('/tmp/outputs/z.txt', 'w').write('Z')
+"""
+s = Session(session=False)
+r = s.call(code)
+rc = s.close()
+files = sorted((f[1].get("path"), f[2]) for f in r["frames"] if f[0] == 3)
+skipped = [f[1] for f in r["frames"] if f[0] == 4]
+status = [f[1] for f in r["frames"] if f[0] == 1]
+check(files == [("/tmp/outputs/a.txt", b"A"), ("/tmp/outputs/z.txt", b"Z")] and len(skipped) == 1
+      and "path" not in skipped[0] and "too long" in skipped[0].get("reason", "") and status
+      and status[0].get("exit_code") == 0 and r["frames"][-1][0] == 6 and rc == 0,
+      "a path too long for a frame is left out, the rest comes back: %s %s %s" % (files, skipped, status))
+
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)
