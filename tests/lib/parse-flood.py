@@ -71,7 +71,10 @@ def envelope(method, params_head, p):
 
 def http(port, method, path, headers, body=b"", timeout=TIMEOUT):
     """(status, headers dict (lower-case names), body bytes); (None, {}, error text) on failure."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    except OSError as e:
+        return None, {}, "%s" % e
     try:
         head = "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Length: %d\r\n" % (
             method, path, port, len(body))
@@ -294,19 +297,24 @@ def stdio_witness(path):
     print(json.dumps({"handle": handle}))
 
 
-def stdio_witness_call(path, handle, conn={}):
-    try:
-        if "c" not in conn:
-            conn["c"] = Line(path)
-            conn["c"].initialize()
-            conn["id"] = 10
-        conn["id"] += 1
-        m = conn["c"].call(conn["id"], "tools/call", {"name": "exec", "arguments": {"code": WITNESS_CODE,
-                                                                                     "session": handle}})
-    except (OSError, ValueError) as e:
-        conn.pop("c", None)
-        return None, "%s" % e
-    return (structured(m) or {}).get("stdout"), m
+class StdioWitness:
+    """print(x) in the sandbox session, on one connection (a new one if it was lost)."""
+
+    def __init__(self, path, handle):
+        self.path, self.handle, self.c, self.id = path, handle, None, 10
+
+    def __call__(self):
+        try:
+            if not self.c:
+                self.c = Line(self.path)
+                self.c.initialize()
+            self.id += 1
+            m = self.c.call(self.id, "tools/call", {"name": "exec", "arguments": {"code": WITNESS_CODE,
+                                                                                  "session": self.handle}})
+        except (OSError, ValueError) as e:
+            self.c = None
+            return None, "%s" % e
+        return (structured(m) or {}).get("stdout"), m
 
 
 def stdio_attack(variant, path, n):
@@ -367,7 +375,7 @@ def main(argv):
         attack(variant, lambda: http_attack(variant, port, sid, n), lambda: http_witness_call(port, sid, handle))
     elif mode == "stdio":
         variant, path, handle, n = argv[2], argv[3], argv[4], int(argv[5])
-        attack(variant, lambda: stdio_attack(variant, path, n), lambda: stdio_witness_call(path, handle))
+        attack(variant, lambda: stdio_attack(variant, path, n), StdioWitness(path, handle))
     else:
         raise SystemExit(__doc__)
 
