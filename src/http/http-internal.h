@@ -192,8 +192,9 @@ HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *
  * False if every session is busy. */
 bool http_session_make_room(HttpServer *h);
 void http_session_touch(HttpSession *s);
-/* Hands one message to the core with req as the target of its replies. */
-int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size_t size);
+/* Hands one parsed message to the core (which takes info->msg) with req as
+ * the target of its replies. */
+int http_session_handle(HttpSession *s, HttpRequest *req, McpInbound *info);
 /* Ties req to the session: a stream, or a POST carrying requests, which
  * waits for their replies. */
 void http_session_add_request(HttpSession *s, HttpRequest *req);
@@ -203,6 +204,11 @@ void http_sessions_sweep(HttpServer *h);
 
 /* streamable.c: /mcp */
 mhd_result streamable_handle(HttpRequest *req);
+/* Parses the POST body into *ret, once, and frees the body: as
+ * mcp_inbound_parse(). http_request_refuse_unparsed() then answers what it
+ * refused: 400 unreadable or nested too deeply, 413 too many values. */
+int http_request_parse(HttpRequest *req, McpInbound *ret);
+mhd_result http_request_refuse_unparsed(HttpRequest *req, int r, const McpInbound *i);
 
 /* http-status.c: /healthz and /metrics */
 mhd_result http_status_handle(HttpRequest *req);

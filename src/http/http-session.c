@@ -272,7 +272,7 @@ void http_session_touch(HttpSession *s) {
         s->last_used = now_usec();
 }
 
-int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size_t size) {
+int http_session_handle(HttpSession *s, HttpRequest *req, McpInbound *info) {
         int r;
 
         assert(s);
@@ -282,7 +282,7 @@ int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size
         if (req)
                 req->mcp_origin = ++s->last_mcp_origin;
         s->current = req;
-        r = mcp_session_handle(s->mcp, body, size, req ? req->mcp_origin : 0);
+        r = mcp_session_handle_inbound(s->mcp, info, req ? req->mcp_origin : 0);
         s->current = NULL;
         return r;
 }

@@ -60,10 +60,10 @@ mhd_result legacy_messages_post(HttpRequest *req) {
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
                                           "Bad Request: unsupported MCP-Protocol-Version");
         /* Unreadable input is refused here rather than on the stream. */
-        r = mcp_inbound_parse(req->body, req->body_size, &info);
-        if (r == -EBADMSG)
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_PARSE_ERROR, info.error);
-        if (r < 0 || http_session_handle(s, NULL, req->body, req->body_size) < 0)
+        r = http_request_parse(req, &info);
+        if (r < 0)
+                return http_request_refuse_unparsed(req, r, &info);
+        if (http_session_handle(s, NULL, &info) < 0)
                 return MHD_NO;
         return http_request_empty(req, MHD_HTTP_ACCEPTED);
 }

@@ -73,11 +73,12 @@ int mcp_inbound_parse(const char *data, size_t len, McpInbound *ret) {
         assert(ret);
 
         r = jsonrpc_parse(data ?: "", len, &i.msg, &why);
-        if (r == -EBADMSG) {
-                if (asprintf(&i.error, "Parse error: %s", why) < 0)
+        if (r == -EBADMSG || r == -E2BIG) {
+                i.error_code = r == -E2BIG ? JSONRPC_INVALID_REQUEST : JSONRPC_PARSE_ERROR;
+                if (asprintf(&i.error, "%s: %s", r == -E2BIG ? "Invalid Request" : "Parse error", why) < 0)
                         return -ENOMEM;
                 *ret = i;
-                return -EBADMSG;
+                return r;
         }
         if (r < 0)
                 return r;

@@ -8,9 +8,13 @@
 #include <string.h>
 
 #include "json-cleanup.h"
+#include "json-scan.h"
 #include "json-util.h"
 #include "macro.h"
 #include "utf8.h"
+
+#define STRINGIFY_(x) #x
+#define STRINGIFY(x) STRINGIFY_(x)
 
 int jsonrpc_parse(const char *data, size_t len, json_object **ret, const char **ret_error) {
         json_tokener *tok;
@@ -21,6 +25,16 @@ int jsonrpc_parse(const char *data, size_t len, json_object **ret, const char **
         *ret_error = NULL;
         if (len > INT32_MAX) {
                 *ret_error = "message too large";
+                return -EBADMSG;
+        }
+        /* json-c's own depth limit comes too late for the count: by then it
+         * has allocated everything before. */
+        switch (json_scan(data, len, JSONRPC_MAX_VALUES, JSONRPC_MAX_DEPTH, NULL)) {
+        case -E2BIG:
+                *ret_error = "more than " STRINGIFY(JSONRPC_MAX_VALUES) " JSON values in one message";
+                return -E2BIG;
+        case -ELOOP:
+                *ret_error = "JSON nested too deeply (more than " STRINGIFY(JSONRPC_MAX_DEPTH) " levels)";
                 return -EBADMSG;
         }
         tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);

@@ -12,6 +12,16 @@
  * json-c recurses when it frees. */
 #define JSONRPC_MAX_DEPTH 64
 
+/* More JSON values in one message (each object key counting as one too) are
+ * refused before json-c reads it (json-scan.h). The largest real message is
+ * a tools/call with 64 input files: about 500 values (each file an object
+ * with three members is 7, the rest a few dozen); a batch of 32 of those
+ * fits. At the limit json-c holds at most about 13 MB, when every value is
+ * an empty object (792 bytes each, measured with json-c 0.16); strings,
+ * numbers and keys cost 70 to 180 bytes. Past it, the same bytes could make
+ * json-c allocate gigabytes: a 4 MB body of {} takes 1.1 GB. */
+#define JSONRPC_MAX_VALUES 16384
+
 /* Every error code we send. JSON-RPC 2.0's own first, then the range it
  * leaves to servers (-32000 to -32099) as MCP and its SDKs use it. */
 enum {
@@ -52,7 +62,9 @@ typedef struct JsonRpcMessage {
 /* Parses one complete message; *ret is NULL for the JSON literal null (not a
  * valid message, but valid JSON). -EBADMSG (with *ret_error set to a short
  * reason) for anything that is not exactly one JSON value, trailing
- * whitespace aside; -ENOMEM. */
+ * whitespace aside, and for nesting past JSONRPC_MAX_DEPTH; -E2BIG (with
+ * *ret_error) for more than JSONRPC_MAX_VALUES values, found before json-c
+ * allocates any; -ENOMEM. */
 int jsonrpc_parse(const char *data, size_t len, json_object **ret, const char **ret_error);
 
 void jsonrpc_classify(json_object *m, JsonRpcMessage *ret);

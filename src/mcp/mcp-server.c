@@ -761,9 +761,36 @@ static int handle_batch(McpSession *s, json_object *array, uint64_t origin) {
         return r;
 }
 
+int mcp_session_handle_inbound(McpSession *s, McpInbound *i, uint64_t origin) {
+        _cleanup_json_ json_object *msg = NULL;
+        json_object *reply = NULL;
+        int r;
+
+        assert(s);
+        assert(i);
+
+        /* Ours now, whatever happens; what pointed into it goes with it. */
+        msg = TAKE_PTR(i->msg);
+        i->method = i->protocol_version = i->name = i->param_session = NULL;
+        i->id = NULL;
+
+        if (!s->server)
+                return -ESHUTDOWN;
+        if (s->dead)
+                return 0;
+        if (i->error)
+                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, i->error_code, i->error, NULL));
+
+        if (json_object_is_type(msg, json_type_array))
+                return handle_batch(s, msg, origin);
+        r = handle_message(s, msg, NULL, origin, &reply);
+        if (reply)
+                (void) mcp_session_send_reply(s, origin, reply);
+        return r;
+}
+
 int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t origin) {
         _cleanup_(mcp_inbound_done) McpInbound in = {};
-        json_object *msg, *reply = NULL;
         int r;
 
         assert(s);
@@ -773,16 +800,7 @@ int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t ori
         if (s->dead)
                 return 0;
         r = mcp_inbound_parse(data, len, &in);
-        if (r == -EBADMSG)
-                return mcp_session_send_reply(s, origin, jsonrpc_error_new(NULL, JSONRPC_PARSE_ERROR, in.error, NULL));
-        if (r < 0)
+        if (r < 0 && !in.error)
                 return r;
-        msg = in.msg;
-
-        if (json_object_is_type(msg, json_type_array))
-                return handle_batch(s, msg, origin);
-        r = handle_message(s, msg, NULL, origin, &reply);
-        if (reply)
-                (void) mcp_session_send_reply(s, origin, reply);
-        return r;
+        return mcp_session_handle_inbound(s, &in, origin);
 }

@@ -99,7 +99,10 @@ typedef struct McpPeer {
  * come, and what its headers must mirror). Strings and id point into msg. */
 typedef struct McpInbound {
         json_object *msg;               /* the parsed message; NULL for the JSON literal null */
-        char *error;                    /* -EBADMSG: the message of the -32700 error to answer with */
+        /* When it is refused unparsed: the error to answer with (id null).
+         * -EBADMSG: JSONRPC_PARSE_ERROR, -E2BIG: JSONRPC_INVALID_REQUEST. */
+        char *error;
+        int error_code;
         bool batch;
         unsigned n_requests;            /* messages that get a reply (unless the client cancels them) */
         bool progress;                  /* a request asks for progress notifications */
@@ -112,8 +115,10 @@ typedef struct McpInbound {
         bool stateless;                 /* a request of the stateless revision (2026-07-28) */
 } McpInbound;
 
-/* Parses data as mcp_session_handle() does. -EBADMSG with ret->error set
- * when it is not one JSON value (mcp_inbound_done() frees it); -ENOMEM. */
+/* Parses data as mcp_session_handle() does, with ret->error and
+ * ret->error_code set (mcp_inbound_done() frees them) on -EBADMSG, when it
+ * is not one JSON value or nests too deeply (HTTP: 400), and on -E2BIG, when
+ * it has more values than a message may (jsonrpc.h; HTTP: 413); -ENOMEM. */
 int mcp_inbound_parse(const char *data, size_t len, McpInbound *ret);
 void mcp_inbound_done(McpInbound *i);
 
@@ -131,6 +136,12 @@ int mcp_session_new(McpServer *server, const McpTransport *transport, void *user
  * from (an HTTP POST), 0 if it needs none. Returns < 0 only for a local
  * failure (out of memory); protocol errors are answered on the wire. */
 int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t origin);
+
+/* The same for a message the transport parsed already with
+ * mcp_inbound_parse(), so that it is parsed once: takes i->msg and clears
+ * the fields that point into it (the counts and flags stay). One refused
+ * unparsed (i->error) is answered with its error. */
+int mcp_session_handle_inbound(McpSession *s, McpInbound *i, uint64_t origin);
 
 /* Frees the session. Calls still queued are dropped without starting; runs
  * in progress are cancelled (their units stopped): nobody can receive them.

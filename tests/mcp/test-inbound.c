@@ -3,8 +3,10 @@
  * incoming message, which it acts on without reading JSON-RPC. */
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "jsonrpc.h"
 #include "macro.h"
 #include "mcp-server.h"
 #include "test-helpers.h"
@@ -22,10 +24,41 @@ TEST(test_parse_error) {
         ASSERT_EQ_INT(mcp_inbound_parse("{\"jsonrpc\":", 11, &i), -EBADMSG);
         ASSERT_TRUE(!i.msg);
         ASSERT_TRUE(strneq(i.error, "Parse error: ", 13));
+        ASSERT_EQ_INT(i.error_code, JSONRPC_PARSE_ERROR);
         mcp_inbound_done(&i);
         ASSERT_TRUE(!i.error);
         ASSERT_EQ_INT(mcp_inbound_parse(NULL, 0, &i), -EBADMSG);
         mcp_inbound_done(&i);
+
+        /* Nesting past the limit is a parse error (400), too many values an
+         * Invalid Request (413): both found before json-c builds anything. */
+        {
+                char deep[2 * 70 + 1];
+                memset(deep, '[', 70);
+                memset(deep + 70, ']', 70);
+                deep[140] = 0;
+                ASSERT_EQ_INT(mcp_inbound_parse(deep, 140, &i), -EBADMSG);
+                ASSERT_EQ_INT(i.error_code, JSONRPC_PARSE_ERROR);
+                ASSERT_TRUE(strneq(i.error, "Parse error: JSON nested too deeply", 35));
+                mcp_inbound_done(&i);
+        }
+        {
+                size_t n = JSONRPC_MAX_VALUES;  /* and the array: one more */
+                char *s = malloc(2 * n + 2), *p = s;
+                ASSERT_TRUE(s);
+                *p++ = '[';
+                for (size_t k = 0; k < n; k++) {
+                        *p++ = '0';
+                        *p++ = k + 1 < n ? ',' : ']';
+                }
+                ASSERT_EQ_INT(mcp_inbound_parse(s, (size_t) (p - s), &i), -E2BIG);
+                ASSERT_TRUE(!i.msg && !i.batch && i.n_requests == 0);
+                ASSERT_EQ_INT(i.error_code, JSONRPC_INVALID_REQUEST);
+                ASSERT_TRUE(strneq(i.error, "Invalid Request: ", 17));
+                mcp_inbound_done(&i);
+                ASSERT_TRUE(!i.error && i.error_code == 0);
+                free(s);
+        }
 
         inbound("null", &i);
         ASSERT_TRUE(!i.msg && !i.method && i.n_requests == 0);

@@ -570,6 +570,92 @@ TEST(test_jsonrpc_errors) {
         env_done(&env);
 }
 
+/* A ping whose params.pad is an array of n - 11 nulls: n JSON values in all
+ * (the envelope has 8 values and 3 keys). */
+static char *ping_of_values(const char *id, size_t n) {
+        size_t k = n - 11;
+        char *s = malloc(k * 5 + 128), *p = s;
+
+        ASSERT_TRUE(s && n >= 11);
+        p += sprintf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"ping\",\"params\":{\"pad\":[", id);
+        for (size_t i = 0; i < k; i++)
+                p += sprintf(p, "%snull", i > 0 ? "," : "");
+        strcpy(p, "]}}");
+        return s;
+}
+
+/* Issue 19: a message of more values than any real one is refused before
+ * json-c builds it, with id null; one of as many as allowed is served. */
+TEST(test_value_limit) {
+        _cleanup_free_ char *fits = ping_of_values("fits", JSONRPC_MAX_VALUES),
+                            *over = ping_of_values("over", JSONRPC_MAX_VALUES + 1);
+        char deep[2 * (JSONRPC_MAX_DEPTH + 1) + 1];
+        Env env;
+        Peer p;
+        json_object *r;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-06-18");
+
+        sendf(&p, "%s", fits);
+        ASSERT_TRUE(result(reply_to(&p, "fits")));
+        sendf(&p, "%s", over);
+        ASSERT_TRUE(!reply_to(&p, "over"));
+        r = last(&p);
+        ASSERT_EQ_INT(error_code(r), -32600);
+        ASSERT_TRUE(json_object_object_get_ex(r, "id", NULL) && !json_get(r, "id"));
+        ASSERT_CONTAINS(error_message(r), "16384 JSON values");
+
+        memset(deep, '[', JSONRPC_MAX_DEPTH + 1);
+        memset(deep + JSONRPC_MAX_DEPTH + 1, ']', JSONRPC_MAX_DEPTH + 1);
+        deep[sizeof deep - 1] = 0;
+        sendf(&p, "%s", deep);
+        ASSERT_EQ_INT(error_code(last(&p)), -32700);
+        ASSERT_CONTAINS(error_message(last(&p)), "nested too deeply");
+        peer_close(&p);
+        env_done(&env);
+}
+
+/* A transport's parse is the one the core uses: it takes the tree (and
+ * drops it when done), and what pointed into it is cleared. */
+TEST(test_handle_inbound) {
+        static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":\"once\",\"method\":\"ping\"}";
+        _cleanup_free_ char *over = ping_of_values("over", JSONRPC_MAX_VALUES + 1);
+        McpInbound in = {};
+        json_object *keep, *r;
+        Env env;
+        Peer p;
+
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "http");
+        initialize(&p, "2025-06-18");
+
+        ASSERT_EQ_INT(mcp_inbound_parse(ping, strlen(ping), &in), 0);
+        ASSERT_TRUE(in.msg && in.method && in.id && in.n_requests == 1);
+        note_requests(&p, in.msg, ++p.last_origin);
+        keep = json_object_get(in.msg);
+        ASSERT_EQ_INT(mcp_session_handle_inbound(p.session, &in, p.last_origin), 0);
+        ASSERT_TRUE(!in.msg && !in.method && !in.id && !in.protocol_version && !in.name && !in.param_session);
+        ASSERT_EQ_INT(in.n_requests, 1);
+        ASSERT_TRUE(result(reply_to(&p, "once")));
+        /* Ours was the last reference: the core let go of the tree. */
+        ASSERT_EQ_INT(json_object_put(keep), 1);
+        mcp_inbound_done(&in);
+
+        /* Refused unparsed: answered with its error and id null. */
+        ASSERT_EQ_INT(mcp_inbound_parse(over, strlen(over), &in), -E2BIG);
+        ASSERT_TRUE(!in.msg && in.error && in.error_code == JSONRPC_INVALID_REQUEST);
+        ASSERT_EQ_INT(mcp_session_handle_inbound(p.session, &in, ++p.last_origin), 0);
+        r = last(&p);
+        ASSERT_EQ_INT(error_code(r), -32600);
+        ASSERT_TRUE(json_object_object_get_ex(r, "id", NULL) && !json_get(r, "id"));
+        mcp_inbound_done(&in);
+
+        peer_close(&p);
+        env_done(&env);
+}
+
 static void check_tool(json_object *tool, bool structured) {
         static const char *const fields[] = {
                 "stdout", "stderr", "exit_code", "duration_ms", "truncated", "timed_out", "oom_killed", "signal",
@@ -1672,6 +1758,8 @@ int main(void) {
         RUN(test_negotiation);
         RUN(test_before_initialize);
         RUN(test_jsonrpc_errors);
+        RUN(test_value_limit);
+        RUN(test_handle_inbound);
         RUN(test_tools_list);
         RUN(test_call_result);
         RUN(test_call_outputs);
