@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "input-budget.h"
+#include "mem-budget.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
@@ -30,7 +30,7 @@ struct LineConn {
 
         char *in_buf;           /* grows up to max_line, drawing on budget past the free part */
         size_t in_size, in_alloc, max_line;
-        InputBudget *budget;
+        MemBudget *budget;
         bool skipping;          /* discarding the rest of an over-long line */
         bool received;          /* a whole message came */
         bool read_eof, close_after_flush, closed;
@@ -209,11 +209,11 @@ static int in_reserve(LineConn *c, size_t want) {
         if (want <= c->in_alloc)
                 return 0;
         a = MIN(MAX(want, c->in_alloc * 2), c->max_line);
-        if (!input_budget_grow(c->budget, c->in_alloc, a))
+        if (!mem_budget_grow_input(c->budget, c->in_alloc, a))
                 return -ENOBUFS;
         p = realloc(c->in_buf, a + 1);
         if (!p) {
-                (void) input_budget_grow(c->budget, a, c->in_alloc);
+                (void) mem_budget_grow_input(c->budget, a, c->in_alloc);
                 return -ENOMEM;
         }
         c->in_buf = p;
@@ -225,14 +225,14 @@ static int in_reserve(LineConn *c, size_t want) {
 static void in_shrink(LineConn *c) {
         char *p;
 
-        if (c->in_alloc <= INPUT_BUDGET_FREE)
+        if (c->in_alloc <= MEM_BUDGET_FREE)
                 return;
-        p = realloc(c->in_buf, INPUT_BUDGET_FREE + 1);
+        p = realloc(c->in_buf, MEM_BUDGET_FREE + 1);
         if (!p)
                 return;
-        (void) input_budget_grow(c->budget, c->in_alloc, INPUT_BUDGET_FREE);
+        (void) mem_budget_grow_input(c->budget, c->in_alloc, MEM_BUDGET_FREE);
         c->in_buf = p;
-        c->in_alloc = INPUT_BUDGET_FREE;
+        c->in_alloc = MEM_BUDGET_FREE;
 }
 
 static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -332,7 +332,7 @@ int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const M
         c->max_line = max_line;
         c->on_closed = closed;
         c->userdata = userdata;
-        c->in_alloc = MIN(max_line, INPUT_BUDGET_FREE);
+        c->in_alloc = MIN(max_line, MEM_BUDGET_FREE);
         c->in_buf = malloc(c->in_alloc + 1);
         if (!c->in_buf) {
                 line_conn_free(c);
@@ -368,10 +368,10 @@ int line_conn_start(LineConn *c) {
         return r;
 }
 
-void line_conn_set_budget(LineConn *c, InputBudget *budget) {
+void line_conn_set_budget(LineConn *c, MemBudget *budget) {
         assert(c);
         /* Before any input: nothing taken from another budget yet. */
-        assert(c->in_alloc <= INPUT_BUDGET_FREE);
+        assert(c->in_alloc <= MEM_BUDGET_FREE);
         c->budget = budget;
 }
 
@@ -398,7 +398,7 @@ LineConn *line_conn_free(LineConn *c) {
         if (c->in_fd != c->out_fd)
                 safe_close(c->out_fd);
         safe_close(c->in_fd);
-        input_budget_release(c->budget, c->in_alloc);
+        mem_budget_release_input(c->budget, c->in_alloc);
         free(c->in_buf);
         free(c->out_buf);
         sd_event_unref(c->event);

@@ -55,7 +55,7 @@ typedef struct Daemon {
         BrokerInfo *info;
         json_object *info_reply;
         char **modules, **preloaded;    /* borrowed strings of info_reply */
-        InputBudget budget;             /* request bodies and lines of every client */
+        MemBudget budget;             /* request bodies and lines of every client */
         int stdio_listen_fd;            /* taken by the stdio server */
         StdioServer *stdio;
         LineConn *own_stdio;            /* --stdio mode */
@@ -513,7 +513,7 @@ static int daemon_new(Daemon **ret) {
         if (!d)
                 return log_oom();
         *d = (Daemon) { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF,
-                        .budget = { .max = INPUT_BUDGET_DEFAULT } };
+                        .budget = { .max = MEM_BUDGET_DEFAULT } };
 
         r = config_parse(environ, &d->config, &err);
         if (r < 0) {

@@ -405,7 +405,7 @@ static HttpRequest *request_free(HttpRequest *req) {
         sd_event_source_disable_unref(req->keepalive);
         http_status_request_gone(req);
         http_session_request_gone(req);
-        input_budget_release(h->config.budget, req->budget_held);
+        mem_budget_release_input(h->config.budget, req->budget_held);
         free(req->body);
         free(req->reply);
         free(req->out);
@@ -597,7 +597,7 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
                                                           "Content Too Large: the message exceeds the size limit");
                         }
                         /* Announced: held for it now, so it cannot fail half way. */
-                        if (!input_budget_grow(h->config.budget, 0, (size_t) l))
+                        if (!mem_budget_grow_input(h->config.budget, 0, (size_t) l))
                                 return refuse_over_budget(req);
                         req->budget_held = (size_t) l;
                 }
@@ -642,7 +642,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 }
                 if (req->body_size + n > req->budget_held) {
                         /* Chunked: held as it comes. */
-                        if (!input_budget_grow(h->config.budget, req->budget_held, req->body_size + n)) {
+                        if (!mem_budget_grow_input(h->config.budget, req->budget_held, req->body_size + n)) {
                                 req->over_budget = true;
                                 req->body = mfree(req->body);
                                 req->body_size = req->body_alloc = 0;
@@ -669,7 +669,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 /* The core has taken what it needs of the body. */
                 req->body = mfree(req->body);
                 req->body_size = req->body_alloc = 0;
-                input_budget_release(h->config.budget, req->budget_held);
+                mem_budget_release_input(h->config.budget, req->budget_held);
                 req->budget_held = 0;
                 return r;
         case REQUEST_WAITING:
