@@ -36,6 +36,11 @@
 /* session_create waits for a unit and an interpreter; session_close for a reply. */
 #define SESSION_CREATE_TIMEOUT_USEC (90 * USEC_PER_SEC)
 #define SESSION_CLOSE_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* A call's own bookkeeping beside its arguments, charged with them. */
+#define CALL_OVERHEAD_BYTES ((uint64_t) 4096)
+/* Collected output needs a little more than the bytes kept: buffers and
+ * frames being read. */
+#define COLLECT_SLACK_BYTES ((uint64_t) 128 * 1024)
 
 typedef enum CallKind {
         CALL_EXEC,
@@ -67,6 +72,7 @@ struct McpCall {
         bool progress_sent, cancelled;
         bool counted;                   /* in the session's list and count; not before it is queued,
                                          * nor once its reply is going out */
+        MemCharge charge;               /* of the memory budget: all the call holds (see charge_*) */
         char request_id[REQUEST_ID_LOG_MAX + 1];
 };
 
@@ -169,6 +175,7 @@ static McpCall *call_free(McpCall *c) {
         json_object_put(c->progress_token);
         json_object_put(c->arguments);
         free(c->handle);
+        mem_charge_done(&c->charge);
         free(c);
 
         if (b)

@@ -131,6 +131,38 @@ void mem_charge_force(MemCharge *c, uint64_t bytes) {
         charge_apply(c, bytes);
 }
 
+uint64_t mem_charge_room(const MemCharge *c) {
+        const MemBudget *b;
+        uint64_t all, mine;
+
+        if (!c || !c->budget)
+                return UINT64_MAX;
+        b = c->budget;
+        all = b->max - MIN(b->used, b->max);
+        mine = mem_budget_caller_max(b) - MIN(c->caller->used, mem_budget_caller_max(b));
+        return MIN(all, mine);
+}
+
+int mem_charge_grow(MemCharge *c, uint64_t delta) {
+        if (!c)
+                return 0;
+        if (delta > UINT64_MAX - c->bytes)
+                return -EBUSY;
+        return mem_charge_set(c, c->bytes + delta);
+}
+
+void mem_charge_grow_force(MemCharge *c, uint64_t delta) {
+        if (!c)
+                return;
+        mem_charge_force(c, delta > UINT64_MAX - c->bytes ? UINT64_MAX : c->bytes + delta);
+}
+
+void mem_charge_shrink(MemCharge *c, uint64_t delta) {
+        if (!c)
+                return;
+        mem_charge_force(c, c->bytes - MIN(delta, c->bytes));
+}
+
 void mem_charge_move(MemCharge *to, MemCharge *from) {
         assert(to);
         assert(from);

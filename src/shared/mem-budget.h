@@ -59,6 +59,14 @@ int mem_charge_set(MemCharge *c, uint64_t bytes);
 /* The same, but never refused: for what is held already and cannot be
  * dropped. It counts, so what comes next is refused. */
 void mem_charge_force(MemCharge *c, uint64_t bytes);
+/* By delta bytes more (-EBUSY as mem_charge_set()), or less (never
+ * below 0). NULL: nothing to charge, always works. */
+int mem_charge_grow(MemCharge *c, uint64_t delta);
+void mem_charge_shrink(MemCharge *c, uint64_t delta);
+/* By delta bytes more, never refused (mem_charge_force()). */
+void mem_charge_grow_force(MemCharge *c, uint64_t delta);
+/* How many bytes more the charge could take now; UINT64_MAX unbounded. */
+uint64_t mem_charge_room(const MemCharge *c);
 /* Moves from's holding onto to (same budget and caller, or to empty and
  * unbound: it takes from's place); from is empty and unbound after. */
 void mem_charge_move(MemCharge *to, MemCharge *from);
