@@ -18,6 +18,9 @@
 
 /* A peer that lets this much of our output pile up unread is dropped. */
 #define MAX_PENDING_OUTPUT (64U * 1024U * 1024U)
+/* Past this much unread output we stop reading the peer's requests until it
+ * has read: a peer that does not read cannot make us hold more and more. */
+#define OUT_PAUSE_BYTES (256U * 1024U)
 
 struct LineConn {
         sd_event *event;
@@ -37,6 +40,8 @@ struct LineConn {
 
         char *out_buf;
         size_t out_size, out_alloc, out_off;
+        MemCharge out_charge;   /* out_buf, in budget, to the session's caller */
+        bool in_paused;         /* reading stopped while out_buf is full */
 
         line_conn_closed_t on_closed;
         void *userdata;
@@ -107,8 +112,32 @@ static int flush_output(LineConn *c) {
         return 0;
 }
 
+/* out_buf counts in the memory budget while it lives. Never refused: the
+ * core made room for a call's reply before it let it out, and what is
+ * counted keeps the next calls out. */
+static void out_charge(LineConn *c) {
+        if (!c->out_charge.budget) {
+                if (!c->budget || !c->session || c->out_alloc == 0)
+                        return;
+                if (mem_charge_init(&c->out_charge, c->budget, mcp_session_caller(c->session)) < 0)
+                        return;         /* out of memory: uncounted */
+        }
+        mem_charge_force(&c->out_charge, c->out_alloc);
+}
+
 static int update_out_watch(LineConn *c) {
         bool want = c->out_size > c->out_off;
+        bool pause = c->out_size - c->out_off > OUT_PAUSE_BYTES;
+
+        if (!want && c->out_alloc > MEM_BUDGET_FREE) {
+                /* A large reply went out: give its room back. */
+                c->out_buf = mfree(c->out_buf);
+                c->out_alloc = 0;
+        }
+        out_charge(c);
+        if (c->in_io && pause != c->in_paused &&
+            sd_event_source_set_enabled(c->in_io, pause ? SD_EVENT_OFF : SD_EVENT_ON) >= 0)
+                c->in_paused = pause;
         if (c->out_io)
                 return sd_event_source_set_enabled(c->out_io, want ? SD_EVENT_ON : SD_EVENT_OFF);
         return 0;
@@ -399,6 +428,7 @@ LineConn *line_conn_free(LineConn *c) {
                 safe_close(c->out_fd);
         safe_close(c->in_fd);
         mem_budget_release_input(c->budget, c->in_alloc);
+        mem_charge_done(&c->out_charge);
         free(c->in_buf);
         free(c->out_buf);
         sd_event_unref(c->event);

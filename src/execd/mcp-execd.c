@@ -55,7 +55,7 @@ typedef struct Daemon {
         BrokerInfo *info;
         json_object *info_reply;
         char **modules, **preloaded;    /* borrowed strings of info_reply */
-        MemBudget budget;             /* request bodies and lines of every client */
+        MemBudget budget;               /* all that clients make us hold: input, calls, replies */
         int stdio_listen_fd;            /* taken by the stdio server */
         StdioServer *stdio;
         LineConn *own_stdio;            /* --stdio mode */
@@ -285,6 +285,7 @@ static int daemon_serve(Daemon *d) {
                 .max_files_out = d->config.max_files_out,
                 .max_result_bytes = d->config.max_result_bytes,
                 .max_input_bytes = d->config.max_input_bytes,
+                .budget = &d->budget,
         };
         int r;
 
@@ -323,8 +324,10 @@ static int daemon_serve(Daemon *d) {
                 McpPeer peer = { .transport = "stdio", .uid = getuid(), .pid = getppid() };
                 r = line_conn_new(d->event, d->server, STDIN_FILENO, STDOUT_FILENO, &peer, max_line(d),
                                   on_own_stdio_closed, d, &d->own_stdio);
-                if (r >= 0)
+                if (r >= 0) {
+                        line_conn_set_budget(d->own_stdio, &d->budget);
                         r = line_conn_start(d->own_stdio);
+                }
                 if (r < 0)
                         return log_error_errno(r, "Cannot serve stdin/stdout: %m");
         }
