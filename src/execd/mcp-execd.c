@@ -515,8 +515,7 @@ static int daemon_new(Daemon **ret) {
         d = calloc(1, sizeof *d);
         if (!d)
                 return log_oom();
-        *d = (Daemon) { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF,
-                        .budget = { .max = MEM_BUDGET_DEFAULT } };
+        *d = (Daemon) { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF };
 
         r = config_parse(environ, &d->config, &err);
         if (r < 0) {
@@ -524,6 +523,7 @@ static int daemon_new(Daemon **ret) {
                            err ?: "");
                 return r;
         }
+        d->budget.max = d->config.frontend_budget;
         e = getenv("MCP_EXEC_IDLE_EXIT_S");
         if (e && parse_uint(e, &idle_s) < 0) {
                 log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_IDLE_EXIT_S=%s: invalid value, expected seconds", e,

@@ -25,7 +25,6 @@
 #include "list.h"
 
 #define MEM_BUDGET_FREE ((size_t) 64 * 1024)
-#define MEM_BUDGET_DEFAULT ((uint64_t) 64 * 1024 * 1024)
 /* One caller may hold at most this part (1/N) of the budget. */
 #define MEM_BUDGET_CALLER_SHARE 2U
 
