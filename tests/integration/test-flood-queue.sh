@@ -80,13 +80,17 @@ bx "$PY" "$BDIR/flood-queue.py" http "$PORT" "$N" "$BDIR/go" >"$HDIR/http.out" 2
 http_attacker=$!
 bx "$PY" "$BDIR/flood-queue.py" stdio "$SOCK" "$N" "$BDIR/go" >"$HDIR/stdio.out" 2>"$HDIR/stdio.out.err" &
 stdio_attacker=$!
-log "HTTP attack: $(first_line "$HDIR/http.out" "$HOLD_S")"
-log "stdio attack: $(first_line "$HDIR/stdio.out" "$HOLD_S")"
-# The premise: the slots were held all along, so that the calls could only queue.
-(($(active_run_units | wc -l) >= 2)) || fail "the held calls ended before the attack was sent; it took too long"
+has_line() { [[ -s $HDIR/$1.out || -s $HDIR/$1.out.err ]]; }
+wait_for "$HOLD_S" has_line http
+wait_for "$HOLD_S" has_line stdio
+log "HTTP attack: $(head -c 2000 "$HDIR/http.out" "$HDIR/http.out.err")"
+log "stdio attack: $(head -c 2000 "$HDIR/stdio.out" "$HDIR/stdio.out.err")"
 
 [[ $(pid_of mcp-exec.service) == "$E_PID" ]] || fail "the HTTP front end died under the attack ($E_PID -> $(pid_of mcp-exec.service))"
 [[ $(pid_of mcp-exec-stdio.service) == "$S_PID" ]] || fail "the local front end died under the attack ($S_PID -> $(pid_of mcp-exec-stdio.service))"
+[[ -s $HDIR/http.out && -s $HDIR/stdio.out ]] || fail "an attacker failed (see above)"
+# The premise: the slots were held all along, so that the calls could only queue.
+(($(active_run_units | wc -l) >= 2)) || fail "the held calls ended before the attack was sent; it took too long"
 
 # The witness is served while the attackers' calls wait and their replies lie unread.
 touch "$HDIR/go-witness"
