@@ -38,9 +38,6 @@
 #define SESSION_CLOSE_TIMEOUT_USEC (30 * USEC_PER_SEC)
 /* A call's own bookkeeping beside its arguments, charged with them. */
 #define CALL_OVERHEAD_BYTES ((uint64_t) 4096)
-/* Collected output needs a little more than the bytes kept: buffers and
- * frames being read. */
-#define COLLECT_SLACK_BYTES ((uint64_t) 128 * 1024)
 
 typedef enum CallKind {
         CALL_EXEC,

@@ -45,9 +45,10 @@ typedef struct McpServerConfig {
         /* The front end's memory budget (mem-budget.h), shared with the
          * transports; NULL: unbounded. A call is charged to its caller at
          * admission, before it queues, for its arguments and decoded files;
-         * when it starts, for the output and results it may collect; when
-         * it ends, for its reply until the transport took it. Past the
-         * budget or the caller's share it is answered "server busy". */
+         * while it runs, for the output and results collected (what does
+         * not fit is left out); when it ends, for its reply until the
+         * transport took it. Past the budget or the caller's share it is
+         * answered "server busy". */
         MemBudget *budget;
 } McpServerConfig;
 
