@@ -83,8 +83,8 @@ stdio_attacker=$!
 has_line() { [[ -s $HDIR/$1.out || -s $HDIR/$1.out.err ]]; }
 wait_for "$HOLD_S" has_line http
 wait_for "$HOLD_S" has_line stdio
-log "HTTP attack: $(head -c 2000 "$HDIR/http.out" "$HDIR/http.out.err")"
-log "stdio attack: $(head -c 2000 "$HDIR/stdio.out" "$HDIR/stdio.out.err")"
+log "HTTP attack: $(cat "$HDIR/http.out" "$HDIR/http.out.err" | head -c 2000)"
+log "stdio attack: $(cat "$HDIR/stdio.out" "$HDIR/stdio.out.err" | head -c 2000)"
 
 [[ $(pid_of mcp-exec.service) == "$E_PID" ]] || fail "the HTTP front end died under the attack ($E_PID -> $(pid_of mcp-exec.service))"
 [[ $(pid_of mcp-exec-stdio.service) == "$S_PID" ]] || fail "the local front end died under the attack ($S_PID -> $(pid_of mcp-exec-stdio.service))"
