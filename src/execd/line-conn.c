@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "input-budget.h"
+#include "mem-budget.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
@@ -18,6 +18,9 @@
 
 /* A peer that lets this much of our output pile up unread is dropped. */
 #define MAX_PENDING_OUTPUT (64U * 1024U * 1024U)
+/* Past this much unread output we stop reading the peer's requests until it
+ * has read: a peer that does not read cannot make us hold more and more. */
+#define OUT_PAUSE_BYTES (256U * 1024U)
 
 struct LineConn {
         sd_event *event;
@@ -30,13 +33,15 @@ struct LineConn {
 
         char *in_buf;           /* grows up to max_line, drawing on budget past the free part */
         size_t in_size, in_alloc, max_line;
-        InputBudget *budget;
+        MemBudget *budget;
         bool skipping;          /* discarding the rest of an over-long line */
         bool received;          /* a whole message came */
         bool read_eof, close_after_flush, closed;
 
         char *out_buf;
         size_t out_size, out_alloc, out_off;
+        MemCharge out_charge;   /* out_buf, in budget, to the session's caller */
+        bool in_paused;         /* reading stopped while out_buf is full */
 
         line_conn_closed_t on_closed;
         void *userdata;
@@ -107,8 +112,32 @@ static int flush_output(LineConn *c) {
         return 0;
 }
 
+/* out_buf counts in the memory budget while it lives. Never refused: the
+ * core made room for a call's reply before it let it out, and what is
+ * counted keeps the next calls out. */
+static void out_charge(LineConn *c) {
+        if (!c->out_charge.budget) {
+                if (!c->budget || !c->session || c->out_alloc == 0)
+                        return;
+                if (mem_charge_init(&c->out_charge, c->budget, mcp_session_caller(c->session)) < 0)
+                        return;         /* out of memory: uncounted */
+        }
+        mem_charge_force(&c->out_charge, c->out_alloc);
+}
+
 static int update_out_watch(LineConn *c) {
         bool want = c->out_size > c->out_off;
+        bool pause = c->out_size - c->out_off > OUT_PAUSE_BYTES;
+
+        if (!want && c->out_alloc > MEM_BUDGET_FREE) {
+                /* A large reply went out: give its room back. */
+                c->out_buf = mfree(c->out_buf);
+                c->out_alloc = 0;
+        }
+        out_charge(c);
+        if (c->in_io && pause != c->in_paused &&
+            sd_event_source_set_enabled(c->in_io, pause ? SD_EVENT_OFF : SD_EVENT_ON) >= 0)
+                c->in_paused = pause;
         if (c->out_io)
                 return sd_event_source_set_enabled(c->out_io, want ? SD_EVENT_ON : SD_EVENT_OFF);
         return 0;
@@ -209,11 +238,11 @@ static int in_reserve(LineConn *c, size_t want) {
         if (want <= c->in_alloc)
                 return 0;
         a = MIN(MAX(want, c->in_alloc * 2), c->max_line);
-        if (!input_budget_grow(c->budget, c->in_alloc, a))
+        if (!mem_budget_grow_input(c->budget, c->in_alloc, a))
                 return -ENOBUFS;
         p = realloc(c->in_buf, a + 1);
         if (!p) {
-                (void) input_budget_grow(c->budget, a, c->in_alloc);
+                (void) mem_budget_grow_input(c->budget, a, c->in_alloc);
                 return -ENOMEM;
         }
         c->in_buf = p;
@@ -225,14 +254,14 @@ static int in_reserve(LineConn *c, size_t want) {
 static void in_shrink(LineConn *c) {
         char *p;
 
-        if (c->in_alloc <= INPUT_BUDGET_FREE)
+        if (c->in_alloc <= MEM_BUDGET_FREE)
                 return;
-        p = realloc(c->in_buf, INPUT_BUDGET_FREE + 1);
+        p = realloc(c->in_buf, MEM_BUDGET_FREE + 1);
         if (!p)
                 return;
-        (void) input_budget_grow(c->budget, c->in_alloc, INPUT_BUDGET_FREE);
+        (void) mem_budget_grow_input(c->budget, c->in_alloc, MEM_BUDGET_FREE);
         c->in_buf = p;
-        c->in_alloc = INPUT_BUDGET_FREE;
+        c->in_alloc = MEM_BUDGET_FREE;
 }
 
 static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -332,7 +361,7 @@ int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const M
         c->max_line = max_line;
         c->on_closed = closed;
         c->userdata = userdata;
-        c->in_alloc = MIN(max_line, INPUT_BUDGET_FREE);
+        c->in_alloc = MIN(max_line, MEM_BUDGET_FREE);
         c->in_buf = malloc(c->in_alloc + 1);
         if (!c->in_buf) {
                 line_conn_free(c);
@@ -368,10 +397,10 @@ int line_conn_start(LineConn *c) {
         return r;
 }
 
-void line_conn_set_budget(LineConn *c, InputBudget *budget) {
+void line_conn_set_budget(LineConn *c, MemBudget *budget) {
         assert(c);
         /* Before any input: nothing taken from another budget yet. */
-        assert(c->in_alloc <= INPUT_BUDGET_FREE);
+        assert(c->in_alloc <= MEM_BUDGET_FREE);
         c->budget = budget;
 }
 
@@ -398,7 +427,8 @@ LineConn *line_conn_free(LineConn *c) {
         if (c->in_fd != c->out_fd)
                 safe_close(c->out_fd);
         safe_close(c->in_fd);
-        input_budget_release(c->budget, c->in_alloc);
+        mem_budget_release_input(c->budget, c->in_alloc);
+        mem_charge_done(&c->out_charge);
         free(c->in_buf);
         free(c->out_buf);
         sd_event_unref(c->event);

@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <systemd/sd-event.h>
 
-#include "input-budget.h"
+#include "mem-budget.h"
 #include "mcp-server.h"
 
 typedef struct LineConn LineConn;
@@ -27,9 +27,9 @@ LineConn *line_conn_free(LineConn *c);
  * refusing a peer before any session exists. */
 int line_conn_send_and_close(LineConn *c, const char *json);
 
-/* Lines longer than INPUT_BUDGET_FREE draw on budget while they come in
+/* Lines longer than MEM_BUDGET_FREE draw on budget while they come in
  * (shared by the daemon's connections); past it they are refused. */
-void line_conn_set_budget(LineConn *c, InputBudget *budget);
+void line_conn_set_budget(LineConn *c, MemBudget *budget);
 
 /* True once a whole message came from the peer. */
 bool line_conn_has_received(const LineConn *c);

@@ -56,7 +56,7 @@ typedef struct Daemon {
         BrokerInfo *info;
         json_object *info_reply;
         char **modules, **preloaded;    /* borrowed strings of info_reply */
-        InputBudget budget;             /* request bodies and lines of every client */
+        MemBudget budget;               /* all that clients make us hold: input, calls, replies */
         int stdio_listen_fd;            /* taken by the stdio server */
         StdioServer *stdio;
         LineConn *own_stdio;            /* --stdio mode */
@@ -286,6 +286,7 @@ static int daemon_serve(Daemon *d) {
                 .max_files_out = d->config.max_files_out,
                 .max_result_bytes = d->config.max_result_bytes,
                 .max_input_bytes = d->config.max_input_bytes,
+                .budget = &d->budget,
         };
         int r;
 
@@ -324,8 +325,10 @@ static int daemon_serve(Daemon *d) {
                 McpPeer peer = { .transport = "stdio", .uid = getuid(), .pid = getppid() };
                 r = line_conn_new(d->event, d->server, STDIN_FILENO, STDOUT_FILENO, &peer, max_line(d),
                                   on_own_stdio_closed, d, &d->own_stdio);
-                if (r >= 0)
+                if (r >= 0) {
+                        line_conn_set_budget(d->own_stdio, &d->budget);
                         r = line_conn_start(d->own_stdio);
+                }
                 if (r < 0)
                         return log_error_errno(r, "Cannot serve stdin/stdout: %m");
         }
@@ -513,8 +516,7 @@ static int daemon_new(Daemon **ret) {
         d = calloc(1, sizeof *d);
         if (!d)
                 return log_oom();
-        *d = (Daemon) { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF,
-                        .budget = { .max = INPUT_BUDGET_DEFAULT } };
+        *d = (Daemon) { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF };
 
         r = config_parse(environ, &d->config, &err);
         if (r < 0) {
@@ -522,6 +524,7 @@ static int daemon_new(Daemon **ret) {
                            err ?: "");
                 return r;
         }
+        d->budget.max = d->config.frontend_budget;
         e = getenv("MCP_EXEC_IDLE_EXIT_S");
         if (e && parse_uint(e, &idle_s) < 0) {
                 log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_IDLE_EXIT_S=%s: invalid value, expected seconds", e,

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
-#include "input-budget.h"
+#include "mem-budget.h"
 #include "macro.h"
 #include "mcp-server.h"
 
@@ -24,7 +24,7 @@ typedef struct StdioServerConfig {
         unsigned max_per_uid;           /* root is bounded only by max_connections */
         uint64_t hello_timeout_usec;    /* from accept to the first whole message */
         size_t max_line;                /* one message */
-        InputBudget *budget;            /* messages being received, of all connections */
+        MemBudget *budget;            /* messages being received, of all connections */
 } StdioServerConfig;
 
 /* Called when sessions come or go (for idle exit). */

@@ -117,6 +117,9 @@ struct HttpRequest {
         bool sse, sse_end;
         char *out;
         size_t out_size, out_off, out_alloc;
+        /* The reply or the SSE buffer, charged to the MCP session's caller
+         * in the memory budget until sent (a reply's goes with it to MHD). */
+        MemCharge held;
         sd_event_source *keepalive;
 
         /* Routing of what the session sends. */

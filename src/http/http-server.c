@@ -272,7 +272,25 @@ mhd_result http_request_empty(HttpRequest *req, unsigned status) {
         return http_request_queue(req, status, MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
 }
 
+/* What a request holds for its client (a reply, an SSE stream's buffer)
+ * counts in the memory budget, charged to its MCP session's caller until it
+ * is sent. Never refused: the core made room for a call's reply before it
+ * let it out (other messages are small), and what is counted keeps the next
+ * calls out. */
+static void request_hold(HttpRequest *req, uint64_t bytes) {
+        HttpServer *h = req->server;
+
+        if (!req->held.budget) {
+                if (!h->config.budget || !req->session || !req->session->mcp || bytes == 0)
+                        return;
+                if (mem_charge_init(&req->held, h->config.budget, mcp_session_caller(req->session->mcp)) < 0)
+                        return;         /* out of memory: uncounted, as before */
+        }
+        mem_charge_force(&req->held, bytes);
+}
+
 void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
+        request_hold(req, body ? size : 0);
         free(req->reply);
         req->reply = body;
         req->reply_size = size;
@@ -282,14 +300,37 @@ void http_request_set_reply(HttpRequest *req, unsigned status, const char *type,
         http_request_resume(req);
 }
 
+/* A reply handed to MHD, with its charge: given back when MHD is done with
+ * it (sent, or the connection gone or timed out). */
+typedef struct HeldReply {
+        char *data;
+        MemCharge charge;
+} HeldReply;
+
+static void held_reply_free(void *p) {
+        HeldReply *r = p;
+
+        mem_charge_done(&r->charge);
+        free(r->data);
+        free(r);
+}
+
 mhd_result http_request_queue_reply(HttpRequest *req) {
         struct MHD_Response *resp;
+        HeldReply *held;
 
         req->reply_ready = false;
-        resp = MHD_create_response_from_buffer(req->reply_size, req->reply, MHD_RESPMEM_MUST_FREE);
-        if (!resp)
+        held = new0(HeldReply, 1);
+        if (!held)
                 return MHD_NO;
-        req->reply = NULL;
+        resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply_size, req->reply, held_reply_free,
+                                                                      held);
+        if (!resp) {
+                free(held);
+                return MHD_NO;
+        }
+        held->data = TAKE_PTR(req->reply);
+        mem_charge_move(&held->charge, &req->held);
         if (MHD_add_response_header(resp, "Content-Type", req->reply_type) == MHD_NO ||
             (req->is_status && MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_NO) ||
             (req->reply_session_header && req->session &&
@@ -319,8 +360,15 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
                 n = MIN(n, max);
                 memcpy(buf, req->out + req->out_off, n);
                 req->out_off += n;
-                if (req->out_off == req->out_size)
+                if (req->out_off == req->out_size) {
                         req->out_off = req->out_size = 0;
+                        /* A large reply went out: its room too. */
+                        if (req->out_alloc > SSE_BLOCK_SIZE) {
+                                req->out = mfree(req->out);
+                                req->out_alloc = 0;
+                                request_hold(req, 0);
+                        }
+                }
                 return (ssize_t) n;
         }
         if (req->sse_end)
@@ -381,6 +429,7 @@ int http_request_sse_event(HttpRequest *req, const char *event, const char *data
         }
         if (sse_append_event(&req->out, &req->out_size, &req->out_alloc, event, data, len) < 0)
                 return log_oom();
+        request_hold(req, req->out_alloc);
         sse_wake(req);
         return 0;
 }
@@ -405,7 +454,8 @@ static HttpRequest *request_free(HttpRequest *req) {
         sd_event_source_disable_unref(req->keepalive);
         http_status_request_gone(req);
         http_session_request_gone(req);
-        input_budget_release(h->config.budget, req->budget_held);
+        mem_budget_release_input(h->config.budget, req->budget_held);
+        mem_charge_done(&req->held);
         free(req->body);
         free(req->reply);
         free(req->out);
@@ -597,7 +647,7 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
                                                           "Content Too Large: the message exceeds the size limit");
                         }
                         /* Announced: held for it now, so it cannot fail half way. */
-                        if (!input_budget_grow(h->config.budget, 0, (size_t) l))
+                        if (!mem_budget_grow_input(h->config.budget, 0, (size_t) l))
                                 return refuse_over_budget(req);
                         req->budget_held = (size_t) l;
                 }
@@ -642,7 +692,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 }
                 if (req->body_size + n > req->budget_held) {
                         /* Chunked: held as it comes. */
-                        if (!input_budget_grow(h->config.budget, req->budget_held, req->body_size + n)) {
+                        if (!mem_budget_grow_input(h->config.budget, req->budget_held, req->body_size + n)) {
                                 req->over_budget = true;
                                 req->body = mfree(req->body);
                                 req->body_size = req->body_alloc = 0;
@@ -669,7 +719,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 /* The core has taken what it needs of the body. */
                 req->body = mfree(req->body);
                 req->body_size = req->body_alloc = 0;
-                input_budget_release(h->config.budget, req->budget_held);
+                mem_budget_release_input(h->config.budget, req->budget_held);
                 req->budget_held = 0;
                 return r;
         case REQUEST_WAITING:

@@ -13,7 +13,7 @@
 #include <systemd/sd-event.h>
 
 #include "http-auth.h"
-#include "input-budget.h"
+#include "mem-budget.h"
 #include "macro.h"
 #include "mcp-server.h"
 
@@ -29,7 +29,7 @@ typedef struct HttpServerConfig {
                                          * requests, waiting for a reply, are exempt) */
         uint64_t session_idle_usec;     /* a session nobody used this long ends */
         uint64_t keepalive_usec;        /* SSE comment interval */
-        InputBudget *budget;            /* request bodies of all connections; NULL: unbounded */
+        MemBudget *budget;            /* request bodies of all connections; NULL: unbounded */
 } HttpServerConfig;
 
 #define HTTP_SERVER_CONFIG_DEFAULTS                             \

@@ -36,6 +36,8 @@
 /* session_create waits for a unit and an interpreter; session_close for a reply. */
 #define SESSION_CREATE_TIMEOUT_USEC (90 * USEC_PER_SEC)
 #define SESSION_CLOSE_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* A call's own bookkeeping beside its arguments, charged with them. */
+#define CALL_OVERHEAD_BYTES ((uint64_t) 4096)
 
 typedef enum CallKind {
         CALL_EXEC,
@@ -67,6 +69,7 @@ struct McpCall {
         bool progress_sent, cancelled;
         bool counted;                   /* in the session's list and count; not before it is queued,
                                          * nor once its reply is going out */
+        MemCharge charge;               /* of the memory budget: all the call holds (see charge_*) */
         char request_id[REQUEST_ID_LOG_MAX + 1];
 };
 
@@ -169,6 +172,7 @@ static McpCall *call_free(McpCall *c) {
         json_object_put(c->progress_token);
         json_object_put(c->arguments);
         free(c->handle);
+        mem_charge_done(&c->charge);
         free(c);
 
         if (b)
@@ -179,6 +183,61 @@ static McpCall *call_free(McpCall *c) {
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(McpCall *, call_free);
+
+static const char budget_busy_text[] =
+        "server busy: the server's memory budget for calls is spent (calls queued or running, results not yet "
+        "read, by you or by all clients together); retry when some have finished and their replies were read";
+
+/* At admission, before the call queues: what it holds while it waits. */
+static int charge_admission(McpCall *c) {
+        McpServer *server = c->session->server;
+        uint64_t n = CALL_OVERHEAD_BYTES + json_estimate_size(c->arguments) + json_estimate_size(c->id) +
+                     json_estimate_size(c->progress_token);
+        int r;
+
+        assert(c);
+
+        /* utf-8 files point into the arguments, counted with them. */
+        for (size_t i = 0; i < c->args.n_files; i++)
+                if (c->args.decoded[i])
+                        n += c->args.files[i].size;
+        r = mem_charge_init(&c->charge, server->config.budget, c->session->caller);
+        if (r < 0)
+                return r;
+        return mem_charge_set(&c->charge, n);
+}
+
+/* The reply, until the transport has its own copy: its tree, the text
+ * serialized from it, and room for that copy (the transport charges it, to
+ * the same caller, until it is sent). The run's output and the arguments
+ * are let go first: the reply has what it needs of them. If the budget
+ * cannot take it, the reply is "server busy" instead. Takes reply. */
+static json_object *charge_reply(McpCall *c, const McpRequest *req, json_object *reply) {
+        uint64_t tree;
+        size_t len;
+
+        assert(c);
+        assert(reply);
+
+        c->exec = exec_client_free(c->exec);
+        exec_args_done(&c->args);
+        json_object_put(c->arguments);
+        c->arguments = NULL;
+        if (!c->charge.budget)
+                return reply;
+        tree = json_estimate_size(reply);
+        if (!json_serialize(reply, &len))
+                return reply;   /* out of memory: the send fails the same way */
+        if (mem_charge_set(&c->charge, CALL_OVERHEAD_BYTES + tree + 2 * (uint64_t) len) >= 0) {
+                mem_charge_force(&c->charge, CALL_OVERHEAD_BYTES + tree + len);
+                return reply;
+        }
+        log_warning("exec call %s of session %s: its reply of %zu bytes is past the memory budget; answering "
+                    "\"server busy\" instead.", c->request_id, c->session->id, len);
+        json_object_put(reply);
+        mem_charge_force(&c->charge, CALL_OVERHEAD_BYTES);
+        return mcp_result_reply(req, tool_exec_error_result(budget_busy_text));
+}
 
 /* The reply goes out first, then the slot is freed: the next call's
  * "started" must not overtake this call's result. Takes result. */
@@ -197,12 +256,14 @@ static void call_finish(McpCall *c, json_object *result) {
          * see this call gone. */
         idle = call_detach(c);
         reply = mcp_result_reply(&req, result);
+        if (reply)
+                reply = charge_reply(c, &req, reply);
         if (!reply) {
                 /* Out of memory: a short error still beats a client waiting forever. */
                 (void) log_oom();
                 reply = jsonrpc_error_new(c->id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
         }
-        (void) mcp_reply(s, b, c->origin, reply);
+        (void) mcp_reply_charged(s, b, c->origin, reply, &c->charge);
         call_free(c);
         if (idle)
                 mcp_session_notify_idle(s);
@@ -409,6 +470,7 @@ static void call_start(McpCall *c) {
                 .session = c->session_id[0] ? c->session_id : NULL,
                 .caller = c->session->caller,
                 .scope = c->session->scope,
+                .charge = &c->charge,
         };
         char tag[96];
         int r;
@@ -555,6 +617,14 @@ static int session_op_handle(const McpRequest *req, CallKind kind, json_object *
                         return -ENOMEM;
         }
 
+        r = charge_admission(c);
+        if (r == -EBUSY) {
+                log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_WARNING, "busy:memory");
+                return reject(req, budget_busy_text, ret);
+        }
+        if (r < 0)
+                return r;
+
         msg = json_object_new_object();
         if (!msg ||
             json_add_string(msg, "op", kind == CALL_SESSION_CREATE ? "session_create" : "session_close") < 0 ||
@@ -689,6 +759,16 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         token = json_get(req->meta, "progressToken");
         if (jsonrpc_id_is_valid(token))
                 c->progress_token = json_object_get(token);
+
+        /* Charged before it queues: a waiting call holds its arguments and
+         * files all the while (issue 19). */
+        r = charge_admission(c);
+        if (r == -EBUSY) {
+                log_call(s, req->rev, request_id, &c->args, NULL, 0, 0, LOG_WARNING, "busy:memory");
+                return reject(req, budget_busy_text, ret);
+        }
+        if (r < 0)
+                return r;
 
         r = call_queue_submit(server->queue, &c->slot, on_slot_start, c);
         if (r == -EBUSY) {

@@ -61,6 +61,7 @@ struct McpBatch {
         uint64_t origin;                /* of the batch, for the transport */
         json_object *replies;           /* array */
         unsigned pending;               /* replies still to come, +1 while the batch is being read */
+        MemCharge charge;               /* what the replies in it hold, their calls' charges taken over */
 };
 
 /* One request being handled. */
@@ -89,6 +90,10 @@ void mcp_session_notify_idle(McpSession *s);
  * NULL. Takes reply; NULL means the request ends without one (it was
  * cancelled). */
 int mcp_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply);
+/* The same, for a reply whose bytes charge holds: a batch keeps the charge
+ * until it is sent, else it is given back once the transport has the reply
+ * (and charged its own copy). */
+int mcp_reply_charged(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply, MemCharge *charge);
 
 /* A result reply as the revision wants it (resultType and serverInfo in the
  * stateless one). Takes result. */

@@ -286,6 +286,11 @@ void mcp_session_notify_idle(McpSession *s) {
         s->in_callout--;
 }
 
+const char *mcp_session_caller(const McpSession *s) {
+        assert(s);
+        return s->caller;
+}
+
 const char *mcp_session_protocol_version(const McpSession *s) {
         assert(s);
 
@@ -365,6 +370,7 @@ static void batch_release(McpBatch *b) {
         if (json_object_array_length(b->replies) > 0)
                 (void) mcp_session_send_reply(b->session, b->origin, json_object_get(b->replies));
         json_object_put(b->replies);
+        mem_charge_done(&b->charge);
         free(b);
 }
 
@@ -384,6 +390,20 @@ int mcp_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply) {
                 batch_add(b, reply);
         batch_release(b);
         return 0;
+}
+
+int mcp_reply_charged(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply, MemCharge *charge) {
+        int r;
+
+        assert(s);
+        assert(charge);
+
+        if (b && reply)
+                /* The reply lives in the batch's array until that is sent. */
+                mem_charge_move(&b->charge, charge);
+        r = mcp_reply(s, b, origin, reply);
+        mem_charge_done(charge);
+        return r;
 }
 
 static json_object *server_info(const McpRevision *rev) {

@@ -15,6 +15,7 @@
 #include <systemd/sd-event.h>
 
 #include "macro.h"
+#include "mem-budget.h"
 
 typedef struct McpServer McpServer;
 typedef struct McpSession McpSession;
@@ -41,6 +42,14 @@ typedef struct McpServerConfig {
         /* Sessions (session_create): offered when max_sessions > 0 (the
          * broker's "info" says what it allows). */
         uint64_t max_sessions, max_sessions_per_caller, session_idle_s, session_max_s;
+        /* The front end's memory budget (mem-budget.h), shared with the
+         * transports; NULL: unbounded. A call is charged to its caller at
+         * admission, before it queues, for its arguments and decoded files;
+         * while it runs, for the output and results collected (what does
+         * not fit is left out); when it ends, for its reply until the
+         * transport took it. Past the budget or the caller's share it is
+         * answered "server busy". */
+        MemBudget *budget;
 } McpServerConfig;
 
 typedef enum McpMessageKind {
@@ -150,6 +159,10 @@ int mcp_session_handle_inbound(McpSession *s, McpInbound *i, uint64_t origin);
  * mcp_server_free(), which leaves sessions inert but allocated. */
 McpSession *mcp_session_free(McpSession *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(McpSession *, mcp_session_free);
+
+/* Who the session is for (McpPeer.caller, or what stands in for it): what
+ * the transport charges the bytes it holds for the session to. */
+const char *mcp_session_caller(const McpSession *s);
 
 /* Calls queued or running for this session (transports use it for idle exit). */
 unsigned mcp_session_in_flight(const McpSession *s);

@@ -343,6 +343,10 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
                 if (r == -ENOMEM)
                         return r;
                 a->decoded[a->n_files] = r >= 0 ? data : NULL;
+                /* The text is not needed again, and a queued call would
+                 * hold it beside what it decoded to (issue 19). */
+                if (r >= 0)
+                        json_object_object_del(f, "content");
         } else {
                 r = content_len > left ? -EFBIG : 0;
                 data = (uint8_t *) content;

@@ -42,7 +42,8 @@ json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *r
 
 /* arguments may be NULL (absent). -EINVAL with *ret_error set to a message
  * for the model when they do not fit the input schema or the limits;
- * -ENOMEM. */
+ * -ENOMEM. The "content" of a base64 file is removed from arguments once
+ * decoded: only the decoded bytes are kept. */
 int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, ExecArgs *ret, char **ret_error);
 
 /* The CallToolResult of a run that happened (whatever its exit): a text block

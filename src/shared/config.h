@@ -36,6 +36,7 @@ typedef struct Config {
         uint64_t max_files_out;         /* MCP_EXEC_MAX_FILES_OUT, other files returned, 16 */
         uint64_t max_result_bytes;      /* MCP_EXEC_MAX_RESULT_BYTES, all returned images and files, 4 MiB */
         uint64_t max_input_bytes;       /* MCP_EXEC_MAX_INPUT_BYTES, all input files together, 4 MiB */
+        uint64_t frontend_budget;       /* MCP_EXEC_FRONTEND_BUDGET, what clients make a front end hold, 64 MiB */
         uint64_t pool_size;             /* MCP_EXEC_POOL_SIZE, warm units kept ready, 2 */
         uint64_t pool_idle_s;           /* MCP_EXEC_POOL_IDLE_S, a warm unit's (and the broker's) idle life, 600 */
         char *preload;                  /* MCP_EXEC_PRELOAD as given: comma-separated modules; NULL: unset */

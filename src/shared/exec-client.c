@@ -44,6 +44,8 @@ struct ExecClient {
         OutputCapture out;
         uint64_t max_output_bytes;
         ResultReader results;
+        MemCharge *charge;              /* ExecRequest.charge */
+        uint64_t text_charged;          /* of it, for the result's stdout and stderr */
         bool result_channel, res_done;
         bool session;                   /* a session's call: the broker's exit event decides */
         bool got_final, out_eof, err_eof, finished, cancelled;
@@ -140,6 +142,11 @@ static void finish(ExecClient *c) {
                 r->stdout_text = utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
                 r->stderr_text = utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
                 r->truncated = c->out.truncated;
+                /* The texts are what is kept: the buffers go, the charge
+                 * moves onto the texts. */
+                output_capture_done(&c->out);
+                c->text_charged = (uint64_t) r->stdout_len + r->stderr_len;
+                mem_charge_grow_force(c->charge, c->text_charged);
                 if (!r->stdout_text || !r->stderr_text || (c->result_channel && take_results(c) < 0)) {
                         r->error = BROKER_ERROR_INTERNAL;
                         r->error_message = strdup("out of memory");
@@ -457,11 +464,13 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         c->start_usec = now_usec();
         c->result.exit_code = -1;
         c->result.cpu_ms = c->result.memory_peak_bytes = -1;
-        output_capture_init(&c->out, req->max_output_bytes);
+        output_capture_init(&c->out, req->max_output_bytes, req->charge);
         c->max_output_bytes = req->max_output_bytes;
         c->result_channel = req->result_channel;
         c->session = c->result.in_session = req->session != NULL;
+        c->charge = req->charge;
         result_reader_init(&c->results, &req->result_limits);
+        c->results.charge = req->charge;
         r = build_input(c, req);
         if (r < 0)
                 return r;
@@ -541,6 +550,7 @@ ExecClient *exec_client_free(ExecClient *c) {
         free(c->segments);
         free(c->framing);
         exec_result_done(&c->result);
+        mem_charge_shrink(c->charge, c->text_charged);
         sd_event_unref(c->event);
         free(c);
         return NULL;

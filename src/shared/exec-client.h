@@ -20,6 +20,7 @@
 
 #include "broker-proto.h"
 #include "macro.h"
+#include "mem-budget.h"
 #include "result-reader.h"
 
 /* A file written into the run's working directory (/tmp) before it starts. */
@@ -51,6 +52,10 @@ typedef struct ExecRequest {
         const char *session;
         const char *caller;
         const char *scope;
+        /* Optional: what the client collects (output, figures and files)
+         * is charged here while the client lives; what the budget cannot
+         * take is left out as past the limits. */
+        MemCharge *charge;
 } ExecRequest;
 
 typedef struct ExecResult {

@@ -73,6 +73,42 @@ const char *json_serialize(json_object *o, size_t *ret_len) {
                                                  ret_len);
 }
 
+/* What json-c 0.16 allocates, rounded up, malloc's own overhead included: a
+ * struct json_object per value; for an object, a hash table of 16 entries to
+ * start with and a copy of each key; for an array, 32 slots to start with. */
+#define JSON_VALUE_BYTES 64U
+#define JSON_OBJECT_BYTES 768U
+#define JSON_MEMBER_BYTES 48U
+#define JSON_ARRAY_BYTES 320U
+#define JSON_ELEMENT_BYTES 8U
+
+uint64_t json_estimate_size(json_object *o) {
+        uint64_t n = JSON_VALUE_BYTES;
+        size_t l;
+
+        /* Recursion is bounded: json-c parses at most 32 levels deep, and
+         * what we build is shallower. */
+        switch (json_object_get_type(o)) {
+        case json_type_null:
+                return o ? n : 0;
+        case json_type_string:
+                return n + (uint64_t) json_object_get_string_len(o) + 1;
+        case json_type_object:
+                n += JSON_OBJECT_BYTES;
+                json_object_object_foreach(o, key, val)
+                        n += JSON_MEMBER_BYTES + strlen(key) + json_estimate_size(val);
+                return n;
+        case json_type_array:
+                l = json_object_array_length(o);
+                n += JSON_ARRAY_BYTES + (uint64_t) l * JSON_ELEMENT_BYTES;
+                for (size_t i = 0; i < l; i++)
+                        n += json_estimate_size(json_object_array_get_idx(o, i));
+                return n;
+        default:
+                return n;
+        }
+}
+
 int utf8_prefix_len(const char *s, size_t max) {
         size_t n = strnlen(s, max + 1);
 

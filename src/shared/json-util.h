@@ -33,6 +33,11 @@ bool json_get_bool(json_object *o, const char *key);
 /* The compact wire form (no newlines, "/" unescaped); owned by o. */
 const char *json_serialize(json_object *o, size_t *ret_len);
 
+/* About the heap bytes json-c holds for o and all it contains (string bytes
+ * plus what each value, member and element costs as json-c allocates it),
+ * for charging it to a memory budget. 0 for NULL. */
+uint64_t json_estimate_size(json_object *o);
+
 /* Length of the longest prefix of s, at most max bytes, that does not end
  * inside a UTF-8 sequence: for echoing client strings in messages. */
 int utf8_prefix_len(const char *s, size_t max);

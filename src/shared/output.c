@@ -8,10 +8,10 @@
 
 #include "macro.h"
 
-void output_capture_init(OutputCapture *c, uint64_t limit) {
+void output_capture_init(OutputCapture *c, uint64_t limit, MemCharge *charge) {
         assert(c);
 
-        *c = (OutputCapture) { .limit = limit };
+        *c = (OutputCapture) { .limit = limit, .charge = charge };
 }
 
 void output_capture_done(OutputCapture *c) {
@@ -20,6 +20,25 @@ void output_capture_done(OutputCapture *c) {
                 c->data[i] = NULL;
                 c->size[i] = c->allocated[i] = 0;
         }
+        mem_charge_shrink(c->charge, c->charged);
+        c->charged = 0;
+}
+
+/* A buffer grows from have to want bytes: charged first. */
+static int charge_grow(OutputCapture *c, size_t have, size_t want) {
+        if (want <= have)
+                return 0;
+        if (mem_charge_grow(c->charge, want - have) < 0)
+                return -EBUSY;
+        c->charged += want - have;
+        return 0;
+}
+
+static void charge_shrink(OutputCapture *c, size_t have, size_t now) {
+        if (now >= have)
+                return;
+        mem_charge_shrink(c->charge, MIN((uint64_t) (have - now), c->charged));
+        c->charged -= MIN((uint64_t) (have - now), c->charged);
 }
 
 uint64_t output_capture_kept(const OutputCapture *c) {
@@ -32,10 +51,12 @@ uint64_t output_capture_kept(const OutputCapture *c) {
 static void output_capture_trim(OutputCapture *c, OutputStream s) {
         if (c->size[s] == 0) {
                 c->data[s] = mfree(c->data[s]);
+                charge_shrink(c, c->allocated[s], 0);
                 c->allocated[s] = 0;
         } else if (c->allocated[s] > c->size[s]) {
                 char *p = realloc(c->data[s], c->size[s]);
                 if (p) {
+                        charge_shrink(c, c->allocated[s], c->size[s]);
                         c->data[s] = p;
                         c->allocated[s] = c->size[s];
                 }
@@ -67,12 +88,34 @@ int output_capture_append(OutputCapture *c, OutputStream s, const void *data, si
                 want = MAX(need, MAX(c->allocated[s] * 2, (size_t) 4096));
                 want = (size_t) MIN((uint64_t) want, c->limit - MIN(c->limit, (uint64_t) c->allocated[other]));
                 want = MAX(want, need); /* only if trimming failed */
+                /* Past the memory budget: as much as the buffer holds now,
+                 * the rest dropped like output past the limit, and nothing
+                 * more from then on, so that the output has no holes. */
+                if (charge_grow(c, c->allocated[s], want) < 0) {
+                        want = need;
+                        if (charge_grow(c, c->allocated[s], want) < 0) {
+                                want = c->allocated[s] + (size_t) MIN(mem_charge_room(c->charge), (uint64_t) keep);
+                                assert(want < need);
+                                keep = want - c->size[s];
+                                c->limit = output_capture_kept(c) + keep;
+                                c->truncated = true;
+                                if (keep == 0)
+                                        return 0;
+                                if (want == c->allocated[s])
+                                        goto copy;
+                                if (charge_grow(c, c->allocated[s], want) < 0)
+                                        return 0;       /* not reached: room said so */
+                        }
+                }
                 char *p = realloc(c->data[s], want);
-                if (!p)
+                if (!p) {
+                        charge_shrink(c, want, c->allocated[s]);
                         return -ENOMEM;
+                }
                 c->data[s] = p;
                 c->allocated[s] = want;
         }
+copy:
         memcpy(c->data[s] + c->size[s], data, keep);
         c->size[s] += keep;
         return 0;

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mem-budget.h"
+
 typedef enum OutputStream {
         OUTPUT_STDOUT,
         OUTPUT_STDERR,
@@ -22,9 +24,14 @@ typedef struct OutputCapture {
         uint64_t limit;
         uint64_t seen;          /* all bytes read, kept or not */
         bool truncated;
+        /* Optional: the buffers are charged here as they grow; what the
+         * budget cannot give is dropped as if past the limit. */
+        MemCharge *charge;
+        uint64_t charged;       /* of charge, given back by output_capture_done() */
 } OutputCapture;
 
-void output_capture_init(OutputCapture *c, uint64_t limit);
+/* charge may be NULL: not counted. */
+void output_capture_init(OutputCapture *c, uint64_t limit, MemCharge *charge);
 void output_capture_done(OutputCapture *c);
 
 /* Keeps what fits under the shared limit; -ENOMEM only if allocation fails. */

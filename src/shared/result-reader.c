@@ -62,6 +62,7 @@ void result_reader_done(ResultReader *r) {
         free(r->items);
         free(r->unlisted_reason);
         free(r->error);
+        mem_charge_shrink(r->charge, r->charged);
         *r = (ResultReader) { .exit_code = -1 };
 }
 
@@ -302,12 +303,18 @@ static int start_data(ResultReader *r, json_object *meta) {
                                        format_bytes(r->limits.max_image_bytes, limit));
         else if (!i->image && r->n_files >= r->limits.max_files)
                 k = result_item_refuse(i, "over MCP_EXEC_MAX_FILES_OUT (%" PRIu64 ")", r->limits.max_files);
+        else if (mem_charge_grow(r->charge, r->frame.data_len) < 0)
+                k = result_item_refuse(i, "the server's memory budget is spent (too many calls or unread replies); "
+                                          "retry later");
         else {
+                r->charged += r->charge ? r->frame.data_len : 0;
                 /* Within the limits checked: at most max_image_bytes or
                  * what is left of max_result_bytes. */
                 i->data = malloc(r->frame.data_len > 0 ? (size_t) r->frame.data_len : 1);
-                if (!i->data)
+                if (!i->data) {
+                        /* Given back with the rest at result_reader_done(). */
                         return -ENOMEM;
+                }
                 r->data_kept += r->frame.data_len;
                 if (i->image)
                         r->n_images++;

@@ -37,6 +37,7 @@
 #include <stdint.h>
 
 #include "macro.h"
+#include "mem-budget.h"
 #include "result-frame.h"
 
 #define RESULT_OUTPUTS_DIR "/tmp/outputs/"
@@ -112,6 +113,12 @@ typedef struct ResultReader {
         uint64_t duration_us;           /* from STATUS: UINT64_MAX when not given */
         bool lost;                      /* the channel ended without END */
         char *error;                    /* a violation: what it was */
+
+        /* Optional, set after init: data kept is charged here first, and
+         * an output the budget cannot take is left out. The items handed
+         * out count until result_reader_done(). */
+        MemCharge *charge;
+        uint64_t charged;
 } ResultReader;
 
 void result_reader_init(ResultReader *r, const ResultLimits *limits);

@@ -37,7 +37,7 @@
 #define MAX_BODY 4096
 
 static uint16_t port, port_limits, port_flood;
-static InputBudget flood_budget = { .max = 128 * 1024 };
+static MemBudget flood_budget = { .max = 128 * 1024 };
 static unsigned failures;
 
 #define CHECK(cond, ...)                                                                \

@@ -169,7 +169,7 @@ static void peer_idle(McpSession *s, void *userdata) {
                 p->session = mcp_session_free(p->session);
 }
 
-static void env_init(Env *env, uint64_t max_concurrent, uint64_t max_queue) {
+static void env_init_budget(Env *env, uint64_t max_concurrent, uint64_t max_queue, MemBudget *budget) {
         *env = (Env) {};
         ASSERT_TRUE(sd_event_new(&env->event) >= 0);
         ASSERT_EQ_INT(fake_broker_new(env->event, &env->broker), 0);
@@ -186,9 +186,14 @@ static void env_init(Env *env, uint64_t max_concurrent, uint64_t max_queue) {
                 .tasks_max = 64,
                 .python_version = "3.11.2",
                 .modules = modules,
+                .budget = budget,
         };
         ASSERT_EQ_INT(mcp_server_new(env->event, &env->config, &env->server), 0);
         mcp_server_set_progress_interval(env->server, 100 * USEC_PER_MSEC);
+}
+
+static void env_init(Env *env, uint64_t max_concurrent, uint64_t max_queue) {
+        env_init_budget(env, max_concurrent, max_queue, NULL);
 }
 
 static void env_done(Env *env) {
@@ -197,8 +202,8 @@ static void env_done(Env *env) {
         env->event = sd_event_unref(env->event);
 }
 
-static void peer_open(Env *env, Peer *p, const char *transport_name) {
-        McpPeer who = { .transport = transport_name, .uid = 1000, .pid = 42 };
+static void peer_open_as(Env *env, Peer *p, const char *transport_name, const char *caller) {
+        McpPeer who = { .transport = transport_name, .uid = 1000, .pid = 42, .caller = caller };
 
         *p = (Peer) {
                 .msgs = json_object_new_array(),
@@ -210,6 +215,10 @@ static void peer_open(Env *env, Peer *p, const char *transport_name) {
         ASSERT_TRUE(p->msgs && p->origins && p->token_ids && p->unanswered && p->facts);
         ASSERT_EQ_INT(mcp_session_new(env->server, &transport, p, &who, &p->session), 0);
         mcp_session_set_idle_callback(p->session, peer_idle);
+}
+
+static void peer_open(Env *env, Peer *p, const char *transport_name) {
+        peer_open_as(env, p, transport_name, NULL);
 }
 
 static void peer_close(Peer *p) {
@@ -1733,6 +1742,121 @@ TEST(test_dead_peer) {
         env_done(&env);
 }
 
+/* A call whose code is about size bytes: a script line, then padding the
+ * fake broker ignores. */
+static void send_big_call(Peer *p, const char *id, const char *script, size_t size) {
+        _cleanup_free_ char *pad = malloc(size + 1);
+
+        ASSERT_TRUE(pad);
+        memset(pad, 'x', size);
+        pad[size] = 0;
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"%s\\n%s\"}}}",
+          id, script, pad);
+}
+
+static bool is_budget_busy(json_object *reply) {
+        json_object *res = result(reply);
+        return res && is_error_result(res) && strneq(text_of(res), "server busy: the server's memory budget", 39);
+}
+
+/* Queued calls are charged to their caller when admitted: past the caller's
+ * share, or the whole budget, a call gets "server busy" at once, and never
+ * ends or evicts what other callers hold. Everything is given back once the
+ * calls are gone. */
+TEST(test_memory_budget) {
+        MemBudget budget = { .max = 6 << 20 };
+        const size_t big = 900 * 1024;
+        unsigned a_admitted = 0;
+        char id[16];
+        Env env;
+        Peer a, b, c;
+        json_object *res;
+
+        env_init_budget(&env, 1, 64, &budget);
+        peer_open_as(&env, &a, "http", "http:a");
+        peer_open_as(&env, &b, "http", "http:b");
+        peer_open_as(&env, &c, "stdio", "uid:3");
+        initialize(&a, "2025-11-25");
+        initialize(&b, "2025-11-25");
+        initialize(&c, "2025-11-25");
+
+        /* a holds the only run slot; what comes next waits. */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"hold\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        wait_started(&env, 1);
+
+        /* a queues large calls until its share (half the budget) is spent. */
+        for (int i = 0; i < 8; i++) {
+                (void) snprintf(id, sizeof id, "a%i", i);
+                send_big_call(&a, id, "#out a", big);
+                if (reply_to(&a, id)) {
+                        ASSERT_TRUE(is_budget_busy(reply_to(&a, id)));
+                        break;
+                }
+                a_admitted++;
+        }
+        ASSERT_TRUE(a_admitted >= 3 && a_admitted < 8);
+        ASSERT_TRUE(mem_budget_caller_used(&budget, "http:a") >= a_admitted * big);
+        ASSERT_TRUE(mem_budget_caller_used(&budget, "http:a") <= mem_budget_caller_max(&budget));
+
+        /* b is not starved by a: it gets its own share. */
+        for (int i = 0; i < 8; i++) {
+                (void) snprintf(id, sizeof id, "b%i", i);
+                send_big_call(&b, id, "#out b", big);
+                if (reply_to(&b, id))
+                        break;
+        }
+        ASSERT_TRUE(!reply_to(&b, "b0") && !reply_to(&b, "b1") && !reply_to(&b, "b2"));
+        ASSERT_TRUE(budget.used <= budget.max);
+
+        /* The budget is (nearly) spent by a and b together: c's large call
+         * is refused, and that ends or evicts nothing of theirs. */
+        {
+                unsigned before = mcp_server_in_flight(env.server);
+                send_big_call(&c, "c0", "#out c", big);
+                ASSERT_TRUE(is_budget_busy(reply_to(&c, "c0")));
+                ASSERT_EQ_INT(mcp_server_in_flight(env.server), before);
+        }
+
+        /* The slot frees: a's queued calls all run and answer in full. */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"hold\"}}");
+        for (unsigned i = 0; i < a_admitted; i++) {
+                (void) snprintf(id, sizeof id, "a%u", i);
+                res = result(wait_reply(&env, &a, id));
+                ASSERT_STREQ(json_get_string(json_get(res, "structuredContent"), "stdout"), "a\n");
+        }
+        ASSERT_TRUE(!reply_to(&b, "b0") || !is_budget_busy(reply_to(&b, "b0")));
+        res = result(wait_reply(&env, &b, "b0"));
+        ASSERT_STREQ(json_get_string(json_get(res, "structuredContent"), "stdout"), "b\n");
+        run_until(&env, server_idle, env.server, 10000, "an idle server");
+
+        /* All given back once the calls are gone and their replies out. */
+        ASSERT_EQ_U64(budget.used, 0);
+        ASSERT_TRUE(budget.callers == NULL);
+
+        /* And room again: c is served now. */
+        send_big_call(&c, "c1", "#out c", big);
+        res = result(wait_reply(&env, &c, "c1"));
+        ASSERT_STREQ(json_get_string(json_get(res, "structuredContent"), "stdout"), "c\n");
+        run_until(&env, server_idle, env.server, 5000, "an idle server");
+
+        /* A session freed with calls queued gives their charges back. */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"hold2\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        send_big_call(&a, "q", "#out q", big);
+        ASSERT_TRUE(budget.used >= big);
+        a.session = mcp_session_free(a.session);
+        ASSERT_EQ_U64(budget.used, 0);
+        wait_cancelled(&env, 2);
+
+        peer_close(&a);
+        peer_close(&b);
+        peer_close(&c);
+        env_done(&env);
+        ASSERT_EQ_U64(budget.used, 0);
+}
+
 TEST(test_config) {
         sd_event *e;
         McpServer *s;
@@ -1779,5 +1903,6 @@ int main(void) {
         RUN(test_idle);
         RUN(test_progress_same_millisecond);
         RUN(test_dead_peer);
+        RUN(test_memory_budget);
         return 0;
 }

@@ -388,6 +388,10 @@ static void files_ok(const McpServerConfig *c, const char *json, size_t n, const
                 ASSERT_EQ_U64(args.files[i].size, sizes[i]);
                 ASSERT_MEMEQ(args.files[i].data, contents[i], sizes[i]);
                 total += sizes[i];
+                /* A base64 text is dropped once decoded; utf-8 content is
+                 * the data itself and stays. */
+                json_object *f = json_object_array_get_idx(json_get(a, "files"), i);
+                ASSERT_EQ_INT(!!json_get(f, "content"), !streq_ptr(json_get_string(f, "encoding"), "base64"));
         }
         ASSERT_EQ_U64(args.files_bytes, total);
 }

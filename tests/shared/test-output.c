@@ -2,6 +2,7 @@
 /* Unit tests for src/shared/output.[ch]: stdout and stderr captured under one
  * shared byte limit. */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ TEST(test_init_done) {
         OutputCapture c;
 
         memset(&c, 0xAA, sizeof c);
-        output_capture_init(&c, 100);
+        output_capture_init(&c, 100, NULL);
         ASSERT_EQ_U64(c.limit, 100);
         ASSERT_EQ_U64(c.seen, 0);
         ASSERT_FALSE(c.truncated);
@@ -60,7 +61,7 @@ TEST(test_init_done) {
 TEST(test_shared_limit) {
         OutputCapture c;
 
-        output_capture_init(&c, 10);
+        output_capture_init(&c, 10, NULL);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, "hello", 5), 0);
         check_stream(&c, OUTPUT_STDOUT, "hello");
         ASSERT_FALSE(c.truncated);
@@ -91,7 +92,7 @@ TEST(test_shared_limit) {
 TEST(test_exact_fit_is_not_truncated) {
         OutputCapture c;
 
-        output_capture_init(&c, 6);
+        output_capture_init(&c, 6, NULL);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDERR, "abc", 3), 0);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, "def", 3), 0);
         ASSERT_FALSE(c.truncated);
@@ -121,7 +122,7 @@ TEST(test_exact_fit_is_not_truncated) {
 TEST(test_limit_one) {
         OutputCapture c;
 
-        output_capture_init(&c, 1);
+        output_capture_init(&c, 1, NULL);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, "ab", 2), 0);
         check_stream(&c, OUTPUT_STDOUT, "a");
         ASSERT_EQ_U64(c.allocated[OUTPUT_STDOUT], 1);
@@ -135,7 +136,7 @@ TEST(test_limit_one) {
         output_capture_done(&c);
 
         /* The single byte may just as well go to stderr. */
-        output_capture_init(&c, 1);
+        output_capture_init(&c, 1, NULL);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDERR, "x", 1), 0);
         ASSERT_FALSE(c.truncated);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, "y", 1), 0);
@@ -149,7 +150,7 @@ TEST(test_limit_one) {
 TEST(test_limit_zero) {
         OutputCapture c;
 
-        output_capture_init(&c, 0);
+        output_capture_init(&c, 0, NULL);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, "", 0), 0);
         ASSERT_FALSE(c.truncated);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, "a", 1), 0);
@@ -170,7 +171,7 @@ TEST(test_huge_append_is_not_read_past_what_fits) {
 
         ASSERT_TRUE(small);
         memcpy(small, "xyz", 3);
-        output_capture_init(&c, 3);
+        output_capture_init(&c, 3, NULL);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, small, 3), 0);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, small, (size_t) 1 << 30), 0);
         ASSERT_EQ_U64(c.seen, 3 + (UINT64_C(1) << 30));
@@ -192,7 +193,7 @@ TEST(test_big_interleaved) {
         OutputCapture c;
         char chunk[7919];
 
-        output_capture_init(&c, limit);
+        output_capture_init(&c, limit, NULL);
         /* Alternate streams with chunk sizes that do not divide the limit,
          * until three times the limit went by. */
         for (unsigned k = 0; total < 3 * limit; k++) {
@@ -224,7 +225,7 @@ TEST(test_big_interleaved) {
 TEST(test_total_allocation_within_limit) {
         OutputCapture c;
 
-        output_capture_init(&c, 10);
+        output_capture_init(&c, 10, NULL);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, "12345", 5), 0);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDERR, "67890", 5), 0);
         check_invariants(&c);
@@ -234,7 +235,7 @@ TEST(test_total_allocation_within_limit) {
         ASSERT_TRUE((uint64_t) c.allocated[OUTPUT_STDOUT] + c.allocated[OUTPUT_STDERR] <= c.limit);
         output_capture_done(&c);
 
-        output_capture_init(&c, UINT64_C(1) << 20);
+        output_capture_init(&c, UINT64_C(1) << 20, NULL);
         {
                 char *buf = calloc(1, 600 * 1024);
                 ASSERT_TRUE(buf);
@@ -250,7 +251,58 @@ TEST(test_total_allocation_within_limit) {
         output_capture_done(&c);
 }
 
+/* With a memory budget: the buffers are charged as they grow, and what the
+ * budget cannot give is dropped as past the limit, for good (no holes), and
+ * done gives everything back. */
+TEST(test_budget) {
+        MemBudget b = { .max = 16384 };
+        MemCharge charge = {}, other = {};
+        OutputCapture c;
+        char buf[8192];
+
+        memset(buf, 'x', sizeof buf);
+        ASSERT_EQ_INT(mem_charge_init(&charge, &b, "uid:1"), 0);
+        ASSERT_EQ_INT(mem_charge_init(&other, &b, "uid:2"), 0);
+        output_capture_init(&c, UINT64_C(1) << 20, &charge);
+        ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, "hello", 5), 0);
+        ASSERT_EQ_U64(charge.bytes, c.allocated[OUTPUT_STDOUT]);
+        ASSERT_FALSE(c.truncated);
+
+        /* The caller's share is 8 KiB: what does not fit is dropped. */
+        ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, buf, sizeof buf), 0);
+        ASSERT_TRUE(c.truncated);
+        ASSERT_TRUE(charge.bytes <= mem_budget_caller_max(&b));
+        ASSERT_EQ_U64(charge.bytes, (uint64_t) c.allocated[OUTPUT_STDOUT] + c.allocated[OUTPUT_STDERR]);
+        check_invariants(&c);
+
+        /* Room made later does not let output in after a gap. */
+        {
+                size_t kept = c.size[OUTPUT_STDOUT] + c.size[OUTPUT_STDERR];
+                ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDERR, "late", 4), 0);
+                ASSERT_EQ_U64(c.size[OUTPUT_STDOUT] + c.size[OUTPUT_STDERR], kept);
+        }
+        output_capture_done(&c);
+        ASSERT_EQ_U64(charge.bytes, 0);
+        ASSERT_EQ_U64(b.used, 0);
+
+        /* Another caller holding the rest of the budget leaves this one
+         * what is left, not its share. */
+        ASSERT_EQ_INT(mem_charge_set(&other, 8192 + 4096), -EBUSY);
+        ASSERT_EQ_INT(mem_charge_set(&other, 8192), 0);
+        mem_charge_force(&other, 12288);
+        output_capture_init(&c, UINT64_C(1) << 20, &charge);
+        ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, buf, sizeof buf), 0);
+        ASSERT_TRUE(c.truncated);
+        ASSERT_TRUE(b.used <= b.max);
+        ASSERT_EQ_U64(c.size[OUTPUT_STDOUT], 4096);
+        output_capture_done(&c);
+        mem_charge_done(&other);
+        mem_charge_done(&charge);
+        ASSERT_EQ_U64(b.used, 0);
+}
+
 int main(int argc, char *argv[]) {
+        RUN(test_budget);
         RUN(test_total_allocation_within_limit);
         RUN(test_init_done);
         RUN(test_shared_limit);

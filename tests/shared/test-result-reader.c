@@ -521,7 +521,44 @@ TEST(test_odd_names) {
         frame_buf_done(&b);
 }
 
+/* With a memory budget: what is kept is charged as it comes; a file the
+ * budget cannot take is left out with a reason, and the rest still comes;
+ * done gives it all back. */
+TEST(test_budget) {
+        MemBudget budget = { .max = 2 * 3000 };
+        MemCharge charge = {};
+        FrameBuf b = {};
+        ResultReader r;
+        uint8_t data[1000];
+
+        memset(data, 'x', sizeof data);
+        ASSERT_EQ_INT(mem_charge_init(&charge, &budget, "uid:1"), 0);
+        ASSERT_EQ_INT(mem_charge_set(&charge, 1500), 0);        /* the call's arguments */
+        frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/a\"}", data, sizeof data);
+        frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/b\"}", data, sizeof data);
+        frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/c\"}", data, 100);
+        frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
+
+        result_reader_init(&r, &limits);
+        r.charge = &charge;
+        ASSERT_EQ_INT(feed(&r, &b, 7), 1);
+        ASSERT_EQ_INT(r.n_items, 3);
+        ASSERT_TRUE(item(&r, 0)->data && !item(&r, 0)->reason);
+        /* 1500 + 1000 + 1000 is past the caller's share of 3000. */
+        ASSERT_TRUE(!item(&r, 1)->data);
+        ASSERT_CONTAINS(item(&r, 1)->reason, "memory budget");
+        ASSERT_TRUE(item(&r, 2)->data && !item(&r, 2)->reason);
+        ASSERT_EQ_U64(charge.bytes, 1500 + 1000 + 100);
+        ASSERT_EQ_U64(budget.used, charge.bytes);
+        result_reader_done(&r);
+        ASSERT_EQ_U64(charge.bytes, 1500);
+        mem_charge_done(&charge);
+        ASSERT_EQ_U64(budget.used, 0);
+        frame_buf_done(&b);
+}
+
 int main(void) {
+        RUN(test_budget);
         RUN(test_good);
         RUN(test_steal);
         RUN(test_cut);
