@@ -246,6 +246,12 @@ HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *
         return NULL;
 }
 
+/* Sandbox sessions made in it that may still live: its client's Python
+ * state, which only their own idle timers (or the client) may end. */
+static bool session_holds_state(HttpSession *s) {
+        return s->mcp && mcp_session_sandbox_sessions(s->mcp) > 0;
+}
+
 static bool session_idle(HttpSession *s) {
         return !s->requests && (!s->mcp || mcp_session_in_flight(s->mcp) == 0);
 }
@@ -256,14 +262,22 @@ bool http_session_make_room(HttpServer *h) {
         if (h->n_sessions < h->config.max_sessions)
                 return true;
         /* A client that re-initializes without DELETE must not lock others
-         * out: the longest unused idle session goes. */
+         * out: the longest unused session that holds nothing goes (its
+         * client, if any, gets 404 and initializes again, losing nothing).
+         * One with a stream, a call or a live sandbox session stays: no
+         * client may destroy another's state, so then the newcomer waits. */
         LIST_FOREACH(sessions, s, h->sessions)
-                if (s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) &&
+                if (s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) && !session_holds_state(s) &&
                     (!oldest || s->last_used < oldest->last_used))
                         oldest = s;
-        if (!oldest)
+        if (!oldest) {
+                log_struct(LOG_NOTICE,
+                           "MESSAGE=Too many HTTP sessions (%u), each holding a stream, a call or a sandbox "
+                           "session; refusing a new one.", h->n_sessions,
+                           "MCP_TRANSPORT=http");
                 return false;
-        log_info("Too many HTTP sessions (%u), ending the longest idle one.", h->n_sessions);
+        }
+        log_info("Too many HTTP sessions (%u), ending the longest idle one that holds nothing.", h->n_sessions);
         http_session_free(oldest);
         return true;
 }
@@ -326,8 +340,10 @@ void http_session_request_gone(HttpRequest *req) {
 void http_sessions_sweep(HttpServer *h) {
         uint64_t now = now_usec();
 
+        /* One whose sandbox sessions may live stays: their own idle timers
+         * (MCP_EXEC_SESSION_IDLE_S) end them, and then it goes here. */
         LIST_FOREACH_SAFE(sessions, s, next, h->sessions) {
-                if (s->kind != HTTP_SESSION_STREAMABLE || !session_idle(s) ||
+                if (s->kind != HTTP_SESSION_STREAMABLE || !session_idle(s) || session_holds_state(s) ||
                     now - s->last_used < h->config.session_idle_usec)
                         continue;
                 log_struct(LOG_INFO, "MESSAGE=HTTP session unused for %" PRIu64 " s, ending it.",
