@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "http-internal.h"
+#include "http-util.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
@@ -23,9 +24,15 @@ mhd_result legacy_sse_open(HttpRequest *req) {
         _cleanup_free_ char *endpoint = NULL;
         HttpSession *s;
 
+        /* As GET /mcp: only a client that reads an event stream gets a
+         * session, not whatever fetches a URL. */
+        if (!http_accepts(http_request_header(req, "Accept"), "text/event-stream"))
+                return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, JSONRPC_SERVER_ERROR,
+                                          "Not Acceptable: Accept must list text/event-stream");
         if (bad_protocol_header(req))
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
                                           "Bad Request: unsupported MCP-Protocol-Version");
+        /* Ends no session that holds something: 503 and Retry-After then. */
         if (!http_session_make_room(h))
                 return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");

@@ -183,6 +183,9 @@ static void test_refusals(void) {
         expect("no token", "POST", "/mcp", ACCEPT_BOTH, INIT_BODY, 401, "WWW-Authenticate: Bearer realm=\"mcp-exec\"");
         expect("wrong token", "POST", "/mcp", "X-MCP-AUTH: nope\r\n" ACCEPT_BOTH, INIT_BODY, 401, NULL);
         expect("no token /sse", "GET", "/sse", NULL, NULL, 401, "WWW-Authenticate: Bearer");
+        /* Only an event-stream reader gets a legacy session, as on GET /mcp. */
+        expect("/sse without Accept", "GET", "/sse", AUTH, NULL, 406, "text/event-stream");
+        expect("/sse Accept: JSON", "GET", "/sse", AUTH "Accept: application/json\r\n", NULL, 406, NULL);
         expect("no token /messages", "POST", "/messages?sessionId=x", NULL, "{}", 401, "WWW-Authenticate: Bearer");
         expect("bearer", "POST", "/mcp", "Authorization: Bearer " TOKEN "\r\n" ACCEPT_BOTH, "{}", 400, NULL);
         expect("unknown path", "GET", "/nope", AUTH, NULL, 404, NULL);
@@ -483,7 +486,7 @@ static void test_legacy(void) {
         int fd;
 
         fd = connect_server();
-        req = build("GET", "/sse", AUTH, NULL, false);
+        req = build("GET", "/sse", AUTH "Accept: text/event-stream\r\n", NULL, false);
         send_all(fd, req, strlen(req));
         free(req);
         r = read_response(fd, "sessionId=");
@@ -579,7 +582,8 @@ static void test_limits(void) {
                NULL);
         sc = open_stream(c);
         expect("no room for a session", "POST", "/mcp", AUTH ACCEPT_BOTH, INIT_BODY, 503, "Retry-After");
-        expect("no room for a legacy session", "GET", "/sse", AUTH, NULL, 503, NULL);
+        expect("no room for a legacy session", "GET", "/sse", AUTH "Accept: text/event-stream\r\n", NULL, 503,
+               "Retry-After");
 
         /* Four connections at most: two streams and two idle clients fill them. */
         idle1 = connect_server();
