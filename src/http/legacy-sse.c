@@ -36,7 +36,7 @@ mhd_result legacy_sse_open(HttpRequest *req) {
         if (!http_session_make_room(h))
                 return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
-        if (http_session_new(h, HTTP_SESSION_LEGACY, &s) < 0)
+        if (http_session_new(h, HTTP_SESSION_LEGACY, req, &s) < 0)
                 return MHD_NO;
         req->is_stream = true;
         http_session_add_request(s, req);
@@ -60,7 +60,7 @@ mhd_result legacy_messages_post(HttpRequest *req) {
         if (!id)
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: the sessionId query parameter is required");
-        s = http_session_find(req->server, HTTP_SESSION_LEGACY, id);
+        s = http_session_find(req->server, HTTP_SESSION_LEGACY, id, req->token_name);
         if (!s || !s->stream)
                 return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         if (bad_protocol_header(req))

@@ -146,6 +146,9 @@ static const char *header_of(const char *resp, const char *name, char *buf, size
 
 #define AUTH "X-MCP-AUTH: " TOKEN "\r\n"
 #define ACCEPT_BOTH "Accept: application/json, text/event-stream\r\n"
+/* A named token of the main server (http-tokens.h): another caller. */
+#define TOKEN_ALICE "alice-s3cret"
+#define AUTH_ALICE "X-MCP-AUTH: " TOKEN_ALICE "\r\n"
 #define INIT_BODY                                                                                              \
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"," \
         "\"capabilities\":{},\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}"
@@ -239,6 +242,28 @@ static char *initialize(char sid[64]) {
         CHECK(header_of(r, "Mcp-Session-Id", sid, 64), "no session id: %.300s", r);
         CHECK(strstr(r, "\"protocolVersion\":\"2025-06-18\""), "initialize result: %.300s", r);
         return r;
+}
+
+/* A named token is its own caller: its sessions are not found with another
+ * token, and the other way round. */
+static void test_named_tokens(void) {
+        char sid[64] = "", h[512], *r;
+
+        r = exchange("POST", "/mcp", AUTH_ALICE ACCEPT_BOTH, INIT_BODY);
+        CHECK(status_of(r) == 200, "initialize with a named token: %.300s", r);
+        CHECK(header_of(r, "Mcp-Session-Id", sid, 64), "no session id: %.300s", r);
+        free(r);
+        (void) snprintf(h, sizeof h, AUTH_ALICE ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+        expect("named token, own session", "POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
+               200, "\"name\":\"exec\"");
+        (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+        expect("another token, alice's session", "POST", "/mcp", h,
+               "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 404, NULL);
+        expect("another token, alice's session, DELETE", "DELETE", "/mcp", h, NULL, 404, NULL);
+        (void) snprintf(h, sizeof h, AUTH_ALICE ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+        expect("DELETE by its owner", "DELETE", "/mcp", h, NULL, 200, NULL);
+        expect("a token that is alice's with one more byte", "POST", "/mcp", "X-MCP-AUTH: " TOKEN_ALICE "x\r\n" ACCEPT_BOTH,
+               INIT_BODY, 401, NULL);
 }
 
 static void test_sessions(void) {
@@ -830,6 +855,7 @@ static int child(void) {
         test_status();
         test_refusals();
         test_sessions();
+        test_named_tokens();
         test_pending();
         test_stateless();
         test_legacy();
@@ -960,6 +986,14 @@ int main(void) {
         ASSERT_EQ_INT(http_socket_describe(lfd, &loopback, &port, &auth.bound_host), 0);
         ASSERT_TRUE(loopback && port > 0);
         auth.token = strdup(TOKEN);
+        {
+                HttpTokens named = {};
+                const char *why = NULL;
+                char buf[64];
+                ASSERT_EQ_INT(http_tokens_parse("alice " TOKEN_ALICE "\n", strlen("alice " TOKEN_ALICE "\n"), &named, buf,
+                                                sizeof buf, &why), 0);
+                ASSERT_EQ_INT(http_auth_set_named(&auth, &named, &why), 0);
+        }
         auth.check_host = true;
         auth.port = port;
         ASSERT_EQ_INT(http_auth_parse_origins("https://app.example", &auth.origins), 0);
