@@ -5,7 +5,7 @@
 #             initializes (cap 8 sessions here): each gets 200 (an empty session made room) or 503
 #             with Retry-After, and the witness still reads 41 (before the fix it was evicted
 #             after 8 and got 404)
-#   sse       GET /sse without Accept: text/event-stream is 406 and makes no session; 20 held
+#   sse       GET /sse without an Accept that admits text/event-stream is 406; 20 held
 #             GET /sse streams fill the table: the rest, and an initialize, get 503 with
 #             Retry-After, and the witness still reads 41
 #   scope     one MCP session creates its share of sandbox sessions (2 of the caller's 4), the
@@ -59,7 +59,8 @@ jcheck "$out" 'r["status"] == 200 and r["stdout"] == "41\n"' "evict: the witness
 log "evict: ok, the witness still reads x == 41"
 
 # --- sse -----------------------------------------------------------------------------------------
-st=$(bx curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "X-MCP-AUTH: $TOKEN" "$URL/sse")
+# (curl sends Accept: */* unless told otherwise; -H 'Accept:' drops it.)
+st=$(bx curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "X-MCP-AUTH: $TOKEN" -H 'Accept:' "$URL/sse")
 [[ $st == 406 ]] || fail "sse: GET /sse without Accept got $st, want 406"
 st=$(bx curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "X-MCP-AUTH: $TOKEN" -H 'Accept: application/json' "$URL/sse")
 [[ $st == 406 ]] || fail "sse: GET /sse with Accept: application/json got $st, want 406"
