@@ -13,7 +13,8 @@
 #             same caller still creates its own, up to the caller's cap
 #   names     /etc/mcp-exec/tokens with three names: 10 clients over 3 names are all served (with
 #             the one shared token, the 5th is refused: 4 per caller); a wrong token is 401; one
-#             name's sandbox session and MCP session are not found with another name's token;
+#             name's sandbox session cannot be used or closed with another name's token, nor its
+#             MCP session (404);
 #             systemctl reload picks up an added name and drops a removed one with the same
 #             MainPID; a world-readable file on reload is refused and the old set stays; /metrics
 #             shows the names; no token text is in /metrics, the journal or systemctl show
@@ -118,6 +119,12 @@ jcheck "$out" 'r["status"] == 200 and not r["result"]["isError"]' "names: alice 
 out=$(iso call "$TOK_B" "$B_SID" exec "{\"code\":\"print(y)\",\"session\":\"$A_HANDLE\"}")
 jcheck "$out" 'r["status"] == 200 and r["result"]["isError"] and r["result"]["content"][0]["text"].startswith("session not found")' \
     "names: bob used alice's sandbox session"
+out=$(iso call "$TOK_B" "$B_SID" session_close "{\"session\":\"$A_HANDLE\"}")
+jcheck "$out" 'r["status"] == 200 and r["result"]["isError"] and r["result"]["content"][0]["text"].startswith("session not found")' \
+    "names: bob closed alice's sandbox session"
+out=$(iso call "$TOK_A" "$A_SID" exec "{\"code\":\"print(y)\",\"session\":\"$A_HANDLE\"}")
+jcheck "$out" 'r["status"] == 200 and r["result"]["structuredContent"]["stdout"] == "7\n"' \
+    "names: alice's sandbox session did not survive bob's attempts"
 out=$(iso call "$TOK_B" "$A_SID" exec '{"code":"print(1)"}')
 jcheck "$out" 'r["status"] == 404' "names: alice's MCP session answered bob's token"
 st=$(bx curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "X-MCP-AUTH: ${TOK_A}x" -H 'Content-Type: application/json' \
