@@ -407,10 +407,12 @@ static int load_named_tokens(Daemon *d, HttpAuth *auth) {
 
         if (!isempty(path))
                 r = http_tokens_load(path, &t, buf, sizeof buf, &why);
-        if (r < 0)
-                return log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_AUTH_TOKENS_FILE=%s: %s", path,
-                                  why ?: strerror(-r),
-                                  "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKENS_FILE"), r;
+        if (r < 0) {
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_AUTH_TOKENS_FILE=%s: %s", path,
+                           why ?: strerror(-r),
+                           "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKENS_FILE");
+                return r;
+        }
         f = open_memstream(&names, &len);
         for (size_t i = 0; f && i < t.n; i++)
                 (void) fprintf(f, "%s%s", i > 0 ? ", " : "", t.entries[i].name);
@@ -418,9 +420,11 @@ static int load_named_tokens(Daemon *d, HttpAuth *auth) {
                 (void) fclose(f);
         n = t.n;
         r = auth ? http_auth_set_named(auth, &t, &why) : http_server_set_named_tokens(d->http, &t, &why);
-        if (r < 0)
-                return log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_AUTH_TOKENS_FILE=%s: %s", path, why,
-                                  "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKENS_FILE"), r;
+        if (r < 0) {
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_AUTH_TOKENS_FILE=%s: %s", path, why,
+                           "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKENS_FILE");
+                return r;
+        }
         log_struct(LOG_INFO, "MESSAGE=Named HTTP tokens: %zu%s%s%s.", n, n > 0 ? " (" : "",
                    n > 0 && names ? names : "", n > 0 ? ")" : "",
                    "MCP_TRANSPORT=http",
@@ -434,12 +438,14 @@ static int load_named_tokens(Daemon *d, HttpAuth *auth) {
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Daemon *d = userdata;
 
-        if (!d->http) {
+        if (!d->http && d->http_listen_fd < 0) {
                 log_info("SIGHUP: no HTTP served here, nothing to reload.");
                 return 0;
         }
         (void) sd_notify(false, "RELOADING=1\nSTATUS=Reloading the named tokens");
-        if (load_named_tokens(d, NULL) < 0)
+        /* Before the broker answered, the server is not there yet and the
+         * tokens wait in d->http_auth for it. */
+        if (load_named_tokens(d, d->http ? NULL : &d->http_auth) < 0)
                 log_warning("Reload failed; the named tokens stay as they were.");
         (void) sd_notify(false, "READY=1\nSTATUS=Serving");
         return 0;
