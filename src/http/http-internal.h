@@ -198,8 +198,9 @@ HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *
 /* Room for one more limited session: if needed, ends the longest idle one
  * that holds nothing (no request, no stream, no call, no live sandbox
  * session). False if every session holds something: nobody's state is
- * destroyed for a newcomer, who gets 503 and Retry-After. */
-bool http_session_make_room(HttpServer *h);
+ * destroyed for a newcomer, who gets 503 and Retry-After. One made with
+ * req's token goes before anyone else's. */
+bool http_session_make_room(HttpServer *h, HttpRequest *req);
 void http_session_touch(HttpSession *s);
 /* Hands one message to the core with req as the target of its replies. */
 int http_session_handle(HttpSession *s, HttpRequest *req, const char *body, size_t size);

@@ -265,20 +265,32 @@ static bool session_idle(HttpSession *s) {
         return !s->requests && (!s->mcp || mcp_session_in_flight(s->mcp) == 0);
 }
 
-bool http_session_make_room(HttpServer *h) {
-        HttpSession *oldest = NULL;
+/* Neither a request, a stream, a call nor a live sandbox session. */
+static bool session_evictable(HttpSession *s) {
+        return s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) && !session_holds_state(s);
+}
+
+bool http_session_make_room(HttpServer *h, HttpRequest *req) {
+        HttpSession *oldest = NULL, *oldest_own = NULL;
+        const char *token_name = req ? req->token_name : "";
 
         if (h->n_sessions < h->config.max_sessions)
                 return true;
         /* A client that re-initializes without DELETE must not lock others
          * out: the longest unused session that holds nothing goes (its
-         * client, if any, gets 404 and initializes again, losing nothing).
-         * One with a stream, a call or a live sandbox session stays: no
-         * client may destroy another's state, so then the newcomer waits. */
-        LIST_FOREACH(sessions, s, h->sessions)
-                if (s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) && !session_holds_state(s) &&
-                    (!oldest || s->last_used < oldest->last_used))
+         * client, if any, gets 404 and initializes again, losing nothing);
+         * one of the newcomer's own caller first, so that a caller's flood
+         * recycles its own sessions before anyone else's. One with a
+         * stream, a call or a live sandbox session stays: no client may
+         * destroy another's state, so then the newcomer waits. */
+        LIST_FOREACH(sessions, s, h->sessions) {
+                if (!session_evictable(s))
+                        continue;
+                if (!oldest || s->last_used < oldest->last_used)
                         oldest = s;
+                if (streq(s->token_name, token_name) && (!oldest_own || s->last_used < oldest_own->last_used))
+                        oldest_own = s;
+        }
         if (!oldest) {
                 log_struct(LOG_NOTICE,
                            "MESSAGE=Too many HTTP sessions (%u), each holding a stream, a call or a sandbox "
@@ -287,7 +299,7 @@ bool http_session_make_room(HttpServer *h) {
                 return false;
         }
         log_info("Too many HTTP sessions (%u), ending the longest idle one that holds nothing.", h->n_sessions);
-        http_session_free(oldest);
+        http_session_free(oldest_own ?: oldest);
         return true;
 }
 

@@ -33,7 +33,7 @@ mhd_result legacy_sse_open(HttpRequest *req) {
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
                                           "Bad Request: unsupported MCP-Protocol-Version");
         /* Ends no session that holds something: 503 and Retry-After then. */
-        if (!http_session_make_room(h))
+        if (!http_session_make_room(h, req))
                 return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_LEGACY, req, &s) < 0)

@@ -148,7 +148,7 @@ static mhd_result post_initialize(HttpRequest *req, McpInbound *info) {
         HttpSession *s;
         mhd_result m;
 
-        if (!http_session_make_room(h))
+        if (!http_session_make_room(h, req))
                 return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_STREAMABLE, req, &s) < 0)

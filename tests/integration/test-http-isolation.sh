@@ -16,7 +16,8 @@
 #             name's sandbox session cannot be used or closed with another name's token, nor its
 #             MCP session (404);
 #             systemctl reload picks up an added name and drops a removed one with the same
-#             MainPID; a world-readable file on reload is refused and the old set stays; /metrics
+#             MainPID; a world-readable file on reload is refused and the old set stays; at the cap
+#             one name's flood of initializes ends its own empty sessions, not another's; /metrics
 #             shows the names; no token text is in /metrics, the journal or systemctl show
 . "$(dirname "$0")/../lib/itest.sh"
 
@@ -156,6 +157,17 @@ refused() { journal_since "$cursor" -u mcp-exec.service -o cat | grep -q 'MCP_EX
 wait_for 15 refused || fail "names: a world-readable tokens file was not refused on reload"
 dave_ok || fail "names: a refused reload dropped the old tokens"
 [[ $(pid_of) == "$PID" ]] || fail "names: the refused reload restarted the service"
+
+# At the cap a caller's flood recycles its own empty sessions, not another name's.
+write_tokens 0640 "bob $TOK_B" "dave $TOK_D"
+fresh
+out=$(iso init "$TOK_B")
+jcheck "$out" 'r["status"] == 200' "names: bob cannot initialize"
+B1=$(jget "$out" 'r["sid"]')
+out=$(iso init-flood "$TOK_D" 20)
+jcheck "$out" 'r["200"] == 20' "names: dave's initializes at the cap were not served"
+out=$(iso call "$TOK_B" "$B1" exec '{"code":"print(1)"}')
+jcheck "$out" 'r["status"] == 200' "names: dave's flood ended bob's session instead of one of dave's"
 
 # Names, never tokens.
 metrics=$(bx curl -s --max-time 10 -H "X-MCP-AUTH: $TOK_D" "$URL/metrics")

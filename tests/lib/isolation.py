@@ -5,6 +5,7 @@
 #
 #   isolation.py witness PORT TOKEN          initialize, session_create, x = 41:
 #                                            {"sid", "handle"}
+#   isolation.py init PORT TOKEN             one initialize: {"status", "sid"}
 #   isolation.py read PORT TOKEN SID HANDLE  exec print(x) in the sandbox session:
 #                                            {"status", "stdout", "text"}
 #   isolation.py init-flood PORT TOKEN N     N initializes, each a new client that never comes
@@ -186,6 +187,9 @@ def main(argv):
     cmd, port = argv[1], int(argv[2])
     if cmd == "witness":
         r = witness(port, argv[3])
+    elif cmd == "init":
+        st, _, sid = initialize(port, argv[3])
+        r = {"status": st, "sid": sid}
     elif cmd == "read":
         r = read_x(port, argv[3], argv[4], argv[5])
     elif cmd == "init-flood":
