@@ -453,6 +453,7 @@ static void client_handle_info(Client *c) {
         }
         json_object_object_add(j, "max_sessions", json_object_new_int64((int64_t) s->config.max_sessions));
         json_object_object_add(j, "max_sessions_per_caller", json_object_new_int64((int64_t) s->config.max_sessions_per_caller));
+        json_object_object_add(j, "max_sessions_per_scope", json_object_new_int64((int64_t) s->config.max_sessions_per_scope));
         json_object_object_add(j, "session_idle_s", json_object_new_int64((int64_t) s->config.session_idle_s));
         json_object_object_add(j, "session_max_s", json_object_new_int64((int64_t) s->config.session_max_s));
         json_object_object_add(j, "sessions", json_object_new_int64((int64_t) s->n_sessions));
@@ -799,7 +800,7 @@ static int client_handle_session_create(Client *c, json_object *req) {
         Server *s = c->server;
         SessionOwner owner;
         SandboxSpec spec;
-        unsigned mine = 0;
+        unsigned mine = 0, in_scope = 0;
         Session *se;
         int r;
 
@@ -815,12 +816,21 @@ static int client_handle_session_create(Client *c, json_object *req) {
                                          "the server holds as many sessions as it may (MCP_EXEC_MAX_SESSIONS); "
                                          "close one or wait for one to expire");
         LIST_FOREACH(sessions, x, s->sessions)
-                if (session_has_caller(x, caller))
+                if (session_has_caller(x, caller)) {
                         mine++;
+                        in_scope += !isempty(scope) && session_in_scope(x, caller, scope);
+                }
         if (mine >= s->config.max_sessions_per_caller)
                 return client_send_error(c, BROKER_ERROR_SESSION_LIMIT,
                                          "this caller holds as many sessions as it may "
                                          "(MCP_EXEC_MAX_SESSIONS_PER_CALLER); close one first");
+        /* One MCP session of a caller (one HTTP client of a shared token)
+         * gets only its share, so that it cannot shut the caller's other
+         * clients out. The unscoped (stdio: the uid's own) have no share. */
+        if (in_scope >= s->config.max_sessions_per_scope)
+                return client_send_error(c, BROKER_ERROR_SESSION_LIMIT,
+                                         "this MCP session holds as many sessions as one may "
+                                         "(MCP_EXEC_MAX_SESSIONS_PER_SCOPE); close one first");
 
         owner = (SessionOwner) { .caller = caller, .scope = scope, .frontend_pid = client_frontend_pid(c) };
         server_fill_spec(s, 0, &spec);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
@@ -35,6 +36,7 @@
 #include "launch-frame.h"
 #include "http-auth.h"
 #include "http-server.h"
+#include "http-tokens.h"
 #include "line-conn.h"
 #include "json-util.h"
 #include "log.h"
@@ -183,6 +185,9 @@ static void health_input(Daemon *d, const RunStats *broker, HealthInput *ret) {
 }
 
 static int render_metrics(Daemon *d, const HealthInput *in, HttpStatusAnswer *ret) {
+        _cleanup_free_ HttpCallerStats *callers = NULL;
+        _cleanup_free_ MetricsCaller *mc = NULL;
+        size_t n_callers = 0;
         HttpServerStats hs;
         StdioServerStats ss;
         MetricsSnapshot m = {
@@ -204,6 +209,14 @@ static int render_metrics(Daemon *d, const HealthInput *in, HttpStatusAnswer *re
         m.http_sessions_streamable = hs.sessions_streamable;
         m.http_sessions_legacy = hs.sessions_legacy;
         m.http_streams = hs.streams;
+        if (http_server_get_caller_stats(d->http, &callers, &n_callers) < 0 ||
+            (n_callers > 0 && !(mc = new0(MetricsCaller, n_callers))))
+                return -ENOMEM;
+        for (size_t i = 0; i < n_callers; i++)
+                mc[i] = (MetricsCaller) { .name = callers[i].name, .http_sessions = callers[i].sessions,
+                                          .sandbox_sessions = callers[i].sandbox_sessions };
+        m.http_callers = mc;
+        m.n_http_callers = n_callers;
         stdio_server_get_stats(d->stdio, &ss);
         m.stdio_connections = ss.connections;
         m.stdio_refused_full = ss.refused_full;
@@ -384,6 +397,64 @@ static bool env_true(const char *name) {
         return e && (streq(e, "1") || streq(e, "yes") || streq(e, "true"));
 }
 
+/* The named tokens of MCP_EXEC_AUTH_TOKENS_FILE, checked against the single
+ * token, into *auth (at start) or the server's (on reload). Logs why not;
+ * never a token, never a line of the file. */
+static int load_named_tokens(Daemon *d, HttpAuth *auth) {
+        _cleanup_(http_tokens_done) HttpTokens t = {};
+        const char *path = d->config.auth_tokens_file, *why = NULL;
+        _cleanup_free_ char *names = NULL;
+        size_t len = 0, n;
+        char buf[128];
+        FILE *f;
+        int r = 0;
+
+        if (!isempty(path))
+                r = http_tokens_load(path, &t, buf, sizeof buf, &why);
+        if (r < 0) {
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_AUTH_TOKENS_FILE=%s: %s", path,
+                           why ?: strerror(-r),
+                           "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKENS_FILE");
+                return r;
+        }
+        f = open_memstream(&names, &len);
+        for (size_t i = 0; f && i < t.n; i++)
+                (void) fprintf(f, "%s%s", i > 0 ? ", " : "", t.entries[i].name);
+        if (f)
+                (void) fclose(f);
+        n = t.n;
+        r = auth ? http_auth_set_named(auth, &t, &why) : http_server_set_named_tokens(d->http, &t, &why);
+        if (r < 0) {
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: MCP_EXEC_AUTH_TOKENS_FILE=%s: %s", path, why,
+                           "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKENS_FILE");
+                return r;
+        }
+        log_struct(LOG_INFO, "MESSAGE=Named HTTP tokens: %zu%s%s%s.", n, n > 0 ? " (" : "",
+                   n > 0 && names ? names : "", n > 0 ? ")" : "",
+                   "MCP_TRANSPORT=http",
+                   "MCP_HTTP_TOKEN_NAMES=%s", names ?: "");
+        return 0;
+}
+
+/* SIGHUP (systemctl reload): the named tokens again. A bad file keeps the
+ * old set. The single token (credential, environment) stays as it was:
+ * systemd does not refresh credentials on reload. */
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Daemon *d = userdata;
+
+        if (!d->http && d->http_listen_fd < 0) {
+                log_info("SIGHUP: no HTTP served here, nothing to reload.");
+                return 0;
+        }
+        (void) sd_notify(false, "RELOADING=1\nSTATUS=Reloading the named tokens");
+        /* Before the broker answered, the server is not there yet and the
+         * tokens wait in d->http_auth for it. */
+        if (load_named_tokens(d, d->http ? NULL : &d->http_auth) < 0)
+                log_warning("Reload failed; the named tokens stay as they were.");
+        (void) sd_notify(false, "READY=1\nSTATUS=Serving");
+        return 0;
+}
+
 /* Who may use the HTTP socket: the token, allowed Origins, the Host check
  * (loopback names on loopback, and MCP_EXEC_ALLOWED_HOSTS anywhere). A
  * socket others can reach is refused without a token. */
@@ -405,12 +476,15 @@ static int http_setup(Daemon *d) {
                            "MCP_CONFIG_ERROR=MCP_EXEC_AUTH_TOKEN");
                 return r;
         }
+        r = load_named_tokens(d, &d->http_auth);
+        if (r < 0)
+                return r;
         r = http_auth_parse_origins(getenv("MCP_EXEC_ALLOWED_ORIGINS"), &d->http_auth.origins);
         if (r >= 0)
                 r = http_auth_parse_hosts(d->config.allowed_hosts, &d->http_auth.hosts);
         if (r < 0)
                 return log_oom();
-        if (!loopback && !d->http_auth.token && !env_true("MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN")) {
+        if (!loopback && !http_auth_has_token(&d->http_auth) && !env_true("MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN")) {
                 log_struct(LOG_ERR,
                            "MESSAGE=Refusing to serve HTTP on %s:%u without a token: whoever reaches it could run "
                            "code. Set the auth-token credential or MCP_EXEC_AUTH_TOKEN, listen on loopback, or set "
@@ -421,11 +495,11 @@ static int http_setup(Daemon *d) {
         /* Over a unix socket no browser can be steered to us: no Host check. */
         d->http_auth.check_host = loopback && host;
         d->http_auth.port = port;
-        if (!loopback && !d->http_auth.token)
+        if (!loopback && !http_auth_has_token(&d->http_auth))
                 log_warning("Serving HTTP beyond loopback without a token, as MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN says.");
-        log_struct(LOG_INFO, "MESSAGE=Serving HTTP on %s:%u (/mcp, /sse) as node %s; token: %s.",
+        log_struct(LOG_INFO, "MESSAGE=Serving HTTP on %s:%u (/mcp, /sse) as node %s; token: %s; named tokens: %zu.",
                    host ?: "unix socket", (unsigned) port, node_id(),
-                   source ?: loopback ? "none, loopback only" : "none",
+                   source ?: loopback ? "none, loopback only" : "none", d->http_auth.named.n,
                    "MCP_TRANSPORT=http",
                    "MCP_NODE_ID=%s", node_id(),
                    "MCP_HTTP_LISTEN=%s:%u", host ?: "unix", (unsigned) port,
@@ -626,6 +700,7 @@ static int daemon_setup_event(Daemon *d) {
         (void) sigemptyset(&mask);
         (void) sigaddset(&mask, SIGTERM);
         (void) sigaddset(&mask, SIGINT);
+        (void) sigaddset(&mask, SIGHUP);
         (void) sigprocmask(SIG_BLOCK, &mask, NULL);
         /* A peer vanishing mid-write must not kill us. */
         (void) signal(SIGPIPE, SIG_IGN);
@@ -635,6 +710,9 @@ static int daemon_setup_event(Daemon *d) {
                 return log_error_errno(r, "Cannot allocate the event loop: %m");
         (void) sd_event_add_signal(d->event, NULL, SIGTERM, NULL, NULL);
         (void) sd_event_add_signal(d->event, NULL, SIGINT, NULL, NULL);
+        r = sd_event_add_signal(d->event, NULL, SIGHUP, on_sighup, d);
+        if (r < 0)
+                return log_error_errno(r, "Cannot handle SIGHUP: %m");
         /* Not sd_event_set_watchdog(): that answers whenever the loop runs. */
         if (sd_watchdog_enabled(false, &d->watchdog_usec) <= 0)
                 d->watchdog_usec = 0;

@@ -158,6 +158,26 @@ static void render_runs(MetricsWriter *w, const RunStats *b) {
         }
 }
 
+/* Per HTTP caller: the name of its token, never the token. */
+static void render_callers(MetricsWriter *w, const MetricsCaller *c, size_t n) {
+        char name[2 * 64], labels[2 * 64 + 16];
+
+        if (n == 0)
+                return;
+        metrics_family(w, "mcp_exec_http_caller_sessions", "gauge",
+                       "HTTP sessions open now, by caller (the name of the token they use).");
+        for (size_t i = 0; i < n; i++) {
+                (void) snprintf(labels, sizeof labels, "caller=\"%s\"", metrics_label_escape(c[i].name, name, sizeof name));
+                metrics_sample(w, "mcp_exec_http_caller_sessions", labels, c[i].http_sessions);
+        }
+        metrics_family(w, "mcp_exec_http_caller_sandbox_sessions", "gauge",
+                       "Sandbox sessions (session_create) of this front end that may live, by HTTP caller.");
+        for (size_t i = 0; i < n; i++) {
+                (void) snprintf(labels, sizeof labels, "caller=\"%s\"", metrics_label_escape(c[i].name, name, sizeof name));
+                metrics_sample(w, "mcp_exec_http_caller_sandbox_sessions", labels, c[i].sandbox_sessions);
+        }
+}
+
 int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {
         char node[2 * 64], version[2 * 64], labels[300];
         MetricsWriter w;
@@ -198,6 +218,7 @@ int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {
                 metrics_sample(&w, "mcp_exec_http_sessions", "transport=\"streamable\"", s->http_sessions_streamable);
                 metrics_sample(&w, "mcp_exec_http_sessions", "transport=\"sse\"", s->http_sessions_legacy);
                 metrics_gauge(&w, "mcp_exec_http_streams", "Open event streams (GET /mcp and /sse).", s->http_streams);
+                render_callers(&w, s->http_callers, s->n_http_callers);
         }
         if (s->has_stdio) {
                 metrics_gauge(&w, "mcp_exec_stdio_connections", "Local sessions (stdio.sock) open now.",

@@ -37,6 +37,13 @@ void metrics_counter(MetricsWriter *w, const char *name, const char *help, uint6
 /* Escapes a label value (backslash, double quote, newline) into buf. */
 const char *metrics_label_escape(const char *value, char *buf, size_t size);
 
+/* One HTTP caller: a token's name, "default" for the single token, or
+ * "loopback" without one. Never the token. */
+typedef struct MetricsCaller {
+        const char *name;
+        uint64_t http_sessions, sandbox_sessions;
+} MetricsCaller;
+
 /* What one front end process shows. */
 typedef struct MetricsSnapshot {
         const char *node;
@@ -47,6 +54,8 @@ typedef struct MetricsSnapshot {
         bool has_http;                  /* this process serves HTTP */
         uint64_t http_connections, http_accepted, http_refused, http_expired;
         uint64_t http_sessions_streamable, http_sessions_legacy, http_streams;
+        const MetricsCaller *http_callers;      /* one per configured name: bounded label values */
+        size_t n_http_callers;
         bool has_stdio;                 /* this process serves the local socket */
         uint64_t stdio_connections, stdio_refused_full, stdio_refused_uid, stdio_closed_silent;
 } MetricsSnapshot;

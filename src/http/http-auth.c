@@ -2,9 +2,11 @@
 #include "http-auth.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -20,7 +22,10 @@ static bool host_is_loopback(const HttpAuth *a, const char *host);
 void http_auth_done(HttpAuth *a) {
         if (!a)
                 return;
+        if (a->token)
+                explicit_bzero(a->token, strlen(a->token));
         a->token = mfree(a->token);
+        http_tokens_done(&a->named);
         strv_free(a->origins);
         a->origins = NULL;
         strv_free(a->hosts);
@@ -39,18 +44,66 @@ bool streq_consttime(const char *a, const char *b) {
         return d == 0;
 }
 
-bool http_auth_token_ok(const HttpAuth *a, const char *x_mcp_auth, const char *authorization) {
-        const char *bearer = http_bearer_token(authorization);
+/* 1 if x or y is t, else 0; time depends on the lengths only. */
+static size_t either_is(const char *x, const char *y, const char *t) {
         bool ok = false;
 
-        if (!a->token)
-                return true;
-        /* Both are checked, so timing does not tell which header was tried. */
-        if (x_mcp_auth)
-                ok |= streq_consttime(x_mcp_auth, a->token);
-        if (bearer)
-                ok |= streq_consttime(bearer, a->token);
+        if (x)
+                ok |= streq_consttime(x, t);
+        if (y)
+                ok |= streq_consttime(y, t);
         return ok;
+}
+
+bool http_auth_has_token(const HttpAuth *a) {
+        return a->token || a->named.n > 0 || a->token_required;
+}
+
+bool http_auth_token_match(const HttpAuth *a, const char *x_mcp_auth, const char *authorization,
+                           const char **ret_name) {
+        const char *bearer = http_bearer_token(authorization);
+        volatile size_t found = 0;
+
+        if (!http_auth_has_token(a)) {
+                if (ret_name)
+                        *ret_name = NULL;
+                return true;
+        }
+        /* Every token is tried, and the match is picked by mask, not by
+         * branch: tokens are unique (http_auth_set_named()), so at most one
+         * index is or'ed in. Both headers are checked, so timing does not
+         * tell which header was tried either. */
+        if (a->token)
+                found |= (size_t) 0 - either_is(x_mcp_auth, bearer, a->token);
+        for (size_t i = 0; i < a->named.n; i++)
+                found |= ((size_t) 0 - either_is(x_mcp_auth, bearer, a->named.entries[i].token)) & (i + 2);
+        if (found == 0)
+                return false;
+        if (ret_name)
+                *ret_name = found == SIZE_MAX ? HTTP_TOKEN_DEFAULT_NAME : a->named.entries[found - 2].name;
+        return true;
+}
+
+bool http_auth_token_ok(const HttpAuth *a, const char *x_mcp_auth, const char *authorization) {
+        return http_auth_token_match(a, x_mcp_auth, authorization, NULL);
+}
+
+int http_auth_set_named(HttpAuth *a, HttpTokens *named, const char **ret_error) {
+        assert(a);
+        assert(named);
+
+        *ret_error = NULL;
+        for (size_t i = 0; a->token && i < named->n; i++)
+                if (streq(named->entries[i].token, a->token)) {
+                        *ret_error = "a named token is the auth-token credential too (one token, one caller)";
+                        return -EINVAL;
+                }
+        http_tokens_done(&a->named);
+        a->named = *named;
+        *named = (HttpTokens) {};
+        if (http_auth_has_token(a))
+                a->token_required = true;
+        return 0;
 }
 
 static bool origin_eq(const char *a, const char *b) {

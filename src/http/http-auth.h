@@ -17,10 +17,16 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "http-tokens.h"
+
 #define HTTP_AUTH_TOKEN_MAX 4096
 
 typedef struct HttpAuth {
-        char *token;            /* NULL: no token required (loopback only) */
+        char *token;            /* the single token, caller "default"; NULL: none */
+        HttpTokens named;       /* named tokens (http-tokens.h), each its own caller */
+        /* Some token was configured at some point: a reload that removes the
+         * last one locks everyone out instead of letting everyone in. */
+        bool token_required;
         char **origins;         /* allowed Origin values, NULL-terminated; NULL: none */
         char **hosts;           /* MCP_EXEC_ALLOWED_HOSTS: host or host:port, NULL-terminated; NULL: none */
         bool check_host;        /* bound to loopback: Host must name it (or be listed in hosts) */
@@ -30,9 +36,19 @@ typedef struct HttpAuth {
 
 void http_auth_done(HttpAuth *a);
 
-/* X-MCP-AUTH or "Authorization: Bearer"; either may carry the token. True
- * when no token is configured. Compares in constant time. */
+/* X-MCP-AUTH or "Authorization: Bearer"; either may carry a token. True if
+ * one of the tokens is given, with *ret_name (if set) its name (the single
+ * token's is "default"); true with NULL when no token is required. Both
+ * headers are compared with every token, in constant time, so that timing
+ * tells neither which token matched nor whether any did. */
+bool http_auth_token_match(const HttpAuth *a, const char *x_mcp_auth, const char *authorization,
+                           const char **ret_name);
 bool http_auth_token_ok(const HttpAuth *a, const char *x_mcp_auth, const char *authorization);
+/* Replaces the named tokens (taken) unless one repeats the single token (then
+ * -EINVAL with *ret_error set, and the old set stays). */
+int http_auth_set_named(HttpAuth *a, HttpTokens *named, const char **ret_error);
+/* Whether any token is configured (or was: see token_required). */
+bool http_auth_has_token(const HttpAuth *a);
 
 /* An absent Origin (no browser) is fine; a present one must be listed, or be
  * our own loopback origin (http://localhost:PORT, 127.0.0.1, [::1]). */

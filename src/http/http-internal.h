@@ -91,6 +91,10 @@ struct HttpRequest {
         HttpRequestState state;
         const char *method, *url;
         const char *origin;             /* an allowed Origin, for CORS headers; owned by MHD */
+        /* The name of the token it passed with ("default" for the single
+         * one); empty when no token is required. A copy: a reload may drop
+         * the token while the request waits. */
+        char token_name[HTTP_TOKEN_NAME_MAX + 1];
 
         char *body;
         size_t body_size, body_alloc;
@@ -136,6 +140,7 @@ struct HttpSession {
         HttpSessionKind kind;
         McpSession *mcp;
         char id[NODE_ID_HANDLE_MAX];    /* Mcp-Session-Id or sessionId= (node_id_mint()); empty for stateless */
+        char token_name[HTTP_TOKEN_NAME_MAX + 1];       /* of the request that made it; "" without a token */
         HttpRequest *requests;          /* POSTs waiting for a reply */
         HttpRequest *stream;            /* GET /mcp or /sse */
         HttpRequest *current;           /* the POST being handed to the core right now */
@@ -188,12 +193,17 @@ bool http_liveness_check(HttpLiveness *l, bool pending, uint64_t n_accepted, uin
                          const char **ret_reason);
 
 /* http-session.c */
-int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret);
+/* For the caller of req (the token it passed). */
+int http_session_new(HttpServer *h, HttpSessionKind kind, HttpRequest *req, HttpSession **ret);
 HttpSession *http_session_free(HttpSession *s);
-HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id);
-/* Room for one more limited session: evicts the longest idle one if needed.
- * False if every session is busy. */
-bool http_session_make_room(HttpServer *h);
+/* The session of that id, if the token it was made with is token_name ("" or NULL: none). */
+HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id, const char *token_name);
+/* Room for one more limited session: if needed, ends the longest idle one
+ * that holds nothing (no request, no stream, no call, no live sandbox
+ * session). False if every session holds something: nobody's state is
+ * destroyed for a newcomer, who gets 503 and Retry-After. One made with
+ * req's token goes before anyone else's. */
+bool http_session_make_room(HttpServer *h, HttpRequest *req);
 void http_session_touch(HttpSession *s);
 /* Hands one parsed message to the core (which takes info->msg) with req as
  * the target of its replies. */

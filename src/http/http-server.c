@@ -569,7 +569,7 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         bool get = streq(method, "GET"), post = streq(method, "POST"), del = streq(method, "DELETE");
         bool is_health = h->status_handler && streq(url, "/healthz");
         bool is_metrics = h->status_handler && streq(url, "/metrics");
-        const char *accept, *v;
+        const char *accept, *v, *name = NULL;
         HttpRequest *req;
 
         req = calloc(1, sizeof *req);
@@ -606,12 +606,13 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         /* A CORS preflight carries no credentials by design. */
         if (origin && streq(method, "OPTIONS"))
                 return preflight(req);
-        if (!http_auth_token_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-MCP-AUTH"),
-                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"))) {
+        if (!http_auth_token_match(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-MCP-AUTH"),
+                                   MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"), &name)) {
                 log_refusal(req, MHD_HTTP_UNAUTHORIZED, "missing or wrong token");
                 return http_request_error(req, MHD_HTTP_UNAUTHORIZED, MCP_ERROR_ACCESS_DENIED,
                                           "Unauthorized: missing or wrong token");
         }
+        (void) snprintf(req->token_name, sizeof req->token_name, "%s", name ?: "");
 
         if (h->n_connections > h->config.max_connections) {
                 log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too many connections");

@@ -84,6 +84,22 @@ typedef struct HttpServerStats {
 
 void http_server_get_stats(const HttpServer *h, HttpServerStats *ret);
 
+/* Per caller (token name), for /metrics: one entry per configured name
+ * ("default" for the single token first), or "loopback" without tokens; so
+ * as many as there are names, never one per client. */
+typedef struct HttpCallerStats {
+        char name[HTTP_TOKEN_NAME_MAX + 1];
+        unsigned sessions;              /* HTTP sessions (streamable and legacy) made with it */
+        unsigned sandbox_sessions;      /* sandbox sessions of its caller that may live */
+} HttpCallerStats;
+
+int http_server_get_caller_stats(const HttpServer *h, HttpCallerStats **ret, size_t *ret_n);
+
+/* Replaces the named tokens (taken; see http_auth_set_named()). Requests
+ * from now on are checked against the new set; sessions made with a token
+ * that is gone stay until they expire, unusable (401). */
+int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **ret_error);
+
 /* Serves the listening socket fd (taken: closed by http_server_free()). auth
  * is taken too (its strings owned by the server afterwards). */
 int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServerConfig *config, HttpAuth *auth,

@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,13 +135,15 @@ static void on_session_idle(McpSession *m, void *userdata) {
         http_server_activity(s->server);
 }
 
-int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret) {
-        /* Whoever passed the token (or, without one, anyone on loopback) is
+int http_session_new(HttpServer *h, HttpSessionKind kind, HttpRequest *req, HttpSession **ret) {
+        /* Whoever passed a token is the caller of its name (the single
+         * token's is "default"), or, without tokens, anyone on loopback is
          * one caller; a session the client keeps scopes its sandbox sessions. */
+        char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
         McpPeer peer = {
                 .transport = kind == HTTP_SESSION_LEGACY ? "sse" : "http",
                 .uid = (uid_t) -1,
-                .caller = h->auth.token ? "http:token" : "http:loopback",
+                .caller = caller,
                 .scoped = kind != HTTP_SESSION_STATELESS,
         };
         HttpSession *s;
@@ -152,6 +155,11 @@ int http_session_new(HttpServer *h, HttpSessionKind kind, HttpSession **ret) {
         s->server = h;
         s->kind = kind;
         s->last_used = now_usec();
+        (void) snprintf(s->token_name, sizeof s->token_name, "%s", req ? req->token_name : "");
+        if (s->token_name[0])
+                (void) snprintf(caller, sizeof caller, "http:token:%s", s->token_name);
+        else
+                (void) snprintf(caller, sizeof caller, "http:loopback");
         if (kind != HTTP_SESSION_STATELESS) {
                 /* "<node>.<hex>": a load balancer routes the session's
                  * later requests here by the prefix. */
@@ -235,36 +243,63 @@ HttpSession *http_session_free(HttpSession *s) {
         return NULL;
 }
 
-HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id) {
+HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id, const char *token_name) {
         /* Another node's id (its host went away, or a balancer misrouted
-         * it) is as unknown as a made-up one: 404, and the client starts over. */
+         * it) is as unknown as a made-up one: 404, and the client starts over.
+         * So is another caller's: a session is used with the token that made it. */
         if (!node_id_owns(id))
                 return NULL;
         LIST_FOREACH(sessions, s, h->sessions)
-                if (s->kind == kind && streq(s->id, id))
+                if (s->kind == kind && streq(s->id, id) && streq(s->token_name, token_name ?: ""))
                         return s;
         return NULL;
+}
+
+/* Sandbox sessions made in it that may still live: its client's Python
+ * state, which only their own idle timers (or the client) may end. */
+static bool session_holds_state(HttpSession *s) {
+        return s->mcp && mcp_session_sandbox_sessions(s->mcp) > 0;
 }
 
 static bool session_idle(HttpSession *s) {
         return !s->requests && (!s->mcp || mcp_session_in_flight(s->mcp) == 0);
 }
 
-bool http_session_make_room(HttpServer *h) {
-        HttpSession *oldest = NULL;
+/* Neither a request, a stream, a call nor a live sandbox session. */
+static bool session_evictable(HttpSession *s) {
+        return s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) && !session_holds_state(s);
+}
+
+bool http_session_make_room(HttpServer *h, HttpRequest *req) {
+        HttpSession *oldest = NULL, *oldest_own = NULL;
+        const char *token_name = req ? req->token_name : "";
 
         if (h->n_sessions < h->config.max_sessions)
                 return true;
         /* A client that re-initializes without DELETE must not lock others
-         * out: the longest unused idle session goes. */
-        LIST_FOREACH(sessions, s, h->sessions)
-                if (s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) &&
-                    (!oldest || s->last_used < oldest->last_used))
+         * out: the longest unused session that holds nothing goes (its
+         * client, if any, gets 404 and initializes again, losing nothing);
+         * one of the newcomer's own caller first, so that a caller's flood
+         * recycles its own sessions before anyone else's. One with a
+         * stream, a call or a live sandbox session stays: no client may
+         * destroy another's state, so then the newcomer waits. */
+        LIST_FOREACH(sessions, s, h->sessions) {
+                if (!session_evictable(s))
+                        continue;
+                if (!oldest || s->last_used < oldest->last_used)
                         oldest = s;
-        if (!oldest)
+                if (streq(s->token_name, token_name) && (!oldest_own || s->last_used < oldest_own->last_used))
+                        oldest_own = s;
+        }
+        if (!oldest) {
+                log_struct(LOG_NOTICE,
+                           "MESSAGE=Too many HTTP sessions (%u), each holding a stream, a call or a sandbox "
+                           "session; refusing a new one.", h->n_sessions,
+                           "MCP_TRANSPORT=http");
                 return false;
-        log_info("Too many HTTP sessions (%u), ending the longest idle one.", h->n_sessions);
-        http_session_free(oldest);
+        }
+        log_info("Too many HTTP sessions (%u), ending the longest idle one that holds nothing.", h->n_sessions);
+        http_session_free(oldest_own ?: oldest);
         return true;
 }
 
@@ -326,8 +361,10 @@ void http_session_request_gone(HttpRequest *req) {
 void http_sessions_sweep(HttpServer *h) {
         uint64_t now = now_usec();
 
+        /* One whose sandbox sessions may live stays: their own idle timers
+         * (MCP_EXEC_SESSION_IDLE_S) end them, and then it goes here. */
         LIST_FOREACH_SAFE(sessions, s, next, h->sessions) {
-                if (s->kind != HTTP_SESSION_STREAMABLE || !session_idle(s) ||
+                if (s->kind != HTTP_SESSION_STREAMABLE || !session_idle(s) || session_holds_state(s) ||
                     now - s->last_used < h->config.session_idle_usec)
                         continue;
                 log_struct(LOG_INFO, "MESSAGE=HTTP session unused for %" PRIu64 " s, ending it.",
@@ -335,4 +372,52 @@ void http_sessions_sweep(HttpServer *h) {
                            "MCP_TRANSPORT=%s", kind_name(s->kind));
                 http_session_free(s);
         }
+}
+
+static void caller_count(const HttpServer *h, HttpCallerStats *c) {
+        char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
+        const char *token_name = streq(c->name, "loopback") ? "" : c->name;
+
+        LIST_FOREACH(sessions, s, h->sessions)
+                c->sessions += s->kind != HTTP_SESSION_STATELESS && streq(s->token_name, token_name);
+        if (token_name[0])
+                (void) snprintf(caller, sizeof caller, "http:token:%s", token_name);
+        else
+                (void) snprintf(caller, sizeof caller, "http:loopback");
+        c->sandbox_sessions = h->mcp ? mcp_server_caller_sandbox_sessions(h->mcp, caller) : 0;
+}
+
+int http_server_get_caller_stats(const HttpServer *h, HttpCallerStats **ret, size_t *ret_n) {
+        const HttpAuth *a;
+        HttpCallerStats *l;
+        size_t n = 0;
+
+        assert(ret);
+        assert(ret_n);
+
+        if (!h) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        a = &h->auth;
+        l = new0(HttpCallerStats, a->named.n + 1);
+        if (!l)
+                return -ENOMEM;
+        if (a->token)
+                (void) snprintf(l[n++].name, sizeof l->name, "%s", HTTP_TOKEN_DEFAULT_NAME);
+        for (size_t i = 0; i < a->named.n; i++)
+                (void) snprintf(l[n++].name, sizeof l->name, "%s", a->named.entries[i].name);
+        if (!http_auth_has_token(a))
+                (void) snprintf(l[n++].name, sizeof l->name, "loopback");
+        for (size_t i = 0; i < n; i++)
+                caller_count(h, l + i);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+}
+
+int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **ret_error) {
+        assert(h);
+        return http_auth_set_named(&h->auth, named, ret_error);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "http-internal.h"
+#include "http-util.h"
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
@@ -23,13 +24,19 @@ mhd_result legacy_sse_open(HttpRequest *req) {
         _cleanup_free_ char *endpoint = NULL;
         HttpSession *s;
 
+        /* As GET /mcp: only a client that reads an event stream gets a
+         * session, not whatever fetches a URL. */
+        if (!http_accepts(http_request_header(req, "Accept"), "text/event-stream"))
+                return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, JSONRPC_SERVER_ERROR,
+                                          "Not Acceptable: Accept must list text/event-stream");
         if (bad_protocol_header(req))
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, MCP_ERROR_UNSUPPORTED_PROTOCOL_VERSION,
                                           "Bad Request: unsupported MCP-Protocol-Version");
-        if (!http_session_make_room(h))
+        /* Ends no session that holds something: 503 and Retry-After then. */
+        if (!http_session_make_room(h, req))
                 return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
-        if (http_session_new(h, HTTP_SESSION_LEGACY, &s) < 0)
+        if (http_session_new(h, HTTP_SESSION_LEGACY, req, &s) < 0)
                 return MHD_NO;
         req->is_stream = true;
         http_session_add_request(s, req);
@@ -53,7 +60,7 @@ mhd_result legacy_messages_post(HttpRequest *req) {
         if (!id)
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: the sessionId query parameter is required");
-        s = http_session_find(req->server, HTTP_SESSION_LEGACY, id);
+        s = http_session_find(req->server, HTTP_SESSION_LEGACY, id, req->token_name);
         if (!s || !s->stream)
                 return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         if (bad_protocol_header(req))

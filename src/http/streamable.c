@@ -164,7 +164,7 @@ static mhd_result post_stateless(HttpRequest *req, McpInbound *info, const char 
                 return reply_message(req, MHD_HTTP_BAD_REQUEST,
                                      jsonrpc_error_new(info->id, MCP_ERROR_HEADER_MISMATCH, problem, NULL));
         /* One session per request: it ends with the response stream. */
-        if (http_session_new(req->server, HTTP_SESSION_STATELESS, &s) < 0)
+        if (http_session_new(req->server, HTTP_SESSION_STATELESS, req, &s) < 0)
                 return MHD_NO;
         m = post_run(req, s, info, NULL);
         if (m == MHD_NO && !req->session)
@@ -178,10 +178,10 @@ static mhd_result post_initialize(HttpRequest *req, McpInbound *info) {
         HttpSession *s;
         mhd_result m;
 
-        if (!http_session_make_room(h))
+        if (!http_session_make_room(h, req))
                 return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
-        if (http_session_new(h, HTTP_SESSION_STREAMABLE, &s) < 0)
+        if (http_session_new(h, HTTP_SESSION_STREAMABLE, req, &s) < 0)
                 return MHD_NO;
         req->reply_session_header = true;
         m = post_run(req, s, info, &initialized);
@@ -223,7 +223,7 @@ static mhd_result mcp_post(HttpRequest *req) {
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: Mcp-Session-Id header is required (initialize first)");
         }
-        s = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid);
+        s = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid, req->token_name);
         if (!s)
                 return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         return post_run(req, s, &info, NULL);
@@ -244,7 +244,7 @@ static mhd_result session_of(HttpRequest *req, HttpSession **ret) {
         if (!sid)
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: Mcp-Session-Id header is required");
-        *ret = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid);
+        *ret = http_session_find(req->server, HTTP_SESSION_STREAMABLE, sid, req->token_name);
         if (!*ret)
                 return http_request_error(req, MHD_HTTP_NOT_FOUND, MCP_ERROR_SESSION_NOT_FOUND, "Session not found");
         return MHD_YES;

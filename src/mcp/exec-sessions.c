@@ -177,6 +177,30 @@ unsigned exec_sessions_alive(ExecSessions *t) {
         return t->n_entries;
 }
 
+unsigned exec_sessions_alive_of(ExecSessions *t, const char *caller) {
+        unsigned n = 0;
+
+        assert(t);
+        assert(caller);
+        prune(t);
+        LIST_FOREACH(entries, e, t->entries)
+                n += streq(e->caller, caller);
+        return n;
+}
+
+unsigned exec_sessions_alive_in_scope(ExecSessions *t, const char *caller, const char *scope) {
+        unsigned n = 0;
+
+        assert(t);
+        if (isempty(scope) || !caller)
+                return 0;
+        prune(t);
+        LIST_FOREACH(entries, e, t->entries)
+                if (streq(e->scope, scope) && streq(e->caller, caller))
+                        n++;
+        return n;
+}
+
 static void on_closed(BrokerRequest *r, json_object *reply, BrokerError error, const char *message, void *userdata) {
         Close *c = userdata;
 

@@ -37,6 +37,10 @@ void exec_sessions_touch(ExecSessions *t, const char *id, const char *caller, co
 void exec_sessions_remove(ExecSessions *t, const char *id, const char *caller, const char *scope);
 /* How many may still live. */
 unsigned exec_sessions_alive(ExecSessions *t);
+/* How many of the caller's (any scope) may still live. */
+unsigned exec_sessions_alive_of(ExecSessions *t, const char *caller);
+/* How many of the MCP session scope (caller's) may still live; 0 for no scope. */
+unsigned exec_sessions_alive_in_scope(ExecSessions *t, const char *caller, const char *scope);
 /* The MCP session scope (caller's) ended: asks the broker to close its
  * sandbox sessions, without waiting for the answer, and forgets them. */
 void exec_sessions_close_scope(ExecSessions *t, const char *caller, const char *scope);

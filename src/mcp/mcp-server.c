@@ -174,6 +174,20 @@ unsigned mcp_server_sandbox_sessions(const McpServer *s) {
         return exec_sessions_alive(s->exec_sessions);
 }
 
+unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller) {
+        assert(s);
+
+        return exec_sessions_alive_of(s->exec_sessions, caller);
+}
+
+unsigned mcp_session_sandbox_sessions(const McpSession *s) {
+        assert(s);
+
+        if (!s->server || s->freeing || !s->caller)
+                return 0;
+        return exec_sessions_alive_in_scope(s->server->exec_sessions, s->caller, s->scope);
+}
+
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
                     McpSession **ret) {
         _cleanup_(mcp_session_freep) McpSession *s = NULL;

@@ -180,6 +180,10 @@ void mcp_session_set_idle_callback(McpSession *s, mcp_session_idle_t callback);
  * "2026-07-28". */
 const char *mcp_session_protocol_version(const McpSession *s);
 
+/* Sandbox sessions made in this (scoped) MCP session that may still live:
+ * state of its client that ends with it. */
+unsigned mcp_session_sandbox_sessions(const McpSession *s);
+
 /* Runs queued or in progress over all sessions. */
 unsigned mcp_server_in_flight(const McpServer *s);
 
@@ -193,6 +197,9 @@ void mcp_server_queue_stats(const McpServer *s, McpQueueStats *ret);
 /* Sandbox sessions this process made that may still live: they end when it
  * exits, so it should not exit idle while there are any. */
 unsigned mcp_server_sandbox_sessions(const McpServer *s);
+
+/* Those of one caller ("http:token:NAME"), for /metrics. */
+unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller);
 
 /* Every revision we speak, oldest first, NULL-terminated; the last is the
  * newest. An initialize asking for a version we do not know is answered with

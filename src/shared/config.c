@@ -29,7 +29,8 @@ const char *const config_known_names[] = {
         "MCP_EXEC_HTTP_TIMEOUT_S", "MCP_EXEC_STDIO_MAX_CONNECTIONS", "MCP_EXEC_STDIO_MAX_PER_UID",
         "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", "MCP_EXEC_POOL_SIZE", "MCP_EXEC_POOL_IDLE_S", "MCP_EXEC_PRELOAD",
         "MCP_EXEC_SESSION_IDLE_S", "MCP_EXEC_SESSION_MAX_S", "MCP_EXEC_MAX_SESSIONS",
-        "MCP_EXEC_MAX_SESSIONS_PER_CALLER", "MCP_EXEC_FRONTEND_BUDGET",
+        "MCP_EXEC_MAX_SESSIONS_PER_CALLER", "MCP_EXEC_MAX_SESSIONS_PER_SCOPE", "MCP_EXEC_AUTH_TOKENS_FILE",
+        "MCP_EXEC_FRONTEND_BUDGET",
         "MCP_EXEC_NODE_ID",        "MCP_EXEC_ALLOWED_HOSTS",
         /* Read by every program (log.c) and by the mcp-exec client. */
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
@@ -88,6 +89,7 @@ static const Spec specs[] = {
         { "MCP_EXEC_SESSION_MAX_S", KIND_UINT, offsetof(Config, session_max_s), 60, 7 * 86400, "seconds" },
         { "MCP_EXEC_MAX_SESSIONS", KIND_UINT, offsetof(Config, max_sessions), 0, 4096, "a count" },
         { "MCP_EXEC_MAX_SESSIONS_PER_CALLER", KIND_UINT, offsetof(Config, max_sessions_per_caller), 1, 4096, "a count" },
+        { "MCP_EXEC_MAX_SESSIONS_PER_SCOPE", KIND_UINT, offsetof(Config, max_sessions_per_scope), 1, 4096, "a count" },
         { "MCP_EXEC_HTTP_MAX_CONNECTIONS", KIND_UINT, offsetof(Config, http_max_connections), 16, 16384, "a count" },
         { "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", KIND_UINT, offsetof(Config, http_header_timeout_s), 1, 300, "seconds" },
         { "MCP_EXEC_HTTP_TIMEOUT_S", KIND_UINT, offsetof(Config, http_timeout_s), 1, 3600, "seconds" },
@@ -167,7 +169,7 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 .stdio_max_per_uid = 32,
                 .stdio_hello_timeout_s = 30,
         };
-        const char *v, *node, *hosts;
+        const char *v, *node, *hosts, *tokens_file;
         _cleanup_strv_free_ char **entries = NULL;
         int r;
 
@@ -196,6 +198,16 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         if (c.default_timeout_s > c.max_timeout_s)
                 return fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
                             c.default_timeout_s, c.max_timeout_s);
+
+        /* Unset: half the caller's, rounded up; never more than it. */
+        if (!env_lookup(envp, "MCP_EXEC_MAX_SESSIONS_PER_SCOPE"))
+                c.max_sessions_per_scope = (c.max_sessions_per_caller + 1) / 2;
+        c.max_sessions_per_scope = MIN(c.max_sessions_per_scope, c.max_sessions_per_caller);
+
+        tokens_file = env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE");
+        if (tokens_file && !isempty(tokens_file) && tokens_file[0] != '/')
+                return fail(ret_error, "MCP_EXEC_AUTH_TOKENS_FILE=%s: must be an absolute path (or empty: none)",
+                            tokens_file);
 
         if (c.session_idle_s > c.session_max_s)
                 return fail(ret_error, "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
@@ -234,7 +246,8 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         c.python = strdup(env_lookup(envp, "MCP_EXEC_PYTHON") ?: "python3");
         c.node_id = strdup(node ?: "");
         c.allowed_hosts = strdup(hosts ?: "");
-        if (!c.transport || !c.addr || !c.python || !c.node_id || !c.allowed_hosts) {
+        c.auth_tokens_file = strdup(tokens_file ?: "/etc/mcp-exec/tokens");
+        if (!c.transport || !c.addr || !c.python || !c.node_id || !c.allowed_hosts || !c.auth_tokens_file) {
                 config_done(&c);
                 return -ENOMEM;
         }
@@ -252,6 +265,7 @@ void config_done(Config *c) {
         c->preload = (free(c->preload), NULL);
         c->node_id = (free(c->node_id), NULL);
         c->allowed_hosts = (free(c->allowed_hosts), NULL);
+        c->auth_tokens_file = (free(c->auth_tokens_file), NULL);
 }
 
 bool config_host_entry_is_valid(const char *s, size_t len) {

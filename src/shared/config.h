@@ -44,6 +44,10 @@ typedef struct Config {
         uint64_t session_max_s;         /* MCP_EXEC_SESSION_MAX_S, a session's whole life, 3600 */
         uint64_t max_sessions;          /* MCP_EXEC_MAX_SESSIONS, live sessions in all, 16; 0: no sessions */
         uint64_t max_sessions_per_caller; /* MCP_EXEC_MAX_SESSIONS_PER_CALLER, of one token or uid, 4 */
+        /* MCP_EXEC_MAX_SESSIONS_PER_SCOPE, of one MCP session (Mcp-Session-Id,
+         * SSE stream) of a caller: half the per-caller cap, rounded up, so
+         * that one client of a shared token cannot take all of it. */
+        uint64_t max_sessions_per_scope;
         /* Front end only: what one client may hold of it. */
         uint64_t http_max_connections;  /* MCP_EXEC_HTTP_MAX_CONNECTIONS, 256 */
         uint64_t http_header_timeout_s; /* MCP_EXEC_HTTP_HEADER_TIMEOUT_S, request line and headers, 10 */
@@ -53,6 +57,7 @@ typedef struct Config {
         uint64_t stdio_hello_timeout_s; /* MCP_EXEC_STDIO_HELLO_TIMEOUT_S, a local session's first message, 30 */
         char *node_id;                  /* MCP_EXEC_NODE_ID, [a-z0-9-]{1,32}; "": from the machine id */
         char *allowed_hosts;            /* MCP_EXEC_ALLOWED_HOSTS, comma-separated host[:port]; "" none */
+        char *auth_tokens_file;         /* MCP_EXEC_AUTH_TOKENS_FILE, named HTTP tokens, /etc/mcp-exec/tokens; "" none */
 } Config;
 
 /* Fills *ret from envp ("NAME=VALUE" strings, NULL-terminated; pass environ).

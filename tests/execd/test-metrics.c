@@ -72,11 +72,16 @@ static RunStats sample_stats(void) {
 
 TEST(test_full) {
         RunStats b = sample_stats();
+        static const MetricsCaller callers[] = {
+                { .name = "default", .http_sessions = 1, .sandbox_sessions = 0 },
+                { .name = "alice", .http_sessions = 3, .sandbox_sessions = 2 },
+        };
         MetricsSnapshot s = {
                 .node = "exec1", .version = "0.1.0", .healthy = true, .broker = &b,
                 .calls_running = 2, .calls_waiting = 0,
                 .has_http = true, .http_connections = 3, .http_accepted = 1000, .http_refused = 7, .http_expired = 2,
                 .http_sessions_streamable = 4, .http_sessions_legacy = 1, .http_streams = 2,
+                .http_callers = callers, .n_http_callers = 2,
                 .has_stdio = true, .stdio_connections = 1, .stdio_refused_full = 9, .stdio_refused_uid = 8,
                 .stdio_closed_silent = 6,
         };
@@ -128,6 +133,9 @@ TEST(test_full) {
         has_line(t, "mcp_exec_http_sessions{transport=\"streamable\"} 4");
         has_line(t, "mcp_exec_http_sessions{transport=\"sse\"} 1");
         has_line(t, "mcp_exec_http_streams 2");
+        has_line(t, "mcp_exec_http_caller_sessions{caller=\"default\"} 1");
+        has_line(t, "mcp_exec_http_caller_sessions{caller=\"alice\"} 3");
+        has_line(t, "mcp_exec_http_caller_sandbox_sessions{caller=\"alice\"} 2");
         has_line(t, "mcp_exec_stdio_connections 1");
         has_line(t, "mcp_exec_stdio_connections_refused_total{limit=\"total\"} 9");
         has_line(t, "mcp_exec_stdio_connections_refused_total{limit=\"per_uid\"} 8");
@@ -153,6 +161,7 @@ TEST(test_broker_down) {
         ASSERT_TRUE(!strstr(t, "mcp_exec_self_check"));
         ASSERT_TRUE(!strstr(t, "mcp_exec_stdio"));
         has_line(t, "mcp_exec_http_connections 0");
+        ASSERT_TRUE(!strstr(t, "caller="));
         if (promtool(t) >= 0)
                 ASSERT_EQ_INT(promtool(t), 0);
         free(t);

@@ -3,6 +3,7 @@
  * http-auth.h) on fuzzed header values. The first byte picks the helper;
  * the rest is the header value, NUL-terminated as libmicrohttpd hands it. */
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort();
                 (void) http_auth_token_ok(&a, second, v);
                 (void) http_auth_token_ok(&a, v, NULL);
+                /* The value as a tokens file, then as a request against it. */
+                {
+                        HttpTokens named = {};
+                        const char *why = NULL, *name = NULL;
+                        char buf[128];
+                        int r = http_tokens_parse(v, strlen(v), &named, buf, sizeof buf, &why);
+
+                        if (r >= 0) {
+                                HttpAuth n = {};
+                                if (http_auth_set_named(&n, &named, &why) < 0)
+                                        abort();
+                                if (http_auth_token_match(&n, second, NULL, &name) && name && !n.named.n)
+                                        abort();
+                                http_tokens_done(&n.named);
+                        } else if (r == -EINVAL && !why)
+                                abort();
+                }
                 break;
         }
         case 3: {

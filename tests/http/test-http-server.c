@@ -146,6 +146,9 @@ static const char *header_of(const char *resp, const char *name, char *buf, size
 
 #define AUTH "X-MCP-AUTH: " TOKEN "\r\n"
 #define ACCEPT_BOTH "Accept: application/json, text/event-stream\r\n"
+/* A named token of the main server (http-tokens.h): another caller. */
+#define TOKEN_ALICE "alice-s3cret"
+#define AUTH_ALICE "X-MCP-AUTH: " TOKEN_ALICE "\r\n"
 #define INIT_BODY                                                                                              \
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"," \
         "\"capabilities\":{},\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}"
@@ -183,6 +186,9 @@ static void test_refusals(void) {
         expect("no token", "POST", "/mcp", ACCEPT_BOTH, INIT_BODY, 401, "WWW-Authenticate: Bearer realm=\"mcp-exec\"");
         expect("wrong token", "POST", "/mcp", "X-MCP-AUTH: nope\r\n" ACCEPT_BOTH, INIT_BODY, 401, NULL);
         expect("no token /sse", "GET", "/sse", NULL, NULL, 401, "WWW-Authenticate: Bearer");
+        /* Only an event-stream reader gets a legacy session, as on GET /mcp. */
+        expect("/sse without Accept", "GET", "/sse", AUTH, NULL, 406, "text/event-stream");
+        expect("/sse Accept: JSON", "GET", "/sse", AUTH "Accept: application/json\r\n", NULL, 406, NULL);
         expect("no token /messages", "POST", "/messages?sessionId=x", NULL, "{}", 401, "WWW-Authenticate: Bearer");
         expect("bearer", "POST", "/mcp", "Authorization: Bearer " TOKEN "\r\n" ACCEPT_BOTH, "{}", 400, NULL);
         expect("unknown path", "GET", "/nope", AUTH, NULL, 404, NULL);
@@ -236,6 +242,28 @@ static char *initialize(char sid[64]) {
         CHECK(header_of(r, "Mcp-Session-Id", sid, 64), "no session id: %.300s", r);
         CHECK(strstr(r, "\"protocolVersion\":\"2025-06-18\""), "initialize result: %.300s", r);
         return r;
+}
+
+/* A named token is its own caller: its sessions are not found with another
+ * token, and the other way round. */
+static void test_named_tokens(void) {
+        char sid[64] = "", h[512], *r;
+
+        r = exchange("POST", "/mcp", AUTH_ALICE ACCEPT_BOTH, INIT_BODY);
+        CHECK(status_of(r) == 200, "initialize with a named token: %.300s", r);
+        CHECK(header_of(r, "Mcp-Session-Id", sid, 64), "no session id: %.300s", r);
+        free(r);
+        (void) snprintf(h, sizeof h, AUTH_ALICE ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+        expect("named token, own session", "POST", "/mcp", h, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}",
+               200, "\"name\":\"exec\"");
+        (void) snprintf(h, sizeof h, AUTH ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+        expect("another token, alice's session", "POST", "/mcp", h,
+               "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", 404, NULL);
+        expect("another token, alice's session, DELETE", "DELETE", "/mcp", h, NULL, 404, NULL);
+        (void) snprintf(h, sizeof h, AUTH_ALICE ACCEPT_BOTH "Mcp-Session-Id: %s\r\n", sid);
+        expect("DELETE by its owner", "DELETE", "/mcp", h, NULL, 200, NULL);
+        expect("a token that is alice's with one more byte", "POST", "/mcp", "X-MCP-AUTH: " TOKEN_ALICE "x\r\n" ACCEPT_BOTH,
+               INIT_BODY, 401, NULL);
 }
 
 static void test_sessions(void) {
@@ -483,7 +511,7 @@ static void test_legacy(void) {
         int fd;
 
         fd = connect_server();
-        req = build("GET", "/sse", AUTH, NULL, false);
+        req = build("GET", "/sse", AUTH "Accept: text/event-stream\r\n", NULL, false);
         send_all(fd, req, strlen(req));
         free(req);
         r = read_response(fd, "sessionId=");
@@ -579,7 +607,8 @@ static void test_limits(void) {
                NULL);
         sc = open_stream(c);
         expect("no room for a session", "POST", "/mcp", AUTH ACCEPT_BOTH, INIT_BODY, 503, "Retry-After");
-        expect("no room for a legacy session", "GET", "/sse", AUTH, NULL, 503, NULL);
+        expect("no room for a legacy session", "GET", "/sse", AUTH "Accept: text/event-stream\r\n", NULL, 503,
+               "Retry-After");
 
         /* Four connections at most: two streams and two idle clients fill them. */
         idle1 = connect_server();
@@ -826,6 +855,7 @@ static int child(void) {
         test_status();
         test_refusals();
         test_sessions();
+        test_named_tokens();
         test_pending();
         test_stateless();
         test_legacy();
@@ -956,6 +986,14 @@ int main(void) {
         ASSERT_EQ_INT(http_socket_describe(lfd, &loopback, &port, &auth.bound_host), 0);
         ASSERT_TRUE(loopback && port > 0);
         auth.token = strdup(TOKEN);
+        {
+                HttpTokens named = {};
+                const char *why = NULL;
+                char buf[64];
+                ASSERT_EQ_INT(http_tokens_parse("alice " TOKEN_ALICE "\n", strlen("alice " TOKEN_ALICE "\n"), &named, buf,
+                                                sizeof buf, &why), 0);
+                ASSERT_EQ_INT(http_auth_set_named(&auth, &named, &why), 0);
+        }
         auth.check_host = true;
         auth.port = port;
         ASSERT_EQ_INT(http_auth_parse_origins("https://app.example", &auth.origins), 0);

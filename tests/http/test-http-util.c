@@ -187,6 +187,122 @@ TEST(test_token) {
         ASSERT_FALSE(http_auth_token_ok(&a, "", "Bearer "));
 }
 
+/* Several tokens: each passes as its own name, none as another's, and a
+ * prefix, an extension or no token passes as none. */
+TEST(test_named_token_match) {
+        static const char text[] = "# teams\n"
+                                   "alice  tok-alice\n"
+                                   "\n"
+                                   "bob\ttok-bob   # the build farm\n"
+                                   "ci-2 tok-ci\r\n";
+        HttpAuth a = { .token = strdup("tok-default") }, none = {};
+        HttpTokens t = {};
+        const char *why, *name;
+        char buf[128];
+
+        ASSERT_EQ_INT(http_tokens_parse(text, strlen(text), &t, buf, sizeof buf, &why), 0);
+        ASSERT_EQ_INT(t.n, 3);
+        ASSERT_EQ_INT(http_auth_set_named(&a, &t, &why), 0);
+        ASSERT_TRUE(t.n == 0 && t.entries == NULL);
+
+        ASSERT_TRUE(http_auth_token_match(&a, "tok-alice", NULL, &name));
+        ASSERT_STREQ(name, "alice");
+        ASSERT_TRUE(http_auth_token_match(&a, NULL, "Bearer tok-bob", &name));
+        ASSERT_STREQ(name, "bob");
+        ASSERT_TRUE(http_auth_token_match(&a, "wrong", "Bearer tok-ci", &name));
+        ASSERT_STREQ(name, "ci-2");
+        ASSERT_TRUE(http_auth_token_match(&a, "tok-default", NULL, &name));
+        ASSERT_STREQ(name, "default");
+        name = "untouched";
+        ASSERT_FALSE(http_auth_token_match(&a, "tok-alic", NULL, &name));
+        ASSERT_FALSE(http_auth_token_match(&a, "tok-alicex", NULL, &name));
+        ASSERT_FALSE(http_auth_token_match(&a, "alice", NULL, &name));
+        ASSERT_FALSE(http_auth_token_match(&a, NULL, NULL, &name));
+        ASSERT_STREQ(name, "untouched");
+        ASSERT_TRUE(http_auth_token_match(&none, NULL, NULL, &name));
+        ASSERT_TRUE(name == NULL);
+
+        /* A named token that is the single one too would be two callers. */
+        ASSERT_EQ_INT(http_tokens_parse("dup tok-default\n", 16, &t, buf, sizeof buf, &why), 0);
+        ASSERT_EQ_INT(http_auth_set_named(&a, &t, &why), -EINVAL);
+        ASSERT_TRUE(why != NULL);
+        http_tokens_done(&t);
+        ASSERT_TRUE(http_auth_token_match(&a, "tok-bob", NULL, &name));
+
+        /* Removing every token locks everyone out; it never lets everyone in. */
+        free(a.token);
+        a.token = NULL;
+        ASSERT_EQ_INT(http_auth_set_named(&a, &t, &why), 0);
+        ASSERT_TRUE(http_auth_has_token(&a));
+        ASSERT_FALSE(http_auth_token_match(&a, "tok-bob", NULL, &name));
+        ASSERT_FALSE(http_auth_token_match(&a, NULL, NULL, &name));
+        http_auth_done(&a);
+}
+
+/* Bad files are refused with the line number, never the line. */
+TEST(test_tokens_parse) {
+        static const char *const bad[] = {
+                "alice\n",                     /* no token */
+                "alice zq9 extra\n",           /* three fields */
+                "Alice zq9\n",                 /* capitals */
+                "default zq9\n",               /* reserved */
+                "loopback zq9\n",
+                "a.b zq9\n",
+                "abcdefghijabcdefghijabcdefghijabc zq9\n",     /* 33 characters */
+                "alice zq9\nbob zq9\n",       /* one token, two names */
+                "alice zq91\nalice zq92\n",   /* one name twice */
+                "alice zq9\x7f\n",
+                "alice zq9\xc3\xa9\n",
+        };
+        HttpTokens t = {};
+        const char *why;
+        char buf[128];
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                why = NULL;
+                ASSERT_EQ_INT(http_tokens_parse(bad[i], strlen(bad[i]), &t, buf, sizeof buf, &why), -EINVAL);
+                ASSERT_TRUE(why && strneq(why, "line ", 5));
+                ASSERT_TRUE(!strstr(why, "zq9"));
+                ASSERT_TRUE(t.n == 0);
+        }
+        ASSERT_EQ_INT(http_tokens_parse("a\0b zq9\n", 9, &t, buf, sizeof buf, &why), -EINVAL);
+        ASSERT_EQ_INT(http_tokens_parse("", 0, &t, buf, sizeof buf, &why), 0);
+        ASSERT_EQ_INT(t.n, 0);
+        ASSERT_EQ_INT(http_tokens_parse("abcdefghijabcdefghijabcdefghijab zq9", 36, &t, buf, sizeof buf, &why), 0);
+        ASSERT_EQ_INT(t.n, 1);
+        http_tokens_done(&t);
+}
+
+/* The file: missing is none; others may not read it. */
+TEST(test_tokens_load) {
+        char dir[] = "/tmp/test-http-tokens.XXXXXX", path[256], buf[128];
+        HttpTokens t = {};
+        const char *why;
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        (void) snprintf(path, sizeof path, "%s/tokens", dir);
+        ASSERT_EQ_INT(http_tokens_load(path, &t, buf, sizeof buf, &why), 0);
+        ASSERT_EQ_INT(t.n, 0);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ_INT(write(fd, "alice tok-a\n", 12), 12);
+        close(fd);
+        ASSERT_EQ_INT(chmod(path, 0640), 0);
+        ASSERT_EQ_INT(http_tokens_load(path, &t, buf, sizeof buf, &why), 0);
+        ASSERT_EQ_INT(t.n, 1);
+        ASSERT_STREQ(t.entries[0].name, "alice");
+        http_tokens_done(&t);
+        ASSERT_EQ_INT(chmod(path, 0644), 0);
+        ASSERT_EQ_INT(http_tokens_load(path, &t, buf, sizeof buf, &why), -EPERM);
+        ASSERT_TRUE(why && t.n == 0);
+        ASSERT_EQ_INT(unlink(path), 0);
+        ASSERT_EQ_INT(mkdir(path, 0700), 0);
+        ASSERT_EQ_INT(http_tokens_load(path, &t, buf, sizeof buf, &why), -EINVAL);
+        ASSERT_EQ_INT(rmdir(path), 0);
+        ASSERT_EQ_INT(rmdir(dir), 0);
+}
+
 TEST(test_origin) {
         HttpAuth a = {};
 
@@ -418,6 +534,9 @@ int main(void) {
         RUN(test_address);
         RUN(test_loopback);
         RUN(test_sse);
+        RUN(test_named_token_match);
+        RUN(test_tokens_parse);
+        RUN(test_tokens_load);
         RUN(test_header_value_decode);
         RUN(test_visible_ascii);
         RUN(test_token);

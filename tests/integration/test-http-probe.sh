@@ -123,7 +123,7 @@ expect 400 newer-probe "${JSON[@]}" "${BOTH[@]}" -H 'MCP-Protocol-Version: 2099-
 body_has newer-probe '"2026-07-28"'
 
 # --- legacy HTTP+SSE ----------------------------------------------------------------------------
-bx sh -c "curl -s -N --max-time 4 '$URL/sse' >'$BDIR/sse.b'" &
+bx sh -c "curl -s -N --max-time 4 -H 'Accept: text/event-stream' '$URL/sse' >'$BDIR/sse.b'" &
 sse=$!
 wait_for 10 grep -qs '^data: ' "$HDIR/sse.b" || fail "no endpoint event: $(cat "$HDIR/sse.b")"
 grep -q '^event: endpoint$' "$HDIR/sse.b" || fail "the first event is not 'endpoint': $(cat "$HDIR/sse.b")"

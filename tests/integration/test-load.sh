@@ -212,7 +212,7 @@ fi
 assert_clean 30
 
 # The sessions went away: a new one is counted alone (the held ones were counted, 128 at the top).
-bx curl -sN --max-time 3 -H "X-MCP-AUTH: $TOKEN" "$URL/sse" >"$HDIR/sse-after" 2>/dev/null
+bx curl -sN --max-time 3 -H "X-MCP-AUTH: $TOKEN" -H "Accept: text/event-stream" "$URL/sse" >"$HDIR/sse-after" 2>/dev/null
 grep -q '^data: /messages?sessionId=' "$HDIR/sse-after" || fail "a new /sse stream after the load got: $(head -c 300 "$HDIR/sse-after")"
 counts=$(journal_since "$cursor" -u mcp-exec.service -o cat | sed -n 's/^Legacy SSE session opened, \([0-9]*\) sessions in use\.$/\1/p')
 top=$(sort -n <<<"$counts" | tail -1)

@@ -62,6 +62,8 @@ static void check_defaults(const Config *c) {
         ASSERT_EQ_U64(c->session_max_s, 3600);
         ASSERT_EQ_U64(c->max_sessions, 16);
         ASSERT_EQ_U64(c->max_sessions_per_caller, 4);
+        ASSERT_EQ_U64(c->max_sessions_per_scope, 2);
+        ASSERT_STREQ(c->auth_tokens_file, "/etc/mcp-exec/tokens");
         ASSERT_STREQ(c->node_id, "");
         ASSERT_STREQ(c->allowed_hosts, "");
 }
@@ -244,6 +246,40 @@ TEST(test_config_ranges) {
                 expect_bad(t[i].name, " 5", t[i].offset);
                 expect_bad(t[i].name, "99999999999999999999999", t[i].offset);
                 expect_bad(t[i].name, "18446744073709551616", t[i].offset);
+        }
+}
+
+/* One MCP session's share of its caller's sessions: half, rounded up, at
+ * least 1, never more than the caller's cap. */
+TEST(test_config_scope_share) {
+        static const struct {
+                const char *caller, *scope;
+                uint64_t want;
+        } t[] = {
+                { "1", NULL, 1 }, { "2", NULL, 1 }, { "3", NULL, 2 }, { "4", NULL, 2 }, { "9", NULL, 5 },
+                { "4", "4", 4 },  { "4", "1", 1 },  { "4", "9", 4 }, { "100", "7", 7 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(t); i++) {
+                char a[64], b[64];
+                char *env[] = { a, t[i].scope ? b : NULL, NULL };
+                Config c = {};
+
+                (void) snprintf(a, sizeof a, "MCP_EXEC_MAX_SESSIONS_PER_CALLER=%s", t[i].caller);
+                (void) snprintf(b, sizeof b, "MCP_EXEC_MAX_SESSIONS_PER_SCOPE=%s", t[i].scope ?: "");
+                ASSERT_EQ_INT(config_parse(env, &c, NULL), 0);
+                ASSERT_EQ_U64(c.max_sessions_per_scope, t[i].want);
+                config_done(&c);
+        }
+        expect_bad("MCP_EXEC_MAX_SESSIONS_PER_SCOPE", "0", offsetof(Config, max_sessions_per_scope));
+        expect_bad("MCP_EXEC_AUTH_TOKENS_FILE", "etc/tokens", 0);
+        {
+                char *env[] = { (char *) "MCP_EXEC_AUTH_TOKENS_FILE=", NULL };
+                Config c = {};
+
+                ASSERT_EQ_INT(config_parse(env, &c, NULL), 0);
+                ASSERT_STREQ(c.auth_tokens_file, "");
+                config_done(&c);
         }
 }
 
@@ -670,6 +706,7 @@ int main(void) {
         RUN(test_config_defaults);
         RUN(test_config_all_set);
         RUN(test_config_ranges);
+        RUN(test_config_scope_share);
         RUN(test_config_timeouts);
         RUN(test_config_transport);
         RUN(test_config_node_id);
