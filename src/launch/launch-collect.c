@@ -26,10 +26,6 @@
 /* Skipped files are each listed up to this many; the rest are counted. */
 #define SKIPPED_LISTED_MAX 32U
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
 
 static void clamp_u64(json_object *j, const char *key, uint64_t max, uint64_t *v) {
         json_object *x;
