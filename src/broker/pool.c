@@ -13,6 +13,7 @@
 #include "json-util.h"
 #include "list.h"
 #include "log.h"
+#include "pool-policy.h"
 #include "util.h"
 
 #define SYSTEMD_SERVICE "org.freedesktop.systemd1"
@@ -31,20 +32,6 @@
  * this far apart, before the unit counts as failed. */
 #define LIMIT_TRIES 5
 #define LIMIT_RETRY_USEC (300 * USEC_PER_MSEC)
-/* Outpaced: a run found warm units only still importing, and the runs are
- * short next to an import (the last cold one took less than this part of
- * the last import). Beside long runs refills keep up and pay: a hit saves
- * more than the import takes from the runs beside it. */
-#define OUTPACED_RUN_DIVISOR 4
-/* Outpaced, no replacement until no run was in flight for this long.
- * Callers back to back leave gaps of milliseconds between their calls,
- * agents between thoughts far longer. */
-#define QUIET_USEC (500 * USEC_PER_MSEC)
-/* Meanwhile a warm unit still importing may use this much of a CPU (its
- * CPUQuota=, in percent): its imports would slow every run beside it, even
- * at the lowest weight (two vCPUs are often one core's two threads). */
-#define OUTPACED_QUOTA_PERCENT 5
-
 typedef struct Warm Warm;
 
 struct Warm {
@@ -57,7 +44,7 @@ struct Warm {
         sd_event_source *limit_retry;
         unsigned limit_tries;
         bool imported;                  /* the launcher said "ready": the preload is in */
-        bool held;                      /* held to OUTPACED_QUOTA_PERCENT while importing */
+        bool held;                      /* held to POOL_OUTPACED_QUOTA_PERCENT while importing */
         bool ready;
         uint64_t created;
         json_object *preloaded, *failed;
@@ -67,17 +54,14 @@ struct Pool {
         sd_event *event;
         sd_bus *bus;
         PoolConfig config;
+        PoolPolicy policy;              /* when to refill, outpaced or not (pool-policy.h) */
         pool_spec_t spec;
         pool_ready_t on_ready;
         void *userdata;
         Warm *warm;
         unsigned n_warm;
         sd_event_source *refill, *retire;     /* refill: a timer, at once or after a failure's backoff */
-        sd_event_source *quiet;                /* ends being outpaced, once no run was in flight for QUIET_USEC */
-        bool busy, paused, broken, outpaced;
-        unsigned n_runs;
-        uint64_t import_usec;                   /* the last unit's start to imported, not held; 0: none yet */
-        uint64_t cold_run_usec;                 /* the last cold run's own time */
+        sd_event_source *quiet;                /* the policy's quiet timer */
         unsigned failures;
         uint64_t hits;
         json_object *preloaded, *failed;        /* of the last ready unit */
@@ -115,11 +99,11 @@ static void schedule_refill(Pool *p) {
         schedule_refill_in(p, 0);
 }
 
-/* The units still importing: held to OUTPACED_QUOTA_PERCENT while
+/* The units still importing: held to POOL_OUTPACED_QUOTA_PERCENT while
  * outpaced, a run's quota after. The replies are not waited for: a unit gone
  * meanwhile is no error of ours. */
 static void pool_hold_importing(Pool *p, bool hold) {
-        uint64_t percent = hold ? OUTPACED_QUOTA_PERCENT : p->config.cpu_quota_percent;
+        uint64_t percent = hold ? POOL_OUTPACED_QUOTA_PERCENT : p->config.cpu_quota_percent;
 
         LIST_FOREACH(warm, w, p->warm)
                 if (!w->imported && w->run) {
@@ -134,8 +118,8 @@ static void pool_hold_importing(Pool *p, bool hold) {
 static void warm_failed(Warm *w, const char *why) {
         Pool *p = w->pool;
 
-        if (!w->ready && ++p->failures >= MAX_FAILURES && !p->broken) {
-                p->broken = true;
+        if (!w->ready && ++p->failures >= MAX_FAILURES && !p->policy.broken) {
+                p->policy.broken = true;
                 log_struct(LOG_ERR,
                            "MESSAGE=Warm units failed %u times in a row (%s); the pool stops, runs take the cold path.",
                            p->failures, why,
@@ -162,7 +146,7 @@ static void on_warm_done(Run *run, const RunResult *res, void *userdata) {
                            res->error ?: res->unit_result ?: "?",
                            "MCP_UNIT=%s", run_unit(run),
                            "MCP_POOL=%s", "ended");
-                p->paused = true;
+                p->policy.paused = true;
                 warm_free(w);
                 return;
         }
@@ -284,7 +268,7 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
         }
         w->imported = true;
         if (!w->held)
-                p->import_usec = now_usec() - w->created;
+                p->policy.import_usec = now_usec() - w->created;
         w->preloaded = json_object_get(json_get(msg, "preloaded"));
         w->failed = json_object_get(json_get(msg, "failed"));
         /* Once, not for every warm unit that fails the same way. */
@@ -334,10 +318,10 @@ static int start_one(Pool *p) {
 static int on_refill(sd_event_source *s, uint64_t usec, void *userdata) {
         Pool *p = userdata;
 
-        while (!p->busy && !p->paused && !p->broken && !p->outpaced && p->n_warm < p->config.size)
+        while (pool_policy_may_start(&p->policy, p->n_warm))
                 if (start_one(p) < 0) {
                         log_warning("Cannot start a warm unit; the pool waits for the next run.");
-                        p->paused = true;
+                        p->policy.paused = true;
                         break;
                 }
         return 0;
@@ -360,18 +344,30 @@ static int on_retire(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static void pool_end_outpaced(Pool *p, const char *why) {
-        if (!p->outpaced)
-                return;
-        p->outpaced = false;
-        (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
-        log_struct(LOG_DEBUG, "MESSAGE=%s; the pool refills.", why, "MCP_POOL=%s", "keeping-up");
-        pool_hold_importing(p, false);
-        schedule_refill(p);
+/* Does what the policy answered to an event. */
+static void pool_apply(Pool *p, unsigned actions, const char *why) {
+        if (actions & POOL_ACTION_DISARM_QUIET)
+                (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
+        if (actions & POOL_ACTION_ARM_QUIET) {
+                (void) sd_event_source_set_time_relative(p->quiet, POOL_QUIET_USEC);
+                (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_ONESHOT);
+        }
+        if (actions & POOL_ACTION_HOLD) {
+                log_struct(LOG_DEBUG, "MESSAGE=Runs outpace the pool; no refill until they pause.",
+                           "MCP_POOL=%s", "outpaced");
+                pool_hold_importing(p, true);
+        }
+        if (actions & POOL_ACTION_RELEASE) {
+                log_struct(LOG_DEBUG, "MESSAGE=%s; the pool refills.", why, "MCP_POOL=%s", "keeping-up");
+                pool_hold_importing(p, false);
+                schedule_refill(p);
+        }
 }
 
 static int on_quiet(sd_event_source *s, uint64_t usec, void *userdata) {
-        pool_end_outpaced(userdata, "No run for a while");
+        Pool *p = userdata;
+
+        pool_apply(p, pool_policy_step(&p->policy, POOL_EVENT_QUIET, 0, p->n_warm), "No run for a while");
         return 0;
 }
 
@@ -390,14 +386,14 @@ int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spe
         if (!p)
                 return -ENOMEM;
         *p = (Pool) { .event = sd_event_ref(e), .bus = sd_bus_ref(bus), .config = *config, .spec = spec,
-                      .on_ready = ready, .userdata = userdata };
+                      .on_ready = ready, .userdata = userdata, .policy = { .size = config->size } };
         r = sd_event_add_time_relative(e, &p->refill, CLOCK_MONOTONIC, 0, 1, on_refill, p);
         if (r < 0)
                 return r;
         r = sd_event_add_time_relative(e, &p->retire, CLOCK_MONOTONIC, RETIRE_CHECK_USEC, USEC_PER_SEC, on_retire, p);
         if (r < 0)
                 return r;
-        r = sd_event_add_time_relative(e, &p->quiet, CLOCK_MONOTONIC, QUIET_USEC, 10 * USEC_PER_MSEC, on_quiet, p);
+        r = sd_event_add_time_relative(e, &p->quiet, CLOCK_MONOTONIC, POOL_QUIET_USEC, 10 * USEC_PER_MSEC, on_quiet, p);
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
@@ -432,23 +428,13 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
         if (!p)
                 return -EAGAIN;
         /* Work came: replacements may start again (once not busy). */
-        p->paused = false;
+        p->policy.paused = false;
         LIST_FOREACH(warm, w, p->warm)
                 if (w->ready && (!oldest || w->created < oldest->created))
                         oldest = w;
         schedule_refill(p);
         if (!oldest) {
-                /* Warm units are on their way but none is ready, and runs are
-                 * short next to an import: calls come far faster than
-                 * replacements import, and each started now would only take
-                 * systemd and the cores from the cold runs. */
-                if (p->n_warm > 0 && !p->outpaced && p->cold_run_usec < p->import_usec / OUTPACED_RUN_DIVISOR) {
-                        p->outpaced = true;
-                        log_struct(LOG_DEBUG, "MESSAGE=Runs outpace the pool; no refill until they pause.",
-                                   "MCP_POOL=%s", "outpaced");
-                        pool_hold_importing(p, true);
-                        pool_set_runs(p, p->n_runs);
-                }
+                pool_apply(p, pool_policy_step(&p->policy, POOL_EVENT_TAKE_MISS, 0, p->n_warm), NULL);
                 return -EAGAIN;
         }
         /* A run's CPU weight and quota from now on, asked for before a
@@ -468,9 +454,9 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
 }
 
 void pool_set_busy(Pool *p, bool busy) {
-        if (!p || p->busy == busy)
+        if (!p || p->policy.busy == busy)
                 return;
-        p->busy = busy;
+        p->policy.busy = busy;
         if (!busy)
                 schedule_refill(p);
 }
@@ -478,24 +464,14 @@ void pool_set_busy(Pool *p, bool busy) {
 void pool_note_cold_run(Pool *p, uint64_t usec) {
         if (!p)
                 return;
-        p->cold_run_usec = usec;
-        if (usec >= p->import_usec / OUTPACED_RUN_DIVISOR)
-                pool_end_outpaced(p, "Runs take long next to an import");
+        pool_apply(p, pool_policy_step(&p->policy, POOL_EVENT_COLD_RUN, usec, p->n_warm),
+                   "Runs take long next to an import");
 }
 
 void pool_set_runs(Pool *p, unsigned n_runs) {
         if (!p)
                 return;
-        p->n_runs = n_runs;
-        if (!p->outpaced || n_runs > 0) {
-                (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
-                return;
-        }
-        /* Counted from the last run's end. */
-        if (sd_event_source_get_enabled(p->quiet, NULL) > 0)
-                return;
-        (void) sd_event_source_set_time_relative(p->quiet, QUIET_USEC);
-        (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_ONESHOT);
+        pool_apply(p, pool_policy_step(&p->policy, POOL_EVENT_RUNS, n_runs, p->n_warm), NULL);
 }
 
 void pool_recycle(Pool *p) {
@@ -503,7 +479,7 @@ void pool_recycle(Pool *p) {
                 return;
         while (p->warm)
                 warm_free(p->warm);
-        p->paused = false;
+        p->policy.paused = false;
         schedule_refill(p);
 }
 
@@ -529,5 +505,5 @@ json_object *pool_failed(const Pool *p) {
 }
 
 bool pool_broken(const Pool *p) {
-        return p && p->broken;
+        return p && p->policy.broken;
 }

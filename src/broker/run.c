@@ -21,7 +21,7 @@
 struct Run {
         sd_bus *bus;
         char id[33];
-        char unit[MAX(sizeof(RUN_UNIT_PREFIX), sizeof(SESSION_UNIT_PREFIX)) + 32 + sizeof(".service")];
+        char unit[MAX(sizeof(UNIT_PREFIX_RUN), sizeof(UNIT_PREFIX_SESSION)) + 32 + sizeof(".service")];
         char *path;                     /* the unit's object path */
         char *job;                      /* the start job's object path */
 
@@ -586,7 +586,7 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
         if (r < 0)
                 return r;
         (void) snprintf(run->unit, sizeof run->unit, "%s%s.service",
-                        spec.session ? SESSION_UNIT_PREFIX : RUN_UNIT_PREFIX, run->id);
+                        spec.session ? UNIT_PREFIX_SESSION : UNIT_PREFIX_RUN, run->id);
         spec.run_id = run->id;
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
         if (r < 0)
@@ -720,8 +720,8 @@ int run_sweep_stale(sd_bus *bus) {
         assert(bus);
 
         r = sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ListUnitsByPatterns",
-                               &error, &reply, "asas", 0, 2, RUN_UNIT_PREFIX "*.service",
-                               SESSION_UNIT_PREFIX "*.service");
+                               &error, &reply, "asas", 0, 2, UNIT_PREFIX_RUN "*.service",
+                               UNIT_PREFIX_SESSION "*.service");
         if (r < 0)
                 return log_error_errno(r, "Failed to list leftover runs: %s", error.message ?: strerror(-r));
 

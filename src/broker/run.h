@@ -10,9 +10,7 @@
 
 #include "macro.h"
 #include "sandbox-properties.h"
-
-#define RUN_UNIT_PREFIX "mcp-exec-run-"
-#define SESSION_UNIT_PREFIX "mcp-exec-session-"
+#include "unit-names.h"
 
 typedef struct RunResult {
         const char *error;              /* non-NULL: the sandbox did not run (start failed) */
@@ -63,6 +61,6 @@ const char *run_id(const Run *run);
 const char *run_unit(const Run *run);
 bool run_is_done(const Run *run);
 
-/* Stops every leftover unit whose name starts with RUN_UNIT_PREFIX or
- * SESSION_UNIT_PREFIX. */
+/* Stops every leftover unit whose name starts with UNIT_PREFIX_RUN or
+ * UNIT_PREFIX_SESSION. */
 int run_sweep_stale(sd_bus *bus);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* One stateful session: a transient unit named SESSION_UNIT_PREFIX… with the
+/* One stateful session: a transient unit named UNIT_PREFIX_SESSION… with the
  * runs' fixed property set, running the launcher in session mode
  * (launch-session.h), the broker's end of its control socket, who owns it,
  * and the timers that end it. Knows systemd through Run; not the client

@@ -27,6 +27,7 @@
 #include "build-config.h"
 #include "file-uri.h"
 #include "json-cleanup.h"
+#include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -278,25 +279,32 @@ static int session_initialize(Session *s) {
  * is the "files" argument or NULL; it is taken. */
 static json_object *session_call_exec(Session *s, const char *code, size_t code_len, const char *in, size_t in_len,
                                       uint64_t timeout_s, json_object *files) {
-        _cleanup_json_ json_object *req = json_object_new_object();
-        json_object *params = json_object_new_object(), *args = json_object_new_object(), *resp;
+        _cleanup_json_ json_object *f = files, *args = NULL, *req = NULL;
+        json_object *resp;
+        int r;
 
         assert(s);
         assert(code);
 
-        json_object_object_add(args, "code", json_object_new_string_len(code, (int) code_len));
-        if (timeout_s > 0)
-                json_object_object_add(args, "timeout_s", json_object_new_int64((int64_t) timeout_s));
-        if (in)
-                json_object_object_add(args, "stdin", json_object_new_string_len(in, (int) in_len));
-        if (files)
-                json_object_object_add(args, "files", files);
-        json_object_object_add(params, "name", json_object_new_string("exec"));
-        json_object_object_add(params, "arguments", args);
-        json_object_object_add(req, "jsonrpc", json_object_new_string("2.0"));
-        json_object_object_add(req, "id", json_object_new_int(2));
-        json_object_object_add(req, "method", json_object_new_string("tools/call"));
-        json_object_object_add(req, "params", params);
+        r = json_build(&args, JB_OBJ("code", json_object_new_string_len(code, (int) code_len)), JB_END);
+        if (r >= 0 && timeout_s > 0)
+                r = json_build_into(args, JB_INT("timeout_s", timeout_s), JB_END);
+        if (r >= 0 && in)
+                r = json_build_into(args, JB_OBJ("stdin", json_object_new_string_len(in, (int) in_len)), JB_END);
+        if (r >= 0 && f)
+                r = json_build_into(args, JB_OBJ("files", TAKE_PTR(f)), JB_END);
+        if (r >= 0) {
+                json_object *params = NULL;
+
+                r = json_build(&params, JB_STR("name", "exec"), JB_OBJ("arguments", TAKE_PTR(args)), JB_END);
+                if (r >= 0)
+                        r = json_build(&req, JB_STR("jsonrpc", "2.0"), JB_INT("id", 2), JB_STR("method", "tools/call"),
+                                       JB_OBJ("params", params), JB_END);
+        }
+        if (r < 0) {
+                fprintf(stderr, "mcp-exec: out of memory\n");
+                return NULL;
+        }
         if (send_json(s->fd, req) < 0 || !(resp = wait_response(s, 2))) {
                 fprintf(stderr, "mcp-exec: no answer from the server\n");
                 return NULL;
@@ -450,20 +458,19 @@ static json_object *input_files(char **paths) {
                         fprintf(stderr, "mcp-exec: cannot read %s: %s\n", *p, strerror(-r));
                         return NULL;
                 }
-                o = json_object_new_object();
-                if (!o || json_object_array_add(files, o) < 0) {
-                        json_object_put(o);
-                        return NULL;
-                }
-                json_object_object_add(o, "name", json_object_new_string(name));
+                /* Text as it is, anything else as base64. */
                 if (utf8_is_valid(data ?: "", n))
-                        json_object_object_add(o, "content", json_object_new_string_len(data ?: "", (int) n));
+                        r = json_build(&o, JB_STR("name", name),
+                                       JB_OBJ("content", json_object_new_string_len(data ?: "", (int) n)), JB_END);
                 else {
                         if (base64_encode(data, n, &b64, &len) < 0)
                                 return NULL;
-                        json_object_object_add(o, "content", json_object_new_string_len(b64, (int) len));
-                        json_object_object_add(o, "encoding", json_object_new_string("base64"));
+                        r = json_build(&o, JB_STR("name", name),
+                                       JB_OBJ("content", json_object_new_string_len(b64, (int) len)),
+                                       JB_STR("encoding", "base64"), JB_END);
                 }
+                if (r < 0 || json_append(files, o) < 0)
+                        return NULL;
         }
         return TAKE_PTR(files);
 }

@@ -2,6 +2,7 @@
 #include "http-server.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -751,9 +752,15 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata) {
 
 int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServerConfig *config, HttpAuth *auth,
                     http_server_activity_t on_activity, void *userdata, HttpServer **ret) {
+        _cleanup_(http_server_freep) HttpServer *h = NULL;
         const union MHD_DaemonInfo *info;
-        HttpServer *h;
         int r;
+
+        assert(e);
+        assert(mcp);
+        assert(config);
+        assert(auth);
+        assert(ret);
 
         h = calloc(1, sizeof *h);
         if (!h) {
@@ -789,36 +796,29 @@ int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServer
                                   MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                                   MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
                                   MHD_OPTION_END);
-        if (!h->mhd) {
-                r = -EIO;
-                goto fail;
-        }
+        if (!h->mhd)
+                return -EIO;
         info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-        if (!info) {
-                r = -EIO;
-                goto fail;
-        }
+        if (!info)
+                return -EIO;
         r = sd_event_add_io(e, &h->mhd_io, info->epoll_fd, EPOLLIN, on_mhd_io, h);
         if (r < 0)
-                goto fail;
+                return r;
         /* Accuracy 1 µs: 0 would mean sd-event's default of 250 ms, and
          * every run MHD asks for "now" would wait that long. */
         r = sd_event_add_time_relative(e, &h->mhd_timer, CLOCK_MONOTONIC, 0, 1, on_mhd_timer, h);
         if (r < 0)
-                goto fail;
+                return r;
         r = sd_event_add_time_relative(e, &h->sweep_timer, CLOCK_MONOTONIC,
                                        MIN(config->session_idle_usec, 60 * USEC_PER_SEC), USEC_PER_SEC, on_sweep, h);
         if (r < 0)
-                goto fail;
+                return r;
         (void) sd_event_source_set_enabled(h->sweep_timer, SD_EVENT_OFF);
         r = http_conns_init(h);
         if (r < 0)
-                goto fail;
-        *ret = h;
+                return r;
+        *ret = TAKE_PTR(h);
         return 0;
-fail:
-        http_server_free(h);
-        return r;
 }
 
 HttpServer *http_server_free(HttpServer *h) {

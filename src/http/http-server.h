@@ -105,6 +105,7 @@ int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **
 int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServerConfig *config, HttpAuth *auth,
                     http_server_activity_t on_activity, void *userdata, HttpServer **ret);
 HttpServer *http_server_free(HttpServer *h);
+DEFINE_TRIVIAL_CLEANUP_FUNC(HttpServer *, http_server_free);
 
 /* No connection and no session: nothing would be lost by exiting. */
 bool http_server_is_idle(const HttpServer *h);

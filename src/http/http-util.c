@@ -2,6 +2,7 @@
 #include "http-util.h"
 
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -202,12 +203,10 @@ int buf_append(char **buf, size_t *size, size_t *alloc, const char *data, size_t
         return 0;
 }
 
-int sse_append_event(char **buf, size_t *size, size_t *alloc, const char *event, const char *data, size_t len) {
-        size_t old = *size;
-
+static int append_event(char **buf, size_t *size, size_t *alloc, const char *event, const char *data, size_t len) {
         if (event && (buf_append(buf, size, alloc, "event: ", 7) < 0 ||
                       buf_append(buf, size, alloc, event, strlen(event)) < 0 || buf_append(buf, size, alloc, "\n", 1) < 0))
-                goto fail;
+                return -ENOMEM;
         /* Serialized JSON has no raw newlines, but a CR or LF would end the
          * data line early and let the rest pose as SSE fields. */
         for (size_t i = 0;;) {
@@ -216,18 +215,28 @@ int sse_append_event(char **buf, size_t *size, size_t *alloc, const char *event,
                         n++;
                 if (buf_append(buf, size, alloc, "data: ", 6) < 0 || buf_append(buf, size, alloc, data + i, n) < 0 ||
                     buf_append(buf, size, alloc, "\n", 1) < 0)
-                        goto fail;
+                        return -ENOMEM;
                 i += n;
                 if (i >= len)
                         break;
                 i += (data[i] == '\r' && i + 1 < len && data[i + 1] == '\n') ? 2 : 1;
         }
-        if (buf_append(buf, size, alloc, "\n", 1) < 0)
-                goto fail;
-        return 0;
-fail:
-        *size = old;
-        return -ENOMEM;
+        return buf_append(buf, size, alloc, "\n", 1);
+}
+
+int sse_append_event(char **buf, size_t *size, size_t *alloc, const char *event, const char *data, size_t len) {
+        size_t old = *size;
+        int r;
+
+        assert(buf);
+        assert(size);
+        assert(alloc);
+        assert(data || len == 0);
+
+        r = append_event(buf, size, alloc, event, data, len);
+        if (r < 0)
+                *size = old;    /* nothing half-written is ever sent */
+        return r;
 }
 
 bool str_is_visible_ascii(const char *s) {

@@ -34,11 +34,6 @@ static const char *startswith(const char *s, const char *prefix) {
         return strncmp(s, prefix, n) == 0 ? s + n : NULL;
 }
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 static void clamp_u64(json_object *j, const char *key, uint64_t max, uint64_t *v) {
         json_object *x;
 

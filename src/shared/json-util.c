@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "json-util.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "macro.h"
@@ -39,6 +41,93 @@ int json_append(json_object *a, json_object *v) {
                 json_object_put(v);
                 return -ENOMEM;
         }
+        return 0;
+}
+
+/* Adds every member of ap to o, starting with the error r (o NULL: r < 0).
+ * Once one fails, the rest are only released (JB_OBJ values are taken
+ * whatever happens). */
+static int build_va(json_object *o, int r, va_list ap) {
+        assert(o || r < 0);
+
+        for (;;) {
+                int tag = va_arg(ap, int);      /* an enum passes as int */
+                json_object *v = NULL;
+                const char *key, *s;
+
+                if (tag == JSON_BUILD_END)
+                        return r;
+                key = va_arg(ap, const char *);
+                assert(key);
+                switch (tag) {
+                case JSON_BUILD_STRING:
+                        s = va_arg(ap, const char *);
+                        assert(s);
+                        if (r >= 0)
+                                r = json_add_string(o, key, s);
+                        break;
+                case JSON_BUILD_STRING_OR_NULL:
+                        s = va_arg(ap, const char *);
+                        if (r >= 0)
+                                r = s ? json_add_string(o, key, s) : json_add_null(o, key);
+                        break;
+                case JSON_BUILD_INT: {
+                        int64_t i = va_arg(ap, int64_t);
+                        if (r >= 0)
+                                r = json_add_int(o, key, i);
+                        break;
+                }
+                case JSON_BUILD_BOOL: {
+                        int b = va_arg(ap, int);
+                        if (r >= 0)
+                                r = json_add_bool(o, key, b);
+                        break;
+                }
+                case JSON_BUILD_NULL:
+                        if (r >= 0)
+                                r = json_add_null(o, key);
+                        break;
+                case JSON_BUILD_OBJECT:
+                        v = va_arg(ap, json_object *);
+                        if (r >= 0)
+                                r = json_add(o, key, v);
+                        else
+                                json_object_put(v);
+                        break;
+                default:
+                        assert(!"unknown json_build tag");
+                        return -EINVAL;
+                }
+        }
+}
+
+int json_build_into(json_object *o, ...) {
+        va_list ap;
+        int r;
+
+        assert(o);
+
+        va_start(ap, o);
+        r = build_va(o, 0, ap);
+        va_end(ap);
+        return r;
+}
+
+int json_build(json_object **ret, ...) {
+        json_object *o = json_object_new_object();
+        va_list ap;
+        int r;
+
+        assert(ret);
+
+        va_start(ap, ret);
+        r = build_va(o, o ? 0 : -ENOMEM, ap);
+        va_end(ap);
+        if (r < 0) {
+                json_object_put(o);
+                return r;
+        }
+        *ret = o;
         return 0;
 }
 

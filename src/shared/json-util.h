@@ -21,6 +21,35 @@ int json_add_bool(json_object *o, const char *key, int b);
 /* Appends v to an array and takes it; -ENOMEM as json_add(). */
 int json_append(json_object *a, json_object *v);
 
+/* Wire messages in one expression with one error, as systemd's json_build():
+ *
+ *     r = json_build(&m, JB_STR("event", "exit"), JB_INT("exit_code", n),
+ *                    JB_STR_OR_NULL("error", e), JB_OBJ("limits", l), JB_END);
+ *
+ * Each JB_* is a tag, a key and a value (cast to the tag's type, so a
+ * varargs mix-up cannot happen). JB_OBJ takes its object, also on failure;
+ * a NULL object there is out of memory, never a JSON null (JB_NULL says
+ * that). -ENOMEM with nothing built, or 0 with *ret set. json_build_into()
+ * adds to an existing object, which on failure holds some of the members. */
+typedef enum JsonBuildTag {
+        JSON_BUILD_END,
+        JSON_BUILD_STRING,              /* const char *, never NULL */
+        JSON_BUILD_STRING_OR_NULL,      /* const char *, NULL gives null */
+        JSON_BUILD_INT,                 /* int64_t */
+        JSON_BUILD_BOOL,                /* bool, passed as int */
+        JSON_BUILD_NULL,                /* no value */
+        JSON_BUILD_OBJECT,              /* json_object *, taken */
+} JsonBuildTag;
+#define JB_END JSON_BUILD_END
+#define JB_STR(k, v) JSON_BUILD_STRING, (const char *) (k), (const char *) (v)
+#define JB_STR_OR_NULL(k, v) JSON_BUILD_STRING_OR_NULL, (const char *) (k), (const char *) (v)
+#define JB_INT(k, v) JSON_BUILD_INT, (const char *) (k), (int64_t) (v)
+#define JB_BOOL(k, v) JSON_BUILD_BOOL, (const char *) (k), (int) !!(v)
+#define JB_NULL(k) JSON_BUILD_NULL, (const char *) (k)
+#define JB_OBJ(k, v) JSON_BUILD_OBJECT, (const char *) (k), (json_object *) (v)
+int json_build(json_object **ret, ...);
+int json_build_into(json_object *o, ...);
+
 /* Borrowed member of an object; NULL if o is no object or key is absent. */
 json_object *json_get(json_object *o, const char *key);
 /* The member if it is a string, else NULL. */

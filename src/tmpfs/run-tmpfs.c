@@ -15,17 +15,12 @@
 
 #include "log.h"
 #include "macro.h"
+#include "unit-names.h"
 
-/* The runs' unit names, as src/broker/run.h makes them. */
-static const char *const unit_prefixes[] = { "mcp-exec-run-", "mcp-exec-session-" };
+static const char *const unit_prefixes[] = { UNIT_PREFIX_RUN, UNIT_PREFIX_SESSION };
 
 /* mcp-exec.slice sits in mcp.slice (a dash in a slice's name nests it). */
 #define SLICE_CGROUP "/mcp.slice/mcp-exec.slice"
-
-static void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
 
 /* ROOT itself, not what a symlink put in its place would lead to; with
  * root_only, refused unless only root may enter it. Everything under ROOT is

@@ -19,6 +19,8 @@
 #include "broker-proto.h"
 #include "config.h"
 #include "exec-client.h"
+#include "json-cleanup.h"
+#include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"
 #include "main-func.h"
@@ -44,40 +46,70 @@ static Job *jobs;
 
 static int start_next(sd_event *e);
 
+static json_object *output_json(const ResultItem *it) {
+        _cleanup_json_ json_object *x = NULL;
+        int r;
+
+        r = json_build(&x, JB_BOOL("figure", it->figure), JB_STR_OR_NULL("path", it->path),
+                       JB_STR_OR_NULL("mimeType", it->mime_type), JB_END);
+        /* UINT64_MAX: the size is not known. */
+        if (r >= 0)
+                r = it->bytes == UINT64_MAX ? json_build_into(x, JB_NULL("bytes"), JB_END) :
+                                              json_build_into(x, JB_INT("bytes", it->bytes), JB_END);
+        if (r >= 0)
+                r = json_build_into(x, JB_INT("width", it->width), JB_INT("height", it->height),
+                                    JB_BOOL("text", it->text), JB_STR_OR_NULL("reason", it->reason), JB_END);
+        return r < 0 ? NULL : TAKE_PTR(x);
+}
+
+static json_object *outputs_json(const ExecResult *r) {
+        _cleanup_json_ json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < r->n_outputs; i++)
+                if (json_append(a, output_json(r->outputs + i)) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
+/* One JSON line per run: the result as the front end gets it, and what the
+ * tests look at besides (the result channel's listing). */
+static int result_json(const ExecResult *r, json_object **ret) {
+        _cleanup_json_ json_object *o = exec_result_to_json(r);
+        int k = 0;
+
+        if (!o)
+                return -ENOMEM;
+        if (r->error != BROKER_ERROR_NONE)
+                k = json_build_into(o, JB_STR("error", broker_error_to_string(r->error)),
+                                    JB_STR("error_message", r->error_message ?: ""), JB_END);
+        if (k >= 0)
+                k = json_build_into(o, JB_BOOL("cancelled", r->cancelled), JB_END);
+        if (k >= 0 && r->result_channel)
+                k = json_build_into(o, JB_OBJ("outputs", outputs_json(r)),
+                                    JB_INT("outputs_unlisted", r->outputs_unlisted),
+                                    JB_BOOL("outputs_unlisted_more", r->outputs_unlisted_more),
+                                    JB_BOOL("outputs_lost", r->outputs_lost),
+                                    JB_STR_OR_NULL("outputs_error", r->outputs_error),
+                                    JB_BOOL("have_status", r->have_status), JB_END);
+        if (k >= 0)
+                k = json_build_into(o, JB_STR_OR_NULL("run_id", r->run_id), JB_END);
+        if (k < 0)
+                return k;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
 static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
         Job *j = userdata;
-        _cleanup_json_ json_object *o = exec_result_to_json(r);
+        _cleanup_json_ json_object *o = NULL;
 
-        if (r->error != BROKER_ERROR_NONE) {
-                json_object_object_add(o, "error", json_object_new_string(broker_error_to_string(r->error)));
-                json_object_object_add(o, "error_message", json_object_new_string(r->error_message ?: ""));
+        if (r->error != BROKER_ERROR_NONE)
                 n_failed++;
-        }
-        json_object_object_add(o, "cancelled", json_object_new_boolean(r->cancelled));
-        if (r->result_channel) {
-                json_object *a = json_object_new_array();
-                for (size_t i = 0; a && i < r->n_outputs; i++) {
-                        const ResultItem *it = r->outputs + i;
-                        json_object *x = json_object_new_object();
-                        json_object_object_add(x, "figure", json_object_new_boolean(it->figure));
-                        json_object_object_add(x, "path", it->path ? json_object_new_string(it->path) : NULL);
-                        json_object_object_add(x, "mimeType", it->mime_type ? json_object_new_string(it->mime_type) : NULL);
-                        json_object_object_add(x, "bytes", it->bytes == UINT64_MAX ? NULL : json_object_new_int64((int64_t) it->bytes));
-                        json_object_object_add(x, "width", json_object_new_int64(it->width));
-                        json_object_object_add(x, "height", json_object_new_int64(it->height));
-                        json_object_object_add(x, "text", json_object_new_boolean(it->text));
-                        json_object_object_add(x, "reason", it->reason ? json_object_new_string(it->reason) : NULL);
-                        json_object_array_add(a, x);
-                }
-                json_object_object_add(o, "outputs", a);
-                json_object_object_add(o, "outputs_unlisted", json_object_new_int64((int64_t) r->outputs_unlisted));
-                json_object_object_add(o, "outputs_unlisted_more", json_object_new_boolean(r->outputs_unlisted_more));
-                json_object_object_add(o, "outputs_lost", json_object_new_boolean(r->outputs_lost));
-                json_object_object_add(o, "outputs_error", r->outputs_error ? json_object_new_string(r->outputs_error) : NULL);
-                json_object_object_add(o, "have_status", json_object_new_boolean(r->have_status));
-        }
-        json_object_object_add(o, "run_id", r->run_id ? json_object_new_string(r->run_id) : NULL);
-        printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+        if (result_json(r, &o) < 0) {
+                fputs("mcp-exec-broker-call: out of memory\n", stderr);
+                n_failed++;
+        } else
+                printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
         fflush(stdout);
 
         j->cancel_timer = sd_event_source_disable_unref(j->cancel_timer);
