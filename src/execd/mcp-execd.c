@@ -78,9 +78,15 @@ static const char *arg_broker_socket = BROKER_SOCKET_PATH;
 static void daemon_update_idle(Daemon *d);
 
 static size_t max_line(const Daemon *d) {
-        /* JSON may escape each byte of code, stdin and input files as
-         * \u00XX (base64 takes only 4/3), and each file name with them. */
-        return (size_t) (6 * (d->config.max_code_bytes + d->config.max_stdin_bytes + d->config.max_input_bytes) +
+        /* Twice code, stdin and input files: room for the escapes of text
+         * (a quote or a newline takes two bytes) and base64 (4/3), and each
+         * file name fully escaped. Not six times, as if every byte were a
+         * \u00XX escape: parsing holds up to about three times a message
+         * beside it (the parsed strings, json-c's growing buffer), outside
+         * the memory budget, so this bounds what one message costs the front
+         * end (README, "The front ends' memory budget"). Binary content
+         * travels as a base64 input file. */
+        return (size_t) (2 * (d->config.max_code_bytes + d->config.max_stdin_bytes + d->config.max_input_bytes) +
                          LAUNCH_FILES_MAX * (6 * LAUNCH_FILE_NAME_MAX + 64) + 64 * 1024);
 }
 

@@ -2,12 +2,13 @@
 # Messages cheap to send and once dear to parse (issue 19, item 1): one 4 MB JSON-RPC message
 # whose params hold 1.4 million {} made json-c take over a gigabyte, and the kernel killed the
 # front end with every call and sandbox session of every client. tests/lib/parse-flood.py sends
-# each variant (objects, numbers, keys, deep, string, number: see there) 6 times back to back
+# each variant (objects, numbers, keys, deep, string, number, and long, a string as long as the
+# largest message allowed: see there) 6 times back to back
 # to each transport of each front end: mcp-exec.service over Streamable HTTP in a session, stateless
 # (2026-07-28) and to a legacy SSE session's /messages; mcp-exec-stdio.service as one line on a
 # connection to /run/mcp-exec/stdio.sock. Checked after each:
 #   - the answers: too many values is 413 with a -32600 error (id null), too deep 400 with -32700,
-#     over stdio the same codes on an error line; the long string and the long number are
+#     over stdio the same codes on an error line; the long strings and the long number are
 #     answered as any ping (200, 202 then the reply on the legacy stream, a result line);
 #   - a witness with a sandbox session in which x = 41, made through that front end before, is
 #     served while the attack lasts (print(x) calls, one in flight most of the time) and after it
@@ -67,15 +68,18 @@ cursor=$(journal_cursor)
 # What each variant must get: every one of the N attempts on every transport.
 declare -A HTTP_WANT=(
     [objects]='[[413, -32600, None]] * '$N [numbers]='[[413, -32600, None]] * '$N [keys]='[[413, -32600, None]] * '$N
-    [deep]='[[400, -32700, None]] * '$N [string]='[[200, "result", 7]] * '$N [number]='[[200, "result", 7]] * '$N)
-declare -A LEGACY_WANT=([string]='[[202, "result", 7]] * '$N [number]='[[202, "result", 7]] * '$N)
+    [deep]='[[400, -32700, None]] * '$N [string]='[[200, "result", 7]] * '$N [number]='[[200, "result", 7]] * '$N
+    [long]='[[200, "result", 7]] * '$N)
+declare -A LEGACY_WANT=([string]='[[202, "result", 7]] * '$N [number]='[[202, "result", 7]] * '$N
+    [long]='[[202, "result", 7]] * '$N)
 declare -A STDIO_WANT=(
     [objects]='[["line", -32600, None]] * '$N [numbers]='[["line", -32600, None]] * '$N
     [keys]='[["line", -32600, None]] * '$N [deep]='[["line", -32700, None]] * '$N
-    [string]='[["line", "result", 7]] * '$N [number]='[["line", "result", 7]] * '$N)
+    [string]='[["line", "result", 7]] * '$N [number]='[["line", "result", 7]] * '$N
+    [long]='[["line", "result", 7]] * '$N)
 
 peaks=()
-for v in objects numbers keys deep string number; do
+for v in objects numbers keys deep string number long; do
     for u in mcp-exec.service mcp-exec-stdio.service; do
         p=${PID[$u]}
         # Peak RSS of this attack alone: "5" to clear_refs resets VmHWM to the current RSS.

@@ -78,8 +78,8 @@ expect 403 bad-origin-get -H 'Accept: text/event-stream' "${S[@]}" -H 'Origin: h
 expect 403 bad-host "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -H 'Host: rebind.example:8080' -d "$LIST" "$URL/mcp"
 expect 403 bad-host-port "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -H 'Host: 127.0.0.1:9999' -d "$LIST" "$URL/mcp"
 expect 200 host-localhost "${JSON[@]}" "${BOTH[@]}" "${S[@]}" -H 'Host: localhost:8080' -d "$LIST" "$URL/mcp"
-# Past the largest body a call may need: six times code, stdin and input files
-# (each byte may be a JSON escape), 36 MiB with the defaults.
+# Past the largest body a call may send: twice code, stdin and input files, about
+# 12 MiB with the defaults.
 head -c 48M /dev/zero | tr '\0' ' ' >"$HDIR/big.json"
 chmod 0644 "$HDIR/big.json"
 expect 413 body-too-large "${JSON[@]}" "${BOTH[@]}" "${S[@]}" --data-binary "@$BDIR/big.json" "$URL/mcp"

@@ -9,6 +9,9 @@
 #   deep     params.pad = [[[[...]]]]          2 million levels
 #   string   params.pad = "\"[{\\..."          one long string of escapes, quotes and brackets
 #   number   params.pad = 99999...             one number of 4 million digits
+#   long     params.pad = "aaaa..."            one plain string of 12 MiB less 4 KiB: the largest
+#                                              message a front end takes (twice code, stdin and
+#                                              input files, README), parsed at its full cost
 #
 #   parse-flood.py http-witness PORT             a Streamable HTTP session (2025-06-18) with a
 #                                                sandbox session in which x = 41; prints
@@ -33,6 +36,7 @@ import threading
 import time
 
 SIZE = 4 * 1024 * 1024
+LONG = 12 * 1024 * 1024 - 4096
 TIMEOUT = 60.0
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 WITNESS_CODE = "import time\ntime.sleep(0.3)\nprint(x)"
@@ -58,6 +62,8 @@ def pad(variant):
         return '"' + '\\"[{\\\\]}' * (SIZE // 10) + '"'
     if variant == "number":
         return "9" * SIZE
+    if variant == "long":
+        return '"' + "a" * LONG + '"'
     raise SystemExit("unknown variant %s" % variant)
 
 
