@@ -270,10 +270,38 @@ static bool session_evictable(HttpSession *s) {
         return s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) && !session_holds_state(s);
 }
 
+/* Callers that may hold sessions: the named tokens and the single one. */
+static size_t n_callers(const HttpServer *h) {
+        return h->auth.named.n + (h->auth.token ? 1 : 0);
+}
+
 bool http_session_make_room(HttpServer *h, HttpRequest *req) {
         HttpSession *oldest = NULL, *oldest_own = NULL;
         const char *token_name = req ? req->token_name : "";
+        unsigned own = 0;
 
+        LIST_FOREACH(sessions, s, h->sessions)
+                if (s->kind != HTTP_SESSION_STATELESS && streq(s->token_name, token_name))
+                        own++;
+        /* Where clients have tokens of their own, one caller may hold at
+         * most half of the sessions: streams and state it keeps must leave
+         * room for the others. (With one token everyone is that caller.) */
+        if (n_callers(h) > 1 && own >= MAX(h->config.max_sessions / 2, 1U)) {
+                LIST_FOREACH(sessions, s, h->sessions)
+                        if (session_evictable(s) && streq(s->token_name, token_name) &&
+                            (!oldest_own || s->last_used < oldest_own->last_used))
+                                oldest_own = s;
+                if (!oldest_own) {
+                        log_struct(LOG_NOTICE,
+                                   "MESSAGE=HTTP caller %s holds half of the sessions (%u), each holding a stream, a "
+                                   "call or a sandbox session; refusing a new one.", token_name, own,
+                                   "MCP_TRANSPORT=http",
+                                   "MCP_CALLER=%s", token_name);
+                        return false;
+                }
+                http_session_free(oldest_own);
+                return true;
+        }
         if (h->n_sessions < h->config.max_sessions)
                 return true;
         /* A client that re-initializes without DELETE must not lock others

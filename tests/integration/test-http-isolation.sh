@@ -17,7 +17,8 @@
 #             MCP session (404);
 #             systemctl reload picks up an added name and drops a removed one with the same
 #             MainPID; a world-readable file on reload is refused and the old set stays; at the cap
-#             one name's flood of initializes ends its own empty sessions, not another's; /metrics
+#             one name's flood of initializes ends its own empty sessions, not another's; with more
+#             than one name, one name's held streams get at most half of the sessions; /metrics
 #             shows the names; no token text is in /metrics, the journal or systemctl show
 . "$(dirname "$0")/../lib/itest.sh"
 
@@ -168,6 +169,14 @@ out=$(iso init-flood "$TOK_D" 20)
 jcheck "$out" 'r["200"] == 20' "names: dave's initializes at the cap were not served"
 out=$(iso call "$TOK_B" "$B1" exec '{"code":"print(1)"}')
 jcheck "$out" 'r["status"] == 200' "names: dave's flood ended bob's session instead of one of dave's"
+# Streams cannot be recycled: with more than one name, one name holds at most half of the
+# sessions (4 of 8), so its held streams leave bob room.
+fresh
+out=$(iso hold-sse "$TOK_D" 8 "$TOK_B")
+log "names: dave holding streams: $out"
+jcheck "$out" 'r["200"] == 4 and r["503"] == 4 and r["503_no_retry"] == 0' \
+    "names: one name held more than half of the sessions with streams"
+jcheck "$out" 'r["other_status"] == 200' "names: dave's held streams locked bob out"
 
 # Names, never tokens.
 metrics=$(bx curl -s --max-time 10 -H "X-MCP-AUTH: $TOK_D" "$URL/metrics")

@@ -15,6 +15,11 @@
 #                                            still holding them, an initialize and the witness's
 #                                            print(x): {"200", "503", "503_no_retry", "other",
 #                                            "init_status", "init_retry_after", "witness"}
+#   isolation.py hold-sse PORT TOKEN N OTHER
+#                                            opens up to N GET /sse streams with TOKEN and holds
+#                                            them; then, still holding them, an initialize with
+#                                            OTHER: {"200", "503", "503_no_retry", "other",
+#                                            "other_status"}
 #   isolation.py clients PORT N TOKEN...     N MCP sessions, client i with token i % len(TOKEN),
 #                                            each creates one sandbox session: {"ok": n,
 #                                            "refused": [texts], "handles": [[token index, sid, handle]]}
@@ -166,6 +171,22 @@ def sse_flood(port, token, n, sid, handle):
     return out
 
 
+def hold_sse(port, token, n, other):
+    out = {"200": 0, "503": 0, "503_no_retry": 0, "other": []}
+    held = []
+    try:
+        for _ in range(n):
+            st, h, s = open_sse(port, token)
+            count(out, st, h)
+            if s:
+                held.append(s)
+        out["other_status"] = initialize(port, other)[0]
+    finally:
+        for s in held:
+            s.close()
+    return out
+
+
 def clients(port, n, tokens):
     out = {"ok": 0, "refused": [], "handles": []}
     for i in range(n):
@@ -196,6 +217,8 @@ def main(argv):
         r = init_flood(port, argv[3], int(argv[4]))
     elif cmd == "sse-flood":
         r = sse_flood(port, argv[3], int(argv[4]), argv[5], argv[6])
+    elif cmd == "hold-sse":
+        r = hold_sse(port, argv[3], int(argv[4]), argv[5])
     elif cmd == "clients":
         r = clients(port, int(argv[3]), argv[4:])
     elif cmd == "create":
