@@ -63,10 +63,57 @@ static void output_capture_trim(OutputCapture *c, OutputStream s) {
         }
 }
 
+/* Room in stream s for *keep more bytes: its buffer grows within the limit
+ * (both buffers together) and the memory budget. Past the budget, *keep
+ * shrinks to what the buffer can take and the limit closes behind it, so
+ * that nothing more is taken from then on and the output has no holes.
+ * 0 (then *keep bytes fit, maybe none), or -ENOMEM. */
+static int make_room(OutputCapture *c, OutputStream s, OutputStream other, size_t *keep) {
+        /* need <= limit - size[other], since keep <= room. */
+        size_t need = c->size[s] + *keep, want;
+        char *p;
+
+        if (need <= c->allocated[s])
+                return 0;
+        /* If the other stream's spare capacity is in the way, give it back first. */
+        if ((uint64_t) need + c->allocated[other] > c->limit)
+                output_capture_trim(c, other);
+        want = MAX(need, MAX(c->allocated[s] * 2, (size_t) 4096));
+        want = (size_t) MIN((uint64_t) want, c->limit - MIN(c->limit, (uint64_t) c->allocated[other]));
+        want = MAX(want, need); /* only if trimming failed */
+        if (charge_grow(c, c->allocated[s], want) < 0) {
+                want = need;
+                if (charge_grow(c, c->allocated[s], want) < 0) {
+                        /* As much as the budget still gives, the rest dropped
+                         * like output past the limit. */
+                        want = c->allocated[s] + (size_t) MIN(mem_charge_room(c->charge), (uint64_t) *keep);
+                        assert(want < need);
+                        *keep = want - c->size[s];
+                        c->limit = output_capture_kept(c) + *keep;
+                        c->truncated = true;
+                        if (*keep == 0 || want == c->allocated[s])
+                                return 0;
+                        if (charge_grow(c, c->allocated[s], want) < 0) {
+                                *keep = 0;      /* not reached: room said so */
+                                return 0;
+                        }
+                }
+        }
+        p = realloc(c->data[s], want);
+        if (!p) {
+                charge_shrink(c, want, c->allocated[s]);
+                return -ENOMEM;
+        }
+        c->data[s] = p;
+        c->allocated[s] = want;
+        return 0;
+}
+
 int output_capture_append(OutputCapture *c, OutputStream s, const void *data, size_t n) {
         OutputStream other = s == OUTPUT_STDOUT ? OUTPUT_STDERR : OUTPUT_STDOUT;
         uint64_t room = c->limit - MIN(c->limit, output_capture_kept(c));
         size_t keep = (size_t) MIN((uint64_t) n, room);
+        int r;
 
         assert(c);
         assert(data || n == 0);
@@ -76,46 +123,11 @@ int output_capture_append(OutputCapture *c, OutputStream s, const void *data, si
                 c->truncated = true;
         if (keep == 0)
                 return 0;
-
-        if (c->size[s] + keep > c->allocated[s]) {
-                /* need ≤ limit - size[other], since keep ≤ room. */
-                size_t need = c->size[s] + keep, want;
-
-                /* Both buffers together stay within the limit: if the other
-                 * stream's spare capacity is in the way, give it back first. */
-                if ((uint64_t) need + c->allocated[other] > c->limit)
-                        output_capture_trim(c, other);
-                want = MAX(need, MAX(c->allocated[s] * 2, (size_t) 4096));
-                want = (size_t) MIN((uint64_t) want, c->limit - MIN(c->limit, (uint64_t) c->allocated[other]));
-                want = MAX(want, need); /* only if trimming failed */
-                /* Past the memory budget: as much as the buffer holds now,
-                 * the rest dropped like output past the limit, and nothing
-                 * more from then on, so that the output has no holes. */
-                if (charge_grow(c, c->allocated[s], want) < 0) {
-                        want = need;
-                        if (charge_grow(c, c->allocated[s], want) < 0) {
-                                want = c->allocated[s] + (size_t) MIN(mem_charge_room(c->charge), (uint64_t) keep);
-                                assert(want < need);
-                                keep = want - c->size[s];
-                                c->limit = output_capture_kept(c) + keep;
-                                c->truncated = true;
-                                if (keep == 0)
-                                        return 0;
-                                if (want == c->allocated[s])
-                                        goto copy;
-                                if (charge_grow(c, c->allocated[s], want) < 0)
-                                        return 0;       /* not reached: room said so */
-                        }
-                }
-                char *p = realloc(c->data[s], want);
-                if (!p) {
-                        charge_shrink(c, want, c->allocated[s]);
-                        return -ENOMEM;
-                }
-                c->data[s] = p;
-                c->allocated[s] = want;
-        }
-copy:
+        r = make_room(c, s, other, &keep);
+        if (r < 0)
+                return r;
+        if (keep == 0)
+                return 0;
         memcpy(c->data[s] + c->size[s], data, keep);
         c->size[s] += keep;
         return 0;
