@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dirent-util.h"
 #include "json-cleanup.h"
 #include "macro.h"
 #include "image-info.h"

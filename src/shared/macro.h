@@ -4,7 +4,6 @@
 /* The few systemd-style helpers every file uses: cleanup attributes and
  * ownership hand-off. Kept tiny on purpose. */
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -78,11 +77,6 @@ static inline void close_pairp(int (*p)[2]) {
         (*p)[1] = safe_close((*p)[1]);
 }
 #define _cleanup_close_pair_ _cleanup_(close_pairp)
-
-static inline void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
 
 static inline void fclosep(FILE **f) {
         if (*f)

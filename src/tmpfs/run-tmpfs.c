@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "dirent-util.h"
 #include "macro.h"
 #include "unit-names.h"
 
