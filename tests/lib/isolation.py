@@ -152,7 +152,9 @@ def open_sse(port, token):
     return status, headers, s
 
 
-def sse_flood(port, token, n, sid, handle):
+def with_streams(port, token, n, then):
+    """Opens up to n GET /sse streams with token and, while holding them, runs then(out):
+    the counts of what the opens got, with what then added."""
     out = {"200": 0, "503": 0, "503_no_retry": 0, "other": []}
     held = []
     try:
@@ -161,30 +163,26 @@ def sse_flood(port, token, n, sid, handle):
             count(out, st, h)
             if s:
                 held.append(s)
+        then(out)
+    finally:
+        for s in held:
+            s.close()
+    return out
+
+
+def sse_flood(port, token, n, sid, handle):
+    def then(out):
         st, h, _ = initialize(port, token)
         out["init_status"] = st
         out["init_retry_after"] = h.get("retry-after")
         out["witness"] = read_x(port, token, sid, handle)
-    finally:
-        for s in held:
-            s.close()
-    return out
+    return with_streams(port, token, n, then)
 
 
 def hold_sse(port, token, n, other):
-    out = {"200": 0, "503": 0, "503_no_retry": 0, "other": []}
-    held = []
-    try:
-        for _ in range(n):
-            st, h, s = open_sse(port, token)
-            count(out, st, h)
-            if s:
-                held.append(s)
+    def then(out):
         out["other_status"] = initialize(port, other)[0]
-    finally:
-        for s in held:
-            s.close()
-    return out
+    return with_streams(port, token, n, then)
 
 
 def clients(port, n, tokens):
