@@ -35,6 +35,7 @@
 #include "pool.h"
 #include "probe.h"
 #include "run.h"
+#include "run-stats.h"
 #include "session.h"
 #include "broker-proto.h"
 #include "socket-util.h"
@@ -101,7 +102,7 @@ struct Server {
         Discovery *discovery;
         json_object *sandbox_info;      /* python version and modules, once discovered */
         bool discovering;
-        int probe_state;                /* 0 pending, 1 passed, -1 failed */
+        SelfCheckState probe_state;     /* the sandbox self-check's (probe.h) */
         char *probe_failure;
         uint64_t idle_usec;
         Pool *pool;
@@ -171,7 +172,7 @@ static void server_update_pool(Server *s) {
         /* No replacement while the runs need systemd or the CPU: saturated,
          * a unit of a run (or the self-check) starting. Once started, a
          * warm unit's imports yield to the runs by its CPUWeight=. */
-        pool_set_busy(s->pool, s->n_runs >= s->config.max_concurrent || s->wait_list || s->probe_state == 0 ||
+        pool_set_busy(s->pool, s->n_runs >= s->config.max_concurrent || s->wait_list || s->probe_state == SELF_CHECK_PENDING ||
                                        server_run_starting(s));
         pool_set_runs(s->pool, s->n_runs);
 }
@@ -229,22 +230,19 @@ static Client *client_free(Client *c) {
         return NULL;
 }
 
-static int send_error(int fd, BrokerError error, const char *message) {
-        _cleanup_json_ json_object *j = json_object_new_object();
+static int client_send_error(Client *c, BrokerError error, const char *message) {
+        assert(c);
 
-        assert(broker_error_to_string(error));
-        assert(message);
-
-        if (!j)
-                return -ENOMEM;
-        json_object_object_add(j, "event", json_object_new_string("error"));
-        json_object_object_add(j, "code", json_object_new_string(broker_error_to_string(error)));
-        json_object_object_add(j, "message", json_object_new_string(message));
-        return broker_send(fd, j, NULL, 0);
+        return broker_send_error(c->fd, error, message);
 }
 
-static int client_send_error(Client *c, BrokerError error, const char *message) {
-        return send_error(c->fd, error, message);
+/* A reply that could not be built: the caller hears why, rather than
+ * nothing or a message with a member missing. */
+static int client_send_oom(Client *c) {
+        assert(c);
+
+        log_oom();
+        return client_send_error(c, BROKER_ERROR_INTERNAL, "out of memory");
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(Client *, client_free);
@@ -260,17 +258,17 @@ static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
 
 /* The configured limits of what comes back and goes in, for the launcher:
  * the same for runs and session calls. */
-static json_object *server_result_limits(Server *s) {
-        json_object *limits = json_object_new_object();
+static int server_result_limits(Server *s, json_object **ret) {
+        assert(s);
+        assert(ret);
 
-        if (!limits)
-                return NULL;
-        json_object_object_add(limits, "max_images", json_object_new_int64((int64_t) s->config.max_images));
-        json_object_object_add(limits, "max_image_bytes", json_object_new_int64((int64_t) s->config.max_image_bytes));
-        json_object_object_add(limits, "max_files", json_object_new_int64((int64_t) s->config.max_files_out));
-        json_object_object_add(limits, "max_result_bytes", json_object_new_int64((int64_t) s->config.max_result_bytes));
-        json_object_object_add(limits, "max_input_bytes", json_object_new_int64((int64_t) s->config.max_input_bytes));
-        return limits;
+        return json_build(ret,
+                          JB_INT("max_images", s->config.max_images),
+                          JB_INT("max_image_bytes", s->config.max_image_bytes),
+                          JB_INT("max_files", s->config.max_files_out),
+                          JB_INT("max_result_bytes", s->config.max_result_bytes),
+                          JB_INT("max_input_bytes", s->config.max_input_bytes),
+                          JB_END);
 }
 
 /* The caller's run goes to the launcher, once the unit runs (and its OOM
@@ -283,15 +281,19 @@ static void client_try_handoff(Client *c) {
         uint64_t deadline;
         int r;
 
-        if (c->handed_off || !c->run || c->server->probe_state <= 0 || !run_is_started(c->run) || c->gone)
+        if (c->handed_off || !c->run || c->server->probe_state != SELF_CHECK_PASSED || !run_is_started(c->run) || c->gone)
                 return;
-        msg = json_object_new_object();
-        limits = server_result_limits(s);
-        started = json_object_new_object();
-        if (!msg || !limits || !started)
+        r = server_result_limits(s, &limits);
+        if (r >= 0)
+                r = json_build(&msg, JB_STR("op", "run"), JB_OBJ("limits", TAKE_PTR(limits)), JB_END);
+        if (r >= 0)
+                r = broker_event_started(run_id(c->run), run_unit(c->run), &started);
+        if (r >= 0)
+                r = json_build_into(started, JB_BOOL("warm", c->warm), JB_END);
+        if (r < 0) {
+                log_oom();
                 return (void) run_cancel(c->run);
-        json_object_object_add(msg, "op", json_object_new_string("run"));
-        json_object_object_add(msg, "limits", TAKE_PTR(limits));
+        }
         r = broker_send(c->control, msg, c->run_fds, c->n_run_fds);
         client_close_run_fds(c);
         if (r < 0) {
@@ -309,10 +311,6 @@ static void client_try_handoff(Client *c) {
                 log_warning("Cannot arm the deadline of run %s; systemd's RuntimeMaxSec= still ends it.",
                             run_id(c->run));
 
-        json_object_object_add(started, "event", json_object_new_string("started"));
-        json_object_object_add(started, "run_id", json_object_new_string(run_id(c->run)));
-        json_object_object_add(started, "unit", json_object_new_string(run_unit(c->run)));
-        json_object_object_add(started, "warm", json_object_new_boolean(c->warm));
         (void) broker_send(c->fd, started, NULL, 0);
 }
 
@@ -323,22 +321,38 @@ static void on_run_started(Run *run, void *userdata) {
         server_update_pool(c->server);
 }
 
-/* The "exit" event of a run or of a session's call: what both have. */
-static json_object *exit_event_new(const char *run_id, int exit_code, const char *sig, bool timed_out, bool oom_killed,
-                                   bool cancelled, uint64_t duration_usec) {
-        json_object *j = json_object_new_object();
+/* A run's "exit": what a session's call has, and its accounting (null when
+ * systemd did not say). */
+static int run_exit_event(Client *c, Run *run, const RunResult *res, const char *sig, json_object **ret) {
+        _cleanup_json_ json_object *j = NULL;
+        BrokerExit x = {
+                .run_id = run_id(run),
+                .exit_code = res->exit_code,
+                .signal = sig,
+                .timed_out = res->timed_out,
+                .oom_killed = res->oom_killed,
+                .cancelled = res->cancelled,
+                .duration_usec = res->duration_usec,
+        };
+        int r;
 
-        if (!j)
-                return NULL;
-        json_object_object_add(j, "event", json_object_new_string("exit"));
-        json_object_object_add(j, "run_id", json_object_new_string(run_id));
-        json_object_object_add(j, "exit_code", json_object_new_int(exit_code));
-        json_object_object_add(j, "signal", sig ? json_object_new_string(sig) : NULL);
-        json_object_object_add(j, "timed_out", json_object_new_boolean(timed_out));
-        json_object_object_add(j, "oom_killed", json_object_new_boolean(oom_killed));
-        json_object_object_add(j, "cancelled", json_object_new_boolean(cancelled));
-        json_object_object_add(j, "duration_ms", json_object_new_int64((int64_t) (duration_usec / 1000)));
-        return j;
+        assert(c);
+        assert(res);
+        assert(ret);
+
+        r = broker_event_exit(&x, &j);
+        if (r >= 0)
+                r = res->cpu_usec == UINT64_MAX ? json_add_null(j, "cpu_ms")
+                                                : json_add_int(j, "cpu_ms", (int64_t) (res->cpu_usec / 1000));
+        if (r >= 0)
+                r = res->memory_peak == UINT64_MAX ? json_add_null(j, "memory_peak_bytes")
+                                                   : json_add_int(j, "memory_peak_bytes", (int64_t) res->memory_peak);
+        if (r >= 0)
+                r = json_build_into(j, JB_STR("result", res->unit_result ?: ""), JB_BOOL("warm", c->warm), JB_END);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(j);
+        return 0;
 }
 
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
@@ -377,16 +391,10 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         if (!c->gone) {
                 if (res->error)
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
-                else if ((j = exit_event_new(run_id(run), res->exit_code, sig, res->timed_out, res->oom_killed,
-                                             res->cancelled, res->duration_usec))) {
-                        json_object_object_add(j, "cpu_ms", res->cpu_usec == UINT64_MAX ? NULL :
-                                               json_object_new_int64((int64_t) (res->cpu_usec / 1000)));
-                        json_object_object_add(j, "memory_peak_bytes", res->memory_peak == UINT64_MAX ? NULL :
-                                               json_object_new_int64((int64_t) res->memory_peak));
-                        json_object_object_add(j, "result", json_object_new_string(res->unit_result ?: ""));
-                        json_object_object_add(j, "warm", json_object_new_boolean(c->warm));
+                else if (run_exit_event(c, run, res, sig, &j) < 0)
+                        (void) client_send_oom(c);
+                else
                         (void) broker_send(c->fd, j, NULL, 0);
-                }
         }
         /* One connection, one run. */
         client_free(c);
@@ -397,10 +405,32 @@ static bool fd_is_stream(int fd) {
         return fstat(fd, &st) >= 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
+/* Before a warm unit is ready, "info" says what they will import. */
+static int preload_list(const char *preload, json_object **ret) {
+        _cleanup_json_ json_object *l = json_object_new_array();
+        _cleanup_free_ char *copy = strdup(preload);
+        char *save = NULL;
+        int r;
+
+        assert(preload);
+        assert(ret);
+
+        if (!l || !copy)
+                return -ENOMEM;
+        for (char *m = strtok_r(copy, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
+                r = json_append(l, json_object_new_string(m));
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
 static void client_handle_info(Client *c) {
-        _cleanup_json_ json_object *j = NULL;
-        json_object *v;
+        _cleanup_json_ json_object *j = NULL, *planned = NULL;
+        BrokerInfoReply info;
         Server *s;
+        int r = 0;
 
         assert(c);
 
@@ -408,58 +438,47 @@ static void client_handle_info(Client *c) {
         /* With the sandbox known (the discovery cache), the front end is
          * answered at once, "probing": its first run starts beside the
          * self-check and is held until it passed. */
-        if (s->discovering || (s->probe_state == 0 && !s->sandbox_info)) {
+        if (s->discovering || (s->probe_state == SELF_CHECK_PENDING && !s->sandbox_info)) {
                 c->info_pending = true;
                 return;
         }
         c->info_pending = false;
-        j = json_object_new_object();
-        if (!j)
-                return;
-        json_object_object_add(j, "event", json_object_new_string("info"));
-        json_object_object_add(j, "version", json_object_new_string(PACKAGE_VERSION));
-        json_object_object_add(j, "python", json_object_new_string(s->python));
-        json_object_object_add(j, "sandbox", json_object_new_string(s->probe_state > 0 ? "ok" : s->probe_state < 0 ? "failed" : "probing"));
-        if (s->probe_failure)
-                json_object_object_add(j, "sandbox_failure", json_object_new_string(s->probe_failure));
-        json_object_object_add(j, "default_timeout_s", json_object_new_int64((int64_t) s->config.default_timeout_s));
-        json_object_object_add(j, "max_timeout_s", json_object_new_int64((int64_t) s->config.max_timeout_s));
-        json_object_object_add(j, "max_code_bytes", json_object_new_int64((int64_t) s->config.max_code_bytes));
-        json_object_object_add(j, "memory_max_bytes", json_object_new_int64((int64_t) s->config.memory_max));
-        json_object_object_add(j, "tasks_max", json_object_new_int64((int64_t) s->config.tasks_max));
-        json_object_object_add(j, "cpu_quota_percent", json_object_new_int64((int64_t) s->config.cpu_quota_percent));
-        json_object_object_add(j, "file_size_max_bytes", json_object_new_int64((int64_t) s->config.file_size_max));
-        json_object_object_add(j, "tmp_size_max_bytes", json_object_new_int64((int64_t) s->config.tmp_size_max));
-        json_object_object_add(j, "max_concurrent", json_object_new_int64((int64_t) s->config.max_concurrent));
-        if ((v = json_get(s->sandbox_info, "python")))
-                json_object_object_add(j, "python_version", json_object_get(v));
-        if ((v = json_get(s->sandbox_info, "modules")))
-                json_object_object_add(j, "modules", json_object_get(v));
-        json_object_object_add(j, "pool_size", json_object_new_int64((int64_t) (pool_broken(s->pool) ? 0 : s->config.pool_size)));
-        json_object_object_add(j, "pool_ready", json_object_new_int64((int64_t) pool_n_ready(s->pool)));
-        json_object_object_add(j, "pool_hits", json_object_new_int64((int64_t) pool_n_hits(s->pool)));
-        if ((v = pool_preloaded(s->pool)))
-                json_object_object_add(j, "preloaded", json_object_get(v));
-        else if (s->pool && !pool_broken(s->pool) && s->preload) {
-                /* No warm unit ready yet: what they will import. */
-                json_object *l = json_object_new_array();
-                _cleanup_free_ char *copy = strdup(s->preload);
-                char *save = NULL;
-
-                for (char *m = copy ? strtok_r(copy, ",", &save) : NULL; l && m; m = strtok_r(NULL, ",", &save))
-                        (void) json_object_array_add(l, json_object_new_string(m));
-                if (l)
-                        json_object_object_add(j, "preloaded", l);
-        }
-        json_object_object_add(j, "max_sessions", json_object_new_int64((int64_t) s->config.max_sessions));
-        json_object_object_add(j, "max_sessions_per_caller", json_object_new_int64((int64_t) s->config.max_sessions_per_caller));
-        json_object_object_add(j, "max_sessions_per_scope", json_object_new_int64((int64_t) s->config.max_sessions_per_scope));
-        json_object_object_add(j, "session_idle_s", json_object_new_int64((int64_t) s->config.session_idle_s));
-        json_object_object_add(j, "session_max_s", json_object_new_int64((int64_t) s->config.session_max_s));
-        json_object_object_add(j, "sessions", json_object_new_int64((int64_t) s->n_sessions));
-        /* Runs take a fourth fd, the launcher's result channel. */
-        json_object_object_add(j, "result_channel", json_object_new_boolean(true));
-        (void) broker_send(c->fd, j, NULL, 0);
+        if (!pool_preloaded(s->pool) && s->pool && !pool_broken(s->pool) && s->preload)
+                r = preload_list(s->preload, &planned);
+        info = (BrokerInfoReply) {
+                .version = PACKAGE_VERSION,
+                .python = s->python,
+                .sandbox = s->probe_state == SELF_CHECK_PASSED ? "ok" :
+                           s->probe_state == SELF_CHECK_FAILED ? "failed" : "probing",
+                .sandbox_failure = s->probe_failure,
+                .default_timeout_s = s->config.default_timeout_s,
+                .max_timeout_s = s->config.max_timeout_s,
+                .max_code_bytes = s->config.max_code_bytes,
+                .memory_max_bytes = s->config.memory_max,
+                .tasks_max = s->config.tasks_max,
+                .cpu_quota_percent = s->config.cpu_quota_percent,
+                .file_size_max_bytes = s->config.file_size_max,
+                .tmp_size_max_bytes = s->config.tmp_size_max,
+                .max_concurrent = s->config.max_concurrent,
+                .python_version = json_get(s->sandbox_info, "python"),
+                .modules = json_get(s->sandbox_info, "modules"),
+                .pool_size = pool_broken(s->pool) ? 0 : s->config.pool_size,
+                .pool_ready = pool_n_ready(s->pool),
+                .pool_hits = pool_n_hits(s->pool),
+                .preloaded = pool_preloaded(s->pool) ?: planned,
+                .max_sessions = s->config.max_sessions,
+                .max_sessions_per_caller = s->config.max_sessions_per_caller,
+                .max_sessions_per_scope = s->config.max_sessions_per_scope,
+                .session_idle_s = s->config.session_idle_s,
+                .session_max_s = s->config.session_max_s,
+                .sessions = s->n_sessions,
+        };
+        if (r >= 0)
+                r = broker_event_info(&info, &j);
+        if (r < 0)
+                (void) client_send_oom(c);
+        else
+                (void) broker_send(c->fd, j, NULL, 0);
 }
 
 /* Counters and gauges for the front end's /metrics and /healthz; answered
@@ -473,7 +492,9 @@ static void client_handle_stats(Client *c) {
         stats_set_pool(&c->server->stats, pool_broken(c->server->pool) ? 0 : c->server->config.pool_size,
                        pool_n_ready(c->server->pool), pool_n_hits(c->server->pool));
         stats_set_sessions(&c->server->stats, c->server->n_sessions, c->server->config.max_sessions);
-        if (stats_reply(&c->server->stats, c->server->n_runs, queued, c->server->probe_state, &j) >= 0)
+        if (stats_reply(&c->server->stats, c->server->n_runs, queued, c->server->probe_state, &j) < 0)
+                (void) client_send_oom(c);
+        else
                 (void) broker_send(c->fd, j, NULL, 0);
 }
 
@@ -558,7 +579,7 @@ static int on_dispatch(sd_event_source *es, void *userdata) {
                 Client *c = s->wait_list;
 
                 client_unwait(c);
-                if (s->probe_state < 0) {
+                if (s->probe_state == SELF_CHECK_FAILED) {
                         stats_refused(&s->stats);
                         (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
                                                  s->probe_failure ?: "the sandbox self-check failed");
@@ -606,7 +627,7 @@ static int client_handle_run(Client *c, json_object *req, int fds[], size_t n_fd
                 c->tag[i] = 0;
         }
 
-        if (s->probe_state < 0) {
+        if (s->probe_state == SELF_CHECK_FAILED) {
                 stats_refused(&s->stats);
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, s->probe_failure ?: "the sandbox self-check failed");
         }
@@ -692,20 +713,14 @@ static void client_answer_session(Client *c) {
         Session *se = c->session;
 
         assert(se && c->session_creating);
-        if (!se->ready || s->probe_state <= 0)
+        if (!se->ready || s->probe_state != SELF_CHECK_PASSED)
                 return;
-        j = json_object_new_object();
-        if (!j) {
+        if (broker_event_session(se->id, session_unit(se), s->config.session_idle_s, s->config.session_max_s,
+                                 s->config.memory_max, &j) < 0) {
                 (void) client_send_error(c, BROKER_ERROR_INTERNAL, "out of memory");
                 client_free(c);         /* ends the session: nobody has its handle */
                 return;
         }
-        json_object_object_add(j, "event", json_object_new_string("session"));
-        json_object_object_add(j, "session", json_object_new_string(se->id));
-        json_object_object_add(j, "unit", json_object_new_string(session_unit(se)));
-        json_object_object_add(j, "idle_timeout_s", json_object_new_int64((int64_t) s->config.session_idle_s));
-        json_object_object_add(j, "max_lifetime_s", json_object_new_int64((int64_t) s->config.session_max_s));
-        json_object_object_add(j, "memory_max_bytes", json_object_new_int64((int64_t) s->config.memory_max));
         log_struct(LOG_INFO, "MESSAGE=Session %s created", session_unit(se),
                    "MCP_UNIT=%s", session_unit(se),
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
@@ -753,14 +768,24 @@ static void on_session_call_done(Session *se, const SessionCallResult *r, void *
 
         LIST_FOREACH_SAFE(clients, c, n, s->clients) {
                 _cleanup_json_ json_object *j = NULL;
+                BrokerExit x = {
+                        .run_id = session_unit(se),
+                        .exit_code = r->exit_code,
+                        .signal = sig,
+                        .timed_out = r->timed_out,
+                        .oom_killed = r->oom_killed,
+                        .cancelled = r->interrupted,
+                        .duration_usec = r->duration_usec,
+                };
 
                 if (c->session != se || !c->session_calling)
                         continue;
                 client_detach_session(c);
-                if (!c->gone && (j = exit_event_new(session_unit(se), r->exit_code, sig, r->timed_out, r->oom_killed,
-                                                    r->interrupted, r->duration_usec))) {
-                        json_object_object_add(j, "session_lost", json_object_new_boolean(r->lost));
-                        (void) broker_send(c->fd, j, NULL, 0);
+                if (!c->gone) {
+                        if (broker_event_exit(&x, &j) < 0 || json_add_bool(j, "session_lost", r->lost) < 0)
+                                (void) client_send_oom(c);
+                        else
+                                (void) broker_send(c->fd, j, NULL, 0);
                 }
                 client_free(c);
         }
@@ -807,7 +832,7 @@ static int client_handle_session_create(Client *c, json_object *req) {
         if (parse_owner(req, &caller, &scope) < 0)
                 return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
                                          "a session needs a caller (and may have a scope): printable, at most 256 bytes");
-        if (s->probe_state < 0)
+        if (s->probe_state == SELF_CHECK_FAILED)
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, s->probe_failure ?: "the sandbox self-check failed");
         if (s->config.max_sessions == 0)
                 return client_send_error(c, BROKER_ERROR_SESSION_LIMIT, "sessions are turned off (MCP_EXEC_MAX_SESSIONS=0)");
@@ -850,7 +875,7 @@ static int client_handle_session_create(Client *c, json_object *req) {
 }
 
 static int client_handle_session_exec(Client *c, json_object *req, int fds[], size_t n_fds) {
-        _cleanup_json_ json_object *started = NULL, *limits = server_result_limits(c->server);
+        _cleanup_json_ json_object *started = NULL, *limits = NULL;
         Server *s = c->server;
         uint64_t timeout_s = s->config.default_timeout_s;
         json_object *v;
@@ -875,6 +900,13 @@ static int client_handle_session_exec(Client *c, json_object *req, int fds[], si
         if (!se)
                 return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,
                                          "no such session: it ended (closed, expired, or lost), or it is not yours");
+        r = server_result_limits(s, &limits);
+        if (r >= 0)
+                r = broker_event_started(session_unit(se), session_unit(se), &started);
+        if (r >= 0)
+                r = json_build_into(started, JB_BOOL("session", true), JB_END);
+        if (r < 0)
+                return client_send_oom(c);
         r = session_call(se, limits, timeout_s * USEC_PER_SEC, fds, n_fds);
         if (r == -EBUSY)
                 return client_send_error(c, BROKER_ERROR_SESSION_BUSY,
@@ -890,24 +922,17 @@ static int client_handle_session_exec(Client *c, json_object *req, int fds[], si
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_TIMEOUT_S=%" PRIu64, timeout_s);
-        started = json_object_new_object();
-        if (started) {
-                json_object_object_add(started, "event", json_object_new_string("started"));
-                json_object_object_add(started, "run_id", json_object_new_string(session_unit(se)));
-                json_object_object_add(started, "unit", json_object_new_string(session_unit(se)));
-                json_object_object_add(started, "session", json_object_new_boolean(true));
-                (void) broker_send(c->fd, started, NULL, 0);
-        }
+        (void) broker_send(c->fd, started, NULL, 0);
         return 0;
 }
 
 static int client_send_closed(Client *c, unsigned count) {
-        _cleanup_json_ json_object *j = json_object_new_object();
+        _cleanup_json_ json_object *j = NULL;
 
-        if (!j)
-                return -ENOMEM;
-        json_object_object_add(j, "event", json_object_new_string("closed"));
-        json_object_object_add(j, "count", json_object_new_int64(count));
+        assert(c);
+
+        if (broker_event_closed(count, &j) < 0)
+                return client_send_oom(c);
         return broker_send(c->fd, j, NULL, 0);
 }
 
@@ -1059,7 +1084,7 @@ static void refuse(int fd, BrokerError error, const char *message) {
                 if (r <= 0 && r != -EBADMSG)
                         break;
         }
-        (void) send_error(fd, error, message);
+        (void) broker_send_error(fd, error, message);
         (void) shutdown(fd, SHUT_WR);
 }
 
@@ -1153,7 +1178,7 @@ static void server_update_idle(Server *s) {
         if (!s->socket_activated || arg_idle_sec == 0)
                 return;
         /* Sessions live in us: their handles die with us (BindsTo=). */
-        if (s->n_clients > 0 || s->n_sessions > 0 || s->probe_state == 0 || s->discovering) {
+        if (s->n_clients > 0 || s->n_sessions > 0 || s->probe_state == SELF_CHECK_PENDING || s->discovering) {
                 (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_OFF);
                 return;
         }
@@ -1285,7 +1310,7 @@ static void on_probe_done(const char *failure, void *userdata) {
 
         s->probe = probe_free(s->probe);
         if (failure) {
-                s->probe_state = -1;
+                s->probe_state = SELF_CHECK_FAILED;
                 s->probe_failure = strdup(failure);
                 log_struct(LOG_CRIT, "MESSAGE=Sandbox self-check failed, refusing to run code: %s", failure,
                            "MCP_PROBE=%s", "failed", "MCP_PROBE_FAILURE=%s", failure);
@@ -1297,7 +1322,7 @@ static void on_probe_done(const char *failure, void *userdata) {
                                 client_free(c);
                         }
         } else {
-                s->probe_state = 1;
+                s->probe_state = SELF_CHECK_PASSED;
                 log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
                 LIST_FOREACH_SAFE(clients, c, n, s->clients)
                         if (c->session_creating)

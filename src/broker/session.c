@@ -308,7 +308,7 @@ int session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const Sess
 }
 
 int session_call(Session *s, json_object *limits, uint64_t timeout_usec, const int *fds, size_t n_fds) {
-        _cleanup_json_ json_object *m = json_object_new_object();
+        _cleanup_json_ json_object *m = NULL;
         int r;
 
         assert(s);
@@ -319,11 +319,13 @@ int session_call(Session *s, json_object *limits, uint64_t timeout_usec, const i
                 return -ESHUTDOWN;
         if (!s->ready || s->busy)
                 return -EBUSY;
-        if (!m)
-                return -ENOMEM;
-        json_object_object_add(m, "op", json_object_new_string("run"));
-        json_object_object_add(m, "limits", limits ? json_object_get(limits) : json_object_new_object());
-        json_object_object_add(m, "timeout_ms", json_object_new_int64((int64_t) (timeout_usec / USEC_PER_MSEC)));
+        r = json_build(&m,
+                       JB_STR("op", "run"),
+                       JB_OBJ("limits", limits ? json_object_get(limits) : json_object_new_object()),
+                       JB_INT("timeout_ms", timeout_usec / USEC_PER_MSEC),
+                       JB_END);
+        if (r < 0)
+                return r;
         r = broker_send(s->control, m, fds, n_fds);
         if (r < 0)
                 return r;
@@ -344,9 +346,7 @@ void session_interrupt(Session *s) {
         assert(s);
         if (!s->busy || s->ending)
                 return;
-        m = json_object_new_object();
-        if (!m)
-                return;
-        json_object_object_add(m, "op", json_object_new_string("interrupt"));
+        if (json_build(&m, JB_STR("op", "interrupt"), JB_END) < 0)
+                return (void) log_oom();
         (void) broker_send(s->control, m, NULL, 0);
 }
