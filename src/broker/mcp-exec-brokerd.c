@@ -36,7 +36,7 @@
 #include "probe.h"
 #include "run.h"
 #include "run-stats.h"
-#include "session.h"
+#include "sandbox-session.h"
 #include "broker-proto.h"
 #include "socket-util.h"
 #include "stats.h"
@@ -77,7 +77,7 @@ struct Client {
         bool handed_off, warm;
         bool detached;                  /* the caller has its result: the run ends on its own */
         bool info_pending;              /* answered once the sandbox is known */
-        Session *session;               /* the session it creates, or calls in */
+        SandboxSession *session;        /* the session it creates, or calls in */
         bool session_creating, session_calling;
         uint64_t timeout_s;
         char tag[65];
@@ -112,7 +112,7 @@ struct Server {
         sd_event_source *reload_timer;  /* looks for daemon-reload while there is a pool */
         sd_bus_slot *slot_reload;
         uint64_t units_loaded;          /* the manager's UnitsLoadTimestampMonotonic */
-        LIST_HEAD(Session, sessions);
+        LIST_HEAD(SandboxSession, sessions);
         unsigned n_sessions;
         RunStats stats;                 /* {"op":"stats"} */
         TmpfsClient *tmpfs;             /* mounts each run's /tmp (mcp-exec-tmpfsd) */
@@ -209,9 +209,9 @@ static Client *client_free(Client *c) {
         client_close_run_fds(c);
         if (c->session && c->session_creating)
                 /* Nobody will ever know its handle. */
-                session_end(c->session, SESSION_END_CLOSED);
+                sandbox_session_end(c->session, SANDBOX_SESSION_END_CLOSED);
         else if (c->session && c->session_calling)
-                session_interrupt(c->session);
+                sandbox_session_interrupt(c->session);
         /* run_free() stops a live unit; its last reference goes with it. */
         c->run = run_free(c->run);
         c->control = safe_close(c->control);
@@ -656,7 +656,7 @@ static int client_handle_run(Client *c, json_object *req, int fds[], size_t n_fd
 static int parse_owner(json_object *req, const char **ret_caller, const char **ret_scope) {
         const char *caller = json_get_string(req, "caller"), *scope = json_get_string(req, "scope") ?: "";
 
-        if (!caller || isempty(caller) || strlen(caller) > SESSION_OWNER_MAX || strlen(scope) > SESSION_OWNER_MAX)
+        if (!caller || isempty(caller) || strlen(caller) > SANDBOX_SESSION_OWNER_MAX || strlen(scope) > SANDBOX_SESSION_OWNER_MAX)
                 return -EINVAL;
         for (const char *p = caller; *p; p++)
                 if (*p < 0x20 || *p == 0x7f)
@@ -678,24 +678,24 @@ static pid_t client_frontend_pid(const Client *c) {
 static bool id_equal(const char *a, const char *b) {
         unsigned char d = 0;
 
-        if (strlen(a) != SESSION_ID_LEN || strlen(b) != SESSION_ID_LEN)
+        if (strlen(a) != SANDBOX_SESSION_ID_LEN || strlen(b) != SANDBOX_SESSION_ID_LEN)
                 return false;
-        for (size_t i = 0; i < SESSION_ID_LEN; i++)
+        for (size_t i = 0; i < SANDBOX_SESSION_ID_LEN; i++)
                 d |= (unsigned char) (a[i] ^ b[i]);
         return d == 0;
 }
 
 /* The caller's live session of that id; NULL for any other, so that a guessed
  * or another caller's handle looks exactly like one that never was. */
-static Session *client_find_session(Client *c, json_object *req) {
+static SandboxSession *client_find_session(Client *c, json_object *req) {
         const char *id = json_get_string(req, "session"), *caller, *scope;
-        Session *found = NULL;
+        SandboxSession *found = NULL;
 
         if (!id || parse_owner(req, &caller, &scope) < 0)
                 return NULL;
         LIST_FOREACH(sessions, se, c->server->sessions)
                 if (id_equal(se->id, id) && !se->ending &&
-                    session_owned_by(se, caller, scope, client_frontend_pid(c)))
+                    sandbox_session_owned_by(se, caller, scope, client_frontend_pid(c)))
                         found = se;
         return found;
 }
@@ -710,19 +710,19 @@ static void client_detach_session(Client *c) {
 static void client_answer_session(Client *c) {
         _cleanup_json_ json_object *j = NULL;
         Server *s = c->server;
-        Session *se = c->session;
+        SandboxSession *se = c->session;
 
         assert(se && c->session_creating);
         if (!se->ready || s->probe_state != SELF_CHECK_PASSED)
                 return;
-        if (broker_event_session(se->id, session_unit(se), s->config.session_idle_s, s->config.session_max_s,
+        if (broker_event_session(se->id, sandbox_session_unit(se), s->config.session_idle_s, s->config.session_max_s,
                                  s->config.memory_max, &j) < 0) {
                 (void) client_send_error(c, BROKER_ERROR_INTERNAL, "out of memory");
                 client_free(c);         /* ends the session: nobody has its handle */
                 return;
         }
-        log_struct(LOG_INFO, "MESSAGE=Session %s created", session_unit(se),
-                   "MCP_UNIT=%s", session_unit(se),
+        log_struct(LOG_INFO, "MESSAGE=Session %s created", sandbox_session_unit(se),
+                   "MCP_UNIT=%s", sandbox_session_unit(se),
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_SESSIONS=%u", s->n_sessions);
@@ -735,7 +735,7 @@ static void client_answer_session(Client *c) {
         client_free(c);
 }
 
-static void on_session_ready(Session *se, bool ready, void *userdata) {
+static void on_session_ready(SandboxSession *se, bool ready, void *userdata) {
         Server *s = userdata;
 
         LIST_FOREACH_SAFE(clients, c, n, s->clients)
@@ -751,13 +751,13 @@ static void on_session_ready(Session *se, bool ready, void *userdata) {
                 }
 }
 
-static void on_session_call_done(Session *se, const SessionCallResult *r, void *userdata) {
+static void on_session_call_done(SandboxSession *se, const SandboxSessionCallResult *r, void *userdata) {
         const char *sig = r->signal > 0 ? signal_to_name(r->signal) : NULL;
         Server *s = userdata;
 
         log_struct(r->lost ? LOG_WARNING : LOG_INFO,
-                   "MESSAGE=Call in session %s finished%s", session_unit(se), r->lost ? "; the session is lost" : "",
-                   "MCP_UNIT=%s", session_unit(se),
+                   "MESSAGE=Call in session %s finished%s", sandbox_session_unit(se), r->lost ? "; the session is lost" : "",
+                   "MCP_UNIT=%s", sandbox_session_unit(se),
                    "MCP_EXIT_CODE=%i", r->exit_code,
                    "MCP_SIGNAL=%s", sig ?: "",
                    "MCP_TIMED_OUT=%i", r->timed_out,
@@ -769,7 +769,7 @@ static void on_session_call_done(Session *se, const SessionCallResult *r, void *
         LIST_FOREACH_SAFE(clients, c, n, s->clients) {
                 _cleanup_json_ json_object *j = NULL;
                 BrokerExit x = {
-                        .run_id = session_unit(se),
+                        .run_id = sandbox_session_unit(se),
                         .exit_code = r->exit_code,
                         .signal = sig,
                         .timed_out = r->timed_out,
@@ -791,7 +791,7 @@ static void on_session_call_done(Session *se, const SessionCallResult *r, void *
         }
 }
 
-static void on_session_gone(Session *se, SessionEnd why, void *userdata) {
+static void on_session_gone(SandboxSession *se, SandboxSessionEnd why, void *userdata) {
         Server *s = userdata;
 
         /* Whoever still waits on it hears why. */
@@ -805,16 +805,16 @@ static void on_session_gone(Session *se, SessionEnd why, void *userdata) {
                                                           : "the session ended");
                         client_free(c);
                 }
-        if (why == SESSION_END_LOST)
+        if (why == SANDBOX_SESSION_END_LOST)
                 s->stats.sessions_lost++;
         LIST_REMOVE(sessions, s->sessions, se);
         assert(s->n_sessions > 0);
         s->n_sessions--;
-        session_free(se);
+        sandbox_session_free(se);
         server_update_idle(s);
 }
 
-static const SessionCallbacks session_callbacks = {
+static const SandboxSessionCallbacks session_callbacks = {
         .ready = on_session_ready,
         .call_done = on_session_call_done,
         .gone = on_session_gone,
@@ -823,10 +823,10 @@ static const SessionCallbacks session_callbacks = {
 static int client_handle_session_create(Client *c, json_object *req) {
         const char *caller, *scope;
         Server *s = c->server;
-        SessionOwner owner;
+        SandboxSessionOwner owner;
         SandboxSpec spec;
         unsigned mine = 0, in_scope = 0;
-        Session *se;
+        SandboxSession *se;
         int r;
 
         if (parse_owner(req, &caller, &scope) < 0)
@@ -841,9 +841,9 @@ static int client_handle_session_create(Client *c, json_object *req) {
                                          "the server holds as many sessions as it may (MCP_EXEC_MAX_SESSIONS); "
                                          "close one or wait for one to expire");
         LIST_FOREACH(sessions, x, s->sessions)
-                if (session_has_caller(x, caller)) {
+                if (sandbox_session_has_caller(x, caller)) {
                         mine++;
-                        in_scope += !isempty(scope) && session_in_scope(x, caller, scope);
+                        in_scope += !isempty(scope) && sandbox_session_in_scope(x, caller, scope);
                 }
         if (mine >= s->config.max_sessions_per_caller)
                 return client_send_error(c, BROKER_ERROR_SESSION_LIMIT,
@@ -857,9 +857,9 @@ static int client_handle_session_create(Client *c, json_object *req) {
                                          "this MCP session holds as many sessions as one may "
                                          "(MCP_EXEC_MAX_SESSIONS_PER_SCOPE); close one first");
 
-        owner = (SessionOwner) { .caller = caller, .scope = scope, .frontend_pid = client_frontend_pid(c) };
+        owner = (SandboxSessionOwner) { .caller = caller, .scope = scope, .frontend_pid = client_frontend_pid(c) };
         server_fill_spec(s, 0, &spec);
-        r = session_new(s->event, s->bus, &spec, &owner, s->config.session_idle_s * USEC_PER_SEC,
+        r = sandbox_session_new(s->event, s->bus, &spec, &owner, s->config.session_idle_s * USEC_PER_SEC,
                         s->config.session_max_s * USEC_PER_SEC, &session_callbacks, s, &se);
         if (r < 0) {
                 log_error_errno(r, "Failed to start a session: %m");
@@ -879,7 +879,7 @@ static int client_handle_session_exec(Client *c, json_object *req, int fds[], si
         Server *s = c->server;
         uint64_t timeout_s = s->config.default_timeout_s;
         json_object *v;
-        Session *se;
+        SandboxSession *se;
         int r;
 
         if (n_fds < 3 || n_fds > 4)
@@ -902,12 +902,12 @@ static int client_handle_session_exec(Client *c, json_object *req, int fds[], si
                                          "no such session: it ended (closed, expired, or lost), or it is not yours");
         r = server_result_limits(s, &limits);
         if (r >= 0)
-                r = broker_event_started(session_unit(se), session_unit(se), &started);
+                r = broker_event_started(sandbox_session_unit(se), sandbox_session_unit(se), &started);
         if (r >= 0)
                 r = json_build_into(started, JB_BOOL("session", true), JB_END);
         if (r < 0)
                 return client_send_oom(c);
-        r = session_call(se, limits, timeout_s * USEC_PER_SEC, fds, n_fds);
+        r = sandbox_session_call(se, limits, timeout_s * USEC_PER_SEC, fds, n_fds);
         if (r == -EBUSY)
                 return client_send_error(c, BROKER_ERROR_SESSION_BUSY,
                                          "another call of this session is running; a session runs one call at a time");
@@ -917,8 +917,8 @@ static int client_handle_session_exec(Client *c, json_object *req, int fds[], si
         c->session_calling = true;
         c->timeout_s = timeout_s;
         c->timer = sd_event_source_disable_unref(c->timer);
-        log_struct(LOG_INFO, "MESSAGE=Call in session %s started", session_unit(se),
-                   "MCP_UNIT=%s", session_unit(se),
+        log_struct(LOG_INFO, "MESSAGE=Call in session %s started", sandbox_session_unit(se),
+                   "MCP_UNIT=%s", sandbox_session_unit(se),
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_TIMEOUT_S=%" PRIu64, timeout_s);
@@ -937,12 +937,12 @@ static int client_send_closed(Client *c, unsigned count) {
 }
 
 static int client_handle_session_close(Client *c, json_object *req) {
-        Session *se = client_find_session(c, req);
+        SandboxSession *se = client_find_session(c, req);
 
         if (!se)
                 return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,
                                          "no such session: it ended (closed, expired, or lost), or it is not yours");
-        session_end(se, SESSION_END_CLOSED);
+        sandbox_session_end(se, SANDBOX_SESSION_END_CLOSED);
         return client_send_closed(c, 1);
 }
 
@@ -955,8 +955,8 @@ static int client_handle_session_close_scope(Client *c, json_object *req) {
         if (parse_owner(req, &caller, &scope) < 0 || isempty(scope))
                 return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "closing a scope needs a caller and a scope");
         LIST_FOREACH(sessions, se, c->server->sessions)
-                if (!se->ending && session_owned_by(se, caller, scope, client_frontend_pid(c))) {
-                        session_end(se, SESSION_END_SCOPE);
+                if (!se->ending && sandbox_session_owned_by(se, caller, scope, client_frontend_pid(c))) {
+                        sandbox_session_end(se, SANDBOX_SESSION_END_SCOPE);
                         n++;
                 }
         return client_send_closed(c, n);
@@ -1431,10 +1431,10 @@ static Server *server_free(Server *s) {
                 client_free(s->clients);
         /* Session units stop with their runs too. */
         while (s->sessions) {
-                Session *se = s->sessions;
+                SandboxSession *se = s->sessions;
 
                 LIST_REMOVE(sessions, s->sessions, se);
-                session_free(se);
+                sandbox_session_free(se);
         }
         s->n_sessions = 0;
         /* The warm units stop with their runs. */
