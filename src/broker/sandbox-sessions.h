@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The broker's sandbox sessions as its clients see them: who owns one
+ * (caller and scope, checked on every use), the limits on how many, the
+ * session ops and what a client hears when its session is ready, a call is
+ * done, or the session is gone. The sessions live in the Manager's list. */
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+typedef struct Client Client;
+
+int client_handle_session_create(Client *c, json_object *req);
+int client_handle_session_exec(Client *c, json_object *req, int fds[], size_t n_fds);
+int client_handle_session_close(Client *c, json_object *req);
+int client_handle_session_close_scope(Client *c, json_object *req);
+
+/* The creator learns its handle once the interpreter is up and the sandbox
+ * self-check has passed. */
+void client_answer_session(Client *c);
