@@ -23,7 +23,9 @@
  * little later, as a backstop. A warm run's timeout is ours alone. */
 #define COLD_DEADLINE_SLACK_USEC (5 * USEC_PER_SEC)
 
-static void client_close_run_fds(Client *c) {
+void client_close_run_fds(Client *c) {
+        assert(c);
+
         for (size_t i = 0; i < c->n_run_fds; i++)
                 c->run_fds[i] = safe_close(c->run_fds[i]);
         c->n_run_fds = 0;
@@ -32,10 +34,21 @@ static void client_close_run_fds(Client *c) {
 void client_unwait(Client *c) {
         assert(c);
 
-        if (!c->waiting)
+        if (c->state != CLIENT_WAITING)
                 return;
         LIST_REMOVE(wait, c->manager->wait_list, c);
-        c->waiting = false;
+        c->state = CLIENT_NEW;
+}
+
+/* Its slot is free for the next in line. */
+static void client_release_slot(Client *c) {
+        assert(c);
+
+        if (!c->counted)
+                return;
+        c->counted = false;
+        c->manager->n_runs--;
+        manager_slot_freed(c->manager);
 }
 
 Client *client_free(Client *c) {
@@ -46,18 +59,18 @@ Client *client_free(Client *c) {
         m = c->manager;
         client_unwait(c);
         client_close_run_fds(c);
-        if (c->session && c->session_creating)
-                /* Nobody will ever know its handle. */
-                sandbox_session_end(c->session, SANDBOX_SESSION_END_CLOSED);
-        else if (c->session && c->session_calling)
-                sandbox_session_interrupt(c->session);
+        if (c->session) {
+                c->session->client = NULL;
+                if (c->state == CLIENT_SESSION_CREATING)
+                        /* Nobody will ever know its handle. */
+                        sandbox_session_end(c->session, SANDBOX_SESSION_END_CLOSED);
+                else
+                        sandbox_session_interrupt(c->session);
+        }
         /* run_free() stops a live unit; its last reference goes with it. */
         c->run = run_free(c->run);
         c->control = safe_close(c->control);
-        if (c->counted) {
-                m->n_runs--;
-                manager_slot_freed(m);
-        }
+        client_release_slot(c);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->fd);
@@ -99,11 +112,15 @@ static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
  * run's time counts. */
 void client_try_handoff(Client *c) {
         _cleanup_json_ json_object *msg = NULL, *limits = NULL, *started = NULL;
-        Manager *m = c->manager;
+        Manager *m;
         uint64_t deadline;
         int r;
 
-        if (c->handed_off || !c->run || c->manager->probe_state != SELF_CHECK_PASSED || !run_is_started(c->run) || c->gone)
+        assert(c);
+
+        m = c->manager;
+        if (c->state != CLIENT_STARTING || m->probe_state != SELF_CHECK_PASSED || !run_is_started(c->run) ||
+            client_is_gone(c))
                 return;
         r = manager_result_limits(m, &limits);
         if (r >= 0)
@@ -123,7 +140,7 @@ void client_try_handoff(Client *c) {
                 (void) run_cancel(c->run);
                 return;
         }
-        c->handed_off = true;
+        c->state = CLIENT_RUNNING;
         run_handed_off(c->run);
 
         deadline = c->timeout_s * USEC_PER_SEC + (c->warm ? 0 : COLD_DEADLINE_SLACK_USEC);
@@ -207,10 +224,10 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_CPU_MS=%s", cpu,
                    "MCP_WARM=%i", c->warm);
         stats_run_done(&c->manager->stats, res);
-        if (!c->warm && c->handed_off && !res->error)
+        if (!c->warm && (c->state == CLIENT_RUNNING || c->state == CLIENT_DETACHED) && !res->error)
                 pool_note_cold_run(c->manager->pool, res->duration_usec);
 
-        if (!c->gone) {
+        if (!client_is_gone(c)) {
                 if (res->error)
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
                 else if (run_exit_event(c, run, res, sig, &j) < 0)
@@ -222,7 +239,7 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         client_free(c);
 }
 
-bool fd_is_stream(int fd) {
+static bool fd_is_stream(int fd) {
         struct stat st;
         return fstat(fd, &st) >= 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
@@ -248,7 +265,7 @@ static int preload_list(const char *preload, json_object **ret) {
         return 0;
 }
 
-void client_handle_info(Client *c) {
+void client_answer_info(Client *c) {
         _cleanup_json_ json_object *j = NULL, *planned = NULL;
         BrokerInfoReply info;
         Manager *m;
@@ -305,19 +322,31 @@ void client_handle_info(Client *c) {
 
 /* Counters and gauges for the front end's /metrics and /healthz; answered
  * at once, also while the self-check is under way. */
-static void client_handle_stats(Client *c) {
+static int client_op_stats(Client *c, json_object *req, int fds[], size_t n_fds) {
         _cleanup_json_ json_object *j = NULL;
+        Manager *m;
         unsigned queued = 0;
 
-        LIST_FOREACH(wait, w, c->manager->wait_list)
+        assert(c);
+
+        m = c->manager;
+        c->timer = sd_event_source_disable_unref(c->timer);
+        LIST_FOREACH(wait, w, m->wait_list)
                 queued++;
-        stats_set_pool(&c->manager->stats, pool_broken(c->manager->pool) ? 0 : c->manager->config.pool_size,
-                       pool_n_ready(c->manager->pool), pool_n_hits(c->manager->pool));
-        stats_set_sessions(&c->manager->stats, c->manager->n_sessions, c->manager->config.max_sessions);
-        if (stats_reply(&c->manager->stats, c->manager->n_runs, queued, c->manager->probe_state, &j) < 0)
-                (void) client_send_oom(c);
-        else
-                (void) broker_send(c->fd, j, NULL, 0);
+        stats_set_pool(&m->stats, pool_broken(m->pool) ? 0 : m->config.pool_size, pool_n_ready(m->pool),
+                       pool_n_hits(m->pool));
+        stats_set_sessions(&m->stats, m->n_sessions, m->config.max_sessions);
+        if (stats_reply(&m->stats, m->n_runs, queued, m->probe_state, &j) < 0)
+                return client_send_oom(c);
+        return broker_send(c->fd, j, NULL, 0);
+}
+
+static int client_op_info(Client *c, json_object *req, int fds[], size_t n_fds) {
+        assert(c);
+
+        c->timer = sd_event_source_disable_unref(c->timer);
+        client_answer_info(c);
+        return 0;
 }
 
 /* A warm unit if one is ready, else a cold one; the run is handed over as
@@ -350,6 +379,7 @@ int client_start_run(Client *c) {
                 }
                 c->control = TAKE_FD(sp[0]);
         }
+        c->state = CLIENT_STARTING;
         m->n_runs++;
         c->counted = true;
         c->timer = sd_event_source_disable_unref(c->timer);
@@ -366,33 +396,69 @@ int client_start_run(Client *c) {
         return 0;
 }
 
-static int client_handle_run(Client *c, json_object *req, int fds[], size_t n_fds) {
-        const char *tag;
+int client_take_fds(Client *c, const char *what, int fds[], size_t n_fds) {
+        char message[128];
+
+        assert(c);
+        assert(what);
+        assert(fds || n_fds == 0);
+        assert(c->n_run_fds == 0);
+
+        if (n_fds < 3 || n_fds > 4) {
+                (void) snprintf(message, sizeof message,
+                                "a %s needs three or four pipe or socket fds: stdin, stdout, stderr and the result channel",
+                                what);
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
+                return -EINVAL;
+        }
+        for (size_t i = 0; i < n_fds; i++)
+                if (!fd_is_stream(fds[i])) {
+                        (void) snprintf(message, sizeof message, "a %s's fds must be pipes or sockets", what);
+                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
+                        return -EINVAL;
+                }
+        for (size_t i = 0; i < n_fds; i++)
+                c->run_fds[i] = TAKE_FD(fds[i]);
+        c->n_run_fds = n_fds;
+        return 0;
+}
+
+int client_parse_timeout(Client *c, json_object *req, uint64_t *ret) {
         json_object *v;
-        Manager *m;
+        int64_t t;
 
         assert(c);
         assert(req);
-        assert(fds);
+        assert(ret);
+
+        if (!json_object_object_get_ex(req, "timeout_s", &v)) {
+                *ret = c->manager->config.default_timeout_s;
+                return 0;
+        }
+        if (!json_object_is_type(v, json_type_int) || (t = json_object_get_int64(v)) < 0) {
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "timeout_s must be a non-negative integer");
+                return -EINVAL;
+        }
+        /* 0 means the default; anything else is clamped to [1, max]. */
+        *ret = t > 0 ? CLAMP((uint64_t) t, 1, c->manager->config.max_timeout_s) : c->manager->config.default_timeout_s;
+        return 0;
+}
+
+static int client_op_run(Client *c, json_object *req, int fds[], size_t n_fds) {
+        const char *tag;
+        Manager *m;
+        int r;
+
+        assert(c);
+        assert(req);
 
         m = c->manager;
-        if (n_fds < 3 || n_fds > 4)
-                return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
-                                         "a run needs three or four pipe or socket fds: stdin, stdout, stderr "
-                                         "and the result channel");
-        for (size_t i = 0; i < n_fds; i++)
-                if (!fd_is_stream(fds[i]))
-                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "a run's fds must be pipes or sockets");
-
-        c->timeout_s = m->config.default_timeout_s;
-        if (json_object_object_get_ex(req, "timeout_s", &v)) {
-                int64_t t;
-                if (!json_object_is_type(v, json_type_int) || (t = json_object_get_int64(v)) < 0)
-                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "timeout_s must be a non-negative integer");
-                /* 0 means the default; anything else is clamped to [1, max]. */
-                if (t > 0)
-                        c->timeout_s = CLAMP((uint64_t) t, 1, m->config.max_timeout_s);
-        }
+        r = client_take_fds(c, "run", fds, n_fds);
+        if (r < 0)
+                return r;
+        r = client_parse_timeout(c, req, &c->timeout_s);
+        if (r < 0)
+                return r;
         if ((tag = json_get_string(req, "tag"))) {
                 /* Metadata for the journal only: keep it short and printable. */
                 size_t i;
@@ -403,19 +469,15 @@ static int client_handle_run(Client *c, json_object *req, int fds[], size_t n_fd
 
         if (m->probe_state == SELF_CHECK_FAILED) {
                 stats_refused(&m->stats);
-                return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, m->probe_failure ?: "the sandbox self-check failed");
+                return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
+                                         m->probe_failure ?: "the sandbox self-check failed");
         }
-        for (size_t i = 0; i < n_fds; i++) {
-                c->run_fds[i] = fds[i];
-                fds[i] = -EBADF;
-        }
-        c->n_run_fds = n_fds;
         if (m->n_runs >= m->config.max_concurrent || m->wait_list) {
                 /* Both front ends (and root) share the slots: wait in line
                  * rather than refuse, so that neither starves the other. The
                  * line is bounded by the connection limit; its caller's own
                  * timeout covers the wait, and hanging up leaves the line. */
-                c->waiting = true;
+                c->state = CLIENT_WAITING;
                 LIST_APPEND(wait, m->wait_list, c);
                 c->timer = sd_event_source_disable_unref(c->timer);
                 manager_update_pool(m);
@@ -424,103 +486,120 @@ static int client_handle_run(Client *c, json_object *req, int fds[], size_t n_fd
         return client_start_run(c);
 }
 
+/* After "started": the caller has its result (the launcher's report). */
+static int client_op_detach(Client *c, json_object *req, int fds[], size_t n_fds) {
+        assert(c);
+
+        c->state = CLIENT_DETACHED;
+        return 0;
+}
+
+static int client_op_cancel(Client *c, json_object *req, int fds[], size_t n_fds) {
+        assert(c);
+
+        if (c->state == CLIENT_WAITING) {
+                /* Leaves the line; it never started, and the connection ends. */
+                client_unwait(c);
+                return 0;
+        }
+        return run_cancel(c->run);
+}
+
+#define IN(s) (1U << (s))
+#define IN_ANY ((1U << _CLIENT_STATE_MAX) - 1)
+
+/* The requests, as dbus-broker's controller methods: a name, the states it
+ * is valid in (elsewhere it is an "unknown op"), and whether it is the
+ * connection's one request, so that the connection ends unless the op left
+ * it something to wait for (a state other than CLIENT_NEW). */
+typedef struct ClientOp {
+        const char *name;
+        int (*handle)(Client *c, json_object *req, int fds[], size_t n_fds);
+        unsigned in;
+        bool once;
+} ClientOp;
+
+static const ClientOp client_ops[] = {
+        { "run",                 client_op_run,                 .in = IN(CLIENT_NEW), .once = true },
+        { "session_exec",        client_op_session_exec,        .in = IN(CLIENT_NEW), .once = true },
+        { "session_create",      client_op_session_create,      .in = IN(CLIENT_NEW), .once = true },
+        { "session_close",       client_op_session_close,       .in = IN(CLIENT_NEW), .once = true },
+        { "session_close_scope", client_op_session_close_scope, .in = IN(CLIENT_NEW), .once = true },
+        { "detach",              client_op_detach,              .in = IN(CLIENT_RUNNING) | IN(CLIENT_DETACHED) },
+        { "cancel",              client_op_cancel,
+          .in = IN(CLIENT_WAITING) | IN(CLIENT_STARTING) | IN(CLIENT_RUNNING) | IN(CLIENT_DETACHED), .once = true },
+        { "info",                client_op_info,                .in = IN_ANY },
+        { "stats",               client_op_stats,               .in = IN_ANY },
+};
+
+/* The fds that came with req are the caller's to close; an op takes what it
+ * keeps (client_take_fds()). */
+static void client_dispatch(Client *c, json_object *req, int fds[], size_t n_fds) {
+        const char *name;
+
+        assert(c);
+        assert(req);
+
+        name = json_get_string(req, "op");
+        if (!name) {
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "missing op");
+                return;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(client_ops); i++) {
+                const ClientOp *op = &client_ops[i];
+
+                if (!streq(op->name, name) || !(op->in & IN(c->state)))
+                        continue;
+                (void) op->handle(c, req, fds, n_fds);
+                if (op->once && c->state == CLIENT_NEW)
+                        client_free(c);
+                return;
+        }
+        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "unknown op");
+}
+
+/* EOF or garbage. With a run going: the caller is gone, so the run goes too
+ * (the unit is stopped, not left behind). */
+static void client_hang_up(Client *c, int error) {
+        assert(c);
+
+        if (error < 0 && error != -ECONNRESET)
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "malformed packet");
+        if (!c->run || run_is_done(c->run)) {
+                client_free(c);
+                return;
+        }
+        c->io = sd_event_source_disable_unref(c->io);
+        if (c->state == CLIENT_DETACHED)
+                /* Not a cancel: the program is over, its unit goes as any
+                 * run's does, and holds its slot until then. */
+                return;
+        (void) run_cancel(c->run);
+        /* Its unit dies with SIGKILL now; the caller, whose pipes already saw
+         * that, may start the next run before systemd reports it gone. */
+        client_release_slot(c);
+}
+
 static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        Client *c = userdata;
         _cleanup_json_ json_object *req = NULL;
+        Client *c = userdata;
         int fds[BROKER_MAX_FDS];
         size_t n_fds = 0;
-        const char *op;
         int r;
 
         r = broker_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0) {
-                /* EOF or garbage. With a run going: the caller is gone, so the
-                 * run goes too (the unit is stopped, not left behind). */
-                if (r < 0 && r != -ECONNRESET)
-                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "malformed packet");
-                c->gone = true;
-                if (c->detached && c->run && !run_is_done(c->run)) {
-                        /* Not a cancel: the program is over, its unit goes
-                         * as any run's does, and holds its slot until then. */
-                        c->io = sd_event_source_disable_unref(c->io);
-                        return 0;
-                }
-                if (c->run && !run_is_done(c->run)) {
-                        c->io = sd_event_source_disable_unref(c->io);
-                        (void) run_cancel(c->run);
-                        /* Its unit dies with SIGKILL now; the caller, whose
-                         * pipes already saw that, may start the next run
-                         * before systemd reports it gone. */
-                        if (c->counted) {
-                                c->counted = false;
-                                c->manager->n_runs--;
-                                manager_slot_freed(c->manager);
-                        }
-                        return 0;
-                }
-                client_free(c);
+                client_hang_up(c, r);
                 return 0;
         }
-
-        op = json_get_string(req, "op");
-        if (!op) {
-                for (size_t i = 0; i < n_fds; i++)
-                        safe_close(fds[i]);
-                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "missing op");
-                return 0;
-        }
-
-        if (streq(op, "session_exec") && !c->run && !c->waiting && !c->session) {
-                (void) client_handle_session_exec(c, req, fds, n_fds);
-                for (size_t i = 0; i < n_fds; i++)
-                        safe_close(fds[i]);
-                if (!c->session)
-                        client_free(c);
-                return 0;
-        }
-        if (streq(op, "run") && !c->run && !c->waiting && !c->session) {
-                (void) client_handle_run(c, req, fds, n_fds);
-                for (size_t i = 0; i < n_fds; i++)
-                        safe_close(fds[i]);
-                if (!c->run && !c->waiting)
-                        client_free(c);
-                return 0;
-        }
+        /* c may be gone after this: only the fds are touched. */
+        client_dispatch(c, req, fds, n_fds);
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
-
-        if (streq(op, "detach") && c->run && c->handed_off) {
-                c->detached = true;
-                return 0;
-        }
-        if (streq(op, "cancel") && c->waiting) {
-                client_free(c);         /* leaves the line; it never started */
-                return 0;
-        } else if (streq(op, "cancel") && c->run)
-                (void) run_cancel(c->run);
-        else if (streq(op, "session_create") && !c->run && !c->waiting && !c->session) {
-                if (client_handle_session_create(c, req) < 0 || !c->session)
-                        client_free(c);
-        } else if (streq(op, "session_close") && !c->run && !c->waiting && !c->session) {
-                (void) client_handle_session_close(c, req);
-                client_free(c);
-        } else if (streq(op, "session_close_scope") && !c->run && !c->waiting && !c->session) {
-                (void) client_handle_session_close_scope(c, req);
-                client_free(c);
-        } else if (streq(op, "info")) {
-                c->timer = sd_event_source_disable_unref(c->timer);
-                client_handle_info(c);
-        } else if (streq(op, "stats")) {
-                c->timer = sd_event_source_disable_unref(c->timer);
-                client_handle_stats(c);
-        }
-        else
-                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "unknown op");
         return 0;
 }
-
 static int on_client_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
         Client *c = userdata;
 
@@ -558,7 +637,7 @@ int client_new(Manager *m, int fd, pid_t pid, uid_t uid) {
         if (r < 0)
                 return r;
         c->fd = fd;
-        /* It lives on in the server's list and its event sources. */
+        /* It lives on in the manager's list and its event sources. */
         TAKE_PTR(c);
         return 0;
 }

@@ -249,7 +249,7 @@ static void manager_answer_pending_info(Manager *m) {
 
         LIST_FOREACH(clients, c, m->clients)
                 if (c->info_pending)
-                        client_handle_info(c);
+                        client_answer_info(c);
 }
 
 static void on_pool_ready(void *userdata) {
@@ -369,7 +369,7 @@ static void on_probe_done(const char *failure, void *userdata) {
                 /* Nothing was handed to a launcher yet: no code ran. */
                 m->pool = pool_free(m->pool);
                 LIST_FOREACH_SAFE(clients, c, n, m->clients)
-                        if (c->run || c->waiting || c->session_creating) {
+                        if (c->run || c->state == CLIENT_WAITING || c->state == CLIENT_SESSION_CREATING) {
                                 (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, failure);
                                 client_free(c);
                         }
@@ -377,7 +377,7 @@ static void on_probe_done(const char *failure, void *userdata) {
                 m->probe_state = SELF_CHECK_PASSED;
                 log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
                 LIST_FOREACH_SAFE(clients, c, n, m->clients)
-                        if (c->session_creating)
+                        if (c->state == CLIENT_SESSION_CREATING)
                                 client_answer_session(c);
                         else
                                 client_try_handoff(c);

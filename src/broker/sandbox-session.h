@@ -5,7 +5,7 @@
  * unit named UNIT_PREFIX_SESSION… with the runs' fixed property set, running
  * the launcher in session mode (launch-session.h), the broker's end of its
  * control socket, who owns it, and the timers that end it. Knows systemd through Run; not the client
- * protocol: the broker's main file maps calls and ends onto that.
+ * protocol: sandbox-sessions.c maps calls and ends onto that.
  *
  * Every way a session ends goes through one place (sandbox_session_end()): the
  * unit is stopped (never left behind), and the owner hears it once.
@@ -49,6 +49,7 @@ const char *sandbox_session_end_to_string(SandboxSessionEnd e);
 
 typedef struct SandboxSession SandboxSession;
 typedef struct Run Run;
+typedef struct Client Client;
 
 typedef struct SandboxSessionCallResult {
         int exit_code;                  /* -1 when a signal ended it */
@@ -78,6 +79,9 @@ typedef struct SandboxSessionOwner {
 struct SandboxSession {
         /* The broker's, to keep its sessions in a list. */
         LIST_FIELDS(SandboxSession, sessions);
+        /* The broker's: the connection waiting on it (creating it, or calling
+         * in it), or NULL. */
+        Client *client;
 
         sd_event *event;
         Run *run;

@@ -16,6 +16,9 @@
 static int parse_owner(json_object *req, const char **ret_caller, const char **ret_scope) {
         const char *caller = json_get_string(req, "caller"), *scope = json_get_string(req, "scope") ?: "";
 
+        assert(ret_caller);
+        assert(ret_scope);
+
         if (!caller || isempty(caller) || strlen(caller) > SANDBOX_SESSION_OWNER_MAX || strlen(scope) > SANDBOX_SESSION_OWNER_MAX)
                 return -EINVAL;
         for (const char *p = caller; *p; p++)
@@ -31,12 +34,17 @@ static int parse_owner(json_object *req, const char **ret_caller, const char **r
 
 /* Root's sessions are root's; the front end's die with its process. */
 static pid_t client_frontend_pid(const Client *c) {
+        assert(c);
+
         return c->uid == 0 ? 0 : c->pid;
 }
 
 /* The id is the handle's secret: compared in constant time. */
 static bool id_equal(const char *a, const char *b) {
         unsigned char d = 0;
+
+        assert(a);
+        assert(b);
 
         if (strlen(a) != SANDBOX_SESSION_ID_LEN || strlen(b) != SANDBOX_SESSION_ID_LEN)
                 return false;
@@ -51,6 +59,8 @@ static SandboxSession *client_find_session(Client *c, json_object *req) {
         const char *id = json_get_string(req, "session"), *caller, *scope;
         SandboxSession *found = NULL;
 
+        assert(c);
+
         if (!id || parse_owner(req, &caller, &scope) < 0)
                 return NULL;
         LIST_FOREACH(sessions, se, c->manager->sessions)
@@ -60,19 +70,42 @@ static SandboxSession *client_find_session(Client *c, json_object *req) {
         return found;
 }
 
+/* The client waits on its session no more (and is freed next). */
 static void client_detach_session(Client *c) {
+        assert(c);
+        assert(c->session && c->session->client == c);
+
+        c->session->client = NULL;
         c->session = NULL;
-        c->session_creating = c->session_calling = false;
+        c->state = CLIENT_NEW;
+}
+
+/* From now on the session tells c when it is ready, its call is done, or it
+ * is gone: one client at a time, as a session runs one call at a time. */
+static void client_attach_session(Client *c, SandboxSession *se, ClientState state) {
+        assert(c);
+        assert(se);
+        assert(!se->client);
+        assert(state == CLIENT_SESSION_CREATING || state == CLIENT_SESSION_CALLING);
+
+        se->client = c;
+        c->session = se;
+        c->state = state;
+        c->timer = sd_event_source_disable_unref(c->timer);
 }
 
 /* The creator learns its handle once the interpreter is up and the sandbox
  * self-check has passed. */
 void client_answer_session(Client *c) {
         _cleanup_json_ json_object *j = NULL;
-        Manager *m = c->manager;
-        SandboxSession *se = c->session;
+        SandboxSession *se;
+        Manager *m;
 
-        assert(se && c->session_creating);
+        assert(c);
+        assert(c->state == CLIENT_SESSION_CREATING);
+
+        m = c->manager;
+        se = c->session;
         if (!se->ready || m->probe_state != SELF_CHECK_PASSED)
                 return;
         if (broker_event_session(se->id, sandbox_session_unit(se), m->config.session_idle_s, m->config.session_max_s,
@@ -96,24 +129,33 @@ void client_answer_session(Client *c) {
 }
 
 static void on_session_ready(SandboxSession *se, bool ready, void *userdata) {
-        Manager *m = userdata;
+        Client *c = se->client;
 
-        LIST_FOREACH_SAFE(clients, c, n, m->clients)
-                if (c->session == se && c->session_creating) {
-                        if (ready)
-                                client_answer_session(c);
-                        else {
-                                (void) client_send_error(c, BROKER_ERROR_START_FAILED,
-                                                         "the session's interpreter did not start");
-                                client_detach_session(c);
-                                client_free(c);
-                        }
-                }
+        if (!c || c->state != CLIENT_SESSION_CREATING)
+                return;
+        if (ready) {
+                client_answer_session(c);
+                return;
+        }
+        (void) client_send_error(c, BROKER_ERROR_START_FAILED, "the session's interpreter did not start");
+        client_detach_session(c);
+        client_free(c);
 }
 
 static void on_session_call_done(SandboxSession *se, const SandboxSessionCallResult *r, void *userdata) {
         const char *sig = r->signal > 0 ? signal_to_name(r->signal) : NULL;
+        _cleanup_json_ json_object *j = NULL;
+        Client *c = se->client;
         Manager *m = userdata;
+        BrokerExit x = {
+                .run_id = sandbox_session_unit(se),
+                .exit_code = r->exit_code,
+                .signal = sig,
+                .timed_out = r->timed_out,
+                .oom_killed = r->oom_killed,
+                .cancelled = r->interrupted,
+                .duration_usec = r->duration_usec,
+        };
 
         log_struct(r->lost ? LOG_WARNING : LOG_INFO,
                    "MESSAGE=Call in session %s finished%s", sandbox_session_unit(se), r->lost ? "; the session is lost" : "",
@@ -126,45 +168,31 @@ static void on_session_call_done(SandboxSession *se, const SandboxSessionCallRes
                    "MCP_DURATION_MS=%" PRIu64, r->duration_usec / 1000);
         m->stats.session_calls++;
 
-        LIST_FOREACH_SAFE(clients, c, n, m->clients) {
-                _cleanup_json_ json_object *j = NULL;
-                BrokerExit x = {
-                        .run_id = sandbox_session_unit(se),
-                        .exit_code = r->exit_code,
-                        .signal = sig,
-                        .timed_out = r->timed_out,
-                        .oom_killed = r->oom_killed,
-                        .cancelled = r->interrupted,
-                        .duration_usec = r->duration_usec,
-                };
-
-                if (c->session != se || !c->session_calling)
-                        continue;
-                client_detach_session(c);
-                if (!c->gone) {
-                        if (broker_event_exit(&x, &j) < 0 || json_add_bool(j, "session_lost", r->lost) < 0)
-                                (void) client_send_oom(c);
-                        else
-                                (void) broker_send(c->fd, j, NULL, 0);
-                }
-                client_free(c);
+        if (!c || c->state != CLIENT_SESSION_CALLING)
+                return;
+        client_detach_session(c);
+        if (!client_is_gone(c)) {
+                if (broker_event_exit(&x, &j) < 0 || json_add_bool(j, "session_lost", r->lost) < 0)
+                        (void) client_send_oom(c);
+                else
+                        (void) broker_send(c->fd, j, NULL, 0);
         }
+        client_free(c);
 }
 
 static void on_session_gone(SandboxSession *se, SandboxSessionEnd why, void *userdata) {
         Manager *m = userdata;
+        Client *c = se->client;
 
         /* Whoever still waits on it hears why. */
-        LIST_FOREACH_SAFE(clients, c, n, m->clients)
-                if (c->session == se) {
-                        bool creating = c->session_creating;
+        if (c) {
+                bool creating = c->state == CLIENT_SESSION_CREATING;
 
-                        client_detach_session(c);
-                        (void) client_send_error(c, creating ? BROKER_ERROR_START_FAILED : BROKER_ERROR_SESSION_NOT_FOUND,
-                                                 creating ? "the session's unit did not start"
-                                                          : "the session ended");
-                        client_free(c);
-                }
+                client_detach_session(c);
+                (void) client_send_error(c, creating ? BROKER_ERROR_START_FAILED : BROKER_ERROR_SESSION_NOT_FOUND,
+                                         creating ? "the session's unit did not start" : "the session ended");
+                client_free(c);
+        }
         if (why == SANDBOX_SESSION_END_LOST)
                 m->stats.sessions_lost++;
         LIST_REMOVE(sessions, m->sessions, se);
@@ -180,15 +208,19 @@ static const SandboxSessionCallbacks session_callbacks = {
         .gone = on_session_gone,
 };
 
-int client_handle_session_create(Client *c, json_object *req) {
+int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fds) {
         const char *caller, *scope;
-        Manager *m = c->manager;
         SandboxSessionOwner owner;
         SandboxSpec spec;
         unsigned mine = 0, in_scope = 0;
         SandboxSession *se;
+        Manager *m;
         int r;
 
+        assert(c);
+        assert(req);
+
+        m = c->manager;
         if (parse_owner(req, &caller, &scope) < 0)
                 return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
                                          "a session needs a caller (and may have a scope): printable, at most 256 bytes");
@@ -227,35 +259,28 @@ int client_handle_session_create(Client *c, json_object *req) {
         }
         LIST_PREPEND(sessions, m->sessions, se);
         m->n_sessions++;
-        c->session = se;
-        c->session_creating = true;
-        c->timer = sd_event_source_disable_unref(c->timer);
+        client_attach_session(c, se, CLIENT_SESSION_CREATING);
         manager_update_idle(m);
         return 0;
 }
 
-int client_handle_session_exec(Client *c, json_object *req, int fds[], size_t n_fds) {
+int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds) {
         _cleanup_json_ json_object *started = NULL, *limits = NULL;
-        Manager *m = c->manager;
-        uint64_t timeout_s = m->config.default_timeout_s;
-        json_object *v;
+        uint64_t timeout_s;
         SandboxSession *se;
+        Manager *m;
         int r;
 
-        if (n_fds < 3 || n_fds > 4)
-                return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
-                                         "a call needs three or four pipe or socket fds: stdin, stdout, stderr "
-                                         "and the result channel");
-        for (size_t i = 0; i < n_fds; i++)
-                if (!fd_is_stream(fds[i]))
-                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "a call's fds must be pipes or sockets");
-        if (json_object_object_get_ex(req, "timeout_s", &v)) {
-                int64_t t;
-                if (!json_object_is_type(v, json_type_int) || (t = json_object_get_int64(v)) < 0)
-                        return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "timeout_s must be a non-negative integer");
-                if (t > 0)
-                        timeout_s = CLAMP((uint64_t) t, 1, m->config.max_timeout_s);
-        }
+        assert(c);
+        assert(req);
+
+        m = c->manager;
+        r = client_take_fds(c, "call", fds, n_fds);
+        if (r < 0)
+                return r;
+        r = client_parse_timeout(c, req, &timeout_s);
+        if (r < 0)
+                return r;
         se = client_find_session(c, req);
         if (!se)
                 return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,
@@ -267,16 +292,17 @@ int client_handle_session_exec(Client *c, json_object *req, int fds[], size_t n_
                 r = json_build_into(started, JB_BOOL("session", true), JB_END);
         if (r < 0)
                 return client_send_oom(c);
-        r = sandbox_session_call(se, limits, timeout_s * USEC_PER_SEC, fds, n_fds);
+        r = sandbox_session_call(se, limits, timeout_s * USEC_PER_SEC, c->run_fds, c->n_run_fds);
+        /* The launcher has its own copies now: ours would keep the caller's
+         * pipes open after the call. */
+        client_close_run_fds(c);
         if (r == -EBUSY)
                 return client_send_error(c, BROKER_ERROR_SESSION_BUSY,
                                          "another call of this session is running; a session runs one call at a time");
         if (r < 0)
                 return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND, "the session is ending");
-        c->session = se;
-        c->session_calling = true;
+        client_attach_session(c, se, CLIENT_SESSION_CALLING);
         c->timeout_s = timeout_s;
-        c->timer = sd_event_source_disable_unref(c->timer);
         log_struct(LOG_INFO, "MESSAGE=Call in session %s started", sandbox_session_unit(se),
                    "MCP_UNIT=%s", sandbox_session_unit(se),
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
@@ -296,7 +322,7 @@ static int client_send_closed(Client *c, unsigned count) {
         return broker_send(c->fd, j, NULL, 0);
 }
 
-int client_handle_session_close(Client *c, json_object *req) {
+int client_op_session_close(Client *c, json_object *req, int fds[], size_t n_fds) {
         SandboxSession *se = client_find_session(c, req);
 
         if (!se)
@@ -308,9 +334,11 @@ int client_handle_session_close(Client *c, json_object *req) {
 
 /* The MCP session the front end gave as scope ended: so do the sessions
  * made in it. */
-int client_handle_session_close_scope(Client *c, json_object *req) {
+int client_op_session_close_scope(Client *c, json_object *req, int fds[], size_t n_fds) {
         const char *caller, *scope;
         unsigned n = 0;
+
+        assert(c);
 
         if (parse_owner(req, &caller, &scope) < 0 || isempty(scope))
                 return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "closing a scope needs a caller and a scope");

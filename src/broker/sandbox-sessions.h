@@ -12,10 +12,11 @@
 
 typedef struct Client Client;
 
-int client_handle_session_create(Client *c, json_object *req);
-int client_handle_session_exec(Client *c, json_object *req, int fds[], size_t n_fds);
-int client_handle_session_close(Client *c, json_object *req);
-int client_handle_session_close_scope(Client *c, json_object *req);
+/* The session ops of client.c's table (broker-proto.h has their messages). */
+int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fds);
+int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds);
+int client_op_session_close(Client *c, json_object *req, int fds[], size_t n_fds);
+int client_op_session_close_scope(Client *c, json_object *req, int fds[], size_t n_fds);
 
 /* The creator learns its handle once the interpreter is up and the sandbox
  * self-check has passed. */
