@@ -156,6 +156,8 @@ void client_try_handoff(Client *c) {
 static void on_run_started(Run *run, void *userdata) {
         Client *c = userdata;
 
+        assert(c);
+
         client_try_handoff(c);
         manager_update_pool(c->manager);
 }
@@ -176,6 +178,7 @@ static int run_exit_event(Client *c, Run *run, const RunResult *res, const char 
         int r;
 
         assert(c);
+        assert(run);
         assert(res);
         assert(ret);
 

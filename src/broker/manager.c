@@ -58,6 +58,9 @@ void manager_fill_spec(Manager *m, uint64_t timeout_s, SandboxSpec *ret) {
 static void manager_fill_warm_spec(void *userdata, SandboxSpec *ret) {
         Manager *m = userdata;
 
+        assert(m);
+        assert(ret);
+
         manager_fill_spec(m, m->config.pool_idle_s + m->config.max_timeout_s + 60, ret);
         ret->preload = m->preload;
         ret->memory_max = m->config.memory_max + (UINT64_C(512) << 20);
@@ -68,6 +71,8 @@ static void manager_fill_warm_spec(void *userdata, SandboxSpec *ret) {
 /* Whether a run's unit is being started: systemd starts one unit at a time,
  * and a warm unit's start would come before it. */
 static bool manager_run_starting(Manager *m) {
+        assert(m);
+
         LIST_FOREACH(clients, c, m->clients)
                 if (c->run && !run_is_started(c->run))
                         return true;
@@ -75,11 +80,13 @@ static bool manager_run_starting(Manager *m) {
 }
 
 void manager_update_pool(Manager *m) {
+        assert(m);
+
         /* No replacement while the runs need systemd or the CPU: saturated,
          * a unit of a run (or the self-check) starting. Once started, a
          * warm unit's imports yield to the runs by its CPUWeight=. */
-        pool_set_busy(m->pool, m->n_runs >= m->config.max_concurrent || m->wait_list || m->probe_state == SELF_CHECK_PENDING ||
-                                       manager_run_starting(m));
+        pool_set_busy(m->pool, m->n_runs >= m->config.max_concurrent || m->wait_list ||
+                                       m->probe_state == SELF_CHECK_PENDING || manager_run_starting(m));
         pool_set_runs(m->pool, m->n_runs);
 }
 
@@ -114,6 +121,8 @@ static void on_discovery_done(json_object *info, void *userdata);
 void manager_check_packages(Manager *m) {
         _cleanup_free_ char *now = NULL;
         SandboxSpec spec;
+
+        assert(m);
 
         if (!m->pool || !m->stamp || m->discovering)
                 return;
@@ -267,6 +276,8 @@ static char *manager_preload(Manager *m) {
         char *save = NULL;
         size_t len = 0;
 
+        assert(m);
+
         if (!want)
                 return NULL;
         for (char *mod = strtok_r(want, ",", &save); mod; mod = strtok_r(NULL, ",", &save)) {
@@ -307,6 +318,8 @@ static void manager_sandbox_known(Manager *m, json_object *info) {
                 .cpu_quota_percent = m->config.cpu_quota_percent,
         };
         int r;
+
+        assert(m);
 
         json_object_put(m->sandbox_info);
         m->sandbox_info = json_object_get(info);

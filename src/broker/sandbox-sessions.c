@@ -60,6 +60,7 @@ static SandboxSession *client_find_session(Client *c, json_object *req) {
         SandboxSession *found = NULL;
 
         assert(c);
+        assert(req);
 
         if (!id || parse_owner(req, &caller, &scope) < 0)
                 return NULL;
@@ -129,8 +130,11 @@ void client_answer_session(Client *c) {
 }
 
 static void on_session_ready(SandboxSession *se, bool ready, void *userdata) {
-        Client *c = se->client;
+        Client *c;
 
+        assert(se);
+
+        c = se->client;
         if (!c || c->state != CLIENT_SESSION_CREATING)
                 return;
         if (ready) {
@@ -182,8 +186,12 @@ static void on_session_call_done(SandboxSession *se, const SandboxSessionCallRes
 
 static void on_session_gone(SandboxSession *se, SandboxSessionEnd why, void *userdata) {
         Manager *m = userdata;
-        Client *c = se->client;
+        Client *c;
 
+        assert(se);
+        assert(m);
+
+        c = se->client;
         /* Whoever still waits on it hears why. */
         if (c) {
                 bool creating = c->state == CLIENT_SESSION_CREATING;
@@ -323,8 +331,12 @@ static int client_send_closed(Client *c, unsigned count) {
 }
 
 int client_op_session_close(Client *c, json_object *req, int fds[], size_t n_fds) {
-        SandboxSession *se = client_find_session(c, req);
+        SandboxSession *se;
 
+        assert(c);
+        assert(req);
+
+        se = client_find_session(c, req);
         if (!se)
                 return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,
                                          "no such session: it ended (closed, expired, or lost), or it is not yours");
@@ -339,6 +351,7 @@ int client_op_session_close_scope(Client *c, json_object *req, int fds[], size_t
         unsigned n = 0;
 
         assert(c);
+        assert(req);
 
         if (parse_owner(req, &caller, &scope) < 0 || isempty(scope))
                 return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "closing a scope needs a caller and a scope");
