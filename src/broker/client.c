@@ -313,7 +313,7 @@ void client_answer_info(Client *c) {
                 .max_sessions_per_scope = m->config.max_sessions_per_scope,
                 .session_idle_s = m->config.session_idle_s,
                 .session_max_s = m->config.session_max_s,
-                .sessions = m->n_sessions,
+                .sessions = m->sessions.n,
         };
         if (r >= 0)
                 r = broker_event_info(&info, &j);
@@ -338,7 +338,7 @@ static int client_op_stats(Client *c, json_object *req, int fds[], size_t n_fds)
                 queued++;
         stats_set_pool(&m->stats, pool_broken(m->pool) ? 0 : m->config.pool_size, pool_n_ready(m->pool),
                        pool_n_hits(m->pool));
-        stats_set_sessions(&m->stats, m->n_sessions, m->config.max_sessions);
+        stats_set_sessions(&m->stats, m->sessions.n, m->config.max_sessions);
         if (stats_reply(&m->stats, m->n_runs, queued, m->probe_state, &j) < 0)
                 return client_send_oom(c);
         return broker_send(c->fd, j, NULL, 0);

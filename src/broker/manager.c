@@ -225,7 +225,7 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        if (m->n_clients > 0 || m->n_runs > 0 || m->n_sessions > 0)
+        if (m->n_clients > 0 || m->n_runs > 0 || m->sessions.n > 0)
                 return 0;
         /* The warm units go with us (BindsTo=): the next start refills. */
         log_info("Idle for %" PRIu64 " s, exiting; socket activation starts us again.", m->idle_usec / USEC_PER_SEC);
@@ -239,7 +239,7 @@ void manager_update_idle(Manager *m) {
         if (!m->socket_activated || m->args.idle_exit_sec == 0)
                 return;
         /* Sessions live in us: their handles die with us (BindsTo=). */
-        if (m->n_clients > 0 || m->n_sessions > 0 || m->probe_state == SELF_CHECK_PENDING || m->discovering) {
+        if (m->n_clients > 0 || m->sessions.n > 0 || m->probe_state == SELF_CHECK_PENDING || m->discovering) {
                 (void) sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);
                 return;
         }
@@ -452,13 +452,7 @@ Manager *manager_free(Manager *m) {
         while (m->clients)
                 client_free(m->clients);
         /* Session units stop with their runs too. */
-        while (m->sessions) {
-                SandboxSession *se = m->sessions;
-
-                LIST_REMOVE(sessions, m->sessions, se);
-                sandbox_session_free(se);
-        }
-        m->n_sessions = 0;
+        sandbox_sessions_done(&m->sessions);
         /* The warm units stop with their runs. */
         m->pool = pool_free(m->pool);
         sd_bus_slot_unref(m->slot_reload);

@@ -24,6 +24,7 @@
 #include "run-stats.h"
 #include "sandbox-properties.h"
 #include "sandbox-session.h"
+#include "sandbox-sessions.h"
 #include "tmpfs-client.h"
 
 typedef struct Client Client;
@@ -65,8 +66,7 @@ typedef struct Manager {
         sd_event_source *reload_timer;  /* looks for daemon-reload while there is a pool */
         sd_bus_slot *slot_reload;
         uint64_t units_loaded;          /* the manager's UnitsLoadTimestampMonotonic */
-        LIST_HEAD(SandboxSession, sessions);
-        unsigned n_sessions;
+        SandboxSessions sessions;
         RunStats stats;                 /* {"op":"stats"} */
         TmpfsClient *tmpfs;             /* mounts each run's /tmp (mcp-exec-tmpfsd) */
 } Manager;

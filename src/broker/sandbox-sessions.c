@@ -12,6 +12,18 @@
 #include "manager.h"
 #include "util.h"
 
+void sandbox_sessions_done(SandboxSessions *r) {
+        assert(r);
+
+        while (r->list) {
+                SandboxSession *se = r->list;
+
+                LIST_REMOVE(sessions, r->list, se);
+                sandbox_session_free(se);
+        }
+        r->n = 0;
+}
+
 /* Owner strings from the front end: short, printable, for comparison only. */
 static int parse_owner(json_object *req, const char **ret_caller, const char **ret_scope) {
         const char *caller = json_get_string(req, "caller"), *scope = json_get_string(req, "scope") ?: "";
@@ -64,7 +76,7 @@ static SandboxSession *client_find_session(Client *c, json_object *req) {
 
         if (!id || parse_owner(req, &caller, &scope) < 0)
                 return NULL;
-        LIST_FOREACH(sessions, se, c->manager->sessions)
+        LIST_FOREACH(sessions, se, c->manager->sessions.list)
                 if (id_equal(se->id, id) && !se->ending &&
                     sandbox_session_owned_by(se, caller, scope, client_frontend_pid(c)))
                         found = se;
@@ -119,7 +131,7 @@ void client_answer_session(Client *c) {
                    "MCP_UNIT=%s", sandbox_session_unit(se),
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
                    "MCP_CLIENT_PID=%i", (int) c->pid,
-                   "MCP_SESSIONS=%u", m->n_sessions);
+                   "MCP_SESSIONS=%u", m->sessions.n);
         if (broker_send(c->fd, j, NULL, 0) < 0) {
                 client_free(c);
                 return;
@@ -203,9 +215,9 @@ static void on_session_gone(SandboxSession *se, SandboxSessionEnd why, void *use
         }
         if (why == SANDBOX_SESSION_END_LOST)
                 m->stats.sessions_lost++;
-        LIST_REMOVE(sessions, m->sessions, se);
-        assert(m->n_sessions > 0);
-        m->n_sessions--;
+        LIST_REMOVE(sessions, m->sessions.list, se);
+        assert(m->sessions.n > 0);
+        m->sessions.n--;
         sandbox_session_free(se);
         manager_update_idle(m);
 }
@@ -236,11 +248,11 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, m->probe_failure ?: "the sandbox self-check failed");
         if (m->config.max_sessions == 0)
                 return client_send_error(c, BROKER_ERROR_SESSION_LIMIT, "sessions are turned off (MCP_EXEC_MAX_SESSIONS=0)");
-        if (m->n_sessions >= m->config.max_sessions)
+        if (m->sessions.n >= m->config.max_sessions)
                 return client_send_error(c, BROKER_ERROR_SESSION_LIMIT,
                                          "the server holds as many sessions as it may (MCP_EXEC_MAX_SESSIONS); "
                                          "close one or wait for one to expire");
-        LIST_FOREACH(sessions, x, m->sessions)
+        LIST_FOREACH(sessions, x, m->sessions.list)
                 if (sandbox_session_has_caller(x, caller)) {
                         mine++;
                         in_scope += !isempty(scope) && sandbox_session_in_scope(x, caller, scope);
@@ -265,8 +277,8 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
                 log_error_errno(r, "Failed to start a session: %m");
                 return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a session unit");
         }
-        LIST_PREPEND(sessions, m->sessions, se);
-        m->n_sessions++;
+        LIST_PREPEND(sessions, m->sessions.list, se);
+        m->sessions.n++;
         client_attach_session(c, se, CLIENT_SESSION_CREATING);
         manager_update_idle(m);
         return 0;
@@ -300,7 +312,10 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
                 r = json_build_into(started, JB_BOOL("session", true), JB_END);
         if (r < 0)
                 return client_send_oom(c);
-        r = sandbox_session_call(se, limits, timeout_s * USEC_PER_SEC, c->run_fds, c->n_run_fds);
+        /* A session has one client at a time; one waiting on it already
+         * means a call is running (or its creator has not heard back). */
+        r = se->client ? -EBUSY
+                       : sandbox_session_call(se, limits, timeout_s * USEC_PER_SEC, c->run_fds, c->n_run_fds);
         /* The launcher has its own copies now: ours would keep the caller's
          * pipes open after the call. */
         client_close_run_fds(c);
@@ -355,7 +370,7 @@ int client_op_session_close_scope(Client *c, json_object *req, int fds[], size_t
 
         if (parse_owner(req, &caller, &scope) < 0 || isempty(scope))
                 return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "closing a scope needs a caller and a scope");
-        LIST_FOREACH(sessions, se, c->manager->sessions)
+        LIST_FOREACH(sessions, se, c->manager->sessions.list)
                 if (!se->ending && sandbox_session_owned_by(se, caller, scope, client_frontend_pid(c))) {
                         sandbox_session_end(se, SANDBOX_SESSION_END_SCOPE);
                         n++;

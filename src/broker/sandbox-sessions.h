@@ -4,13 +4,26 @@
 /* The broker's sandbox sessions as its clients see them: who owns one
  * (caller and scope, checked on every use), the limits on how many, the
  * session ops and what a client hears when its session is ready, a call is
- * done, or the session is gone. The sessions live in the Manager's list. */
+ * done, or the session is gone. */
 
 #include <stddef.h>
 
 #include <json-c/json.h>
 
+#include "list.h"
+#include "sandbox-session.h"
+
 typedef struct Client Client;
+
+/* The broker's sessions, live and starting ones. */
+typedef struct SandboxSessions {
+        LIST_HEAD(SandboxSession, list);
+        unsigned n;
+} SandboxSessions;
+
+/* Frees every session: their units stop with them (run_free()), and no
+ * callback fires. */
+void sandbox_sessions_done(SandboxSessions *r);
 
 /* The session ops of client.c's table (broker-proto.h has their messages). */
 int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fds);
