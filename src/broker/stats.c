@@ -56,12 +56,14 @@ void stats_set_sessions(RunStats *s, uint64_t live, uint64_t max) {
         s->sessions_max = max;
 }
 
-int stats_reply(RunStats *s, unsigned in_flight, unsigned queued, int probe_state, json_object **ret) {
+int stats_reply(RunStats *s, unsigned in_flight, unsigned queued, SelfCheckState self_check, json_object **ret) {
         assert(s);
         assert(ret);
 
         s->in_flight = in_flight;
         s->queued = queued;
-        s->self_check = probe_state > 0 ? SELF_CHECK_PASSED : probe_state < 0 ? SELF_CHECK_FAILED : SELF_CHECK_PENDING;
+        assert(self_check >= 0 && self_check < _SELF_CHECK_MAX);
+
+        s->self_check = self_check;
         return run_stats_to_json(s, ret);
 }

@@ -28,6 +28,5 @@ void stats_set_pool(RunStats *s, uint64_t size, uint64_t ready, uint64_t hits);
 /* Sessions: live ones and the cap, as of now. */
 void stats_set_sessions(RunStats *s, uint64_t live, uint64_t max);
 
-/* The answer to {"op":"stats"}: the counters, and the gauges as of now.
- * probe_state as the broker keeps it: 0 pending, > 0 passed, < 0 failed. */
-int stats_reply(RunStats *s, unsigned in_flight, unsigned queued, int probe_state, json_object **ret);
+/* The answer to {"op":"stats"}: the counters, and the gauges as of now. */
+int stats_reply(RunStats *s, unsigned in_flight, unsigned queued, SelfCheckState self_check, json_object **ret);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "json-util.h"
 #include "macro.h"
 #include "socket-util.h"
 
@@ -178,4 +179,142 @@ int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, siz
         if (ret_n_fds)
                 *ret_n_fds = n_fds;
         return 1;
+}
+
+int broker_event_error(BrokerError error, const char *message, json_object **ret) {
+        assert(broker_error_to_string(error));
+        assert(message);
+        assert(ret);
+
+        return json_build(ret,
+                          JB_STR("event", "error"),
+                          JB_STR("code", broker_error_to_string(error)),
+                          JB_STR("message", message),
+                          JB_END);
+}
+
+int broker_send_error(int fd, BrokerError error, const char *message) {
+        _cleanup_json_ json_object *j = NULL;
+        int r;
+
+        assert(fd >= 0);
+
+        r = broker_event_error(error, message, &j);
+        if (r < 0)
+                return r;
+        return broker_send(fd, j, NULL, 0);
+}
+
+int broker_event_started(const char *run_id, const char *unit, json_object **ret) {
+        assert(run_id);
+        assert(unit);
+        assert(ret);
+
+        return json_build(ret,
+                          JB_STR("event", "started"),
+                          JB_STR("run_id", run_id),
+                          JB_STR("unit", unit),
+                          JB_END);
+}
+
+int broker_event_exit(const BrokerExit *x, json_object **ret) {
+        assert(x);
+        assert(x->run_id);
+        assert(ret);
+
+        return json_build(ret,
+                          JB_STR("event", "exit"),
+                          JB_STR("run_id", x->run_id),
+                          JB_INT("exit_code", x->exit_code),
+                          JB_STR_OR_NULL("signal", x->signal),
+                          JB_BOOL("timed_out", x->timed_out),
+                          JB_BOOL("oom_killed", x->oom_killed),
+                          JB_BOOL("cancelled", x->cancelled),
+                          JB_INT("duration_ms", x->duration_usec / 1000),
+                          JB_END);
+}
+
+int broker_event_session(const char *id, const char *unit, uint64_t idle_timeout_s, uint64_t max_lifetime_s,
+                         uint64_t memory_max_bytes, json_object **ret) {
+        assert(id);
+        assert(unit);
+        assert(ret);
+
+        return json_build(ret,
+                          JB_STR("event", "session"),
+                          JB_STR("session", id),
+                          JB_STR("unit", unit),
+                          JB_INT("idle_timeout_s", idle_timeout_s),
+                          JB_INT("max_lifetime_s", max_lifetime_s),
+                          JB_INT("memory_max_bytes", memory_max_bytes),
+                          JB_END);
+}
+
+int broker_event_closed(unsigned count, json_object **ret) {
+        assert(ret);
+
+        return json_build(ret, JB_STR("event", "closed"), JB_INT("count", count), JB_END);
+}
+
+/* Adds v under key if there is one (taking a reference). */
+static int add_borrowed(json_object *o, const char *key, json_object *v) {
+        return v ? json_add(o, key, json_object_get(v)) : 0;
+}
+
+int broker_event_info(const BrokerInfoReply *i, json_object **ret) {
+        _cleanup_json_ json_object *j = NULL;
+        int r;
+
+        assert(i);
+        assert(i->version && i->python && i->sandbox);
+        assert(ret);
+
+        /* In pieces, so that the optional members keep their place. */
+        r = json_build(&j,
+                       JB_STR("event", "info"),
+                       JB_STR("version", i->version),
+                       JB_STR("python", i->python),
+                       JB_STR("sandbox", i->sandbox),
+                       JB_END);
+        if (r >= 0 && i->sandbox_failure)
+                r = json_add_string(j, "sandbox_failure", i->sandbox_failure);
+        if (r >= 0)
+                r = json_build_into(j,
+                                    JB_INT("default_timeout_s", i->default_timeout_s),
+                                    JB_INT("max_timeout_s", i->max_timeout_s),
+                                    JB_INT("max_code_bytes", i->max_code_bytes),
+                                    JB_INT("memory_max_bytes", i->memory_max_bytes),
+                                    JB_INT("tasks_max", i->tasks_max),
+                                    JB_INT("cpu_quota_percent", i->cpu_quota_percent),
+                                    JB_INT("file_size_max_bytes", i->file_size_max_bytes),
+                                    JB_INT("tmp_size_max_bytes", i->tmp_size_max_bytes),
+                                    JB_INT("max_concurrent", i->max_concurrent),
+                                    JB_END);
+        if (r >= 0)
+                r = add_borrowed(j, "python_version", i->python_version);
+        if (r >= 0)
+                r = add_borrowed(j, "modules", i->modules);
+        if (r >= 0)
+                r = json_build_into(j,
+                                    JB_INT("pool_size", i->pool_size),
+                                    JB_INT("pool_ready", i->pool_ready),
+                                    JB_INT("pool_hits", i->pool_hits),
+                                    JB_END);
+        if (r >= 0)
+                r = add_borrowed(j, "preloaded", i->preloaded);
+        if (r >= 0)
+                r = json_build_into(j,
+                                    JB_INT("max_sessions", i->max_sessions),
+                                    JB_INT("max_sessions_per_caller", i->max_sessions_per_caller),
+                                    JB_INT("max_sessions_per_scope", i->max_sessions_per_scope),
+                                    JB_INT("session_idle_s", i->session_idle_s),
+                                    JB_INT("session_max_s", i->session_max_s),
+                                    JB_INT("sessions", i->sessions),
+                                    /* Runs take a fourth fd, the launcher's result channel. */
+                                    JB_BOOL("result_channel", true),
+                                    JB_END);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(j);
+        return 0;
 }

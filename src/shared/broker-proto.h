@@ -34,7 +34,9 @@
 #include <json-c/json.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "json-cleanup.h"
 
@@ -82,3 +84,53 @@ int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds);
  * packet. Received fds are O_CLOEXEC; on any failure none stay open. */
 int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds);
 
+
+/* The events the broker sends, built here beside the packet parser so that
+ * both sides of the protocol are one file. Each returns -ENOMEM with nothing
+ * built, or 0 with *ret set; never a message with a member silently null. */
+
+/* {"event":"error","code":…,"message":…}; error must have a wire name. */
+int broker_event_error(BrokerError error, const char *message, json_object **ret);
+/* Builds and sends that error; for connections the broker will not serve too. */
+int broker_send_error(int fd, BrokerError error, const char *message);
+
+/* {"event":"started","run_id":…,"unit":…}: a run adds "warm", a session's
+ * call "session": true. */
+int broker_event_started(const char *run_id, const char *unit, json_object **ret);
+
+/* What the "exit" of a run and of a session's call have in common; a run adds
+ * its accounting ("cpu_ms", "memory_peak_bytes", "result", "warm"), a call
+ * "session_lost". */
+typedef struct BrokerExit {
+        const char *run_id;             /* a session's call: its unit */
+        int exit_code;                  /* -1 when a signal ended it */
+        const char *signal;             /* "SIGKILL"…, or NULL: null */
+        bool timed_out, oom_killed, cancelled;
+        uint64_t duration_usec;         /* sent in ms */
+} BrokerExit;
+int broker_event_exit(const BrokerExit *x, json_object **ret);
+
+/* The answer to session_create: the handle's id and the session's limits. */
+int broker_event_session(const char *id, const char *unit, uint64_t idle_timeout_s, uint64_t max_lifetime_s,
+                         uint64_t memory_max_bytes, json_object **ret);
+
+/* The answer to session_close and session_close_scope. */
+int broker_event_closed(unsigned count, json_object **ret);
+
+/* The answer to {"op":"info"}: the version, the sandbox's state and every
+ * limit a front end needs to know. The json_object members are borrowed
+ * (a reference is taken); NULL ones and a NULL sandbox_failure are left out. */
+typedef struct BrokerInfoReply {
+        const char *version;
+        const char *python;             /* the interpreter's path */
+        const char *sandbox;            /* "ok", "failed" or "probing" */
+        const char *sandbox_failure;
+        uint64_t default_timeout_s, max_timeout_s, max_code_bytes, memory_max_bytes, tasks_max, cpu_quota_percent;
+        uint64_t file_size_max_bytes, tmp_size_max_bytes, max_concurrent;
+        json_object *python_version, *modules;  /* what the discovery found */
+        uint64_t pool_size, pool_ready, pool_hits;
+        json_object *preloaded;                 /* an array of module names */
+        uint64_t max_sessions, max_sessions_per_caller, max_sessions_per_scope, session_idle_s, session_max_s;
+        uint64_t sessions;              /* live ones */
+} BrokerInfoReply;
+int broker_event_info(const BrokerInfoReply *info, json_object **ret);

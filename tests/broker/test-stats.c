@@ -41,7 +41,7 @@ TEST(test_reply) {
         stats_refused(&s);
         stats_start_failed(&s);
         stats_set_pool(&s, 2, 1, 9);
-        ASSERT_EQ_INT(stats_reply(&s, 2, 5, -1, &j), 0);
+        ASSERT_EQ_INT(stats_reply(&s, 2, 5, SELF_CHECK_FAILED, &j), 0);
         ASSERT_EQ_INT(run_stats_from_json(j, &t), 0);
         ASSERT_EQ_U64(t.runs[RUN_OUTCOME_OK], 2);
         ASSERT_EQ_U64(t.runs[RUN_OUTCOME_TIMEOUT], 1);
@@ -56,10 +56,10 @@ TEST(test_reply) {
         ASSERT_EQ_INT(t.self_check, SELF_CHECK_FAILED);
 
         json_object_put(j);
-        ASSERT_EQ_INT(stats_reply(&s, 0, 0, 0, &j), 0);
+        ASSERT_EQ_INT(stats_reply(&s, 0, 0, SELF_CHECK_PENDING, &j), 0);
         ASSERT_STREQ(json_get_string(j, "self_check"), "pending");
         json_object_put(j);
-        ASSERT_EQ_INT(stats_reply(&s, 0, 0, 1, &j), 0);
+        ASSERT_EQ_INT(stats_reply(&s, 0, 0, SELF_CHECK_PASSED, &j), 0);
         ASSERT_STREQ(json_get_string(j, "self_check"), "passed");
 }
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "broker-proto.h"
+#include "json-util.h"
 #include "test-helpers.h"
 
 static unsigned count_fds(void) {
@@ -403,6 +404,65 @@ TEST(test_error_names) {
         ASSERT_EQ_INT(broker_error_from_string("weird"), _BROKER_ERROR_INVALID);
 }
 
+/* The events as the broker has always sent them: the same members, in the
+ * same order, with null only where the protocol says so. */
+static void expect_json(json_object *j, const char *want) {
+        ASSERT_TRUE(j);
+        ASSERT_STREQ(json_serialize(j, NULL), want);
+        json_object_put(j);
+}
+
+static void test_events(void) {
+        json_object *j = NULL;
+        BrokerExit x = {
+                .run_id = "r1", .exit_code = -1, .signal = "SIGKILL", .oom_killed = true, .duration_usec = 2500000,
+        };
+        json_object *modules = json_object_new_array();
+        BrokerInfoReply info = {
+                .version = "1.0", .python = "/usr/bin/python3", .sandbox = "probing",
+                .default_timeout_s = 30, .max_timeout_s = 300, .max_code_bytes = 1, .memory_max_bytes = 2,
+                .tasks_max = 3, .cpu_quota_percent = 100, .file_size_max_bytes = 4, .tmp_size_max_bytes = 5,
+                .max_concurrent = 2, .modules = modules, .pool_size = 2, .pool_ready = 1, .pool_hits = 7,
+                .max_sessions = 16, .max_sessions_per_caller = 4, .max_sessions_per_scope = 2,
+                .session_idle_s = 600, .session_max_s = 3600, .sessions = 1,
+        };
+
+        ASSERT_EQ_INT(broker_event_error(BROKER_ERROR_BUSY, "too many connections", &j), 0);
+        expect_json(j, "{\"event\":\"error\",\"code\":\"busy\",\"message\":\"too many connections\"}");
+        ASSERT_EQ_INT(broker_event_started("r1", "mcp-exec-run-r1.service", &j), 0);
+        expect_json(j, "{\"event\":\"started\",\"run_id\":\"r1\",\"unit\":\"mcp-exec-run-r1.service\"}");
+        ASSERT_EQ_INT(broker_event_exit(&x, &j), 0);
+        expect_json(j, "{\"event\":\"exit\",\"run_id\":\"r1\",\"exit_code\":-1,\"signal\":\"SIGKILL\","
+                       "\"timed_out\":false,\"oom_killed\":true,\"cancelled\":false,\"duration_ms\":2500}");
+        x.signal = NULL;
+        ASSERT_EQ_INT(broker_event_exit(&x, &j), 0);
+        ASSERT_CONTAINS(json_serialize(j, NULL), "\"signal\":null,");
+        json_object_put(j);
+        ASSERT_EQ_INT(broker_event_session("00ff", "u.service", 600, 3600, 1024, &j), 0);
+        expect_json(j, "{\"event\":\"session\",\"session\":\"00ff\",\"unit\":\"u.service\",\"idle_timeout_s\":600,"
+                       "\"max_lifetime_s\":3600,\"memory_max_bytes\":1024}");
+        ASSERT_EQ_INT(broker_event_closed(3, &j), 0);
+        expect_json(j, "{\"event\":\"closed\",\"count\":3}");
+
+        /* Absent optional members are left out, not null. */
+        ASSERT_TRUE(modules);
+        ASSERT_EQ_INT(broker_event_info(&info, &j), 0);
+        expect_json(j, "{\"event\":\"info\",\"version\":\"1.0\",\"python\":\"/usr/bin/python3\",\"sandbox\":\"probing\","
+                       "\"default_timeout_s\":30,\"max_timeout_s\":300,\"max_code_bytes\":1,\"memory_max_bytes\":2,"
+                       "\"tasks_max\":3,\"cpu_quota_percent\":100,\"file_size_max_bytes\":4,\"tmp_size_max_bytes\":5,"
+                       "\"max_concurrent\":2,\"modules\":[],\"pool_size\":2,\"pool_ready\":1,\"pool_hits\":7,"
+                       "\"max_sessions\":16,\"max_sessions_per_caller\":4,\"max_sessions_per_scope\":2,"
+                       "\"session_idle_s\":600,\"session_max_s\":3600,\"sessions\":1,\"result_channel\":true}");
+        /* Borrowed: the caller's reference is still its own. */
+        ASSERT_EQ_INT(json_object_array_length(modules), 0);
+        info.sandbox = "failed";
+        info.sandbox_failure = "no pidfd";
+        ASSERT_EQ_INT(broker_event_info(&info, &j), 0);
+        ASSERT_CONTAINS(json_serialize(j, NULL), "\"sandbox\":\"failed\",\"sandbox_failure\":\"no pidfd\",\"default_timeout_s\"");
+        json_object_put(j);
+        json_object_put(modules);
+}
+
 int main(void) {
         /* A stray SIGPIPE must fail the test loudly rather than pass. */
         signal(SIGPIPE, SIG_DFL);
@@ -419,5 +479,6 @@ int main(void) {
         RUN(test_oversized_packet);
         RUN(test_empty_packet_with_fds);
         RUN(test_error_names);
+        RUN(test_events);
         return 0;
 }

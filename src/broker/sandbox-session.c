@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "session.h"
+#include "sandbox-session.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -17,47 +17,47 @@
 #include "util.h"
 
 /* From the start of the unit to the interpreter's "ready". */
-#define SESSION_START_TIMEOUT_USEC (60 * USEC_PER_SEC)
+#define SANDBOX_SESSION_START_TIMEOUT_USEC (60 * USEC_PER_SEC)
 
-static const char *const end_names[_SESSION_END_MAX] = {
-        [SESSION_END_CLOSED] = "closed",
-        [SESSION_END_SCOPE] = "scope-ended",
-        [SESSION_END_IDLE] = "idle",
-        [SESSION_END_LIFETIME] = "lifetime",
-        [SESSION_END_LOST] = "lost",
-        [SESSION_END_FRONTEND] = "frontend-exited",
-        [SESSION_END_STOPPED] = "stopped",
-        [SESSION_END_START_FAILED] = "start-failed",
-        [SESSION_END_SHUTDOWN] = "shutdown",
+static const char *const end_names[_SANDBOX_SESSION_END_MAX] = {
+        [SANDBOX_SESSION_END_CLOSED] = "closed",
+        [SANDBOX_SESSION_END_SCOPE] = "scope-ended",
+        [SANDBOX_SESSION_END_IDLE] = "idle",
+        [SANDBOX_SESSION_END_LIFETIME] = "lifetime",
+        [SANDBOX_SESSION_END_LOST] = "lost",
+        [SANDBOX_SESSION_END_FRONTEND] = "frontend-exited",
+        [SANDBOX_SESSION_END_STOPPED] = "stopped",
+        [SANDBOX_SESSION_END_START_FAILED] = "start-failed",
+        [SANDBOX_SESSION_END_SHUTDOWN] = "shutdown",
 };
 
-const char *session_end_to_string(SessionEnd e) {
-        return e >= 0 && e < _SESSION_END_MAX ? end_names[e] : NULL;
+const char *sandbox_session_end_to_string(SandboxSessionEnd e) {
+        return e >= 0 && e < _SANDBOX_SESSION_END_MAX ? end_names[e] : NULL;
 }
 
-const char *session_unit(const Session *s) {
+const char *sandbox_session_unit(const SandboxSession *s) {
         assert(s);
         return s->run ? run_unit(s->run) : "";
 }
 
-bool session_has_caller(const Session *s, const char *caller) {
+bool sandbox_session_has_caller(const SandboxSession *s, const char *caller) {
         assert(s);
         return streq_ptr(s->caller, caller);
 }
 
-bool session_in_scope(const Session *s, const char *caller, const char *scope) {
+bool sandbox_session_in_scope(const SandboxSession *s, const char *caller, const char *scope) {
         assert(s);
-        return session_has_caller(s, caller) && streq_ptr(s->scope, scope);
+        return sandbox_session_has_caller(s, caller) && streq_ptr(s->scope, scope);
 }
 
-bool session_owned_by(const Session *s, const char *caller, const char *scope, pid_t pid) {
+bool sandbox_session_owned_by(const SandboxSession *s, const char *caller, const char *scope, pid_t pid) {
         assert(s);
         /* A front end's session is that process's: a new front end (after a
          * restart) has none, even for the same caller. */
-        return session_in_scope(s, caller, scope) && (s->frontend_pid <= 0 || s->frontend_pid == pid);
+        return sandbox_session_in_scope(s, caller, scope) && (s->frontend_pid <= 0 || s->frontend_pid == pid);
 }
 
-Session *session_free(Session *s) {
+SandboxSession *sandbox_session_free(SandboxSession *s) {
         if (!s)
                 return NULL;
         sd_event_source_disable_unref(s->control_io);
@@ -77,14 +77,14 @@ Session *session_free(Session *s) {
         return NULL;
 }
 
-static void send_gone(Session *s) {
+static void send_gone(SandboxSession *s) {
         if (s->gone_sent)
                 return;
         s->gone_sent = true;
-        log_struct(s->end == SESSION_END_LOST || s->end == SESSION_END_START_FAILED ? LOG_WARNING : LOG_INFO,
-                   "MESSAGE=Session %s ended: %s", session_unit(s), session_end_to_string(s->end),
-                   "MCP_UNIT=%s", session_unit(s),
-                   "MCP_SESSION_END=%s", session_end_to_string(s->end),
+        log_struct(s->end == SANDBOX_SESSION_END_LOST || s->end == SANDBOX_SESSION_END_START_FAILED ? LOG_WARNING : LOG_INFO,
+                   "MESSAGE=Session %s ended: %s", sandbox_session_unit(s), sandbox_session_end_to_string(s->end),
+                   "MCP_UNIT=%s", sandbox_session_unit(s),
+                   "MCP_SESSION_END=%s", sandbox_session_end_to_string(s->end),
                    "MCP_SESSION_CALLS=%" PRIu64, s->n_calls,
                    "MCP_SESSION_AGE_S=%" PRIu64, (now_usec() - s->created_usec) / USEC_PER_SEC);
         /* The callee frees us: nothing after this. */
@@ -96,9 +96,9 @@ static int on_defer_end(sd_event_source *es, void *userdata) {
         return 0;
 }
 
-void session_end(Session *s, SessionEnd why) {
+void sandbox_session_end(SandboxSession *s, SandboxSessionEnd why) {
         assert(s);
-        assert(why >= 0 && why < _SESSION_END_MAX);
+        assert(why >= 0 && why < _SANDBOX_SESSION_END_MAX);
 
         if (s->ending)
                 return;
@@ -116,40 +116,40 @@ void session_end(Session *s, SessionEnd why) {
 }
 
 static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
-        session_end(userdata, SESSION_END_IDLE);
+        sandbox_session_end(userdata, SANDBOX_SESSION_END_IDLE);
         return 0;
 }
 
 static int on_lifetime(sd_event_source *es, uint64_t usec, void *userdata) {
-        session_end(userdata, SESSION_END_LIFETIME);
+        sandbox_session_end(userdata, SANDBOX_SESSION_END_LIFETIME);
         return 0;
 }
 
 /* A call that outlived its timeout, the launcher's grace and our slack; or
  * an interpreter that never became ready. */
 static int on_call_timer(sd_event_source *es, uint64_t usec, void *userdata) {
-        Session *s = userdata;
+        SandboxSession *s = userdata;
 
         s->call_timer = sd_event_source_disable_unref(s->call_timer);
-        session_end(s, s->ready ? SESSION_END_LOST : SESSION_END_START_FAILED);
+        sandbox_session_end(s, s->ready ? SANDBOX_SESSION_END_LOST : SANDBOX_SESSION_END_START_FAILED);
         return 0;
 }
 
 static int on_frontend_exit(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        session_end(userdata, SESSION_END_FRONTEND);
+        sandbox_session_end(userdata, SANDBOX_SESSION_END_FRONTEND);
         return 0;
 }
 
-static void arm_idle(Session *s) {
+static void arm_idle(SandboxSession *s) {
         if (s->ending)
                 return;
         s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
         if (sd_event_add_time_relative(s->event, &s->idle_timer, CLOCK_MONOTONIC, s->idle_usec, USEC_PER_SEC,
                                        on_idle, s) < 0)
-                log_warning("Cannot arm the idle timer of session %s; its lifetime still ends it.", session_unit(s));
+                log_warning("Cannot arm the idle timer of session %s; its lifetime still ends it.", sandbox_session_unit(s));
 }
 
-static void call_finished(Session *s, const SessionCallResult *res) {
+static void call_finished(SandboxSession *s, const SandboxSessionCallResult *res) {
         s->busy = false;
         s->call_timer = sd_event_source_disable_unref(s->call_timer);
         arm_idle(s);
@@ -157,18 +157,18 @@ static void call_finished(Session *s, const SessionCallResult *res) {
 }
 
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
-        Session *s = userdata;
+        SandboxSession *s = userdata;
 
         if (!s->ending) {
                 s->ending = true;
-                s->end = !s->ready && !s->busy                                            ? SESSION_END_START_FAILED
-                         : res->oom_killed                                                ? SESSION_END_LOST
-                         : res->timed_out                                                 ? SESSION_END_LIFETIME
-                         : res->exit_code != 0 || res->signal != 0 || s->busy             ? SESSION_END_LOST
-                                                                                          : SESSION_END_STOPPED;
+                s->end = !s->ready && !s->busy                                            ? SANDBOX_SESSION_END_START_FAILED
+                         : res->oom_killed                                                ? SANDBOX_SESSION_END_LOST
+                         : res->timed_out                                                 ? SANDBOX_SESSION_END_LIFETIME
+                         : res->exit_code != 0 || res->signal != 0 || s->busy             ? SANDBOX_SESSION_END_LOST
+                                                                                          : SANDBOX_SESSION_END_STOPPED;
         }
         if (s->busy) {
-                SessionCallResult r = {
+                SandboxSessionCallResult r = {
                         .exit_code = res->exit_code,
                         .signal = res->signal,
                         .lost = true,
@@ -184,8 +184,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         send_gone(s);
 }
 
-static void handle_done(Session *s, json_object *m) {
-        SessionCallResult r = {
+static void handle_done(SandboxSession *s, json_object *m) {
+        SandboxSessionCallResult r = {
                 .exit_code = (int) json_get_int64(m, "exit_code", -1),
                 .signal = (int) json_get_int64(m, "signal", 0),
                 .timed_out = json_get_bool(m, "timed_out"),
@@ -199,12 +199,12 @@ static void handle_done(Session *s, json_object *m) {
         call_finished(s, &r);
         /* The launcher exits after a lost call; the unit's end follows. */
         if (r.lost)
-                session_end(s, SESSION_END_LOST);
+                sandbox_session_end(s, SANDBOX_SESSION_END_LOST);
 }
 
 static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         _cleanup_json_ json_object *m = NULL;
-        Session *s = userdata;
+        SandboxSession *s = userdata;
         const char *event;
         int r;
 
@@ -215,7 +215,7 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
                 /* The launcher is gone or broken: its unit's end says the rest. */
                 s->control_io = sd_event_source_disable_unref(s->control_io);
                 if (r < 0 || !s->ending)
-                        session_end(s, s->ready ? SESSION_END_LOST : SESSION_END_START_FAILED);
+                        sandbox_session_end(s, s->ready ? SANDBOX_SESSION_END_LOST : SANDBOX_SESSION_END_START_FAILED);
                 return 0;
         }
         event = json_get_string(m, "event");
@@ -231,14 +231,14 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
                 handle_done(s, m);
         else
                 /* The launcher is ours, so this is a bug or an attack on it. */
-                session_end(s, SESSION_END_LOST);
+                sandbox_session_end(s, SANDBOX_SESSION_END_LOST);
         return 0;
 }
 
-int session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SessionOwner *owner, uint64_t idle_usec,
-                uint64_t max_usec, const SessionCallbacks *cb, void *userdata, Session **ret) {
+int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SandboxSessionOwner *owner, uint64_t idle_usec,
+                uint64_t max_usec, const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
-        _cleanup_(session_freep) Session *s = NULL;
+        _cleanup_(sandbox_session_freep) SandboxSession *s = NULL;
         SandboxSpec spec = *spec_in;
         int r;
 
@@ -248,12 +248,12 @@ int session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const Sess
         assert(cb && cb->call_done && cb->gone);
         assert(ret);
 
-        if (strlen(owner->caller) > SESSION_OWNER_MAX || strlen(owner->scope) > SESSION_OWNER_MAX)
+        if (strlen(owner->caller) > SANDBOX_SESSION_OWNER_MAX || strlen(owner->scope) > SANDBOX_SESSION_OWNER_MAX)
                 return -EINVAL;
-        s = new0(Session, 1);
+        s = new0(SandboxSession, 1);
         if (!s)
                 return -ENOMEM;
-        *s = (Session) {
+        *s = (SandboxSession) {
                 .event = sd_event_ref(e),
                 .control = -EBADF,
                 .pidfd = -EBADF,
@@ -298,7 +298,7 @@ int session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const Sess
         r = sd_event_add_time_relative(e, &s->life_timer, CLOCK_MONOTONIC, max_usec, USEC_PER_SEC, on_lifetime, s);
         if (r < 0)
                 return r;
-        r = sd_event_add_time_relative(e, &s->call_timer, CLOCK_MONOTONIC, SESSION_START_TIMEOUT_USEC,
+        r = sd_event_add_time_relative(e, &s->call_timer, CLOCK_MONOTONIC, SANDBOX_SESSION_START_TIMEOUT_USEC,
                                        USEC_PER_SEC, on_call_timer, s);
         if (r < 0)
                 return r;
@@ -307,8 +307,8 @@ int session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const Sess
         return 0;
 }
 
-int session_call(Session *s, json_object *limits, uint64_t timeout_usec, const int *fds, size_t n_fds) {
-        _cleanup_json_ json_object *m = json_object_new_object();
+int sandbox_session_call(SandboxSession *s, json_object *limits, uint64_t timeout_usec, const int *fds, size_t n_fds) {
+        _cleanup_json_ json_object *m = NULL;
         int r;
 
         assert(s);
@@ -319,11 +319,13 @@ int session_call(Session *s, json_object *limits, uint64_t timeout_usec, const i
                 return -ESHUTDOWN;
         if (!s->ready || s->busy)
                 return -EBUSY;
-        if (!m)
-                return -ENOMEM;
-        json_object_object_add(m, "op", json_object_new_string("run"));
-        json_object_object_add(m, "limits", limits ? json_object_get(limits) : json_object_new_object());
-        json_object_object_add(m, "timeout_ms", json_object_new_int64((int64_t) (timeout_usec / USEC_PER_MSEC)));
+        r = json_build(&m,
+                       JB_STR("op", "run"),
+                       JB_OBJ("limits", limits ? json_object_get(limits) : json_object_new_object()),
+                       JB_INT("timeout_ms", timeout_usec / USEC_PER_MSEC),
+                       JB_END);
+        if (r < 0)
+                return r;
         r = broker_send(s->control, m, fds, n_fds);
         if (r < 0)
                 return r;
@@ -332,21 +334,19 @@ int session_call(Session *s, json_object *limits, uint64_t timeout_usec, const i
         s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
         s->call_timer = sd_event_source_disable_unref(s->call_timer);
         if (sd_event_add_time_relative(s->event, &s->call_timer, CLOCK_MONOTONIC,
-                                       timeout_usec + SESSION_CALL_SLACK_USEC, USEC_PER_SEC, on_call_timer, s) < 0)
+                                       timeout_usec + SANDBOX_SESSION_CALL_SLACK_USEC, USEC_PER_SEC, on_call_timer, s) < 0)
                 log_warning("Cannot arm the deadline of a call in session %s; its lifetime still ends it.",
-                            session_unit(s));
+                            sandbox_session_unit(s));
         return 0;
 }
 
-void session_interrupt(Session *s) {
+void sandbox_session_interrupt(SandboxSession *s) {
         _cleanup_json_ json_object *m = NULL;
 
         assert(s);
         if (!s->busy || s->ending)
                 return;
-        m = json_object_new_object();
-        if (!m)
-                return;
-        json_object_object_add(m, "op", json_object_new_string("interrupt"));
+        if (json_build(&m, JB_STR("op", "interrupt"), JB_END) < 0)
+                return (void) log_oom();
         (void) broker_send(s->control, m, NULL, 0);
 }

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The broker as one object, as resolved's Manager: the listening socket and
+ * who may connect, the system bus, the run slots and the line waiting for
+ * them, the idle exit, and the glue to the sandbox's self-check (probe.h),
+ * its discovery (discover.h) and the warm pool (pool.h). One connection is a
+ * Client (client.h); the sandbox sessions are sandbox-sessions.h's. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include <json-c/json.h>
+
+#include "config.h"
+#include "discover.h"
+#include "list.h"
+#include "macro.h"
+#include "pool.h"
+#include "probe.h"
+#include "run-stats.h"
+#include "sandbox-properties.h"
+#include "sandbox-session.h"
+#include "sandbox-sessions.h"
+#include "tmpfs-client.h"
+
+typedef struct Client Client;
+
+/* What the command line says (mcp-exec-brokerd.c). */
+typedef struct ManagerArgs {
+        const char *listen;             /* our own socket instead of systemd's, or NULL */
+        uint64_t idle_exit_sec;         /* 0: never */
+        const char *launcher, *bootstrap;
+} ManagerArgs;
+
+typedef struct Manager {
+        ManagerArgs args;
+        sd_event *event;
+        sd_bus *bus;
+        Config config;
+        char *python;
+        char *own_unit;
+        int listen_fd;
+        bool socket_activated;
+        sd_event_source *listen_io, *idle_timer;
+        uid_t frontend_uid;
+        bool have_frontend_uid;
+        LIST_HEAD(Client, clients);
+        unsigned n_clients, n_runs;
+        LIST_HEAD(Client, wait_list);   /* runs waiting for a slot, first come first served */
+        sd_event_source *dispatch;      /* starts waiting runs once slots are free */
+        Probe *probe;
+        Discovery *discovery;
+        json_object *sandbox_info;      /* python version and modules, once discovered */
+        bool discovering;
+        SelfCheckState probe_state;     /* the sandbox self-check's (probe.h) */
+        char *probe_failure;
+        uint64_t idle_usec;
+        Pool *pool;
+        char *preload;                  /* what warm units import: MCP_EXEC_PRELOAD, or the default, installed */
+        char *mpl_cache;                /* the matplotlib font cache discovery made, or NULL */
+        char *stamp;                    /* what the discovery depended on (discovery_stamp()) */
+        sd_event_source *reload_timer;  /* looks for daemon-reload while there is a pool */
+        sd_bus_slot *slot_reload;
+        uint64_t units_loaded;          /* the manager's UnitsLoadTimestampMonotonic */
+        SandboxSessions sessions;
+        RunStats stats;                 /* {"op":"stats"} */
+        TmpfsClient *tmpfs;             /* mounts each run's /tmp (mcp-exec-tmpfsd) */
+} Manager;
+
+/* The configuration, who the front end is and our own unit. */
+int manager_new(const ManagerArgs *args, Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Listens, connects to the bus, sweeps what an earlier broker left, and
+ * starts the sandbox's self-check; serving is m->event's loop. */
+int manager_start(Manager *m);
+
+/* The fixed sandbox of a run with that timeout. */
+void manager_fill_spec(Manager *m, uint64_t timeout_s, SandboxSpec *ret);
+/* The configured limits of what comes back and goes in, for the launcher. */
+int manager_result_limits(Manager *m, json_object **ret);
+
+/* Arms or stops the idle exit after a connection or session came or went. */
+void manager_update_idle(Manager *m);
+/* Tells the pool how busy the runs keep systemd and the CPU. */
+void manager_update_pool(Manager *m);
+/* A run let go of its slot: the next in line may start. */
+void manager_slot_freed(Manager *m);
+/* Before each run: replaces the warm units if Python's packages changed. */
+void manager_check_packages(Manager *m);
