@@ -136,8 +136,9 @@ static uint64_t default_concurrency(void) {
         return n > 0 ? (uint64_t) n : 1;
 }
 
-int config_parse(char *const *envp, Config *ret, char **ret_error) {
-        Config c = {
+/* The documented defaults (README, "Configuration"). */
+static Config config_defaults(void) {
+        return (Config) {
                 .default_timeout_s = 30,
                 .max_timeout_s = 300,
                 .max_output_bytes = MiB,
@@ -169,15 +170,17 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 .stdio_max_per_uid = 32,
                 .stdio_hello_timeout_s = 30,
         };
-        const char *v, *node, *hosts, *tokens_file;
-        _cleanup_strv_free_ char **entries = NULL;
-        int r;
+}
 
-        assert(ret);
+/* The numeric settings, by the table: each within its range. */
+static int parse_numbers(char *const *envp, Config *c, char **ret_error) {
+        assert(c);
 
         for (size_t i = 0; i < ELEMENTSOF(specs); i++) {
                 const Spec *s = specs + i;
+                const char *v;
                 uint64_t x;
+                int r;
 
                 v = env_lookup(envp, s->name);
                 if (!v)
@@ -188,47 +191,59 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
                 if (r < 0 || x < s->min || x > s->max)
                         return fail(ret_error, "%s=%s: invalid value, expected %s between %" PRIu64 " and %" PRIu64,
                                     s->name, v, s->hint, s->min, s->max);
-                *(uint64_t *) ((uint8_t *) &c + s->offset) = x;
+                *(uint64_t *) ((uint8_t *) c + s->offset) = x;
         }
+        return 0;
+}
 
-        if (c.http_header_timeout_s > c.http_timeout_s)
+/* What one number means for another: a default never above its maximum,
+ * a share never above the whole. */
+static int check_relations(char *const *envp, Config *c, char **ret_error) {
+        assert(c);
+
+        if (c->http_header_timeout_s > c->http_timeout_s)
                 return fail(ret_error,
                             "MCP_EXEC_HTTP_HEADER_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_HTTP_TIMEOUT_S=%" PRIu64,
-                            c.http_header_timeout_s, c.http_timeout_s);
-        if (c.default_timeout_s > c.max_timeout_s)
+                            c->http_header_timeout_s, c->http_timeout_s);
+        if (c->default_timeout_s > c->max_timeout_s)
                 return fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
-                            c.default_timeout_s, c.max_timeout_s);
+                            c->default_timeout_s, c->max_timeout_s);
+        if (c->session_idle_s > c->session_max_s)
+                return fail(ret_error, "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
+                            c->session_idle_s, c->session_max_s);
 
         /* Unset: half the caller's, rounded up; never more than it. */
         if (!env_lookup(envp, "MCP_EXEC_MAX_SESSIONS_PER_SCOPE"))
-                c.max_sessions_per_scope = (c.max_sessions_per_caller + 1) / 2;
-        c.max_sessions_per_scope = MIN(c.max_sessions_per_scope, c.max_sessions_per_caller);
+                c->max_sessions_per_scope = (c->max_sessions_per_caller + 1) / 2;
+        c->max_sessions_per_scope = MIN(c->max_sessions_per_scope, c->max_sessions_per_caller);
+        return 0;
+}
 
-        tokens_file = env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE");
-        if (tokens_file && !isempty(tokens_file) && tokens_file[0] != '/')
-                return fail(ret_error, "MCP_EXEC_AUTH_TOKENS_FILE=%s: must be an absolute path (or empty: none)",
-                            tokens_file);
+/* The settings that are words: each well-formed. */
+static int check_words(char *const *envp, char **ret_error) {
+        _cleanup_strv_free_ char **entries = NULL;
+        const char *v;
 
-        if (c.session_idle_s > c.session_max_s)
-                return fail(ret_error, "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
-                            c.session_idle_s, c.session_max_s);
+        v = env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE");
+        if (v && !isempty(v) && v[0] != '/')
+                return fail(ret_error, "MCP_EXEC_AUTH_TOKENS_FILE=%s: must be an absolute path (or empty: none)", v);
 
         v = env_lookup(envp, "MCP_EXEC_TRANSPORT");
         if (v && !isempty(v) && !streq(v, "stdio") && !streq(v, "http") && !streq(v, "sse"))
                 return fail(ret_error, "MCP_EXEC_TRANSPORT=%s: invalid value, expected stdio, http or sse", v);
 
-        node = env_lookup(envp, "MCP_EXEC_NODE_ID");
-        if (node && !isempty(node) && !node_id_is_valid(node))
-                return fail(ret_error, "MCP_EXEC_NODE_ID=%s: invalid value, expected 1 to %u of a-z, 0-9 and -", node,
+        v = env_lookup(envp, "MCP_EXEC_NODE_ID");
+        if (v && !isempty(v) && !node_id_is_valid(v))
+                return fail(ret_error, "MCP_EXEC_NODE_ID=%s: invalid value, expected 1 to %u of a-z, 0-9 and -", v,
                             NODE_ID_MAX);
 
-        hosts = env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS");
-        if (strv_split_list(hosts, &entries) < 0)
+        v = env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS");
+        if (strv_split_list(v, &entries) < 0)
                 return -ENOMEM;
         STRV_FOREACH(h, entries)
                 if (!config_host_entry_is_valid(*h, strlen(*h)))
                         return fail(ret_error, "MCP_EXEC_ALLOWED_HOSTS=%s: invalid entry '%s', expected host or host:port",
-                                    hosts, *h);
+                                    v, *h);
 
         v = env_lookup(envp, "MCP_EXEC_PYTHON");
         if (v && isempty(v))
@@ -238,18 +253,45 @@ int config_parse(char *const *envp, Config *ret, char **ret_error) {
         if (v && !preload_valid(v))
                 return fail(ret_error, "MCP_EXEC_PRELOAD=%s: invalid value, expected comma-separated module names "
                             "(letters, digits, '_' and '.')", v);
-        if (v && !(c.preload = strdup(v)))
-                return -ENOMEM;
+        return 0;
+}
 
-        c.transport = strdup(env_lookup(envp, "MCP_EXEC_TRANSPORT") ?: "");
-        c.addr = strdup(env_lookup(envp, "MCP_EXEC_ADDR") ?: ":8080");
-        c.python = strdup(env_lookup(envp, "MCP_EXEC_PYTHON") ?: "python3");
-        c.node_id = strdup(node ?: "");
-        c.allowed_hosts = strdup(hosts ?: "");
-        c.auth_tokens_file = strdup(tokens_file ?: "/etc/mcp-exec/tokens");
-        if (!c.transport || !c.addr || !c.python || !c.node_id || !c.allowed_hosts || !c.auth_tokens_file) {
-                config_done(&c);
+/* The words, checked, into c (with their defaults). */
+static int copy_words(char *const *envp, Config *c) {
+        const char *preload;
+
+        assert(c);
+
+        preload = env_lookup(envp, "MCP_EXEC_PRELOAD");
+        if (preload && !(c->preload = strdup(preload)))
                 return -ENOMEM;
+        c->transport = strdup(env_lookup(envp, "MCP_EXEC_TRANSPORT") ?: "");
+        c->addr = strdup(env_lookup(envp, "MCP_EXEC_ADDR") ?: ":8080");
+        c->python = strdup(env_lookup(envp, "MCP_EXEC_PYTHON") ?: "python3");
+        c->node_id = strdup(env_lookup(envp, "MCP_EXEC_NODE_ID") ?: "");
+        c->allowed_hosts = strdup(env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS") ?: "");
+        c->auth_tokens_file = strdup(env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE") ?: "/etc/mcp-exec/tokens");
+        if (!c->transport || !c->addr || !c->python || !c->node_id || !c->allowed_hosts || !c->auth_tokens_file)
+                return -ENOMEM;
+        return 0;
+}
+
+int config_parse(char *const *envp, Config *ret, char **ret_error) {
+        Config c = config_defaults();
+        int r;
+
+        assert(ret);
+
+        r = parse_numbers(envp, &c, ret_error);
+        if (r >= 0)
+                r = check_relations(envp, &c, ret_error);
+        if (r >= 0)
+                r = check_words(envp, ret_error);
+        if (r >= 0)
+                r = copy_words(envp, &c);
+        if (r < 0) {
+                config_done(&c);
+                return r;
         }
 
         *ret = c;
