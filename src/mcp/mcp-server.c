@@ -17,8 +17,7 @@
 #include "mcp-internal.h"
 #include "broker-proto.h"
 #include "strv.h"
-#include "tool-exec.h"
-#include "tool-session.h"
+#include "mcp-tool.h"
 #include "util.h"
 
 #define SERVER_NAME "mcp-exec"
@@ -548,12 +547,11 @@ static int handle_tools_list(McpRequest *req, json_object **ret) {
         }
         const McpServerConfig *c = &req->session->server->config;
 
-        if (!result || !tools || json_append(tools, tool_exec_definition(c, req->rev)) < 0)
+        if (!result || !tools)
                 return -ENOMEM;
-        if (tool_session_available(c) &&
-            (json_append(tools, tool_session_create_definition(c, req->rev)) < 0 ||
-             json_append(tools, tool_session_close_definition(c, req->rev)) < 0))
-                return -ENOMEM;
+        for (const McpTool *const *t = mcp_tools; *t; t++)
+                if (mcp_tool_available(*t, c) && json_append(tools, (*t)->definition(c, req->rev)) < 0)
+                        return -ENOMEM;
         if (json_add(result, "tools", TAKE_PTR(tools)) < 0)
                 return -ENOMEM;
         if (req->rev->stateless &&

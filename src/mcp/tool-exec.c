@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "tool-exec.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"
+#include "mcp-tool.h"
 #include "broker-proto.h"
 #include "utf8.h"
 #include "util.h"
@@ -768,3 +770,25 @@ char *tool_exec_failure_text(BrokerError error, const char *error_message) {
                 r = asprintf(&s, "the run failed (%s): %s", broker_error_to_string(error) ?: "error", m);
         return r < 0 ? NULL : s;
 }
+
+static int exec_parse(const McpServerConfig *c, json_object *arguments, McpToolArgs *a, char **ret_error) {
+        int r;
+
+        assert(c);
+        assert(a);
+        assert(ret_error);
+
+        r = tool_exec_parse_arguments(c, arguments, &a->exec, ret_error);
+        if (r < 0)
+                return r;
+        /* Not a handle of ours: as gone as one that ended. */
+        if (a->exec.session && tool_session_parse_handle(a->exec.session, a->session_id) < 0)
+                return -ESRCH;
+        return 0;
+}
+
+const McpTool tool_exec = {
+        .name = TOOL_EXEC_NAME,
+        .definition = tool_exec_definition,
+        .parse = exec_parse,
+};
