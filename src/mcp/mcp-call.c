@@ -393,8 +393,8 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
         }
         if (c->args.session_id[0] && (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
                 if (r->error == BROKER_ERROR_SESSION_NOT_FOUND)
-                        exec_sessions_remove(c->session->server->exec_sessions, c->args.session_id, c->session->caller,
-                                             c->session->scope);
+                        sandbox_session_table_remove(c->session->server->sandbox_sessions, c->args.session_id,
+                                                     c->session->caller, c->session->scope);
                 text = tool_session_failure_text(r->error, r->error_message);
                 call_log(c, r, LOG_INFO, r->error == BROKER_ERROR_SESSION_BUSY ? "session-busy" : "session-not-found");
                 call_finish(c, text ? tool_exec_error_result(text) : NULL);
@@ -402,11 +402,11 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
         }
         if (c->args.session_id[0]) {
                 if (r->error != BROKER_ERROR_NONE || r->session_lost)
-                        exec_sessions_remove(c->session->server->exec_sessions, c->args.session_id, c->session->caller,
-                                             c->session->scope);
+                        sandbox_session_table_remove(c->session->server->sandbox_sessions, c->args.session_id,
+                                                     c->session->caller, c->session->scope);
                 else
-                        exec_sessions_touch(c->session->server->exec_sessions, c->args.session_id, c->session->caller,
-                                            c->session->scope);
+                        sandbox_session_table_touch(c->session->server->sandbox_sessions, c->args.session_id,
+                                                    c->session->caller, c->session->scope);
         }
         if (r->error != BROKER_ERROR_NONE) {
                 text = tool_exec_failure_text(r->error, r->error_message);
@@ -521,7 +521,7 @@ static McpToolContext call_context(McpCall *c) {
         return (McpToolContext) {
                 .config = &server->config,
                 .rev = c->rev,
-                .sessions = server->exec_sessions,
+                .sessions = server->sandbox_sessions,
                 .caller = c->session->caller,
                 .scope = c->session->scope,
         };

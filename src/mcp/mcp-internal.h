@@ -11,7 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "call-queue.h"
-#include "exec-sessions.h"
+#include "sandbox-sessions.h"
 #include "list.h"
 #include "mcp-server.h"
 #include "revision.h"
@@ -25,7 +25,7 @@ struct McpServer {
         char *broker_socket, *python_version;
         char **modules, **preloaded;
         CallQueue *queue;
-        ExecSessions *exec_sessions;    /* the sandbox sessions we handed out */
+        SandboxSessionTable *sandbox_sessions; /* the sandbox session handles we gave out */
         McpSession *sessions;
         uint64_t progress_interval_usec;
 };

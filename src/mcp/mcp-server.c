@@ -102,7 +102,7 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
         s->config.python_version = s->python_version;
         s->config.modules = (const char *const *) s->modules;
         s->config.preloaded = (const char *const *) s->preloaded;
-        r = exec_sessions_new(e, s->broker_socket, &s->exec_sessions);
+        r = sandbox_session_table_new(e, s->broker_socket, &s->sandbox_sessions);
         if (r < 0)
                 return r;
 
@@ -134,7 +134,7 @@ McpServer *mcp_server_free(McpServer *s) {
                 i->dead = true;
         }
         call_queue_free(s->queue);
-        exec_sessions_free(s->exec_sessions);
+        sandbox_session_table_free(s->sandbox_sessions);
         free(s->broker_socket);
         free(s->python_version);
         strv_free(s->modules);
@@ -170,13 +170,13 @@ void mcp_server_queue_stats(const McpServer *s, McpQueueStats *ret) {
 unsigned mcp_server_sandbox_sessions(const McpServer *s) {
         assert(s);
 
-        return exec_sessions_alive(s->exec_sessions);
+        return sandbox_session_table_alive(s->sandbox_sessions);
 }
 
 unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller) {
         assert(s);
 
-        return exec_sessions_alive_of(s->exec_sessions, caller);
+        return sandbox_session_table_alive_of(s->sandbox_sessions, caller);
 }
 
 unsigned mcp_session_sandbox_sessions(const McpSession *s) {
@@ -184,7 +184,7 @@ unsigned mcp_session_sandbox_sessions(const McpSession *s) {
 
         if (!s->server || s->freeing || !s->caller)
                 return 0;
-        return exec_sessions_alive_in_scope(s->server->exec_sessions, s->caller, s->scope);
+        return sandbox_session_table_alive_in_scope(s->server->sandbox_sessions, s->caller, s->scope);
 }
 
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
@@ -243,7 +243,7 @@ static McpSession *session_free_now(McpSession *s) {
                 /* Its sandbox sessions end with it (DELETE, expiry, the end of
                  * its SSE stream). */
                 if (s->caller && s->scope[0])
-                        exec_sessions_close_scope(s->server->exec_sessions, s->caller, s->scope);
+                        sandbox_session_table_close_scope(s->server->sandbox_sessions, s->caller, s->scope);
         }
         if (s->id[0])
                 log_debug("Session %s closed.", s->id);

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "broker-proto.h"
-#include "exec-sessions.h"
+#include "sandbox-sessions.h"
 #include "mcp-config.h"
 #include "revision.h"
 #include "tool-exec.h"
@@ -31,7 +31,7 @@ void mcp_tool_args_done(McpToolArgs *a);
 typedef struct McpToolContext {
         const McpServerConfig *config;
         const McpRevision *rev;
-        ExecSessions *sessions;         /* the sandbox session handles this front end gave out */
+        SandboxSessionTable *sessions;  /* the sandbox session handles this front end gave out */
         const char *caller, *scope;     /* whose call it is */
 } McpToolContext;
 

@@ -5,7 +5,7 @@
  * handle exec takes. A handle is "<node>.<32 hex>" (node-id.h): the node
  * lets a load balancer route it, the hex is the broker's 128-bit random id.
  * The definitions, argument checks, results and the front end's table of
- * handles given out (exec-sessions.h); no I/O here. */
+ * handles given out (sandbox-sessions.h); no I/O here. */
 
 #include <json-c/json.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "exec-sessions.h"
+#include "sandbox-sessions.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -30,12 +30,12 @@ struct Entry {
 
 typedef struct Close Close;
 struct Close {
-        ExecSessions *table;
+        SandboxSessionTable *table;
         LIST_FIELDS(Close, closes);
         BrokerRequest *request;
 };
 
-struct ExecSessions {
+struct SandboxSessionTable {
         sd_event *event;
         char *broker_socket;
         LIST_HEAD(Entry, entries);
@@ -44,7 +44,7 @@ struct ExecSessions {
         unsigned n_closes;
 };
 
-static void entry_free(ExecSessions *t, Entry *e) {
+static void entry_free(SandboxSessionTable *t, Entry *e) {
         LIST_REMOVE(entries, t->entries, e);
         assert(t->n_entries > 0);
         t->n_entries--;
@@ -53,7 +53,7 @@ static void entry_free(ExecSessions *t, Entry *e) {
 }
 
 static void close_free(Close *c) {
-        ExecSessions *t = c->table;
+        SandboxSessionTable *t = c->table;
 
         LIST_REMOVE(closes, t->closes, c);
         t->n_closes--;
@@ -61,7 +61,7 @@ static void close_free(Close *c) {
         free(c);
 }
 
-ExecSessions *exec_sessions_free(ExecSessions *t) {
+SandboxSessionTable *sandbox_session_table_free(SandboxSessionTable *t) {
         if (!t)
                 return NULL;
         while (t->entries)
@@ -74,14 +74,14 @@ ExecSessions *exec_sessions_free(ExecSessions *t) {
         return NULL;
 }
 
-int exec_sessions_new(sd_event *e, const char *broker_socket, ExecSessions **ret) {
-        _cleanup_(exec_sessions_freep) ExecSessions *t = NULL;
+int sandbox_session_table_new(sd_event *e, const char *broker_socket, SandboxSessionTable **ret) {
+        _cleanup_(sandbox_session_table_freep) SandboxSessionTable *t = NULL;
 
         assert(e);
         assert(broker_socket);
         assert(ret);
 
-        t = new0(ExecSessions, 1);
+        t = new0(SandboxSessionTable, 1);
         if (!t)
                 return -ENOMEM;
         t->event = sd_event_ref(e);
@@ -92,7 +92,7 @@ int exec_sessions_new(sd_event *e, const char *broker_socket, ExecSessions **ret
         return 0;
 }
 
-static Entry *find(ExecSessions *t, const char *id, const char *caller, const char *scope) {
+static Entry *find(SandboxSessionTable *t, const char *id, const char *caller, const char *scope) {
         assert(id);
         assert(caller);
         assert(scope);
@@ -107,7 +107,7 @@ static bool expired(const Entry *e, uint64_t now) {
         return now >= e->ends || now - e->last_used >= e->idle_usec;
 }
 
-static void prune(ExecSessions *t) {
+static void prune(SandboxSessionTable *t) {
         uint64_t now = now_usec();
 
         LIST_FOREACH_SAFE(entries, e, n, t->entries)
@@ -115,8 +115,8 @@ static void prune(ExecSessions *t) {
                         entry_free(t, e);
 }
 
-int exec_sessions_add(ExecSessions *t, const char *id, const char *caller, const char *scope, uint64_t idle_usec,
-                      uint64_t max_usec) {
+int sandbox_session_table_add(SandboxSessionTable *t, const char *id, const char *caller, const char *scope,
+                              uint64_t idle_usec, uint64_t max_usec) {
         uint64_t now = now_usec();
         Entry *e;
 
@@ -126,7 +126,7 @@ int exec_sessions_add(ExecSessions *t, const char *id, const char *caller, const
         assert(scope && strlen(scope) < sizeof e->scope);
 
         prune(t);
-        if (t->n_entries >= EXEC_SESSIONS_MAX) {
+        if (t->n_entries >= SANDBOX_SESSION_TABLE_MAX) {
                 /* The oldest goes: the broker may outlive our idle exit for it. */
                 Entry *last = t->entries;
                 while (last && last->entries_next)
@@ -153,7 +153,7 @@ int exec_sessions_add(ExecSessions *t, const char *id, const char *caller, const
         return 0;
 }
 
-void exec_sessions_touch(ExecSessions *t, const char *id, const char *caller, const char *scope) {
+void sandbox_session_table_touch(SandboxSessionTable *t, const char *id, const char *caller, const char *scope) {
         Entry *e;
 
         assert(t);
@@ -162,7 +162,7 @@ void exec_sessions_touch(ExecSessions *t, const char *id, const char *caller, co
                 e->last_used = now_usec();
 }
 
-void exec_sessions_remove(ExecSessions *t, const char *id, const char *caller, const char *scope) {
+void sandbox_session_table_remove(SandboxSessionTable *t, const char *id, const char *caller, const char *scope) {
         Entry *e;
 
         assert(t);
@@ -171,13 +171,13 @@ void exec_sessions_remove(ExecSessions *t, const char *id, const char *caller, c
                 entry_free(t, e);
 }
 
-unsigned exec_sessions_alive(ExecSessions *t) {
+unsigned sandbox_session_table_alive(SandboxSessionTable *t) {
         assert(t);
         prune(t);
         return t->n_entries;
 }
 
-unsigned exec_sessions_alive_of(ExecSessions *t, const char *caller) {
+unsigned sandbox_session_table_alive_of(SandboxSessionTable *t, const char *caller) {
         unsigned n = 0;
 
         assert(t);
@@ -188,7 +188,7 @@ unsigned exec_sessions_alive_of(ExecSessions *t, const char *caller) {
         return n;
 }
 
-unsigned exec_sessions_alive_in_scope(ExecSessions *t, const char *caller, const char *scope) {
+unsigned sandbox_session_table_alive_in_scope(SandboxSessionTable *t, const char *caller, const char *scope) {
         unsigned n = 0;
 
         assert(t);
@@ -212,7 +212,7 @@ static void on_closed(BrokerRequest *r, json_object *reply, BrokerError error, c
         close_free(c);
 }
 
-void exec_sessions_close_scope(ExecSessions *t, const char *caller, const char *scope) {
+void sandbox_session_table_close_scope(SandboxSessionTable *t, const char *caller, const char *scope) {
         _cleanup_json_ json_object *msg = NULL;
         bool any = false;
         Close *c;
