@@ -381,6 +381,8 @@ static bool retry_when_busy(McpCall *c, const ExecResult *r) {
 
 static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata) {
         McpCall *c = userdata;
+        SandboxSessionTable *table = c->session->server->sandbox_sessions;
+        SandboxOwner owner = mcp_session_owner(c->session);
         _cleanup_free_ char *text = NULL, *result = NULL;
 
         if (!c->cancelled && retry_when_busy(c, r))
@@ -393,8 +395,7 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
         }
         if (c->args.session_id[0] && (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
                 if (r->error == BROKER_ERROR_SESSION_NOT_FOUND)
-                        sandbox_session_table_remove(c->session->server->sandbox_sessions, c->args.session_id,
-                                                     c->session->caller, c->session->scope);
+                        sandbox_session_table_remove(table, c->args.session_id, &owner);
                 text = tool_session_failure_text(r->error, r->error_message);
                 call_log(c, r, LOG_INFO, r->error == BROKER_ERROR_SESSION_BUSY ? "session-busy" : "session-not-found");
                 call_finish(c, text ? tool_exec_error_result(text) : NULL);
@@ -402,11 +403,9 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
         }
         if (c->args.session_id[0]) {
                 if (r->error != BROKER_ERROR_NONE || r->session_lost)
-                        sandbox_session_table_remove(c->session->server->sandbox_sessions, c->args.session_id,
-                                                     c->session->caller, c->session->scope);
+                        sandbox_session_table_remove(table, c->args.session_id, &owner);
                 else
-                        sandbox_session_table_touch(c->session->server->sandbox_sessions, c->args.session_id,
-                                                    c->session->caller, c->session->scope);
+                        sandbox_session_table_touch(table, c->args.session_id, &owner);
         }
         if (r->error != BROKER_ERROR_NONE) {
                 text = tool_exec_failure_text(r->error, r->error_message);
@@ -455,8 +454,7 @@ static void call_start(McpCall *c) {
                 .files = c->args.exec.files,
                 .n_files = c->args.exec.n_files,
                 .session = c->args.session_id[0] ? c->args.session_id : NULL,
-                .caller = c->session->caller,
-                .scope = c->session->scope,
+                .owner = mcp_session_owner(c->session),
                 .charge = &c->charge,
         };
         char tag[96];
@@ -522,8 +520,7 @@ static McpToolContext call_context(McpCall *c) {
                 .config = &server->config,
                 .rev = c->rev,
                 .sessions = server->sandbox_sessions,
-                .caller = c->session->caller,
-                .scope = c->session->scope,
+                .owner = mcp_session_owner(c->session),
         };
 }
 
@@ -551,6 +548,7 @@ static int submit_broker_op(McpCall **cp, const McpRequest *req, json_object **r
         McpCall *c = *cp;
         McpSession *s = c->session;
         McpServer *server = s->server;
+        SandboxOwner owner = mcp_session_owner(s);
         _cleanup_json_ json_object *msg = NULL;
         _cleanup_free_ char *m = NULL;
         int r;
@@ -561,7 +559,7 @@ static int submit_broker_op(McpCall **cp, const McpRequest *req, json_object **r
 
         msg = json_object_new_object();
         if (!msg || json_add_string(msg, "op", c->tool->broker_op) < 0 ||
-            json_add_string(msg, "caller", s->caller) < 0 || json_add_string(msg, "scope", s->scope) < 0 ||
+            json_add_string(msg, "caller", owner.caller) < 0 || json_add_string(msg, "scope", owner.scope) < 0 ||
             (c->args.session_id[0] && json_add_string(msg, "session", c->args.session_id) < 0))
                 return -ENOMEM;
         r = broker_request_start(server->event, server->broker_socket, msg, c->tool->broker_timeout_usec,

@@ -55,6 +55,11 @@ struct McpSession {
         unsigned n_calls;
 };
 
+/* Whose the sandbox sessions made in s are. Borrowed from s. */
+static inline SandboxOwner mcp_session_owner(const McpSession *s) {
+        return (SandboxOwner) { .caller = s->caller, .scope = s->scope };
+}
+
 /* Replies to the requests of one batch, sent together once all are in. */
 struct McpBatch {
         McpSession *session;

@@ -184,7 +184,9 @@ unsigned mcp_session_sandbox_sessions(const McpSession *s) {
 
         if (!s->server || s->freeing || !s->caller)
                 return 0;
-        return sandbox_session_table_alive_in_scope(s->server->sandbox_sessions, s->caller, s->scope);
+        SandboxOwner owner = mcp_session_owner(s);
+
+        return sandbox_session_table_alive_in_scope(s->server->sandbox_sessions, &owner);
 }
 
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
@@ -242,8 +244,10 @@ static McpSession *session_free_now(McpSession *s) {
                 LIST_REMOVE(sessions, s->server->sessions, s);
                 /* Its sandbox sessions end with it (DELETE, expiry, the end of
                  * its SSE stream). */
-                if (s->caller && s->scope[0])
-                        sandbox_session_table_close_scope(s->server->sandbox_sessions, s->caller, s->scope);
+                if (s->caller && s->scope[0]) {
+                        SandboxOwner owner = mcp_session_owner(s);
+                        sandbox_session_table_close_scope(s->server->sandbox_sessions, &owner);
+                }
         }
         if (s->id[0])
                 log_debug("Session %s closed.", s->id);

@@ -32,7 +32,7 @@ typedef struct McpToolContext {
         const McpServerConfig *config;
         const McpRevision *rev;
         SandboxSessionTable *sessions;  /* the sandbox session handles this front end gave out */
-        const char *caller, *scope;     /* whose call it is */
+        SandboxOwner owner;             /* whose call it is */
 } McpToolContext;
 
 /* How a call ended, for its reply and the journal. */

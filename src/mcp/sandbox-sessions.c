@@ -92,13 +92,15 @@ int sandbox_session_table_new(sd_event *e, const char *broker_socket, SandboxSes
         return 0;
 }
 
-static Entry *find(SandboxSessionTable *t, const char *id, const char *caller, const char *scope) {
+static Entry *find(SandboxSessionTable *t, const char *id, const SandboxOwner *owner) {
+        assert(t);
         assert(id);
-        assert(caller);
-        assert(scope);
+        assert(owner);
+        assert(owner->caller);
+        assert(owner->scope);
 
         LIST_FOREACH(entries, e, t->entries)
-                if (streq(e->id, id) && streq(e->caller, caller) && streq(e->scope, scope))
+                if (streq(e->id, id) && streq(e->caller, owner->caller) && streq(e->scope, owner->scope))
                         return e;
         return NULL;
 }
@@ -115,15 +117,16 @@ static void prune(SandboxSessionTable *t) {
                         entry_free(t, e);
 }
 
-int sandbox_session_table_add(SandboxSessionTable *t, const char *id, const char *caller, const char *scope,
-                              uint64_t idle_usec, uint64_t max_usec) {
+int sandbox_session_table_add(SandboxSessionTable *t, const char *id, const SandboxOwner *owner, uint64_t idle_usec,
+                              uint64_t max_usec) {
         uint64_t now = now_usec();
         Entry *e;
 
         assert(t);
         assert(id && strlen(id) < sizeof e->id);
-        assert(caller);
-        assert(scope && strlen(scope) < sizeof e->scope);
+        assert(owner);
+        assert(owner->caller);
+        assert(owner->scope && strlen(owner->scope) < sizeof e->scope);
 
         prune(t);
         if (t->n_entries >= SANDBOX_SESSION_TABLE_MAX) {
@@ -137,13 +140,13 @@ int sandbox_session_table_add(SandboxSessionTable *t, const char *id, const char
         e = new0(Entry, 1);
         if (!e)
                 return -ENOMEM;
-        e->caller = strdup(caller);
+        e->caller = strdup(owner->caller);
         if (!e->caller) {
                 free(e);
                 return -ENOMEM;
         }
         (void) snprintf(e->id, sizeof e->id, "%s", id);
-        (void) snprintf(e->scope, sizeof e->scope, "%s", scope);
+        (void) snprintf(e->scope, sizeof e->scope, "%s", owner->scope);
         /* A little past the broker's own timers: it ends them, not us. */
         e->idle_usec = idle_usec + 5 * USEC_PER_SEC;
         e->last_used = now;
@@ -153,20 +156,20 @@ int sandbox_session_table_add(SandboxSessionTable *t, const char *id, const char
         return 0;
 }
 
-void sandbox_session_table_touch(SandboxSessionTable *t, const char *id, const char *caller, const char *scope) {
+void sandbox_session_table_touch(SandboxSessionTable *t, const char *id, const SandboxOwner *owner) {
         Entry *e;
 
         assert(t);
-        e = find(t, id, caller, scope);
+        e = find(t, id, owner);
         if (e)
                 e->last_used = now_usec();
 }
 
-void sandbox_session_table_remove(SandboxSessionTable *t, const char *id, const char *caller, const char *scope) {
+void sandbox_session_table_remove(SandboxSessionTable *t, const char *id, const SandboxOwner *owner) {
         Entry *e;
 
         assert(t);
-        e = find(t, id, caller, scope);
+        e = find(t, id, owner);
         if (e)
                 entry_free(t, e);
 }
@@ -188,15 +191,16 @@ unsigned sandbox_session_table_alive_of(SandboxSessionTable *t, const char *call
         return n;
 }
 
-unsigned sandbox_session_table_alive_in_scope(SandboxSessionTable *t, const char *caller, const char *scope) {
+unsigned sandbox_session_table_alive_in_scope(SandboxSessionTable *t, const SandboxOwner *owner) {
         unsigned n = 0;
 
         assert(t);
-        if (isempty(scope) || !caller)
+        assert(owner);
+        if (isempty(owner->scope) || !owner->caller)
                 return 0;
         prune(t);
         LIST_FOREACH(entries, e, t->entries)
-                if (streq(e->scope, scope) && streq(e->caller, caller))
+                if (streq(e->scope, owner->scope) && streq(e->caller, owner->caller))
                         n++;
         return n;
 }
@@ -208,22 +212,24 @@ static void on_closed(BrokerRequest *r, json_object *reply, BrokerError error, c
                 log_warning("Closing the sandbox sessions of an ended MCP session failed: %s; they end when idle.",
                             message ?: "unknown error");
         else if (json_get_int64(reply, "count", 0) > 0)
-                log_info("Closed %" PRIi64 " sandbox session(s) of an ended MCP session.", json_get_int64(reply, "count", 0));
+                log_info("Closed %" PRIi64 " sandbox session(s) of an ended MCP session.",
+                         json_get_int64(reply, "count", 0));
         close_free(c);
 }
 
-void sandbox_session_table_close_scope(SandboxSessionTable *t, const char *caller, const char *scope) {
+void sandbox_session_table_close_scope(SandboxSessionTable *t, const SandboxOwner *owner) {
         _cleanup_json_ json_object *msg = NULL;
         bool any = false;
         Close *c;
 
         assert(t);
-        assert(caller);
+        assert(owner);
+        assert(owner->caller);
 
-        if (isempty(scope))
+        if (isempty(owner->scope))
                 return;
         LIST_FOREACH_SAFE(entries, e, n, t->entries)
-                if (streq(e->scope, scope)) {
+                if (streq(e->scope, owner->scope)) {
                         entry_free(t, e);
                         any = true;
                 }
@@ -236,7 +242,7 @@ void sandbox_session_table_close_scope(SandboxSessionTable *t, const char *calle
         msg = json_object_new_object();
         c = new0(Close, 1);
         if (!msg || !c || json_add_string(msg, "op", "session_close_scope") < 0 ||
-            json_add_string(msg, "caller", caller) < 0 || json_add_string(msg, "scope", scope) < 0) {
+            json_add_string(msg, "caller", owner->caller) < 0 || json_add_string(msg, "scope", owner->scope) < 0) {
                 free(c);
                 (void) log_oom();
                 return;

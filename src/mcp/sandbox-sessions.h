@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "broker-proto.h"
 #include "macro.h"
 
 #define SANDBOX_SESSION_TABLE_MAX 4096U
@@ -26,23 +27,22 @@ int sandbox_session_table_new(sd_event *e, const char *broker_socket, SandboxSes
 SandboxSessionTable *sandbox_session_table_free(SandboxSessionTable *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxSessionTable *, sandbox_session_table_free);
 
-/* A session the broker made for us: id (its 32 hex digits), whose it is (the
- * caller and the MCP session it belongs to, "" for none), and when it ends at
- * the latest if unused. */
-int sandbox_session_table_add(SandboxSessionTable *t, const char *id, const char *caller, const char *scope,
-                              uint64_t idle_usec, uint64_t max_usec);
+/* A session the broker made for us: id (its 32 hex digits), whose it is, and
+ * when it ends at the latest if unused. */
+int sandbox_session_table_add(SandboxSessionTable *t, const char *id, const SandboxOwner *owner, uint64_t idle_usec,
+                              uint64_t max_usec);
 /* A call of it by its owner just ended: its idle time counts from now. */
-void sandbox_session_table_touch(SandboxSessionTable *t, const char *id, const char *caller, const char *scope);
+void sandbox_session_table_touch(SandboxSessionTable *t, const char *id, const SandboxOwner *owner);
 /* Its owner learnt that it is closed or gone. The broker's "not found" to
  * anyone else says nothing about it: their id, caller and scope must all
  * match, or the entry stays. */
-void sandbox_session_table_remove(SandboxSessionTable *t, const char *id, const char *caller, const char *scope);
+void sandbox_session_table_remove(SandboxSessionTable *t, const char *id, const SandboxOwner *owner);
 /* How many may still live. */
 unsigned sandbox_session_table_alive(SandboxSessionTable *t);
 /* How many of the caller's (any scope) may still live. */
 unsigned sandbox_session_table_alive_of(SandboxSessionTable *t, const char *caller);
 /* How many of the MCP session scope (caller's) may still live; 0 for no scope. */
-unsigned sandbox_session_table_alive_in_scope(SandboxSessionTable *t, const char *caller, const char *scope);
+unsigned sandbox_session_table_alive_in_scope(SandboxSessionTable *t, const SandboxOwner *owner);
 /* The MCP session scope (caller's) ended: asks the broker to close its
  * sandbox sessions, without waiting for the answer, and forgets them. */
-void sandbox_session_table_close_scope(SandboxSessionTable *t, const char *caller, const char *scope);
+void sandbox_session_table_close_scope(SandboxSessionTable *t, const SandboxOwner *owner);

@@ -285,9 +285,9 @@ static void create_done(const McpToolContext *ctx, const McpToolArgs *a, json_ob
                 return;
         }
         /* Bookkeeping only: without it we might exit idle under the session. */
-        if (sandbox_session_table_add(ctx->sessions, id, ctx->caller, ctx->scope,
-                              (uint64_t) MAX(json_get_int64(reply, "idle_timeout_s", 0), 0) * USEC_PER_SEC,
-                              (uint64_t) MAX(json_get_int64(reply, "max_lifetime_s", 0), 0) * USEC_PER_SEC) < 0)
+        if (sandbox_session_table_add(ctx->sessions, id, &ctx->owner,
+                                      (uint64_t) MAX(json_get_int64(reply, "idle_timeout_s", 0), 0) * USEC_PER_SEC,
+                                      (uint64_t) MAX(json_get_int64(reply, "max_lifetime_s", 0), 0) * USEC_PER_SEC) < 0)
                 (void) log_oom();
         outcome_set(ret, LOG_INFO, "session-created", tool_session_created_result(ctx->rev, handle, reply));
 }
@@ -316,7 +316,7 @@ static void close_done(const McpToolContext *ctx, const McpToolArgs *a, json_obj
 
         /* Closed now or not there: either way it is gone. */
         if (error == BROKER_ERROR_NONE || error == BROKER_ERROR_SESSION_NOT_FOUND)
-                sandbox_session_table_remove(ctx->sessions, a->session_id, ctx->caller, ctx->scope);
+                sandbox_session_table_remove(ctx->sessions, a->session_id, &ctx->owner);
         if (session_op_failed(error, message, ret))
                 return;
         outcome_set(ret, LOG_INFO, "session-closed", tool_session_closed_result(ctx->rev, a->handle));

@@ -378,8 +378,8 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
         if (req->session) {
                 json_object_object_add(msg, "op", json_object_new_string("session_exec"));
                 json_object_object_add(msg, "session", json_object_new_string(req->session));
-                json_object_object_add(msg, "caller", json_object_new_string(req->caller ?: ""));
-                json_object_object_add(msg, "scope", json_object_new_string(req->scope ?: ""));
+                json_object_object_add(msg, "caller", json_object_new_string(req->owner.caller ?: ""));
+                json_object_object_add(msg, "scope", json_object_new_string(req->owner.scope ?: ""));
         } else
                 json_object_object_add(msg, "op", json_object_new_string("run"));
         json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));

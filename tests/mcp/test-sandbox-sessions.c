@@ -29,22 +29,22 @@ TEST(test_owner_only) {
         sd_event *e;
         SandboxSessionTable *t = table(&e);
 
-        ASSERT_EQ_INT(sandbox_session_table_add(t, ID_A, "http:token", SCOPE_1, HOUR, HOUR), 0);
-        ASSERT_EQ_INT(sandbox_session_table_add(t, ID_B, "uid:1000", "", HOUR, HOUR), 0);
+        ASSERT_EQ_INT(sandbox_session_table_add(t, ID_A, &(SandboxOwner) { "http:token", SCOPE_1 }, HOUR, HOUR), 0);
+        ASSERT_EQ_INT(sandbox_session_table_add(t, ID_B, &(SandboxOwner) { "uid:1000", "" }, HOUR, HOUR), 0);
         ASSERT_EQ_INT(sandbox_session_table_alive(t), 2);
 
         /* Another MCP session of the same token, a stateless request, another
          * caller: the broker told them "not found", which is not about A. */
-        sandbox_session_table_remove(t, ID_A, "http:token", SCOPE_2);
-        sandbox_session_table_remove(t, ID_A, "http:token", "");
-        sandbox_session_table_remove(t, ID_A, "uid:0", SCOPE_1);
-        sandbox_session_table_remove(t, ID_B, "uid:0", "");
+        sandbox_session_table_remove(t, ID_A, &(SandboxOwner) { "http:token", SCOPE_2 });
+        sandbox_session_table_remove(t, ID_A, &(SandboxOwner) { "http:token", "" });
+        sandbox_session_table_remove(t, ID_A, &(SandboxOwner) { "uid:0", SCOPE_1 });
+        sandbox_session_table_remove(t, ID_B, &(SandboxOwner) { "uid:0", "" });
         ASSERT_EQ_INT(sandbox_session_table_alive(t), 2);
 
         /* Its owner's word counts. */
-        sandbox_session_table_remove(t, ID_A, "http:token", SCOPE_1);
+        sandbox_session_table_remove(t, ID_A, &(SandboxOwner) { "http:token", SCOPE_1 });
         ASSERT_EQ_INT(sandbox_session_table_alive(t), 1);
-        sandbox_session_table_remove(t, ID_B, "uid:1000", "");
+        sandbox_session_table_remove(t, ID_B, &(SandboxOwner) { "uid:1000", "" });
         ASSERT_EQ_INT(sandbox_session_table_alive(t), 0);
 
         sandbox_session_table_free(t);
@@ -55,14 +55,14 @@ TEST(test_close_scope_takes_only_its_own) {
         sd_event *e;
         SandboxSessionTable *t = table(&e);
 
-        ASSERT_EQ_INT(sandbox_session_table_add(t, ID_A, "http:token", SCOPE_1, HOUR, HOUR), 0);
-        ASSERT_EQ_INT(sandbox_session_table_add(t, ID_B, "http:token", SCOPE_2, HOUR, HOUR), 0);
+        ASSERT_EQ_INT(sandbox_session_table_add(t, ID_A, &(SandboxOwner) { "http:token", SCOPE_1 }, HOUR, HOUR), 0);
+        ASSERT_EQ_INT(sandbox_session_table_add(t, ID_B, &(SandboxOwner) { "http:token", SCOPE_2 }, HOUR, HOUR), 0);
         /* Asks the broker (unreachable here: logged, the entries go anyway). */
-        sandbox_session_table_close_scope(t, "http:token", SCOPE_1);
+        sandbox_session_table_close_scope(t, &(SandboxOwner) { "http:token", SCOPE_1 });
         ASSERT_EQ_INT(sandbox_session_table_alive(t), 1);
-        sandbox_session_table_close_scope(t, "http:token", "");
+        sandbox_session_table_close_scope(t, &(SandboxOwner) { "http:token", "" });
         ASSERT_EQ_INT(sandbox_session_table_alive(t), 1);
-        sandbox_session_table_remove(t, ID_B, "http:token", SCOPE_2);
+        sandbox_session_table_remove(t, ID_B, &(SandboxOwner) { "http:token", SCOPE_2 });
         ASSERT_EQ_INT(sandbox_session_table_alive(t), 0);
 
         sandbox_session_table_free(t);

@@ -172,33 +172,35 @@ TEST(test_results) {
 TEST(test_bookkeeping) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         _cleanup_(sandbox_session_table_freep) SandboxSessionTable *t = NULL;
+        const SandboxOwner uid0 = { "uid:0", "" }, scope1 = { "uid:0", "scope1" };
 
         ASSERT_EQ_INT(sd_event_new(&e), 0);
         ASSERT_EQ_INT(sandbox_session_table_new(e, "/nonexistent/broker.sock", &t), 0);
         ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 0);
         /* The entries outlive the broker's timers by a few seconds: 0 s
          * idle is 5 s here. */
-        ASSERT_EQ_INT(sandbox_session_table_add(t, ID, "uid:0", "", 0, 3600 * USEC_PER_SEC), 0);
-        ASSERT_EQ_INT(sandbox_session_table_add(t, "fedcba9876543210fedcba9876543210", "uid:0", "scope1", 600 * USEC_PER_SEC,
-                                        3600 * USEC_PER_SEC), 0);
+        ASSERT_EQ_INT(sandbox_session_table_add(t, ID, &uid0, 0, 3600 * USEC_PER_SEC), 0);
+        ASSERT_EQ_INT(sandbox_session_table_add(t, "fedcba9876543210fedcba9876543210", &scope1, 600 * USEC_PER_SEC,
+                                                3600 * USEC_PER_SEC),
+                      0);
         ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 2);
-        sandbox_session_table_touch(t, ID, "uid:0", "");
-        sandbox_session_table_remove(t, ID, "uid:0", "");
+        sandbox_session_table_touch(t, ID, &uid0);
+        sandbox_session_table_remove(t, ID, &uid0);
         ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 1);
-        sandbox_session_table_remove(t, ID, "uid:0", "");    /* twice is fine */
+        sandbox_session_table_remove(t, ID, &uid0);     /* twice is fine */
         /* Another scope's end leaves it; its own forgets it (the broker
          * request fails here, which only logs). */
-        sandbox_session_table_close_scope(t, "uid:0", "scope2");
+        sandbox_session_table_close_scope(t, &(SandboxOwner) { "uid:0", "scope2" });
         ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 1);
-        sandbox_session_table_close_scope(t, "uid:0", "");
+        sandbox_session_table_close_scope(t, &uid0);
         ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 1);
-        sandbox_session_table_close_scope(t, "uid:0", "scope1");
+        sandbox_session_table_close_scope(t, &scope1);
         ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 0);
         /* Bounded: the oldest goes. */
         for (unsigned i = 0; i < SANDBOX_SESSION_TABLE_MAX + 10; i++) {
                 char id[33];
                 (void) snprintf(id, sizeof id, "%032x", i);
-                ASSERT_EQ_INT(sandbox_session_table_add(t, id, "uid:0", "", 600 * USEC_PER_SEC, 3600 * USEC_PER_SEC), 0);
+                ASSERT_EQ_INT(sandbox_session_table_add(t, id, &uid0, 600 * USEC_PER_SEC, 3600 * USEC_PER_SEC), 0);
         }
         ASSERT_EQ_INT((int) sandbox_session_table_alive(t), (int) SANDBOX_SESSION_TABLE_MAX);
 }
