@@ -499,8 +499,12 @@ typedef struct OutputFate {
 #define FATE_SLACK 1024U
 #define NOTE_SLACK 4096U
 
-static json_object *json_size_or_null(uint64_t v) {
-        return v == UINT64_MAX || v > INT64_MAX ? NULL : json_object_new_int64((int64_t) v);
+/* v if known, else null: -ENOMEM as json_add(). */
+static int json_add_int_or_null(json_object *o, const char *key, bool known, int64_t v) {
+        assert(o);
+        assert(key);
+
+        return known ? json_add_int(o, key, v) : json_add_null(o, key);
 }
 
 /* The path as the model reads it: invalid UTF-8 shown as U+FFFD (the
@@ -526,11 +530,11 @@ static json_object *output_entry(const ResultItem *i, const OutputFate *f) {
                 return NULL;
         if ((i->mime_type ? json_add_string(o, "mimeType", i->mime_type) : json_add_null(o, "mimeType")) < 0)
                 return NULL;
-        json_object_object_add(o, "bytes", json_size_or_null(i->bytes));
-        if (i->image) {
-                json_object_object_add(o, "width", i->width > 0 ? json_object_new_int64(i->width) : NULL);
-                json_object_object_add(o, "height", i->height > 0 ? json_object_new_int64(i->height) : NULL);
-        }
+        if (json_add_int_or_null(o, "bytes", i->bytes != UINT64_MAX && i->bytes <= INT64_MAX, (int64_t) i->bytes) < 0)
+                return NULL;
+        if (i->image && (json_add_int_or_null(o, "width", i->width > 0, i->width) < 0 ||
+                         json_add_int_or_null(o, "height", i->height > 0, i->height) < 0))
+                return NULL;
         if (json_add_bool(o, "returned", f->returned) < 0 || (reason && json_add_string(o, "reason", reason) < 0))
                 return NULL;
         return TAKE_PTR(o);
