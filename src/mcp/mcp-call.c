@@ -20,8 +20,7 @@
 #include "list.h"
 #include "mcp-internal.h"
 #include "broker-proto.h"
-#include "tool-exec.h"
-#include "tool-session.h"
+#include "mcp-tool.h"
 #include "util.h"
 
 /* Request ids as logged and as part of the broker's run tag. */
@@ -33,20 +32,11 @@
 #define BROKER_BUSY_RETRY_MIN_USEC (100 * USEC_PER_MSEC)
 #define BROKER_BUSY_RETRY_MAX_USEC (250 * USEC_PER_MSEC)
 #define BROKER_BUSY_WAIT_MAX_USEC (120 * USEC_PER_SEC)
-/* session_create waits for a unit and an interpreter; session_close for a reply. */
-#define SESSION_CREATE_TIMEOUT_USEC (90 * USEC_PER_SEC)
-#define SESSION_CLOSE_TIMEOUT_USEC (30 * USEC_PER_SEC)
 /* A call's own bookkeeping beside its arguments, charged with them. */
 #define CALL_OVERHEAD_BYTES ((uint64_t) 4096)
 
-typedef enum CallKind {
-        CALL_EXEC,
-        CALL_SESSION_CREATE,
-        CALL_SESSION_CLOSE,
-} CallKind;
-
 struct McpCall {
-        CallKind kind;
+        const McpTool *tool;
         McpSession *session;
         LIST_FIELDS(McpCall, calls);    /* in session->calls while counted */
         McpBatch *batch;                /* owed a reply (or a release) when set */
@@ -55,12 +45,10 @@ struct McpCall {
         json_object *id;                /* ref */
         json_object *progress_token;    /* ref, or NULL: no progress wanted */
         json_object *arguments;         /* ref: args point into it */
-        ExecArgs args;
+        McpToolArgs args;
         QueueSlot slot;
         ExecClient *exec;
-        BrokerRequest *request;         /* session_create, session_close */
-        char session_id[TOOL_SESSION_ID_LEN + 1];       /* the broker's id of the session it uses; "" for none */
-        char *handle;                   /* session_close: the handle as given */
+        BrokerRequest *request;         /* a tool's broker_op */
         sd_event_source *progress_timer;
         sd_event_source *retry_timer;   /* armed while the broker was busy */
         uint64_t busy_since, retry_usec;
@@ -130,7 +118,7 @@ static void call_log(McpCall *c, const ExecResult *r, int level, const char *res
 
         assert(c);
 
-        log_call(c->session, c->rev, c->request_id, &c->args, r, output, duration, level, result);
+        log_call(c->session, c->rev, c->request_id, &c->args.exec, r, output, duration, level, result);
 }
 
 /* Takes the call out of the session's count; true if it was the last. */
@@ -167,11 +155,10 @@ static McpCall *call_free(McpCall *c) {
         /* This may start the next waiting call right here. */
         call_queue_release(&c->slot);
 
-        exec_args_done(&c->args);
+        mcp_tool_args_done(&c->args);
         json_object_put(c->id);
         json_object_put(c->progress_token);
         json_object_put(c->arguments);
-        free(c->handle);
         mem_charge_done(&c->charge);
         free(c);
 
@@ -198,9 +185,9 @@ static int charge_admission(McpCall *c) {
         assert(c);
 
         /* utf-8 files point into the arguments, counted with them. */
-        for (size_t i = 0; i < c->args.n_files; i++)
-                if (c->args.decoded[i])
-                        n += c->args.files[i].size;
+        for (size_t i = 0; i < c->args.exec.n_files; i++)
+                if (c->args.exec.decoded[i])
+                        n += c->args.exec.files[i].size;
         r = mem_charge_init(&c->charge, server->config.budget, c->session->caller);
         if (r < 0)
                 return r;
@@ -220,7 +207,7 @@ static json_object *charge_reply(McpCall *c, const McpRequest *req, json_object 
         assert(reply);
 
         c->exec = exec_client_free(c->exec);
-        exec_args_done(&c->args);
+        exec_args_done(&c->args.exec);
         json_object_put(c->arguments);
         c->arguments = NULL;
         if (!c->charge.budget)
@@ -394,6 +381,8 @@ static bool retry_when_busy(McpCall *c, const ExecResult *r) {
 
 static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata) {
         McpCall *c = userdata;
+        SandboxSessionTable *table = c->session->server->sandbox_sessions;
+        SandboxOwner owner = mcp_session_owner(c->session);
         _cleanup_free_ char *text = NULL, *result = NULL;
 
         if (!c->cancelled && retry_when_busy(c, r))
@@ -404,22 +393,19 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 call_free(c);
                 return;
         }
-        if (c->session_id[0] && (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
+        if (c->args.session_id[0] && (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
                 if (r->error == BROKER_ERROR_SESSION_NOT_FOUND)
-                        exec_sessions_remove(c->session->server->exec_sessions, c->session_id, c->session->caller,
-                                             c->session->scope);
+                        sandbox_session_table_remove(table, c->args.session_id, &owner);
                 text = tool_session_failure_text(r->error, r->error_message);
                 call_log(c, r, LOG_INFO, r->error == BROKER_ERROR_SESSION_BUSY ? "session-busy" : "session-not-found");
                 call_finish(c, text ? tool_exec_error_result(text) : NULL);
                 return;
         }
-        if (c->session_id[0]) {
+        if (c->args.session_id[0]) {
                 if (r->error != BROKER_ERROR_NONE || r->session_lost)
-                        exec_sessions_remove(c->session->server->exec_sessions, c->session_id, c->session->caller,
-                                             c->session->scope);
+                        sandbox_session_table_remove(table, c->args.session_id, &owner);
                 else
-                        exec_sessions_touch(c->session->server->exec_sessions, c->session_id, c->session->caller,
-                                            c->session->scope);
+                        sandbox_session_table_touch(table, c->args.session_id, &owner);
         }
         if (r->error != BROKER_ERROR_NONE) {
                 text = tool_exec_failure_text(r->error, r->error_message);
@@ -452,11 +438,11 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
 static void call_start(McpCall *c) {
         McpServer *server = c->session->server;
         ExecRequest req = {
-                .code = c->args.code,
-                .code_len = c->args.code_len,
-                .stdin_data = c->args.stdin_data,
-                .stdin_len = c->args.stdin_len,
-                .timeout_s = c->args.timeout_s,
+                .code = c->args.exec.code,
+                .code_len = c->args.exec.code_len,
+                .stdin_data = c->args.exec.stdin_data,
+                .stdin_len = c->args.exec.stdin_len,
+                .timeout_s = c->args.exec.timeout_s,
                 .max_output_bytes = server->config.max_output_bytes,
                 .result_channel = server->config.result_channel,
                 .result_limits = {
@@ -465,11 +451,10 @@ static void call_start(McpCall *c) {
                         .max_files = server->config.max_files_out,
                         .max_result_bytes = server->config.max_result_bytes,
                 },
-                .files = c->args.files,
-                .n_files = c->args.n_files,
-                .session = c->session_id[0] ? c->session_id : NULL,
-                .caller = c->session->caller,
-                .scope = c->session->scope,
+                .files = c->args.exec.files,
+                .n_files = c->args.exec.n_files,
+                .session = c->args.session_id[0] ? c->args.session_id : NULL,
+                .owner = mcp_session_owner(c->session),
                 .charge = &c->charge,
         };
         char tag[96];
@@ -528,13 +513,23 @@ static void session_adopt_call(McpSession *s, McpCall *call, const McpRequest *r
         }
 }
 
-/* session_create and session_close: one request to the broker each. */
-static void on_session_op_done(BrokerRequest *request, json_object *reply, BrokerError error, const char *message,
-                               void *userdata) {
-        McpCall *c = userdata;
+static McpToolContext call_context(McpCall *c) {
         McpServer *server = c->session->server;
-        _cleanup_free_ char *text = NULL, *handle = NULL, *result = NULL;
-        const char *id;
+
+        return (McpToolContext) {
+                .config = &server->config,
+                .rev = c->rev,
+                .sessions = server->sandbox_sessions,
+                .owner = mcp_session_owner(c->session),
+        };
+}
+
+/* A tool's broker_op was answered (or failed). */
+static void on_broker_op_done(BrokerRequest *request, json_object *reply, BrokerError error, const char *message,
+                              void *userdata) {
+        McpCall *c = userdata;
+        McpToolContext ctx = call_context(c);
+        McpToolOutcome o = {};
 
         c->request = broker_request_free(c->request);
         if (c->cancelled) {
@@ -542,195 +537,209 @@ static void on_session_op_done(BrokerRequest *request, json_object *reply, Broke
                 call_free(c);
                 return;
         }
-        if (error != BROKER_ERROR_NONE) {
-                if (c->kind == CALL_SESSION_CLOSE && error == BROKER_ERROR_SESSION_NOT_FOUND)
-                        exec_sessions_remove(server->exec_sessions, c->session_id, c->session->caller, c->session->scope);
-                text = tool_session_failure_text(error, message);
-                if (asprintf(&result, "error:%s", broker_error_to_string(error) ?: "?") < 0)
-                        result = NULL;
-                call_log(c, NULL, error == BROKER_ERROR_SESSION_NOT_FOUND ? LOG_INFO : LOG_WARNING, result ?: "error");
-                call_finish(c, text ? tool_exec_error_result(text) : NULL);
-                return;
-        }
-        if (c->kind == CALL_SESSION_CLOSE) {
-                exec_sessions_remove(server->exec_sessions, c->session_id, c->session->caller, c->session->scope);
-                call_log(c, NULL, LOG_INFO, "session-closed");
-                call_finish(c, tool_session_closed_result(c->rev, c->handle));
-                return;
-        }
-        id = json_get_string(reply, "session");
-        if (!streq_ptr(json_get_string(reply, "event"), "session") || tool_session_format_handle(id, &handle) < 0) {
-                call_log(c, NULL, LOG_WARNING, "error:broker-error");
-                call_finish(c, tool_exec_error_result("the session could not start: the broker answered something "
-                                                      "else"));
-                return;
-        }
-        /* Bookkeeping only: without it we might exit idle under the session. */
-        if (exec_sessions_add(server->exec_sessions, id, c->session->caller, c->session->scope,
-                              (uint64_t) MAX(json_get_int64(reply, "idle_timeout_s", 0), 0) * USEC_PER_SEC,
-                              (uint64_t) MAX(json_get_int64(reply, "max_lifetime_s", 0), 0) * USEC_PER_SEC) < 0)
-                (void) log_oom();
-        call_log(c, NULL, LOG_INFO, "session-created");
-        call_finish(c, tool_session_created_result(c->rev, handle, reply));
+        c->tool->broker_done(&ctx, &c->args, reply, error, message, &o);
+        call_log(c, NULL, o.log_level, o.log_result);
+        call_finish(c, o.result);
 }
 
-static int session_op_handle(const McpRequest *req, CallKind kind, json_object *arguments, const char *request_id,
-                             json_object **ret) {
-        McpSession *s = req->session;
+/* A call that is one request to the broker: it takes no slot. On success the
+ * session owns the call. */
+static int submit_broker_op(McpCall **cp, const McpRequest *req, json_object **ret) {
+        McpCall *c = *cp;
+        McpSession *s = c->session;
         McpServer *server = s->server;
-        _cleanup_(call_freep) McpCall *c = NULL;
+        SandboxOwner owner = mcp_session_owner(s);
         _cleanup_json_ json_object *msg = NULL;
-        _cleanup_free_ char *error = NULL;
-        const char *handle = NULL;
-        McpCall *call;
+        _cleanup_free_ char *m = NULL;
         int r;
 
-        r = kind == CALL_SESSION_CREATE ? tool_session_create_parse_arguments(arguments, &error)
-                                        : tool_session_close_parse_arguments(arguments, &handle, &error);
-        if (r == -EINVAL) {
-                log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "invalid-arguments");
-                return reject(req, error, ret);
-        }
-        if (r < 0)
-                return r;
-
-        c = new0(McpCall, 1);
-        if (!c)
-                return -ENOMEM;
-        *c = (McpCall) {
-                .kind = kind,
-                .session = s,
-                .rev = req->rev,
-                .id = json_object_get(req->id),
-                .origin = req->origin,
-                .arguments = json_object_get(arguments),
-                .received_usec = now_usec(),
-        };
-        (void) snprintf(c->request_id, sizeof c->request_id, "%s", request_id);
-        if (kind == CALL_SESSION_CLOSE) {
-                if (tool_session_parse_handle(handle, c->session_id) < 0) {
-                        log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "session-not-found");
-                        return reject(req, tool_session_gone_text, ret);
-                }
-                c->handle = strdup(handle);
-                if (!c->handle)
-                        return -ENOMEM;
-        }
-
-        r = charge_admission(c);
-        if (r == -EBUSY) {
-                log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_WARNING, "busy:memory");
-                return reject(req, budget_busy_text, ret);
-        }
-        if (r < 0)
-                return r;
+        assert(c);
+        assert(req);
+        assert(ret);
 
         msg = json_object_new_object();
-        if (!msg ||
-            json_add_string(msg, "op", kind == CALL_SESSION_CREATE ? "session_create" : "session_close") < 0 ||
-            json_add_string(msg, "caller", s->caller) < 0 || json_add_string(msg, "scope", s->scope) < 0 ||
-            (kind == CALL_SESSION_CLOSE && json_add_string(msg, "session", c->session_id) < 0))
+        if (!msg || json_add_string(msg, "op", c->tool->broker_op) < 0 ||
+            json_add_string(msg, "caller", owner.caller) < 0 || json_add_string(msg, "scope", owner.scope) < 0 ||
+            (c->args.session_id[0] && json_add_string(msg, "session", c->args.session_id) < 0))
                 return -ENOMEM;
-        r = broker_request_start(server->event, server->broker_socket, msg,
-                                 kind == CALL_SESSION_CREATE ? SESSION_CREATE_TIMEOUT_USEC : SESSION_CLOSE_TIMEOUT_USEC,
-                                 on_session_op_done, c, &c->request);
+        r = broker_request_start(server->event, server->broker_socket, msg, c->tool->broker_timeout_usec,
+                                 on_broker_op_done, c, &c->request);
         if (r < 0) {
-                _cleanup_free_ char *m = NULL;
-                log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_WARNING, "error:broker-unavailable");
+                log_call(s, req->rev, c->request_id, NULL, NULL, 0, 0, LOG_WARNING, "error:broker-unavailable");
                 if (asprintf(&m, "the sandbox broker is unreachable (%s)", strerror(-r)) < 0)
                         return -ENOMEM;
                 return reject(req, m, ret);
         }
 
         /* The session owns it from here: it counts as in flight. */
-        call = TAKE_PTR(c);
-        session_adopt_call(s, call, req);
+        session_adopt_call(s, TAKE_PTR(*cp), req);
         return 0;
+}
+
+/* A call that runs code: it queues for a slot. On success the session owns
+ * the call. */
+static int submit_run(McpCall **cp, const McpRequest *req, json_object **ret) {
+        McpCall *c = *cp, *call;
+        McpServer *server = c->session->server;
+        int r;
+
+        assert(c);
+        assert(req);
+        assert(ret);
+
+        r = call_queue_submit(server->queue, &c->slot, on_slot_start, c);
+        if (r == -EBUSY) {
+                _cleanup_free_ char *m = NULL;
+                log_call(c->session, req->rev, c->request_id, &c->args.exec, NULL, 0, 0, LOG_WARNING, "busy");
+                if (asprintf(&m, "server busy: %u runs in progress and the queue of %" PRIu64 " is full; retry later",
+                             call_queue_running(server->queue), call_queue_max_waiting(server->queue)) < 0)
+                        return -ENOMEM;
+                return reject(req, m, ret);
+        }
+        assert(r >= 0);
+
+        /* The session owns it from here. */
+        call = TAKE_PTR(*cp);
+        session_adopt_call(call->session, call, req);
+
+        if (r > 0)
+                call_start(call);       /* may finish (and free the call) at once */
+        else {
+                progress_now(call);
+                progress_arm(call);
+        }
+        return 0;
+}
+
+static int protocol_error(const McpRequest *req, int code, const char *message, json_object **ret) {
+        assert(req);
+        assert(message);
+        assert(ret);
+
+        *ret = jsonrpc_error_new(req->id, code, message, NULL);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* What makes the request itself wrong is a protocol error: 0 with *ret set
+ * to it. Else 1, with the tool and its arguments (NULL: absent). */
+static int call_resolve(const McpRequest *req, const McpTool **ret_tool, json_object **ret_arguments,
+                        json_object **ret) {
+        const McpServerConfig *config = &req->session->server->config;
+        json_object *arguments;
+        const McpTool *tool;
+        const char *name;
+
+        assert(req);
+        assert(ret_tool);
+        assert(ret_arguments);
+        assert(ret);
+
+        name = json_get_string(req->params, "name");
+        if (!name)
+                return protocol_error(req, JSONRPC_INVALID_PARAMS, "Invalid params: tools/call needs a tool name", ret);
+        tool = mcp_tool_find(config, name);
+        if (!tool) {
+                _cleanup_free_ char *m = mcp_tool_unknown_text(config, name);
+                if (!m)
+                        return -ENOMEM;
+                return protocol_error(req, JSONRPC_INVALID_PARAMS, m, ret);
+        }
+        /* Not an object fails the CallToolRequest schema: a protocol error.
+         * What is inside is the tool's business (isError results). null is
+         * taken as absent. */
+        arguments = json_get(req->params, "arguments");
+        if (arguments && !json_object_is_type(arguments, json_type_object))
+                return protocol_error(req, JSONRPC_INVALID_PARAMS, "Invalid params: arguments must be an object", ret);
+        /* Cancellation finds calls by id: two alive with one id would be ambiguous. */
+        LIST_FOREACH(calls, i, req->session->calls)
+                if (!i->cancelled && jsonrpc_id_equal(i->id, req->id))
+                        return protocol_error(req, JSONRPC_INVALID_REQUEST,
+                                              "Invalid Request: a call with this id is still in progress", ret);
+        *ret_tool = tool;
+        *ret_arguments = arguments;
+        return 1;
+}
+
+/* Each session may hold as many runs as the whole server can. */
+static bool session_full(const McpSession *s) {
+        const McpServerConfig *config = &s->server->config;
+        uint64_t per_session = config->max_concurrent + config->max_queue;
+
+        assert(s);
+
+        if (per_session < config->max_concurrent)
+                per_session = UINT64_MAX;
+        return s->n_calls >= per_session;
+}
+
+/* Takes the arguments parsed into args. */
+static McpCall *call_new(const McpRequest *req, const McpTool *tool, json_object *arguments, McpToolArgs *args,
+                         const char *request_id) {
+        json_object *token;
+        McpCall *c;
+
+        assert(req);
+        assert(tool);
+        assert(args);
+        assert(request_id);
+
+        c = new0(McpCall, 1);
+        if (!c)
+                return NULL;
+        *c = (McpCall) {
+                .tool = tool,
+                .session = req->session,
+                .rev = req->rev,
+                .id = json_object_get(req->id),
+                .origin = req->origin,
+                .arguments = json_object_get(arguments),
+                .args = *args,
+                .received_usec = now_usec(),
+        };
+        *args = (McpToolArgs) {};       /* the call owns the decoded files now */
+        (void) snprintf(c->request_id, sizeof c->request_id, "%s", request_id);
+        /* Progress is for runs, which may wait and take long. */
+        token = json_get(req->meta, "progressToken");
+        if (!tool->broker_op && jsonrpc_id_is_valid(token))
+                c->progress_token = json_object_get(token);
+        return c;
 }
 
 int mcp_call_handle(const McpRequest *req, json_object **ret) {
         McpSession *s = req->session;
-        McpServer *server = s->server;
-        const McpServerConfig *config = &server->config;
+        const McpServerConfig *config = &s->server->config;
+        _cleanup_(mcp_tool_args_done) McpToolArgs args = {};
+        _cleanup_(call_freep) McpCall *c = NULL;
         _cleanup_free_ char *error = NULL;
         char request_id[REQUEST_ID_LOG_MAX + 1];
-        json_object *arguments = NULL, *token;
-        const char *name;
-        _cleanup_(call_freep) McpCall *c = NULL;
-        uint64_t per_session;
-        McpCall *call;
-        _cleanup_(exec_args_done) ExecArgs args = {};
-        char session_id[TOOL_SESSION_ID_LEN + 1] = "";
-        CallKind kind;
+        json_object *arguments = NULL;
+        const McpTool *tool = NULL;
         int r;
 
         assert(req);
         assert(ret);
 
         *ret = NULL;
-        name = json_get_string(req->params, "name");
-        if (!name) {
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: tools/call needs a tool name",
-                                         NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        if (streq(name, TOOL_EXEC_NAME))
-                kind = CALL_EXEC;
-        else if (tool_session_available(config) && streq(name, TOOL_SESSION_CREATE_NAME))
-                kind = CALL_SESSION_CREATE;
-        else if (tool_session_available(config) && streq(name, TOOL_SESSION_CLOSE_NAME))
-                kind = CALL_SESSION_CLOSE;
-        else {
-                _cleanup_free_ char *m = NULL;
-                if (asprintf(&m, "Unknown tool: %.*s (the tools are %s)", utf8_prefix_len(name, 64), name,
-                             tool_session_available(config)
-                                     ? "\"" TOOL_EXEC_NAME "\", \"" TOOL_SESSION_CREATE_NAME "\" and \""
-                                       TOOL_SESSION_CLOSE_NAME "\""
-                                     : "only \"" TOOL_EXEC_NAME "\"") < 0)
-                        return -ENOMEM;
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, m, NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        /* Not an object fails the CallToolRequest schema: a protocol error.
-         * What is inside is the tool's business (isError results). null is
-         * taken as absent. */
-        arguments = json_get(req->params, "arguments");
-        if (arguments && !json_object_is_type(arguments, json_type_object)) {
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: arguments must be an object",
-                                         NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        /* Cancellation finds calls by id: two alive with one id would be ambiguous. */
-        LIST_FOREACH(calls, i, s->calls)
-                if (!i->cancelled && jsonrpc_id_equal(i->id, req->id)) {
-                        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
-                                                 "Invalid Request: a call with this id is still in progress", NULL);
-                        return *ret ? 0 : -ENOMEM;
-                }
+        r = call_resolve(req, &tool, &arguments, ret);
+        if (r <= 0)
+                return r;
 
         jsonrpc_id_format(req->id, request_id, sizeof request_id);
-        if (kind != CALL_EXEC)
-                return session_op_handle(req, kind, arguments, request_id, ret);
-        r = tool_exec_parse_arguments(config, arguments, &args, &error);
+        r = tool->parse(config, arguments, &args, &error);
         if (r == -EINVAL) {
                 log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "invalid-arguments");
                 return reject(req, error, ret);
         }
-        if (r < 0)
-                return r;
-        if (args.session && tool_session_parse_handle(args.session, session_id) < 0) {
-                /* Not a handle of ours: as gone as one that ended. */
-                log_call(s, req->rev, request_id, &args, NULL, 0, 0, LOG_INFO, "session-not-found");
+        if (r == -ESRCH) {
+                log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "session-not-found");
                 return reject(req, tool_session_gone_text, ret);
         }
+        if (r < 0)
+                return r;
 
-        /* Each session may hold as many calls as the whole server can. */
-        per_session = config->max_concurrent + config->max_queue;
-        if (per_session < config->max_concurrent)
-                per_session = UINT64_MAX;
-        if (s->n_calls >= per_session) {
+        if (!tool->broker_op && session_full(s)) {
                 _cleanup_free_ char *m = NULL;
-                log_call(s, req->rev, request_id, &args, NULL, 0, 0, LOG_WARNING, "too-many-calls");
+                log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_WARNING, "too-many-calls");
                 /* With one connection this is how a full server shows: its
                  * whole capacity (runs + queue) is this session's. Say busy,
                  * as for a full queue, so clients and models retry later. */
@@ -740,58 +749,20 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                 return reject(req, m, ret);
         }
 
-        c = calloc(1, sizeof *c);
+        c = call_new(req, tool, arguments, &args, request_id);
         if (!c)
                 return -ENOMEM;
-        *c = (McpCall) {
-                .session = s,
-                .rev = req->rev,
-                .id = json_object_get(req->id),
-                .origin = req->origin,
-                .arguments = json_object_get(arguments),
-                .args = args,
-                .received_usec = now_usec(),
-        };
-        args = (ExecArgs) {};   /* the call owns the decoded files now */
-        memcpy(c->request_id, request_id, sizeof request_id);
-        if (c->args.session)
-                memcpy(c->session_id, session_id, sizeof session_id);
-        token = json_get(req->meta, "progressToken");
-        if (jsonrpc_id_is_valid(token))
-                c->progress_token = json_object_get(token);
-
         /* Charged before it queues: a waiting call holds its arguments and
          * files all the while (issue 19). */
         r = charge_admission(c);
         if (r == -EBUSY) {
-                log_call(s, req->rev, request_id, &c->args, NULL, 0, 0, LOG_WARNING, "busy:memory");
+                log_call(s, req->rev, request_id, &c->args.exec, NULL, 0, 0, LOG_WARNING, "busy:memory");
                 return reject(req, budget_busy_text, ret);
         }
         if (r < 0)
                 return r;
 
-        r = call_queue_submit(server->queue, &c->slot, on_slot_start, c);
-        if (r == -EBUSY) {
-                _cleanup_free_ char *m = NULL;
-                log_call(s, req->rev, request_id, &c->args, NULL, 0, 0, LOG_WARNING, "busy");
-                if (asprintf(&m, "server busy: %u runs in progress and the queue of %" PRIu64 " is full; retry later",
-                             call_queue_running(server->queue), call_queue_max_waiting(server->queue)) < 0)
-                        return -ENOMEM;
-                return reject(req, m, ret);
-        }
-        assert(r >= 0);
-
-        /* The session owns it from here. */
-        call = TAKE_PTR(c);
-        session_adopt_call(s, call, req);
-
-        if (r > 0)
-                call_start(call);       /* may finish (and free the call) at once */
-        else {
-                progress_now(call);
-                progress_arm(call);
-        }
-        return 0;
+        return tool->broker_op ? submit_broker_op(&c, req, ret) : submit_run(&c, req, ret);
 }
 
 void mcp_call_cancel(McpSession *s, json_object *id) {
@@ -821,7 +792,7 @@ void mcp_call_cancel(McpSession *s, json_object *id) {
                 call_free(c);
                 return;
         }
-        if (c->kind != CALL_EXEC) {
+        if (c->tool->broker_op) {
                 /* A session_create given up ends that session (nobody has its
                  * handle); a close may have happened or not. */
                 call_log(c, NULL, LOG_INFO, "cancelled");

@@ -11,7 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "call-queue.h"
-#include "exec-sessions.h"
+#include "sandbox-sessions.h"
 #include "list.h"
 #include "mcp-server.h"
 #include "revision.h"
@@ -25,7 +25,7 @@ struct McpServer {
         char *broker_socket, *python_version;
         char **modules, **preloaded;
         CallQueue *queue;
-        ExecSessions *exec_sessions;    /* the sandbox sessions we handed out */
+        SandboxSessionTable *sandbox_sessions; /* the sandbox session handles we gave out */
         McpSession *sessions;
         uint64_t progress_interval_usec;
 };
@@ -54,6 +54,11 @@ struct McpSession {
         McpCall *calls;
         unsigned n_calls;
 };
+
+/* Whose the sandbox sessions made in s are. Borrowed from s. */
+static inline SandboxOwner mcp_session_owner(const McpSession *s) {
+        return (SandboxOwner) { .caller = s->caller, .scope = s->scope };
+}
 
 /* Replies to the requests of one batch, sent together once all are in. */
 struct McpBatch {

@@ -17,8 +17,7 @@
 #include "mcp-internal.h"
 #include "broker-proto.h"
 #include "strv.h"
-#include "tool-exec.h"
-#include "tool-session.h"
+#include "mcp-tool.h"
 #include "util.h"
 
 #define SERVER_NAME "mcp-exec"
@@ -103,7 +102,7 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
         s->config.python_version = s->python_version;
         s->config.modules = (const char *const *) s->modules;
         s->config.preloaded = (const char *const *) s->preloaded;
-        r = exec_sessions_new(e, s->broker_socket, &s->exec_sessions);
+        r = sandbox_session_table_new(e, s->broker_socket, &s->sandbox_sessions);
         if (r < 0)
                 return r;
 
@@ -135,7 +134,7 @@ McpServer *mcp_server_free(McpServer *s) {
                 i->dead = true;
         }
         call_queue_free(s->queue);
-        exec_sessions_free(s->exec_sessions);
+        sandbox_session_table_free(s->sandbox_sessions);
         free(s->broker_socket);
         free(s->python_version);
         strv_free(s->modules);
@@ -171,13 +170,13 @@ void mcp_server_queue_stats(const McpServer *s, McpQueueStats *ret) {
 unsigned mcp_server_sandbox_sessions(const McpServer *s) {
         assert(s);
 
-        return exec_sessions_alive(s->exec_sessions);
+        return sandbox_session_table_alive(s->sandbox_sessions);
 }
 
 unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller) {
         assert(s);
 
-        return exec_sessions_alive_of(s->exec_sessions, caller);
+        return sandbox_session_table_alive_of(s->sandbox_sessions, caller);
 }
 
 unsigned mcp_session_sandbox_sessions(const McpSession *s) {
@@ -185,7 +184,9 @@ unsigned mcp_session_sandbox_sessions(const McpSession *s) {
 
         if (!s->server || s->freeing || !s->caller)
                 return 0;
-        return exec_sessions_alive_in_scope(s->server->exec_sessions, s->caller, s->scope);
+        SandboxOwner owner = mcp_session_owner(s);
+
+        return sandbox_session_table_alive_in_scope(s->server->sandbox_sessions, &owner);
 }
 
 int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
@@ -243,8 +244,10 @@ static McpSession *session_free_now(McpSession *s) {
                 LIST_REMOVE(sessions, s->server->sessions, s);
                 /* Its sandbox sessions end with it (DELETE, expiry, the end of
                  * its SSE stream). */
-                if (s->caller && s->scope[0])
-                        exec_sessions_close_scope(s->server->exec_sessions, s->caller, s->scope);
+                if (s->caller && s->scope[0]) {
+                        SandboxOwner owner = mcp_session_owner(s);
+                        sandbox_session_table_close_scope(s->server->sandbox_sessions, &owner);
+                }
         }
         if (s->id[0])
                 log_debug("Session %s closed.", s->id);
@@ -548,12 +551,11 @@ static int handle_tools_list(McpRequest *req, json_object **ret) {
         }
         const McpServerConfig *c = &req->session->server->config;
 
-        if (!result || !tools || json_append(tools, tool_exec_definition(c, req->rev)) < 0)
+        if (!result || !tools)
                 return -ENOMEM;
-        if (tool_session_available(c) &&
-            (json_append(tools, tool_session_create_definition(c, req->rev)) < 0 ||
-             json_append(tools, tool_session_close_definition(c, req->rev)) < 0))
-                return -ENOMEM;
+        for (const McpTool *const *t = mcp_tools; *t; t++)
+                if (mcp_tool_available(*t, c) && json_append(tools, (*t)->definition(c, req->rev)) < 0)
+                        return -ENOMEM;
         if (json_add(result, "tools", TAKE_PTR(tools)) < 0)
                 return -ENOMEM;
         if (req->rev->stateless &&

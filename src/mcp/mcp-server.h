@@ -15,42 +15,11 @@
 #include <systemd/sd-event.h>
 
 #include "macro.h"
+#include "mcp-config.h"
 #include "mem-budget.h"
 
 typedef struct McpServer McpServer;
 typedef struct McpSession McpSession;
-
-typedef struct McpServerConfig {
-        const char *broker_socket;      /* broker socket path */
-        uint64_t default_timeout_s, max_timeout_s;
-        uint64_t max_output_bytes, max_stdin_bytes, max_code_bytes;
-        uint64_t max_concurrent;        /* runs at once, over all sessions */
-        uint64_t max_queue;             /* calls waiting for a slot; past it: immediate error */
-        /* For the tool description: what the sandbox offers (from the broker's
-         * "info" reply). NULL/0 when unknown. */
-        uint64_t memory_max_bytes, tasks_max, cpu_quota_percent;
-        const char *python_version;     /* "3.11.2" */
-        const char *const *modules;     /* importable non-stdlib top-level modules, NULL-terminated */
-        /* Figures and files: the broker has the result channel (its "info"
-         * says "result_channel": true); without it the tool neither offers
-         * input files nor returns outputs. The limits are MCP_EXEC_*. */
-        bool result_channel;
-        uint64_t max_images, max_image_bytes, max_files_out, max_result_bytes, max_input_bytes;
-        /* Modules warm sandboxes import ahead (the broker's "preloaded"),
-         * NULL-terminated; NULL when unknown or none. */
-        const char *const *preloaded;
-        /* Sessions (session_create): offered when max_sessions > 0 (the
-         * broker's "info" says what it allows). */
-        uint64_t max_sessions, max_sessions_per_caller, session_idle_s, session_max_s;
-        /* The front end's memory budget (mem-budget.h), shared with the
-         * transports; NULL: unbounded. A call is charged to its caller at
-         * admission, before it queues, for its arguments and decoded files;
-         * while it runs, for the output and results collected (what does
-         * not fit is left out); when it ends, for its reply until the
-         * transport took it. Past the budget or the caller's share it is
-         * answered "server busy". */
-        MemBudget *budget;
-} McpServerConfig;
 
 typedef enum McpMessageKind {
         MCP_MESSAGE_RESPONSE,           /* the reply (result or error) to a request, or a batch's replies */
@@ -200,9 +169,3 @@ unsigned mcp_server_sandbox_sessions(const McpServer *s);
 
 /* Those of one caller ("http:token:NAME"), for /metrics. */
 unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller);
-
-/* Every revision we speak, oldest first, NULL-terminated; the last is the
- * newest. An initialize asking for a version we do not know is answered with
- * the newest that has initialize (2025-11-25): the last one, 2026-07-28, is
- * stateless and reached through per-request _meta instead. */
-extern const char *const mcp_protocol_versions[];

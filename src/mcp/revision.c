@@ -7,7 +7,6 @@
 #include "json-util.h"
 #include "jsonrpc.h"
 #include "macro.h"
-#include "mcp-server.h"
 
 /* Oldest first, as mcp_protocol_versions[]. */
 static const McpRevision revisions[] = {

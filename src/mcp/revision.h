@@ -50,3 +50,9 @@ bool mcp_request_is_stateless(const char *method, json_object *meta);
  * requested): -32022 with the list of those we do. id NULL is null. NULL on
  * out of memory. */
 json_object *mcp_error_unsupported_version(json_object *id, const char *requested, size_t len);
+
+/* Every revision we speak, oldest first, NULL-terminated; the last is the
+ * newest. An initialize asking for a version we do not know is answered with
+ * the newest that has initialize (2025-11-25): the last one, 2026-07-28, is
+ * stateless and reached through per-request _meta instead. */
+extern const char *const mcp_protocol_versions[];

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "tool-exec.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"
+#include "mcp-tool.h"
 #include "broker-proto.h"
 #include "utf8.h"
 #include "util.h"
@@ -497,8 +499,12 @@ typedef struct OutputFate {
 #define FATE_SLACK 1024U
 #define NOTE_SLACK 4096U
 
-static json_object *json_size_or_null(uint64_t v) {
-        return v == UINT64_MAX || v > INT64_MAX ? NULL : json_object_new_int64((int64_t) v);
+/* v if known, else null: -ENOMEM as json_add(). */
+static int json_add_int_or_null(json_object *o, const char *key, bool known, int64_t v) {
+        assert(o);
+        assert(key);
+
+        return known ? json_add_int(o, key, v) : json_add_null(o, key);
 }
 
 /* The path as the model reads it: invalid UTF-8 shown as U+FFFD (the
@@ -524,11 +530,11 @@ static json_object *output_entry(const ResultItem *i, const OutputFate *f) {
                 return NULL;
         if ((i->mime_type ? json_add_string(o, "mimeType", i->mime_type) : json_add_null(o, "mimeType")) < 0)
                 return NULL;
-        json_object_object_add(o, "bytes", json_size_or_null(i->bytes));
-        if (i->image) {
-                json_object_object_add(o, "width", i->width > 0 ? json_object_new_int64(i->width) : NULL);
-                json_object_object_add(o, "height", i->height > 0 ? json_object_new_int64(i->height) : NULL);
-        }
+        if (json_add_int_or_null(o, "bytes", i->bytes != UINT64_MAX && i->bytes <= INT64_MAX, (int64_t) i->bytes) < 0)
+                return NULL;
+        if (i->image && (json_add_int_or_null(o, "width", i->width > 0, i->width) < 0 ||
+                         json_add_int_or_null(o, "height", i->height > 0, i->height) < 0))
+                return NULL;
         if (json_add_bool(o, "returned", f->returned) < 0 || (reason && json_add_string(o, "reason", reason) < 0))
                 return NULL;
         return TAKE_PTR(o);
@@ -768,3 +774,25 @@ char *tool_exec_failure_text(BrokerError error, const char *error_message) {
                 r = asprintf(&s, "the run failed (%s): %s", broker_error_to_string(error) ?: "error", m);
         return r < 0 ? NULL : s;
 }
+
+static int exec_parse(const McpServerConfig *c, json_object *arguments, McpToolArgs *a, char **ret_error) {
+        int r;
+
+        assert(c);
+        assert(a);
+        assert(ret_error);
+
+        r = tool_exec_parse_arguments(c, arguments, &a->exec, ret_error);
+        if (r < 0)
+                return r;
+        /* Not a handle of ours: as gone as one that ended. */
+        if (a->exec.session && tool_session_parse_handle(a->exec.session, a->session_id) < 0)
+                return -ESRCH;
+        return 0;
+}
+
+const McpTool tool_exec = {
+        .name = TOOL_EXEC_NAME,
+        .definition = tool_exec_definition,
+        .parse = exec_parse,
+};

@@ -10,10 +10,14 @@
 
 #include "exec-client.h"
 #include "launch-frame.h"
-#include "mcp-server.h"
+#include "mcp-config.h"
 #include "revision.h"
 
 #define TOOL_EXEC_NAME "exec"
+
+typedef struct McpTool McpTool;
+/* Its entry in the tool table (mcp-tool.h). */
+extern const McpTool tool_exec;
 
 /* The reply to a tools/call is kept under this, envelope included: the
  * TypeScript SDK drops a message over 10 MiB. */

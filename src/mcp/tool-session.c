@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "tool-session.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "json-util.h"
+#include "log.h"
 #include "macro.h"
+#include "mcp-tool.h"
 #include "node-id.h"
 #include "util.h"
 
@@ -225,3 +229,115 @@ char *tool_session_failure_text(BrokerError error, const char *message) {
         }
         return r < 0 ? NULL : s;
 }
+
+/* session_create waits for a unit and an interpreter; session_close for a reply. */
+#define SESSION_CREATE_TIMEOUT_USEC (90 * USEC_PER_SEC)
+#define SESSION_CLOSE_TIMEOUT_USEC (30 * USEC_PER_SEC)
+
+static void outcome_set(McpToolOutcome *ret, int level, const char *result, json_object *tool_result) {
+        assert(ret);
+        assert(result);
+
+        ret->log_level = level;
+        (void) snprintf(ret->log_result, sizeof ret->log_result, "%s", result);
+        ret->result = tool_result;
+}
+
+/* True if the broker refused: ret says so. */
+static bool session_op_failed(BrokerError error, const char *message, McpToolOutcome *ret) {
+        _cleanup_free_ char *text = NULL;
+        char result[sizeof ret->log_result];
+
+        assert(ret);
+
+        if (error == BROKER_ERROR_NONE)
+                return false;
+        text = tool_session_failure_text(error, message);
+        (void) snprintf(result, sizeof result, "error:%s", broker_error_to_string(error) ?: "?");
+        outcome_set(ret, error == BROKER_ERROR_SESSION_NOT_FOUND ? LOG_INFO : LOG_WARNING, result,
+                    text ? tool_exec_error_result(text) : NULL);
+        return true;
+}
+
+static int create_parse(const McpServerConfig *c, json_object *arguments, McpToolArgs *a, char **ret_error) {
+        assert(c);
+        assert(a);
+
+        return tool_session_create_parse_arguments(arguments, ret_error);
+}
+
+static void create_done(const McpToolContext *ctx, const McpToolArgs *a, json_object *reply, BrokerError error,
+                        const char *message, McpToolOutcome *ret) {
+        _cleanup_free_ char *handle = NULL;
+        const char *id;
+
+        assert(ctx);
+        assert(a);
+        assert(ret);
+
+        if (session_op_failed(error, message, ret))
+                return;
+        id = json_get_string(reply, "session");
+        if (!streq_ptr(json_get_string(reply, "event"), "session") || tool_session_format_handle(id, &handle) < 0) {
+                outcome_set(ret, LOG_WARNING, "error:broker-error",
+                            tool_exec_error_result("the session could not start: the broker answered something "
+                                                   "else"));
+                return;
+        }
+        /* Bookkeeping only: without it we might exit idle under the session. */
+        if (sandbox_session_table_add(ctx->sessions, id, &ctx->owner,
+                                      (uint64_t) MAX(json_get_int64(reply, "idle_timeout_s", 0), 0) * USEC_PER_SEC,
+                                      (uint64_t) MAX(json_get_int64(reply, "max_lifetime_s", 0), 0) * USEC_PER_SEC) < 0)
+                (void) log_oom();
+        outcome_set(ret, LOG_INFO, "session-created", tool_session_created_result(ctx->rev, handle, reply));
+}
+
+static int close_parse(const McpServerConfig *c, json_object *arguments, McpToolArgs *a, char **ret_error) {
+        const char *handle = NULL;
+        int r;
+
+        assert(c);
+        assert(a);
+
+        r = tool_session_close_parse_arguments(arguments, &handle, ret_error);
+        if (r < 0)
+                return r;
+        if (tool_session_parse_handle(handle, a->session_id) < 0)
+                return -ESRCH;
+        a->handle = strdup(handle);
+        return a->handle ? 0 : -ENOMEM;
+}
+
+static void close_done(const McpToolContext *ctx, const McpToolArgs *a, json_object *reply, BrokerError error,
+                       const char *message, McpToolOutcome *ret) {
+        assert(ctx);
+        assert(a);
+        assert(ret);
+
+        /* Closed now or not there: either way it is gone. */
+        if (error == BROKER_ERROR_NONE || error == BROKER_ERROR_SESSION_NOT_FOUND)
+                sandbox_session_table_remove(ctx->sessions, a->session_id, &ctx->owner);
+        if (session_op_failed(error, message, ret))
+                return;
+        outcome_set(ret, LOG_INFO, "session-closed", tool_session_closed_result(ctx->rev, a->handle));
+}
+
+const McpTool tool_session_create = {
+        .name = TOOL_SESSION_CREATE_NAME,
+        .available = tool_session_available,
+        .definition = tool_session_create_definition,
+        .parse = create_parse,
+        .broker_op = "session_create",
+        .broker_timeout_usec = SESSION_CREATE_TIMEOUT_USEC,
+        .broker_done = create_done,
+};
+
+const McpTool tool_session_close = {
+        .name = TOOL_SESSION_CLOSE_NAME,
+        .available = tool_session_available,
+        .definition = tool_session_close_definition,
+        .parse = close_parse,
+        .broker_op = "session_close",
+        .broker_timeout_usec = SESSION_CLOSE_TIMEOUT_USEC,
+        .broker_done = close_done,
+};

@@ -4,17 +4,22 @@
 /* The session tools: session_create and session_close, and the session
  * handle exec takes. A handle is "<node>.<32 hex>" (node-id.h): the node
  * lets a load balancer route it, the hex is the broker's 128-bit random id.
- * The definitions, argument checks and results; no I/O here. */
+ * The definitions, argument checks, results and the front end's table of
+ * handles given out (sandbox-sessions.h); no I/O here. */
 
 #include <json-c/json.h>
 
 #include "broker-proto.h"
-#include "mcp-server.h"
+#include "mcp-config.h"
 #include "revision.h"
 
 #define TOOL_SESSION_CREATE_NAME "session_create"
 #define TOOL_SESSION_CLOSE_NAME "session_close"
 #define TOOL_SESSION_ID_LEN 32
+
+typedef struct McpTool McpTool;
+/* Their entries in the tool table (mcp-tool.h). */
+extern const McpTool tool_session_create, tool_session_close;
 
 /* Sessions are offered when the broker has them (config->max_sessions > 0). */
 bool tool_session_available(const McpServerConfig *c);

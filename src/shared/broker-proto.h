@@ -42,6 +42,14 @@
 
 #define BROKER_SOCKET_PATH "/run/mcp-exec/broker.sock"
 
+/* Who a sandbox session belongs to, as the front end says and the broker
+ * checks on every use: the caller ("uid:1000", "http:token:NAME", …) and the
+ * MCP session it was made in (scope; "" for none). Borrowed strings. */
+typedef struct SandboxOwner {
+        const char *caller;
+        const char *scope;
+} SandboxOwner;
+
 /* Why a run did not happen as asked. The broker sends the first nine as the
  * "code" of an error event; the client side concludes the others itself.
  * Each has one wire name (broker_error_to_string()). */

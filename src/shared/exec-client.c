@@ -369,22 +369,24 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
  * stderr and, where the broker takes it, the result channel. */
 static int send_run_request(int sock, const ExecRequest *req, const int *fds, size_t n_fds) {
         _cleanup_json_ json_object *msg = NULL;
+        int r;
 
         assert(req);
 
-        msg = json_object_new_object();
-        if (!msg)
+        if (req->session)
+                r = json_build(&msg,
+                               JB_STR("op", "session_exec"),
+                               JB_STR("session", req->session),
+                               JB_STR("caller", req->owner.caller ?: ""),
+                               JB_STR("scope", req->owner.scope ?: ""),
+                               JB_INT("timeout_s", req->timeout_s),
+                               JB_END);
+        else
+                r = json_build(&msg, JB_STR("op", "run"), JB_INT("timeout_s", req->timeout_s), JB_END);
+        if (r < 0)
+                return r;
+        if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
                 return -ENOMEM;
-        if (req->session) {
-                json_object_object_add(msg, "op", json_object_new_string("session_exec"));
-                json_object_object_add(msg, "session", json_object_new_string(req->session));
-                json_object_object_add(msg, "caller", json_object_new_string(req->caller ?: ""));
-                json_object_object_add(msg, "scope", json_object_new_string(req->scope ?: ""));
-        } else
-                json_object_object_add(msg, "op", json_object_new_string("run"));
-        json_object_object_add(msg, "timeout_s", json_object_new_int64((int64_t) req->timeout_s));
-        if (req->tag)
-                json_object_object_add(msg, "tag", json_object_new_string(req->tag));
         return broker_send(sock, msg, fds, n_fds);
 }
 
@@ -568,25 +570,34 @@ uint64_t exec_client_elapsed_usec(const ExecClient *c) {
         return now_usec() - c->start_usec;
 }
 
+/* v if known (>= 0), else null: -ENOMEM as json_add(). */
+static int json_add_known_or_null(json_object *o, const char *key, int64_t v) {
+        assert(o);
+        assert(key);
+
+        return v >= 0 ? json_add_int(o, key, v) : json_add_null(o, key);
+}
+
 json_object *exec_result_to_json(const ExecResult *r) {
-        json_object *j = json_object_new_object();
+        _cleanup_json_ json_object *j = NULL;
 
         assert(r);
 
-        if (!j)
+        /* The output as it is, NUL bytes included. */
+        if (json_build(&j,
+                       JB_OBJ("stdout", json_object_new_string_len(r->stdout_text ?: "", (int) r->stdout_len)),
+                       JB_OBJ("stderr", json_object_new_string_len(r->stderr_text ?: "", (int) r->stderr_len)),
+                       JB_INT("exit_code", r->exit_code),
+                       JB_INT("duration_ms", r->duration_ms),
+                       JB_BOOL("truncated", r->truncated),
+                       JB_BOOL("timed_out", r->timed_out),
+                       JB_BOOL("oom_killed", r->oom_killed),
+                       JB_STR_OR_NULL("signal", r->signal),
+                       JB_END) < 0)
                 return NULL;
-        json_object_object_add(j, "stdout", json_object_new_string_len(r->stdout_text ?: "", (int) r->stdout_len));
-        json_object_object_add(j, "stderr", json_object_new_string_len(r->stderr_text ?: "", (int) r->stderr_len));
-        json_object_object_add(j, "exit_code", json_object_new_int(r->exit_code));
-        json_object_object_add(j, "duration_ms", json_object_new_int64((int64_t) r->duration_ms));
-        json_object_object_add(j, "truncated", json_object_new_boolean(r->truncated));
-        json_object_object_add(j, "timed_out", json_object_new_boolean(r->timed_out));
-        json_object_object_add(j, "oom_killed", json_object_new_boolean(r->oom_killed));
-        json_object_object_add(j, "signal", r->signal ? json_object_new_string(r->signal) : NULL);
-        json_object_object_add(j, "cpu_ms", r->cpu_ms >= 0 ? json_object_new_int64(r->cpu_ms) : NULL);
-        json_object_object_add(j, "memory_peak_bytes",
-                               r->memory_peak_bytes >= 0 ? json_object_new_int64(r->memory_peak_bytes) : NULL);
-        if (r->in_session)
-                json_object_object_add(j, "session_lost", json_object_new_boolean(r->session_lost));
-        return j;
+        if (json_add_known_or_null(j, "cpu_ms", r->cpu_ms) < 0 ||
+            json_add_known_or_null(j, "memory_peak_bytes", r->memory_peak_bytes) < 0 ||
+            (r->in_session && json_add_bool(j, "session_lost", r->session_lost) < 0))
+                return NULL;
+        return TAKE_PTR(j);
 }

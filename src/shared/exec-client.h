@@ -47,11 +47,10 @@ typedef struct ExecRequest {
         ResultLimits result_limits;
         const ExecInputFile *files;     /* needs result_channel; NULL/0: none (launch frame version 1) */
         size_t n_files;
-        /* A call in a session (the broker's id), by its owner: caller and
-         * scope as the session was created with. NULL: a run of its own. */
+        /* A call in a session (the broker's id), by its owner, as the
+         * session was created with. NULL: a run of its own. */
         const char *session;
-        const char *caller;
-        const char *scope;
+        SandboxOwner owner;
         /* Optional: what the client collects (output, figures and files)
          * is charged here while the client lives; what the budget cannot
          * take is left out as past the limits. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for src/mcp/tool-session.[ch] (the session tools' definitions,
- * handles, arguments and results) and src/mcp/exec-sessions.[ch] (the front
+ * handles, arguments and results) and src/mcp/sandbox-sessions.[ch] (the front
  * end's bookkeeping of the sessions it handed out). */
 
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "exec-sessions.h"
+#include "sandbox-sessions.h"
 #include "json-util.h"
 #include "node-id.h"
 #include "revision.h"
@@ -171,36 +171,38 @@ TEST(test_results) {
 
 TEST(test_bookkeeping) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        _cleanup_(exec_sessions_freep) ExecSessions *t = NULL;
+        _cleanup_(sandbox_session_table_freep) SandboxSessionTable *t = NULL;
+        const SandboxOwner uid0 = { "uid:0", "" }, scope1 = { "uid:0", "scope1" };
 
         ASSERT_EQ_INT(sd_event_new(&e), 0);
-        ASSERT_EQ_INT(exec_sessions_new(e, "/nonexistent/broker.sock", &t), 0);
-        ASSERT_EQ_INT((int) exec_sessions_alive(t), 0);
+        ASSERT_EQ_INT(sandbox_session_table_new(e, "/nonexistent/broker.sock", &t), 0);
+        ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 0);
         /* The entries outlive the broker's timers by a few seconds: 0 s
          * idle is 5 s here. */
-        ASSERT_EQ_INT(exec_sessions_add(t, ID, "uid:0", "", 0, 3600 * USEC_PER_SEC), 0);
-        ASSERT_EQ_INT(exec_sessions_add(t, "fedcba9876543210fedcba9876543210", "uid:0", "scope1", 600 * USEC_PER_SEC,
-                                        3600 * USEC_PER_SEC), 0);
-        ASSERT_EQ_INT((int) exec_sessions_alive(t), 2);
-        exec_sessions_touch(t, ID, "uid:0", "");
-        exec_sessions_remove(t, ID, "uid:0", "");
-        ASSERT_EQ_INT((int) exec_sessions_alive(t), 1);
-        exec_sessions_remove(t, ID, "uid:0", "");    /* twice is fine */
+        ASSERT_EQ_INT(sandbox_session_table_add(t, ID, &uid0, 0, 3600 * USEC_PER_SEC), 0);
+        ASSERT_EQ_INT(sandbox_session_table_add(t, "fedcba9876543210fedcba9876543210", &scope1, 600 * USEC_PER_SEC,
+                                                3600 * USEC_PER_SEC),
+                      0);
+        ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 2);
+        sandbox_session_table_touch(t, ID, &uid0);
+        sandbox_session_table_remove(t, ID, &uid0);
+        ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 1);
+        sandbox_session_table_remove(t, ID, &uid0);     /* twice is fine */
         /* Another scope's end leaves it; its own forgets it (the broker
          * request fails here, which only logs). */
-        exec_sessions_close_scope(t, "uid:0", "scope2");
-        ASSERT_EQ_INT((int) exec_sessions_alive(t), 1);
-        exec_sessions_close_scope(t, "uid:0", "");
-        ASSERT_EQ_INT((int) exec_sessions_alive(t), 1);
-        exec_sessions_close_scope(t, "uid:0", "scope1");
-        ASSERT_EQ_INT((int) exec_sessions_alive(t), 0);
+        sandbox_session_table_close_scope(t, &(SandboxOwner) { "uid:0", "scope2" });
+        ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 1);
+        sandbox_session_table_close_scope(t, &uid0);
+        ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 1);
+        sandbox_session_table_close_scope(t, &scope1);
+        ASSERT_EQ_INT((int) sandbox_session_table_alive(t), 0);
         /* Bounded: the oldest goes. */
-        for (unsigned i = 0; i < EXEC_SESSIONS_MAX + 10; i++) {
+        for (unsigned i = 0; i < SANDBOX_SESSION_TABLE_MAX + 10; i++) {
                 char id[33];
                 (void) snprintf(id, sizeof id, "%032x", i);
-                ASSERT_EQ_INT(exec_sessions_add(t, id, "uid:0", "", 600 * USEC_PER_SEC, 3600 * USEC_PER_SEC), 0);
+                ASSERT_EQ_INT(sandbox_session_table_add(t, id, &uid0, 600 * USEC_PER_SEC, 3600 * USEC_PER_SEC), 0);
         }
-        ASSERT_EQ_INT((int) exec_sessions_alive(t), (int) EXEC_SESSIONS_MAX);
+        ASSERT_EQ_INT((int) sandbox_session_table_alive(t), (int) SANDBOX_SESSION_TABLE_MAX);
 }
 
 int main(void) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "exec-sessions.h"
+#include "sandbox-sessions.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -30,12 +30,12 @@ struct Entry {
 
 typedef struct Close Close;
 struct Close {
-        ExecSessions *table;
+        SandboxSessionTable *table;
         LIST_FIELDS(Close, closes);
         BrokerRequest *request;
 };
 
-struct ExecSessions {
+struct SandboxSessionTable {
         sd_event *event;
         char *broker_socket;
         LIST_HEAD(Entry, entries);
@@ -44,7 +44,7 @@ struct ExecSessions {
         unsigned n_closes;
 };
 
-static void entry_free(ExecSessions *t, Entry *e) {
+static void entry_free(SandboxSessionTable *t, Entry *e) {
         LIST_REMOVE(entries, t->entries, e);
         assert(t->n_entries > 0);
         t->n_entries--;
@@ -53,7 +53,7 @@ static void entry_free(ExecSessions *t, Entry *e) {
 }
 
 static void close_free(Close *c) {
-        ExecSessions *t = c->table;
+        SandboxSessionTable *t = c->table;
 
         LIST_REMOVE(closes, t->closes, c);
         t->n_closes--;
@@ -61,7 +61,7 @@ static void close_free(Close *c) {
         free(c);
 }
 
-ExecSessions *exec_sessions_free(ExecSessions *t) {
+SandboxSessionTable *sandbox_session_table_free(SandboxSessionTable *t) {
         if (!t)
                 return NULL;
         while (t->entries)
@@ -74,14 +74,14 @@ ExecSessions *exec_sessions_free(ExecSessions *t) {
         return NULL;
 }
 
-int exec_sessions_new(sd_event *e, const char *broker_socket, ExecSessions **ret) {
-        _cleanup_(exec_sessions_freep) ExecSessions *t = NULL;
+int sandbox_session_table_new(sd_event *e, const char *broker_socket, SandboxSessionTable **ret) {
+        _cleanup_(sandbox_session_table_freep) SandboxSessionTable *t = NULL;
 
         assert(e);
         assert(broker_socket);
         assert(ret);
 
-        t = new0(ExecSessions, 1);
+        t = new0(SandboxSessionTable, 1);
         if (!t)
                 return -ENOMEM;
         t->event = sd_event_ref(e);
@@ -92,13 +92,15 @@ int exec_sessions_new(sd_event *e, const char *broker_socket, ExecSessions **ret
         return 0;
 }
 
-static Entry *find(ExecSessions *t, const char *id, const char *caller, const char *scope) {
+static Entry *find(SandboxSessionTable *t, const char *id, const SandboxOwner *owner) {
+        assert(t);
         assert(id);
-        assert(caller);
-        assert(scope);
+        assert(owner);
+        assert(owner->caller);
+        assert(owner->scope);
 
         LIST_FOREACH(entries, e, t->entries)
-                if (streq(e->id, id) && streq(e->caller, caller) && streq(e->scope, scope))
+                if (streq(e->id, id) && streq(e->caller, owner->caller) && streq(e->scope, owner->scope))
                         return e;
         return NULL;
 }
@@ -107,7 +109,7 @@ static bool expired(const Entry *e, uint64_t now) {
         return now >= e->ends || now - e->last_used >= e->idle_usec;
 }
 
-static void prune(ExecSessions *t) {
+static void prune(SandboxSessionTable *t) {
         uint64_t now = now_usec();
 
         LIST_FOREACH_SAFE(entries, e, n, t->entries)
@@ -115,18 +117,19 @@ static void prune(ExecSessions *t) {
                         entry_free(t, e);
 }
 
-int exec_sessions_add(ExecSessions *t, const char *id, const char *caller, const char *scope, uint64_t idle_usec,
-                      uint64_t max_usec) {
+int sandbox_session_table_add(SandboxSessionTable *t, const char *id, const SandboxOwner *owner, uint64_t idle_usec,
+                              uint64_t max_usec) {
         uint64_t now = now_usec();
         Entry *e;
 
         assert(t);
         assert(id && strlen(id) < sizeof e->id);
-        assert(caller);
-        assert(scope && strlen(scope) < sizeof e->scope);
+        assert(owner);
+        assert(owner->caller);
+        assert(owner->scope && strlen(owner->scope) < sizeof e->scope);
 
         prune(t);
-        if (t->n_entries >= EXEC_SESSIONS_MAX) {
+        if (t->n_entries >= SANDBOX_SESSION_TABLE_MAX) {
                 /* The oldest goes: the broker may outlive our idle exit for it. */
                 Entry *last = t->entries;
                 while (last && last->entries_next)
@@ -137,13 +140,13 @@ int exec_sessions_add(ExecSessions *t, const char *id, const char *caller, const
         e = new0(Entry, 1);
         if (!e)
                 return -ENOMEM;
-        e->caller = strdup(caller);
+        e->caller = strdup(owner->caller);
         if (!e->caller) {
                 free(e);
                 return -ENOMEM;
         }
         (void) snprintf(e->id, sizeof e->id, "%s", id);
-        (void) snprintf(e->scope, sizeof e->scope, "%s", scope);
+        (void) snprintf(e->scope, sizeof e->scope, "%s", owner->scope);
         /* A little past the broker's own timers: it ends them, not us. */
         e->idle_usec = idle_usec + 5 * USEC_PER_SEC;
         e->last_used = now;
@@ -153,31 +156,31 @@ int exec_sessions_add(ExecSessions *t, const char *id, const char *caller, const
         return 0;
 }
 
-void exec_sessions_touch(ExecSessions *t, const char *id, const char *caller, const char *scope) {
+void sandbox_session_table_touch(SandboxSessionTable *t, const char *id, const SandboxOwner *owner) {
         Entry *e;
 
         assert(t);
-        e = find(t, id, caller, scope);
+        e = find(t, id, owner);
         if (e)
                 e->last_used = now_usec();
 }
 
-void exec_sessions_remove(ExecSessions *t, const char *id, const char *caller, const char *scope) {
+void sandbox_session_table_remove(SandboxSessionTable *t, const char *id, const SandboxOwner *owner) {
         Entry *e;
 
         assert(t);
-        e = find(t, id, caller, scope);
+        e = find(t, id, owner);
         if (e)
                 entry_free(t, e);
 }
 
-unsigned exec_sessions_alive(ExecSessions *t) {
+unsigned sandbox_session_table_alive(SandboxSessionTable *t) {
         assert(t);
         prune(t);
         return t->n_entries;
 }
 
-unsigned exec_sessions_alive_of(ExecSessions *t, const char *caller) {
+unsigned sandbox_session_table_alive_of(SandboxSessionTable *t, const char *caller) {
         unsigned n = 0;
 
         assert(t);
@@ -188,15 +191,16 @@ unsigned exec_sessions_alive_of(ExecSessions *t, const char *caller) {
         return n;
 }
 
-unsigned exec_sessions_alive_in_scope(ExecSessions *t, const char *caller, const char *scope) {
+unsigned sandbox_session_table_alive_in_scope(SandboxSessionTable *t, const SandboxOwner *owner) {
         unsigned n = 0;
 
         assert(t);
-        if (isempty(scope) || !caller)
+        assert(owner);
+        if (isempty(owner->scope) || !owner->caller)
                 return 0;
         prune(t);
         LIST_FOREACH(entries, e, t->entries)
-                if (streq(e->scope, scope) && streq(e->caller, caller))
+                if (streq(e->scope, owner->scope) && streq(e->caller, owner->caller))
                         n++;
         return n;
 }
@@ -208,22 +212,24 @@ static void on_closed(BrokerRequest *r, json_object *reply, BrokerError error, c
                 log_warning("Closing the sandbox sessions of an ended MCP session failed: %s; they end when idle.",
                             message ?: "unknown error");
         else if (json_get_int64(reply, "count", 0) > 0)
-                log_info("Closed %" PRIi64 " sandbox session(s) of an ended MCP session.", json_get_int64(reply, "count", 0));
+                log_info("Closed %" PRIi64 " sandbox session(s) of an ended MCP session.",
+                         json_get_int64(reply, "count", 0));
         close_free(c);
 }
 
-void exec_sessions_close_scope(ExecSessions *t, const char *caller, const char *scope) {
+void sandbox_session_table_close_scope(SandboxSessionTable *t, const SandboxOwner *owner) {
         _cleanup_json_ json_object *msg = NULL;
         bool any = false;
         Close *c;
 
         assert(t);
-        assert(caller);
+        assert(owner);
+        assert(owner->caller);
 
-        if (isempty(scope))
+        if (isempty(owner->scope))
                 return;
         LIST_FOREACH_SAFE(entries, e, n, t->entries)
-                if (streq(e->scope, scope)) {
+                if (streq(e->scope, owner->scope)) {
                         entry_free(t, e);
                         any = true;
                 }
@@ -236,7 +242,7 @@ void exec_sessions_close_scope(ExecSessions *t, const char *caller, const char *
         msg = json_object_new_object();
         c = new0(Close, 1);
         if (!msg || !c || json_add_string(msg, "op", "session_close_scope") < 0 ||
-            json_add_string(msg, "caller", caller) < 0 || json_add_string(msg, "scope", scope) < 0) {
+            json_add_string(msg, "caller", owner->caller) < 0 || json_add_string(msg, "scope", owner->scope) < 0) {
                 free(c);
                 (void) log_oom();
                 return;
