@@ -235,8 +235,8 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
         return 0;
 }
 
-int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SandboxSessionOwner *owner, uint64_t idle_usec,
-                uint64_t max_usec, const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret) {
+int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SandboxOwner *owner, pid_t frontend_pid,
+                uint64_t idle_usec, uint64_t max_usec, const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_(sandbox_session_freep) SandboxSession *s = NULL;
         SandboxSpec spec = *spec_in;
@@ -257,7 +257,7 @@ int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, co
                 .event = sd_event_ref(e),
                 .control = -EBADF,
                 .pidfd = -EBADF,
-                .frontend_pid = owner->frontend_pid,
+                .frontend_pid = frontend_pid,
                 .idle_usec = idle_usec,
                 .created_usec = now_usec(),
                 .cb = *cb,
@@ -271,10 +271,10 @@ int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, co
         if (r < 0)
                 return r;
 
-        if (owner->frontend_pid > 0) {
+        if (frontend_pid > 0) {
                 /* Its front end's end is the session's: handles die with the
                  * process that gave them out. */
-                s->pidfd = pidfd_open(owner->frontend_pid, 0);
+                s->pidfd = pidfd_open(frontend_pid, 0);
                 if (s->pidfd < 0)
                         return -errno;
                 r = sd_event_add_io(e, &s->pidfd_io, s->pidfd, EPOLLIN, on_frontend_exit, s);

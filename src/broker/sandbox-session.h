@@ -21,6 +21,7 @@
 
 #include <json-c/json.h>
 
+#include "broker-proto.h"
 #include "list.h"
 #include "macro.h"
 #include "sandbox-properties.h"
@@ -70,11 +71,6 @@ typedef struct SandboxSessionCallbacks {
         void (*gone)(SandboxSession *s, SandboxSessionEnd why, void *userdata);
 } SandboxSessionCallbacks;
 
-typedef struct SandboxSessionOwner {
-        const char *caller;             /* "uid:1000", "http:token"…: counted for the per-caller cap */
-        const char *scope;              /* "" or the MCP session it was made in: checked, not counted */
-        pid_t frontend_pid;             /* > 0: the session ends when this process does */
-} SandboxSessionOwner;
 
 struct SandboxSession {
         /* The broker's, to keep its sessions in a list. */
@@ -98,8 +94,11 @@ struct SandboxSession {
         void *userdata;
 };
 
-int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const SandboxSessionOwner *owner, uint64_t idle_usec,
-                uint64_t max_usec, const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret);
+/* owner: its caller ("uid:1000", "http:token:NAME"…, counted for the
+ * per-caller cap) and scope ("" or the MCP session it was made in: checked,
+ * not counted); frontend_pid > 0: the session ends when that process does. */
+int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const SandboxOwner *owner, pid_t frontend_pid,
+                uint64_t idle_usec, uint64_t max_usec, const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret);
 /* Stops its unit if it still runs; no callback fires. */
 SandboxSession *sandbox_session_free(SandboxSession *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxSession *, sandbox_session_free);

@@ -230,7 +230,7 @@ static const SandboxSessionCallbacks session_callbacks = {
 
 int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fds) {
         const char *caller, *scope;
-        SandboxSessionOwner owner;
+        SandboxOwner owner;
         SandboxSpec spec;
         unsigned mine = 0, in_scope = 0;
         SandboxSession *se;
@@ -269,9 +269,9 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
                                          "this MCP session holds as many sessions as one may "
                                          "(MCP_EXEC_MAX_SESSIONS_PER_SCOPE); close one first");
 
-        owner = (SandboxSessionOwner) { .caller = caller, .scope = scope, .frontend_pid = client_frontend_pid(c) };
+        owner = (SandboxOwner) { .caller = caller, .scope = scope };
         manager_fill_spec(m, 0, &spec);
-        r = sandbox_session_new(m->event, m->bus, &spec, &owner, m->config.session_idle_s * USEC_PER_SEC,
+        r = sandbox_session_new(m->event, m->bus, &spec, &owner, client_frontend_pid(c), m->config.session_idle_s * USEC_PER_SEC,
                         m->config.session_max_s * USEC_PER_SEC, &session_callbacks, m, &se);
         if (r < 0) {
                 log_error_errno(r, "Failed to start a session: %m");
