@@ -33,7 +33,6 @@
 
 #include "broker-proto.h"
 #include "event-util.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "list.h"
 #include "log.h"
