@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "launch-frame.h"
 #include "log.h"

@@ -16,13 +16,12 @@
 #include "broker-proto.h"
 #include "build-config.h"
 #include "client.h"
-#include "event-util.h"
+#include "daemon-util.h"
 #include "json-util.h"
 #include "log.h"
 #include "run.h"
 #include "sandbox-sessions.h"
 #include "stats.h"
-#include "socket-util.h"
 #include "tmpfs-proto.h"
 #include "util.h"
 
@@ -229,8 +228,7 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
                 return 0;
         /* The warm units go with us (BindsTo=): the next start refills. */
         log_info("Idle for %" PRIu64 " s, exiting; socket activation starts us again.", m->idle_usec / USEC_PER_SEC);
-        (void) sd_notify(false, "STOPPING=1");
-        return sd_event_exit(m->event, 0);
+        return daemon_exit_idle(m->event);
 }
 
 void manager_update_idle(Manager *m) {
@@ -239,18 +237,10 @@ void manager_update_idle(Manager *m) {
         if (!m->socket_activated || m->args.idle_exit_sec == 0)
                 return;
         /* Sessions live in us: their handles die with us (BindsTo=). */
-        if (m->n_clients > 0 || m->sessions.n > 0 || m->probe_state == SELF_CHECK_PENDING || m->discovering) {
-                (void) sd_event_source_set_enabled(m->idle_timer, SD_EVENT_OFF);
-                return;
-        }
-        if (!m->idle_timer) {
-                if (sd_event_add_time_relative(m->event, &m->idle_timer, CLOCK_MONOTONIC, m->idle_usec, 0,
-                                               on_idle, m) < 0)
-                        log_warning("Failed to arm the idle timer, ignoring.");
-                return;
-        }
-        (void) sd_event_source_set_time_relative(m->idle_timer, m->idle_usec);
-        (void) sd_event_source_set_enabled(m->idle_timer, SD_EVENT_ONESHOT);
+        daemon_idle_update(m->event, &m->idle_timer, m->idle_usec,
+                           m->n_clients > 0 || m->sessions.n > 0 || m->probe_state == SELF_CHECK_PENDING ||
+                                   m->discovering,
+                           on_idle, m);
 }
 
 static void manager_answer_pending_info(Manager *m) {
@@ -413,25 +403,6 @@ static void on_probe_done(const char *failure, void *userdata) {
         manager_update_idle(m);
 }
 
-static int listen_own_socket(const char *path) {
-        union sockaddr_union sa;
-        _cleanup_close_ int fd = -EBADF;
-        int salen;
-
-        assert(path);
-
-        salen = sockaddr_un_set_path(&sa.un, path);
-        if (salen < 0)
-                return salen;
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return negative_errno();
-        (void) unlink(path);
-        if (bind(fd, &sa.sa, (socklen_t) salen) < 0 || chmod(path, 0600) < 0 || listen(fd, 64) < 0)
-                return negative_errno();
-        return TAKE_FD(fd);
-}
-
 /* The system bus went away (dbus restarted): every match and pending call of
  * the runs died with it, and systemd's answers can no longer reach us. Exit:
  * the runs stop with us (BindsTo=), their callers see the connection close,
@@ -532,23 +503,14 @@ int manager_new(const ManagerArgs *args, Manager **ret) {
 
 /* The socket systemd passes us; with --listen, or without systemd, our own. */
 static int manager_listen(Manager *m) {
-        const char *path = m->args.listen ?: BROKER_SOCKET_PATH;
-        int n;
+        int r;
 
         assert(m);
 
-        n = sd_listen_fds(true);
-        if (n > 1)
-                return log_error_errno(EINVAL, "Expected one listening socket, got %d.", n);
-        if (n == 1) {
-                m->listen_fd = SD_LISTEN_FDS_START;
-                m->socket_activated = true;
-                (void) fd_nonblock(m->listen_fd, true);
-                return 0;
-        }
-        m->listen_fd = listen_own_socket(path);
-        if (m->listen_fd < 0)
-                return log_error_errno(m->listen_fd, "Failed to listen on %s: %m", path);
+        r = daemon_listen_unix(m->args.listen ?: BROKER_SOCKET_PATH, 64, &m->listen_fd);
+        if (r < 0)
+                return r;
+        m->socket_activated = r > 0;
         return 0;
 }
 

@@ -12,7 +12,6 @@
 #include <sys/socket.h>
 
 #include "broker-proto.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "macro.h"
 #include "util.h"

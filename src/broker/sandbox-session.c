@@ -10,7 +10,6 @@
 #include <sys/socket.h>
 
 #include "broker-proto.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "log.h"
 #include "run.h"

@@ -8,7 +8,6 @@
 #include <sys/epoll.h>
 
 #include "broker-proto.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "list.h"
 #include "log.h"

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "macro.h"
 

@@ -32,6 +32,7 @@
 #include "broker-info.h"
 #include "build-config.h"
 #include "config.h"
+#include "daemon-util.h"
 #include "health.h"
 #include "launch-frame.h"
 #include "http-auth.h"
@@ -110,28 +111,16 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
                 return 0;
         }
         log_info("Idle, exiting; socket activation starts us again.");
-        (void) sd_notify(false, "STOPPING=1");
         /* New connections wait in the socket's backlog for the next instance. */
         http_server_quiesce(d->http);
         stdio_server_quiesce(d->stdio);
-        return sd_event_exit(d->event, 0);
+        return daemon_exit_idle(d->event);
 }
 
 static void daemon_update_idle(Daemon *d) {
         if (!d->socket_activated || d->idle_usec == 0)
                 return;
-        if (daemon_has_clients(d)) {
-                (void) sd_event_source_set_enabled(d->idle_timer, SD_EVENT_OFF);
-                return;
-        }
-        if (!d->idle_timer) {
-                if (sd_event_add_time_relative(d->event, &d->idle_timer, CLOCK_MONOTONIC, d->idle_usec, 0, on_idle,
-                                               d) < 0)
-                        log_warning("Cannot arm the idle timer, ignoring.");
-                return;
-        }
-        (void) sd_event_source_set_time_relative(d->idle_timer, d->idle_usec);
-        (void) sd_event_source_set_enabled(d->idle_timer, SD_EVENT_ONESHOT);
+        daemon_idle_update(d->event, &d->idle_timer, d->idle_usec, daemon_has_clients(d), on_idle, d);
 }
 
 static void on_http_activity(HttpServer *h, void *userdata) {

@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "json-cleanup.h"
+#include "json-util.h"
 
 #define BROKER_SOCKET_PATH "/run/mcp-exec/broker.sock"
 

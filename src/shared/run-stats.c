@@ -4,7 +4,6 @@
 #include <assert.h>
 #include <string.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "macro.h"
 

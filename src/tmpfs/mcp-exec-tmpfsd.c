@@ -32,8 +32,7 @@
 #include <unistd.h>
 
 #include "broker-proto.h"
-#include "event-util.h"
-#include "json-cleanup.h"
+#include "daemon-util.h"
 #include "json-util.h"
 #include "list.h"
 #include "log.h"
@@ -41,7 +40,6 @@
 #include "main-func.h"
 #include "parse-util.h"
 #include "run-tmpfs.h"
-#include "socket-util.h"
 #include "tmpfs-proto.h"
 #include "util.h"
 
@@ -398,8 +396,7 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
         if (s->n_conns > 0 || s->orphan_timer)
                 return 0;
         log_debug("Idle, exiting; socket activation starts us again.");
-        (void) sd_notify(false, "STOPPING=1");
-        return sd_event_exit(s->event, 0);
+        return daemon_exit_idle(s->event);
 }
 
 static void server_update_idle(Server *s) {
@@ -410,56 +407,19 @@ static void server_update_idle(Server *s) {
         if (!s->socket_activated || arg_idle_sec == 0 || !s->event ||
             sd_event_get_state(s->event) == SD_EVENT_FINISHED)
                 return;
-        if (s->n_conns > 0 || s->orphan_timer) {
-                (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_OFF);
-                return;
-        }
-        if (!s->idle_timer) {
-                if (sd_event_add_time_relative(s->event, &s->idle_timer, CLOCK_MONOTONIC,
-                                               arg_idle_sec * USEC_PER_SEC, 0, on_idle, s) < 0)
-                        log_warning("Failed to arm the idle timer, ignoring.");
-                return;
-        }
-        (void) sd_event_source_set_time_relative(s->idle_timer, arg_idle_sec * USEC_PER_SEC);
-        (void) sd_event_source_set_enabled(s->idle_timer, SD_EVENT_ONESHOT);
-}
-
-static int listen_own_socket(const char *path) {
-        union sockaddr_union sa;
-        _cleanup_close_ int fd = -EBADF;
-        int salen;
-
-        assert(path);
-
-        salen = sockaddr_un_set_path(&sa.un, path);
-        if (salen < 0)
-                return salen;
-        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return negative_errno();
-        (void) unlink(path);
-        if (bind(fd, &sa.sa, (socklen_t) salen) < 0 || chmod(path, 0600) < 0 || listen(fd, 16) < 0)
-                return negative_errno();
-        return TAKE_FD(fd);
+        daemon_idle_update(s->event, &s->idle_timer, arg_idle_sec * USEC_PER_SEC, s->n_conns > 0 || s->orphan_timer,
+                           on_idle, s);
 }
 
 static int server_listen(Server *s) {
-        const char *path = arg_listen ?: TMPFS_SOCKET_PATH;
-        int n;
+        int r;
 
         assert(s);
 
-        n = sd_listen_fds(true);
-        if (n > 1)
-                return log_error_errno(EINVAL, "Expected one listening socket, got %d.", n);
-        if (n == 1) {
-                s->listen_fd = SD_LISTEN_FDS_START;
-                s->socket_activated = true;
-                return fd_nonblock(s->listen_fd, true);
-        }
-        s->listen_fd = listen_own_socket(path);
-        if (s->listen_fd < 0)
-                return log_error_errno(s->listen_fd, "Failed to listen on %s: %m", path);
+        r = daemon_listen_unix(arg_listen ?: TMPFS_SOCKET_PATH, 16, &s->listen_fd);
+        if (r < 0)
+                return r;
+        s->socket_activated = r > 0;
         return 0;
 }
 

@@ -19,7 +19,6 @@
 #include "broker-proto.h"
 #include "config.h"
 #include "exec-client.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "mem-budget.h"
 #include "jsonrpc.h"
 #include "log.h"
@@ -31,24 +32,23 @@ struct LineConn {
         bool same_fd;
         sd_event_source *in_io, *out_io, *defer;
 
-        char *in_buf;           /* grows up to max_line, drawing on budget past the free part */
-        size_t in_size, in_alloc, max_line;
+        Buffer in;              /* grows up to max_line, drawing on budget past the free part */
         MemBudget *budget;
         bool skipping;          /* discarding the rest of an over-long line */
         bool received;          /* a whole message came */
         bool read_eof, close_after_flush, closed;
 
-        char *out_buf;
-        size_t out_size, out_alloc, out_off;
-        MemCharge out_charge;   /* out_buf, in budget, to the session's caller */
-        bool in_paused;         /* reading stopped while out_buf is full */
+        Buffer out;             /* no limit of its own: MAX_PENDING_OUTPUT counts from out_off */
+        size_t out_off;
+        MemCharge out_charge;   /* out, in budget, to the session's caller */
+        bool in_paused;         /* reading stopped while out is full */
 
         line_conn_closed_t on_closed;
         void *userdata;
 };
 
 static bool conn_done(LineConn *c) {
-        if (c->out_size > c->out_off)
+        if (c->out.size > c->out_off)
                 return false;
         if (c->close_after_flush)
                 return true;
@@ -96,8 +96,8 @@ static void on_session_idle(McpSession *s, void *userdata) {
 }
 
 static int flush_output(LineConn *c) {
-        while (c->out_off < c->out_size) {
-                ssize_t k = write(c->out_fd, c->out_buf + c->out_off, c->out_size - c->out_off);
+        while (c->out_off < c->out.size) {
+                ssize_t k = write(c->out_fd, c->out.data + c->out_off, c->out.size - c->out_off);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -107,33 +107,31 @@ static int flush_output(LineConn *c) {
                 }
                 c->out_off += (size_t) k;
         }
-        if (c->out_off == c->out_size)
-                c->out_off = c->out_size = 0;
+        if (c->out_off == c->out.size)
+                c->out_off = c->out.size = 0;
         return 0;
 }
 
-/* out_buf counts in the memory budget while it lives. Never refused: the
+/* out counts in the memory budget while it lives. Never refused: the
  * core made room for a call's reply before it let it out, and what is
  * counted keeps the next calls out. */
 static void out_charge(LineConn *c) {
         if (!c->out_charge.budget) {
-                if (!c->budget || !c->session || c->out_alloc == 0)
+                if (!c->budget || !c->session || c->out.allocated == 0)
                         return;
                 if (mem_charge_init(&c->out_charge, c->budget, mcp_session_caller(c->session)) < 0)
                         return;         /* out of memory: uncounted */
         }
-        mem_charge_force(&c->out_charge, c->out_alloc);
+        mem_charge_force(&c->out_charge, c->out.allocated);
 }
 
 static int update_out_watch(LineConn *c) {
-        bool want = c->out_size > c->out_off;
-        bool pause = c->out_size - c->out_off > OUT_PAUSE_BYTES;
+        bool want = c->out.size > c->out_off;
+        bool pause = c->out.size - c->out_off > OUT_PAUSE_BYTES;
 
-        if (!want && c->out_alloc > MEM_BUDGET_FREE) {
+        if (!want && c->out.allocated > MEM_BUDGET_FREE)
                 /* A large reply went out: give its room back. */
-                c->out_buf = mfree(c->out_buf);
-                c->out_alloc = 0;
-        }
+                buffer_free(&c->out);
         out_charge(c);
         if (c->in_io && pause != c->in_paused &&
             sd_event_source_set_enabled(c->in_io, pause ? SD_EVENT_OFF : SD_EVENT_ON) >= 0)
@@ -156,24 +154,21 @@ static int on_out(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
 }
 
 static int queue_line(LineConn *c, const char *json, size_t len) {
+        int r;
+
         if (c->closed)
                 return -EPIPE;
-        if (c->out_size - c->out_off + len + 1 > MAX_PENDING_OUTPUT) {
+        if (c->out.size - c->out_off + len + 1 > MAX_PENDING_OUTPUT) {
                 log_warning("Peer does not read its replies, dropping the connection.");
                 conn_close(c);
                 return -ENOBUFS;
         }
-        if (c->out_size + len + 1 > c->out_alloc) {
-                size_t want = MAX(c->out_size + len + 1, c->out_alloc * 2);
-                char *p = realloc(c->out_buf, want);
-                if (!p)
-                        return -ENOMEM;
-                c->out_buf = p;
-                c->out_alloc = want;
-        }
-        memcpy(c->out_buf + c->out_size, json, len);
-        c->out_buf[c->out_size + len] = '\n';
-        c->out_size += len + 1;
+        r = buffer_reserve(&c->out, len + 1);
+        if (r < 0)
+                return r;
+        memcpy(c->out.data + c->out.size, json, len);
+        c->out.data[c->out.size + len] = '\n';
+        c->out.size += len + 1;
 
         if (flush_output(c) < 0) {
                 conn_close(c);
@@ -230,38 +225,33 @@ static void over_budget(LineConn *c) {
         (void) queue_line(c, msg, len);
 }
 
-/* Room for want bytes of a line (plus its NUL). */
-static int in_reserve(LineConn *c, size_t want) {
-        size_t a;
-        char *p;
+/* Room for n more bytes of a line (plus its NUL), charged to the budget
+ * before it is taken. */
+static int in_reserve(LineConn *c, size_t n) {
+        size_t have = c->in.allocated, a;
+        int r;
 
-        if (want <= c->in_alloc)
+        if (c->in.size + n <= have)
                 return 0;
-        a = MIN(MAX(want, c->in_alloc * 2), c->max_line);
-        if (!mem_budget_grow_input(c->budget, c->in_alloc, a))
+        a = buffer_grow_size(&c->in, n);
+        if (!mem_budget_grow_input(c->budget, have, a))
                 return -ENOBUFS;
-        p = realloc(c->in_buf, a + 1);
-        if (!p) {
-                (void) mem_budget_grow_input(c->budget, a, c->in_alloc);
-                return -ENOMEM;
+        r = buffer_reserve(&c->in, n);
+        if (r < 0) {
+                (void) mem_budget_grow_input(c->budget, a, have);
+                return r;
         }
-        c->in_buf = p;
-        c->in_alloc = a;
         return 0;
 }
 
 /* After a large line: back to the small buffer, the budget given back. */
 static void in_shrink(LineConn *c) {
-        char *p;
+        size_t have = c->in.allocated;
 
-        if (c->in_alloc <= MEM_BUDGET_FREE)
+        if (have <= MEM_BUDGET_FREE)
                 return;
-        p = realloc(c->in_buf, MEM_BUDGET_FREE + 1);
-        if (!p)
-                return;
-        (void) mem_budget_grow_input(c->budget, c->in_alloc, MEM_BUDGET_FREE);
-        c->in_buf = p;
-        c->in_alloc = MEM_BUDGET_FREE;
+        buffer_shrink(&c->in, MEM_BUDGET_FREE);
+        (void) mem_budget_grow_input(c->budget, have, c->in.allocated);
 }
 
 static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -298,25 +288,25 @@ static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
                 if (c->skipping) {
                         if (nl)
                                 c->skipping = false;
-                } else if (c->in_size + n > c->max_line) {
+                } else if (c->in.size + n > c->in.limit) {
                         too_long(c);
-                        c->in_size = 0;
+                        c->in.size = 0;
                         c->skipping = !nl;
                         in_shrink(c);
-                } else if (in_reserve(c, c->in_size + n) < 0) {
+                } else if (in_reserve(c, n) < 0) {
                         over_budget(c);
-                        c->in_size = 0;
+                        c->in.size = 0;
                         c->skipping = !nl;
                         in_shrink(c);
                 } else {
-                        memcpy(c->in_buf + c->in_size, p, n);
-                        c->in_size += n;
+                        memcpy(c->in.data + c->in.size, p, n);
+                        c->in.size += n;
                         if (nl) {
-                                c->in_buf[c->in_size] = 0;
-                                size_t l = c->in_size;
-                                c->in_size = 0;
+                                c->in.data[c->in.size] = 0;
+                                size_t l = c->in.size;
+                                c->in.size = 0;
                                 c->received = true;
-                                handle_line(c, c->in_buf, l);
+                                handle_line(c, c->in.data, l);
                                 if (c->closed)
                                         return 0;
                                 in_shrink(c);
@@ -358,12 +348,11 @@ int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const M
                 }
         }
         c->peer = *peer;
-        c->max_line = max_line;
         c->on_closed = closed;
         c->userdata = userdata;
-        c->in_alloc = MIN(max_line, MEM_BUDGET_FREE);
-        c->in_buf = malloc(c->in_alloc + 1);
-        if (!c->in_buf) {
+        c->in = BUFFER_INIT(max_line);
+        c->out = BUFFER_INIT(SIZE_MAX);
+        if (buffer_reserve(&c->in, MIN(max_line, MEM_BUDGET_FREE)) < 0) {
                 line_conn_free(c);
                 return -ENOMEM;
         }
@@ -400,7 +389,7 @@ int line_conn_start(LineConn *c) {
 void line_conn_set_budget(LineConn *c, MemBudget *budget) {
         assert(c);
         /* Before any input: nothing taken from another budget yet. */
-        assert(c->in_alloc <= MEM_BUDGET_FREE);
+        assert(c->in.allocated <= MEM_BUDGET_FREE);
         c->budget = budget;
 }
 
@@ -427,10 +416,10 @@ LineConn *line_conn_free(LineConn *c) {
         if (c->in_fd != c->out_fd)
                 safe_close(c->out_fd);
         safe_close(c->in_fd);
-        mem_budget_release_input(c->budget, c->in_alloc);
+        mem_budget_release_input(c->budget, c->in.allocated);
         mem_charge_done(&c->out_charge);
-        free(c->in_buf);
-        free(c->out_buf);
+        buffer_free(&c->in);
+        buffer_free(&c->out);
         sd_event_unref(c->event);
         free(c);
         return NULL;

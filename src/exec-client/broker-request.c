@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "util.h"
 

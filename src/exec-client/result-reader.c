@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "image-info.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "mime-type.h"
 #include "utf8.h"

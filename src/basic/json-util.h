@@ -1,15 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Small json-c helpers: builders that make out-of-memory visible (json-c
- * constructors return NULL, and json_object_object_add() would store that as
- * null), typed getters that take absent and mistyped members alike, and two
- * for echoing client strings safely. */
+/* Small json-c helpers: _cleanup_json_, builders that make out-of-memory
+ * visible (json-c constructors return NULL, and json_object_object_add()
+ * would store that as null), typed getters that take absent and mistyped
+ * members alike, and two for echoing client strings safely. */
 
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+static inline void json_object_putp(json_object **j) {
+        if (*j)
+                (void) json_object_put(*j);
+}
+#define _cleanup_json_ __attribute__((cleanup(json_object_putp)))
 
 /* Adds v under key and takes it; -ENOMEM (v released) if v is NULL or the
  * add fails. For a deliberate JSON null use json_add_null(). */

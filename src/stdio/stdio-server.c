@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <systemd/sd-bus.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "jsonrpc.h"
 #include "line-conn.h"

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "daemon-util.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "socket-util.h"
+#include "util.h"
+
+int event_new_daemon(sd_event **ret) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        sigset_t mask;
+        int r;
+
+        assert(ret);
+
+        r = sd_event_default(&e);
+        if (r < 0)
+                return r;
+        (void) sigemptyset(&mask);
+        (void) sigaddset(&mask, SIGTERM);
+        (void) sigaddset(&mask, SIGINT);
+        (void) sigprocmask(SIG_BLOCK, &mask, NULL);
+        /* No handler: sd-event exits the loop. */
+        (void) sd_event_add_signal(e, NULL, SIGTERM, NULL, NULL);
+        (void) sd_event_add_signal(e, NULL, SIGINT, NULL, NULL);
+        (void) sd_event_set_watchdog(e, true);
+        *ret = TAKE_PTR(e);
+        return 0;
+}
+
+static int listen_own_socket(const char *path, int backlog) {
+        union sockaddr_union sa;
+        _cleanup_close_ int fd = -EBADF;
+        int salen;
+
+        assert(path);
+
+        salen = sockaddr_un_set_path(&sa.un, path);
+        if (salen < 0)
+                return salen;
+        fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return negative_errno();
+        (void) unlink(path);
+        if (bind(fd, &sa.sa, (socklen_t) salen) < 0 || chmod(path, 0600) < 0 || listen(fd, backlog) < 0)
+                return negative_errno();
+        return TAKE_FD(fd);
+}
+
+int daemon_listen_unix(const char *path, int backlog, int *ret_fd) {
+        int fd, n, r;
+
+        assert(path);
+        assert(ret_fd);
+
+        n = sd_listen_fds(true);
+        if (n > 1)
+                return log_error_errno(EINVAL, "Expected one listening socket, got %d.", n);
+        if (n == 1) {
+                r = fd_nonblock(SD_LISTEN_FDS_START, true);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to make the listening socket non-blocking: %m");
+                *ret_fd = SD_LISTEN_FDS_START;
+                return 1;
+        }
+        fd = listen_own_socket(path, backlog);
+        if (fd < 0)
+                return log_error_errno(fd, "Failed to listen on %s: %m", path);
+        *ret_fd = fd;
+        return 0;
+}
+
+void daemon_idle_update(sd_event *e, sd_event_source **timer, uint64_t usec, bool busy,
+                        sd_event_time_handler_t callback, void *userdata) {
+        assert(e);
+        assert(timer);
+        assert(callback);
+
+        if (busy) {
+                (void) sd_event_source_set_enabled(*timer, SD_EVENT_OFF);
+                return;
+        }
+        if (!*timer) {
+                if (sd_event_add_time_relative(e, timer, CLOCK_MONOTONIC, usec, 0, callback, userdata) < 0)
+                        log_warning("Failed to arm the idle timer, ignoring.");
+                return;
+        }
+        (void) sd_event_source_set_time_relative(*timer, usec);
+        (void) sd_event_source_set_enabled(*timer, SD_EVENT_ONESHOT);
+}
+
+int daemon_exit_idle(sd_event *e) {
+        assert(e);
+
+        (void) sd_notify(false, "STOPPING=1");
+        return sd_event_exit(e, 0);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What the three daemons (broker, mount daemon, front end) do alike: one
+ * loop, the socket systemd passes or one of our own, and the exit when idle.
+ * What counts as idle, and what to say then, stays with each daemon. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+/* The daemon's one loop: the thread's default sd-event, which exits on
+ * SIGTERM and SIGINT (blocked here so that sd-event can take them) and pings
+ * the service watchdog when the unit has one. */
+int event_new_daemon(sd_event **ret);
+
+/* The one socket systemd passed us (made non-blocking), else a
+ * SOCK_SEQPACKET socket of our own bound at path (whatever had the name is
+ * unlinked first), mode 0600, listening with backlog. Logs its failures.
+ * Returns 1 with *ret_fd the activated socket, 0 with *ret_fd our own; -EINVAL
+ * if systemd passed more than one. */
+int daemon_listen_unix(const char *path, int backlog, int *ret_fd);
+
+/* Keeps the idle timer *timer (created on first use, one-shot, usec from now,
+ * calling callback) off while busy, and restarts it from now otherwise. A
+ * timer that cannot be created is logged and ignored: the daemon then only
+ * stays. */
+void daemon_idle_update(sd_event *e, sd_event_source **timer, uint64_t usec, bool busy,
+                        sd_event_time_handler_t callback, void *userdata);
+
+/* Leaves the loop of an idle daemon, telling systemd it is stopping. The
+ * caller says why, in its own words, first. */
+int daemon_exit_idle(sd_event *e);

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for src/basic/daemon-util.[ch]: listening with or without
+ * socket activation, and the idle timer. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "daemon-util.h"
+#include "macro.h"
+#include "socket-util.h"
+#include "test-helpers.h"
+
+static void check_listener(int fd, bool cloexec) {
+        int type = 0, flags;
+        socklen_t l = sizeof type;
+
+        ASSERT_EQ_INT(getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l), 0);
+        ASSERT_EQ_INT(type, SOCK_SEQPACKET);
+        flags = fcntl(fd, F_GETFL);
+        ASSERT_TRUE(flags >= 0 && (flags & O_NONBLOCK));
+        if (cloexec)
+                ASSERT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+}
+
+TEST(test_listen_own) {
+        char dir[] = "/tmp/test-daemon-util-XXXXXX", path[64];
+        struct stat st;
+        int fd = -EBADF, c;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        (void) snprintf(path, sizeof path, "%s/s", dir);
+        ASSERT_EQ_INT(unsetenv("LISTEN_FDS"), 0);
+        /* A leftover at the path (a stale socket, or anything) is replaced. */
+        c = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+        ASSERT_TRUE(c >= 0);
+        (void) close(c);
+
+        ASSERT_EQ_INT(daemon_listen_unix(path, 5, &fd), 0);
+        check_listener(fd, true);
+        ASSERT_EQ_INT(stat(path, &st), 0);
+        ASSERT_TRUE(S_ISSOCK(st.st_mode));
+        ASSERT_EQ_INT(st.st_mode & 07777, 0600);
+        c = socket_connect_unix(SOCK_SEQPACKET, path);
+        ASSERT_TRUE(c >= 0);
+        (void) close(c);
+        (void) close(fd);
+
+        /* Nowhere to bind: an error, and nothing in *ret_fd. */
+        fd = -EBADF;
+        (void) snprintf(path, sizeof path, "%s/missing/s", dir);
+        ASSERT_EQ_INT(daemon_listen_unix(path, 5, &fd), -ENOENT);
+        ASSERT_EQ_INT(fd, -EBADF);
+
+        (void) snprintf(path, sizeof path, "%s/s", dir);
+        (void) unlink(path);
+        (void) rmdir(dir);
+}
+
+/* In a child: fd 3 and $LISTEN_* are the process's own. */
+static void activated_child(int n_fds) {
+        int s, fd = -EBADF, r;
+        char buf[16];
+
+        s = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+        ASSERT_TRUE(s >= 0);
+        for (int i = 0; i < n_fds; i++)
+                ASSERT_EQ_INT(dup2(s, SD_LISTEN_FDS_START + i), SD_LISTEN_FDS_START + i);
+        (void) snprintf(buf, sizeof buf, "%d", (int) getpid());
+        ASSERT_EQ_INT(setenv("LISTEN_PID", buf, 1), 0);
+        (void) snprintf(buf, sizeof buf, "%d", n_fds);
+        ASSERT_EQ_INT(setenv("LISTEN_FDS", buf, 1), 0);
+
+        r = daemon_listen_unix("/nonexistent/never-bound", 5, &fd);
+        if (n_fds == 1) {
+                ASSERT_EQ_INT(r, 1);
+                ASSERT_EQ_INT(fd, SD_LISTEN_FDS_START);
+                check_listener(fd, false);
+        } else
+                ASSERT_EQ_INT(r, -EINVAL);
+        /* Taken from the environment: children do not see them. */
+        ASSERT_TRUE(!getenv("LISTEN_FDS"));
+        _exit(EXIT_SUCCESS);
+}
+
+TEST(test_listen_activated) {
+        for (int n = 1; n <= 2; n++) {
+                int status;
+                pid_t pid = fork();
+
+                ASSERT_TRUE(pid >= 0);
+                if (pid == 0)
+                        activated_child(n);
+                ASSERT_EQ_INT(waitpid(pid, &status, 0), pid);
+                ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_SUCCESS);
+        }
+}
+
+static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
+        unsigned *n = userdata;
+
+        (*n)++;
+        return daemon_exit_idle(sd_event_source_get_event(s));
+}
+
+TEST(test_idle_timer) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        sd_event_source *t = NULL;
+        unsigned fired = 0;
+        int enabled;
+
+        ASSERT_EQ_INT(unsetenv("NOTIFY_SOCKET"), 0);
+        ASSERT_EQ_INT(sd_event_new(&e), 0);
+
+        /* Busy before any timer: none is made. */
+        daemon_idle_update(e, &t, 1000, true, on_idle, &fired);
+        ASSERT_TRUE(!t);
+        daemon_idle_update(e, &t, 1000, false, on_idle, &fired);
+        ASSERT_TRUE(t);
+        ASSERT_EQ_INT(sd_event_source_get_enabled(t, &enabled), 1);
+        ASSERT_EQ_INT(enabled, SD_EVENT_ONESHOT);
+        daemon_idle_update(e, &t, 1000, true, on_idle, &fired);
+        ASSERT_EQ_INT(sd_event_source_get_enabled(t, &enabled), 0);
+        ASSERT_EQ_INT(enabled, SD_EVENT_OFF);
+        /* Idle again: the same timer, armed again; it ends the loop. */
+        sd_event_source *before = t;
+        daemon_idle_update(e, &t, 1000, false, on_idle, &fired);
+        ASSERT_TRUE(t == before);
+        ASSERT_EQ_INT(sd_event_loop(e), 0);
+        ASSERT_EQ_INT(fired, 1);
+        sd_event_source_disable_unref(t);
+}
+
+int main(void) {
+        RUN(test_listen_own);
+        RUN(test_listen_activated);
+        RUN(test_idle_timer);
+        return 0;
+}
