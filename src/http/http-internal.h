@@ -108,7 +108,7 @@ struct HttpSession {
         HttpRequest *current;           /* the POST being handed to the core right now */
         unsigned n_streams;
         uint64_t last_used;
-        uint64_t last_mcp_origin;       /* the last HttpRequest.mcp_origin handed out */
+        uint64_t last_mcp_origin;       /* the last HttpRequest.route.mcp_origin handed out */
 };
 
 /* http-server.c */

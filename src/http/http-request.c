@@ -162,9 +162,9 @@ static void request_hold(HttpRequest *req, uint64_t bytes) {
         HttpServer *h = req->server;
 
         if (!req->held.budget) {
-                if (!h->config.budget || !req->session || !req->session->mcp || bytes == 0)
+                if (!h->config.budget || !req->route.session || !req->route.session->mcp || bytes == 0)
                         return;
-                if (mem_charge_init(&req->held, h->config.budget, mcp_session_caller(req->session->mcp)) < 0)
+                if (mem_charge_init(&req->held, h->config.budget, mcp_session_caller(req->route.session->mcp)) < 0)
                         return;         /* out of memory: uncounted, as before */
         }
         mem_charge_force(&req->held, bytes);
@@ -172,12 +172,12 @@ static void request_hold(HttpRequest *req, uint64_t bytes) {
 
 void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
         request_hold(req, body ? size : 0);
-        free(req->reply);
-        req->reply = body;
-        req->reply_size = size;
-        req->reply_status = status;
-        req->reply_type = type;
-        req->reply_ready = true;
+        free(req->reply.data);
+        req->reply.data = body;
+        req->reply.size = size;
+        req->reply.status = status;
+        req->reply.type = type;
+        req->reply.ready = true;
         http_request_resume(req);
 }
 
@@ -200,26 +200,26 @@ mhd_result http_request_queue_reply(HttpRequest *req) {
         struct MHD_Response *resp;
         HeldReply *held;
 
-        req->reply_ready = false;
+        req->reply.ready = false;
         held = new0(HeldReply, 1);
         if (!held)
                 return MHD_NO;
-        resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply_size, req->reply, held_reply_free,
+        resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply.size, req->reply.data, held_reply_free,
                                                                       held);
         if (!resp) {
                 free(held);
                 return MHD_NO;
         }
-        held->data = TAKE_PTR(req->reply);
+        held->data = TAKE_PTR(req->reply.data);
         mem_charge_move(&held->charge, &req->held);
-        if (MHD_add_response_header(resp, "Content-Type", req->reply_type) == MHD_NO ||
-            (req->is_status && MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_NO) ||
-            (req->reply_session_header && req->session &&
-             MHD_add_response_header(resp, "Mcp-Session-Id", req->session->id) == MHD_NO)) {
+        if (MHD_add_response_header(resp, "Content-Type", req->reply.type) == MHD_NO ||
+            (req->status.wanted && MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_NO) ||
+            (req->reply.session_header && req->route.session &&
+             MHD_add_response_header(resp, "Mcp-Session-Id", req->route.session->id) == MHD_NO)) {
                 MHD_destroy_response(resp);
                 return MHD_NO;
         }
-        return http_request_queue(req, req->reply_status, resp);
+        return http_request_queue(req, req->reply.status, resp);
 }
 
 /* SSE */
@@ -236,23 +236,23 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
         if (req->peer_gone)
                 return MHD_CONTENT_READER_END_WITH_ERROR;
-        n = req->out_size - req->out_off;
+        n = req->sse.size - req->sse.off;
         if (n > 0) {
                 n = MIN(n, max);
-                memcpy(buf, req->out + req->out_off, n);
-                req->out_off += n;
-                if (req->out_off == req->out_size) {
-                        req->out_off = req->out_size = 0;
+                memcpy(buf, req->sse.buf + req->sse.off, n);
+                req->sse.off += n;
+                if (req->sse.off == req->sse.size) {
+                        req->sse.off = req->sse.size = 0;
                         /* A large reply went out: its room too. */
-                        if (req->out_alloc > SSE_BLOCK_SIZE) {
-                                req->out = mfree(req->out);
-                                req->out_alloc = 0;
+                        if (req->sse.alloc > SSE_BLOCK_SIZE) {
+                                req->sse.buf = mfree(req->sse.buf);
+                                req->sse.alloc = 0;
                                 request_hold(req, 0);
                         }
                 }
                 return (ssize_t) n;
         }
-        if (req->sse_end)
+        if (req->sse.end)
                 return MHD_CONTENT_READER_END_OF_STREAM;
         /* Returning 0 without suspending would have MHD call us in a loop. */
         http_request_suspend(req);
@@ -264,8 +264,8 @@ static int on_keepalive(sd_event_source *s, uint64_t usec, void *userdata) {
 
         /* Keeps proxies and clients from timing out, and finds peers that are
          * gone (a suspended connection notices only when written to). */
-        if (req->out_size == req->out_off &&
-            buf_append(&req->out, &req->out_size, &req->out_alloc, ": keep-alive\n\n", 14) >= 0)
+        if (req->sse.size == req->sse.off &&
+            buf_append(&req->sse.buf, &req->sse.size, &req->sse.alloc, ": keep-alive\n\n", 14) >= 0)
                 sse_wake(req);
         (void) sd_event_source_set_time_relative(s, req->server->config.keepalive_usec);
         (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -277,7 +277,7 @@ mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
         struct MHD_Response *resp;
 
         /* Something to send at once, so the client gets the headers now. */
-        if (buf_append(&req->out, &req->out_size, &req->out_alloc, initial ?: ": stream\n\n",
+        if (buf_append(&req->sse.buf, &req->sse.size, &req->sse.alloc, initial ?: ": stream\n\n",
                        strlen(initial ?: ": stream\n\n")) < 0)
                 return MHD_NO;
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK_SIZE, sse_read, req, NULL);
@@ -290,34 +290,34 @@ mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
                 return MHD_NO;
         }
         if (h->config.keepalive_usec > 0 &&
-            sd_event_add_time_relative(h->event, &req->keepalive, CLOCK_MONOTONIC, h->config.keepalive_usec,
+            sd_event_add_time_relative(h->event, &req->sse.keepalive, CLOCK_MONOTONIC, h->config.keepalive_usec,
                                        USEC_PER_SEC, on_keepalive, req) < 0)
                 log_debug("Cannot arm the SSE keep-alive timer; the stream goes on without.");
-        req->sse = true;
-        if (req->session)
-                req->session->n_streams++;
+        req->sse.on = true;
+        if (req->route.session)
+                req->route.session->n_streams++;
         return http_request_queue(req, MHD_HTTP_OK, resp);
 }
 
 int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len) {
-        if (req->sse_end || req->peer_gone)
+        if (req->sse.end || req->peer_gone)
                 return -EPIPE;
-        if (req->out_size - req->out_off + len > SSE_MAX_PENDING) {
+        if (req->sse.size - req->sse.off + len > SSE_MAX_PENDING) {
                 log_warning("HTTP client does not read its event stream, dropping it.");
                 req->peer_gone = true;
                 sse_wake(req);
                 return -ENOBUFS;
         }
-        if (sse_append_event(&req->out, &req->out_size, &req->out_alloc, event, data, len) < 0)
+        if (sse_append_event(&req->sse.buf, &req->sse.size, &req->sse.alloc, event, data, len) < 0)
                 return log_oom();
-        request_hold(req, req->out_alloc);
+        request_hold(req, req->sse.alloc);
         sse_wake(req);
         return 0;
 }
 
 void http_request_sse_finish(HttpRequest *req) {
-        req->sse_end = true;
-        req->keepalive = sd_event_source_disable_unref(req->keepalive);
+        req->sse.end = true;
+        req->sse.keepalive = sd_event_source_disable_unref(req->sse.keepalive);
         sse_wake(req);
 }
 
@@ -350,12 +350,12 @@ HttpRequest *http_request_free(HttpRequest *req) {
                 req->hangup = sd_event_source_disable_unref(req->hangup);
                 LIST_REMOVE(susp, h->suspended, req);
         }
-        sd_event_source_disable_unref(req->keepalive);
+        sd_event_source_disable_unref(req->sse.keepalive);
         mem_budget_release_input(h->config.budget, req->budget_held);
         mem_charge_done(&req->held);
         free(req->body);
-        free(req->reply);
-        free(req->out);
+        free(req->reply.data);
+        free(req->sse.buf);
         free(req);
         return NULL;
 }

@@ -30,6 +30,48 @@ typedef enum HttpRequestState {
         REQUEST_DONE,                   /* a response is queued */
 } HttpRequestState;
 
+/* What became of the body as it came in. */
+typedef enum HttpBodyVerdict {
+        HTTP_BODY_KEPT,                 /* read into HttpRequest.body */
+        HTTP_BODY_TOO_LARGE,            /* past max_body: read on, kept nothing, 413 at the end */
+        HTTP_BODY_OVER_BUDGET,          /* past the memory budget: read on, kept nothing, 503 */
+} HttpBodyVerdict;
+
+/* GET /healthz or /metrics. */
+typedef struct HttpStatusRoute {
+        bool wanted;                    /* the request is for one of them */
+        bool details;                   /* the reasons, not just the verdict */
+        bool waiting;                   /* in HttpServer.status_waiting */
+        HttpStatusKind kind;
+} HttpStatusRoute;
+
+/* A complete reply for the next call of the access handler. */
+typedef struct HttpReply {
+        bool ready;
+        bool session_header;            /* add Mcp-Session-Id (initialize) */
+        unsigned status;
+        char *data;
+        size_t size;
+        const char *type;
+} HttpReply;
+
+/* An SSE response. */
+typedef struct HttpSse {
+        bool on;                        /* the response is a stream */
+        bool end;                       /* ends once buf is sent */
+        char *buf;
+        size_t size, off, alloc;
+        sd_event_source *keepalive;
+} HttpSse;
+
+/* Routing of what the session sends. */
+typedef struct HttpRoute {
+        HttpSession *session;
+        bool pending;                   /* in session->requests */
+        bool is_stream;                 /* the GET /mcp or /sse stream of its session */
+        uint64_t mcp_origin;            /* what the core tags its replies and progress with */
+} HttpRoute;
+
 struct HttpRequest {
         HttpServer *server;
         struct MHD_Connection *conn;
@@ -44,39 +86,23 @@ struct HttpRequest {
         char *body;
         size_t body_size, body_alloc;
         size_t budget_held;             /* of HttpServer.budget, for the body */
-        bool too_large, over_budget;
+        HttpBodyVerdict body_verdict;
 
         LIST_FIELDS(HttpRequest, susp);         /* in HttpServer.suspended */
-        /* GET /healthz or /metrics. */
-        bool is_status, status_details, status_waiting;
-        HttpStatusKind status_kind;
-        LIST_FIELDS(HttpRequest, status);       /* in HttpServer.status_waiting */
         bool suspended, peer_gone;
         sd_event_source *hangup;
 
-        /* A complete reply for the next call of the access handler. */
-        bool reply_ready;
-        unsigned reply_status;
-        char *reply;
-        size_t reply_size;
-        const char *reply_type;
-        bool reply_session_header;      /* add Mcp-Session-Id (initialize) */
+        HttpStatusRoute status;
+        LIST_FIELDS(HttpRequest, status);       /* in HttpServer.status_waiting */
 
-        /* An SSE response. */
-        bool sse, sse_end;
-        char *out;
-        size_t out_size, out_off, out_alloc;
+        HttpReply reply;
+        HttpSse sse;
         /* The reply or the SSE buffer, charged to the MCP session's caller
          * in the memory budget until sent (a reply's goes with it to MHD). */
         MemCharge held;
-        sd_event_source *keepalive;
 
-        /* Routing of what the session sends. */
-        HttpSession *session;
-        HttpRequest *sess_prev, *sess_next;     /* in session->requests */
-        bool pending;                   /* in session->requests */
-        bool is_stream;                 /* the GET /mcp or /sse stream of its session */
-        uint64_t mcp_origin;            /* what the core tags its replies and progress with */
+        HttpRoute route;
+        HttpRequest *sess_prev, *sess_next;     /* in route.session->requests */
 };
 
 /* A request for the connection MHD gave us: url and method stay MHD's. */

@@ -214,9 +214,9 @@ static mhd_result status_begin(HttpRequest *req, HttpStatusKind kind, bool detai
         if ((cl && !streq(cl, "0")) || http_request_header(req, "Transfer-Encoding"))
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: this endpoint takes no body");
-        req->is_status = true;
-        req->status_kind = kind;
-        req->status_details = details;
+        req->status.wanted = true;
+        req->status.kind = kind;
+        req->status.details = details;
         return MHD_YES;
 }
 
@@ -336,7 +336,7 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
 }
 
 static mhd_result dispatch(HttpRequest *req) {
-        if (req->is_status)
+        if (req->status.wanted)
                 return http_status_handle(req);
         if (streq(req->url, "/mcp"))
                 return streamable_handle(req);
@@ -360,12 +360,12 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 size_t n = *upload_data_size;
 
                 *upload_data_size = 0;
-                if (req->too_large || req->over_budget || req->state != REQUEST_RECEIVING)
+                if (req->body_verdict != HTTP_BODY_KEPT || req->state != REQUEST_RECEIVING)
                         return MHD_YES;
                 if (n > h->config.max_body - req->body_size) {
                         /* Chunked, so not refused up front: read on, keep nothing,
                          * answer 413 at the end. */
-                        req->too_large = true;
+                        req->body_verdict = HTTP_BODY_TOO_LARGE;
                         req->body = mfree(req->body);
                         req->body_size = req->body_alloc = 0;
                         return MHD_YES;
@@ -373,7 +373,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 if (req->body_size + n > req->budget_held) {
                         /* Chunked: held as it comes. */
                         if (!mem_budget_grow_input(h->config.budget, req->budget_held, req->body_size + n)) {
-                                req->over_budget = true;
+                                req->body_verdict = HTTP_BODY_OVER_BUDGET;
                                 req->body = mfree(req->body);
                                 req->body_size = req->body_alloc = 0;
                                 return MHD_YES;
@@ -387,12 +387,12 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
 
         switch (req->state) {
         case REQUEST_RECEIVING:
-                if (req->too_large) {
+                if (req->body_verdict == HTTP_BODY_TOO_LARGE) {
                         log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
                         return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
                                                   "Content Too Large: the message exceeds the size limit");
                 }
-                if (req->over_budget)
+                if (req->body_verdict == HTTP_BODY_OVER_BUDGET)
                         return refuse_over_budget(req);
                 http_conn_request_received(req);
                 r = dispatch(req);
@@ -403,7 +403,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 req->budget_held = 0;
                 return r;
         case REQUEST_WAITING:
-                if (req->reply_ready)
+                if (req->reply.ready)
                         return http_request_queue_reply(req);
                 /* Woken without a reply: wait on. */
                 http_request_suspend(req);

@@ -32,10 +32,10 @@ static HttpRequest *find_by_origin(HttpSession *s, uint64_t origin) {
                 return NULL;
         /* The POST being handled gets its immediate replies, whether or not
          * it waits for any (an error about an unreadable message). */
-        if (s->current && s->current->mcp_origin == origin)
+        if (s->current && s->current->route.mcp_origin == origin)
                 return s->current;
         LIST_FOREACH(sess, r, s->requests)
-                if (r->pending && r->mcp_origin == origin)
+                if (r->route.pending && r->route.mcp_origin == origin)
                         return r;
         return NULL;
 }
@@ -53,7 +53,7 @@ static HttpRequest *route(HttpSession *s, const McpMessage *m) {
                 return s->stream;
         /* Progress only where the POST became an event stream. */
         r = find_by_origin(s, m->origin);
-        return r && r->sse ? r : NULL;
+        return r && r->sse.on ? r : NULL;
 }
 
 /* The HTTP status for a JSON reply: the stateless revision maps some errors
@@ -101,16 +101,16 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
                 log_debug("HTTP session: nobody waits for a %s, dropped.", ends ? "reply" : "notification");
                 return 0;
         }
-        if (target->sse) {
+        if (target->sse.on) {
                 if (msg->json)
                         (void) http_request_sse_event(target, NULL, msg->json, msg->len);
-                if (ends && target->pending) {
-                        target->pending = false;
+                if (ends && target->route.pending) {
+                        target->route.pending = false;
                         http_request_sse_finish(target);
                 }
                 return 0;
         }
-        target->pending = false;
+        target->route.pending = false;
         if (!msg->json) {
                 /* No reply will come; an event stream that ends at once is a
                  * valid answer to a request. */
@@ -192,7 +192,7 @@ int http_session_new(HttpServer *h, HttpSessionKind kind, HttpRequest *req, Http
 }
 
 static void detach(HttpRequest *req) {
-        HttpSession *s = req->session;
+        HttpSession *s = req->route.session;
 
         assert(req);
 
@@ -201,10 +201,10 @@ static void detach(HttpRequest *req) {
                 s->stream = NULL;
         if (s->current == req)
                 s->current = NULL;
-        if (req->sse && s->n_streams > 0)
+        if (req->sse.on && s->n_streams > 0)
                 s->n_streams--;
-        req->session = NULL;
-        req->pending = false;
+        req->route.session = NULL;
+        req->route.pending = false;
 }
 
 HttpSession *http_session_free(HttpSession *s) {
@@ -216,10 +216,10 @@ HttpSession *http_session_free(HttpSession *s) {
         /* Whoever still waits on it gets an end, not silence. */
         while (s->requests) {
                 HttpRequest *req = s->requests;
-                bool waiting = req->pending && !req->sse;
+                bool waiting = req->route.pending && !req->sse.on;
 
                 detach(req);
-                if (req->sse)
+                if (req->sse.on)
                         http_request_sse_finish(req);
                 else if (waiting) {
                         char *body;
@@ -343,9 +343,9 @@ int http_session_handle(HttpSession *s, HttpRequest *req, McpInbound *info) {
         http_session_touch(s);
         /* The legacy transport (no req) sends everything on its stream. */
         if (req)
-                req->mcp_origin = ++s->last_mcp_origin;
+                req->route.mcp_origin = ++s->last_mcp_origin;
         s->current = req;
-        r = mcp_session_handle_inbound(s->mcp, info, req ? req->mcp_origin : 0);
+        r = mcp_session_handle_inbound(s->mcp, info, req ? req->route.mcp_origin : 0);
         s->current = NULL;
         return r;
 }
@@ -354,14 +354,14 @@ void http_session_add_request(HttpSession *s, HttpRequest *req) {
         assert(s);
         assert(req);
 
-        req->session = s;
+        req->route.session = s;
         LIST_PREPEND(sess, s->requests, req);
-        req->pending = !req->is_stream;
+        req->route.pending = !req->route.is_stream;
 }
 
 void http_session_request_gone(HttpRequest *req) {
-        HttpSession *s = req->session;
-        bool was_stream = req->is_stream;
+        HttpSession *s = req->route.session;
+        bool was_stream = req->route.is_stream;
 
         if (!s)
                 return;

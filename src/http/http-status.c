@@ -41,7 +41,7 @@ static int ask(HttpRequest *req, HttpStatusAnswer *ret) {
         HttpServer *h = req->server;
 
         *ret = (HttpStatusAnswer) {};
-        return h->status_handler(h, req->status_kind, req->status_details, ret, h->status_userdata);
+        return h->status_handler(h, req->status.kind, req->status.details, ret, h->status_userdata);
 }
 
 mhd_result http_status_handle(HttpRequest *req) {
@@ -49,7 +49,7 @@ mhd_result http_status_handle(HttpRequest *req) {
         HttpStatusAnswer a;
         int r;
 
-        assert(req->is_status);
+        assert(req->status.wanted);
 
         r = ask(req, &a);
         if (r < 0) {
@@ -59,7 +59,7 @@ mhd_result http_status_handle(HttpRequest *req) {
         }
         if (r > 0)
                 return answer(req, &a);
-        req->status_waiting = true;
+        req->status.waiting = true;
         LIST_PREPEND(status, h->status_waiting, req);
         req->state = REQUEST_WAITING;
         http_request_suspend(req);
@@ -67,10 +67,10 @@ mhd_result http_status_handle(HttpRequest *req) {
 }
 
 void http_status_request_gone(HttpRequest *req) {
-        if (!req->status_waiting)
+        if (!req->status.waiting)
                 return;
         LIST_REMOVE(status, req->server->status_waiting, req);
-        req->status_waiting = false;
+        req->status.waiting = false;
 }
 
 void http_server_status_ready(HttpServer *h) {
@@ -86,10 +86,10 @@ void http_server_status_ready(HttpServer *h) {
                 int r;
 
                 LIST_REMOVE(status, waiting, req);
-                req->status_waiting = false;
+                req->status.waiting = false;
                 r = ask(req, &a);
                 if (r == 0) {
-                        req->status_waiting = true;
+                        req->status.waiting = true;
                         LIST_PREPEND(status, h->status_waiting, req);
                         continue;
                 }

@@ -38,7 +38,7 @@ mhd_result legacy_sse_open(HttpRequest *req) {
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_LEGACY, req, &s) < 0)
                 return MHD_NO;
-        req->is_stream = true;
+        req->route.is_stream = true;
         http_session_add_request(s, req);
         s->stream = req;
         if (asprintf(&endpoint, "event: endpoint\ndata: /messages?sessionId=%s\n\n", s->id) < 0) {

@@ -135,12 +135,12 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, McpInbound *info, b
 
         if (want_sse)
                 return MHD_YES;
-        if (req->reply_ready) {
-                if (req->reply_session_header && ret_initialized && !*ret_initialized)
-                        req->reply_session_header = false;
+        if (req->reply.ready) {
+                if (req->reply.session_header && ret_initialized && !*ret_initialized)
+                        req->reply.session_header = false;
                 return http_request_queue_reply(req);
         }
-        if (!req->pending)
+        if (!req->route.pending)
                 return http_request_empty(req, MHD_HTTP_ACCEPTED);
         /* No timeout applies while suspended: the run has its own. */
         req->state = REQUEST_WAITING;
@@ -167,7 +167,7 @@ static mhd_result post_stateless(HttpRequest *req, McpInbound *info, const char 
         if (http_session_new(req->server, HTTP_SESSION_STATELESS, req, &s) < 0)
                 return MHD_NO;
         m = post_run(req, s, info, NULL);
-        if (m == MHD_NO && !req->session)
+        if (m == MHD_NO && !req->route.session)
                 http_session_free(s);
         return m;
 }
@@ -183,7 +183,7 @@ static mhd_result post_initialize(HttpRequest *req, McpInbound *info) {
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_STREAMABLE, req, &s) < 0)
                 return MHD_NO;
-        req->reply_session_header = true;
+        req->reply.session_header = true;
         m = post_run(req, s, info, &initialized);
         if (!initialized) {
                 /* The error went out without a session id; nothing to keep. */
@@ -264,7 +264,7 @@ static mhd_result mcp_get(HttpRequest *req) {
                 return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_SERVER_ERROR,
                                           "Too Many Requests: too many streams open in this session");
         /* Last-Event-ID is ignored: streams are not resumable. */
-        req->is_stream = true;
+        req->route.is_stream = true;
         http_session_add_request(s, req);
         s->stream = req;
         http_session_touch(s);
