@@ -30,6 +30,9 @@
 #define SSE_MAX_PENDING ((size_t) 64 * 1024 * 1024)
 
 const char *http_request_header(HttpRequest *req, const char *name) {
+        assert(req);
+        assert(name);
+
         return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
@@ -37,6 +40,9 @@ void http_request_log_peer(HttpRequest *req, char *buf, size_t size) {
         const union MHD_ConnectionInfo *i = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
         const struct sockaddr *sa = i ? i->client_addr : NULL;
         char a[INET6_ADDRSTRLEN] = "?";
+
+        assert(req);
+        assert(buf);
 
         if (sa && sa->sa_family == AF_INET)
                 (void) inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, a, sizeof a);
@@ -50,6 +56,9 @@ void http_request_log_peer(HttpRequest *req, char *buf, size_t size) {
 static int on_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         HttpRequest *req = userdata;
 
+        assert(s);
+        assert(userdata);
+
         /* Suspended connections are not watched by MHD; without this a client
          * that gave up would be noticed only at our next write. */
         log_debug("HTTP client closed its connection while waiting (%s %s).", req->method, req->url);
@@ -61,6 +70,8 @@ static int on_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdat
 void http_request_suspend(HttpRequest *req) {
         HttpServer *h = req->server;
         const union MHD_ConnectionInfo *i;
+
+        assert(req);
 
         if (req->suspended)
                 return;
@@ -79,6 +90,8 @@ void http_request_suspend(HttpRequest *req) {
 void http_request_resume(HttpRequest *req) {
         HttpServer *h = req->server;
 
+        assert(req);
+
         if (!req->suspended)
                 return;
         req->hangup = sd_event_source_disable_unref(req->hangup);
@@ -90,6 +103,8 @@ void http_request_resume(HttpRequest *req) {
 
 mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Response *resp) {
         mhd_result r;
+
+        assert(req);
 
         if (!resp)
                 return MHD_NO;
@@ -110,6 +125,9 @@ mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Resp
 mhd_result http_request_json(HttpRequest *req, unsigned status, char *body, size_t size, const char *session_id) {
         struct MHD_Response *resp;
 
+        assert(req);
+        assert(body);
+
         resp = MHD_create_response_from_buffer(size, body, MHD_RESPMEM_MUST_FREE);
         if (!resp) {
                 free(body);
@@ -128,6 +146,9 @@ mhd_result http_request_error(HttpRequest *req, unsigned status, int code, const
         struct MHD_Response *resp;
         const char *text;
         size_t len;
+
+        assert(req);
+        assert(message);
 
         if (!e || !(text = json_serialize(e, &len)))
                 return MHD_NO;
@@ -150,6 +171,8 @@ mhd_result http_request_error(HttpRequest *req, unsigned status, int code, const
 }
 
 mhd_result http_request_empty(HttpRequest *req, unsigned status) {
+        assert(req);
+
         return http_request_queue(req, status, MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
 }
 
@@ -161,6 +184,8 @@ mhd_result http_request_empty(HttpRequest *req, unsigned status) {
 static void request_hold(HttpRequest *req, uint64_t bytes) {
         HttpServer *h = req->server;
 
+        assert(req);
+
         if (!req->held.budget) {
                 if (!h->config.budget || !req->route.session || !req->route.session->mcp || bytes == 0)
                         return;
@@ -171,6 +196,8 @@ static void request_hold(HttpRequest *req, uint64_t bytes) {
 }
 
 void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
+        assert(req);
+
         request_hold(req, body ? size : 0);
         free(req->reply.data);
         req->reply.data = body;
@@ -191,6 +218,8 @@ typedef struct HeldReply {
 static void held_reply_free(void *p) {
         HeldReply *r = p;
 
+        assert(p);
+
         mem_charge_done(&r->charge);
         free(r->data);
         free(r);
@@ -199,6 +228,9 @@ static void held_reply_free(void *p) {
 mhd_result http_request_queue_reply(HttpRequest *req) {
         struct MHD_Response *resp;
         HeldReply *held;
+
+        assert(req);
+        assert(req->reply.ready);
 
         req->reply.ready = false;
         held = new0(HeldReply, 1);
@@ -225,6 +257,8 @@ mhd_result http_request_queue_reply(HttpRequest *req) {
 /* SSE */
 
 static void sse_wake(HttpRequest *req) {
+        assert(req);
+
         /* Only a connection suspended in the reader waits for us. */
         if (req->state == REQUEST_DONE)
                 http_request_resume(req);
@@ -233,6 +267,10 @@ static void sse_wake(HttpRequest *req) {
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
         HttpRequest *req = cls;
         size_t n;
+
+        assert(cls);
+        assert(buf);
+        assert(req->sse.off <= req->sse.size);
 
         if (req->peer_gone)
                 return MHD_CONTENT_READER_END_WITH_ERROR;
@@ -262,6 +300,9 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
 static int on_keepalive(sd_event_source *s, uint64_t usec, void *userdata) {
         HttpRequest *req = userdata;
 
+        assert(s);
+        assert(userdata);
+
         /* Keeps proxies and clients from timing out, and finds peers that are
          * gone (a suspended connection notices only when written to). */
         if (req->sse.size == req->sse.off &&
@@ -275,6 +316,9 @@ static int on_keepalive(sd_event_source *s, uint64_t usec, void *userdata) {
 mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
         HttpServer *h = req->server;
         struct MHD_Response *resp;
+
+        assert(req);
+        assert(!req->sse.on);
 
         /* Something to send at once, so the client gets the headers now. */
         if (buf_append(&req->sse.buf, &req->sse.size, &req->sse.alloc, initial ?: ": stream\n\n",
@@ -300,6 +344,8 @@ mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
 }
 
 int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len) {
+        assert(req);
+
         if (req->sse.end || req->peer_gone)
                 return -EPIPE;
         if (req->sse.size - req->sse.off + len > SSE_MAX_PENDING) {
@@ -316,6 +362,8 @@ int http_request_sse_event(HttpRequest *req, const char *event, const char *data
 }
 
 void http_request_sse_finish(HttpRequest *req) {
+        assert(req);
+
         req->sse.end = true;
         req->sse.keepalive = sd_event_source_disable_unref(req->sse.keepalive);
         sse_wake(req);
@@ -344,6 +392,11 @@ HttpRequest *http_request_free(HttpRequest *req) {
 
         if (!req)
                 return NULL;
+        /* Taken off its session and the status wait line by the caller:
+         * nothing may point here once it is gone. */
+        assert(!req->route.session);
+        assert(!req->status.waiting);
+
         h = req->server;
         if (req->suspended) {
                 /* MHD is closing it anyway; just forget it. */

@@ -62,6 +62,8 @@
  * itself and answers 503, so that nobody waits in the backlog for a slot.
  */
 void http_server_run_soon(HttpServer *h) {
+        assert(h);
+
         if (!h->mhd_timer)
                 return;
         h->run_again = true;
@@ -71,6 +73,8 @@ void http_server_run_soon(HttpServer *h) {
 
 static void run_mhd(HttpServer *h) {
         MHD_UNSIGNED_LONG_LONG ms;
+
+        assert(h);
 
         h->run_again = false;
         if (MHD_run(h->mhd) == MHD_NO)
@@ -87,16 +91,24 @@ static void run_mhd(HttpServer *h) {
 }
 
 static int on_mhd_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        assert(s);
+        assert(userdata);
+
         run_mhd(userdata);
         return 0;
 }
 
 static int on_mhd_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        assert(s);
+        assert(userdata);
+
         run_mhd(userdata);
         return 0;
 }
 
 void http_server_activity(HttpServer *h) {
+        assert(h);
+
         if (!h->stopping && h->on_activity)
                 h->on_activity(h, h->userdata);
 }
@@ -141,6 +153,10 @@ void http_server_quiesce(HttpServer *h) {
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
         HttpRequest *req = *con_cls;
 
+        assert(cls);
+        assert(c);
+        assert(con_cls);
+
         *con_cls = NULL;
         if (req && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
                 log_debug("HTTP request %s %s ended early (%i).", req->method, req->url, (int) toe);
@@ -158,6 +174,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code) {
         HttpServer *h = cls;
+
+        assert(cls);
+        assert(c);
+        assert(socket_context);
 
         if (code == MHD_CONNECTION_NOTIFY_STARTED)
                 http_conn_started(h, c, socket_context);
@@ -178,6 +198,9 @@ _printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 static void log_refusal(HttpRequest *req, unsigned status, const char *why) {
         char peer[64];
 
+        assert(req);
+        assert(why);
+
         http_request_log_peer(req, peer, sizeof peer);
         log_struct(LOG_NOTICE,
                    "MESSAGE=HTTP %s %s from %s refused (%u): %s", req->method, req->url, peer, status, why,
@@ -197,6 +220,9 @@ static bool host_ok(HttpServer *h, struct MHD_Connection *conn) {
         struct sockaddr_storage ss;
         socklen_t len = sizeof ss;
 
+        assert(h);
+        assert(conn);
+
         if (http_auth_host_ok(&h->auth, host))
                 return true;
         i = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -208,6 +234,8 @@ static bool host_ok(HttpServer *h, struct MHD_Connection *conn) {
  * (/healthz answers anyone: nobody may make us buffer for it). */
 static mhd_result status_begin(HttpRequest *req, HttpStatusKind kind, bool details) {
         const char *cl = http_request_header(req, "Content-Length");
+
+        assert(req);
 
         if (!streq(req->method, "GET") && !streq(req->method, "HEAD"))
                 return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, JSONRPC_SERVER_ERROR, "Method Not Allowed");
@@ -223,6 +251,8 @@ static mhd_result status_begin(HttpRequest *req, HttpStatusKind kind, bool detai
 static mhd_result preflight(HttpRequest *req) {
         struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
 
+        assert(req);
+
         if (!resp)
                 return MHD_NO;
         if (MHD_add_response_header(resp, "Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS") == MHD_NO ||
@@ -235,10 +265,38 @@ static mhd_result preflight(HttpRequest *req) {
 }
 
 static mhd_result refuse_over_budget(HttpRequest *req) {
+        assert(req);
+
         log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too much request data in flight");
         return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                   "Service Unavailable: too much request data in flight from all clients; "
                                   "retry later");
+}
+
+/* A POST's body type and announced size, before a byte of it is read. */
+static mhd_result post_begin(HttpRequest *req) {
+        HttpServer *h = req->server;
+        const char *v;
+
+        assert(req);
+
+        if (!http_content_type_is(http_request_header(req, "Content-Type"), "application/json"))
+                return http_request_error(req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, JSONRPC_SERVER_ERROR,
+                                          "Unsupported Media Type: Content-Type must be application/json");
+        v = http_request_header(req, "Content-Length");
+        if (v) {
+                uint64_t l;
+                if (parse_uint(v, &l) < 0 || l > h->config.max_body) {
+                        log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+                        return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
+                                                  "Content Too Large: the message exceeds the size limit");
+                }
+                /* Announced: held for it now, so it cannot fail half way. */
+                if (!mem_budget_grow_input(h->config.budget, 0, (size_t) l))
+                        return refuse_over_budget(req);
+                req->budget_held = (size_t) l;
+        }
+        return MHD_YES;
 }
 
 /* Everything decided from the request line and the headers, before the body
@@ -250,8 +308,14 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         bool get = streq(method, "GET"), post = streq(method, "POST"), del = streq(method, "DELETE");
         bool is_health = h->status_handler && streq(url, "/healthz");
         bool is_metrics = h->status_handler && streq(url, "/metrics");
-        const char *accept, *v, *name = NULL;
+        const char *accept, *name = NULL;
         HttpRequest *req;
+
+        assert(h);
+        assert(conn);
+        assert(url);
+        assert(method);
+        assert(con_cls);
 
         if (http_request_new(h, conn, url, method, &req) < 0)
                 return MHD_NO;
@@ -313,29 +377,14 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         if (is_mcp && get && !http_accepts(accept, "text/event-stream"))
                 return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, JSONRPC_SERVER_ERROR,
                                           "Not Acceptable: Accept must list text/event-stream");
-        if (post) {
-                if (!http_content_type_is(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
-                                          "application/json"))
-                        return http_request_error(req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, JSONRPC_SERVER_ERROR,
-                                                  "Unsupported Media Type: Content-Type must be application/json");
-                v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-                if (v) {
-                        uint64_t l;
-                        if (parse_uint(v, &l) < 0 || l > h->config.max_body) {
-                                log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-                                return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
-                                                          "Content Too Large: the message exceeds the size limit");
-                        }
-                        /* Announced: held for it now, so it cannot fail half way. */
-                        if (!mem_budget_grow_input(h->config.budget, 0, (size_t) l))
-                                return refuse_over_budget(req);
-                        req->budget_held = (size_t) l;
-                }
-        }
+        if (post)
+                return post_begin(req);
         return MHD_YES;
 }
 
 static mhd_result dispatch(HttpRequest *req) {
+        assert(req);
+
         if (req->status.wanted)
                 return http_status_handle(req);
         if (streq(req->url, "/mcp"))
@@ -350,6 +399,13 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
         HttpServer *h = cls;
         HttpRequest *req = *con_cls;
         mhd_result r;
+
+        assert(cls);
+        assert(conn);
+        assert(url);
+        assert(method);
+        assert(upload_data_size);
+        assert(con_cls);
 
         if (!req)
                 return request_begin(h, conn, url, method, con_cls);
@@ -416,6 +472,9 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
 
 static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata) {
         HttpServer *h = userdata;
+
+        assert(s);
+        assert(userdata);
 
         http_sessions_sweep(h);
         LIST_FOREACH(sessions, i, h->sessions)
@@ -532,6 +591,9 @@ int http_listen(const char *addr, int *ret_fd) {
         socklen_t len;
         int r, one = 1, zero = 0;
 
+        assert(addr);
+        assert(ret_fd);
+
         r = http_parse_address(addr, &ss, &len);
         if (r < 0)
                 return r;
@@ -564,6 +626,10 @@ int http_socket_describe(int fd, bool *ret_loopback, uint16_t *ret_port, char **
         char a[INET6_ADDRSTRLEN], *host = NULL;
         int type;
         socklen_t tl = sizeof type;
+
+        assert(ret_loopback);
+        assert(ret_port);
+        assert(ret_host);
 
         if (getsockname(fd, (struct sockaddr *) &ss, &len) < 0 ||
             getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0)

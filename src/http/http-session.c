@@ -88,6 +88,10 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         HttpRequest *target;
         char *body;
 
+        assert(m);
+        assert(msg);
+        assert(userdata);
+
         if (s->kind == HTTP_SESSION_LEGACY) {
                 if (!msg->json)
                         return 0;
@@ -130,12 +134,18 @@ static const McpTransport http_transport = { .send = session_send };
 static void on_session_idle(McpSession *m, void *userdata) {
         HttpSession *s = userdata;
 
+        assert(m);
+        assert(userdata);
+
         /* Expiry counts from the end of the last run; idle exit may start. */
         http_session_touch(s);
         http_server_activity(s->server);
 }
 
 int http_session_new(HttpServer *h, HttpSessionKind kind, HttpRequest *req, HttpSession **ret) {
+        assert(h);
+        assert(ret);
+
         /* Whoever passed a token is the caller of its name (the single
          * token's is "default"), or, without tokens, anyone on loopback is
          * one caller; a session the client keeps scopes its sandbox sessions. */
@@ -244,6 +254,9 @@ HttpSession *http_session_free(HttpSession *s) {
 }
 
 HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id, const char *token_name) {
+        assert(h);
+        assert(id);
+
         /* Another node's id (its host went away, or a balancer misrouted
          * it) is as unknown as a made-up one: 404, and the client starts over.
          * So is another caller's: a session is used with the token that made it. */
@@ -258,20 +271,28 @@ HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *
 /* Sandbox sessions made in it that may still live: its client's Python
  * state, which only their own idle timers (or the client) may end. */
 static bool session_holds_state(HttpSession *s) {
+        assert(s);
+
         return s->mcp && mcp_session_sandbox_sessions(s->mcp) > 0;
 }
 
 static bool session_idle(HttpSession *s) {
+        assert(s);
+
         return !s->requests && (!s->mcp || mcp_session_in_flight(s->mcp) == 0);
 }
 
 /* Neither a request, a stream, a call nor a live sandbox session. */
 static bool session_evictable(HttpSession *s) {
+        assert(s);
+
         return s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) && !session_holds_state(s);
 }
 
 /* Callers that may hold sessions: the named tokens and the single one. */
 static size_t n_callers(const HttpServer *h) {
+        assert(h);
+
         return h->auth.named.n + (h->auth.token ? 1 : 0);
 }
 
@@ -279,6 +300,8 @@ bool http_session_make_room(HttpServer *h, HttpRequest *req) {
         HttpSession *oldest = NULL, *oldest_own = NULL;
         const char *token_name = req ? req->token_name : "";
         unsigned own = 0;
+
+        assert(h);
 
         LIST_FOREACH(sessions, s, h->sessions)
                 if (s->kind != HTTP_SESSION_STATELESS && streq(s->token_name, token_name))
@@ -332,11 +355,15 @@ bool http_session_make_room(HttpServer *h, HttpRequest *req) {
 }
 
 void http_session_touch(HttpSession *s) {
+        assert(s);
+
         s->last_used = now_usec();
 }
 
 int http_session_handle(HttpSession *s, HttpRequest *req, McpInbound *info) {
         int r;
+
+        assert(info);
 
         assert(s);
 
@@ -353,6 +380,7 @@ int http_session_handle(HttpSession *s, HttpRequest *req, McpInbound *info) {
 void http_session_add_request(HttpSession *s, HttpRequest *req) {
         assert(s);
         assert(req);
+        assert(!req->route.session);
 
         req->route.session = s;
         LIST_PREPEND(sess, s->requests, req);
@@ -362,6 +390,8 @@ void http_session_add_request(HttpSession *s, HttpRequest *req) {
 void http_session_request_gone(HttpRequest *req) {
         HttpSession *s = req->route.session;
         bool was_stream = req->route.is_stream;
+
+        assert(req);
 
         if (!s)
                 return;
@@ -389,6 +419,8 @@ void http_session_request_gone(HttpRequest *req) {
 void http_sessions_sweep(HttpServer *h) {
         uint64_t now = now_usec();
 
+        assert(h);
+
         /* One whose sandbox sessions may live stays: their own idle timers
          * (MCP_EXEC_SESSION_IDLE_S) end them, and then it goes here. */
         LIST_FOREACH_SAFE(sessions, s, next, h->sessions) {
@@ -405,6 +437,9 @@ void http_sessions_sweep(HttpServer *h) {
 static void caller_count(const HttpServer *h, HttpCallerStats *c) {
         char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
         const char *token_name = streq(c->name, "loopback") ? "" : c->name;
+
+        assert(h);
+        assert(c);
 
         LIST_FOREACH(sessions, s, h->sessions)
                 c->sessions += s->kind != HTTP_SESSION_STATELESS && streq(s->token_name, token_name);
@@ -446,6 +481,9 @@ int http_server_get_caller_stats(const HttpServer *h, HttpCallerStats **ret, siz
 }
 
 int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **ret_error) {
+        assert(named);
+        assert(ret_error);
+
         assert(h);
         return http_auth_set_named(&h->auth, named, ret_error);
 }

@@ -22,6 +22,9 @@ void http_server_set_status_handler(HttpServer *h, http_status_t handler, void *
 static mhd_result answer(HttpRequest *req, HttpStatusAnswer *a) {
         struct MHD_Response *resp;
 
+        assert(req);
+        assert(a);
+
         resp = MHD_create_response_from_buffer(a->size, a->body, MHD_RESPMEM_MUST_FREE);
         if (!resp) {
                 free(a->body);
@@ -40,6 +43,9 @@ static mhd_result answer(HttpRequest *req, HttpStatusAnswer *a) {
 static int ask(HttpRequest *req, HttpStatusAnswer *ret) {
         HttpServer *h = req->server;
 
+        assert(req);
+        assert(ret);
+
         *ret = (HttpStatusAnswer) {};
         return h->status_handler(h, req->status.kind, req->status.details, ret, h->status_userdata);
 }
@@ -48,6 +54,8 @@ mhd_result http_status_handle(HttpRequest *req) {
         HttpServer *h = req->server;
         HttpStatusAnswer a;
         int r;
+
+        assert(req);
 
         assert(req->status.wanted);
 
@@ -67,6 +75,8 @@ mhd_result http_status_handle(HttpRequest *req) {
 }
 
 void http_status_request_gone(HttpRequest *req) {
+        assert(req);
+
         if (!req->status.waiting)
                 return;
         LIST_REMOVE(status, req->server->status_waiting, req);

@@ -3,6 +3,7 @@
  * GET /sse opens a session and tells where to POST (a relative URL, as
  * clients refuse another origin); POST /messages?sessionId= answers 202 and
  * the reply goes out on the stream as a "message" event. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@
 
 static bool bad_protocol_header(HttpRequest *req) {
         const char *v = http_request_header(req, "MCP-Protocol-Version");
+
+        assert(req);
+
         return v && !mcp_revision_find(v);
 }
 
@@ -23,6 +27,8 @@ mhd_result legacy_sse_open(HttpRequest *req) {
         HttpServer *h = req->server;
         _cleanup_free_ char *endpoint = NULL;
         HttpSession *s;
+
+        assert(req);
 
         /* As GET /mcp: only a client that reads an event stream gets a
          * session, not whatever fetches a URL. */
@@ -56,6 +62,8 @@ mhd_result legacy_messages_post(HttpRequest *req) {
         _cleanup_(mcp_inbound_done) McpInbound info = {};
         HttpSession *s;
         int r;
+
+        assert(req);
 
         if (!id)
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
