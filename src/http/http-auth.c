@@ -37,6 +37,9 @@ bool streq_consttime(const char *a, const char *b) {
         size_t la = strlen(a), lb = strlen(b);
         volatile unsigned char d = la != lb;
 
+        assert(a);
+        assert(b);
+
         /* Time depends on the configured length only, never on where the
          * first differing byte is. */
         for (size_t i = 0; i < lb; i++)
@@ -48,6 +51,8 @@ bool streq_consttime(const char *a, const char *b) {
 static size_t either_is(const char *x, const char *y, const char *t) {
         bool ok = false;
 
+        assert(t);
+
         if (x)
                 ok |= streq_consttime(x, t);
         if (y)
@@ -56,6 +61,8 @@ static size_t either_is(const char *x, const char *y, const char *t) {
 }
 
 bool http_auth_has_token(const HttpAuth *a) {
+        assert(a);
+
         return a->token || a->named.n > 0 || a->token_required;
 }
 
@@ -63,6 +70,8 @@ bool http_auth_token_match(const HttpAuth *a, const char *x_mcp_auth, const char
                            const char **ret_name) {
         const char *bearer = http_bearer_token(authorization);
         volatile size_t found = 0;
+
+        assert(a);
 
         if (!http_auth_has_token(a)) {
                 if (ret_name)
@@ -85,10 +94,14 @@ bool http_auth_token_match(const HttpAuth *a, const char *x_mcp_auth, const char
 }
 
 bool http_auth_token_ok(const HttpAuth *a, const char *x_mcp_auth, const char *authorization) {
+        assert(a);
+
         return http_auth_token_match(a, x_mcp_auth, authorization, NULL);
 }
 
 int http_auth_set_named(HttpAuth *a, HttpTokens *named, const char **ret_error) {
+        assert(ret_error);
+
         assert(a);
         assert(named);
 
@@ -109,6 +122,9 @@ int http_auth_set_named(HttpAuth *a, HttpTokens *named, const char **ret_error) 
 static bool origin_eq(const char *a, const char *b) {
         size_t la = strlen(a), lb = strlen(b);
 
+        assert(a);
+        assert(b);
+
         /* "http://x/" and "http://x" name the same origin. */
         if (la > 0 && a[la - 1] == '/')
                 la--;
@@ -118,6 +134,8 @@ static bool origin_eq(const char *a, const char *b) {
 }
 
 bool http_auth_origin_ok(const HttpAuth *a, const char *origin) {
+        assert(a);
+
         if (!origin)
                 return true;
         /* Our own origin is no cross-site request (a page there would be us).
@@ -137,6 +155,9 @@ static bool split_host(const char *host, size_t *ret_name_len, uint16_t *ret_por
         const char *port_s;
         size_t name_len;
         uint16_t port = 0;
+
+        assert(ret_name_len);
+        assert(ret_port);
 
         if (isempty(host))
                 return false;
@@ -161,6 +182,8 @@ static bool split_host(const char *host, size_t *ret_name_len, uint16_t *ret_por
 }
 
 static bool host_is_loopback(const HttpAuth *a, const char *host) {
+        assert(a);
+
         static const char *const names[] = { "localhost", "127.0.0.1", "[::1]" };
         size_t name_len;
         uint16_t port;
@@ -178,6 +201,8 @@ static bool host_is_loopback(const HttpAuth *a, const char *host) {
 static bool host_is_listed(const HttpAuth *a, const char *host) {
         size_t name_len, entry_len;
         uint16_t port, entry_port;
+
+        assert(a);
 
         if (!split_host(host, &name_len, &port))
                 return false;
@@ -215,6 +240,8 @@ bool http_auth_host_is_address(const char *host, const struct sockaddr *sa) {
 }
 
 bool http_auth_host_ok(const HttpAuth *a, const char *host) {
+        assert(a);
+
         if (a->hosts && host_is_listed(a, host))
                 return true;
         if (a->check_host)
@@ -223,15 +250,22 @@ bool http_auth_host_ok(const HttpAuth *a, const char *host) {
 }
 
 int http_auth_parse_origins(const char *list, char ***ret) {
+        assert(ret);
+
         return strv_split_list(list, ret);
 }
 
 int http_auth_parse_hosts(const char *list, char ***ret) {
+        assert(ret);
+
         return strv_split_list(list, ret);
 }
 
 static int check_token(char *t, const char **ret_error) {
         size_t l = strlen(t);
+
+        assert(t);
+        assert(ret_error);
 
         /* A file written by echo ends in a newline; blanks are never part of it. */
         while (l > 0 && strchr(" \t\r\n", t[l - 1]))
@@ -253,6 +287,10 @@ int http_auth_load_token(const char *credentials_dir, char **ret, const char **r
         _cleanup_free_ char *t = NULL;
         const char *e;
         int r;
+
+        assert(ret);
+        assert(ret_source);
+        assert(ret_error);
 
         *ret_error = NULL;
         if (!isempty(credentials_dir)) {

@@ -18,6 +18,7 @@
  *   a client learns at once that it should come back later.
  * - Liveness: the daemon asks http_server_is_stuck() before each watchdog ping.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -67,6 +68,8 @@ struct HttpConn {
 static void tick_arm(HttpServer *h) {
         int enabled;
 
+        assert(h);
+
         if (!h->conn_tick || sd_event_source_get_enabled(h->conn_tick, &enabled) < 0 || enabled != SD_EVENT_OFF)
                 return;
         (void) sd_event_source_set_time_relative(h->conn_tick, USEC_PER_SEC);
@@ -75,6 +78,9 @@ static void tick_arm(HttpServer *h) {
 
 static int conn_fd(struct MHD_Connection *c) {
         const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+        assert(c);
+
         return i ? i->connect_fd : -EBADF;
 }
 
@@ -88,12 +94,17 @@ static void set_deadline(HttpConn *hc, uint64_t timeout_s) {
 
 static HttpConn *conn_of(struct MHD_Connection *c) {
         const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+        assert(c);
+
         return i ? i->socket_context : NULL;
 }
 
 /* Overflow */
 
 static void linger_close(HttpServer *h, size_t i) {
+        assert(h);
+
         assert(i < h->n_lingering);
         safe_close(h->lingering[i].fd);
         h->lingering[i] = h->lingering[--h->n_lingering];
@@ -102,6 +113,8 @@ static void linger_close(HttpServer *h, size_t i) {
 static void reject(HttpServer *h, int fd) {
         char buf[4096], resp[sizeof REFUSAL + 32];
         int n;
+
+        assert(h);
 
         /* What the client sent so far: read, so that closing does not reset
          * the connection under our reply. */
@@ -121,6 +134,9 @@ static void reject(HttpServer *h, int fd) {
 
 static int on_overflow(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         HttpServer *h = userdata;
+
+        assert(s);
+        assert(userdata);
 
         for (unsigned i = 0; i < OVERFLOW_BATCH; i++) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
@@ -144,6 +160,8 @@ static void overflow_update(HttpServer *h) {
         bool want = !h->quiesced && !h->stopping && h->n_connections >= h->mhd_limit &&
                     h->overflow_paused_until <= now_usec();
 
+        assert(h);
+
         if (h->overflow_io)
                 (void) sd_event_source_set_enabled(h->overflow_io, want ? SD_EVENT_ON : SD_EVENT_OFF);
 }
@@ -151,6 +169,8 @@ static void overflow_update(HttpServer *h) {
 /* The tick: deadlines, lingering refusals, summaries */
 
 static void log_summaries(HttpServer *h, uint64_t now) {
+        assert(h);
+
         if (now - h->last_refusal_log < REFUSAL_LOG_INTERVAL_USEC)
                 return;
         if (h->n_refused > h->n_refused_logged)
@@ -179,6 +199,9 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         uint64_t now = now_usec();
         bool again = false, expired = false;
         char buf[4096];
+
+        assert(s);
+        assert(userdata);
 
         LIST_FOREACH(conns, hc, h->conns) {
                 if (hc->deadline == 0)
@@ -360,6 +383,8 @@ bool http_liveness_check(HttpLiveness *l, bool pending, uint64_t n_accepted, uin
 
 bool http_server_is_stuck(HttpServer *h, const char **ret_reason) {
         uint64_t oldest = 0;
+
+        assert(ret_reason);
 
         if (!h || h->quiesced || h->stopping)
                 return false;

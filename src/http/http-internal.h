@@ -1,7 +1,30 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Shared by the HTTP transport's files; not for the rest of the daemon. */
+/* Shared by the HTTP transport's files; not for the rest of the daemon.
+ *
+ * Who calls whom (A -> B: A calls B's functions):
+ *
+ *   http-server.c (MHD glue, access gate, lifecycle)
+ *       -> streamable.c, legacy-sse.c, http-status.c (the routes)
+ *       -> http-session.c, http-conn.c, http-request.c
+ *   streamable.c, legacy-sse.c -> http-session.c, http-request.c
+ *   legacy-sse.c -> streamable.c (http_request_parse(), one parser for both)
+ *   http-session.c, http-status.c -> http-request.c
+ *   http-request.c -> nothing above, but for one arrow back:
+ *
+ * The arrows that still point back up, and why:
+ *   http-request.c -> http_server_run_soon(): MHD must run again after a
+ *       resume, and only the server owns MHD's timer.
+ *   http-session.c -> http_server_activity(): the daemon's idle exit hears
+ *       of sessions that come and go.
+ *   http-conn.c -> http_server_run_soon(): same as the first, after a
+ *       connection it closed while MHD sat at its limit.
+ * http-request.c reads HttpServer (loop, budget, suspended list) and
+ * HttpSession (caller, id, stream count) fields but calls neither; the
+ * server takes a request off its session and the status line
+ * (http_session_request_gone(), http_status_request_gone()) before
+ * http_request_free(). */
 
 #include <json-c/json.h>
 #include <microhttpd.h>
@@ -10,19 +33,13 @@
 #include <systemd/sd-event.h>
 
 #include "http-auth.h"
+#include "http-request.h"
 #include "http-server.h"
 #include "list.h"
 #include "mcp-server.h"
 #include "json-cleanup.h"
 #include "node-id.h"
 
-#if MHD_VERSION >= 0x00097002
-typedef enum MHD_Result mhd_result;
-#else
-typedef int mhd_result;
-#endif
-
-typedef struct HttpRequest HttpRequest;
 typedef struct HttpSession HttpSession;
 typedef struct HttpConn HttpConn;
 
@@ -79,61 +96,6 @@ struct HttpServer {
         bool run_again;                 /* MHD_run() wanted from the loop */
 };
 
-typedef enum HttpRequestState {
-        REQUEST_RECEIVING,              /* headers checked, body coming */
-        REQUEST_WAITING,                /* suspended until its reply is there */
-        REQUEST_DONE,                   /* a response is queued */
-} HttpRequestState;
-
-struct HttpRequest {
-        HttpServer *server;
-        struct MHD_Connection *conn;
-        HttpRequestState state;
-        const char *method, *url;
-        const char *origin;             /* an allowed Origin, for CORS headers; owned by MHD */
-        /* The name of the token it passed with ("default" for the single
-         * one); empty when no token is required. A copy: a reload may drop
-         * the token while the request waits. */
-        char token_name[HTTP_TOKEN_NAME_MAX + 1];
-
-        char *body;
-        size_t body_size, body_alloc;
-        size_t budget_held;             /* of HttpServer.budget, for the body */
-        bool too_large, over_budget;
-
-        LIST_FIELDS(HttpRequest, susp);         /* in HttpServer.suspended */
-        /* GET /healthz or /metrics. */
-        bool is_status, status_details, status_waiting;
-        HttpStatusKind status_kind;
-        LIST_FIELDS(HttpRequest, status);       /* in HttpServer.status_waiting */
-        bool suspended, peer_gone;
-        sd_event_source *hangup;
-
-        /* A complete reply for the next call of the access handler. */
-        bool reply_ready;
-        unsigned reply_status;
-        char *reply;
-        size_t reply_size;
-        const char *reply_type;
-        bool reply_session_header;      /* add Mcp-Session-Id (initialize) */
-
-        /* An SSE response. */
-        bool sse, sse_end;
-        char *out;
-        size_t out_size, out_off, out_alloc;
-        /* The reply or the SSE buffer, charged to the MCP session's caller
-         * in the memory budget until sent (a reply's goes with it to MHD). */
-        MemCharge held;
-        sd_event_source *keepalive;
-
-        /* Routing of what the session sends. */
-        HttpSession *session;
-        HttpRequest *sess_prev, *sess_next;     /* in session->requests */
-        bool pending;                   /* in session->requests */
-        bool is_stream;                 /* the GET /mcp or /sse stream of its session */
-        uint64_t mcp_origin;            /* what the core tags its replies and progress with */
-};
-
 struct HttpSession {
         HttpServer *server;
         LIST_FIELDS(HttpSession, sessions);     /* in HttpServer.sessions */
@@ -146,34 +108,13 @@ struct HttpSession {
         HttpRequest *current;           /* the POST being handed to the core right now */
         unsigned n_streams;
         uint64_t last_used;
-        uint64_t last_mcp_origin;       /* the last HttpRequest.mcp_origin handed out */
+        uint64_t last_mcp_origin;       /* the last HttpRequest.route.mcp_origin handed out */
 };
 
 /* http-server.c */
 void http_server_activity(HttpServer *h);
 /* MHD_run() from the loop, as soon as it gets there (never from inside MHD). */
 void http_server_run_soon(HttpServer *h);
-void http_request_suspend(HttpRequest *req);
-void http_request_resume(HttpRequest *req);
-/* Queues resp (taken) with the CORS headers the request needs. */
-mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Response *resp);
-/* A JSON-RPC error with id null as the body. */
-mhd_result http_request_error(HttpRequest *req, unsigned status, int code, const char *message);
-/* A body already serialized (taken). */
-mhd_result http_request_json(HttpRequest *req, unsigned status, char *body, size_t size, const char *session_id);
-mhd_result http_request_empty(HttpRequest *req, unsigned status);
-/* Turns the request into an SSE response; initial is sent first (may be
- * NULL). Attach it to its session first: the stream counts there. */
-mhd_result http_request_start_sse(HttpRequest *req, const char *initial);
-/* Queues an SSE event; -ENOBUFS when the client does not read (then the stream is dropped). */
-int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len);
-void http_request_sse_finish(HttpRequest *req);
-/* Queues the reply stored by http_request_set_reply(). */
-mhd_result http_request_queue_reply(HttpRequest *req);
-/* Stores a complete reply for a suspended or in-progress request. body taken. */
-void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size);
-const char *http_request_header(HttpRequest *req, const char *name);
-void http_request_log_peer(HttpRequest *req, char *buf, size_t size);
 
 /* http-conn.c: connection deadlines, overflow refusals, liveness */
 int http_conns_init(HttpServer *h);

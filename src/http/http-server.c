@@ -23,11 +23,6 @@
 #include "macro.h"
 #include "util.h"
 
-/* Bytes handed to MHD per read of an SSE stream. */
-#define SSE_BLOCK_SIZE ((size_t) 64 * 1024)
-/* A client that lets this much of its stream pile up unread is dropped
- * (a result is at most a few MiB once JSON-escaped). */
-#define SSE_MAX_PENDING ((size_t) 64 * 1024 * 1024)
 /* Per connection; the request line and headers must fit (431 past it). */
 #define MHD_MEMORY_LIMIT ((size_t) 64 * 1024)
 
@@ -67,6 +62,8 @@
  * itself and answers 503, so that nobody waits in the backlog for a slot.
  */
 void http_server_run_soon(HttpServer *h) {
+        assert(h);
+
         if (!h->mhd_timer)
                 return;
         h->run_again = true;
@@ -74,12 +71,10 @@ void http_server_run_soon(HttpServer *h) {
         (void) sd_event_source_set_enabled(h->mhd_timer, SD_EVENT_ONESHOT);
 }
 
-static void schedule_run(HttpServer *h) {
-        http_server_run_soon(h);
-}
-
 static void run_mhd(HttpServer *h) {
         MHD_UNSIGNED_LONG_LONG ms;
+
+        assert(h);
 
         h->run_again = false;
         if (MHD_run(h->mhd) == MHD_NO)
@@ -96,16 +91,24 @@ static void run_mhd(HttpServer *h) {
 }
 
 static int on_mhd_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        assert(s);
+        assert(userdata);
+
         run_mhd(userdata);
         return 0;
 }
 
 static int on_mhd_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        assert(s);
+        assert(userdata);
+
         run_mhd(userdata);
         return 0;
 }
 
 void http_server_activity(HttpServer *h) {
+        assert(h);
+
         if (!h->stopping && h->on_activity)
                 h->on_activity(h, h->userdata);
 }
@@ -147,330 +150,23 @@ void http_server_quiesce(HttpServer *h) {
                 (void) sd_event_source_set_enabled(h->overflow_io, SD_EVENT_OFF);
 }
 
-/* Requests */
-
-const char *http_request_header(HttpRequest *req, const char *name) {
-        return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
-}
-
-void http_request_log_peer(HttpRequest *req, char *buf, size_t size) {
-        const union MHD_ConnectionInfo *i = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = i ? i->client_addr : NULL;
-        char a[INET6_ADDRSTRLEN] = "?";
-
-        if (sa && sa->sa_family == AF_INET)
-                (void) inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, a, sizeof a);
-        else if (sa && sa->sa_family == AF_INET6)
-                (void) inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, a, sizeof a);
-        else if (sa && sa->sa_family == AF_UNIX)
-                (void) snprintf(a, sizeof a, "local");
-        (void) snprintf(buf, size, "%s", a);
-}
-
-static int on_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        HttpRequest *req = userdata;
-
-        /* Suspended connections are not watched by MHD; without this a client
-         * that gave up would be noticed only at our next write. */
-        log_debug("HTTP client closed its connection while waiting (%s %s).", req->method, req->url);
-        req->peer_gone = true;
-        http_request_resume(req);
-        return 0;
-}
-
-void http_request_suspend(HttpRequest *req) {
-        HttpServer *h = req->server;
-        const union MHD_ConnectionInfo *i;
-
-        if (req->suspended)
-                return;
-        MHD_suspend_connection(req->conn);
-        req->suspended = true;
-        LIST_PREPEND(susp, h->suspended, req);
-
-        /* Only the peer's FIN: EPOLLIN would fire for a pipelined request.
-         * A client that half-closes and still waits loses its reply; HTTP
-         * clients do not do that. */
-        i = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-        if (i && sd_event_add_io(h->event, &req->hangup, i->connect_fd, EPOLLRDHUP, on_hangup, req) < 0)
-                req->hangup = NULL;
-}
-
-void http_request_resume(HttpRequest *req) {
-        HttpServer *h = req->server;
-
-        if (!req->suspended)
-                return;
-        req->hangup = sd_event_source_disable_unref(req->hangup);
-        LIST_REMOVE(susp, h->suspended, req);
-        req->suspended = false;
-        MHD_resume_connection(req->conn);
-        schedule_run(h);
-}
-
-mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Response *resp) {
-        mhd_result r;
-
-        if (!resp)
-                return MHD_NO;
-        if (req->origin &&
-            (MHD_add_response_header(resp, "Access-Control-Allow-Origin", req->origin) == MHD_NO ||
-             MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate") == MHD_NO ||
-             MHD_add_response_header(resp, "Vary", "Origin") == MHD_NO)) {
-                MHD_destroy_response(resp);
-                return MHD_NO;
-        }
-        r = MHD_queue_response(req->conn, status, resp);
-        MHD_destroy_response(resp);
-        if (r == MHD_YES)
-                req->state = REQUEST_DONE;
-        return r;
-}
-
-mhd_result http_request_json(HttpRequest *req, unsigned status, char *body, size_t size, const char *session_id) {
-        struct MHD_Response *resp;
-
-        resp = MHD_create_response_from_buffer(size, body, MHD_RESPMEM_MUST_FREE);
-        if (!resp) {
-                free(body);
-                return MHD_NO;
-        }
-        if (MHD_add_response_header(resp, "Content-Type", "application/json") == MHD_NO ||
-            (session_id && MHD_add_response_header(resp, "Mcp-Session-Id", session_id) == MHD_NO)) {
-                MHD_destroy_response(resp);
-                return MHD_NO;
-        }
-        return http_request_queue(req, status, resp);
-}
-
-mhd_result http_request_error(HttpRequest *req, unsigned status, int code, const char *message) {
-        _cleanup_json_ json_object *e = jsonrpc_error_new(NULL, code, message, NULL);
-        struct MHD_Response *resp;
-        const char *text;
-        size_t len;
-
-        if (!e || !(text = json_serialize(e, &len)))
-                return MHD_NO;
-        resp = MHD_create_response_from_buffer(len, (void *) text, MHD_RESPMEM_MUST_COPY);
-        if (!resp)
-                return MHD_NO;
-        if (MHD_add_response_header(resp, "Content-Type", "application/json") == MHD_NO ||
-            (status == MHD_HTTP_UNAUTHORIZED &&
-             MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"mcp-exec\"") == MHD_NO) ||
-            (status == MHD_HTTP_METHOD_NOT_ALLOWED &&
-             MHD_add_response_header(resp, "Allow",
-                                     streq(req->url, "/mcp") ? "GET, POST, DELETE" :
-                                     streq(req->url, "/sse") ? "GET" :
-                                     streq(req->url, "/messages") ? "POST" : "GET, HEAD") == MHD_NO) ||
-            (status == MHD_HTTP_SERVICE_UNAVAILABLE && MHD_add_response_header(resp, "Retry-After", "5") == MHD_NO)) {
-                MHD_destroy_response(resp);
-                return MHD_NO;
-        }
-        return http_request_queue(req, status, resp);
-}
-
-mhd_result http_request_empty(HttpRequest *req, unsigned status) {
-        return http_request_queue(req, status, MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
-}
-
-/* What a request holds for its client (a reply, an SSE stream's buffer)
- * counts in the memory budget, charged to its MCP session's caller until it
- * is sent. Never refused: the core made room for a call's reply before it
- * let it out (other messages are small), and what is counted keeps the next
- * calls out. */
-static void request_hold(HttpRequest *req, uint64_t bytes) {
-        HttpServer *h = req->server;
-
-        if (!req->held.budget) {
-                if (!h->config.budget || !req->session || !req->session->mcp || bytes == 0)
-                        return;
-                if (mem_charge_init(&req->held, h->config.budget, mcp_session_caller(req->session->mcp)) < 0)
-                        return;         /* out of memory: uncounted, as before */
-        }
-        mem_charge_force(&req->held, bytes);
-}
-
-void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
-        request_hold(req, body ? size : 0);
-        free(req->reply);
-        req->reply = body;
-        req->reply_size = size;
-        req->reply_status = status;
-        req->reply_type = type;
-        req->reply_ready = true;
-        http_request_resume(req);
-}
-
-/* A reply handed to MHD, with its charge: given back when MHD is done with
- * it (sent, or the connection gone or timed out). */
-typedef struct HeldReply {
-        char *data;
-        MemCharge charge;
-} HeldReply;
-
-static void held_reply_free(void *p) {
-        HeldReply *r = p;
-
-        mem_charge_done(&r->charge);
-        free(r->data);
-        free(r);
-}
-
-mhd_result http_request_queue_reply(HttpRequest *req) {
-        struct MHD_Response *resp;
-        HeldReply *held;
-
-        req->reply_ready = false;
-        held = new0(HeldReply, 1);
-        if (!held)
-                return MHD_NO;
-        resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply_size, req->reply, held_reply_free,
-                                                                      held);
-        if (!resp) {
-                free(held);
-                return MHD_NO;
-        }
-        held->data = TAKE_PTR(req->reply);
-        mem_charge_move(&held->charge, &req->held);
-        if (MHD_add_response_header(resp, "Content-Type", req->reply_type) == MHD_NO ||
-            (req->is_status && MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_NO) ||
-            (req->reply_session_header && req->session &&
-             MHD_add_response_header(resp, "Mcp-Session-Id", req->session->id) == MHD_NO)) {
-                MHD_destroy_response(resp);
-                return MHD_NO;
-        }
-        return http_request_queue(req, req->reply_status, resp);
-}
-
-/* SSE */
-
-static void sse_wake(HttpRequest *req) {
-        /* Only a connection suspended in the reader waits for us. */
-        if (req->state == REQUEST_DONE)
-                http_request_resume(req);
-}
-
-static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
-        HttpRequest *req = cls;
-        size_t n;
-
-        if (req->peer_gone)
-                return MHD_CONTENT_READER_END_WITH_ERROR;
-        n = req->out_size - req->out_off;
-        if (n > 0) {
-                n = MIN(n, max);
-                memcpy(buf, req->out + req->out_off, n);
-                req->out_off += n;
-                if (req->out_off == req->out_size) {
-                        req->out_off = req->out_size = 0;
-                        /* A large reply went out: its room too. */
-                        if (req->out_alloc > SSE_BLOCK_SIZE) {
-                                req->out = mfree(req->out);
-                                req->out_alloc = 0;
-                                request_hold(req, 0);
-                        }
-                }
-                return (ssize_t) n;
-        }
-        if (req->sse_end)
-                return MHD_CONTENT_READER_END_OF_STREAM;
-        /* Returning 0 without suspending would have MHD call us in a loop. */
-        http_request_suspend(req);
-        return 0;
-}
-
-static int on_keepalive(sd_event_source *s, uint64_t usec, void *userdata) {
-        HttpRequest *req = userdata;
-
-        /* Keeps proxies and clients from timing out, and finds peers that are
-         * gone (a suspended connection notices only when written to). */
-        if (req->out_size == req->out_off &&
-            buf_append(&req->out, &req->out_size, &req->out_alloc, ": keep-alive\n\n", 14) >= 0)
-                sse_wake(req);
-        (void) sd_event_source_set_time_relative(s, req->server->config.keepalive_usec);
-        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-        return 0;
-}
-
-mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
-        HttpServer *h = req->server;
-        struct MHD_Response *resp;
-
-        /* Something to send at once, so the client gets the headers now. */
-        if (buf_append(&req->out, &req->out_size, &req->out_alloc, initial ?: ": stream\n\n",
-                       strlen(initial ?: ": stream\n\n")) < 0)
-                return MHD_NO;
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK_SIZE, sse_read, req, NULL);
-        if (!resp)
-                return MHD_NO;
-        if (MHD_add_response_header(resp, "Content-Type", "text/event-stream") == MHD_NO ||
-            MHD_add_response_header(resp, "Cache-Control", "no-cache, no-store") == MHD_NO ||
-            MHD_add_response_header(resp, "X-Accel-Buffering", "no") == MHD_NO) {
-                MHD_destroy_response(resp);
-                return MHD_NO;
-        }
-        if (h->config.keepalive_usec > 0 &&
-            sd_event_add_time_relative(h->event, &req->keepalive, CLOCK_MONOTONIC, h->config.keepalive_usec,
-                                       USEC_PER_SEC, on_keepalive, req) < 0)
-                log_debug("Cannot arm the SSE keep-alive timer; the stream goes on without.");
-        req->sse = true;
-        if (req->session)
-                req->session->n_streams++;
-        return http_request_queue(req, MHD_HTTP_OK, resp);
-}
-
-int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len) {
-        if (req->sse_end || req->peer_gone)
-                return -EPIPE;
-        if (req->out_size - req->out_off + len > SSE_MAX_PENDING) {
-                log_warning("HTTP client does not read its event stream, dropping it.");
-                req->peer_gone = true;
-                sse_wake(req);
-                return -ENOBUFS;
-        }
-        if (sse_append_event(&req->out, &req->out_size, &req->out_alloc, event, data, len) < 0)
-                return log_oom();
-        request_hold(req, req->out_alloc);
-        sse_wake(req);
-        return 0;
-}
-
-void http_request_sse_finish(HttpRequest *req) {
-        req->sse_end = true;
-        req->keepalive = sd_event_source_disable_unref(req->keepalive);
-        sse_wake(req);
-}
-
-static HttpRequest *request_free(HttpRequest *req) {
-        HttpServer *h;
-
-        if (!req)
-                return NULL;
-        h = req->server;
-        if (req->suspended) {
-                /* MHD is closing it anyway; just forget it. */
-                req->hangup = sd_event_source_disable_unref(req->hangup);
-                LIST_REMOVE(susp, h->suspended, req);
-        }
-        sd_event_source_disable_unref(req->keepalive);
-        http_status_request_gone(req);
-        http_session_request_gone(req);
-        mem_budget_release_input(h->config.budget, req->budget_held);
-        mem_charge_done(&req->held);
-        free(req->body);
-        free(req->reply);
-        free(req->out);
-        free(req);
-        return NULL;
-}
-
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode toe) {
         HttpRequest *req = *con_cls;
+
+        assert(cls);
+        assert(c);
+        assert(con_cls);
 
         *con_cls = NULL;
         if (req && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
                 log_debug("HTTP request %s %s ended early (%i).", req->method, req->url, (int) toe);
-        request_free(req);
+        if (req) {
+                /* Off its session and the status wait line first: what
+                 * hangs on it ends there (http-request.c knows neither). */
+                http_status_request_gone(req);
+                http_session_request_gone(req);
+                http_request_free(req);
+        }
         if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
                 http_conn_request_completed(cls, c);
 }
@@ -478,6 +174,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code) {
         HttpServer *h = cls;
+
+        assert(cls);
+        assert(c);
+        assert(socket_context);
 
         if (code == MHD_CONNECTION_NOTIFY_STARTED)
                 http_conn_started(h, c, socket_context);
@@ -498,6 +198,9 @@ _printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 static void log_refusal(HttpRequest *req, unsigned status, const char *why) {
         char peer[64];
 
+        assert(req);
+        assert(why);
+
         http_request_log_peer(req, peer, sizeof peer);
         log_struct(LOG_NOTICE,
                    "MESSAGE=HTTP %s %s from %s refused (%u): %s", req->method, req->url, peer, status, why,
@@ -517,6 +220,9 @@ static bool host_ok(HttpServer *h, struct MHD_Connection *conn) {
         struct sockaddr_storage ss;
         socklen_t len = sizeof ss;
 
+        assert(h);
+        assert(conn);
+
         if (http_auth_host_ok(&h->auth, host))
                 return true;
         i = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -529,19 +235,23 @@ static bool host_ok(HttpServer *h, struct MHD_Connection *conn) {
 static mhd_result status_begin(HttpRequest *req, HttpStatusKind kind, bool details) {
         const char *cl = http_request_header(req, "Content-Length");
 
+        assert(req);
+
         if (!streq(req->method, "GET") && !streq(req->method, "HEAD"))
                 return http_request_error(req, MHD_HTTP_METHOD_NOT_ALLOWED, JSONRPC_SERVER_ERROR, "Method Not Allowed");
         if ((cl && !streq(cl, "0")) || http_request_header(req, "Transfer-Encoding"))
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,
                                           "Bad Request: this endpoint takes no body");
-        req->is_status = true;
-        req->status_kind = kind;
-        req->status_details = details;
+        req->status.wanted = true;
+        req->status.kind = kind;
+        req->status.details = details;
         return MHD_YES;
 }
 
 static mhd_result preflight(HttpRequest *req) {
         struct MHD_Response *resp = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+
+        assert(req);
 
         if (!resp)
                 return MHD_NO;
@@ -555,10 +265,38 @@ static mhd_result preflight(HttpRequest *req) {
 }
 
 static mhd_result refuse_over_budget(HttpRequest *req) {
+        assert(req);
+
         log_refusal(req, MHD_HTTP_SERVICE_UNAVAILABLE, "too much request data in flight");
         return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                   "Service Unavailable: too much request data in flight from all clients; "
                                   "retry later");
+}
+
+/* A POST's body type and announced size, before a byte of it is read. */
+static mhd_result post_begin(HttpRequest *req) {
+        HttpServer *h = req->server;
+        const char *v;
+
+        assert(req);
+
+        if (!http_content_type_is(http_request_header(req, "Content-Type"), "application/json"))
+                return http_request_error(req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, JSONRPC_SERVER_ERROR,
+                                          "Unsupported Media Type: Content-Type must be application/json");
+        v = http_request_header(req, "Content-Length");
+        if (v) {
+                uint64_t l;
+                if (parse_uint(v, &l) < 0 || l > h->config.max_body) {
+                        log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
+                        return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
+                                                  "Content Too Large: the message exceeds the size limit");
+                }
+                /* Announced: held for it now, so it cannot fail half way. */
+                if (!mem_budget_grow_input(h->config.budget, 0, (size_t) l))
+                        return refuse_over_budget(req);
+                req->budget_held = (size_t) l;
+        }
+        return MHD_YES;
 }
 
 /* Everything decided from the request line and the headers, before the body
@@ -570,13 +308,17 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         bool get = streq(method, "GET"), post = streq(method, "POST"), del = streq(method, "DELETE");
         bool is_health = h->status_handler && streq(url, "/healthz");
         bool is_metrics = h->status_handler && streq(url, "/metrics");
-        const char *accept, *v, *name = NULL;
+        const char *accept, *name = NULL;
         HttpRequest *req;
 
-        req = calloc(1, sizeof *req);
-        if (!req)
+        assert(h);
+        assert(conn);
+        assert(url);
+        assert(method);
+        assert(con_cls);
+
+        if (http_request_new(h, conn, url, method, &req) < 0)
                 return MHD_NO;
-        *req = (HttpRequest) { .server = h, .conn = conn, .url = url, .method = method };
         *con_cls = req;
         http_conn_request_begins(req);
 
@@ -635,30 +377,15 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
         if (is_mcp && get && !http_accepts(accept, "text/event-stream"))
                 return http_request_error(req, MHD_HTTP_NOT_ACCEPTABLE, JSONRPC_SERVER_ERROR,
                                           "Not Acceptable: Accept must list text/event-stream");
-        if (post) {
-                if (!http_content_type_is(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
-                                          "application/json"))
-                        return http_request_error(req, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, JSONRPC_SERVER_ERROR,
-                                                  "Unsupported Media Type: Content-Type must be application/json");
-                v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-                if (v) {
-                        uint64_t l;
-                        if (parse_uint(v, &l) < 0 || l > h->config.max_body) {
-                                log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
-                                return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
-                                                          "Content Too Large: the message exceeds the size limit");
-                        }
-                        /* Announced: held for it now, so it cannot fail half way. */
-                        if (!mem_budget_grow_input(h->config.budget, 0, (size_t) l))
-                                return refuse_over_budget(req);
-                        req->budget_held = (size_t) l;
-                }
-        }
+        if (post)
+                return post_begin(req);
         return MHD_YES;
 }
 
 static mhd_result dispatch(HttpRequest *req) {
-        if (req->is_status)
+        assert(req);
+
+        if (req->status.wanted)
                 return http_status_handle(req);
         if (streq(req->url, "/mcp"))
                 return streamable_handle(req);
@@ -673,6 +400,13 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
         HttpRequest *req = *con_cls;
         mhd_result r;
 
+        assert(cls);
+        assert(conn);
+        assert(url);
+        assert(method);
+        assert(upload_data_size);
+        assert(con_cls);
+
         if (!req)
                 return request_begin(h, conn, url, method, con_cls);
         if (req->peer_gone)
@@ -682,12 +416,12 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 size_t n = *upload_data_size;
 
                 *upload_data_size = 0;
-                if (req->too_large || req->over_budget || req->state != REQUEST_RECEIVING)
+                if (req->body_verdict != HTTP_BODY_KEPT || req->state != REQUEST_RECEIVING)
                         return MHD_YES;
                 if (n > h->config.max_body - req->body_size) {
                         /* Chunked, so not refused up front: read on, keep nothing,
                          * answer 413 at the end. */
-                        req->too_large = true;
+                        req->body_verdict = HTTP_BODY_TOO_LARGE;
                         req->body = mfree(req->body);
                         req->body_size = req->body_alloc = 0;
                         return MHD_YES;
@@ -695,7 +429,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 if (req->body_size + n > req->budget_held) {
                         /* Chunked: held as it comes. */
                         if (!mem_budget_grow_input(h->config.budget, req->budget_held, req->body_size + n)) {
-                                req->over_budget = true;
+                                req->body_verdict = HTTP_BODY_OVER_BUDGET;
                                 req->body = mfree(req->body);
                                 req->body_size = req->body_alloc = 0;
                                 return MHD_YES;
@@ -709,12 +443,12 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
 
         switch (req->state) {
         case REQUEST_RECEIVING:
-                if (req->too_large) {
+                if (req->body_verdict == HTTP_BODY_TOO_LARGE) {
                         log_refusal(req, MHD_HTTP_CONTENT_TOO_LARGE, "body too large");
                         return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, JSONRPC_INVALID_REQUEST,
                                                   "Content Too Large: the message exceeds the size limit");
                 }
-                if (req->over_budget)
+                if (req->body_verdict == HTTP_BODY_OVER_BUDGET)
                         return refuse_over_budget(req);
                 http_conn_request_received(req);
                 r = dispatch(req);
@@ -725,7 +459,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 req->budget_held = 0;
                 return r;
         case REQUEST_WAITING:
-                if (req->reply_ready)
+                if (req->reply.ready)
                         return http_request_queue_reply(req);
                 /* Woken without a reply: wait on. */
                 http_request_suspend(req);
@@ -738,6 +472,9 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
 
 static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata) {
         HttpServer *h = userdata;
+
+        assert(s);
+        assert(userdata);
 
         http_sessions_sweep(h);
         LIST_FOREACH(sessions, i, h->sessions)
@@ -854,6 +591,9 @@ int http_listen(const char *addr, int *ret_fd) {
         socklen_t len;
         int r, one = 1, zero = 0;
 
+        assert(addr);
+        assert(ret_fd);
+
         r = http_parse_address(addr, &ss, &len);
         if (r < 0)
                 return r;
@@ -886,6 +626,10 @@ int http_socket_describe(int fd, bool *ret_loopback, uint16_t *ret_port, char **
         char a[INET6_ADDRSTRLEN], *host = NULL;
         int type;
         socklen_t tl = sizeof type;
+
+        assert(ret_loopback);
+        assert(ret_port);
+        assert(ret_host);
 
         if (getsockname(fd, (struct sockaddr *) &ss, &len) < 0 ||
             getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0)

@@ -32,10 +32,10 @@ static HttpRequest *find_by_origin(HttpSession *s, uint64_t origin) {
                 return NULL;
         /* The POST being handled gets its immediate replies, whether or not
          * it waits for any (an error about an unreadable message). */
-        if (s->current && s->current->mcp_origin == origin)
+        if (s->current && s->current->route.mcp_origin == origin)
                 return s->current;
         LIST_FOREACH(sess, r, s->requests)
-                if (r->pending && r->mcp_origin == origin)
+                if (r->route.pending && r->route.mcp_origin == origin)
                         return r;
         return NULL;
 }
@@ -53,7 +53,7 @@ static HttpRequest *route(HttpSession *s, const McpMessage *m) {
                 return s->stream;
         /* Progress only where the POST became an event stream. */
         r = find_by_origin(s, m->origin);
-        return r && r->sse ? r : NULL;
+        return r && r->sse.on ? r : NULL;
 }
 
 /* The HTTP status for a JSON reply: the stateless revision maps some errors
@@ -88,6 +88,10 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         HttpRequest *target;
         char *body;
 
+        assert(m);
+        assert(msg);
+        assert(userdata);
+
         if (s->kind == HTTP_SESSION_LEGACY) {
                 if (!msg->json)
                         return 0;
@@ -101,16 +105,16 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
                 log_debug("HTTP session: nobody waits for a %s, dropped.", ends ? "reply" : "notification");
                 return 0;
         }
-        if (target->sse) {
+        if (target->sse.on) {
                 if (msg->json)
                         (void) http_request_sse_event(target, NULL, msg->json, msg->len);
-                if (ends && target->pending) {
-                        target->pending = false;
+                if (ends && target->route.pending) {
+                        target->route.pending = false;
                         http_request_sse_finish(target);
                 }
                 return 0;
         }
-        target->pending = false;
+        target->route.pending = false;
         if (!msg->json) {
                 /* No reply will come; an event stream that ends at once is a
                  * valid answer to a request. */
@@ -130,12 +134,18 @@ static const McpTransport http_transport = { .send = session_send };
 static void on_session_idle(McpSession *m, void *userdata) {
         HttpSession *s = userdata;
 
+        assert(m);
+        assert(userdata);
+
         /* Expiry counts from the end of the last run; idle exit may start. */
         http_session_touch(s);
         http_server_activity(s->server);
 }
 
 int http_session_new(HttpServer *h, HttpSessionKind kind, HttpRequest *req, HttpSession **ret) {
+        assert(h);
+        assert(ret);
+
         /* Whoever passed a token is the caller of its name (the single
          * token's is "default"), or, without tokens, anyone on loopback is
          * one caller; a session the client keeps scopes its sandbox sessions. */
@@ -192,7 +202,7 @@ int http_session_new(HttpServer *h, HttpSessionKind kind, HttpRequest *req, Http
 }
 
 static void detach(HttpRequest *req) {
-        HttpSession *s = req->session;
+        HttpSession *s = req->route.session;
 
         assert(req);
 
@@ -201,10 +211,10 @@ static void detach(HttpRequest *req) {
                 s->stream = NULL;
         if (s->current == req)
                 s->current = NULL;
-        if (req->sse && s->n_streams > 0)
+        if (req->sse.on && s->n_streams > 0)
                 s->n_streams--;
-        req->session = NULL;
-        req->pending = false;
+        req->route.session = NULL;
+        req->route.pending = false;
 }
 
 HttpSession *http_session_free(HttpSession *s) {
@@ -216,10 +226,10 @@ HttpSession *http_session_free(HttpSession *s) {
         /* Whoever still waits on it gets an end, not silence. */
         while (s->requests) {
                 HttpRequest *req = s->requests;
-                bool waiting = req->pending && !req->sse;
+                bool waiting = req->route.pending && !req->sse.on;
 
                 detach(req);
-                if (req->sse)
+                if (req->sse.on)
                         http_request_sse_finish(req);
                 else if (waiting) {
                         char *body;
@@ -244,6 +254,9 @@ HttpSession *http_session_free(HttpSession *s) {
 }
 
 HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *id, const char *token_name) {
+        assert(h);
+        assert(id);
+
         /* Another node's id (its host went away, or a balancer misrouted
          * it) is as unknown as a made-up one: 404, and the client starts over.
          * So is another caller's: a session is used with the token that made it. */
@@ -258,20 +271,28 @@ HttpSession *http_session_find(HttpServer *h, HttpSessionKind kind, const char *
 /* Sandbox sessions made in it that may still live: its client's Python
  * state, which only their own idle timers (or the client) may end. */
 static bool session_holds_state(HttpSession *s) {
+        assert(s);
+
         return s->mcp && mcp_session_sandbox_sessions(s->mcp) > 0;
 }
 
 static bool session_idle(HttpSession *s) {
+        assert(s);
+
         return !s->requests && (!s->mcp || mcp_session_in_flight(s->mcp) == 0);
 }
 
 /* Neither a request, a stream, a call nor a live sandbox session. */
 static bool session_evictable(HttpSession *s) {
+        assert(s);
+
         return s->kind == HTTP_SESSION_STREAMABLE && session_idle(s) && !session_holds_state(s);
 }
 
 /* Callers that may hold sessions: the named tokens and the single one. */
 static size_t n_callers(const HttpServer *h) {
+        assert(h);
+
         return h->auth.named.n + (h->auth.token ? 1 : 0);
 }
 
@@ -279,6 +300,8 @@ bool http_session_make_room(HttpServer *h, HttpRequest *req) {
         HttpSession *oldest = NULL, *oldest_own = NULL;
         const char *token_name = req ? req->token_name : "";
         unsigned own = 0;
+
+        assert(h);
 
         LIST_FOREACH(sessions, s, h->sessions)
                 if (s->kind != HTTP_SESSION_STATELESS && streq(s->token_name, token_name))
@@ -332,20 +355,24 @@ bool http_session_make_room(HttpServer *h, HttpRequest *req) {
 }
 
 void http_session_touch(HttpSession *s) {
+        assert(s);
+
         s->last_used = now_usec();
 }
 
 int http_session_handle(HttpSession *s, HttpRequest *req, McpInbound *info) {
         int r;
 
+        assert(info);
+
         assert(s);
 
         http_session_touch(s);
         /* The legacy transport (no req) sends everything on its stream. */
         if (req)
-                req->mcp_origin = ++s->last_mcp_origin;
+                req->route.mcp_origin = ++s->last_mcp_origin;
         s->current = req;
-        r = mcp_session_handle_inbound(s->mcp, info, req ? req->mcp_origin : 0);
+        r = mcp_session_handle_inbound(s->mcp, info, req ? req->route.mcp_origin : 0);
         s->current = NULL;
         return r;
 }
@@ -353,15 +380,18 @@ int http_session_handle(HttpSession *s, HttpRequest *req, McpInbound *info) {
 void http_session_add_request(HttpSession *s, HttpRequest *req) {
         assert(s);
         assert(req);
+        assert(!req->route.session);
 
-        req->session = s;
+        req->route.session = s;
         LIST_PREPEND(sess, s->requests, req);
-        req->pending = !req->is_stream;
+        req->route.pending = !req->route.is_stream;
 }
 
 void http_session_request_gone(HttpRequest *req) {
-        HttpSession *s = req->session;
-        bool was_stream = req->is_stream;
+        HttpSession *s = req->route.session;
+        bool was_stream = req->route.is_stream;
+
+        assert(req);
 
         if (!s)
                 return;
@@ -389,6 +419,8 @@ void http_session_request_gone(HttpRequest *req) {
 void http_sessions_sweep(HttpServer *h) {
         uint64_t now = now_usec();
 
+        assert(h);
+
         /* One whose sandbox sessions may live stays: their own idle timers
          * (MCP_EXEC_SESSION_IDLE_S) end them, and then it goes here. */
         LIST_FOREACH_SAFE(sessions, s, next, h->sessions) {
@@ -405,6 +437,9 @@ void http_sessions_sweep(HttpServer *h) {
 static void caller_count(const HttpServer *h, HttpCallerStats *c) {
         char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
         const char *token_name = streq(c->name, "loopback") ? "" : c->name;
+
+        assert(h);
+        assert(c);
 
         LIST_FOREACH(sessions, s, h->sessions)
                 c->sessions += s->kind != HTTP_SESSION_STATELESS && streq(s->token_name, token_name);
@@ -446,6 +481,9 @@ int http_server_get_caller_stats(const HttpServer *h, HttpCallerStats **ret, siz
 }
 
 int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **ret_error) {
+        assert(named);
+        assert(ret_error);
+
         assert(h);
         return http_auth_set_named(&h->auth, named, ret_error);
 }

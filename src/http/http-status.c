@@ -22,6 +22,9 @@ void http_server_set_status_handler(HttpServer *h, http_status_t handler, void *
 static mhd_result answer(HttpRequest *req, HttpStatusAnswer *a) {
         struct MHD_Response *resp;
 
+        assert(req);
+        assert(a);
+
         resp = MHD_create_response_from_buffer(a->size, a->body, MHD_RESPMEM_MUST_FREE);
         if (!resp) {
                 free(a->body);
@@ -40,8 +43,11 @@ static mhd_result answer(HttpRequest *req, HttpStatusAnswer *a) {
 static int ask(HttpRequest *req, HttpStatusAnswer *ret) {
         HttpServer *h = req->server;
 
+        assert(req);
+        assert(ret);
+
         *ret = (HttpStatusAnswer) {};
-        return h->status_handler(h, req->status_kind, req->status_details, ret, h->status_userdata);
+        return h->status_handler(h, req->status.kind, req->status.details, ret, h->status_userdata);
 }
 
 mhd_result http_status_handle(HttpRequest *req) {
@@ -49,7 +55,9 @@ mhd_result http_status_handle(HttpRequest *req) {
         HttpStatusAnswer a;
         int r;
 
-        assert(req->is_status);
+        assert(req);
+
+        assert(req->status.wanted);
 
         r = ask(req, &a);
         if (r < 0) {
@@ -59,7 +67,7 @@ mhd_result http_status_handle(HttpRequest *req) {
         }
         if (r > 0)
                 return answer(req, &a);
-        req->status_waiting = true;
+        req->status.waiting = true;
         LIST_PREPEND(status, h->status_waiting, req);
         req->state = REQUEST_WAITING;
         http_request_suspend(req);
@@ -67,10 +75,12 @@ mhd_result http_status_handle(HttpRequest *req) {
 }
 
 void http_status_request_gone(HttpRequest *req) {
-        if (!req->status_waiting)
+        assert(req);
+
+        if (!req->status.waiting)
                 return;
         LIST_REMOVE(status, req->server->status_waiting, req);
-        req->status_waiting = false;
+        req->status.waiting = false;
 }
 
 void http_server_status_ready(HttpServer *h) {
@@ -86,10 +96,10 @@ void http_server_status_ready(HttpServer *h) {
                 int r;
 
                 LIST_REMOVE(status, waiting, req);
-                req->status_waiting = false;
+                req->status.waiting = false;
                 r = ask(req, &a);
                 if (r == 0) {
-                        req->status_waiting = true;
+                        req->status.waiting = true;
                         LIST_PREPEND(status, h->status_waiting, req);
                         continue;
                 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "http-tokens.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -41,6 +42,10 @@ bool http_token_name_is_valid(const char *name) {
 }
 
 static int line_error(char *buf, size_t bufsize, const char **ret_error, unsigned line, const char *why) {
+        assert(buf);
+        assert(ret_error);
+        assert(why);
+
         (void) snprintf(buf, bufsize, "line %u: %s", line, why);
         *ret_error = buf;
         return -EINVAL;
@@ -50,6 +55,11 @@ static int line_error(char *buf, size_t bufsize, const char **ret_error, unsigne
 static int parse_line(char *l, unsigned line, HttpTokens *t, char *buf, size_t bufsize, const char **ret_error) {
         char *name, *token, *rest;
         HttpToken *e;
+
+        assert(l);
+        assert(t);
+        assert(buf);
+        assert(ret_error);
 
         l[strcspn(l, "#")] = 0;
         name = l + strspn(l, " \t\r");
@@ -102,6 +112,11 @@ int http_tokens_parse(const char *text, size_t len, HttpTokens *ret, char *buf, 
         char *p, *nl;
         int r;
 
+        assert(text);
+        assert(ret);
+        assert(buf);
+        assert(ret_error);
+
         *ret_error = NULL;
         if (memchr(text, 0, len)) {
                 *ret_error = "the file contains a NUL byte";
@@ -133,6 +148,11 @@ int http_tokens_load(const char *path, HttpTokens *ret, char *buf, size_t bufsiz
         size_t n = 0;
         struct stat st;
         int r;
+
+        assert(path);
+        assert(ret);
+        assert(buf);
+        assert(ret_error);
 
         *ret_error = NULL;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);

@@ -14,23 +14,33 @@
 #include "parse-util.h"
 
 static const char *skip_ws(const char *p, const char *end) {
+        assert(p);
+
         while (p < end && (*p == ' ' || *p == '\t'))
                 p++;
         return p;
 }
 
 static const char *trim_end(const char *start, const char *p) {
+        assert(p);
+
         while (p > start && (p[-1] == ' ' || p[-1] == '\t'))
                 p--;
         return p;
 }
 
 static bool token_eq(const char *a, size_t la, const char *b) {
+        assert(a);
+        assert(b);
+
         return strlen(b) == la && strncasecmp(a, b, la) == 0;
 }
 
 /* q of one Accept element's parameters ("q=0.5"); 1000 means q=1. */
 static unsigned accept_q(const char *p, const char *end) {
+        assert(p);
+        assert(end);
+
         while (p < end) {
                 const char *semi = memchr(p, ';', (size_t) (end - p)), *e = semi ?: end;
                 const char *s = skip_ws(p, e);
@@ -58,6 +68,8 @@ bool http_accepts(const char *accept, const char *type) {
         const char *slash = strchr(type, '/');
         int best = -1;
         unsigned best_q = 0;
+
+        assert(type);
 
         /* MCP requires the header, so its absence admits nothing. */
         if (isempty(accept) || !slash)
@@ -97,6 +109,8 @@ bool http_accepts(const char *accept, const char *type) {
 bool http_content_type_is(const char *content_type, const char *type) {
         const char *p, *e;
 
+        assert(type);
+
         if (!content_type)
                 return false;
         p = skip_ws(content_type, content_type + strlen(content_type));
@@ -122,6 +136,9 @@ int http_parse_address(const char *s, struct sockaddr_storage *ret, socklen_t *r
         const char *colon, *port_s;
         struct sockaddr_storage ss = {};
         uint16_t port;
+
+        assert(ret);
+        assert(ret_len);
 
         if (isempty(s))
                 return -EINVAL;
@@ -171,6 +188,8 @@ int http_parse_address(const char *s, struct sockaddr_storage *ret, socklen_t *r
 }
 
 bool sockaddr_is_loopback(const struct sockaddr *sa) {
+        assert(sa);
+
         if (sa->sa_family == AF_INET)
                 return (ntohl(((const struct sockaddr_in *) sa)->sin_addr.s_addr) >> 24) == 127;
         if (sa->sa_family == AF_INET6) {
@@ -181,6 +200,8 @@ bool sockaddr_is_loopback(const struct sockaddr *sa) {
 }
 
 uint16_t sockaddr_port(const struct sockaddr *sa) {
+        assert(sa);
+
         if (sa->sa_family == AF_INET)
                 return ntohs(((const struct sockaddr_in *) sa)->sin_port);
         if (sa->sa_family == AF_INET6)
@@ -189,6 +210,10 @@ uint16_t sockaddr_port(const struct sockaddr *sa) {
 }
 
 int buf_append(char **buf, size_t *size, size_t *alloc, const char *data, size_t len) {
+        assert(buf);
+        assert(size);
+        assert(alloc);
+
         if (*size + len + 1 > *alloc) {
                 size_t want = MAX(*size + len + 1, MAX(*alloc * 2, (size_t) 256));
                 char *p = realloc(*buf, want);
@@ -204,6 +229,10 @@ int buf_append(char **buf, size_t *size, size_t *alloc, const char *data, size_t
 }
 
 static int append_event(char **buf, size_t *size, size_t *alloc, const char *event, const char *data, size_t len) {
+        assert(buf);
+        assert(size);
+        assert(alloc);
+
         if (event && (buf_append(buf, size, alloc, "event: ", 7) < 0 ||
                       buf_append(buf, size, alloc, event, strlen(event)) < 0 || buf_append(buf, size, alloc, "\n", 1) < 0))
                 return -ENOMEM;
@@ -252,6 +281,8 @@ char *mcp_header_value_decode(const char *v) {
         static const char prefix[] = "=?base64?", suffix[] = "?=";
         _cleanup_free_ uint8_t *out = NULL;
         size_t l = strlen(v), n, len;
+
+        assert(v);
 
         if (l < strlen(prefix) + strlen(suffix) || !strneq(v, prefix, strlen(prefix)) ||
             !streq(v + l - strlen(suffix), suffix))

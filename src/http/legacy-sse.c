@@ -3,6 +3,7 @@
  * GET /sse opens a session and tells where to POST (a relative URL, as
  * clients refuse another origin); POST /messages?sessionId= answers 202 and
  * the reply goes out on the stream as a "message" event. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@
 
 static bool bad_protocol_header(HttpRequest *req) {
         const char *v = http_request_header(req, "MCP-Protocol-Version");
+
+        assert(req);
+
         return v && !mcp_revision_find(v);
 }
 
@@ -23,6 +27,8 @@ mhd_result legacy_sse_open(HttpRequest *req) {
         HttpServer *h = req->server;
         _cleanup_free_ char *endpoint = NULL;
         HttpSession *s;
+
+        assert(req);
 
         /* As GET /mcp: only a client that reads an event stream gets a
          * session, not whatever fetches a URL. */
@@ -38,7 +44,7 @@ mhd_result legacy_sse_open(HttpRequest *req) {
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_LEGACY, req, &s) < 0)
                 return MHD_NO;
-        req->is_stream = true;
+        req->route.is_stream = true;
         http_session_add_request(s, req);
         s->stream = req;
         if (asprintf(&endpoint, "event: endpoint\ndata: /messages?sessionId=%s\n\n", s->id) < 0) {
@@ -56,6 +62,8 @@ mhd_result legacy_messages_post(HttpRequest *req) {
         _cleanup_(mcp_inbound_done) McpInbound info = {};
         HttpSession *s;
         int r;
+
+        assert(req);
 
         if (!id)
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_SERVER_ERROR,

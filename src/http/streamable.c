@@ -3,6 +3,7 @@
  * Mcp-Session-Id, and the stateless 2026-07-28 on the same endpoint. Which
  * era a POST belongs to is decided from MCP-Protocol-Version, the session
  * header and the body, as the core decides it per request. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,9 @@ static mhd_result reply_message(HttpRequest *req, unsigned status, json_object *
         char *body;
         size_t len;
 
+        assert(req);
+
+        /* m may be NULL (out of memory): serializing fails, MHD_NO. */
         if (jsonrpc_serialize(m, &body, &len) < 0)
                 return MHD_NO;
         return http_request_json(req, status, body, len, NULL);
@@ -27,6 +31,9 @@ static mhd_result reply_message(HttpRequest *req, unsigned status, json_object *
 
 int http_request_parse(HttpRequest *req, McpInbound *ret) {
         int r = mcp_inbound_parse(req->body, req->body_size, ret);
+
+        assert(req);
+        assert(ret);
 
         /* The tree is all that is needed from here on: the text goes now
          * rather than after the core is done (http-server.c). */
@@ -37,6 +44,9 @@ int http_request_parse(HttpRequest *req, McpInbound *ret) {
 
 mhd_result http_request_refuse_unparsed(HttpRequest *req, int r, const McpInbound *i) {
         char peer[64];
+
+        assert(req);
+        assert(i);
 
         if (r == -E2BIG) {
                 http_request_log_peer(req, peer, sizeof peer);
@@ -60,6 +70,9 @@ mhd_result http_request_refuse_unparsed(HttpRequest *req, int r, const McpInboun
 static int protocol_header(HttpRequest *req, const McpRevision **ret_rev, const char **ret_value) {
         const char *v = http_request_header(req, "MCP-Protocol-Version");
 
+        assert(req);
+        assert(ret_value);
+
         *ret_value = v;
         *ret_rev = NULL;
         if (!v)
@@ -69,6 +82,9 @@ static int protocol_header(HttpRequest *req, const McpRevision **ret_rev, const 
 }
 
 static mhd_result unsupported_version(HttpRequest *req, json_object *id, const char *requested) {
+        assert(req);
+        assert(requested);
+
         return reply_message(req, MHD_HTTP_BAD_REQUEST,
                              mcp_error_unsupported_version(id, requested, strlen(requested)));
 }
@@ -77,6 +93,9 @@ static mhd_result unsupported_version(HttpRequest *req, json_object *id, const c
 static const char *stateless_header_problem(HttpRequest *req, const McpInbound *i, const char *hv) {
         const char *mm, *mn, *mp;
         _cleanup_free_ char *decoded = NULL;
+
+        assert(req);
+        assert(i);
 
         if (!hv)
                 return "Header mismatch: the MCP-Protocol-Version header is missing";
@@ -113,6 +132,11 @@ static const char *stateless_header_problem(HttpRequest *req, const McpInbound *
  * SSE if the client wants progress, else once the reply comes. */
 static mhd_result post_run(HttpRequest *req, HttpSession *s, McpInbound *info, bool *ret_initialized) {
         HttpServer *h = req->server;
+
+        assert(req);
+        assert(s);
+        assert(info);
+
         /* initialize (ret_initialized set) is answered at once, and its
          * Mcp-Session-Id must be in the headers: never by SSE. */
         bool want_sse = info->n_requests > 0 && info->progress && !ret_initialized;
@@ -135,12 +159,12 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, McpInbound *info, b
 
         if (want_sse)
                 return MHD_YES;
-        if (req->reply_ready) {
-                if (req->reply_session_header && ret_initialized && !*ret_initialized)
-                        req->reply_session_header = false;
+        if (req->reply.ready) {
+                if (req->reply.session_header && ret_initialized && !*ret_initialized)
+                        req->reply.session_header = false;
                 return http_request_queue_reply(req);
         }
-        if (!req->pending)
+        if (!req->route.pending)
                 return http_request_empty(req, MHD_HTTP_ACCEPTED);
         /* No timeout applies while suspended: the run has its own. */
         req->state = REQUEST_WAITING;
@@ -152,6 +176,9 @@ static mhd_result post_stateless(HttpRequest *req, McpInbound *info, const char 
         const char *problem;
         HttpSession *s;
         mhd_result m;
+
+        assert(req);
+        assert(info);
 
         if (info->batch)
                 return http_request_error(req, MHD_HTTP_BAD_REQUEST, JSONRPC_INVALID_REQUEST,
@@ -167,7 +194,7 @@ static mhd_result post_stateless(HttpRequest *req, McpInbound *info, const char 
         if (http_session_new(req->server, HTTP_SESSION_STATELESS, req, &s) < 0)
                 return MHD_NO;
         m = post_run(req, s, info, NULL);
-        if (m == MHD_NO && !req->session)
+        if (m == MHD_NO && !req->route.session)
                 http_session_free(s);
         return m;
 }
@@ -178,12 +205,15 @@ static mhd_result post_initialize(HttpRequest *req, McpInbound *info) {
         HttpSession *s;
         mhd_result m;
 
+        assert(req);
+        assert(info);
+
         if (!http_session_make_room(h, req))
                 return http_request_error(req, MHD_HTTP_SERVICE_UNAVAILABLE, JSONRPC_SERVER_ERROR,
                                           "Service Unavailable: too many sessions in use; retry later");
         if (http_session_new(h, HTTP_SESSION_STREAMABLE, req, &s) < 0)
                 return MHD_NO;
-        req->reply_session_header = true;
+        req->reply.session_header = true;
         m = post_run(req, s, info, &initialized);
         if (!initialized) {
                 /* The error went out without a session id; nothing to keep. */
@@ -204,6 +234,8 @@ static mhd_result mcp_post(HttpRequest *req) {
         const char *hv, *sid;
         HttpSession *s;
         int r;
+
+        assert(req);
 
         r = http_request_parse(req, &info);
         if (r < 0)
@@ -234,6 +266,9 @@ static mhd_result session_of(HttpRequest *req, HttpSession **ret) {
         const McpRevision *rev;
         const char *hv, *sid;
 
+        assert(req);
+        assert(ret);
+
         *ret = NULL;
         if (protocol_header(req, &rev, &hv) < 0)
                 return unsupported_version(req, NULL, hv);
@@ -254,6 +289,8 @@ static mhd_result mcp_get(HttpRequest *req) {
         HttpSession *s;
         mhd_result m = session_of(req, &s);
 
+        assert(req);
+
         if (!s)
                 return m;
         /* One stream for server-initiated messages; a second would split them. */
@@ -264,7 +301,7 @@ static mhd_result mcp_get(HttpRequest *req) {
                 return http_request_error(req, MHD_HTTP_TOO_MANY_REQUESTS, JSONRPC_SERVER_ERROR,
                                           "Too Many Requests: too many streams open in this session");
         /* Last-Event-ID is ignored: streams are not resumable. */
-        req->is_stream = true;
+        req->route.is_stream = true;
         http_session_add_request(s, req);
         s->stream = req;
         http_session_touch(s);
@@ -275,6 +312,8 @@ static mhd_result mcp_delete(HttpRequest *req) {
         HttpSession *s;
         mhd_result m = session_of(req, &s);
 
+        assert(req);
+
         if (!s)
                 return m;
         log_struct(LOG_INFO, "MESSAGE=HTTP session ended by the client.", "MCP_TRANSPORT=http");
@@ -283,6 +322,8 @@ static mhd_result mcp_delete(HttpRequest *req) {
 }
 
 mhd_result streamable_handle(HttpRequest *req) {
+        assert(req);
+
         if (streq(req->method, "POST"))
                 return mcp_post(req);
         if (streq(req->method, "GET"))

@@ -302,8 +302,8 @@ static void time_passes(Fuzz *f) {
         LIST_FOREACH(sessions, s, h->sessions) {
                 s->last_used = s->last_used > h->config.session_idle_usec ? s->last_used - h->config.session_idle_usec : 0;
                 for (HttpRequest *r = s->requests; r; r = r->sess_next)
-                        if (r->keepalive)
-                                (void) sd_event_source_set_time_relative(r->keepalive, 0);
+                        if (r->sse.keepalive)
+                                (void) sd_event_source_set_time_relative(r->sse.keepalive, 0);
         }
         if (sd_event_source_get_enabled(h->sweep_timer, &enabled) >= 0 && enabled != SD_EVENT_OFF)
                 (void) sd_event_source_set_time_relative(h->sweep_timer, 0);

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "http-request.h"
+
+#include <arpa/inet.h>
+#include <assert.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "http-internal.h"
+#include "http-util.h"
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "util.h"
+
+/* One HTTP request from its headers to its end: the replies it gives
+ * (whole, or an SSE stream), and its suspension while it waits for one.
+ * What the request is for (the routes) is decided elsewhere. */
+
+/* Bytes handed to MHD per read of an SSE stream. */
+#define SSE_BLOCK_SIZE ((size_t) 64 * 1024)
+/* A client that lets this much of its stream pile up unread is dropped
+ * (a result is at most a few MiB once JSON-escaped). */
+#define SSE_MAX_PENDING ((size_t) 64 * 1024 * 1024)
+
+const char *http_request_header(HttpRequest *req, const char *name) {
+        assert(req);
+        assert(name);
+
+        return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+void http_request_log_peer(HttpRequest *req, char *buf, size_t size) {
+        const union MHD_ConnectionInfo *i = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = i ? i->client_addr : NULL;
+        char a[INET6_ADDRSTRLEN] = "?";
+
+        assert(req);
+        assert(buf);
+
+        if (sa && sa->sa_family == AF_INET)
+                (void) inet_ntop(AF_INET, &((const struct sockaddr_in *) sa)->sin_addr, a, sizeof a);
+        else if (sa && sa->sa_family == AF_INET6)
+                (void) inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) sa)->sin6_addr, a, sizeof a);
+        else if (sa && sa->sa_family == AF_UNIX)
+                (void) snprintf(a, sizeof a, "local");
+        (void) snprintf(buf, size, "%s", a);
+}
+
+static int on_hangup(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        HttpRequest *req = userdata;
+
+        assert(s);
+        assert(userdata);
+
+        /* Suspended connections are not watched by MHD; without this a client
+         * that gave up would be noticed only at our next write. */
+        log_debug("HTTP client closed its connection while waiting (%s %s).", req->method, req->url);
+        req->peer_gone = true;
+        http_request_resume(req);
+        return 0;
+}
+
+void http_request_suspend(HttpRequest *req) {
+        HttpServer *h = req->server;
+        const union MHD_ConnectionInfo *i;
+
+        assert(req);
+
+        if (req->suspended)
+                return;
+        MHD_suspend_connection(req->conn);
+        req->suspended = true;
+        LIST_PREPEND(susp, h->suspended, req);
+
+        /* Only the peer's FIN: EPOLLIN would fire for a pipelined request.
+         * A client that half-closes and still waits loses its reply; HTTP
+         * clients do not do that. */
+        i = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (i && sd_event_add_io(h->event, &req->hangup, i->connect_fd, EPOLLRDHUP, on_hangup, req) < 0)
+                req->hangup = NULL;
+}
+
+void http_request_resume(HttpRequest *req) {
+        HttpServer *h = req->server;
+
+        assert(req);
+
+        if (!req->suspended)
+                return;
+        req->hangup = sd_event_source_disable_unref(req->hangup);
+        LIST_REMOVE(susp, h->suspended, req);
+        req->suspended = false;
+        MHD_resume_connection(req->conn);
+        http_server_run_soon(h);
+}
+
+mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Response *resp) {
+        mhd_result r;
+
+        assert(req);
+
+        if (!resp)
+                return MHD_NO;
+        if (req->origin &&
+            (MHD_add_response_header(resp, "Access-Control-Allow-Origin", req->origin) == MHD_NO ||
+             MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate") == MHD_NO ||
+             MHD_add_response_header(resp, "Vary", "Origin") == MHD_NO)) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        r = MHD_queue_response(req->conn, status, resp);
+        MHD_destroy_response(resp);
+        if (r == MHD_YES)
+                req->state = REQUEST_DONE;
+        return r;
+}
+
+mhd_result http_request_json(HttpRequest *req, unsigned status, char *body, size_t size, const char *session_id) {
+        struct MHD_Response *resp;
+
+        assert(req);
+        assert(body);
+
+        resp = MHD_create_response_from_buffer(size, body, MHD_RESPMEM_MUST_FREE);
+        if (!resp) {
+                free(body);
+                return MHD_NO;
+        }
+        if (MHD_add_response_header(resp, "Content-Type", "application/json") == MHD_NO ||
+            (session_id && MHD_add_response_header(resp, "Mcp-Session-Id", session_id) == MHD_NO)) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        return http_request_queue(req, status, resp);
+}
+
+mhd_result http_request_error(HttpRequest *req, unsigned status, int code, const char *message) {
+        _cleanup_json_ json_object *e = jsonrpc_error_new(NULL, code, message, NULL);
+        struct MHD_Response *resp;
+        const char *text;
+        size_t len;
+
+        assert(req);
+        assert(message);
+
+        if (!e || !(text = json_serialize(e, &len)))
+                return MHD_NO;
+        resp = MHD_create_response_from_buffer(len, (void *) text, MHD_RESPMEM_MUST_COPY);
+        if (!resp)
+                return MHD_NO;
+        if (MHD_add_response_header(resp, "Content-Type", "application/json") == MHD_NO ||
+            (status == MHD_HTTP_UNAUTHORIZED &&
+             MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"mcp-exec\"") == MHD_NO) ||
+            (status == MHD_HTTP_METHOD_NOT_ALLOWED &&
+             MHD_add_response_header(resp, "Allow",
+                                     streq(req->url, "/mcp") ? "GET, POST, DELETE" :
+                                     streq(req->url, "/sse") ? "GET" :
+                                     streq(req->url, "/messages") ? "POST" : "GET, HEAD") == MHD_NO) ||
+            (status == MHD_HTTP_SERVICE_UNAVAILABLE && MHD_add_response_header(resp, "Retry-After", "5") == MHD_NO)) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        return http_request_queue(req, status, resp);
+}
+
+mhd_result http_request_empty(HttpRequest *req, unsigned status) {
+        assert(req);
+
+        return http_request_queue(req, status, MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
+}
+
+/* What a request holds for its client (a reply, an SSE stream's buffer)
+ * counts in the memory budget, charged to its MCP session's caller until it
+ * is sent. Never refused: the core made room for a call's reply before it
+ * let it out (other messages are small), and what is counted keeps the next
+ * calls out. */
+static void request_hold(HttpRequest *req, uint64_t bytes) {
+        HttpServer *h = req->server;
+
+        assert(req);
+
+        if (!req->held.budget) {
+                if (!h->config.budget || !req->route.session || !req->route.session->mcp || bytes == 0)
+                        return;
+                if (mem_charge_init(&req->held, h->config.budget, mcp_session_caller(req->route.session->mcp)) < 0)
+                        return;         /* out of memory: uncounted, as before */
+        }
+        mem_charge_force(&req->held, bytes);
+}
+
+void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
+        assert(req);
+
+        request_hold(req, body ? size : 0);
+        free(req->reply.data);
+        req->reply.data = body;
+        req->reply.size = size;
+        req->reply.status = status;
+        req->reply.type = type;
+        req->reply.ready = true;
+        http_request_resume(req);
+}
+
+/* A reply handed to MHD, with its charge: given back when MHD is done with
+ * it (sent, or the connection gone or timed out). */
+typedef struct HeldReply {
+        char *data;
+        MemCharge charge;
+} HeldReply;
+
+static void held_reply_free(void *p) {
+        HeldReply *r = p;
+
+        assert(p);
+
+        mem_charge_done(&r->charge);
+        free(r->data);
+        free(r);
+}
+
+mhd_result http_request_queue_reply(HttpRequest *req) {
+        struct MHD_Response *resp;
+        HeldReply *held;
+
+        assert(req);
+        assert(req->reply.ready);
+
+        req->reply.ready = false;
+        held = new0(HeldReply, 1);
+        if (!held)
+                return MHD_NO;
+        resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply.size, req->reply.data, held_reply_free,
+                                                                      held);
+        if (!resp) {
+                free(held);
+                return MHD_NO;
+        }
+        held->data = TAKE_PTR(req->reply.data);
+        mem_charge_move(&held->charge, &req->held);
+        if (MHD_add_response_header(resp, "Content-Type", req->reply.type) == MHD_NO ||
+            (req->status.wanted && MHD_add_response_header(resp, "Cache-Control", "no-store") == MHD_NO) ||
+            (req->reply.session_header && req->route.session &&
+             MHD_add_response_header(resp, "Mcp-Session-Id", req->route.session->id) == MHD_NO)) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        return http_request_queue(req, req->reply.status, resp);
+}
+
+/* SSE */
+
+static void sse_wake(HttpRequest *req) {
+        assert(req);
+
+        /* Only a connection suspended in the reader waits for us. */
+        if (req->state == REQUEST_DONE)
+                http_request_resume(req);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
+        HttpRequest *req = cls;
+        size_t n;
+
+        assert(cls);
+        assert(buf);
+        assert(req->sse.off <= req->sse.size);
+
+        if (req->peer_gone)
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        n = req->sse.size - req->sse.off;
+        if (n > 0) {
+                n = MIN(n, max);
+                memcpy(buf, req->sse.buf + req->sse.off, n);
+                req->sse.off += n;
+                if (req->sse.off == req->sse.size) {
+                        req->sse.off = req->sse.size = 0;
+                        /* A large reply went out: its room too. */
+                        if (req->sse.alloc > SSE_BLOCK_SIZE) {
+                                req->sse.buf = mfree(req->sse.buf);
+                                req->sse.alloc = 0;
+                                request_hold(req, 0);
+                        }
+                }
+                return (ssize_t) n;
+        }
+        if (req->sse.end)
+                return MHD_CONTENT_READER_END_OF_STREAM;
+        /* Returning 0 without suspending would have MHD call us in a loop. */
+        http_request_suspend(req);
+        return 0;
+}
+
+static int on_keepalive(sd_event_source *s, uint64_t usec, void *userdata) {
+        HttpRequest *req = userdata;
+
+        assert(s);
+        assert(userdata);
+
+        /* Keeps proxies and clients from timing out, and finds peers that are
+         * gone (a suspended connection notices only when written to). */
+        if (req->sse.size == req->sse.off &&
+            buf_append(&req->sse.buf, &req->sse.size, &req->sse.alloc, ": keep-alive\n\n", 14) >= 0)
+                sse_wake(req);
+        (void) sd_event_source_set_time_relative(s, req->server->config.keepalive_usec);
+        (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
+        HttpServer *h = req->server;
+        struct MHD_Response *resp;
+
+        assert(req);
+        assert(!req->sse.on);
+
+        /* Something to send at once, so the client gets the headers now. */
+        if (buf_append(&req->sse.buf, &req->sse.size, &req->sse.alloc, initial ?: ": stream\n\n",
+                       strlen(initial ?: ": stream\n\n")) < 0)
+                return MHD_NO;
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SSE_BLOCK_SIZE, sse_read, req, NULL);
+        if (!resp)
+                return MHD_NO;
+        if (MHD_add_response_header(resp, "Content-Type", "text/event-stream") == MHD_NO ||
+            MHD_add_response_header(resp, "Cache-Control", "no-cache, no-store") == MHD_NO ||
+            MHD_add_response_header(resp, "X-Accel-Buffering", "no") == MHD_NO) {
+                MHD_destroy_response(resp);
+                return MHD_NO;
+        }
+        if (h->config.keepalive_usec > 0 &&
+            sd_event_add_time_relative(h->event, &req->sse.keepalive, CLOCK_MONOTONIC, h->config.keepalive_usec,
+                                       USEC_PER_SEC, on_keepalive, req) < 0)
+                log_debug("Cannot arm the SSE keep-alive timer; the stream goes on without.");
+        req->sse.on = true;
+        if (req->route.session)
+                req->route.session->n_streams++;
+        return http_request_queue(req, MHD_HTTP_OK, resp);
+}
+
+int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len) {
+        assert(req);
+
+        if (req->sse.end || req->peer_gone)
+                return -EPIPE;
+        if (req->sse.size - req->sse.off + len > SSE_MAX_PENDING) {
+                log_warning("HTTP client does not read its event stream, dropping it.");
+                req->peer_gone = true;
+                sse_wake(req);
+                return -ENOBUFS;
+        }
+        if (sse_append_event(&req->sse.buf, &req->sse.size, &req->sse.alloc, event, data, len) < 0)
+                return log_oom();
+        request_hold(req, req->sse.alloc);
+        sse_wake(req);
+        return 0;
+}
+
+void http_request_sse_finish(HttpRequest *req) {
+        assert(req);
+
+        req->sse.end = true;
+        req->sse.keepalive = sd_event_source_disable_unref(req->sse.keepalive);
+        sse_wake(req);
+}
+
+int http_request_new(HttpServer *h, struct MHD_Connection *conn, const char *url, const char *method,
+                     HttpRequest **ret) {
+        HttpRequest *req;
+
+        assert(h);
+        assert(conn);
+        assert(url);
+        assert(method);
+        assert(ret);
+
+        req = new0(HttpRequest, 1);
+        if (!req)
+                return -ENOMEM;
+        *req = (HttpRequest) { .server = h, .conn = conn, .url = url, .method = method };
+        *ret = req;
+        return 0;
+}
+
+HttpRequest *http_request_free(HttpRequest *req) {
+        HttpServer *h;
+
+        if (!req)
+                return NULL;
+        /* Taken off its session and the status wait line by the caller:
+         * nothing may point here once it is gone. */
+        assert(!req->route.session);
+        assert(!req->status.waiting);
+
+        h = req->server;
+        if (req->suspended) {
+                /* MHD is closing it anyway; just forget it. */
+                req->hangup = sd_event_source_disable_unref(req->hangup);
+                LIST_REMOVE(susp, h->suspended, req);
+        }
+        sd_event_source_disable_unref(req->sse.keepalive);
+        mem_budget_release_input(h->config.budget, req->budget_held);
+        mem_charge_done(&req->held);
+        free(req->body);
+        free(req->reply.data);
+        free(req->sse.buf);
+        free(req);
+        return NULL;
+}
