@@ -149,19 +149,19 @@ int launch_run(const LaunchArgs *a) {
 
         /* 4. What it left, then how it ended. */
         if (w.fd >= 0) {
-                json_object *m = json_object_new_object();
+                _cleanup_json_ json_object *m = NULL;
 
                 w.deadline = now_usec() + COLLECT_BUDGET_USEC;
                 figure_inbox_send(&figs, &w);
                 collect_outputs(&w);
-                if (m) {
-                        if (WIFSIGNALED(status))
-                                json_object_object_add(m, "signal", json_object_new_int(WTERMSIG(status)));
-                        else
-                                json_object_object_add(m, "exit_code", json_object_new_int(WEXITSTATUS(status)));
-                        json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (t1 - t0)));
-                        (void) result_send(&w, RESULT_FRAME_STATUS, m, NULL, 0);
-                }
+                if (WIFSIGNALED(status))
+                        r = json_build(&m, JB_INT("signal", WTERMSIG(status)), JB_END);
+                else
+                        r = json_build(&m, JB_INT("exit_code", WEXITSTATUS(status)), JB_END);
+                if (r >= 0)
+                        r = json_build_into(m, JB_INT("duration_us", t1 - t0), JB_END);
+                if (r >= 0)
+                        (void) result_send(&w, RESULT_FRAME_STATUS, TAKE_PTR(m), NULL, 0);
                 (void) result_send(&w, RESULT_FRAME_END, NULL, NULL, 0);
                 w.fd = safe_close(w.fd);
         }

@@ -179,10 +179,32 @@ static void wait_call(LaunchSession *s, LaunchCall *c) {
         }
 }
 
+/* The call's STATUS frame on the result channel. */
+static int send_status(LaunchCall *c, int status_signal, int status_code) {
+        _cleanup_json_ json_object *m = NULL;
+        int r;
+
+        assert(c);
+
+        r = status_signal > 0 ? json_build(&m, JB_INT("signal", status_signal), JB_END)
+                              : json_build(&m, JB_INT("exit_code", status_code), JB_END);
+        if (r >= 0)
+                r = json_build_into(m,
+                                    JB_INT("duration_us", c->t1 - c->t0),
+                                    JB_BOOL("session_lost", c->lost),
+                                    JB_END);
+        if (r < 0)
+                return r;
+        return result_send(&c->w, RESULT_FRAME_STATUS, TAKE_PTR(m), NULL, 0);
+}
+
 static void report(LaunchSession *s, LaunchCall *c) {
-        _cleanup_json_ json_object *done = json_object_new_object();
-        json_object *m;
+        _cleanup_json_ json_object *done = NULL;
         int status_signal = c->signal, status_code = c->exit_code;
+        int r;
+
+        assert(s);
+        assert(c);
 
         if (c->lost && s->gone) {
                 status_signal = WIFSIGNALED(s->status) ? WTERMSIG(s->status) : 0;
@@ -193,32 +215,30 @@ static void report(LaunchSession *s, LaunchCall *c) {
                 c->w.deadline = now_usec() + COLLECT_BUDGET_USEC;
                 figure_inbox_send(&c->figs, &c->w);
                 collect_outputs(&c->w);
-                m = json_object_new_object();
-                if (m) {
-                        if (status_signal > 0)
-                                json_object_object_add(m, "signal", json_object_new_int(status_signal));
-                        else
-                                json_object_object_add(m, "exit_code", json_object_new_int(status_code));
-                        json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (c->t1 - c->t0)));
-                        json_object_object_add(m, "session_lost", json_object_new_boolean(c->lost));
-                        (void) result_send(&c->w, RESULT_FRAME_STATUS, m, NULL, 0);
-                }
+                (void) send_status(c, status_signal, status_code);
                 (void) result_send(&c->w, RESULT_FRAME_END, NULL, NULL, 0);
         }
         figure_inbox_clear(&c->figs);
         c->w.fd = safe_close(c->w.fd);
 
-        if (!done || c->broker_gone)
+        if (c->broker_gone)
                 return;
-        json_object_object_add(done, "event", json_object_new_string("done"));
-        if (status_signal > 0)
-                json_object_object_add(done, "signal", json_object_new_int(status_signal));
-        else
-                json_object_object_add(done, "exit_code", json_object_new_int(status_code));
-        json_object_object_add(done, "timed_out", json_object_new_boolean(c->timed_out));
-        json_object_object_add(done, "interrupted", json_object_new_boolean(c->interrupted && !c->timed_out));
-        json_object_object_add(done, "lost", json_object_new_boolean(c->lost));
-        json_object_object_add(done, "duration_us", json_object_new_int64((int64_t) (c->t1 - c->t0)));
+        r = json_build(&done, JB_STR("event", "done"), JB_END);
+        if (r >= 0)
+                r = status_signal > 0 ? json_build_into(done, JB_INT("signal", status_signal), JB_END)
+                                      : json_build_into(done, JB_INT("exit_code", status_code), JB_END);
+        if (r >= 0)
+                r = json_build_into(done,
+                                    JB_BOOL("timed_out", c->timed_out),
+                                    JB_BOOL("interrupted", c->interrupted && !c->timed_out),
+                                    JB_BOOL("lost", c->lost),
+                                    JB_INT("duration_us", c->t1 - c->t0),
+                                    JB_END);
+        /* Out of memory. Without a "done" the broker would wait for the
+         * call forever: exit instead, it then sees the control socket close
+         * and ends the session as lost (the interpreter dies with us). */
+        if (r < 0)
+                launch_exit_like(W_EXITCODE(LAUNCH_EXIT_FAILED, 0));
         (void) broker_send(CONTROL_FD, done, NULL, 0);
 }
 
