@@ -31,13 +31,20 @@
 
 /* s past prefix, or NULL if it does not start with it. */
 static const char *startswith(const char *s, const char *prefix) {
-        size_t n = strlen(prefix);
+        size_t n;
 
+        assert(s);
+        assert(prefix);
+
+        n = strlen(prefix);
         return strncmp(s, prefix, n) == 0 ? s + n : NULL;
 }
 
 static void clamp_u64(json_object *j, const char *key, uint64_t max, uint64_t *v) {
         json_object *x;
+
+        assert(key);
+        assert(v);
 
         if (j && json_object_object_get_ex(j, key, &x) && json_object_is_type(x, json_type_int)) {
                 int64_t n = json_object_get_int64(x);
@@ -59,6 +66,8 @@ void result_limits_from_json(json_object *j, LaunchLimits *limits) {
 
 static int write_all(int fd, const void *buf, uint64_t len) {
         const uint8_t *p = buf;
+
+        assert(buf || len == 0);
 
         while (len > 0) {
                 ssize_t k = write(fd, p, (size_t) MIN(len, (uint64_t) SSIZE_MAX));
@@ -99,6 +108,7 @@ int result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const 
 }
 
 static bool out_of_time(ResultWriter *w) {
+        assert(w);
         return w->deadline > 0 && now_usec() >= w->deadline;
 }
 
@@ -151,6 +161,7 @@ static void send_skipped(ResultWriter *w, const char *source, const char *path, 
 static bool meta_fits(json_object *m) {
         size_t tlen = 0;
 
+        assert(m);
         return json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &tlen) && tlen <= RESULT_FRAME_META_MAX;
 }
 
@@ -179,6 +190,9 @@ static void send_item(ResultWriter *w, const char *source, const char *path, lon
         struct stat st;
         uint64_t size;
         json_object *m;
+
+        assert(w);
+        assert(source);
 
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
                 send_skipped(w, source, path, index, "not a regular file", -1);
@@ -343,6 +357,11 @@ static void walk(ResultWriter *w, int dirfd, const char *path, unsigned depth, u
         size_t n = 0, alloc = 0;
         struct dirent *de;
         int fd;
+
+        assert(w);
+        assert(path);
+        assert(n_entries);
+        assert(n_skipped);
 
         fd = dup(dirfd);
         if (fd < 0 || !(d = fdopendir(fd))) {

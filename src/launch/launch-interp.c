@@ -39,6 +39,7 @@ static char **child_env(const LaunchArgs *a) {
                 NULL,
         };
 
+        assert(a);
         if (a->mpl_dir) {
                 (void) snprintf(mpl, sizeof mpl, "MPLCONFIGDIR=%s", a->mpl_dir);
                 env[ELEMENTSOF(env) - 2] = mpl;

@@ -32,6 +32,9 @@
 static int read_interpreter(FigureInbox *figs, int *sock, uint64_t max_images, unsigned max) {
         int k = -EAGAIN, done;
 
+        assert(figs);
+        assert(sock);
+
         for (unsigned i = 0; i < max && (k = figure_inbox_read(figs, *sock, max_images, &done)) == 0; i++)
                 ;
         if (k == -EPIPE)

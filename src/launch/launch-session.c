@@ -49,6 +49,8 @@ typedef struct LaunchCall {
 } LaunchCall;
 
 static void launch_session_reap(LaunchSession *s) {
+        assert(s);
+
         if (s->gone)
                 return;
         while (waitpid(s->pid, &s->status, 0) < 0)
@@ -60,6 +62,8 @@ static void launch_session_reap(LaunchSession *s) {
 }
 
 static void launch_session_kill(LaunchSession *s) {
+        assert(s);
+
         if (!s->gone)
                 (void) kill(s->pid, SIGKILL);
         launch_session_reap(s);
@@ -77,6 +81,9 @@ static void launch_session_kill(LaunchSession *s) {
  * the unit's limits and lifetime bound whatever runs on. */
 static int read_child(LaunchSession *s, LaunchCall *c) {
         int r, n;
+
+        assert(s);
+        assert(c);
 
         for (;;) {
                 r = figure_inbox_read(&c->figs, s->child, c->w.limits.max_images, &n);
@@ -102,6 +109,9 @@ static void read_broker(LaunchSession *s, LaunchCall *c) {
         size_t n_fds = 0;
         int r;
 
+        assert(s);
+        assert(c);
+
         r = broker_recv(CONTROL_FD, &m, fds, ELEMENTSOF(fds), &n_fds);
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
@@ -121,6 +131,9 @@ static void read_broker(LaunchSession *s, LaunchCall *c) {
 /* Waits for the end of the call: the interpreter's "done", its death, the
  * deadline (SIGINT, then after the grace SIGKILL), or the broker leaving. */
 static void wait_call(LaunchSession *s, LaunchCall *c) {
+        assert(s);
+        assert(c);
+
         for (;;) {
                 struct pollfd p[] = {
                         { .fd = s->child, .events = POLLIN },
@@ -252,6 +265,9 @@ static void launch_session_call(LaunchSession *s, json_object *msg, int fds[], s
         char go[32];
         int r, n;
 
+        assert(s);
+        assert(msg);
+        assert(fds);
         assert(n_fds >= 3);
         if (n_fds == 4)
                 c.w.fd = TAKE_FD(fds[3]);
