@@ -167,7 +167,7 @@ static int write_atomic(const char *dir, const char *name, const char *data, siz
 
 int discovery_cache_store(const char *dir, const char *python, json_object *info) {
         _cleanup_free_ char *stamp = NULL;
-        _cleanup_json_ json_object *j = NULL;
+        _cleanup_json_ json_object *j = json_object_new_object();
         json_object *f;
         const char *name, *data, *text;
         size_t len;
@@ -176,6 +176,8 @@ int discovery_cache_store(const char *dir, const char *python, json_object *info
         assert(dir);
         assert(python);
         assert(info);
+        if (!j)
+                return -ENOMEM;
         /* The font cache goes into a file of its own, for the launchers. */
         f = json_get(info, "mpl_fontlist");
         name = json_get_string(f, "name");
@@ -185,21 +187,16 @@ int discovery_cache_store(const char *dir, const char *python, json_object *info
                 r = write_atomic(dir, name, data, strlen(data));
                 if (r < 0)
                         log_warning_errno(r, "Cannot keep matplotlib's font cache in %s, ignoring: %m", dir);
-                else {
-                        /* Replaces the cache's text with its file name, in place. */
-                        r = json_build_into(info, JB_STR("mpl_fontlist", name), JB_END);
-                        if (r < 0)
-                                return r;
-                }
+                else
+                        json_object_object_add(info, "mpl_fontlist", json_object_new_string(name));
         } else
                 json_object_object_del(info, "mpl_fontlist");
 
         stamp = discovery_stamp(python, json_get(info, "path"));
         if (!stamp)
                 return -ENOMEM;
-        r = json_build(&j, JB_STR("stamp", stamp), JB_OBJ("info", json_object_get(info)), JB_END);
-        if (r < 0)
-                return r;
+        json_object_object_add(j, "stamp", json_object_new_string(stamp));
+        json_object_object_add(j, "info", json_object_get(info));
         text = json_object_to_json_string_length(j, JSON_C_TO_STRING_PLAIN, &len);
         return write_atomic(dir, "discovery.json", text, len);
 }

@@ -13,7 +13,6 @@
 
 #include "broker-proto.h"
 #include "json-cleanup.h"
-#include "json-util.h"
 #include "macro.h"
 #include "util.h"
 
@@ -124,11 +123,10 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
                         return r;
         } else {
                 _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
-                _cleanup_json_ json_object *msg = NULL;
+                _cleanup_json_ json_object *msg = json_object_new_object();
 
-                r = json_build(&msg, JB_STR("op", "run"), JB_END);
-                if (r < 0)
-                        return r;
+                if (!msg)
+                        return -ENOMEM;
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
                         return negative_errno();
                 r = run_start(bus, spec, sp[1], NULL, on_run_done, c, &c->run);
@@ -136,6 +134,7 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
                         return r;
                 /* Our own code, no caller waiting on it: the run can wait in
                  * the socket until the launcher is up. */
+                json_object_object_add(msg, "op", json_object_new_string("run"));
                 r = broker_send(sp[0], msg, (int[]) { in[0], out[1], err }, 3);
                 if (r < 0)
                         return r;
