@@ -146,68 +146,71 @@ static int cmd_stdio(void) {
 
 /* ---- run ---- */
 
-/* One MCP session with the local server, over its stdio socket. */
-typedef struct Session {
+/* Reads lines from our connection to the local server's stdio socket (one
+ * MCP session runs over it): the fd, what was read past the last newline,
+ * and the last whole line. */
+typedef struct LineReader {
         int fd;
         char buf[1 << 16];              /* read from fd, not yet a whole line */
         size_t size;
         char *line;                     /* the last line read, NUL-terminated */
         size_t line_size, line_alloc;
-} Session;
+} LineReader;
 
-static Session *session_free(Session *s) {
-        if (!s)
+static LineReader *line_reader_free(LineReader *lr) {
+        if (!lr)
                 return NULL;
-        safe_close(s->fd);
-        free(s->line);
-        free(s);
+        safe_close(lr->fd);
+        free(lr->line);
+        free(lr);
         return NULL;
 }
 
-DEFINE_TRIVIAL_CLEANUP_FUNC(Session *, session_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(LineReader *, line_reader_free);
 
-static int session_open(Session **ret) {
-        _cleanup_(session_freep) Session *s = NULL;
+/* Connects to the local server; the reader starts empty. */
+static int line_reader_open(LineReader **ret) {
+        _cleanup_(line_reader_freep) LineReader *lr = NULL;
 
         assert(ret);
 
-        s = new0(Session, 1);
-        if (!s)
+        lr = new0(LineReader, 1);
+        if (!lr)
                 return -ENOMEM;
-        s->fd = connect_local();
-        if (s->fd < 0)
-                return s->fd;
-        *ret = TAKE_PTR(s);
+        lr->fd = connect_local();
+        if (lr->fd < 0)
+                return lr->fd;
+        *ret = TAKE_PTR(lr);
         return 0;
 }
 
-/* Reads one line (without the newline) into s->line; 0 at EOF. */
-static int read_line(Session *s) {
-        assert(s);
+/* Reads one line (without the newline) into lr->line; 0 at EOF. */
+static int read_line(LineReader *lr) {
+        assert(lr);
 
-        s->line_size = 0;
+        lr->line_size = 0;
         for (;;) {
-                char *nl = memchr(s->buf, '\n', s->size);
-                size_t n = nl ? (size_t) (nl - s->buf) : s->size;
+                char *nl = memchr(lr->buf, '\n', lr->size);
+                size_t n = nl ? (size_t) (nl - lr->buf) : lr->size;
 
-                if (s->line_size + n + 1 > s->line_alloc) {
-                        size_t want = MAX(s->line_alloc * 2, s->line_size + n + 1);
-                        char *p = realloc(s->line, want);
+                if (lr->line_size + n + 1 > lr->line_alloc) {
+                        size_t want = MAX(lr->line_alloc * 2, lr->line_size + n + 1);
+                        char *p = realloc(lr->line, want);
                         if (!p)
                                 return -ENOMEM;
-                        s->line = p;
-                        s->line_alloc = want;
+                        lr->line = p;
+                        lr->line_alloc = want;
                 }
-                memcpy(s->line + s->line_size, s->buf, n);
-                s->line_size += n;
-                s->line[s->line_size] = 0;
+                memcpy(lr->line + lr->line_size, lr->buf, n);
+                lr->line_size += n;
+                lr->line[lr->line_size] = 0;
                 if (nl) {
-                        memmove(s->buf, nl + 1, s->size - n - 1);
-                        s->size -= n + 1;
+                        memmove(lr->buf, nl + 1, lr->size - n - 1);
+                        lr->size -= n + 1;
                         return 1;
                 }
-                s->size = 0;
-                ssize_t k = read(s->fd, s->buf, sizeof s->buf);
+                lr->size = 0;
+                ssize_t k = read(lr->fd, lr->buf, sizeof lr->buf);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -215,7 +218,7 @@ static int read_line(Session *s) {
                 }
                 if (k == 0)
                         return 0;
-                s->size = (size_t) k;
+                lr->size = (size_t) k;
         }
 }
 
@@ -229,22 +232,22 @@ static int send_json(int fd, json_object *j) {
 }
 
 /* Waits for the response with the given id; prints and skips the rest. */
-static json_object *wait_response(Session *s, int id) {
-        assert(s);
+static json_object *wait_response(LineReader *lr, int id) {
+        assert(lr);
 
         for (;;) {
                 json_object *j, *v;
-                int r = read_line(s);
+                int r = read_line(lr);
                 if (r <= 0)
                         return NULL;
-                j = json_tokener_parse(s->line);
+                j = json_tokener_parse(lr->line);
                 if (!j)
                         continue;
                 if (json_object_object_get_ex(j, "id", &v) && json_object_is_type(v, json_type_int) &&
                     json_object_get_int(v) == id)
                         return j;
                 if (json_object_object_get_ex(j, "error", &v)) {
-                        check_denied(s->line, s->line_size);
+                        check_denied(lr->line, lr->line_size);
                         json_object_put(j);
                         return NULL;
                 }
@@ -253,37 +256,37 @@ static json_object *wait_response(Session *s, int id) {
 }
 
 /* initialize, then notifications/initialized. */
-static int session_initialize(Session *s) {
+static int mcp_initialize(LineReader *lr) {
         _cleanup_json_ json_object *req = NULL, *resp = NULL, *note = NULL;
         json_object *v;
 
-        assert(s);
+        assert(lr);
 
         req = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
                                  "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                                  "\"clientInfo\":{\"name\":\"mcp-exec-run\",\"version\":\"" PACKAGE_VERSION "\"}}}");
         /* A refused session is answered and closed at once, maybe before our
          * request is all written: read the answer even if writing failed. */
-        (void) send_json(s->fd, req);
-        resp = wait_response(s, 1);
+        (void) send_json(lr->fd, req);
+        resp = wait_response(lr, 1);
         if (!resp || !json_object_object_get_ex(resp, "result", &v)) {
                 if (!denied_reported)
                         fprintf(stderr, "mcp-exec: the server did not accept the session\n");
                 return -EPROTO;
         }
         note = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
-        return send_json(s->fd, note);
+        return send_json(lr->fd, note);
 }
 
 /* tools/call of exec; the response object, or NULL (said on stderr). files
  * is the "files" argument or NULL; it is taken. */
-static json_object *session_call_exec(Session *s, const char *code, size_t code_len, const char *in, size_t in_len,
-                                      uint64_t timeout_s, json_object *files) {
+static json_object *call_exec(LineReader *lr, const char *code, size_t code_len, const char *in, size_t in_len,
+                              uint64_t timeout_s, json_object *files) {
         _cleanup_json_ json_object *f = files, *args = NULL, *req = NULL;
         json_object *resp;
         int r;
 
-        assert(s);
+        assert(lr);
         assert(code);
 
         r = json_build(&args, JB_OBJ("code", json_object_new_string_len(code, (int) code_len)), JB_END);
@@ -305,7 +308,7 @@ static json_object *session_call_exec(Session *s, const char *code, size_t code_
                 fprintf(stderr, "mcp-exec: out of memory\n");
                 return NULL;
         }
-        if (send_json(s->fd, req) < 0 || !(resp = wait_response(s, 2))) {
+        if (send_json(lr->fd, req) < 0 || !(resp = wait_response(lr, 2))) {
                 fprintf(stderr, "mcp-exec: no answer from the server\n");
                 return NULL;
         }
@@ -606,7 +609,7 @@ static int save_outputs(json_object *resp, const char *dir) {
 
 static int cmd_run(uint64_t timeout_s, const char *file, char **input_paths, const char *output_dir) {
         _cleanup_free_ char *code = NULL, *in = NULL;
-        _cleanup_(session_freep) Session *s = NULL;
+        _cleanup_(line_reader_freep) LineReader *lr = NULL;
         _cleanup_json_ json_object *resp = NULL;
         json_object *files = NULL;
         size_t code_len = 0, in_len = 0;
@@ -616,11 +619,11 @@ static int cmd_run(uint64_t timeout_s, const char *file, char **input_paths, con
                 return EXIT_MCP_EXEC_FAILED;
         if (input_paths && !(files = input_files(input_paths)))
                 return EXIT_MCP_EXEC_FAILED;
-        if (session_open(&s) < 0 || session_initialize(s) < 0) {
+        if (line_reader_open(&lr) < 0 || mcp_initialize(lr) < 0) {
                 json_object_put(files);
                 return EXIT_MCP_EXEC_FAILED;
         }
-        resp = session_call_exec(s, code, code_len, in, in_len, timeout_s, files);
+        resp = call_exec(lr, code, code_len, in, in_len, timeout_s, files);
         if (!resp)
                 return EXIT_MCP_EXEC_FAILED;
         status = print_result(resp);

@@ -51,10 +51,9 @@ int broker_query_start(sd_event *e, const char *socket_path, const char *op, uin
         strcpy(b->op, op);
         b->done = done;
         b->userdata = userdata;
-        req = json_object_new_object();
-        if (!req)
-                return -ENOMEM;
-        json_object_object_add(req, "op", json_object_new_string(op));
+        r = json_build(&req, JB_STR("op", op), JB_END);
+        if (r < 0)
+                return r;
         r = broker_request_start(e, socket_path, req, timeout_usec, on_reply, b, &b->request);
         if (r < 0)
                 return r;

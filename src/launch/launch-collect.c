@@ -15,6 +15,7 @@
 
 #include "dirent-util.h"
 #include "json-cleanup.h"
+#include "json-util.h"
 #include "macro.h"
 #include "image-info.h"
 #include "mime-type.h"
@@ -30,13 +31,20 @@
 
 /* s past prefix, or NULL if it does not start with it. */
 static const char *startswith(const char *s, const char *prefix) {
-        size_t n = strlen(prefix);
+        size_t n;
 
+        assert(s);
+        assert(prefix);
+
+        n = strlen(prefix);
         return strncmp(s, prefix, n) == 0 ? s + n : NULL;
 }
 
 static void clamp_u64(json_object *j, const char *key, uint64_t max, uint64_t *v) {
         json_object *x;
+
+        assert(key);
+        assert(v);
 
         if (j && json_object_object_get_ex(j, key, &x) && json_object_is_type(x, json_type_int)) {
                 int64_t n = json_object_get_int64(x);
@@ -58,6 +66,8 @@ void result_limits_from_json(json_object *j, LaunchLimits *limits) {
 
 static int write_all(int fd, const void *buf, uint64_t len) {
         const uint8_t *p = buf;
+
+        assert(buf || len == 0);
 
         while (len > 0) {
                 ssize_t k = write(fd, p, (size_t) MIN(len, (uint64_t) SSIZE_MAX));
@@ -98,21 +108,23 @@ int result_send(ResultWriter *w, ResultFrameType type, json_object *meta, const 
 }
 
 static bool out_of_time(ResultWriter *w) {
+        assert(w);
         return w->deadline > 0 && now_usec() >= w->deadline;
 }
 
 /* The meta that names an output: a figure by index, a file by path. */
 static json_object *item_meta_new(const char *source, const char *path, long index) {
-        json_object *m = json_object_new_object();
+        _cleanup_json_ json_object *m = NULL;
+        int r;
 
-        if (!m)
-                return NULL;
-        json_object_object_add(m, "source", json_object_new_string(source));
-        if (path)
-                json_object_object_add(m, "path", json_object_new_string(path));
-        if (index >= 0)
-                json_object_object_add(m, "index", json_object_new_int64(index));
-        return m;
+        assert(source);
+
+        r = json_build(&m, JB_STR("source", source), JB_END);
+        if (r >= 0 && path)
+                r = json_build_into(m, JB_STR("path", path), JB_END);
+        if (r >= 0 && index >= 0)
+                r = json_build_into(m, JB_INT("index", index), JB_END);
+        return r < 0 ? NULL : TAKE_PTR(m);
 }
 
 /* Said instead of an output's own frame when its path does not fit in one. */
@@ -121,29 +133,35 @@ static json_object *item_meta_new(const char *source, const char *path, long ind
 static void send_skipped(ResultWriter *w, const char *source, const char *path, long index, const char *reason,
                          int64_t bytes) {
         _cleanup_free_ char *why = NULL;
-        json_object *m = item_meta_new(source, path, index);
+        _cleanup_json_ json_object *m = NULL;
+        int r;
 
+        assert(w);
+        assert(source);
+        assert(reason);
+
+        m = item_meta_new(source, path, index);
         if (!m)
                 return;
-        json_object_object_add(m, "reason", json_object_new_string(reason));
-        if (bytes >= 0)
-                json_object_object_add(m, "bytes", json_object_new_int64(bytes));
-        if (result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0) != -E2BIG || !path)
+        r = json_build_into(m, JB_STR("reason", reason), JB_END);
+        if (r >= 0 && bytes >= 0)
+                r = json_build_into(m, JB_INT("bytes", bytes), JB_END);
+        if (r < 0 || result_send(w, RESULT_FRAME_SKIPPED, TAKE_PTR(m), NULL, 0) != -E2BIG || !path)
                 return;
         /* Left out unnamed, then: counted by the reader, with the reason. */
         if (asprintf(&why, "%s (" PATH_TOO_LONG ")", reason) < 0)
                 return;
         m = item_meta_new(source, NULL, -1);
-        if (!m)
+        if (!m || json_build_into(m, JB_STR("reason", why), JB_END) < 0)
                 return;
-        json_object_object_add(m, "reason", json_object_new_string(why));
-        (void) result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
+        (void) result_send(w, RESULT_FRAME_SKIPPED, TAKE_PTR(m), NULL, 0);
 }
 
 /* Whether m fits in a frame (json-c keeps the text for the send). */
 static bool meta_fits(json_object *m) {
         size_t tlen = 0;
 
+        assert(m);
         return json_object_to_json_string_length(m, JSON_C_TO_STRING_PLAIN, &tlen) && tlen <= RESULT_FRAME_META_MAX;
 }
 
@@ -172,6 +190,9 @@ static void send_item(ResultWriter *w, const char *source, const char *path, lon
         struct stat st;
         uint64_t size;
         json_object *m;
+
+        assert(w);
+        assert(source);
 
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
                 send_skipped(w, source, path, index, "not a regular file", -1);
@@ -306,12 +327,13 @@ void figure_inbox_send(FigureInbox *in, ResultWriter *w) {
         for (size_t i = 0; i < in->n; i++)
                 if (!w->broken && !out_of_time(w))
                         send_item(w, "figure", NULL, (long) i, in->fds[i], true);
-        if (in->skipped > 0 && (m = json_object_new_object())) {
-                json_object_object_add(m, "source", json_object_new_string("figure"));
-                json_object_object_add(m, "reason", json_object_new_string("more figures than MCP_EXEC_MAX_IMAGES"));
-                json_object_object_add(m, "count", json_object_new_int64((int64_t) MIN(in->skipped, (uint64_t) UINT32_MAX)));
+        if (in->skipped > 0 &&
+            json_build(&m,
+                       JB_STR("source", "figure"),
+                       JB_STR("reason", "more figures than MCP_EXEC_MAX_IMAGES"),
+                       JB_INT("count", MIN(in->skipped, (uint64_t) UINT32_MAX)),
+                       JB_END) >= 0)
                 (void) result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
-        }
         figure_inbox_clear(in);
 }
 
@@ -335,6 +357,11 @@ static void walk(ResultWriter *w, int dirfd, const char *path, unsigned depth, u
         size_t n = 0, alloc = 0;
         struct dirent *de;
         int fd;
+
+        assert(w);
+        assert(path);
+        assert(n_entries);
+        assert(n_skipped);
 
         fd = dup(dirfd);
         if (fd < 0 || !(d = fdopendir(fd))) {
@@ -429,20 +456,18 @@ void collect_outputs_at(ResultWriter *w, int dirfd) {
         assert(dirfd >= 0);
         walk(w, dirfd, LAUNCH_OUTPUTS_DIR, 0, &n_entries, &n_skipped);
         if (n_skipped > SKIPPED_LISTED_MAX || n_entries >= WALK_MAX_ENTRIES || out_of_time(w)) {
-                m = json_object_new_object();
-                if (!m)
+                const char *reason = out_of_time(w) ? "collection ran out of time"
+                                     : n_entries >= WALK_MAX_ENTRIES ? "too many entries; the rest was not looked at"
+                                                                     : "more files skipped than listed";
+
+                if (json_build(&m,
+                               JB_STR("source", "file"),
+                               JB_STR("path", LAUNCH_OUTPUTS_DIR),
+                               JB_STR("reason", reason),
+                               /* Those not named one by one; 0: unknown (the walk stopped). */
+                               JB_INT("count", n_skipped > SKIPPED_LISTED_MAX ? n_skipped - SKIPPED_LISTED_MAX : 0),
+                               JB_END) < 0)
                         return;
-                json_object_object_add(m, "source", json_object_new_string("file"));
-                json_object_object_add(m, "path", json_object_new_string(LAUNCH_OUTPUTS_DIR));
-                json_object_object_add(m, "reason",
-                                       json_object_new_string(out_of_time(w) ? "collection ran out of time"
-                                                              : n_entries >= WALK_MAX_ENTRIES
-                                                                      ? "too many entries; the rest was not looked at"
-                                                                      : "more files skipped than listed"));
-                /* Those not named one by one; 0: unknown (the walk stopped). */
-                json_object_object_add(m, "count", json_object_new_int64(n_skipped > SKIPPED_LISTED_MAX
-                                                                                  ? n_skipped - SKIPPED_LISTED_MAX
-                                                                                  : 0));
                 (void) result_send(w, RESULT_FRAME_SKIPPED, m, NULL, 0);
         }
 }

@@ -20,6 +20,8 @@ int launch_fail(const char *msg, int error) {
         char buf[512];
         int n;
 
+        assert(msg);
+
         if (err_fd < 0)
                 return LAUNCH_EXIT_FAILED;
         if (error)
@@ -40,6 +42,8 @@ int launch_send_fds(int sock, const char *msg, const int *fds, size_t n) {
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
         struct cmsghdr *c;
 
+        assert(msg);
+        assert(fds || n == 0);
         assert(n <= 4);
         if (n > 0) {
                 mh.msg_control = &control;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "launch-input.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -88,6 +89,8 @@ int launch_read_input(int in, uint64_t max_code, uint64_t max_input, bool replac
         uint32_t version;
         uint64_t len;
         int r;
+
+        assert(ret_memfd);
 
         r = loop_read_exact(in, hdr, sizeof hdr);
         if (r < 0)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "json-cleanup.h"
+#include "json-util.h"
 #include "util.h"
 
 #define MPL_CACHE_MAX ((off_t) 8 << 20)
@@ -38,6 +39,7 @@ static char **child_env(const LaunchArgs *a) {
                 NULL,
         };
 
+        assert(a);
         if (a->mpl_dir) {
                 (void) snprintf(mpl, sizeof mpl, "MPLCONFIGDIR=%s", a->mpl_dir);
                 env[ELEMENTSOF(env) - 2] = mpl;
@@ -109,9 +111,23 @@ pid_t launch_spawn_interpreter(const LaunchArgs *a, int child_control, bool sess
         }
 }
 
+/* "a,b,c" (or "-" for none) as a JSON array of strings; consumes list. */
+static json_object *names_to_array(char *list) {
+        _cleanup_json_ json_object *a = NULL;
+
+        assert(list);
+
+        a = json_object_new_array();
+        if (!a)
+                return NULL;
+        for (char *s = list, *save = NULL, *t; !streq(list, "-") && (t = strtok_r(s, ",", &save)); s = NULL)
+                if (json_append(a, json_object_new_string(t)) < 0)
+                        return NULL;
+        return TAKE_PTR(a);
+}
+
 json_object *launch_wait_ready(int control) {
-        _cleanup_json_ json_object *j = NULL;
-        json_object *ok = NULL, *failed = NULL;
+        json_object *j = NULL;
         char buf[8192], ok_s[4096], failed_s[4096];
         ssize_t k;
 
@@ -123,20 +139,12 @@ json_object *launch_wait_ready(int control) {
         buf[k] = 0;
         if (sscanf(buf, "ready %4095s %4095s", ok_s, failed_s) != 2)
                 return NULL;
-        j = json_object_new_object();
-        ok = json_object_new_array();
-        failed = json_object_new_array();
-        if (!j || !ok || !failed) {
-                json_object_put(ok);
-                json_object_put(failed);
+        /* A NULL array is out of memory: JB_OBJ fails for it. */
+        if (json_build(&j,
+                       JB_STR("event", "ready"),
+                       JB_OBJ("preloaded", names_to_array(ok_s)),
+                       JB_OBJ("failed", names_to_array(failed_s)),
+                       JB_END) < 0)
                 return NULL;
-        }
-        for (char *s = ok_s, *save = NULL, *t; !streq(ok_s, "-") && (t = strtok_r(s, ",", &save)); s = NULL)
-                (void) json_object_array_add(ok, json_object_new_string(t));
-        for (char *s = failed_s, *save = NULL, *t; !streq(failed_s, "-") && (t = strtok_r(s, ",", &save)); s = NULL)
-                (void) json_object_array_add(failed, json_object_new_string(t));
-        json_object_object_add(j, "event", json_object_new_string("ready"));
-        json_object_object_add(j, "preloaded", ok);
-        json_object_object_add(j, "failed", failed);
-        return TAKE_PTR(j);
+        return j;
 }

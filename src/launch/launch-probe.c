@@ -5,6 +5,7 @@
 #include "launch-probe.h"
 
 #include <dirent.h>
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -48,6 +49,8 @@ static int own_cgroup(const char *ctrl, char *ret, size_t size) {
         _cleanup_(fclosep) FILE *f = fopen("/proc/self/cgroup", "re");
         char line[PATH_MAX + 64];
 
+        assert(ret);
+
         if (!f)
                 return -errno;
         while (fgets(line, sizeof line, f)) {
@@ -68,6 +71,11 @@ static void probe_limit(const char *key, const char *ctrl, const char *v1_file, 
         char cg[PATH_MAX], path[PATH_MAX + 128], val[64] = "unknown";
         _cleanup_(fclosep) FILE *f = NULL;
 
+        assert(key);
+        assert(ctrl);
+        assert(v1_file);
+        assert(v2_file);
+
         if (own_cgroup(ctrl, cg, sizeof cg) >= 0) {
                 (void) snprintf(path, sizeof path, "/sys/fs/cgroup/%s%s/%s", ctrl, streq(cg, "/") ? "" : cg, v1_file);
                 f = fopen(path, "re");
@@ -84,7 +92,12 @@ static void probe_limit(const char *key, const char *ctrl, const char *v1_file, 
 static void probe_status_field(const char *key, const char *field) {
         _cleanup_(fclosep) FILE *f = fopen("/proc/self/status", "re");
         char line[256];
-        size_t l = strlen(field);
+        size_t l;
+
+        assert(key);
+        assert(field);
+
+        l = strlen(field);
 
         while (f && fgets(line, sizeof line, f))
                 if (strneq(line, field, l) && line[l] == ':') {
@@ -99,10 +112,13 @@ static void probe_status_field(const char *key, const char *field) {
 
 static bool dir_hidden(const char *p) {
         /* ProtectHome=yes leaves an inaccessible or empty directory. */
-        DIR *d = opendir(p);
         struct dirent *de;
         bool empty = true;
+        DIR *d;
 
+        assert(p);
+
+        d = opendir(p);
         if (!d)
                 return true;
         while ((de = readdir(d)))
@@ -114,6 +130,8 @@ static bool dir_hidden(const char *p) {
 
 static int path_readonly(const char *p) {
         struct statvfs sv;
+
+        assert(p);
         return statvfs(p, &sv) >= 0 && (sv.f_flag & ST_RDONLY) ? 1 : 0;
 }
 
@@ -145,6 +163,9 @@ static void probe_run_entries(void) {
 static void probe_tmp(const char *key, const char *path) {
         struct statfs fs;
         struct stat st;
+
+        assert(key);
+        assert(path);
 
         if (statfs(path, &fs) < 0 || stat(path, &st) < 0) {
                 printf("%s_fs=missing\n", key);

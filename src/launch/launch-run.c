@@ -32,6 +32,9 @@
 static int read_interpreter(FigureInbox *figs, int *sock, uint64_t max_images, unsigned max) {
         int k = -EAGAIN, done;
 
+        assert(figs);
+        assert(sock);
+
         for (unsigned i = 0; i < max && (k = figure_inbox_read(figs, *sock, max_images, &done)) == 0; i++)
                 ;
         if (k == -EPIPE)
@@ -39,16 +42,166 @@ static int read_interpreter(FigureInbox *figs, int *sock, uint64_t max_images, u
         return k == -EAGAIN ? 0 : k;
 }
 
+/* 1. The interpreter is up, with its preload: tell the broker. 0, or the
+ * exit status. */
+static int run_ready(int sock, pid_t pid) {
+        _cleanup_json_ json_object *ready = NULL;
+        int r, status;
+
+        assert(sock >= 0);
+        assert(pid > 0);
+
+        ready = launch_wait_ready(sock);
+        if (!ready) {
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, &status, 0);
+                return launch_fail("the interpreter did not start (a preloaded module may have crashed it)", 0);
+        }
+        r = broker_send(CONTROL_FD, ready, NULL, 0);
+        if (r < 0)
+                return launch_fail("telling the broker we are ready", r);
+        return 0;
+}
+
+/* 2. The run: stdin, stdout, stderr, maybe the result channel (into w,
+ * with the run's limits). 0 with *ret_run set; 0 with *ret_run NULL at EOF:
+ * the broker stopped us (the pool drained), nothing ran; or the exit
+ * status. fds[] gets the fds, also on failure (the caller closes them). */
+static int run_receive(int fds[static BROKER_MAX_FDS], ResultWriter *w, json_object **ret_run) {
+        _cleanup_json_ json_object *run = NULL;
+        size_t n_fds = 0;
+        int r;
+
+        assert(fds);
+        assert(w);
+        assert(ret_run);
+
+        for (;;) {
+                /* broker_recv() never blocks: wait here, asleep (a warm unit
+                 * may wait many minutes). */
+                struct pollfd p = { .fd = CONTROL_FD, .events = POLLIN };
+
+                if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                        return launch_fail("waiting for the run", errno);
+                r = broker_recv(CONTROL_FD, &run, fds, BROKER_MAX_FDS, &n_fds);
+                if (r != -EAGAIN && r != -EINTR)
+                        break;
+        }
+        if (r == 0) {
+                *ret_run = NULL;
+                return 0;
+        }
+        if (r < 0 || !streq_ptr(json_get_string(run, "op"), "run") || n_fds < 3)
+                return launch_fail("malformed run message from the broker", r < 0 ? r : 0);
+        if (n_fds == 4)
+                w->fd = fds[3];
+        result_limits_from_json(json_get(run, "limits"), &w->limits);
+        launch_set_err_fd(fds[2]);
+        *ret_run = TAKE_PTR(run);
+        return 0;
+}
+
+/* 3. The code and the input files, then stdin, stdout, stderr and the code
+ * to the interpreter. 0 with *ret_t0 (when it got them), or the exit status. */
+static int run_hand_over(const LaunchArgs *a, int sock, int fds[static 3], const ResultWriter *w,
+                         uint64_t *ret_t0) {
+        _cleanup_close_ int code = -EBADF;
+        uint64_t t0;
+        char go[32];
+        int r;
+
+        assert(a);
+        assert(fds);
+        assert(w);
+        assert(ret_t0);
+
+        r = launch_read_input(fds[0], a->max_code_bytes, w->limits.max_input_bytes, false, &code);
+        if (r != 0)
+                return r;
+        t0 = now_usec();
+        (void) snprintf(go, sizeof go, "go %" PRIu64, w->limits.max_images);
+        r = launch_send_fds(sock, go, (int[]) { fds[0], fds[1], fds[2], code }, 4);
+        if (r < 0)
+                return launch_fail("handing the run to the interpreter", r);
+        /* Only the program holds them now: EOF on the caller's side means it is gone. */
+        for (size_t i = 0; i < 3; i++)
+                fds[i] = safe_close(fds[i]);
+        code = safe_close(code);
+        launch_set_err_fd(-EBADF);
+        *ret_t0 = t0;
+        return 0;
+}
+
+/* Until it exits, take its figures as they come: it never blocks on a full
+ * socket. Its "done" (output flushed and closed, only the exit left) ends
+ * the reading, nothing else: the program shares that process and can send
+ * it too, early, then run on. How the run ended is what waitpid() says
+ * (returned); a program that never exits is stopped by the unit's
+ * RuntimeMaxSec=, before any STATUS went out. */
+static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_images) {
+        _cleanup_close_ int pidfd = -EBADF;
+        int status;
+
+        assert(pid > 0);
+        assert(sock);
+        assert(figs);
+
+        pidfd = pidfd_open(pid, 0);
+        for (bool exited = false, said_done = false; !exited && !said_done && *sock >= 0;) {
+                struct pollfd p[] = {
+                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = *sock, .events = POLLIN },
+                };
+
+                if (pidfd < 0 || poll(p, ELEMENTSOF(p), -1) < 0) {
+                        if (pidfd >= 0 && errno == EINTR)
+                                continue;
+                        break;          /* no pidfd: waitpid() below, figures after */
+                }
+                exited = p[0].revents != 0;
+                if (p[1].revents)
+                        said_done = read_interpreter(figs, sock, max_images, UINT_MAX) > 0;
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR) {
+                        status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
+                        break;
+                }
+        return status;
+}
+
+/* 4. What it left, then how it ended, on the result channel (if any). */
+static void run_report(ResultWriter *w, FigureInbox *figs, int status, uint64_t duration_usec) {
+        _cleanup_json_ json_object *m = NULL;
+        int r;
+
+        assert(w);
+        assert(figs);
+
+        if (w->fd < 0)
+                return;
+        w->deadline = now_usec() + COLLECT_BUDGET_USEC;
+        figure_inbox_send(figs, w);
+        collect_outputs(w);
+        if (WIFSIGNALED(status))
+                r = json_build(&m, JB_INT("signal", WTERMSIG(status)), JB_END);
+        else
+                r = json_build(&m, JB_INT("exit_code", WEXITSTATUS(status)), JB_END);
+        if (r >= 0)
+                r = json_build_into(m, JB_INT("duration_us", duration_usec), JB_END);
+        if (r >= 0)
+                (void) result_send(w, RESULT_FRAME_STATUS, TAKE_PTR(m), NULL, 0);
+        (void) result_send(w, RESULT_FRAME_END, NULL, NULL, 0);
+        w->fd = safe_close(w->fd);
+}
+
 int launch_run(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
-        _cleanup_json_ json_object *ready = NULL, *run = NULL;
-        _cleanup_close_ int code = -EBADF, pidfd = -EBADF;
+        _cleanup_json_ json_object *run = NULL;
         static FigureInbox figs;
         int fds[BROKER_MAX_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
         ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
-        uint64_t t0, t1;
-        char go[32];
-        size_t n_fds = 0;
+        uint64_t t0 = 0, t1;
         pid_t pid;
         int r, status;
 
@@ -66,104 +219,23 @@ int launch_run(const LaunchArgs *a) {
          * ours alone (no /proc/PID/mem, /proc/PID/fd, ptrace by the same uid). */
         (void) prctl(PR_SET_DUMPABLE, 0);
 
-        /* 1. The interpreter is up, with its preload. */
-        ready = launch_wait_ready(sp[0]);
-        if (!ready) {
-                (void) kill(pid, SIGKILL);
-                (void) waitpid(pid, &status, 0);
-                return launch_fail("the interpreter did not start (a preloaded module may have crashed it)", 0);
-        }
-        r = broker_send(CONTROL_FD, ready, NULL, 0);
-        if (r < 0)
-                return launch_fail("telling the broker we are ready", r);
-
-        /* 2. The run: stdin, stdout, stderr, maybe the result channel. EOF:
-         * the broker stopped us (the pool drained); nothing ran. */
-        for (;;) {
-                /* broker_recv() never blocks: wait here, asleep (a warm unit
-                 * may wait many minutes). */
-                struct pollfd p = { .fd = CONTROL_FD, .events = POLLIN };
-
-                if (poll(&p, 1, -1) < 0 && errno != EINTR)
-                        return launch_fail("waiting for the run", errno);
-                r = broker_recv(CONTROL_FD, &run, fds, ELEMENTSOF(fds), &n_fds);
-                if (r != -EAGAIN && r != -EINTR)
-                        break;
-        }
-        if (r == 0)
-                return 0;
-        if (r < 0 || !streq_ptr(json_get_string(run, "op"), "run") || n_fds < 3)
-                return launch_fail("malformed run message from the broker", r < 0 ? r : 0);
-        if (n_fds == 4)
-                w.fd = fds[3];
-        result_limits_from_json(json_get(run, "limits"), &w.limits);
-        launch_set_err_fd(fds[2]);
-
-        /* 3. The code and the input files. */
-        r = launch_read_input(fds[0], a->max_code_bytes, w.limits.max_input_bytes, false, &code);
+        r = run_ready(sp[0], pid);
         if (r != 0)
                 return r;
-        t0 = now_usec();
-        (void) snprintf(go, sizeof go, "go %" PRIu64, w.limits.max_images);
-        r = launch_send_fds(sp[0], go, (int[]) { fds[0], fds[1], fds[2], code }, 4);
-        if (r < 0)
-                return launch_fail("handing the run to the interpreter", r);
-        /* Only the program holds them now: EOF on the caller's side means it is gone. */
-        for (size_t i = 0; i < 3; i++)
-                fds[i] = safe_close(fds[i]);
-        code = safe_close(code);
-        launch_set_err_fd(-EBADF);
+        r = run_receive(fds, &w, &run);
+        if (r != 0 || !run)
+                return r;
+        r = run_hand_over(a, sp[0], fds, &w, &t0);
+        if (r != 0)
+                return r;
 
-        /* Until it exits, take its figures as they come: it never blocks on
-         * a full socket. Its "done" (output flushed and closed, only the
-         * exit left) ends the reading, nothing else: the program shares
-         * that process and can send it too, early, then run on. How the
-         * run ended is what waitpid() says; a program that never exits is
-         * stopped by the unit's RuntimeMaxSec=, before any STATUS went out. */
-        pidfd = pidfd_open(pid, 0);
-        for (bool exited = false, said_done = false; !exited && !said_done && sp[0] >= 0;) {
-                struct pollfd p[] = {
-                        { .fd = pidfd, .events = POLLIN },
-                        { .fd = sp[0], .events = POLLIN },
-                };
-
-                if (pidfd < 0 || poll(p, ELEMENTSOF(p), -1) < 0) {
-                        if (pidfd >= 0 && errno == EINTR)
-                                continue;
-                        break;          /* no pidfd: waitpid() below, figures after */
-                }
-                exited = p[0].revents != 0;
-                if (p[1].revents)
-                        said_done = read_interpreter(&figs, &sp[0], w.limits.max_images, UINT_MAX) > 0;
-        }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR) {
-                        status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
-                        break;
-                }
+        status = run_wait_exit(pid, &sp[0], &figs, w.limits.max_images);
         t1 = now_usec();
         /* What it sent before it exited (a bounded read: a child it forked
          * may hold the socket and keep sending). */
         if (sp[0] >= 0)
                 (void) read_interpreter(&figs, &sp[0], w.limits.max_images, 2 * FIGURE_INBOX_MAX);
 
-        /* 4. What it left, then how it ended. */
-        if (w.fd >= 0) {
-                json_object *m = json_object_new_object();
-
-                w.deadline = now_usec() + COLLECT_BUDGET_USEC;
-                figure_inbox_send(&figs, &w);
-                collect_outputs(&w);
-                if (m) {
-                        if (WIFSIGNALED(status))
-                                json_object_object_add(m, "signal", json_object_new_int(WTERMSIG(status)));
-                        else
-                                json_object_object_add(m, "exit_code", json_object_new_int(WEXITSTATUS(status)));
-                        json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (t1 - t0)));
-                        (void) result_send(&w, RESULT_FRAME_STATUS, m, NULL, 0);
-                }
-                (void) result_send(&w, RESULT_FRAME_END, NULL, NULL, 0);
-                w.fd = safe_close(w.fd);
-        }
+        run_report(&w, &figs, status, t1 - t0);
         launch_exit_like(status);
 }

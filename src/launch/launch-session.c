@@ -27,25 +27,30 @@
 #define CONTROL_FD STDIN_FILENO         /* the broker's end: the unit's stdin */
 #define COLLECT_BUDGET_USEC (2 * USEC_PER_SEC)
 
-typedef struct Session {
+/* The launcher's side of a sandbox session: the one interpreter that keeps
+ * the program's globals from call to call, and how it ended. */
+typedef struct LaunchSession {
         const LaunchArgs *args;
         int child;                      /* our end of the interpreter's control socket */
         int pidfd;
         pid_t pid;
         int status;                     /* the interpreter's wait status, once it is gone */
         bool gone;
-} Session;
+} LaunchSession;
 
-typedef struct Call {
+/* One call in the session, from the broker's "run" to our "done". */
+typedef struct LaunchCall {
         ResultWriter w;
         uint64_t deadline;              /* CLOCK_MONOTONIC µs: SIGINT, then SIGKILL */
         bool interrupted, timed_out, lost, broker_gone;
         int exit_code, signal;
         FigureInbox figs;
         uint64_t t0, t1;
-} Call;
+} LaunchCall;
 
-static void session_reap(Session *s) {
+static void launch_session_reap(LaunchSession *s) {
+        assert(s);
+
         if (s->gone)
                 return;
         while (waitpid(s->pid, &s->status, 0) < 0)
@@ -56,10 +61,12 @@ static void session_reap(Session *s) {
         s->gone = true;
 }
 
-static void session_kill(Session *s) {
+static void launch_session_kill(LaunchSession *s) {
+        assert(s);
+
         if (!s->gone)
                 (void) kill(s->pid, SIGKILL);
-        session_reap(s);
+        launch_session_reap(s);
 }
 
 /* Messages from the interpreter: figures, then "done N" (N < 0: it ended as
@@ -72,8 +79,11 @@ static void session_kill(Session *s) {
  * early, the code running on as a background thread would). What stays
  * ours: STATUS and END go out on the result channel, which it never holds;
  * the unit's limits and lifetime bound whatever runs on. */
-static int read_child(Session *s, Call *c) {
+static int read_child(LaunchSession *s, LaunchCall *c) {
         int r, n;
+
+        assert(s);
+        assert(c);
 
         for (;;) {
                 r = figure_inbox_read(&c->figs, s->child, c->w.limits.max_images, &n);
@@ -93,11 +103,14 @@ static int read_child(Session *s, Call *c) {
 }
 
 /* The broker, during a call: "interrupt", or EOF (the session is closed). */
-static void read_broker(Session *s, Call *c) {
+static void read_broker(LaunchSession *s, LaunchCall *c) {
         _cleanup_json_ json_object *m = NULL;
         int fds[BROKER_MAX_FDS];
         size_t n_fds = 0;
         int r;
+
+        assert(s);
+        assert(c);
 
         r = broker_recv(CONTROL_FD, &m, fds, ELEMENTSOF(fds), &n_fds);
         for (size_t i = 0; i < n_fds; i++)
@@ -117,7 +130,10 @@ static void read_broker(Session *s, Call *c) {
 
 /* Waits for the end of the call: the interpreter's "done", its death, the
  * deadline (SIGINT, then after the grace SIGKILL), or the broker leaving. */
-static void wait_call(Session *s, Call *c) {
+static void wait_call(LaunchSession *s, LaunchCall *c) {
+        assert(s);
+        assert(c);
+
         for (;;) {
                 struct pollfd p[] = {
                         { .fd = s->child, .events = POLLIN },
@@ -129,7 +145,7 @@ static void wait_call(Session *s, Call *c) {
 
                 if (now >= c->deadline) {
                         if (c->interrupted) {
-                                session_kill(s);
+                                launch_session_kill(s);
                                 c->lost = true;
                                 return;
                         }
@@ -141,7 +157,7 @@ static void wait_call(Session *s, Call *c) {
                 timeout_ms = (int) MIN((c->deadline - now + 999) / 1000, (uint64_t) INT32_MAX);
                 r = poll(p, ELEMENTSOF(p), timeout_ms);
                 if (r < 0 && errno != EINTR) {
-                        session_kill(s);
+                        launch_session_kill(s);
                         c->lost = true;
                         return;
                 }
@@ -154,21 +170,21 @@ static void wait_call(Session *s, Call *c) {
                         if (r < 0) {
                                 /* It closed its end: it is dying, or the program
                                  * closed fds it should not have. Either way. */
-                                session_kill(s);
+                                launch_session_kill(s);
                                 c->lost = true;
                                 return;
                         }
                         continue;
                 }
                 if (p[1].revents) {
-                        session_reap(s);
+                        launch_session_reap(s);
                         c->lost = true;
                         return;
                 }
                 if (p[2].revents) {
                         read_broker(s, c);
                         if (c->broker_gone) {
-                                session_kill(s);
+                                launch_session_kill(s);
                                 c->lost = true;
                                 return;
                         }
@@ -176,10 +192,32 @@ static void wait_call(Session *s, Call *c) {
         }
 }
 
-static void report(Session *s, Call *c) {
-        _cleanup_json_ json_object *done = json_object_new_object();
-        json_object *m;
+/* The call's STATUS frame on the result channel. */
+static int send_status(LaunchCall *c, int status_signal, int status_code) {
+        _cleanup_json_ json_object *m = NULL;
+        int r;
+
+        assert(c);
+
+        r = status_signal > 0 ? json_build(&m, JB_INT("signal", status_signal), JB_END)
+                              : json_build(&m, JB_INT("exit_code", status_code), JB_END);
+        if (r >= 0)
+                r = json_build_into(m,
+                                    JB_INT("duration_us", c->t1 - c->t0),
+                                    JB_BOOL("session_lost", c->lost),
+                                    JB_END);
+        if (r < 0)
+                return r;
+        return result_send(&c->w, RESULT_FRAME_STATUS, TAKE_PTR(m), NULL, 0);
+}
+
+static void report(LaunchSession *s, LaunchCall *c) {
+        _cleanup_json_ json_object *done = NULL;
         int status_signal = c->signal, status_code = c->exit_code;
+        int r;
+
+        assert(s);
+        assert(c);
 
         if (c->lost && s->gone) {
                 status_signal = WIFSIGNALED(s->status) ? WTERMSIG(s->status) : 0;
@@ -190,45 +228,46 @@ static void report(Session *s, Call *c) {
                 c->w.deadline = now_usec() + COLLECT_BUDGET_USEC;
                 figure_inbox_send(&c->figs, &c->w);
                 collect_outputs(&c->w);
-                m = json_object_new_object();
-                if (m) {
-                        if (status_signal > 0)
-                                json_object_object_add(m, "signal", json_object_new_int(status_signal));
-                        else
-                                json_object_object_add(m, "exit_code", json_object_new_int(status_code));
-                        json_object_object_add(m, "duration_us", json_object_new_int64((int64_t) (c->t1 - c->t0)));
-                        json_object_object_add(m, "session_lost", json_object_new_boolean(c->lost));
-                        (void) result_send(&c->w, RESULT_FRAME_STATUS, m, NULL, 0);
-                }
+                (void) send_status(c, status_signal, status_code);
                 (void) result_send(&c->w, RESULT_FRAME_END, NULL, NULL, 0);
         }
         figure_inbox_clear(&c->figs);
         c->w.fd = safe_close(c->w.fd);
 
-        if (!done || c->broker_gone)
+        if (c->broker_gone)
                 return;
-        json_object_object_add(done, "event", json_object_new_string("done"));
-        if (status_signal > 0)
-                json_object_object_add(done, "signal", json_object_new_int(status_signal));
-        else
-                json_object_object_add(done, "exit_code", json_object_new_int(status_code));
-        json_object_object_add(done, "timed_out", json_object_new_boolean(c->timed_out));
-        json_object_object_add(done, "interrupted", json_object_new_boolean(c->interrupted && !c->timed_out));
-        json_object_object_add(done, "lost", json_object_new_boolean(c->lost));
-        json_object_object_add(done, "duration_us", json_object_new_int64((int64_t) (c->t1 - c->t0)));
+        r = json_build(&done, JB_STR("event", "done"), JB_END);
+        if (r >= 0)
+                r = status_signal > 0 ? json_build_into(done, JB_INT("signal", status_signal), JB_END)
+                                      : json_build_into(done, JB_INT("exit_code", status_code), JB_END);
+        if (r >= 0)
+                r = json_build_into(done,
+                                    JB_BOOL("timed_out", c->timed_out),
+                                    JB_BOOL("interrupted", c->interrupted && !c->timed_out),
+                                    JB_BOOL("lost", c->lost),
+                                    JB_INT("duration_us", c->t1 - c->t0),
+                                    JB_END);
+        /* Out of memory. Without a "done" the broker would wait for the
+         * call forever: exit instead, it then sees the control socket close
+         * and ends the session as lost (the interpreter dies with us). */
+        if (r < 0)
+                launch_exit_like(W_EXITCODE(LAUNCH_EXIT_FAILED, 0));
         (void) broker_send(CONTROL_FD, done, NULL, 0);
 }
 
 /* One call: the code and input files from the caller's stdin, to the
  * interpreter with the caller's stdin, stdout and stderr; then what it left
  * and how it ended. */
-static void session_call(Session *s, json_object *msg, int fds[], size_t n_fds) {
-        Call c = { .w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT } };
+static void launch_session_call(LaunchSession *s, json_object *msg, int fds[], size_t n_fds) {
+        LaunchCall c = { .w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT } };
         _cleanup_close_ int code = -EBADF;
         int64_t timeout_ms;
         char go[32];
         int r, n;
 
+        assert(s);
+        assert(msg);
+        assert(fds);
         assert(n_fds >= 3);
         if (n_fds == 4)
                 c.w.fd = TAKE_FD(fds[3]);
@@ -271,7 +310,7 @@ int launch_session(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_object *ready = NULL;
         _cleanup_close_ int pidfd = -EBADF;
-        Session s = { .args = a };
+        LaunchSession s = { .args = a };
         int r;
 
         assert(a);
@@ -289,19 +328,19 @@ int launch_session(const LaunchArgs *a) {
         (void) prctl(PR_SET_DUMPABLE, 0);
         pidfd = pidfd_open(s.pid, 0);
         if (pidfd < 0) {
-                session_kill(&s);
+                launch_session_kill(&s);
                 return launch_fail("pidfd_open", errno);
         }
         s.pidfd = pidfd;
 
         ready = launch_wait_ready(s.child);
         if (!ready) {
-                session_kill(&s);
+                launch_session_kill(&s);
                 return launch_fail("the interpreter did not start", 0);
         }
         r = broker_send(CONTROL_FD, ready, NULL, 0);
         if (r < 0) {
-                session_kill(&s);
+                launch_session_kill(&s);
                 return launch_fail("telling the broker we are ready", r);
         }
 
@@ -317,12 +356,12 @@ int launch_session(const LaunchArgs *a) {
                 if (poll(p, ELEMENTSOF(p), -1) < 0) {
                         if (errno == EINTR)
                                 continue;
-                        session_kill(&s);
+                        launch_session_kill(&s);
                         return launch_fail("poll", errno);
                 }
                 if (p[1].revents) {
                         /* Died between calls: a thread's os._exit(), the OOM killer. */
-                        session_reap(&s);
+                        launch_session_reap(&s);
                         launch_exit_like(s.status);
                 }
                 if (!p[0].revents)
@@ -332,11 +371,11 @@ int launch_session(const LaunchArgs *a) {
                         continue;
                 if (r == 0) {
                         /* The broker closed the session. */
-                        session_kill(&s);
+                        launch_session_kill(&s);
                         return 0;
                 }
                 if (r < 0) {
-                        session_kill(&s);
+                        launch_session_kill(&s);
                         return launch_fail("reading from the broker", r);
                 }
                 if (!streq_ptr(json_get_string(msg, "op"), "run") || n_fds < 3) {
@@ -344,7 +383,7 @@ int launch_session(const LaunchArgs *a) {
                                 safe_close(fds[i]);
                         continue;       /* a late "interrupt": the call is over */
                 }
-                session_call(&s, msg, fds, n_fds);
+                launch_session_call(&s, msg, fds, n_fds);
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
                 if (s.gone)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json-util.h"
 #include "launch-collect.h"
 #include "macro.h"
 #include "result-reader.h"
@@ -84,13 +85,13 @@ static ResultReader *read_back(int fd) {
 }
 
 static json_object *meta_with_path(size_t n) {
-        json_object *m = json_object_new_object();
+        json_object *m;
         char *p = malloc(n + 1);
 
-        ASSERT_TRUE(m && p);
+        ASSERT_TRUE(p);
         memset(p, 0x01, n);
         p[n] = 0;
-        json_object_object_add(m, "path", json_object_new_string(p));
+        ASSERT_EQ_INT(json_build(&m, JB_STR("path", p), JB_END), 0);
         free(p);
         return m;
 }
@@ -142,6 +143,47 @@ static void write_in(int dirfd, const char *name, const char *text) {
         safe_close(fd);
 }
 
+#define DEEP_LEVELS 3
+#define TEMP_ROOT "/var/tmp/test-launch-collect.XXXXXX"
+
+/* A fresh directory from tmpl (a mkdtemp() template, filled in), opened. */
+static int temp_root(char *tmpl) {
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(tmpl));
+        fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        return fd;
+}
+
+static void remove_root(int root, const char *tmpl) {
+        char cmd[64 + sizeof TEMP_ROOT];
+
+        safe_close(root);
+        ASSERT_TRUE(strlen(tmpl) < sizeof TEMP_ROOT);
+        (void) snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", tmpl);
+        ASSERT_EQ_INT(system(cmd), 0);
+}
+
+/* DEEP_LEVELS nested directories under root, each named by 255 bytes of
+ * fill[i] (NAME_MAX, so their path is longer than a frame's meta can carry
+ * once escaped); their fds in ret[], outermost first. */
+static void deep_tree(int root, const char fill[static DEEP_LEVELS], int ret[static DEEP_LEVELS]) {
+        char name[NAME_MAX + 1];
+        int parent = root;
+
+        for (size_t i = 0; i < DEEP_LEVELS; i++) {
+                memset(name, fill[i], NAME_MAX);
+                name[NAME_MAX] = 0;
+                ret[i] = parent = mkdir_in(parent, name);
+        }
+}
+
+static void close_tree(int d[static DEEP_LEVELS]) {
+        for (size_t i = DEEP_LEVELS; i > 0; i--)
+                d[i - 1] = safe_close(d[i - 1]);
+}
+
 static const ResultItem *find_file(const ResultReader *r, const char *path) {
         for (size_t i = 0; i < r->n_items; i++)
                 if (r->items[i].path && streq(r->items[i].path, path))
@@ -152,34 +194,24 @@ static const ResultItem *find_file(const ResultReader *r, const char *path) {
 /* The issue's case: three nested directories of 255 control bytes each (six
  * bytes each in JSON), a file inside, and ordinary files around them. */
 TEST(test_collect_long_path) {
-        char tmpl[] = "/var/tmp/test-launch-collect.XXXXXX", name[256], cmd[64 + sizeof tmpl], path[512];
+        char tmpl[] = TEMP_ROOT, name[NAME_MAX + 1], path[512];
         ResultWriter w = { .fd = writer_fd(), .limits = LAUNCH_LIMITS_DEFAULT };
-        int root, d1, d2, d3;
+        int root, d[DEEP_LEVELS];
         const ResultItem *a, *z, *n;
         ResultReader *r;
         json_object *m;
 
-        ASSERT_TRUE(mkdtemp(tmpl));
-        root = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(root >= 0);
-        memset(name, 0x01, 255);
-        name[255] = 0;
-        d1 = mkdir_in(root, name);
-        memset(name, 0x02, 255);
-        d2 = mkdir_in(d1, name);
-        memset(name, 0x1b, 255);
-        d3 = mkdir_in(d2, name);
-        write_in(d3, "deep.txt", "deep");
+        root = temp_root(tmpl);
+        deep_tree(root, (const char[]) { 0x01, 0x02, 0x1b }, d);
+        write_in(d[2], "deep.txt", "deep");
         write_in(root, "a.txt", "A");
         write_in(root, "z.txt", "Z");
         /* Beside the long directory inside the first: its path fits. */
-        write_in(d1, "b.txt", "B");
+        write_in(d[0], "b.txt", "B");
 
         collect_outputs_at(&w, root);
         ASSERT_FALSE(w.broken);
-        m = json_object_new_object();
-        ASSERT_TRUE(m);
-        json_object_object_add(m, "exit_code", json_object_new_int(0));
+        ASSERT_EQ_INT(json_build(&m, JB_INT("exit_code", 0), JB_END), 0);
         ASSERT_EQ_INT(result_send(&w, RESULT_FRAME_STATUS, m, NULL, 0), 0);
         ASSERT_EQ_INT(result_send(&w, RESULT_FRAME_END, NULL, NULL, 0), 0);
 
@@ -191,7 +223,8 @@ TEST(test_collect_long_path) {
         ASSERT_TRUE(a && !a->reason && a->size == 1 && a->data[0] == 'A');
         ASSERT_TRUE(z && !z->reason && z->size == 1 && z->data[0] == 'Z');
         /* b.txt's path (255 control bytes) fits: returned, named. */
-        memset(name, 0x01, 255);
+        memset(name, 0x01, NAME_MAX);
+        name[NAME_MAX] = 0;
         (void) snprintf(path, sizeof path, "/tmp/outputs/%s/b.txt", name);
         n = find_file(r, path);
         ASSERT_TRUE(n && !n->reason && n->size == 1 && n->data[0] == 'B');
@@ -202,32 +235,22 @@ TEST(test_collect_long_path) {
         result_reader_done(r);
         free(r);
 
-        safe_close(d3);
-        safe_close(d2);
-        safe_close(d1);
-        safe_close(root);
+        close_tree(d);
+        remove_root(root, tmpl);
         safe_close(w.fd);
-        (void) snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", tmpl);
-        ASSERT_EQ_INT(system(cmd), 0);
 }
 
 /* A skipped entry (here a FIFO) whose path does not fit: still reported,
  * unnamed, with its own reason and the length. */
 TEST(test_collect_long_path_skipped) {
-        char tmpl[] = "/var/tmp/test-launch-collect.XXXXXX", name[256], cmd[64 + sizeof tmpl];
+        char tmpl[] = TEMP_ROOT;
         ResultWriter w = { .fd = writer_fd(), .limits = LAUNCH_LIMITS_DEFAULT };
-        int root, d1, d2, d3;
+        int root, d[DEEP_LEVELS];
         ResultReader *r;
 
-        ASSERT_TRUE(mkdtemp(tmpl));
-        root = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ASSERT_TRUE(root >= 0);
-        memset(name, 0x03, 255);
-        name[255] = 0;
-        d1 = mkdir_in(root, name);
-        d2 = mkdir_in(d1, name);
-        d3 = mkdir_in(d2, name);
-        ASSERT_TRUE(mkfifoat(d3, "pipe", 0600) == 0);
+        root = temp_root(tmpl);
+        deep_tree(root, (const char[]) { 0x03, 0x03, 0x03 }, d);
+        ASSERT_TRUE(mkfifoat(d[2], "pipe", 0600) == 0);
         write_in(root, "ok.txt", "ok");
 
         collect_outputs_at(&w, root);
@@ -241,13 +264,9 @@ TEST(test_collect_long_path_skipped) {
         result_reader_done(r);
         free(r);
 
-        safe_close(d3);
-        safe_close(d2);
-        safe_close(d1);
-        safe_close(root);
+        close_tree(d);
+        remove_root(root, tmpl);
         safe_close(w.fd);
-        (void) snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", tmpl);
-        ASSERT_EQ_INT(system(cmd), 0);
 }
 
 int main(void) {
