@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The attack corpus (tests/attacks/*.py, format in tests/attacks/README.md): each case is sent as
-# the exec tool's code through one real MCP client session (tests/clients/attacks.mjs: the v1
+# the exec tool's code through one real MCP client session (tests/node-clients/attacks.mjs: the v1
 # SDK Client over `mcp-exec stdio`, in the box as root). After every case the harness checks that
 # the service still answers, that the next run is clean and that nothing (unit, process, file of a
 # dynamic uid) is left.
@@ -24,7 +24,7 @@
 #
 # ATTACK_CASES='net-* out-nul' (globs on the file name) runs a subset.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 MODE=${ATTACK_MODE:-cold}
 case $MODE in

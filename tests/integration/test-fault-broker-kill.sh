@@ -18,7 +18,7 @@
 # code=killed, status=9/KILL" in the box's journal; each is announced first with a journal line
 # MCP_TEST_DELIBERATE_KILL=mcp-exec-broker.service (tests/run's crash check should skip those).
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 at_exit restart_broker
 at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"

@@ -15,7 +15,7 @@
 URL=http://127.0.0.1:8080
 bx sh -c 'command -v curl' >/dev/null || skip "no curl in the box"
 . "$ITEST_DIR/lib/http.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
 restart_http
 assert_clean 15

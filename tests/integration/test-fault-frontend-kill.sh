@@ -13,7 +13,7 @@
 #         stateless tools/call: curl gets no answer but an end (no hang), the run goes, and the
 #         next HTTP call is answered by a new instance.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 # The front end's unit: the one the stdio socket starts.
 FE=$(bx systemctl show -P Triggers mcp-exec-stdio.socket)

@@ -10,7 +10,7 @@
 # bound; the broker must be the same process all along (it did not crash or restart); nothing is
 # left, and runs work afterwards.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
 at_exit stop_frontend

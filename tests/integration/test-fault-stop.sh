@@ -11,7 +11,7 @@
 #             go, every client ends (killed by SIGKILL: 137, or 125) well before its sleep would,
 #             none is reported as an OOM kill, and runs work again.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
 # In reverse: the front end restarts after the configuration is restored.

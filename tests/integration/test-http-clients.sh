@@ -9,7 +9,7 @@
 #           the default on 2025-11-25 with a session
 #   inspector  the MCP Inspector CLI with --transport http and sse, and exit 3 without the token
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 URL=http://127.0.0.1:8080
 TOKEN=tok-$RANDOM$RANDOM$RANDOM$RANDOM

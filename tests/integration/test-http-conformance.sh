@@ -6,7 +6,7 @@
 # dns-rebinding-protection sends a bad Host and a bad Origin together, so the
 # Origin check alone is proven by test-http-probe.sh.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 bx systemctl start mcp-exec.socket || fail "cannot start mcp-exec.socket in the box"
 at_exit 'bx systemctl stop mcp-exec.socket mcp-exec.service >/dev/null 2>&1'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load: many real clients at once on every transport (tests/clients/load.mjs), against the real
+# Load: many real clients at once on every transport (tests/node-clients/load.mjs), against the real
 # units with the HTTP socket on and a token:
 #   busy     MCP_EXEC_MAX_CONCURRENT=1, MCP_EXEC_MAX_QUEUE=3: 8 calls at once from 4 HTTP clients
 #            (Streamable and SSE: mcp-exec.service); exactly 4 run and print their own value, the
@@ -27,7 +27,7 @@
 #            peak once (plain pass; printed only under the sanitizers), no run unit and no
 #            dynamic-uid process left.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 URL=http://127.0.0.1:8080
 TOKEN=tok-$RANDOM$RANDOM$RANDOM$RANDOM
@@ -48,7 +48,7 @@ restart_frontend() {
 at_exit stop_frontend
 
 
-# lnode MODE [VAR=value...]: tests/clients/load.mjs MODE in the box.
+# lnode MODE [VAR=value...]: tests/node-clients/load.mjs MODE in the box.
 lnode() {
     local mode=$1
     shift
@@ -89,7 +89,7 @@ http_poke() {
         "$URL/mcp"
 }
 
-# streams_round N: tests/clients/load.mjs streams; samples mcp-execd while the streams are held.
+# streams_round N: tests/node-clients/load.mjs streams; samples mcp-execd while the streams are held.
 streams_round() {
     local client held_fds=
     rm -f "$HDIR"/{held,sampled,release}

@@ -5,7 +5,7 @@
 # a load run (--load --load-requests 20 --load-concurrency 4) without errors, and the modern
 # (2026-07-28) and auto protocol eras.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 failed=()
 

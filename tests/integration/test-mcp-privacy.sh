@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Nothing secret in the journal, end to end through a real MCP client: a canary in the code and
-# one in stdin, sent with the v1 TypeScript SDK through `mcp-exec stdio` (tests/clients/v1-sdk.mjs
+# one in stdin, sent with the v1 TypeScript SDK through `mcp-exec stdio` (tests/node-clients/v1-sdk.mjs
 # privacy), appear nowhere in the box's journal (every field of every entry, -o export) and
 # nowhere in `systemctl show` of any mcp-exec-run unit (queried while the run is going on).
 # Controls show that both probes do find a canary where there is one.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 C_CODE=mcpcanarycode$RANDOM$RANDOM$RANDOM
 C_STDIN=mcpcanarystdin$RANDOM$RANDOM$RANDOM

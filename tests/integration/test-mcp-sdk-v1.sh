@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The v1 TypeScript SDK (@modelcontextprotocol/sdk Client + StdioClientTransport spawning
-# `mcp-exec stdio`), a real MCP client, against the installed server (tests/clients/v1-sdk.mjs):
+# `mcp-exec stdio`), a real MCP client, against the installed server (tests/node-clients/v1-sdk.mjs):
 #   basic   negotiated version, tools/list (one tool, annotations, schemas), calls with
 #           structuredContent the SDK validates itself, non-zero exit is no isError, invalid
 #           arguments are isError, progress during a 3 s run, 4 parallel calls
@@ -9,7 +9,7 @@
 #   busy    with MCP_EXEC_MAX_CONCURRENT=1 and MCP_EXEC_MAX_QUEUE=1, 4 calls at once: the ones
 #           past the queue are refused at once as busy, the others succeed
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 failed=()
 

@@ -23,7 +23,7 @@
 #     run as written, read from README.md at test time, by that user: token, `systemctl enable
 #     --now mcp-exec.socket`, the curl call, which gets 42; the token is 0600 root:root and a
 #     call without it gets 401; then the open session's exec call gets 42;
-#   - the pinned v1 TypeScript SDK (tests/clients, Node >= 20) runs its basic suite through
+#   - the pinned v1 TypeScript SDK (tests/node-clients, Node >= 20) runs its basic suite through
 #     `mcp-exec stdio` (calls, structuredContent it validates, progress, parallel calls);
 #   - with sudo gone, both commands typed by the user say they need root and sudo is missing,
 #     and the first one typed by root runs again (a re-install) and exits 0;
@@ -322,7 +322,7 @@ log "raw stdio session: $(cat "$HDIR/raw.out")"
 # --- the pinned v1 TypeScript SDK through `mcp-exec stdio` ----------------------------------------
 node_major=$(bx node -p 'process.versions.node.split(".")[0]' 2>/dev/null) || node_major=0
 if ((node_major >= 20)); then
-    . "$ITEST_DIR/clients/lib.sh"
+    . "$ITEST_DIR/lib/node-clients.sh"
     cnode v1-sdk.mjs basic || fail "the v1 SDK's basic suite failed through mcp-exec stdio"
     log "v1 SDK basic suite: ok"
 else

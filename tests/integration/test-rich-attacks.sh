@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The attack cases on figures and files (tests/attacks/*-outputs-*.py and *-inputs-*.py, format in
-# tests/attacks/README.md), through the same harness as test-attacks.sh (tests/clients/attacks.mjs:
+# tests/attacks/README.md), through the same harness as test-attacks.sh (tests/node-clients/attacks.mjs:
 # the v1 SDK Client over `mcp-exec stdio`, after every case the service answers, the next run is
 # clean and nothing is left), with matplotlib in the sandbox (tests/lib/rich.sh): links, a FIFO
 # and a socket, a growing file, 10,000 files, a sparse file, a decompression bomb, fake images, odd
@@ -9,7 +9,7 @@
 #
 # ATTACK_CASES='*-outputs-fifo' (globs on the file name) runs a subset.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 . "$ITEST_DIR/lib/rich.sh"
 
 mkdir -p "$HDIR/cases"

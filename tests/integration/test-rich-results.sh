@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Figures and files (issue 13) through real MCP clients against the real units, with matplotlib
 # in the sandbox (Debian's /usr/bin/python3, tests/lib/rich.sh):
-#   clients    tests/clients/rich.mjs with the v1 SDK over stdio, Streamable HTTP and SSE (it
+#   clients    tests/node-clients/rich.mjs with the v1 SDK over stdio, Streamable HTTP and SSE (it
 #              validates structuredContent against the outputSchema), the v2 client over stdio
 #              (2026-07-28 and legacy) and Streamable HTTP: a plot comes back as valid PNG image
 #              blocks, a CSV under /tmp/outputs as a text resource, a binary file as a blob, input
@@ -12,7 +12,7 @@
 #   run        mcp-exec run --file --output-dir: the figure and the files land in the directory
 # It logs the sizes of what came back ("RICH sizes").
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 . "$ITEST_DIR/lib/rich.sh"
 
 URL=http://127.0.0.1:8080

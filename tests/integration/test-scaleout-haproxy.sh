@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Two mcp-exec hosts behind HAProxy (Debian's), configured with the shipped examples
 # (examples/haproxy.cfg, listen-remote.conf, node.conf; only addresses, port and certificate path
-# replaced), driven by real MCP clients (tests/clients/scaleout.mjs):
+# replaced), driven by real MCP clients (tests/node-clients/scaleout.mjs):
 #   - two more boxes boot as the hosts exec1 and exec2 (this build installed, HTTP on 0.0.0.0:8080
 #     with a token, MCP_EXEC_ALLOWED_HOSTS=mcp-lb.test), each joined to the test box by a veth
 #     pair; HAProxy runs in the test box and ends TLS with a self-signed certificate for
@@ -23,9 +23,9 @@
 #      on that): exec1's sessions get 404 from exec2 and the client starts over there; exec1 comes
 #      back, then its front end stops hard: again 404, never a 5xx
 # No 5xx anywhere. Needs the build directory (MCP_TEST_BUILDDIR, which tests/run sets) to install
-# the two hosts, haproxy, openssl and promtool (packaging/deps.sh --test) and Node (tests/clients).
+# the two hosts, haproxy, openssl and promtool (packaging/deps.sh --test) and Node (tests/node-clients).
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 EXAMPLES=$ITEST_DIR/../examples
 BUILD=${MCP_TEST_BUILDDIR:-}

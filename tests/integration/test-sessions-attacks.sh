@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Attacks on stateful sessions (issue 14), with real clients against the real units
-# (tests/clients/sessions.mjs). After each part: no session unit is left and the service answers.
+# (tests/node-clients/sessions.mjs). After each part: no session unit is left and the service answers.
 # (Faults, restarts and expiry with live sessions: test-sessions-faults.)
 #   guess      guessed and malformed handles (random hex of our node, another node's prefix, the
 #              live id in other shapes, garbage) answer "session not found", never the live
@@ -17,7 +17,7 @@
 #              os._exit mid-call and from a thread, a timeout, SIGINT ignored, a busy session, a
 #              forked child that returns into the session
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 . "$ITEST_DIR/lib/sessions.sh"
 
 # as_alice CMD...: CMD in the box as mcpalice; acall TOOL ARGS: her tools/call over stdio.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stateful sessions (issue 14) through faults, restarts and expiry, with real clients against the
-# real units (tests/clients/sessions.mjs). After each part: no session unit is left and the
+# real units (tests/node-clients/sessions.mjs). After each part: no session unit is left and the
 # service answers. (Attacks by callers: test-sessions-attacks.)
 #   broker     SIGKILL of the broker with live sessions (stdio and HTTP): no session unit is
 #              left, the old handles are "not found", new sessions work
@@ -14,7 +14,7 @@
 # Note: the deliberate SIGKILL of the broker is announced in the journal first
 # (MCP_TEST_DELIBERATE_KILL), as test-fault-broker-kill does, for tests/run's crash check.
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 . "$ITEST_DIR/lib/sessions.sh"
 
 fresh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stateful sessions (issue 14) through real MCP clients against the real units:
-#   clients    tests/clients/sessions.mjs with the v1 SDK over stdio, Streamable HTTP and SSE (it
+#   clients    tests/node-clients/sessions.mjs with the v1 SDK over stdio, Streamable HTTP and SSE (it
 #              validates structuredContent against the outputSchema), the v2 client in the
 #              2026-07-28 era over stdio and Streamable HTTP (the handle mirrored into
 #              Mcp-Param-Session; a call without it or with another is -32020): tools/list offers
@@ -14,7 +14,7 @@
 #              invocation does not have the handle; the sandbox session ends with the front end
 # After each part no session unit is left. (What a session costs: bench/bench.py session.)
 . "$(dirname "$0")/../lib/itest.sh"
-. "$ITEST_DIR/clients/lib.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
 
 URL=http://127.0.0.1:8080
 TOKEN=tok-$RANDOM$RANDOM$RANDOM$RANDOM

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/lib.mjs - helpers shared by the real-client test scripts.
+// tests/node-clients/lib.mjs - helpers shared by the real-client test scripts.
 //
 // Each script runs inside a test box (tests/box/box exec ...) as root and talks to the installed
 // mcp-exec through `mcp-exec stdio`, exactly as an MCP client configured with

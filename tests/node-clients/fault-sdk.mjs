@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/fault-sdk.mjs - the v1 TypeScript SDK Client (StdioClientTransport spawning
+// tests/node-clients/fault-sdk.mjs - the v1 TypeScript SDK Client (StdioClientTransport spawning
 // `mcp-exec stdio`) for the fault tests (tests/integration/test-fault-*.sh): what a real client
 // sees when the server side breaks under an in-flight call.
 //

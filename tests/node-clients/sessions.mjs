@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/sessions.mjs - stateful sessions (issue 14) through real MCP clients, in the box:
+// tests/node-clients/sessions.mjs - stateful sessions (issue 14) through real MCP clients, in the box:
 //
 //   node sessions.mjs v1-stdio                 v1 SDK Client, StdioClientTransport (`mcp-exec stdio`)
 //   node sessions.mjs v1-http URL TOKEN        v1 SDK Client, Streamable HTTP (a 2025 MCP session)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/v1-sdk.mjs - the v1 TypeScript SDK (@modelcontextprotocol/sdk) Client with its
+// tests/node-clients/v1-sdk.mjs - the v1 TypeScript SDK (@modelcontextprotocol/sdk) Client with its
 // StdioClientTransport spawning `mcp-exec stdio`, as any v1-based MCP host does.
 //
 //   node v1-sdk.mjs basic     connect, version, tools/list, calls, invalid arguments, progress,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/revisions.mjs - every protocol revision negotiated at least once, speaking raw
+// tests/node-clients/revisions.mjs - every protocol revision negotiated at least once, speaking raw
 // newline-delimited JSON-RPC through `mcp-exec stdio` (no SDK lets one pick these):
 //   - initialize with 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25: the server echoes the
 //     version, and tools/list and tools/call work as that revision defines them

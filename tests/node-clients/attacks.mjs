@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/attacks.mjs - the attack-corpus harness (format: tests/attacks/README.md).
+// tests/node-clients/attacks.mjs - the attack-corpus harness (format: tests/attacks/README.md).
 //
 // Runs the cases tests/attacks/<category>-<name>.py, in file-name order, as `exec` calls through
 // ONE session of the v1 SDK Client over StdioClientTransport spawning `mcp-exec stdio`, inside

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/v2-client.mjs - the v2 TypeScript client (@modelcontextprotocol/client) over stdio
+// tests/node-clients/v2-client.mjs - the v2 TypeScript client (@modelcontextprotocol/client) over stdio
 // (`mcp-exec stdio`) with versionNegotiation {mode: 'auto'}: it probes the stateless 2026-07-28
 // era with server/discover first and falls back to initialize only for a legacy server. mcp-exec
 // implements 2026-07-28, so the client must end up there, and tools/list and tools/call must

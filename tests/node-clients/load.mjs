@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/load.mjs - load on every transport at once, with real clients (the v1 SDK Client
+// tests/node-clients/load.mjs - load on every transport at once, with real clients (the v1 SDK Client
 // over StdioClientTransport spawning `mcp-exec stdio`, StreamableHTTPClientTransport and
 // SSEClientTransport), and raw HTTP for what an SDK does not let us hold open by the hundred.
 // Driven by tests/integration/test-load.sh; parameters come from the environment (LOAD_*).

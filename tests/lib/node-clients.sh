@@ -1,16 +1,16 @@
 # shellcheck shell=bash
-# tests/clients/lib.sh - setup shared by tests/integration/test-mcp-*.sh, which drive real MCP
-# clients (node scripts in this directory) inside the test box.
+# tests/lib/node-clients.sh - setup shared by tests/integration/test-mcp-*.sh, which drive real MCP
+# clients (the node scripts in tests/node-clients) inside the test box.
 #
 # Source it after tests/lib/itest.sh. It
-#   - installs the pinned clients (npm ci) on the host if tests/clients/node_modules is missing
+#   - installs the pinned clients (npm ci) on the host if tests/node-clients/node_modules is missing
 #     (the box has no network; it sees the host's files through its overlay),
 #   - makes sure the box sees them (the overlay may keep a stale "missing" entry for a path looked
 #     up before it existed; then a copy goes into the box's own file system),
 #   - starts mcp-exec-stdio.socket in the box (idempotent),
 # and provides cnode SCRIPT ARGS... to run a client script in the box.
 
-CLIENTS_HOST=$(cd "$ITEST_DIR/clients" && pwd)
+CLIENTS_HOST=$(cd "$ITEST_DIR/node-clients" && pwd)
 NODE=${MCP_TEST_NODE:-/usr/bin/node}
 
 [[ -x $NODE ]] || skip "no node at $NODE (the real-client tests need Node >= 20)"
@@ -26,7 +26,7 @@ clients_installed() {
 }
 
 if ! clients_installed; then
-    command -v npm >/dev/null || fail "tests/clients/node_modules is missing and there is no npm to install it"
+    command -v npm >/dev/null || fail "tests/node-clients/node_modules is missing and there is no npm to install it"
     log "installing the pinned MCP clients (npm ci in $CLIENTS_HOST)"
     (
         # One install at a time, whoever else runs these tests.
@@ -34,7 +34,7 @@ if ! clients_installed; then
         clients_installed && exit 0
         cd "$CLIENTS_HOST" && npm ci --no-audit --no-fund --loglevel=error
     ) 9>"${TMPDIR:-/tmp}/mcp-exec-clients-npm-ci.lock" >"$HDIR/npm-ci.log" 2>&1 ||
-        fail "npm ci in tests/clients failed:"$'\n'"$(tail -n 30 "$HDIR/npm-ci.log")"
+        fail "npm ci in tests/node-clients failed:"$'\n'"$(tail -n 30 "$HDIR/npm-ci.log")"
     clients_installed || fail "npm ci did not install the clients"
 fi
 
@@ -57,7 +57,7 @@ if ! box_sees_clients "$CLIENTS"; then
     CLIENTS=/srv/mcp-clients
     # A copy with the same lock file only needs the scripts refreshed.
     if [[ -d $BOXROOT$CLIENTS/node_modules ]] && cmp -s "$CLIENTS_HOST/package-lock.json" "$BOXROOT$CLIENTS/package-lock.json"; then
-        cp -a "$CLIENTS_HOST"/*.mjs "$CLIENTS_HOST"/*.sh "$BOXROOT$CLIENTS"/ 2>/dev/null
+        cp -a "$CLIENTS_HOST"/*.mjs "$BOXROOT$CLIENTS"/ 2>/dev/null
     fi
     if ! box_sees_clients "$CLIENTS"; then
         log "the box does not see $CLIENTS_HOST as it is on the host; copying it into the box"
@@ -74,7 +74,7 @@ mkdir -p "$HDIR/home"
 bx systemctl start mcp-exec-stdio.socket || fail "cannot start mcp-exec-stdio.socket in the box"
 bx test -S /run/mcp-exec/stdio.sock || fail "/run/mcp-exec/stdio.sock does not exist after starting the socket"
 
-# cnode SCRIPT ARGS...: run tests/clients/SCRIPT with node in the box, as root, with the test's
+# cnode SCRIPT ARGS...: run tests/node-clients/SCRIPT with node in the box, as root, with the test's
 # scratch directory as MCP_TEST_STATE (marker files, canaries).
 cnode() {
     local script=$1

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-// tests/clients/rich.mjs - figures and files through real MCP clients (issue 13), in the box:
+// tests/node-clients/rich.mjs - figures and files through real MCP clients (issue 13), in the box:
 //
 //   node rich.mjs v1-stdio                 v1 SDK Client, StdioClientTransport (`mcp-exec stdio`)
 //   node rich.mjs v1-http URL TOKEN        v1 SDK Client, StreamableHTTPClientTransport (URL/mcp)
