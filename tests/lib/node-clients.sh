@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# tests/lib/node-clients.sh - setup shared by tests/integration/test-mcp-*.sh, which drive real MCP
+# tests/lib/node-clients.sh - setup shared by the integration tests that drive real MCP
 # clients (the node scripts in tests/node-clients) inside the test box.
 #
 # Source it after tests/lib/itest.sh. It

@@ -15,7 +15,7 @@
 //   ATTACK_CASES      glob(s) on the file name, separated by spaces or commas ("net-*", "out-nul.py")
 //   ATTACK_RESULTS    results file, one JSON line per case (default $MCP_TEST_STATE/attack-results.jsonl)
 //   ATTACK_TESTHOST4, ATTACK_TESTHOST6, ATTACK_TESTPORT, ATTACK_HOSTPORT, ATTACK_ABSTRACT
-//                     placeholder values (set by tests/integration/test-attacks.sh)
+//                     placeholder values (set by tests/integration/sandbox/test-attacks.sh)
 //   ATTACK_LISTEN_LOGS  comma-separated listener log files for `# after: listeners-silent`
 //   ATTACK_NEEDS      comma-separated `# needs:` tags the wrapper set up (testhost, hostlisten)
 //   ATTACK_BUDGET_S   seconds for all cases; cases not started by then fail as "not run" (so a
@@ -127,7 +127,7 @@ async function placeholders(text = '') {
 function buildArgs(c, ph) {
     let code = c.text.replace(/@([A-Z0-9_]+)@/g, (m, k) => {
         if (!(k in ph)) throw new Error(`unknown placeholder ${m}`);
-        if (ph[k] === undefined || ph[k] === '') throw new Error(`placeholder ${m} has no value (run through tests/integration/test-attacks.sh)`);
+        if (ph[k] === undefined || ph[k] === '') throw new Error(`placeholder ${m} has no value (run through tests/integration/sandbox/test-attacks.sh)`);
         return ph[k];
     });
     if ('code-bytes' in c) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // tests/node-clients/fault-sdk.mjs - the v1 TypeScript SDK Client (StdioClientTransport spawning
-// `mcp-exec stdio`) for the fault tests (tests/integration/test-fault-*.sh): what a real client
+// `mcp-exec stdio`) for the fault tests (tests/integration/faults/test-fault-*.sh): what a real client
 // sees when the server side breaks under an in-flight call.
 //
 //   node fault-sdk.mjs inflight NAME   connect, list the tools, call exec with a 60 s sleep; once

@@ -2,7 +2,7 @@
 // tests/node-clients/load.mjs - load on every transport at once, with real clients (the v1 SDK Client
 // over StdioClientTransport spawning `mcp-exec stdio`, StreamableHTTPClientTransport and
 // SSEClientTransport), and raw HTTP for what an SDK does not let us hold open by the hundred.
-// Driven by tests/integration/test-load.sh; parameters come from the environment (LOAD_*).
+// Driven by tests/integration/load/test-load.sh; parameters come from the environment (LOAD_*).
 //
 //   node load.mjs runs      LOAD_STDIO/LOAD_HTTP/LOAD_SSE clients of each kind at once, each with
 //                           LOAD_INFLIGHT calls in flight, LOAD_RUNS calls in all (stopped early

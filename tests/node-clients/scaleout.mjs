@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // tests/node-clients/scaleout.mjs - real MCP clients through a load balancer in front of several
-// mcp-exec hosts (tests/integration/test-scaleout-haproxy.sh). Every call runs
+// mcp-exec hosts (tests/integration/load/test-scaleout-haproxy.sh). Every call runs
 // `print(socket.gethostname())`, so the result names the host that ran it; the host that holds a
 // session is the node prefix of its id ("exec1.<hex>").
 //

@@ -13,7 +13,7 @@
 // the handle is "session not found" afterwards (exec and session_close). The v1 SDK validates
 // structuredContent against each tool's outputSchema itself.
 //
-// The attack side (tests/integration/test-sessions-attacks.sh):
+// The attack side (tests/integration/sessions/test-sessions-attacks.sh):
 //   node sessions.mjs guess                    guessed and malformed handles over stdio, while a
 //                                              session of the same caller lives
 //   node sessions.mjs scopes URL TOKEN         another MCP session's handle (2025, SSE,
