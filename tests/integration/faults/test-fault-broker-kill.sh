@@ -19,54 +19,25 @@
 # MCP_TEST_DELIBERATE_KILL=mcp-exec-broker.service (tests/run's crash check should skip those).
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
+. "$ITEST_DIR/lib/kill.sh"
 
 at_exit restart_broker
 at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
 
 broker_pid() { bx systemctl show -P MainPID mcp-exec-broker.service 2>/dev/null; }
-gone_in_box() { ! bx kill -0 "$1" 2>/dev/null; }
-
-kill_broker() {
-    local pid
-    pid=$(broker_pid)
-    [[ -n $pid && $pid != 0 ]] || fail "$1: mcp-exec-broker.service has no main process while a run is going"
-    [[ $(bx cat "/proc/$pid/comm" 2>/dev/null) == mcp-exec-broker* ]] || fail "$1: MainPID $pid is not the broker"
-    bx systemd-cat -t mcp-exec-tests sh -c \
-        "echo 'MCP_TEST_DELIBERATE_KILL=mcp-exec-broker.service pid $pid ($ITEST_NAME)'" 2>/dev/null
-    log "$1: SIGKILL to the broker (pid $pid)"
-    bx kill -KILL "$pid" || fail "$1: cannot kill the broker (pid $pid)"
-    wait_for 10 gone_in_box "$pid" || fail "$1: the broker (pid $pid) survived SIGKILL"
-    KILLED_PID=$pid
-}
+kill_broker() { sigkill_main "$1" mcp-exec-broker.service 'mcp-exec-broker*' "the broker" announce; }
 
 assert_clean 15
 
 # --- run -----------------------------------------------------------------------------------------
 log "== run"
-f=$(printf 'import time\nprint("up", flush=True)\ntime.sleep(60)\n' | put sleep.py)
-bx sh -c 'timeout 90 mcp-exec run --timeout 80 "$1" >"$2/run.out" 2>"$2/run.err"; echo $? >"$2/run.rc"' \
-    sh "$f" "$BDIR" </dev/null &
-client=$!
-at_exit "kill $client 2>/dev/null"
-wait_for 30 found active_run_units || fail "run: the run's unit never became active: $(cat "$HDIR/run.err" 2>/dev/null)"
-unit=$(active_run_units | head -1)
-bt=$(bx systemctl show -P BindsTo "$unit")
-log "run: active unit $unit (BindsTo=$bt)"
-[[ $bt == *mcp-exec-broker.service* ]] || fail "run: $unit is not bound to the broker: BindsTo=$bt"
-[[ ! -e $HDIR/run.rc ]] || fail "run: mcp-exec run ended before the kill: $(cat "$HDIR/run.err")"
-t0=$SECONDS
-kill_broker run
-wait_for 15 no_run_units || fail "run: run units left 15 s after the broker died: $(run_units --all)"
-log "run: no run unit left $((SECONDS - t0)) s after the kill"
-wait_for 15 no_dyn_procs || fail "run: processes of dynamic uids left: $(dyn_procs)"
-wait_for 20 test -e "$HDIR/run.rc" || fail "run: mcp-exec run still waits 20 s after the broker died"
-rc=$(cat "$HDIR/run.rc")
-log "run: mcp-exec run exited $rc after $((SECONDS - t0)) s: $(head -c 300 "$HDIR/run.err")"
-[[ $rc == 125 ]] || fail "run: mcp-exec run exited $rc (want 125): $(cat "$HDIR/run.err")"
+sleeping_run
+bt=$(bx systemctl show -P BindsTo "$RUN_UNIT")
+log "run: active unit $RUN_UNIT (BindsTo=$bt)"
+[[ $bt == *mcp-exec-broker.service* ]] || fail "run: $RUN_UNIT is not bound to the broker: BindsTo=$bt"
+sleeping_run_killed "the broker" kill_broker run
 grep -qi broker "$HDIR/run.err" || fail "run: the error does not name the broker: $(cat "$HDIR/run.err")"
-wait "$client" 2>/dev/null
-out=$(printf 'print(6*7)\n' | bx timeout 60 mcp-exec run 2>&1) || fail "run: the next mcp-exec run failed: $out"
-[[ $out == 42 ]] || fail "run: the next mcp-exec run printed: $out"
+next_run_works run
 pid=$(broker_pid)
 [[ -n $pid && $pid != 0 && $pid != "$KILLED_PID" ]] || fail "run: no new broker (MainPID $pid)"
 log "run: the next run went through a new broker (pid $pid)"

@@ -14,6 +14,7 @@
 #         next HTTP call is answered by a new instance.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
+. "$ITEST_DIR/lib/kill.sh"
 
 # The front end's unit: the one the stdio socket starts.
 FE=$(bx systemctl show -P Triggers mcp-exec-stdio.socket)
@@ -29,48 +30,19 @@ at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
 
 frontend_pid() { bx systemctl show -P MainPID "$FE" 2>/dev/null; }
 frontend_up() { local p; p=$(frontend_pid); [[ -n $p && $p != 0 ]]; }
-gone_in_box() { ! bx kill -0 "$1" 2>/dev/null; }
-
-kill_frontend() {
-    local pid
-    pid=$(frontend_pid)
-    [[ -n $pid && $pid != 0 ]] || fail "$1: $FE has no main process while a run is going"
-    [[ $(bx cat "/proc/$pid/comm" 2>/dev/null) == mcp-execd ]] || fail "$1: MainPID $pid is not mcp-execd"
-    log "$1: SIGKILL to mcp-execd (pid $pid)"
-    bx kill -KILL "$pid" || fail "$1: cannot kill mcp-execd (pid $pid)"
-    wait_for 10 gone_in_box "$pid" || fail "$1: mcp-execd (pid $pid) survived SIGKILL"
-    KILLED_PID=$pid
-}
+kill_frontend() { sigkill_main "$1" "$FE" mcp-execd mcp-execd; }
 
 assert_clean 15
 
 # --- run: mcp-exec run ---------------------------------------------------------------------------
 log "== run"
-f=$(printf 'import time\nprint("up", flush=True)\ntime.sleep(60)\n' | put sleep.py)
-# timeout 90: a hang of the client shows as 124 rather than blocking the test.
-bx sh -c 'timeout 90 mcp-exec run --timeout 80 "$1" >"$2/run.out" 2>"$2/run.err"; echo $? >"$2/run.rc"' \
-    sh "$f" "$BDIR" </dev/null &
-client=$!
-at_exit "kill $client 2>/dev/null"
-wait_for 30 found active_run_units || fail "run: the run's unit never became active: $(cat "$HDIR/run.err" 2>/dev/null)"
-unit=$(active_run_units | head -1)
-log "run: active unit $unit"
-[[ ! -e $HDIR/run.rc ]] || fail "run: mcp-exec run ended before the kill: $(cat "$HDIR/run.rc") $(cat "$HDIR/run.err")"
-t0=$SECONDS
-kill_frontend run
-wait_for 15 no_run_units || fail "run: run units left 15 s after the front end died: $(run_units --all)"
-log "run: no run unit left $((SECONDS - t0)) s after the kill"
-wait_for 15 no_dyn_procs || fail "run: processes of dynamic uids left: $(dyn_procs)"
-wait_for 20 test -e "$HDIR/run.rc" || fail "run: mcp-exec run still waits 20 s after the front end died"
-rc=$(cat "$HDIR/run.rc")
-log "run: mcp-exec run exited $rc after $((SECONDS - t0)) s: $(head -c 300 "$HDIR/run.err")"
-[[ $rc == 125 ]] || fail "run: mcp-exec run exited $rc (want 125, mcp-exec failed): $(cat "$HDIR/run.err")"
+sleeping_run
+log "run: active unit $RUN_UNIT"
+sleeping_run_killed "the front end" kill_frontend run
 [[ -s $HDIR/run.err ]] || fail "run: mcp-exec run said nothing on stderr"
-wait "$client" 2>/dev/null
 log "run: $FE after the kill: $(bx systemctl show -P ActiveState "$FE") ($(bx systemctl show -P Result "$FE"))"
 
-out=$(printf 'print(6*7)\n' | bx timeout 60 mcp-exec run 2>&1) || fail "run: the next mcp-exec run failed: $out"
-[[ $out == 42 ]] || fail "run: the next mcp-exec run printed: $out"
+next_run_works run
 frontend_up && [[ $(frontend_pid) != "$KILLED_PID" ]] || fail "run: no new mcp-execd serves (MainPID $(frontend_pid))"
 log "run: the next client was served by mcp-execd pid $(frontend_pid)"
 assert_clean 15
