@@ -10,23 +10,32 @@ set_config MCP_EXEC_MAX_CONCURRENT=2
 # The restarted broker's self-check runs in a unit of its own: let it come and go first.
 assert_runs_work
 assert_clean 10
+
+# parallel_runs N FILE: FILE run N times, N at once, through the broker; while they go, the
+# number of active run units is sampled. Sets rc (broker-call's status), out (its results) and
+# max_active (the most run units active at once).
+parallel_runs() {
+    local client n
+    bx mcp-exec-broker-call --timeout 60 --parallel "$1" --count "$1" "$2" >"$HDIR/out" 2>"$HDIR/err" &
+    client=$!
+    at_exit "kill $client 2>/dev/null"
+    max_active=0
+    while kill -0 "$client" 2>/dev/null; do
+        n=$(active_run_units | grep -c .)
+        ((n > max_active)) && max_active=$n
+        sleep 0.1
+    done
+    wait "$client"
+    rc=$?
+    out=$(cat "$HDIR/out")
+}
+
 code='import os, time
 time.sleep(3)
 print("done", os.getuid())
 '
 f=$(printf '%s' "$code" | put code.py)
-bx mcp-exec-broker-call --timeout 60 --parallel 2 --count 2 "$f" >"$HDIR/out" 2>"$HDIR/err" &
-client=$!
-at_exit "kill $client 2>/dev/null"
-max_active=0
-while kill -0 "$client" 2>/dev/null; do
-    n=$(active_run_units | grep -c .)
-    ((n > max_active)) && max_active=$n
-    sleep 0.1
-done
-wait "$client"
-rc=$?
-out=$(cat "$HDIR/out")
+parallel_runs 2 "$f"
 log "most run units active at once: $max_active"
 ((rc == 0)) || fail "broker-call failed ($rc): $out $(cat "$HDIR/err")"
 [[ $(grep -c . <<<"$out") -eq 2 ]] || fail "expected 2 results: $out"
@@ -37,17 +46,7 @@ jcheck "$out" 'rs[0]["run_id"] != rs[1]["run_id"] and rs[0]["stdout"] != rs[1]["
 # Four at once with room for 2: none is refused; they wait in line at the broker (both front ends
 # share its slots, so refusing would let one starve the other), and never more than 2 run at once.
 f=$(printf 'import time\ntime.sleep(2)\nprint("ok")\n' | put wait.py)
-bx mcp-exec-broker-call --timeout 60 --parallel 4 --count 4 "$f" >"$HDIR/out" 2>"$HDIR/err" &
-client=$!
-max_active=0
-while kill -0 "$client" 2>/dev/null; do
-    n=$(active_run_units | grep -c .)
-    ((n > max_active)) && max_active=$n
-    sleep 0.1
-done
-wait "$client"
-rc=$?
-out=$(cat "$HDIR/out")
+parallel_runs 4 "$f"
 log "4 at once with room for 2: exit $rc, most active at once: $max_active"
 ((rc == 0)) || fail "broker-call failed ($rc): $out $(cat "$HDIR/err")"
 [[ $(grep -c . <<<"$out") -eq 4 ]] || fail "expected 4 results: $out"
