@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/lib/flood-queue.py - the clients of tests/integration/test-flood-queue.sh (issue 19, item
+# tests/lib/flood-queue.py - the clients of tests/integration/load/test-flood-queue.sh (issue 19, item
 # 2). Runs inside the test box. Each prints JSON lines on stdout.
 #
 #   flood-queue.py hold PORT N SECONDS      N stateless HTTP calls of time.sleep(SECONDS), on

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# tests/lib/flood.py - badly behaved clients for the flood tests (tests/integration/test-flood-*.sh).
+# tests/lib/flood.py - badly behaved clients for the flood tests (tests/integration/load/test-flood-*.sh).
 # Runs inside the test box. Each scenario holds many connections the way a careless or hostile
 # client would, while a well-behaved client probes the server every PROBE_EVERY seconds; then it
 # lets go and measures how long until the well-behaved client is served again. Prints one JSON

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# tests/lib/http.sh - set-up shared by tests/integration/test-http-*.sh. Source it after
+# tests/lib/http.sh - set-up shared by tests/integration/transport/test-http-*.sh. Source it after
 # tests/lib/itest.sh. It makes the box's / a shared mount (the credential systemd mounts for the
 # service shows only then, as on a host), installs mcp-exec.socket from the source tree if the
 # build did not, stops and removes what it added at exit, and provides restart_http and

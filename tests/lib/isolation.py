@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tests/lib/isolation.py - raw HTTP clients (http.client, no SDK, no GET stream) for
-# tests/integration/test-http-isolation.sh. Runs inside the test box against 127.0.0.1:PORT.
+# tests/integration/transport/test-http-isolation.sh. Runs inside the test box against 127.0.0.1:PORT.
 # Each command prints one JSON line.
 #
 #   isolation.py witness PORT TOKEN          initialize, session_create, x = 41:

@@ -1,14 +1,15 @@
 # shellcheck shell=bash
-# tests/lib/itest.sh - common helpers for tests/integration/test-*.sh.
+# tests/lib/itest.sh - common helpers for tests/integration/GROUP/test-*.sh.
 #
-# Source it at the top of a test:  . "$(dirname "$0")/../lib/itest.sh"
+# Source it at the top of a test:  . "$(dirname "$0")/../../lib/itest.sh"
 # The test then runs against the box named by $BOX (already up, build installed).
 # Exit codes: 0 pass, 1 fail, 77 skip.
 
 set -uo pipefail
 
 ITEST_NAME=$(basename "$0" .sh)
-ITEST_DIR=$(cd "$(dirname "$0")/.." && pwd)
+# tests/, found from this file (the tests sit one folder deeper, in their group).
+ITEST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BOXCMD=${BOXCMD:-$ITEST_DIR/box/box}
 PY=/usr/bin/python3
 # DynamicUser= range of systemd (61184..65519).

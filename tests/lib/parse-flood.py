@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # tests/lib/parse-flood.py - messages that are cheap to send and were dear to parse, for
-# tests/integration/test-flood-parse.sh (issue 19, item 1). Runs inside the test box, loopback
+# tests/integration/load/test-flood-parse.sh (issue 19, item 1). Runs inside the test box, loopback
 # only. Every message is about 4 MB, far under the size limits; what differs is what json-c
 # would build of it:
 #   objects  params.pad = [{},{},...]          1.4 million empty objects (about 790 bytes each)

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # tests/lib/rich.sh - set-up shared by the tests of figures and files (issue 13):
 # test-rich-results.sh and test-rich-attacks.sh. Source it after tests/lib/itest.sh and
-# tests/clients/lib.sh.
+# tests/lib/node-clients.sh.
 #
 # rich_setup [NAME=VALUE...]: the sandbox runs Debian's /usr/bin/python3, which has matplotlib
 # (python3-matplotlib, installed by tests/run), with the given extra configuration; the broker and

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # tests/lib/sessions.sh - what test-sessions-attacks.sh and test-sessions-faults.sh share. Source
-# it after tests/lib/itest.sh and tests/clients/lib.sh. It writes an HTTP token into the box's
+# it after tests/lib/itest.sh and tests/lib/node-clients.sh. It writes an HTTP token into the box's
 # credstore (removed at exit), sets up mcp-exec.socket (tests/lib/http.sh), stops every session
 # unit at exit, and provides:
 #   fresh [CONFIG...]        the broker with this configuration (none: the saved one) and front

@@ -281,6 +281,23 @@ static uint64_t sendf(Peer *p, const char *fmt, ...) {
         return peer_handle(p, s, strlen(s), 0);
 }
 
+/* A tools/call of exec with nothing but code: CODE is the body of a JSON string (already escaped,
+ * "#out a\\n#sleep 200"); ID a string or (call_exec_int) a number. Returns the message's origin. */
+static uint64_t call_exec(Peer *p, const char *id, const char *code) {
+        assert(p);
+        assert(id);
+        assert(code);
+        return sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                     "\"arguments\":{\"code\":\"%s\"}}}", id, code);
+}
+
+static uint64_t call_exec_int(Peer *p, int id, const char *code) {
+        assert(p);
+        assert(code);
+        return sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":%i,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                     "\"arguments\":{\"code\":\"%s\"}}}", id, code);
+}
+
 static size_t n_msgs(const Peer *p) {
         return json_object_array_length(p->msgs);
 }
@@ -499,8 +516,7 @@ TEST(test_before_initialize) {
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
         ASSERT_EQ_INT(error_code(reply_to(&p, "1")), -32600);
         ASSERT_CONTAINS(error_message(reply_to(&p, "1")), "not initialized");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec_int(&p, 2, "#out x");
         ASSERT_EQ_INT(error_code(reply_to(&p, "2")), -32600);
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"logging/setLevel\",\"params\":{\"level\":\"info\"}}");
         ASSERT_EQ_INT(error_code(reply_to(&p, "3")), -32600);
@@ -777,8 +793,7 @@ TEST(test_call_result) {
         ASSERT_CONTAINS(json_object_get_string(json_object_object_get(run->request, "tag")), ":ok");
 
         /* Non-zero exits, timeouts and OOM kills are results, not errors. */
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"three\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#err Traceback\\n#exit 3\"}}}");
+        call_exec(&p, "three", "#err Traceback\\n#exit 3");
         res = result(wait_reply(&env, &p, "three"));
         ASSERT_FALSE(is_error_result(res));
         ASSERT_EQ_INT(json_object_get_int(json_get(json_get(res, "structuredContent"), "exit_code")), 3);
@@ -793,8 +808,7 @@ TEST(test_call_result) {
         ASSERT_STREQ(json_get_string(sc, "signal"), "SIGKILL");
         ASSERT_EQ_INT(json_object_get_int(json_object_object_get(env.broker->runs[2]->request, "timeout_s")), 2);
 
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"oom\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#oom\"}}}");
+        call_exec(&p, "oom", "#oom");
         res = result(wait_reply(&env, &p, "oom"));
         ASSERT_FALSE(is_error_result(res));
         ASSERT_TRUE(json_object_get_boolean(json_get(json_get(res, "structuredContent"), "oom_killed")));
@@ -803,8 +817,7 @@ TEST(test_call_result) {
         /* Before structured content (2025-03-26): the same JSON as text only. */
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-03-26");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"old\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec(&p, "old", "#out x");
         res = result(wait_reply(&env, &p, "old"));
         ASSERT_FALSE(is_error_result(res));
         ASSERT_TRUE(!json_get(res, "structuredContent"));
@@ -997,8 +1010,7 @@ TEST(test_call_failures) {
 
         env.broker->fail_code = "sandbox-unavailable";
         env.broker->fail_message = "the probe saw a network interface";
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"u\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec(&p, "u", "#out x");
         res = result(wait_reply(&env, &p, "u"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_TRUE(!json_get(res, "structuredContent"));
@@ -1010,16 +1022,14 @@ TEST(test_call_failures) {
          * queued call to fail the same way). */
         env.broker->fail_code = "busy";
         env.broker->fail_message = "too many runs at once";
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec(&p, "b", "#out x");
         res = result(wait_reply(&env, &p, "b"));
         ASSERT_TRUE(!is_error_result(res));
         ASSERT_STREQ(json_get_string(json_get(res, "structuredContent"), "stdout"), "x\n");
         ASSERT_TRUE(!env.broker->fail_code);    /* the refusal did happen */
 
         env.broker->fail_code = "start-failed";
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"sf\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec(&p, "sf", "#out x");
         ASSERT_CONTAINS(text_of(result(wait_reply(&env, &p, "sf"))), "could not start");
         peer_close(&p);
         env_done(&env);
@@ -1031,8 +1041,7 @@ TEST(test_call_failures) {
         ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"nb\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec(&p, "nb", "#out x");
         res = result(reply_to(&p, "nb"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_CONTAINS(text_of(res), "unreachable");
@@ -1288,8 +1297,7 @@ TEST(test_routing_facts) {
                        "{\"progressToken\":\"ta\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#out a\\n#sleep 300\"}}}");
         ob = sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
                        "{\"progressToken\":7},\"name\":\"exec\",\"arguments\":{\"code\":\"#hang\"}}}");
-        oc = sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                       "\"arguments\":{\"code\":\"#out c\"}}}");
+        oc = call_exec_int(&p, 7, "#out c");
         /* "b" and 7 wait behind "a": progress for "b" (token 7) says so. */
         ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_NOTIFICATION, "\"a\"", oa), 1);      /* started */
         ASSERT_EQ_INT(facts_with(&p, MCP_MESSAGE_NOTIFICATION, "\"b\"", ob), 1);      /* queued */
@@ -1346,8 +1354,7 @@ TEST(test_cancel_running) {
         initialize(&p, "2025-11-25");
         json_object_array_del_idx(p.msgs, 0, n_msgs(&p));
 
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        call_exec_int(&p, 5, "#hang");
         wait_started(&env, 1);
         ASSERT_EQ_INT(mcp_server_in_flight(env.server), 1);
         /* A cancel for another id (or the same number as a string) changes nothing. */
@@ -1367,8 +1374,7 @@ TEST(test_cancel_running) {
         ASSERT_EQ_INT(json_object_get_int(json_object_array_get_idx(p.unanswered, 0)), 5);
 
         /* The id may be used again. */
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out again\"}}}");
+        call_exec_int(&p, 5, "#out again");
         ASSERT_FALSE(is_error_result(result(wait_reply(&env, &p, "5"))));
         peer_close(&p);
         env_done(&env);
@@ -1382,10 +1388,8 @@ TEST(test_cancel_queued) {
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");
 
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out a\\n#sleep 200\"}}}");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"b\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out b\"}}}");
+        call_exec(&p, "a", "#out a\\n#sleep 200");
+        call_exec(&p, "b", "#out b");
         ASSERT_EQ_INT(mcp_server_in_flight(env.server), 2);
         ASSERT_EQ_INT(mcp_session_in_flight(p.session), 2);
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"b\"}}");
@@ -1450,8 +1454,7 @@ TEST(test_progress) {
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"next\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
                   "{\"progressToken\":77},\"name\":\"exec\",\"arguments\":{\"code\":\"#sleep 250\"}}}");
         /* Without a token: no progress at all. */
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"quiet\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out q\"}}}");
+        call_exec(&p, "quiet", "#out q");
         (void) wait_reply(&env, &p, "long");
         for (size_t i = 0; i < n_msgs(&p); i++)
                 if (id_matches(msg(&p, i), "long") && !json_get(msg(&p, i), "method"))
@@ -1506,15 +1509,11 @@ TEST(test_concurrency) {
         initialize(&p, "2025-11-25");
         initialize(&q, "2025-11-25");
 
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
-        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":\"2\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"3\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out third\"}}}");
+        call_exec(&p, "1", "#hang");
+        call_exec(&q, "2", "#hang");
+        call_exec(&p, "3", "#out third");
         /* Two running, one waiting: the fourth is turned away at once. */
-        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":\"4\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out fourth\"}}}");
+        call_exec(&q, "4", "#out fourth");
         res = result(reply_to(&q, "4"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_STREQ(text_of(res), "server busy: 2 runs in progress and the queue of 1 is full; retry later");
@@ -1573,10 +1572,8 @@ TEST(test_duplicate_id) {
         env_init(&env, 2, 2);
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec_int(&p, 9, "#hang");
+        call_exec_int(&p, 9, "#out x");
         ASSERT_EQ_INT(error_code(reply_to(&p, "9")), -32600);
         ASSERT_EQ_INT(mcp_session_in_flight(p.session), 1);
         peer_close(&p);
@@ -1619,10 +1616,8 @@ TEST(test_server_free_first) {
         env_init(&env, 1, 2);
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        call_exec_int(&p, 1, "#hang");
+        call_exec_int(&p, 2, "#hang");
         wait_started(&env, 1);
         env.server = mcp_server_free(env.server);
         wait_cancelled(&env, 1);
@@ -1642,18 +1637,15 @@ TEST(test_idle) {
         ASSERT_EQ_INT(p.n_idle, 0);
 
         /* The final reply already sees the call gone, then idle follows. */
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec_int(&p, 1, "#out x");
         ASSERT_EQ_INT(p.n_idle, 0);
         (void) wait_reply(&env, &p, "1");
         ASSERT_EQ_INT(p.in_flight_at_last_send, 0);
         ASSERT_EQ_INT(p.n_idle, 1);
 
         /* Two calls: idle only once both are gone. */
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out y\"}}}");
+        call_exec_int(&p, 2, "#out x");
+        call_exec_int(&p, 3, "#out y");
         (void) wait_reply(&env, &p, "2");
         ASSERT_EQ_INT(p.n_idle, 1);
         (void) wait_reply(&env, &p, "3");
@@ -1661,10 +1653,8 @@ TEST(test_idle) {
 
         /* A cancelled call sends nothing, but idle still comes: at once
          * when it was queued, once the unit stopped when it was running. */
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        call_exec_int(&p, 4, "#hang");
+        call_exec_int(&p, 5, "#hang");
         wait_started(&env, 3);
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":5}}");
         ASSERT_EQ_INT(p.n_idle, 2);
@@ -1696,8 +1686,7 @@ TEST(test_progress_same_millisecond) {
         peer_open(&env, &q, "stdio");
         initialize(&p, "2025-11-25");
         initialize(&q, "2025-11-25");
-        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        call_exec_int(&q, 1, "#hang");
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"_meta\":"
                   "{\"progressToken\":\"same\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#out x\"}}}");
         q.session = mcp_session_free(q.session);        /* the slot frees at once */
@@ -1720,16 +1709,13 @@ TEST(test_dead_peer) {
         peer_open(&env, &q, "stdio");
         initialize(&p, "2025-11-25");
         initialize(&q, "2025-11-25");
-        sendf(&q, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec_int(&q, 1, "#hang");
+        call_exec_int(&p, 2, "#out x");
         wait_started(&env, 1);
         p.fail_send = true;
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
         /* Further input is not even looked at. */
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"}}}");
+        call_exec_int(&p, 4, "#out x");
         ASSERT_EQ_INT(mcp_server_in_flight(env.server), 2);
         sendf(&q, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":1}}");
         wait_cancelled(&env, 1);
@@ -1782,8 +1768,7 @@ TEST(test_memory_budget) {
         initialize(&c, "2025-11-25");
 
         /* a holds the only run slot; what comes next waits. */
-        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"hold\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        call_exec(&a, "hold", "#hang");
         wait_started(&env, 1);
 
         /* a queues large calls until its share (half the budget) is spent. */
@@ -1842,8 +1827,7 @@ TEST(test_memory_budget) {
         run_until(&env, server_idle, env.server, 5000, "an idle server");
 
         /* A session freed with calls queued gives their charges back. */
-        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"hold2\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#hang\"}}}");
+        call_exec(&a, "hold2", "#hang");
         send_big_call(&a, "q", "#out q", big);
         ASSERT_TRUE(budget.used >= big);
         a.session = mcp_session_free(a.session);

@@ -1,0 +1,312 @@
+#!/usr/bin/env bash
+# The warm pool (MCP_EXEC_POOL_SIZE): single-use units started ahead, with the preload imported.
+#   asleep     idle warm units take no CPU while they wait (a launcher once polled in a loop)
+#   yield      a warm unit imports at the lowest CPU weight, a taken one has a run's: refills take
+#              only CPU the runs leave (the kernel's own value, not only the property)
+#   isolation  two consecutive warm runs: different uids, an empty /tmp, nothing of the first
+#              visible to the second (files, processes); both served by warm units
+#   timeout    the unit that waited longest still gives its run the full timeout; a run past its
+#              timeout on a warm unit is stopped at it and reported timed_out
+#   notify     code writing READY=1, EXTEND_TIMEOUT_USEC=, STOPPING=1 to the notify socket gains
+#              nothing: there is no socket in the run, and its timeout holds
+#   parent     code that kills the launcher (the unit's main process) ends the run, clearly
+#   memory     the preload does not eat the code's memory: a warm run can use close to
+#              MCP_EXEC_MEMORY_MAX, and not more
+#   preload    a module that fails to import is logged once and left out; one that kills the
+#              interpreter makes the pool give up after three tries; runs work throughout
+#   outpaced   a run that finds warm units only still importing, when runs are short next to an
+#              import, holds them to 5% of a CPU until no run was in flight for a moment, then
+#              gives them a run's quota back; after a long run they are left alone; a taken unit
+#              always has a run's quota
+#   lifetime   a full pool leaves no unit after: SIGKILL of the broker, daemon-reload (replaced),
+#              a stop of mcp-exec.slice (not refilled until the next run), a package change
+#              (replaced, and the next run is not served by a stale unit)
+. "$(dirname "$0")/../../lib/itest.sh"
+
+# Where a module installed by the admin lands (dist-packages of /usr/local), as Python says.
+SITE=$(bx /usr/bin/python3 -I -c 'import site; print([p for p in site.getsitepackages() if p.startswith("/usr/local/")][0])') ||
+    fail "cannot find /usr/local's site-packages"
+broker_log() { journal_since "$1" -o short-monotonic | grep -a 'mcp-exec-brokerd\[' || true; }
+# units_described REGEX [--all]: the (with --all: also inactive) run units whose description
+# (src/broker/sandbox-properties.h) matches. The broker marks warm units "(starting)", then
+# "(idle)" once the preload is in and the limit set, and a taken one "sandboxed run".
+units_described() {
+    # shellcheck disable=SC2086 # ${2-}: nothing, or --all
+    bx systemctl list-units ${2-} 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
+        awk -v re="$1" '$0 ~ re { print $1 }'
+}
+ready_units() { units_described 'mcp-exec warm unit \(idle\)' --all; }
+importing_units() { units_described 'mcp-exec warm unit \(starting\)'; }
+running_runs() { units_described 'mcp-exec sandboxed run'; }
+warm_count() { ready_units | grep -c . || true; }
+pool_full() { (($(warm_count) == $1)); }
+# was_warm RESULT: the run of this result was served by a warm unit (the broker's journal says).
+was_warm() {
+    local id
+    id=$(jget "$1" 'r.get("run_id") or ""')
+    [[ -n $id ]] && bx journalctl --no-pager -o export MCP_RUN_ID="$id" 2>/dev/null | grep -aq '^MCP_WARM=1$'
+}
+all_units() {
+    bx systemctl list-units --all 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null | awk '{print $1}'
+}
+no_units_at_all() { [[ -z $(all_units) ]]; }
+
+set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json
+bx systemctl start mcp-exec-broker.service || fail "the broker does not start"
+wait_for 30 pool_full 2 || fail "the pool did not fill: $(warm_idle_units)"
+log "pool of 2 ready: $(warm_idle_units | tr '\n' ' ')"
+
+# --- asleep ---------------------------------------------------------------------------------------
+# CPU time of the warm units' processes (clock ticks) over 3 s: a waiting unit sleeps. A busy
+# loop would take ~300 ticks per unit; any sleeping process takes ~0.
+cpu_ticks() {
+    local pids
+    pids=$(warm_pids | tr '\n' ' ')
+    [[ -n $pids ]] || { echo 0; return; }
+    # shellcheck disable=SC2086
+    bx sh -c "cat $(printf '/proc/%s/stat ' $pids) 2>/dev/null" | awk '{ s += $14 + $15 } END { print s + 0 }'
+}
+t1=$(cpu_ticks)
+sleep 3
+t2=$(cpu_ticks)
+log "idle warm units: $((t2 - t1)) ticks of CPU in 3 s"
+(((t2 - t1) < 50)) || fail "idle warm units are not asleep: $((t2 - t1)) clock ticks of CPU in 3 s"
+
+# --- yield ----------------------------------------------------------------------------------------
+# cpu_weight UNIT: the kernel's weight of the unit's cgroup (cgroup v1: cpu.shares, 1024 = 100).
+cpu_weight() {
+    local cg
+    cg=$(bx systemctl show -P ControlGroup "$1") && [[ -n $cg ]] || return 1
+    bx sh -c "if [ -d /sys/fs/cgroup/cpu ]; then cat /sys/fs/cgroup/cpu$cg/cpu.shares; else cat /sys/fs/cgroup$cg/cpu.weight; fi"
+}
+for u in $(warm_idle_units); do
+    w=$(cpu_weight "$u") || fail "no CPU weight for warm unit $u"
+    log "idle warm unit $u: CPU weight $w ($(bx systemctl show -P CPUWeight "$u"))"
+    [[ $w == 10 || $w == 1 ]] || fail "idle warm unit $u has CPU weight $w, not the lowest"
+done
+call --timeout 20 -- 'import time; time.sleep(4)' >/dev/null &
+yield_pid=$!
+wait_for 10 eval '[[ -n $(running_runs) ]]' || fail "the sleeping run's unit did not show up"
+u=$(running_runs | head -1)
+wait_for 5 eval '[[ $(cpu_weight "$u") == 1024 || $(cpu_weight "$u") == 100 ]]' ||
+    fail "the taken warm unit $u kept CPU weight $(cpu_weight "$u"), not a run's"
+log "taken warm unit $u: CPU weight $(cpu_weight "$u")"
+wait "$yield_pid" || fail "the sleeping run failed: $(call_err)"
+wait_for 30 pool_full 2 || fail "the pool did not refill after the sleeping run"
+
+# --- isolation ------------------------------------------------------------------------------------
+code_a='import os, subprocess, json
+open("/tmp/mcppoolsecret", "w").write("x")
+os.makedirs("/tmp/outputs", exist_ok=True)
+p = subprocess.Popen(["sleep", "300"], start_new_session=True)
+print(json.dumps({"uid": os.getuid(), "tmp": sorted(os.listdir("/tmp")), "bg": p.pid}))'
+code_b='import os, json
+procs = [p for p in os.listdir("/proc") if p.isdigit()]
+print(json.dumps({"uid": os.getuid(), "tmp": sorted(os.listdir("/tmp")), "shm": sorted(os.listdir("/dev/shm")),
+                  "procs": len(procs), "mods": "json" in __import__("sys").modules}))'
+out_a=$(call --timeout 20 -- "$code_a") || fail "run A failed: $out_a $(call_err)"
+wait_for 10 pool_full 1 || true
+out_b=$(call --timeout 20 -- "$code_b") || fail "run B failed: $out_b $(call_err)"
+log "A: $(jget "$out_a" 'r["stdout"]')"
+log "B: $(jget "$out_b" 'r["stdout"]')"
+was_warm "$out_a" || fail "run A was not served by a warm unit"
+was_warm "$out_b" || fail "run B was not served by a warm unit"
+"$PY" - "$(jget "$out_a" 'r["stdout"]')" "$(jget "$out_b" 'r["stdout"]')" <<'PYEOF' || fail "two warm runs were not isolated"
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+bad = []
+if a["uid"] == b["uid"]:
+    bad.append("same uid %d" % a["uid"])
+if a["tmp"] != ["mcppoolsecret", "outputs"]:
+    bad.append("run A's /tmp did not start empty: %r" % a["tmp"])
+if b["tmp"] or b["shm"]:
+    bad.append("run B sees files: /tmp %r /dev/shm %r" % (b["tmp"], b["shm"]))
+if b["procs"] > 3:
+    bad.append("run B sees %d processes (its own are python, maybe a shell: at most 3)" % b["procs"])
+if not b["mods"]:
+    bad.append("the preload (json) was not imported in the warm interpreter")
+print("\n".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PYEOF
+assert_clean 15
+
+# --- timeout --------------------------------------------------------------------------------------
+wait_for 30 pool_full 2 || fail "the pool did not refill"
+sleep 6   # the oldest warm unit now waited > 6 s; its run must still get all of its 4 s
+out=$(call --timeout 4 -- 'import time; time.sleep(3); print("done")') || fail "the long waiter's run failed: $(call_err)"
+jcheck "$out" 'r["exit_code"] == 0 and r["stdout"] == "done\n" and not r["timed_out"]' \
+    "a run on a long-waiting warm unit did not get its full timeout"
+was_warm "$out" || fail "the long waiter's run was not warm"
+t0=$SECONDS
+out=$(call --timeout 2 -- 'import time; time.sleep(30)') || fail "the timed-out run failed: $(call_err)"
+jcheck "$out" 'r["timed_out"] is True and r["exit_code"] == -1' "a warm run past its timeout was not stopped and reported"
+((SECONDS - t0 < 10)) || fail "a warm run with timeout 2 s took $((SECONDS - t0)) s"
+was_warm "$out" || fail "the timed-out run was not warm"
+
+# --- notify ---------------------------------------------------------------------------------------
+code='import os, socket, time
+res = {"NOTIFY_SOCKET": os.environ.get("NOTIFY_SOCKET")}
+for path in ("/run/systemd/notify", os.environ.get("NOTIFY_SOCKET") or "/run/systemd/notify"):
+    for msg in (b"READY=1", b"EXTEND_TIMEOUT_USEC=600000000", b"STOPPING=1", b"WATCHDOG_USEC=600000000"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            s.sendto(msg, path)
+            res[path] = "sent"
+        except OSError as e:
+            res[path] = e.errno
+print(res, flush=True)
+time.sleep(30)'
+wait_for 30 pool_full 2 || true
+t0=$SECONDS
+out=$(call --timeout 3 -- "$code") || fail "the notify run failed: $(call_err)"
+log "notify: $(jget "$out" 'r["stdout"]')"
+jcheck "$out" 'r["timed_out"] is True' "writing to the notify socket extended a run past its timeout"
+jcheck "$out" '"sent" not in r["stdout"] and "None" in r["stdout"]' "the run could reach a notify socket"
+((SECONDS - t0 < 12)) || fail "the notify run took $((SECONDS - t0)) s with a 3 s timeout"
+
+# --- parent ---------------------------------------------------------------------------------------
+out=$(call --timeout 20 -- 'import os, time
+print("killing", flush=True)
+os.kill(os.getppid(), 9)
+time.sleep(10)
+print("still here")') || fail "the parent-killing run failed: $(call_err)"
+log "parent killed: $out"
+jcheck "$out" 'r["exit_code"] == -1 and r["signal"] == "SIGKILL" and "still here" not in r["stdout"] and not r["timed_out"]' \
+    "killing the launcher did not end the run clearly"
+assert_clean 15
+
+# --- memory ---------------------------------------------------------------------------------------
+set_config MCP_EXEC_POOL_SIZE=1 MCP_EXEC_MEMORY_MAX=192M
+bx systemctl start mcp-exec-broker.service
+wait_for 60 pool_full 1 || fail "the pool (data stack preload) did not fill"
+out=$(call --timeout 30 -- 'b = bytearray(150 << 20); b[::4096] = b"x" * len(b[::4096]); print("ok")') ||
+    fail "the memory run failed: $(call_err)"
+jcheck "$out" 'r["exit_code"] == 0 and r["stdout"] == "ok\n"' \
+    "a warm run could not use 150 MiB of MCP_EXEC_MEMORY_MAX=192M (the preload ate the code's memory)"
+was_warm "$out" || fail "the memory run was not warm"
+wait_for 60 pool_full 1 || fail "the pool did not refill"
+out=$(call --timeout 30 -- 'b = bytearray(400 << 20); b[::4096] = b"x" * len(b[::4096]); print("not ok")') ||
+    fail "the over-limit run failed: $(call_err)"
+jcheck "$out" 'r["oom_killed"] is True and "not ok" not in r["stdout"]' "a warm run could use far more than MCP_EXEC_MEMORY_MAX"
+was_warm "$out" || fail "the over-limit run was not warm"
+
+# --- preload --------------------------------------------------------------------------------------
+bx sh -ec "mkdir -p $SITE/mcpbadimport $SITE/mcpcrashimport
+           echo 'raise ImportError(\"broken on purpose\")' >$SITE/mcpbadimport/__init__.py
+           echo 'import os; os._exit(3)' >$SITE/mcpcrashimport/__init__.py"
+at_exit "bx rm -rf $SITE/mcpbadimport $SITE/mcpcrashimport"
+cur=$(journal_cursor)
+set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json,mcpbadimport
+bx systemctl start mcp-exec-broker.service
+wait_for 60 pool_full 2 || fail "the pool did not fill with a failing module in the preload"
+failed_line() { broker_log "$cur" | grep 'failed to import'; }
+wait_for 10 found failed_line || fail "the failed import was not logged: $(broker_log "$cur" | tail -5)"
+(($(failed_line | grep -c .) == 1)) || fail "the failed import was logged more than once: $(failed_line)"
+out=$(call --timeout 20 -- 'print(6*7)') || fail "a run with a failing preload module failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a run with a failing preload module did not work"
+
+cur=$(journal_cursor)
+set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json,mcpcrashimport
+bx systemctl start mcp-exec-broker.service
+gave_up() { broker_log "$cur" | grep 'the pool stops'; }
+wait_for 60 found gave_up || fail "the pool did not give up on a preload that kills the interpreter: $(broker_log "$cur" | tail -8)"
+out=$(call --timeout 20 -- 'print(6*7)') || fail "a run after the pool gave up failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a run after the pool gave up did not work (cold path)"
+assert_clean 15
+[[ $(warm_count) -eq 0 ]] || fail "the pool gave up but warm units are left: $(warm_idle_units)"
+
+# --- outpaced -------------------------------------------------------------------------------------
+# A preload module that takes 12 s: the pool's import time. Two warm runs, so that both
+# replacements import; a cold run (no unit ready) beside them is then short next to an import (no
+# cold run known yet): the pool holds them to 5% of a CPU until the runs pause. The next cold run,
+# after a cold one of 4 s (a third of the import), leaves them alone: beside long runs the pool
+# keeps refilling.
+bx sh -ec "mkdir -p $SITE/mcpslowimport && echo 'import time; time.sleep(12)' >$SITE/mcpslowimport/__init__.py"
+at_exit "bx rm -rf $SITE/mcpslowimport"
+set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json,mcpslowimport
+bx systemctl start mcp-exec-broker.service
+quotas() { for u in $(importing_units); do bx systemctl show -P CPUQuotaPerSecUSec "$u"; done | sort | uniq -c | xargs; }
+wait_for 90 pool_full 2 || fail "the pool with a slow preload did not fill: $(all_units)"
+for i in 1 2; do
+    out=$(call --timeout 20 -- 'pass') || fail "warm run $i failed: $(call_err)"
+    was_warm "$out" || fail "run $i was not served by a warm unit"
+done
+wait_for 10 eval '(($(importing_units | grep -c .) == 2))' || fail "no two replacements importing: $(all_units)"
+[[ $(quotas) == "2 1s" ]] || fail "warm units import with CPU quotas $(quotas), not a run's (1s)"
+call --timeout 20 -- 'import time; time.sleep(4)' >/dev/null &
+slow_pid=$!
+wait_for 3 eval '[[ $(quotas) == "2 50ms" ]]' || fail "a short run outpaced the pool, but its importing units have CPU quotas $(quotas)"
+log "outpaced: importing warm units held to $(quotas)"
+wait "$slow_pid" || fail "the run that outpaced the pool failed: $(call_err)"
+wait_for 3 eval '[[ $(quotas) == "2 1s" ]]' || fail "after the runs paused the importing units kept CPU quotas $(quotas)"
+call --timeout 20 -- 'import time; time.sleep(4)' >/dev/null &
+slow_pid=$!
+sleep 1.5
+(($(importing_units | grep -c .) == 2)) || fail "the replacements stopped importing too early for the check: $(all_units)"
+[[ $(quotas) == "2 1s" ]] || fail "beside a run after a long one, the importing units were held: $(quotas)"
+wait "$slow_pid" || fail "the run beside the importing units failed: $(call_err)"
+wait_for 60 pool_full 2 || fail "the pool did not fill after the pause"
+call --timeout 20 -- 'import time; time.sleep(2)' >/dev/null &
+slow_pid=$!
+wait_for 10 eval '[[ -n $(running_runs) ]]' || fail "the run on a warm unit did not show up"
+u=$(running_runs | head -1)
+q=$(bx systemctl show -P CPUQuotaPerSecUSec "$u")
+[[ $q == 1s ]] || fail "a taken warm unit has CPU quota $q, not a run's"
+wait "$slow_pid" || fail "the run on a once held warm unit failed: $(call_err)"
+
+# --- lifetime -------------------------------------------------------------------------------------
+set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json
+bx systemctl start mcp-exec-broker.service
+wait_for 30 pool_full 2 || fail "the pool did not fill"
+
+# daemon-reload: the warm units are replaced, never more than the pool.
+old=$(warm_idle_units | sort)
+bx systemctl daemon-reload
+replaced() { pool_full 2 && [[ -z $(comm -12 <(warm_idle_units | sort) <(echo "$old")) ]]; }
+wait_for 30 replaced || fail "daemon-reload did not replace the warm units: before $old, now $(warm_idle_units)"
+(($(all_units | grep -c .) <= 2)) || fail "more units than the pool after daemon-reload: $(all_units)"
+
+# A package change: the next run is cold, and the pool is replaced.
+old=$(warm_idle_units | sort)
+bx sh -c "mkdir -p $SITE/mcppoolstamp && touch $SITE"
+at_exit "bx rm -rf $SITE/mcppoolstamp"
+cur=$(journal_cursor)
+out=$(call --timeout 20 -- 'print(6*7)') || fail "the run after a package change failed: $(call_err)"
+was_warm "$out" && fail "a warm unit that predates a package change served a run"
+recycled() { broker_log "$cur" | grep -q 'packages changed' && [[ -z $(comm -12 <(warm_idle_units | sort) <(echo "$old")) ]]; }
+wait_for 60 recycled || fail "the pool was not replaced after a package change"
+
+# mcp-exec.slice stopped: every unit goes, and the pool does not come back until the next run.
+# The package change started a discovery whose end replaces the pool once more; a stop before
+# that end sees the pool refill. The broker answers "info" only once no discovery runs, and its
+# pool_ready counts only units it would hand out: settled when it says 2 and systemd agrees.
+broker_pool_ready() {
+    bx python3 -c '
+import json, socket
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.settimeout(30)
+s.connect("/run/mcp-exec/broker.sock")
+s.send(b"{\"op\":\"info\"}")
+print(json.loads(s.recv(65536))["pool_ready"])' 2>/dev/null
+}
+settled() { [[ $(broker_pool_ready) == 2 ]] && pool_full 2; }
+wait_for 60 settled || fail "the pool did not refill"
+bx systemctl stop mcp-exec.slice
+wait_for 15 no_units_at_all || fail "units left after stopping mcp-exec.slice: $(all_units)"
+sleep 3
+no_units_at_all || fail "the pool refilled by itself after mcp-exec.slice was stopped: $(all_units)"
+out=$(call --timeout 20 -- 'print(6*7)') || fail "a run after the slice stop failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a run after the slice stop did not work"
+wait_for 30 pool_full 2 || fail "the pool did not refill after the next run"
+
+# SIGKILL of the broker with a full pool: its warm units go with it (BindsTo=).
+pid=$(bx systemctl show -P MainPID mcp-exec-broker.service)
+[[ $pid =~ ^[1-9][0-9]*$ ]] || fail "no broker to kill"
+bx logger -t mcp-exec-tests "MCP_TEST_DELIBERATE_KILL=mcp-exec-broker.service pid $pid ($ITEST_NAME)"
+bx kill -9 "$pid"
+wait_for 15 no_units_at_all || fail "units left after the broker was SIGKILLed with a full pool: $(all_units)"
+bx systemctl reset-failed mcp-exec-broker.service >/dev/null 2>&1
+out=$(call --timeout 20 -- 'print(6*7)') || fail "a run after the broker's SIGKILL failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a run after the broker's SIGKILL did not work"
+assert_clean 15
+pass

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# /dev/shm isolation: like test-tmp-isolation, for POSIX shared memory (/dev/shm), which
+# PrivateDevices= alone bind-mounts from the host and so shares between concurrent runs.
+. "$(dirname "$0")/../../lib/itest.sh"
+# shellcheck disable=SC2034 # used by tests/lib/tmp-isolation.sh
+DIRS="/dev/shm"
+. "$ITEST_DIR/lib/tmp-isolation.sh"
