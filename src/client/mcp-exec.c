@@ -26,7 +26,6 @@
 #include "base64.h"
 #include "build-config.h"
 #include "file-uri.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"

@@ -37,7 +37,7 @@
 #include "http-server.h"
 #include "list.h"
 #include "mcp-server.h"
-#include "json-cleanup.h"
+#include "json-util.h"
 #include "node-id.h"
 
 typedef struct HttpSession HttpSession;

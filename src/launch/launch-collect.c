@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "dirent-util.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "macro.h"
 #include "image-info.h"

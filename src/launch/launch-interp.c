@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "util.h"
 

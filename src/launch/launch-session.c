@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "broker-proto.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "launch-collect.h"
 #include "launch-input.h"

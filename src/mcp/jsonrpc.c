@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json-cleanup.h"
 #include "json-scan.h"
 #include "json-util.h"
 #include "macro.h"

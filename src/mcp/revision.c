@@ -3,7 +3,6 @@
 
 #include <assert.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "jsonrpc.h"
 #include "macro.h"

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "broker-request.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "list.h"
 #include "log.h"

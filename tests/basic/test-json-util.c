@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "test-helpers.h"
 

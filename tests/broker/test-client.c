@@ -13,7 +13,6 @@
 
 #include "broker-proto.h"
 #include "client.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "manager.h"
 #include "test-helpers.h"

@@ -4,7 +4,6 @@
 
 #include <stdint.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "stats.h"
 #include "test-helpers.h"

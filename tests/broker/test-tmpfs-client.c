@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "broker-proto.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "macro.h"
 #include "socket-util.h"

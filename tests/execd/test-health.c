@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "health.h"
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "test-helpers.h"
 

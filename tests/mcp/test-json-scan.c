@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json-cleanup.h"
+#include "json-util.h"
 #include "json-scan.h"
 #include "jsonrpc.h"
 #include "macro.h"

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "json-cleanup.h"
 #include "json-util.h"
 #include "macro.h"
 #include "run-stats.h"

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "json-cleanup.h"
+#include "json-util.h"
 #include "tmpfs-proto.h"
 #include "test-helpers.h"
 
