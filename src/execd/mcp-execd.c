@@ -279,8 +279,15 @@ static int info_strv(json_object *info, const char *key, char ***ret) {
         return 0;
 }
 
-static int daemon_serve(Daemon *d) {
-        McpServerConfig cfg = {
+/* The MCP server's settings: ours, narrowed by what the broker said it
+ * enforces. */
+static int daemon_server_config(Daemon *d, McpServerConfig *cfg) {
+        int r;
+
+        assert(d);
+        assert(cfg);
+
+        *cfg = (McpServerConfig) {
                 .broker_socket = arg_broker_socket,
                 .default_timeout_s = d->config.default_timeout_s,
                 .max_timeout_s = d->config.max_timeout_s,
@@ -296,38 +303,41 @@ static int daemon_serve(Daemon *d) {
                 .max_input_bytes = d->config.max_input_bytes,
                 .budget = &d->budget,
         };
-        int r;
 
         /* What the sandbox really enforces comes from the broker, which owns
          * those settings; ours are only a fallback. */
-        cfg.memory_max_bytes = info_u64(d->info_reply, "memory_max_bytes", d->config.memory_max);
-        cfg.tasks_max = info_u64(d->info_reply, "tasks_max", d->config.tasks_max);
-        cfg.cpu_quota_percent = info_u64(d->info_reply, "cpu_quota_percent", d->config.cpu_quota_percent);
-        cfg.max_timeout_s = MIN(cfg.max_timeout_s, info_u64(d->info_reply, "max_timeout_s", cfg.max_timeout_s));
-        cfg.max_code_bytes = MIN(cfg.max_code_bytes, info_u64(d->info_reply, "max_code_bytes", cfg.max_code_bytes));
-        cfg.python_version = json_get_string(d->info_reply, "python_version");
+        cfg->memory_max_bytes = info_u64(d->info_reply, "memory_max_bytes", d->config.memory_max);
+        cfg->tasks_max = info_u64(d->info_reply, "tasks_max", d->config.tasks_max);
+        cfg->cpu_quota_percent = info_u64(d->info_reply, "cpu_quota_percent", d->config.cpu_quota_percent);
+        cfg->max_timeout_s = MIN(cfg->max_timeout_s, info_u64(d->info_reply, "max_timeout_s", cfg->max_timeout_s));
+        cfg->max_code_bytes = MIN(cfg->max_code_bytes, info_u64(d->info_reply, "max_code_bytes", cfg->max_code_bytes));
+        cfg->python_version = json_get_string(d->info_reply, "python_version");
         /* Figures, files and input files need the broker's fourth fd and
          * launch frames of version 2; an older broker refuses both. */
-        cfg.result_channel = json_get_bool(d->info_reply, "result_channel");
+        cfg->result_channel = json_get_bool(d->info_reply, "result_channel");
         r = info_strv(d->info_reply, "modules", &d->modules);
         if (r < 0)
                 return log_oom();
-        cfg.modules = (const char *const *) d->modules;
+        cfg->modules = (const char *const *) d->modules;
         r = info_strv(d->info_reply, "preloaded", &d->preloaded);
         if (r < 0)
                 return log_oom();
-        cfg.preloaded = (const char *const *) d->preloaded;
+        cfg->preloaded = (const char *const *) d->preloaded;
         /* Sessions: what the broker allows; none from one that has none. */
-        cfg.max_sessions = info_u64(d->info_reply, "max_sessions", 0);
-        cfg.max_sessions_per_caller = info_u64(d->info_reply, "max_sessions_per_caller", 0);
-        cfg.session_idle_s = info_u64(d->info_reply, "session_idle_s", 0);
-        cfg.session_max_s = info_u64(d->info_reply, "session_max_s", 0);
-        if (cfg.max_sessions_per_caller == 0 || cfg.session_idle_s == 0 || cfg.session_max_s == 0)
-                cfg.max_sessions = 0;
+        cfg->max_sessions = info_u64(d->info_reply, "max_sessions", 0);
+        cfg->max_sessions_per_caller = info_u64(d->info_reply, "max_sessions_per_caller", 0);
+        cfg->session_idle_s = info_u64(d->info_reply, "session_idle_s", 0);
+        cfg->session_max_s = info_u64(d->info_reply, "session_max_s", 0);
+        if (cfg->max_sessions_per_caller == 0 || cfg->session_idle_s == 0 || cfg->session_max_s == 0)
+                cfg->max_sessions = 0;
+        return 0;
+}
 
-        r = mcp_server_new(d->event, &cfg, &d->server);
-        if (r < 0)
-                return log_error_errno(r, "Cannot set up the MCP server: %m");
+/* Our own stdin/stdout (--stdio) and the stdio socket, where we have them. */
+static int daemon_serve_stdio(Daemon *d) {
+        int r;
+
+        assert(d);
 
         if (arg_stdio) {
                 McpPeer peer = { .transport = "stdio", .uid = getuid(), .pid = getppid() };
@@ -353,22 +363,53 @@ static int daemon_serve(Daemon *d) {
                 if (r < 0)
                         return log_error_errno(r, "Cannot serve the stdio socket: %m");
         }
-        if (d->http_listen_fd >= 0) {
-                HttpServerConfig hc = HTTP_SERVER_CONFIG_DEFAULTS;
-                hc.max_body = max_line(d);
-                hc.max_connections = (unsigned) d->config.http_max_connections;
-                hc.header_timeout_s = (unsigned) d->config.http_header_timeout_s;
-                hc.connection_timeout_s = (unsigned) d->config.http_timeout_s;
-                hc.budget = &d->budget;
-                r = http_server_new(d->event, d->server, TAKE_FD(d->http_listen_fd), &hc, &d->http_auth,
-                                    on_http_activity, d, &d->http);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot start the HTTP server: %m");
-                r = node_status_new(d->event, arg_broker_socket, on_node_status_ready, d, &d->status);
-                if (r < 0)
-                        return log_error_errno(r, "Cannot set up /healthz and /metrics: %m");
-                http_server_set_status_handler(d->http, on_http_status, d);
-        }
+        return 0;
+}
+
+/* The HTTP socket, with /healthz and /metrics, where we have one. */
+static int daemon_serve_http(Daemon *d) {
+        HttpServerConfig hc = HTTP_SERVER_CONFIG_DEFAULTS;
+        int r;
+
+        assert(d);
+
+        if (d->http_listen_fd < 0)
+                return 0;
+        hc.max_body = max_line(d);
+        hc.max_connections = (unsigned) d->config.http_max_connections;
+        hc.header_timeout_s = (unsigned) d->config.http_header_timeout_s;
+        hc.connection_timeout_s = (unsigned) d->config.http_timeout_s;
+        hc.budget = &d->budget;
+        r = http_server_new(d->event, d->server, TAKE_FD(d->http_listen_fd), &hc, &d->http_auth,
+                            on_http_activity, d, &d->http);
+        if (r < 0)
+                return log_error_errno(r, "Cannot start the HTTP server: %m");
+        r = node_status_new(d->event, arg_broker_socket, on_node_status_ready, d, &d->status);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up /healthz and /metrics: %m");
+        http_server_set_status_handler(d->http, on_http_status, d);
+        return 0;
+}
+
+/* The broker described the sandbox: set up the MCP server and its transports. */
+static int daemon_serve(Daemon *d) {
+        McpServerConfig cfg;
+        int r;
+
+        assert(d);
+
+        r = daemon_server_config(d, &cfg);
+        if (r < 0)
+                return r;
+        r = mcp_server_new(d->event, &cfg, &d->server);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the MCP server: %m");
+        r = daemon_serve_stdio(d);
+        if (r < 0)
+                return r;
+        r = daemon_serve_http(d);
+        if (r < 0)
+                return r;
         (void) sd_notify(false, "READY=1\nSTATUS=Serving");
         daemon_update_idle(d);
         return 0;
