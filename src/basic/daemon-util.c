@@ -103,3 +103,29 @@ int daemon_exit_idle(sd_event *e) {
         (void) sd_notify(false, "STOPPING=1");
         return sd_event_exit(e, 0);
 }
+
+int daemon_accept(int listen_fd, int *ret_fd, pid_t *ret_pid, uid_t *ret_uid) {
+        _cleanup_close_ int fd = -EBADF;
+        pid_t pid;
+        uid_t uid;
+        int r;
+
+        assert(listen_fd >= 0);
+        assert(ret_fd);
+        assert(ret_pid);
+        assert(ret_uid);
+
+        fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                return log_warning_errno(errno, "accept failed: %m");
+        }
+        r = getpeercred_fd(fd, &pid, &uid, NULL);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read peer credentials, refusing: %m");
+        *ret_fd = TAKE_FD(fd);
+        *ret_pid = pid;
+        *ret_uid = uid;
+        return 1;
+}

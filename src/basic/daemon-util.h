@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <systemd/sd-event.h>
 
 /* The daemon's one loop: the thread's default sd-event, which exits on
@@ -31,3 +32,10 @@ void daemon_idle_update(sd_event *e, sd_event_source **timer, uint64_t usec, boo
 /* Leaves the loop of an idle daemon, telling systemd it is stopping. The
  * caller says why, in its own words, first. */
 int daemon_exit_idle(sd_event *e);
+
+/* Takes one connection off the non-blocking listening socket listen_fd
+ * (non-blocking, O_CLOEXEC) with its peer's pid and uid. Returns 1 with
+ * them; 0 when there was nothing to take; a negative errno when accept() or
+ * reading the credentials failed, logged here as a warning (a connection
+ * whose credentials cannot be read is closed: it is refused). */
+int daemon_accept(int listen_fd, int *ret_fd, pid_t *ret_pid, uid_t *ret_uid);

@@ -189,16 +189,11 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         uid_t uid;
         int r;
 
-        cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (cfd < 0) {
-                if (errno != EAGAIN && errno != EINTR)
-                        log_warning_errno(errno, "accept failed: %m");
-                return 0;
-        }
+        assert(m);
 
-        r = getpeercred_fd(cfd, &pid, &uid, NULL);
-        if (r < 0)
-                return log_warning_errno(r, "Failed to read peer credentials, refusing: %m"), 0;
+        r = daemon_accept(fd, &cfd, &pid, &uid);
+        if (r <= 0)
+                return 0;
         if (uid != 0 && !(m->have_frontend_uid && uid == m->frontend_uid)) {
                 log_struct(LOG_WARNING, "MESSAGE=Refused broker connection from uid %u", (unsigned) uid,
                            "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,

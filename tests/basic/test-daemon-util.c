@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for src/basic/daemon-util.[ch]: listening with or without
- * socket activation, and the idle timer. */
+ * socket activation, accepting, and the idle timer. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +59,46 @@ TEST(test_listen_own) {
         ASSERT_EQ_INT(fd, -EBADF);
 
         (void) snprintf(path, sizeof path, "%s/s", dir);
+        (void) unlink(path);
+        (void) rmdir(dir);
+}
+
+TEST(test_accept) {
+        char dir[] = "/tmp/test-daemon-util-XXXXXX", path[64];
+        int l = -EBADF, c, fd = -EBADF, sp[2];
+        pid_t pid = 0;
+        uid_t uid = 4242;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        (void) snprintf(path, sizeof path, "%s/s", dir);
+        ASSERT_EQ_INT(unsetenv("LISTEN_FDS"), 0);
+        ASSERT_EQ_INT(daemon_listen_unix(path, 5, &l), 0);
+
+        /* Nobody there: 0, nothing in the out-params. */
+        ASSERT_EQ_INT(daemon_accept(l, &fd, &pid, &uid), 0);
+        ASSERT_EQ_INT(fd, -EBADF);
+
+        /* A connection, with our own credentials, non-blocking and O_CLOEXEC. */
+        c = socket_connect_unix(SOCK_SEQPACKET, path);
+        ASSERT_TRUE(c >= 0);
+        ASSERT_EQ_INT(daemon_accept(l, &fd, &pid, &uid), 1);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ_INT(pid, getpid());
+        ASSERT_EQ_INT(uid, getuid());
+        ASSERT_TRUE(fcntl(fd, F_GETFL) & O_NONBLOCK);
+        ASSERT_TRUE(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        (void) close(fd);
+        (void) close(c);
+
+        /* A socket that does not listen: accept's error, nothing taken. */
+        fd = -EBADF;
+        ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+        ASSERT_EQ_INT(daemon_accept(sp[0], &fd, &pid, &uid), -EINVAL);
+        ASSERT_EQ_INT(fd, -EBADF);
+        (void) close(sp[0]);
+        (void) close(sp[1]);
+
+        (void) close(l);
         (void) unlink(path);
         (void) rmdir(dir);
 }
@@ -140,6 +180,7 @@ TEST(test_idle_timer) {
 int main(void) {
         RUN(test_listen_own);
         RUN(test_listen_activated);
+        RUN(test_accept);
         RUN(test_idle_timer);
         return 0;
 }
