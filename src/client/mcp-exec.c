@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "base64.h"
+#include "buffer.h"
 #include "build-config.h"
 #include "file-uri.h"
 #include "json-util.h"
@@ -152,15 +153,14 @@ typedef struct LineReader {
         int fd;
         char buf[1 << 16];              /* read from fd, not yet a whole line */
         size_t size;
-        char *line;                     /* the last line read, NUL-terminated */
-        size_t line_size, line_alloc;
+        Buffer line;                    /* the last line read, NUL-terminated; no limit */
 } LineReader;
 
 static LineReader *line_reader_free(LineReader *lr) {
         if (!lr)
                 return NULL;
         safe_close(lr->fd);
-        free(lr->line);
+        buffer_free(&lr->line);
         free(lr);
         return NULL;
 }
@@ -176,6 +176,7 @@ static int line_reader_open(LineReader **ret) {
         lr = new0(LineReader, 1);
         if (!lr)
                 return -ENOMEM;
+        lr->line = BUFFER_INIT(SIZE_MAX);
         lr->fd = connect_local();
         if (lr->fd < 0)
                 return lr->fd;
@@ -183,26 +184,20 @@ static int line_reader_open(LineReader **ret) {
         return 0;
 }
 
-/* Reads one line (without the newline) into lr->line; 0 at EOF. */
+/* Reads one line (without the newline) into lr->line.data; 0 at EOF. */
 static int read_line(LineReader *lr) {
         assert(lr);
 
-        lr->line_size = 0;
+        lr->line.size = 0;
         for (;;) {
                 char *nl = memchr(lr->buf, '\n', lr->size);
                 size_t n = nl ? (size_t) (nl - lr->buf) : lr->size;
+                int r;
 
-                if (lr->line_size + n + 1 > lr->line_alloc) {
-                        size_t want = MAX(lr->line_alloc * 2, lr->line_size + n + 1);
-                        char *p = realloc(lr->line, want);
-                        if (!p)
-                                return -ENOMEM;
-                        lr->line = p;
-                        lr->line_alloc = want;
-                }
-                memcpy(lr->line + lr->line_size, lr->buf, n);
-                lr->line_size += n;
-                lr->line[lr->line_size] = 0;
+                r = buffer_append(&lr->line, lr->buf, n);
+                if (r < 0)
+                        return r;
+                lr->line.data[lr->line.size] = 0;      /* the spare byte */
                 if (nl) {
                         memmove(lr->buf, nl + 1, lr->size - n - 1);
                         lr->size -= n + 1;
@@ -239,14 +234,14 @@ static json_object *wait_response(LineReader *lr, int id) {
                 int r = read_line(lr);
                 if (r <= 0)
                         return NULL;
-                j = json_tokener_parse(lr->line);
+                j = json_tokener_parse(lr->line.data);
                 if (!j)
                         continue;
                 if (json_object_object_get_ex(j, "id", &v) && json_object_is_type(v, json_type_int) &&
                     json_object_get_int(v) == id)
                         return j;
                 if (json_object_object_get_ex(j, "error", &v)) {
-                        check_denied(lr->line, lr->line_size);
+                        check_denied(lr->line.data, lr->line.size);
                         json_object_put(j);
                         return NULL;
                 }
