@@ -382,7 +382,13 @@ int http_request_new(HttpServer *h, struct MHD_Connection *conn, const char *url
         req = new0(HttpRequest, 1);
         if (!req)
                 return -ENOMEM;
-        *req = (HttpRequest) { .server = h, .conn = conn, .url = url, .method = method };
+        *req = (HttpRequest) {
+                .server = h,
+                .conn = conn,
+                .url = url,
+                .method = method,
+                .body = BUFFER_INIT(h->config.max_body),
+        };
         *ret = req;
         return 0;
 }
@@ -406,7 +412,7 @@ HttpRequest *http_request_free(HttpRequest *req) {
         sd_event_source_disable_unref(req->sse.keepalive);
         mem_budget_release_input(h->config.budget, req->budget_held);
         mem_charge_done(&req->held);
-        free(req->body);
+        buffer_free(&req->body);
         free(req->reply.data);
         free(req->sse.buf);
         free(req);

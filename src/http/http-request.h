@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "buffer.h"
 #include "http-server.h"
 #include "http-tokens.h"
 #include "list.h"
@@ -83,8 +84,7 @@ struct HttpRequest {
          * the token while the request waits. */
         char token_name[HTTP_TOKEN_NAME_MAX + 1];
 
-        char *body;
-        size_t body_size, body_alloc;
+        Buffer body;                    /* limit: HttpServerConfig.max_body */
         size_t budget_held;             /* of HttpServer.budget, for the body */
         HttpBodyVerdict body_verdict;
 

@@ -418,26 +418,25 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 *upload_data_size = 0;
                 if (req->body_verdict != HTTP_BODY_KEPT || req->state != REQUEST_RECEIVING)
                         return MHD_YES;
-                if (n > h->config.max_body - req->body_size) {
+                if (n > req->body.limit - req->body.size) {
                         /* Chunked, so not refused up front: read on, keep nothing,
                          * answer 413 at the end. */
                         req->body_verdict = HTTP_BODY_TOO_LARGE;
-                        req->body = mfree(req->body);
-                        req->body_size = req->body_alloc = 0;
+                        buffer_free(&req->body);
                         return MHD_YES;
                 }
-                if (req->body_size + n > req->budget_held) {
+                if (req->body.size + n > req->budget_held) {
                         /* Chunked: held as it comes. */
-                        if (!mem_budget_grow_input(h->config.budget, req->budget_held, req->body_size + n)) {
+                        if (!mem_budget_grow_input(h->config.budget, req->budget_held, req->body.size + n)) {
                                 req->body_verdict = HTTP_BODY_OVER_BUDGET;
-                                req->body = mfree(req->body);
-                                req->body_size = req->body_alloc = 0;
+                                buffer_free(&req->body);
                                 return MHD_YES;
                         }
-                        req->budget_held = req->body_size + n;
+                        req->budget_held = req->body.size + n;
                 }
-                if (buf_append(&req->body, &req->body_size, &req->body_alloc, upload_data, n) < 0)
+                if (buffer_append(&req->body, upload_data, n) < 0)
                         return MHD_NO;
+                req->body.data[req->body.size] = 0;     /* the spare byte */
                 return MHD_YES;
         }
 
@@ -453,8 +452,7 @@ static mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *
                 http_conn_request_received(req);
                 r = dispatch(req);
                 /* The core has taken what it needs of the body. */
-                req->body = mfree(req->body);
-                req->body_size = req->body_alloc = 0;
+                buffer_free(&req->body);
                 mem_budget_release_input(h->config.budget, req->budget_held);
                 req->budget_held = 0;
                 return r;

@@ -30,15 +30,14 @@ static mhd_result reply_message(HttpRequest *req, unsigned status, json_object *
 }
 
 int http_request_parse(HttpRequest *req, McpInbound *ret) {
-        int r = mcp_inbound_parse(req->body, req->body_size, ret);
+        int r = mcp_inbound_parse(req->body.data, req->body.size, ret);
 
         assert(req);
         assert(ret);
 
         /* The tree is all that is needed from here on: the text goes now
          * rather than after the core is done (http-server.c). */
-        req->body = mfree(req->body);
-        req->body_size = req->body_alloc = 0;
+        buffer_free(&req->body);
         return r;
 }
 
