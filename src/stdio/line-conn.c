@@ -48,6 +48,8 @@ struct LineConn {
 };
 
 static bool conn_done(LineConn *c) {
+        assert(c);
+
         if (c->out.size > c->out_off)
                 return false;
         if (c->close_after_flush)
@@ -57,6 +59,8 @@ static bool conn_done(LineConn *c) {
 
 static int on_defer(sd_event_source *s, void *userdata) {
         LineConn *c = userdata;
+
+        assert(c);
 
         if (c->closed || conn_done(c)) {
                 c->closed = true;
@@ -69,6 +73,8 @@ static int on_defer(sd_event_source *s, void *userdata) {
 /* Everything that ends a connection goes through the event loop, never from
  * inside a callback chain that still holds the connection. */
 static void conn_schedule_check(LineConn *c) {
+        assert(c);
+
         if (!c->defer) {
                 if (sd_event_add_defer(c->event, &c->defer, on_defer, c) < 0)
                         return;
@@ -78,6 +84,8 @@ static void conn_schedule_check(LineConn *c) {
 }
 
 static void conn_close(LineConn *c) {
+        assert(c);
+
         if (c->closed)
                 return;
         c->closed = true;
@@ -87,6 +95,8 @@ static void conn_close(LineConn *c) {
 }
 
 static void conn_check_done(LineConn *c) {
+        assert(c);
+
         if (!c->closed && conn_done(c))
                 conn_schedule_check(c);
 }
@@ -96,6 +106,8 @@ static void on_session_idle(McpSession *s, void *userdata) {
 }
 
 static int flush_output(LineConn *c) {
+        assert(c);
+
         while (c->out_off < c->out.size) {
                 ssize_t k = write(c->out_fd, c->out.data + c->out_off, c->out.size - c->out_off);
                 if (k < 0) {
@@ -116,6 +128,8 @@ static int flush_output(LineConn *c) {
  * core made room for a call's reply before it let it out, and what is
  * counted keeps the next calls out. */
 static void out_charge(LineConn *c) {
+        assert(c);
+
         if (!c->out_charge.budget) {
                 if (!c->budget || !c->session || c->out.allocated == 0)
                         return;
@@ -126,8 +140,12 @@ static void out_charge(LineConn *c) {
 }
 
 static int update_out_watch(LineConn *c) {
-        bool want = c->out.size > c->out_off;
-        bool pause = c->out.size - c->out_off > OUT_PAUSE_BYTES;
+        bool want, pause;
+
+        assert(c);
+
+        want = c->out.size > c->out_off;
+        pause = c->out.size - c->out_off > OUT_PAUSE_BYTES;
 
         if (!want && c->out.allocated > MEM_BUDGET_FREE)
                 /* A large reply went out: give its room back. */
@@ -144,6 +162,8 @@ static int update_out_watch(LineConn *c) {
 static int on_out(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         LineConn *c = userdata;
 
+        assert(c);
+
         if (flush_output(c) < 0) {
                 conn_close(c);  /* the peer is gone */
                 return 0;
@@ -155,6 +175,9 @@ static int on_out(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
 
 static int queue_line(LineConn *c, const char *json, size_t len) {
         int r;
+
+        assert(c);
+        assert(json);
 
         if (c->closed)
                 return -EPIPE;
@@ -182,6 +205,9 @@ static int session_send(McpSession *s, const McpMessage *m, void *userdata) {
         LineConn *c = userdata;
         int r = 0;
 
+        assert(m);
+        assert(c);
+
         /* A request that ends unanswered needs nothing on a line stream. */
         if (m->json)
                 r = queue_line(c, m->json, m->len);
@@ -192,6 +218,9 @@ static int session_send(McpSession *s, const McpMessage *m, void *userdata) {
 static const McpTransport line_transport = { .send = session_send };
 
 static void handle_line(LineConn *c, char *line, size_t len) {
+        assert(c);
+        assert(line);
+
         /* Tolerate CRLF and blank lines between messages. */
         if (len > 0 && line[len - 1] == '\r')
                 len--;
@@ -205,6 +234,8 @@ static void too_long(LineConn *c) {
         _cleanup_free_ char *msg = NULL;
         size_t len;
 
+        assert(c);
+
         if (jsonrpc_error_serialize(NULL, JSONRPC_INVALID_REQUEST, "message too large", &msg, &len) < 0) {
                 (void) log_oom();
                 return;
@@ -215,6 +246,8 @@ static void too_long(LineConn *c) {
 static void over_budget(LineConn *c) {
         _cleanup_free_ char *msg = NULL;
         size_t len;
+
+        assert(c);
 
         if (jsonrpc_error_serialize(NULL, JSONRPC_SERVER_ERROR,
                                     "Server busy: too much input in flight from all clients; retry later", &msg,
@@ -228,9 +261,12 @@ static void over_budget(LineConn *c) {
 /* Room for n more bytes of a line (plus its NUL), charged to the budget
  * before it is taken. */
 static int in_reserve(LineConn *c, size_t n) {
-        size_t have = c->in.allocated, a;
+        size_t have, a;
         int r;
 
+        assert(c);
+
+        have = c->in.allocated;
         if (c->in.size + n <= have)
                 return 0;
         a = buffer_grow_size(&c->in, n);
@@ -246,8 +282,11 @@ static int in_reserve(LineConn *c, size_t n) {
 
 /* After a large line: back to the small buffer, the budget given back. */
 static void in_shrink(LineConn *c) {
-        size_t have = c->in.allocated;
+        size_t have;
 
+        assert(c);
+
+        have = c->in.allocated;
         if (have <= MEM_BUDGET_FREE)
                 return;
         buffer_shrink(&c->in, MEM_BUDGET_FREE);
@@ -258,6 +297,8 @@ static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         LineConn *c = userdata;
         char buf[64 * 1024];
         ssize_t k;
+
+        assert(c);
 
         k = read(fd, buf, sizeof buf);
         if (k < 0) {
@@ -319,12 +360,20 @@ static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
 
 static int on_in_file(sd_event_source *s, void *userdata) {
         LineConn *c = userdata;
+
+        assert(c);
+
         return on_in(s, c->in_fd, 0, c);
 }
 
 int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const McpPeer *peer, size_t max_line,
                   line_conn_closed_t closed, void *userdata, LineConn **ret) {
         LineConn *c;
+
+        assert(e);
+        assert(server);
+        assert(peer);
+        assert(ret);
 
         c = calloc(1, sizeof *c);
         if (!c)
@@ -370,6 +419,8 @@ int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const M
 int line_conn_start(LineConn *c) {
         int r;
 
+        assert(c);
+
         r = mcp_session_new(c->server, &line_transport, c, &c->peer, &c->session);
         if (r < 0)
                 return r;
@@ -398,7 +449,12 @@ bool line_conn_has_received(const LineConn *c) {
 }
 
 int line_conn_send_and_close(LineConn *c, const char *json) {
-        int r = queue_line(c, json, strlen(json));
+        int r;
+
+        assert(c);
+        assert(json);
+
+        r = queue_line(c, json, strlen(json));
         c->close_after_flush = true;
         conn_check_done(c);
         return r;

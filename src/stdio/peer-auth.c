@@ -62,6 +62,8 @@ int pid_start_time(pid_t pid, uint64_t *ret) {
         char path[64], buf[1024], *p;
         size_t n;
 
+        assert(ret);
+
         (void) snprintf(path, sizeof path, "/proc/%i/stat", (int) pid);
         f = fopen(path, "re");
         if (!f)
@@ -87,6 +89,9 @@ int pid_start_time(pid_t pid, uint64_t *ret) {
 static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         PeerAuth *a = userdata;
         int authorized = 0, challenge = 0, r;
+
+        assert(m);
+        assert(a);
 
         a->slot = sd_bus_slot_unref(a->slot);
         if (sd_bus_message_is_method_error(m, NULL)) {
@@ -122,6 +127,7 @@ int peer_auth_start(sd_bus *bus, int pidfd, pid_t pid, uid_t uid, peer_auth_done
         PeerAuth *a;
         int r;
 
+        assert(done);
         assert(bus);
         assert(pidfd >= 0);
         assert(ret);

@@ -53,6 +53,8 @@ struct StdioServer {
 };
 
 static void activity(StdioServer *s) {
+        assert(s);
+
         if (s->on_activity)
                 s->on_activity(s, s->userdata);
 }
@@ -103,6 +105,9 @@ static void on_auth_done(bool allowed, const char *reason, void *userdata) {
         Conn *c = userdata;
         _cleanup_free_ char *line = NULL;
 
+        assert(c);
+        assert(reason);
+
         c->auth = peer_auth_free(c->auth);
         log_struct(allowed ? LOG_INFO : LOG_NOTICE,
                    "MESSAGE=Local MCP session for uid %u %s: %s", (unsigned) c->uid, allowed ? "allowed" : "denied", reason,
@@ -129,6 +134,8 @@ static int server_bus(StdioServer *s) {
         _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         int r;
 
+        assert(s);
+
         if (s->bus && sd_bus_is_open(s->bus) > 0)
                 return 0;
         r = sd_bus_open_system(&bus);
@@ -145,8 +152,13 @@ static int server_bus(StdioServer *s) {
 }
 
 static void log_refusals(StdioServer *s) {
-        uint64_t full = s->n_full - s->n_full_logged, uid = s->n_uid - s->n_uid_logged,
-                 silent = s->n_silent - s->n_silent_logged;
+        uint64_t full, uid, silent;
+
+        assert(s);
+
+        full = s->n_full - s->n_full_logged;
+        uid = s->n_uid - s->n_uid_logged;
+        silent = s->n_silent - s->n_silent_logged;
 
         if (full + uid + silent == 0)
                 return;
@@ -170,6 +182,8 @@ static int on_log_timer(sd_event_source *source, uint64_t usec, void *userdata) 
 static void note_refusal(StdioServer *s) {
         int enabled;
 
+        assert(s);
+
         /* At most one summary per interval. */
         if (s->log_timer && sd_event_source_get_enabled(s->log_timer, &enabled) >= 0 && enabled == SD_EVENT_OFF) {
                 (void) sd_event_source_set_time_relative(s->log_timer, REFUSAL_LOG_INTERVAL_USEC);
@@ -181,6 +195,8 @@ static int on_hello_timeout(sd_event_source *source, uint64_t usec, void *userda
         Conn *c = userdata;
         _cleanup_json_ json_object *e = NULL;
         const char *text;
+
+        assert(c);
 
         c->hello_timer = sd_event_source_disable_unref(c->hello_timer);
         if (line_conn_has_received(c->line))
@@ -202,6 +218,9 @@ static void refuse(StdioServer *s, int fd, const char *message) {
         char buf[4096];
         size_t len;
 
+        assert(s);
+        assert(message);
+
         for (unsigned k = 0; k < 16 && recv(fd, buf, sizeof buf, MSG_DONTWAIT) > 0; k++)
                 ;
         if (e && (text = json_serialize(e, &len))) {
@@ -214,6 +233,8 @@ static void refuse(StdioServer *s, int fd, const char *message) {
 static unsigned count_uid(StdioServer *s, uid_t uid) {
         unsigned n = 0;
 
+        assert(s);
+
         LIST_FOREACH(conns, c, s->conns)
                 n += c->uid == uid;
         return n;
@@ -221,6 +242,8 @@ static unsigned count_uid(StdioServer *s, uid_t uid) {
 
 static int on_resume(sd_event_source *source, uint64_t usec, void *userdata) {
         StdioServer *s = userdata;
+
+        assert(s);
 
         if (!s->quiesced)
                 (void) sd_event_source_set_enabled(s->listen_io, SD_EVENT_ON);
@@ -234,6 +257,8 @@ static int on_accept(sd_event_source *source, int fd, uint32_t revents, void *us
         char msg[160];
         Conn *c;
         int r;
+
+        assert(s);
 
         cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (cfd < 0) {
