@@ -41,6 +41,10 @@ static int details_json(const HealthInput *in, HealthState s, char **ret, size_t
         size_t len;
         int r;
 
+        assert(in);
+        assert(ret);
+        assert(ret_size);
+
         if (!j || !calls)
                 return -ENOMEM;
         r = json_add_string(j, "status", s == HEALTH_OK ? "ok" : "unavailable");
@@ -89,6 +93,7 @@ int health_answer(const HealthInput *in, bool details, unsigned *ret_status, con
         size_t size;
         int r;
 
+        assert(in);
         assert(ret_status);
         assert(ret_content_type);
         assert(ret_body);

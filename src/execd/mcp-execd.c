@@ -79,6 +79,8 @@ static const char *arg_broker_socket = BROKER_SOCKET_PATH;
 static void daemon_update_idle(Daemon *d);
 
 static size_t max_line(const Daemon *d) {
+        assert(d);
+
         /* Twice code, stdin and input files: room for the escapes of text
          * (a quote or a newline takes two bytes) and base64 (4/3), and each
          * file name fully escaped. Not six times, as if every byte were a
@@ -93,11 +95,15 @@ static size_t max_line(const Daemon *d) {
 
 /* Connections, sessions and streams: they tell us when they come and go. */
 static bool daemon_has_clients(const Daemon *d) {
+        assert(d);
+
         return !stdio_server_is_idle(d->stdio) || !http_server_is_idle(d->http);
 }
 
 static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
+
+        assert(d);
 
         /* Runs do not report their end to us: look again later. And never
          * leave connections in a backlog for an exit: they are ours to take
@@ -118,6 +124,8 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
 }
 
 static void daemon_update_idle(Daemon *d) {
+        assert(d);
+
         if (!d->socket_activated || d->idle_usec == 0)
                 return;
         daemon_idle_update(d->event, &d->idle_timer, d->idle_usec, daemon_has_clients(d), on_idle, d);
@@ -136,6 +144,8 @@ static void on_stdio_activity(StdioServer *s, void *userdata) {
 static uint64_t watchdog_period(const Daemon *d) {
         uint64_t p = 5 * USEC_PER_SEC;
 
+        assert(d);
+
         if (d->watchdog_usec > 0)
                 p = MIN(p, d->watchdog_usec / 4);
         return MAX(p, 100 * USEC_PER_MSEC);
@@ -148,6 +158,8 @@ static uint64_t watchdog_period(const Daemon *d) {
 static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
         Daemon *d = userdata;
         const char *why = NULL;
+
+        assert(d);
 
         if (http_server_is_stuck(d->http, &why)) {
                 log_struct(LOG_ERR, "MESSAGE=The HTTP server is stuck (%s); exiting so that a fresh one takes over.",
@@ -167,6 +179,9 @@ static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata) {
 
 static void health_input(Daemon *d, const RunStats *broker, HealthInput *ret) {
         McpQueueStats q;
+
+        assert(d);
+        assert(ret);
 
         mcp_server_queue_stats(d->server, &q);
         *ret = (HealthInput) {
@@ -195,6 +210,10 @@ static int render_metrics(Daemon *d, const HealthInput *in, HttpStatusAnswer *re
                 .has_http = d->http,
                 .has_stdio = d->stdio,
         };
+
+        assert(d);
+        assert(in);
+        assert(ret);
 
         http_server_get_stats(d->http, &hs);
         m.http_connections = hs.connections;
@@ -231,6 +250,9 @@ static int on_http_status(HttpServer *h, HttpStatusKind kind, bool details, Http
         HealthInput in;
         int r;
 
+        assert(d);
+        assert(ret);
+
         r = node_status_get(d->status, &broker);
         if (r <= 0)
                 return r;
@@ -245,25 +267,38 @@ static int on_http_status(HttpServer *h, HttpStatusKind kind, bool details, Http
 static void on_node_status_ready(NodeStatus *n, void *userdata) {
         Daemon *d = userdata;
 
+        assert(d);
+
         http_server_status_ready(d->http);
 }
 
 static void on_own_stdio_closed(LineConn *l, void *userdata) {
         Daemon *d = userdata;
+
+        assert(d);
+
         (void) sd_event_exit(d->event, 0);
 }
 
 static uint64_t info_u64(json_object *info, const char *key, uint64_t def) {
-        int64_t v = json_get_int64(info, key, -1);
+        int64_t v;
+
+        assert(key);
+
+        v = json_get_int64(info, key, -1);
         return v < 0 ? def : (uint64_t) v;
 }
 
 /* A list of strings in the broker's reply, borrowed from it; NULL when absent. */
 static int info_strv(json_object *info, const char *key, char ***ret) {
-        json_object *v = json_get(info, key);
+        json_object *v;
         char **l = NULL;
         size_t n;
 
+        assert(key);
+        assert(ret);
+
+        v = json_get(info, key);
         if (json_object_is_type(v, json_type_array)) {
                 n = json_object_array_length(v);
                 l = calloc(n + 1, sizeof(char *));
@@ -418,6 +453,8 @@ static int daemon_serve(Daemon *d) {
 static void on_broker_info(json_object *info, void *userdata) {
         Daemon *d = userdata;
 
+        assert(d);
+
         d->info = broker_info_free(d->info);
         d->info_reply = json_object_get(info);
         if (!info)
@@ -429,7 +466,11 @@ static void on_broker_info(json_object *info, void *userdata) {
 }
 
 static bool env_true(const char *name) {
-        const char *e = getenv(name);
+        const char *e;
+
+        assert(name);
+
+        e = getenv(name);
         return e && (streq(e, "1") || streq(e, "yes") || streq(e, "true"));
 }
 
@@ -438,13 +479,16 @@ static bool env_true(const char *name) {
  * never a token, never a line of the file. */
 static int load_named_tokens(Daemon *d, HttpAuth *auth) {
         _cleanup_(http_tokens_done) HttpTokens t = {};
-        const char *path = d->config.auth_tokens_file, *why = NULL;
+        const char *path, *why = NULL;
         _cleanup_free_ char *names = NULL;
         size_t len = 0, n;
         char buf[128];
         FILE *f;
         int r = 0;
 
+        assert(d);
+
+        path = d->config.auth_tokens_file;
         if (!isempty(path))
                 r = http_tokens_load(path, &t, buf, sizeof buf, &why);
         if (r < 0) {
@@ -478,6 +522,8 @@ static int load_named_tokens(Daemon *d, HttpAuth *auth) {
 static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Daemon *d = userdata;
 
+        assert(d);
+
         if (!d->http && d->http_listen_fd < 0) {
                 log_info("SIGHUP: no HTTP served here, nothing to reload.");
                 return 0;
@@ -500,6 +546,8 @@ static int http_setup(Daemon *d) {
         bool loopback;
         uint16_t port;
         int r;
+
+        assert(d);
 
         r = http_socket_describe(d->http_listen_fd, &loopback, &port, &host);
         if (r < 0)
@@ -565,6 +613,8 @@ static int parse_argv(int argc, char *argv[]) {
                 {},
         };
         int c;
+
+        assert(argv);
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
@@ -662,6 +712,8 @@ static int daemon_listen(Daemon *d) {
         char **names = NULL;
         int r, n;
 
+        assert(d);
+
         n = sd_listen_fds_with_names(true, &names);
         for (int i = 0; i < MAX(n, 0); i++) {
                 int fd = SD_LISTEN_FDS_START + i;
@@ -711,6 +763,8 @@ static void daemon_fit_nofile(Daemon *d) {
         uint64_t avail, want_http, want_stdio;
         struct rlimit rl;
 
+        assert(d);
+
         if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur <= 256)
                 return;
         avail = rl.rlim_cur - 256;      /* the bus, the broker's runs, the journal, ... */
@@ -732,6 +786,8 @@ static void daemon_fit_nofile(Daemon *d) {
 static int daemon_setup_event(Daemon *d) {
         sigset_t mask;
         int r;
+
+        assert(d);
 
         (void) sigemptyset(&mask);
         (void) sigaddset(&mask, SIGTERM);

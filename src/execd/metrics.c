@@ -47,10 +47,18 @@ void metrics_writer_done(MetricsWriter *w) {
 }
 
 void metrics_family(MetricsWriter *w, const char *name, const char *type, const char *help) {
+        assert(w);
+        assert(name);
+        assert(type);
+        assert(help);
+
         (void) fprintf(w->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 void metrics_sample(MetricsWriter *w, const char *name, const char *labels, uint64_t value) {
+        assert(w);
+        assert(name);
+
         if (labels)
                 (void) fprintf(w->f, "%s{%s} %" PRIu64 "\n", name, labels, value);
         else
@@ -58,11 +66,19 @@ void metrics_sample(MetricsWriter *w, const char *name, const char *labels, uint
 }
 
 void metrics_gauge(MetricsWriter *w, const char *name, const char *help, uint64_t value) {
+        assert(w);
+        assert(name);
+        assert(help);
+
         metrics_family(w, name, "gauge", help);
         metrics_sample(w, name, NULL, value);
 }
 
 void metrics_counter(MetricsWriter *w, const char *name, const char *help, uint64_t value) {
+        assert(w);
+        assert(name);
+        assert(help);
+
         metrics_family(w, name, "counter", help);
         metrics_sample(w, name, NULL, value);
 }
@@ -92,6 +108,8 @@ static void format_le(uint64_t ms, char *buf, size_t size) {
         uint64_t frac = ms % 1000;
         int digits = 3;
 
+        assert(buf);
+
         if (frac == 0) {
                 (void) snprintf(buf, size, "%" PRIu64, ms / 1000);
                 return;
@@ -106,6 +124,9 @@ static void format_le(uint64_t ms, char *buf, size_t size) {
 static void render_runs(MetricsWriter *w, const RunStats *b) {
         char labels[64], le[32];
         uint64_t cumulative = 0;
+
+        assert(w);
+        assert(b);
 
         metrics_family(w, "mcp_exec_runs_total", "counter",
                        "Runs ended on this host (all front ends), by outcome; since the broker started.");
@@ -160,6 +181,9 @@ static void render_runs(MetricsWriter *w, const RunStats *b) {
 
 /* Per HTTP caller: the name of its token, never the token. */
 static void render_callers(MetricsWriter *w, const MetricsCaller *c, size_t n) {
+        assert(w);
+        assert(c || n == 0);
+
         char name[2 * 64], labels[2 * 64 + 16];
 
         if (n == 0)

@@ -26,12 +26,16 @@ struct NodeStatus {
 static int on_report(sd_event_source *s, void *userdata) {
         NodeStatus *n = userdata;
 
+        assert(n);
+
         n->ready(n, n->userdata);
         return 0;
 }
 
 static void settle(NodeStatus *n, json_object *answer) {
         RunStats st;
+
+        assert(n);
 
         n->have = true;
         /* Fresh from now: an answer that took long is still worth a second. */
@@ -47,6 +51,8 @@ static void settle(NodeStatus *n, json_object *answer) {
 
 static void on_answer(json_object *answer, void *userdata) {
         NodeStatus *n = userdata;
+
+        assert(n);
 
         settle(n, answer);
         /* Its connection goes now (freeing from its callback is fine): an
