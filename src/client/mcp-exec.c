@@ -401,6 +401,9 @@ static void print_name(FILE *f, const char *s) {
         _cleanup_free_ char *clean = NULL;
         size_t n;
 
+        assert(f);
+        assert(s);
+
         clean = utf8_sanitize(s, strlen(s), &n);
         if (!clean)
                 return;
@@ -481,8 +484,13 @@ static const char *output_relative(const char *path) {
 }
 
 static int save_one(int dir_fd, const char *dir, const char *rel, const void *data, size_t n) {
-        int r = write_beneath(dir_fd, rel, data, n);
+        int r;
 
+        assert(dir);
+        assert(rel);
+        assert(data || n == 0);
+
+        r = write_beneath(dir_fd, rel, data, n);
         fprintf(stderr, r < 0 ? "mcp-exec: cannot write %s/" : "mcp-exec: wrote %s/", dir);
         print_name(stderr, rel);
         if (r < 0)
@@ -505,6 +513,10 @@ static int save_block(int dir_fd, const char *dir, json_object *b, json_object *
         json_object *entry = NULL, *res, *text;
         char name[32];
         size_t n;
+
+        assert(dir);
+        assert(image);
+        assert(figures);
 
         if (type && streq(type, "image")) {
                 while (!entry && *image < json_object_array_length(images)) {
@@ -544,6 +556,8 @@ static int save_outputs(json_object *resp, const char *dir) {
         _cleanup_close_ int dir_fd = -EBADF;
         size_t image = 0, figures = 0, saved = 0;
         int ret = 0;
+
+        assert(resp);
 
         sc = json_object_object_get(result, "structuredContent");
         content = json_object_object_get(result, "content");

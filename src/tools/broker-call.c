@@ -6,6 +6,7 @@
  * result gains "outputs" (metadata of the figures and files, never bytes),
  * "outputs_lost" and "outputs_error"; --file NAME=PATH passes input files.
  */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -49,6 +50,8 @@ static json_object *output_json(const ResultItem *it) {
         _cleanup_json_ json_object *x = NULL;
         int r;
 
+        assert(it);
+
         r = json_build(&x, JB_BOOL("figure", it->figure), JB_STR_OR_NULL("path", it->path),
                        JB_STR_OR_NULL("mimeType", it->mime_type), JB_END);
         /* UINT64_MAX: the size is not known. */
@@ -64,6 +67,8 @@ static json_object *output_json(const ResultItem *it) {
 static json_object *outputs_json(const ExecResult *r) {
         _cleanup_json_ json_object *a = json_object_new_array();
 
+        assert(r);
+
         for (size_t i = 0; a && i < r->n_outputs; i++)
                 if (json_append(a, output_json(r->outputs + i)) < 0)
                         return NULL;
@@ -75,6 +80,9 @@ static json_object *outputs_json(const ExecResult *r) {
 static int result_json(const ExecResult *r, json_object **ret) {
         _cleanup_json_ json_object *o = exec_result_to_json(r);
         int k = 0;
+
+        assert(r);
+        assert(ret);
 
         if (!o)
                 return -ENOMEM;
@@ -102,6 +110,9 @@ static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
         Job *j = userdata;
         _cleanup_json_ json_object *o = NULL;
 
+        assert(r);
+        assert(j);
+
         if (r->error != BROKER_ERROR_NONE)
                 n_failed++;
         if (result_json(r, &o) < 0) {
@@ -119,6 +130,9 @@ static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
 
 static int on_cancel(sd_event_source *s, uint64_t usec, void *userdata) {
         Job *j = userdata;
+
+        assert(j);
+
         exec_client_cancel(j->client);
         return 0;
 }
