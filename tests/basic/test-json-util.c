@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/json-util.[ch]: json_build() and json_build_into(),
+/* Unit tests for src/basic/json-util.[ch]: json_build() and json_build_into(),
  * the one way wire messages are built: every member there or an error, a
  * NULL value never silently becoming a JSON null, taken objects released on
  * every path. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/parse-util.[ch]: the strict number parsers. */
+/* Unit tests for src/basic/parse-util.[ch]: the strict number parsers. */
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/socket-util.[ch]: unix addresses and connects. */
+/* Unit tests for src/basic/socket-util.[ch]: unix addresses and connects. */
 
 #include <errno.h>
 #include <fcntl.h>

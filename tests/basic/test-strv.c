@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/strv.[ch]. */
+/* Unit tests for src/basic/strv.[ch]. */
 
 #include "strv.h"
 #include "test-helpers.h"

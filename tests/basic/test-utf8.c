@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/utf8.[ch]: well-formed UTF-8 passes unchanged,
+/* Unit tests for src/basic/utf8.[ch]: well-formed UTF-8 passes unchanged,
  * every byte that does not start a well-formed sequence becomes U+FFFD. */
 
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/util.[ch]. */
+/* Unit tests for src/basic/util.[ch]. */
 
 #include <signal.h>
 #include <string.h>

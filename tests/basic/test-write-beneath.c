@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/write-beneath.[ch]: names from an untrusted
+/* Unit tests for src/basic/write-beneath.[ch]: names from an untrusted
  * server never lead a write outside the directory, through a symlink or a
  * hard link, or over a directory. */
 

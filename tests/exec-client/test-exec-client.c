@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for the exec client's result channel and input files
- * (src/shared/exec-client.[ch]) against fake-broker.c: the fourth fd only
+ * (src/exec-client/exec-client.[ch]) against fake-broker.c: the fourth fd only
  * for a broker that takes it, version-2 launch frames byte for byte, the
  * launcher's status over the broker's, and what a hostile or dying launcher
  * leaves: garbage, a frame claiming a terabyte, a flood, a channel cut

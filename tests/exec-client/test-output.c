@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/output.[ch]: stdout and stderr captured under one
+/* Unit tests for src/exec-client/output.[ch]: stdout and stderr captured under one
  * shared byte limit. */
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/result-reader.[ch]: the result channel read as
+/* Unit tests for src/exec-client/result-reader.[ch]: the result channel read as
  * it arrives, with real images, and every hostile thing a launcher could
  * send: wrong magic, lengths over the limits, a channel cut mid-frame or
  * without END, floods, paths outside /tmp/outputs, fake and huge images. */

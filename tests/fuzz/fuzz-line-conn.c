@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer target: the stdio framing (src/execd/line-conn.c). The input is
+/* libFuzzer target: the stdio framing (src/stdio/line-conn.c). The input is
  * the byte stream a client writes on its connection, followed by EOF; the
  * connection runs on a real socketpair and event loop with a small line
  * limit, until it reports closed. The broker socket does not exist. */

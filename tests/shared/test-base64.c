@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/shared/base64.[ch] and src/shared/file-uri.[ch]. */
+/* Unit tests for src/basic/base64.[ch] and src/shared/file-uri.[ch]. */
 
 #include <errno.h>
 #include <stdint.h>
