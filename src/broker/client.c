@@ -295,6 +295,7 @@ void client_answer_info(Client *c) {
                 .sandbox_failure = m->probe_failure,
                 .default_timeout_s = m->config.default_timeout_s,
                 .max_timeout_s = m->config.max_timeout_s,
+                .task_max_timeout_s = m->config.task_max_timeout_s,
                 .max_code_bytes = m->config.max_code_bytes,
                 .memory_max_bytes = m->config.memory_max,
                 .tasks_max = m->config.tasks_max,
@@ -364,7 +365,9 @@ int client_start_run(Client *c) {
 
         m = c->manager;
         manager_check_packages(m);
-        if (pool_take(m->pool, &c->run, &c->control) >= 0) {
+        /* A warm unit's RuntimeMaxSec= backstop is sized for MCP_EXEC_MAX_TIMEOUT_S:
+         * a longer run (a task's) gets a unit of its own with its own. */
+        if (c->timeout_s <= m->config.max_timeout_s && pool_take(m->pool, &c->run, &c->control) >= 0) {
                 c->warm = true;
                 run_set_callbacks(c->run, on_run_started, on_run_done, c);
         } else {
@@ -442,8 +445,12 @@ int client_parse_timeout(Client *c, json_object *req, uint64_t *ret) {
                 (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "timeout_s must be a non-negative integer");
                 return -EINVAL;
         }
-        /* 0 means the default; anything else is clamped to [1, max]. */
-        *ret = t > 0 ? CLAMP((uint64_t) t, 1, c->manager->config.max_timeout_s) : c->manager->config.default_timeout_s;
+        /* 0 means the default; anything else is clamped to [1, max]. The
+         * front ends clamp a plain call to MCP_EXEC_MAX_TIMEOUT_S and only a
+         * task's run (MCP tasks) to MCP_EXEC_TASK_MAX_TIMEOUT_S, the most a
+         * run may take here: both are the operator's, and a compromised
+         * front end gains a longer sandboxed run at most. */
+        *ret = t > 0 ? CLAMP((uint64_t) t, 1, c->manager->config.task_max_timeout_s) : c->manager->config.default_timeout_s;
         return 0;
 }
 

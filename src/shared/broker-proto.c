@@ -282,6 +282,7 @@ int broker_event_info(const BrokerInfoReply *i, json_object **ret) {
                 r = json_build_into(j,
                                     JB_INT("default_timeout_s", i->default_timeout_s),
                                     JB_INT("max_timeout_s", i->max_timeout_s),
+                                    JB_INT("task_max_timeout_s", i->task_max_timeout_s),
                                     JB_INT("max_code_bytes", i->max_code_bytes),
                                     JB_INT("memory_max_bytes", i->memory_max_bytes),
                                     JB_INT("tasks_max", i->tasks_max),

@@ -133,7 +133,7 @@ typedef struct BrokerInfoReply {
         const char *python;             /* the interpreter's path */
         const char *sandbox;            /* "ok", "failed" or "probing" */
         const char *sandbox_failure;
-        uint64_t default_timeout_s, max_timeout_s, max_code_bytes, memory_max_bytes, tasks_max, cpu_quota_percent;
+        uint64_t default_timeout_s, max_timeout_s, task_max_timeout_s, max_code_bytes, memory_max_bytes, tasks_max, cpu_quota_percent;
         uint64_t file_size_max_bytes, tmp_size_max_bytes, max_concurrent;
         json_object *python_version, *modules;  /* what the discovery found */
         uint64_t pool_size, pool_ready, pool_hits;

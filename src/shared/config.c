@@ -22,7 +22,7 @@ const char *const config_known_names[] = {
         "MCP_EXEC_TASKS_MAX",      "MCP_EXEC_CPU_QUOTA",      "MCP_EXEC_FILE_SIZE_MAX",
         "MCP_EXEC_TMP_SIZE_MAX",   "MCP_EXEC_MAX_CONCURRENT", "MCP_EXEC_MAX_QUEUE",
         "MCP_EXEC_MAX_IMAGES",     "MCP_EXEC_MAX_IMAGE_BYTES", "MCP_EXEC_MAX_FILES_OUT",
-        "MCP_EXEC_MAX_RESULT_BYTES", "MCP_EXEC_MAX_INPUT_BYTES",
+        "MCP_EXEC_MAX_RESULT_BYTES", "MCP_EXEC_MAX_INPUT_BYTES", "MCP_EXEC_TASK_MAX_TIMEOUT_S",
         /* Read by the front end only; listed so they are not reported as unknown. */
         "MCP_EXEC_AUTH_TOKEN",     "MCP_EXEC_ALLOWED_ORIGINS", "MCP_EXEC_IDLE_EXIT_S",
         "MCP_EXEC_ALLOW_REMOTE_WITHOUT_TOKEN", "MCP_EXEC_HTTP_MAX_CONNECTIONS", "MCP_EXEC_HTTP_HEADER_TIMEOUT_S",
@@ -30,7 +30,8 @@ const char *const config_known_names[] = {
         "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", "MCP_EXEC_POOL_SIZE", "MCP_EXEC_POOL_IDLE_S", "MCP_EXEC_PRELOAD",
         "MCP_EXEC_SESSION_IDLE_S", "MCP_EXEC_SESSION_MAX_S", "MCP_EXEC_MAX_SESSIONS",
         "MCP_EXEC_MAX_SESSIONS_PER_CALLER", "MCP_EXEC_MAX_SESSIONS_PER_SCOPE", "MCP_EXEC_AUTH_TOKENS_FILE",
-        "MCP_EXEC_FRONTEND_BUDGET",
+        "MCP_EXEC_FRONTEND_BUDGET", "MCP_EXEC_TASK_TTL_MAX_S", "MCP_EXEC_MAX_TASKS", "MCP_EXEC_MAX_TASKS_PER_CALLER",
+        "MCP_EXEC_TASK_AFTER_MS",
         "MCP_EXEC_NODE_ID",        "MCP_EXEC_ALLOWED_HOSTS",
         /* Read by every program (log.c) and by the mcp-exec client. */
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
@@ -65,6 +66,11 @@ typedef struct Spec {
 static const Spec specs[] = {
         { "MCP_EXEC_DEFAULT_TIMEOUT_S", KIND_UINT, offsetof(Config, default_timeout_s), 1, 86400, "seconds" },
         { "MCP_EXEC_MAX_TIMEOUT_S", KIND_UINT, offsetof(Config, max_timeout_s), 1, 86400, "seconds" },
+        { "MCP_EXEC_TASK_MAX_TIMEOUT_S", KIND_UINT, offsetof(Config, task_max_timeout_s), 1, 7 * 86400, "seconds" },
+        { "MCP_EXEC_TASK_TTL_MAX_S", KIND_UINT, offsetof(Config, task_ttl_max_s), 60, 7 * 86400, "seconds" },
+        { "MCP_EXEC_MAX_TASKS", KIND_UINT, offsetof(Config, max_tasks), 0, 65536, "a count" },
+        { "MCP_EXEC_MAX_TASKS_PER_CALLER", KIND_UINT, offsetof(Config, max_tasks_per_caller), 1, 65536, "a count" },
+        { "MCP_EXEC_TASK_AFTER_MS", KIND_UINT, offsetof(Config, task_after_ms), 10, 600000, "milliseconds" },
         { "MCP_EXEC_MAX_OUTPUT_BYTES", KIND_SIZE, offsetof(Config, max_output_bytes), 1, 256 * MiB, "a size" },
         { "MCP_EXEC_MAX_STDIN_BYTES", KIND_SIZE, offsetof(Config, max_stdin_bytes), 0, 256 * MiB, "a size" },
         { "MCP_EXEC_MAX_CODE_BYTES", KIND_SIZE, offsetof(Config, max_code_bytes), 1, 64 * MiB, "a size" },
@@ -141,6 +147,11 @@ static Config config_defaults(void) {
         return (Config) {
                 .default_timeout_s = 30,
                 .max_timeout_s = 300,
+                .task_max_timeout_s = 3600,
+                .task_ttl_max_s = 7200,
+                .max_tasks = 64,
+                .max_tasks_per_caller = 16,
+                .task_after_ms = 1000,
                 .max_output_bytes = MiB,
                 .max_stdin_bytes = MiB,
                 .max_code_bytes = MiB,
@@ -208,6 +219,12 @@ static int check_relations(char *const *envp, Config *c, char **ret_error) {
         if (c->default_timeout_s > c->max_timeout_s)
                 return fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
                             c->default_timeout_s, c->max_timeout_s);
+        /* A task may run as long as a call, never shorter. */
+        if (!env_lookup(envp, "MCP_EXEC_TASK_MAX_TIMEOUT_S"))
+                c->task_max_timeout_s = MAX(c->task_max_timeout_s, c->max_timeout_s);
+        if (c->task_max_timeout_s < c->max_timeout_s)
+                return fail(ret_error, "MCP_EXEC_TASK_MAX_TIMEOUT_S=%" PRIu64 " is below MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
+                            c->task_max_timeout_s, c->max_timeout_s);
         if (c->session_idle_s > c->session_max_s)
                 return fail(ret_error, "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
                             c->session_idle_s, c->session_max_s);

@@ -42,6 +42,12 @@ typedef struct Config {
         char *preload;                  /* MCP_EXEC_PRELOAD as given: comma-separated modules; NULL: unset */
         uint64_t session_idle_s;        /* MCP_EXEC_SESSION_IDLE_S, a session's life without calls, 600 */
         uint64_t session_max_s;         /* MCP_EXEC_SESSION_MAX_S, a session's whole life, 3600 */
+        /* Tasks (MCP tasks, issue 21): runs that outlive the request. */
+        uint64_t task_max_timeout_s;    /* MCP_EXEC_TASK_MAX_TIMEOUT_S, a task's run, 3600; >= max_timeout_s */
+        uint64_t task_ttl_max_s;        /* MCP_EXEC_TASK_TTL_MAX_S, longest a task and its result are kept, 7200 */
+        uint64_t max_tasks;             /* MCP_EXEC_MAX_TASKS, live tasks in all, 64; 0: no tasks */
+        uint64_t max_tasks_per_caller;  /* MCP_EXEC_MAX_TASKS_PER_CALLER, of one token or uid, 16 */
+        uint64_t task_after_ms;         /* MCP_EXEC_TASK_AFTER_MS, 2026-07-28: a call running this long becomes a task, 1000 */
         uint64_t max_sessions;          /* MCP_EXEC_MAX_SESSIONS, live sessions in all, 16; 0: no sessions */
         uint64_t max_sessions_per_caller; /* MCP_EXEC_MAX_SESSIONS_PER_CALLER, of one token or uid, 4 */
         /* MCP_EXEC_MAX_SESSIONS_PER_SCOPE, of one MCP session (Mcp-Session-Id,

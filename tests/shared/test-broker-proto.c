@@ -420,7 +420,7 @@ static void test_events(void) {
         json_object *modules = json_object_new_array();
         BrokerInfoReply info = {
                 .version = "1.0", .python = "/usr/bin/python3", .sandbox = "probing",
-                .default_timeout_s = 30, .max_timeout_s = 300, .max_code_bytes = 1, .memory_max_bytes = 2,
+                .default_timeout_s = 30, .max_timeout_s = 300, .task_max_timeout_s = 3600, .max_code_bytes = 1, .memory_max_bytes = 2,
                 .tasks_max = 3, .cpu_quota_percent = 100, .file_size_max_bytes = 4, .tmp_size_max_bytes = 5,
                 .max_concurrent = 2, .modules = modules, .pool_size = 2, .pool_ready = 1, .pool_hits = 7,
                 .max_sessions = 16, .max_sessions_per_caller = 4, .max_sessions_per_scope = 2,
@@ -448,7 +448,7 @@ static void test_events(void) {
         ASSERT_TRUE(modules);
         ASSERT_EQ_INT(broker_event_info(&info, &j), 0);
         expect_json(j, "{\"event\":\"info\",\"version\":\"1.0\",\"python\":\"/usr/bin/python3\",\"sandbox\":\"probing\","
-                       "\"default_timeout_s\":30,\"max_timeout_s\":300,\"max_code_bytes\":1,\"memory_max_bytes\":2,"
+                       "\"default_timeout_s\":30,\"max_timeout_s\":300,\"task_max_timeout_s\":3600,\"max_code_bytes\":1,\"memory_max_bytes\":2,"
                        "\"tasks_max\":3,\"cpu_quota_percent\":100,\"file_size_max_bytes\":4,\"tmp_size_max_bytes\":5,"
                        "\"max_concurrent\":2,\"modules\":[],\"pool_size\":2,\"pool_ready\":1,\"pool_hits\":7,"
                        "\"max_sessions\":16,\"max_sessions_per_caller\":4,\"max_sessions_per_scope\":2,"
