@@ -27,6 +27,9 @@ static const char *mirrored_name(const char *method, json_object *params) {
                 return json_get_string(params, "name");
         if (streq(method, "resources/read"))
                 return json_get_string(params, "uri");
+        /* The task extension: so a load balancer routes by the task id. */
+        if (streq(method, "tasks/get") || streq(method, "tasks/update") || streq(method, "tasks/cancel"))
+                return json_get_string(params, "taskId");
         return NULL;
 }
 

@@ -19,6 +19,7 @@
 #include "macro.h"
 #include "list.h"
 #include "mcp-internal.h"
+#include "mcp-task.h"
 #include "broker-proto.h"
 #include "mcp-tool.h"
 #include "util.h"
@@ -708,6 +709,7 @@ static McpCall *call_new(const McpRequest *req, const McpTool *tool, json_object
 int mcp_call_handle(const McpRequest *req, json_object **ret) {
         McpSession *s = req->session;
         const McpServerConfig *config = &s->server->config;
+        McpServerConfig task_config;
         _cleanup_(mcp_tool_args_done) McpToolArgs args = {};
         _cleanup_(call_freep) McpCall *c = NULL;
         _cleanup_free_ char *error = NULL;
@@ -723,6 +725,21 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         r = call_resolve(req, &tool, &arguments, ret);
         if (r <= 0)
                 return r;
+        if (mcp_task_requested(req)) {
+                if (tool->tasks && config->max_tasks > 0)
+                        return mcp_task_call(req, ret);
+                /* The core: a task for a tool that has none is no method;
+                 * the extension leaves it to us, so this one is a call. */
+                if (req->rev->tasks)
+                        return protocol_error(req, JSONRPC_METHOD_NOT_FOUND,
+                                              "Method not found: this tool does not run as a task", ret);
+        }
+        if (s->task) {
+                /* A task's run may take longer than a call's. */
+                task_config = *config;
+                task_config.max_timeout_s = config->task_max_timeout_s;
+                config = &task_config;
+        }
 
         jsonrpc_id_format(req->id, request_id, sizeof request_id);
         r = tool->parse(config, arguments, &args, &error);

@@ -32,6 +32,12 @@ typedef struct McpServerConfig {
         /* Sessions (session_create): offered when max_sessions > 0 (the
          * broker's "info" says what it allows). */
         uint64_t max_sessions, max_sessions_per_caller, session_idle_s, session_max_s;
+        /* Tasks (mcp-task.h): a task's run is clamped to task_max_timeout_s
+         * (>= max_timeout_s), it and its result are kept at most
+         * task_ttl_max_s; at most max_tasks live tasks, max_tasks_per_caller
+         * of one caller (0: no tasks). A 2026-07-28 call that declared the
+         * extension becomes a task once it ran task_after_ms. */
+        uint64_t task_max_timeout_s, task_ttl_max_s, max_tasks, max_tasks_per_caller, task_after_ms;
         /* The front end's memory budget (mem-budget.h), shared with the
          * transports; NULL: unbounded. A call is charged to its caller at
          * admission, before it queues, for its arguments and decoded files;

@@ -18,6 +18,7 @@
 
 typedef struct McpCall McpCall;
 typedef struct McpBatch McpBatch;
+typedef struct McpTask McpTask;
 
 struct McpServer {
         sd_event *event;
@@ -27,6 +28,9 @@ struct McpServer {
         CallQueue *queue;
         SandboxSessionTable *sandbox_sessions; /* the sandbox session handles we gave out */
         McpSession *sessions;
+        McpTask *tasks;                 /* mcp-task.c: oldest last */
+        unsigned n_tasks;               /* all of them, also those not yet shown to the client */
+        uint64_t tasks_ended[4];        /* by McpTaskStatus, since start: for /metrics */
         uint64_t progress_interval_usec;
 };
 
@@ -53,6 +57,10 @@ struct McpSession {
 
         McpCall *calls;
         unsigned n_calls;
+
+        /* Set when this is a task's own session (mcp-task.h): its replies
+         * and notifications go to the task, not to a transport. */
+        McpTask *task;
 };
 
 /* Whose the sandbox sessions made in s are. Borrowed from s. */
@@ -79,6 +87,7 @@ typedef struct McpRequest {
         json_object *meta;              /* params._meta if an object, else NULL */
         McpBatch *batch;                /* NULL: reply on its own */
         uint64_t origin;                /* where the transport got it from */
+        bool no_task;                   /* a tools/call that runs as a call, whatever it asked */
 } McpRequest;
 
 /* Send to the peer, with the facts the transport routes by. Take m (NULL:

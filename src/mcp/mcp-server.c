@@ -15,6 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-internal.h"
+#include "mcp-task.h"
 #include "broker-proto.h"
 #include "strv.h"
 #include "mcp-tool.h"
@@ -121,6 +122,8 @@ McpServer *mcp_server_free(McpServer *s) {
         LIST_FOREACH_SAFE(sessions, i, next, s->sessions)
                 if (i->dead && i->in_callout == 0 && i->defer_free)
                         session_free_now(i);
+        /* Their runs stop: nobody could fetch what they return. */
+        mcp_tasks_free_all(s);
         if (s->queue)
                 call_queue_drop_waiting(s->queue);
         LIST_FOREACH(sessions, i, s->sessions) {
@@ -241,6 +244,8 @@ static McpSession *session_free_now(McpSession *s) {
         s->defer_free = sd_event_source_disable_unref(s->defer_free);
         if (s->server) {
                 mcp_session_drop_calls(s);
+                if (!s->task)
+                        mcp_tasks_session_gone(s->server, s);
                 LIST_REMOVE(sessions, s->server->sessions, s);
                 /* Its sandbox sessions end with it (DELETE, expiry, the end of
                  * its SSE stream). */
@@ -370,12 +375,16 @@ int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *i
 
         if (!msg)
                 return log_oom();
+        if (s->task)
+                return mcp_task_on_notification(s->task, TAKE_PTR(msg));
         return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_NOTIFICATION, .origin = origin, .id = id }, msg);
 }
 
 int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id) {
         assert(s);
 
+        if (s->task)
+                return 0;       /* a task's call: the task knows */
         return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_UNANSWERED, .origin = origin, .id = id }, NULL);
 }
 
@@ -415,6 +424,8 @@ int mcp_reply_charged(McpSession *s, McpBatch *b, uint64_t origin, json_object *
         assert(s);
         assert(charge);
 
+        if (s->task)
+                return mcp_task_on_reply(s->task, reply, charge);
         if (b && reply)
                 /* The reply lives in the batch's array until that is sent. */
                 mem_charge_move(&b->charge, charge);
@@ -432,12 +443,21 @@ static json_object *server_info(const McpRevision *rev) {
         return TAKE_PTR(i);
 }
 
-static json_object *capabilities(const McpRevision *rev) {
+static json_object *capabilities(const McpSession *s, const McpRevision *rev) {
         _cleanup_json_ json_object *c = json_object_new_object(), *tools = json_object_new_object();
+        bool tasks = s->server->config.max_tasks > 0;
 
         if (!c || !tools || json_add_bool(tools, "listChanged", false) < 0 || json_add(c, "tools", TAKE_PTR(tools)) < 0 ||
             (rev->logging && json_add(c, "logging", json_object_new_object()) < 0))
                 return NULL;
+        if (tasks && rev->tasks && json_add(c, "tasks", mcp_task_capability(s)) < 0)
+                return NULL;
+        if (tasks && rev->stateless) {
+                _cleanup_json_ json_object *ext = NULL;
+                if (json_build(&ext, JB_OBJ(MCP_TASKS_EXTENSION, json_object_new_object()), JB_END) < 0 ||
+                    json_add(c, "extensions", TAKE_PTR(ext)) < 0)
+                        return NULL;
+        }
         return TAKE_PTR(c);
 }
 
@@ -488,7 +508,7 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
 
         result = json_object_new_object();
         if (!result || json_add_string(result, "protocolVersion", req->rev->version) < 0 ||
-            json_add(result, "capabilities", capabilities(req->rev)) < 0 ||
+            json_add(result, "capabilities", capabilities(s, req->rev)) < 0 ||
             json_add(result, "serverInfo", server_info(req->rev)) < 0 ||
             json_add_string(result, "instructions", server_instructions(req->session->server)) < 0)
                 return -ENOMEM;
@@ -572,7 +592,7 @@ static int handle_discover(McpRequest *req, json_object **ret) {
         assert(ret);
 
         if (!result || json_add(result, "supportedVersions", mcp_revision_supported_json()) < 0 ||
-            json_add(result, "capabilities", capabilities(req->rev)) < 0 ||
+            json_add(result, "capabilities", capabilities(req->session, req->rev)) < 0 ||
             json_add_string(result, "instructions", server_instructions(req->session->server)) < 0 || json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 ||
             json_add_string(result, "cacheScope", "public") < 0)
                 return -ENOMEM;
@@ -596,6 +616,12 @@ static const struct {
         { "tools/list", handle_tools_list, .legacy = true, .stateless = true },
         { "tools/call", handle_tools_call, .legacy = true, .stateless = true },
         { "server/discover", handle_discover, .stateless = true },
+        /* Tasks (mcp-task.h): each checks that the revision has its format. */
+        { "tasks/get", mcp_task_handle_get, .legacy = true, .stateless = true },
+        { "tasks/result", mcp_task_handle_result, .legacy = true },
+        { "tasks/list", mcp_task_handle_list, .legacy = true },
+        { "tasks/cancel", mcp_task_handle_cancel, .legacy = true, .stateless = true },
+        { "tasks/update", mcp_task_handle_update, .stateless = true },
 };
 
 static int method_not_found(McpRequest *req, json_object **ret) {

@@ -167,5 +167,15 @@ void mcp_server_queue_stats(const McpServer *s, McpQueueStats *ret);
  * exits, so it should not exit idle while there are any. */
 unsigned mcp_server_sandbox_sessions(const McpServer *s);
 
+/* Tasks (MCP tasks) held: running or with a result not yet expired. They
+ * end when this process exits, so it should not exit idle while any live. */
+unsigned mcp_server_tasks(const McpServer *s);
+
+typedef struct McpTaskStats {
+        unsigned working, completed, failed, cancelled;         /* held now */
+        uint64_t ended_completed, ended_failed, ended_cancelled; /* since start */
+} McpTaskStats;
+void mcp_server_task_stats(const McpServer *s, McpTaskStats *ret);
+
 /* Those of one caller ("http:token:NAME"), for /metrics. */
 unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller);

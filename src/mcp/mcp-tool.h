@@ -56,6 +56,8 @@ typedef struct McpTool {
          * and goes through exec-client). Otherwise it is this one request
          * to the broker, answered by broker_done. */
         const char *broker_op;
+        /* May run as an MCP task (mcp-task.h): "taskSupport": "optional". */
+        bool tasks;
         uint64_t broker_timeout_usec;
         /* The broker's reply to broker_op (NULL unless error is NONE). */
         void (*broker_done)(const McpToolContext *ctx, const McpToolArgs *a, json_object *reply, BrokerError error,

@@ -14,7 +14,7 @@ static const McpRevision revisions[] = {
         { .version = "2025-06-18", .annotations = true, .progress_message = true, .titles = true, .structured = true,
           .logging = true },
         { .version = "2025-11-25", .annotations = true, .progress_message = true, .titles = true, .structured = true,
-          .logging = true },
+          .logging = true, .tasks = true },
         { .version = "2026-07-28", .stateless = true, .annotations = true, .progress_message = true, .titles = true,
           .structured = true },
 };

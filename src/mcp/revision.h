@@ -23,6 +23,7 @@ typedef struct McpRevision {
         bool titles;            /* "title" on Tool and Implementation: 2025-06-18 on */
         bool structured;        /* Tool.outputSchema and structuredContent: 2025-06-18 on */
         bool logging;           /* logging/setLevel (and ping): the initialize-based revisions */
+        bool tasks;             /* the core's experimental tasks (tools/call "task", the tasks/ methods): 2025-11-25 */
 } McpRevision;
 
 /* NULL for a version we do not speak. */

@@ -249,6 +249,13 @@ json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *r
                     json_add_bool(a, "openWorldHint", false) < 0 || json_add(t, "annotations", TAKE_PTR(a)) < 0)
                         return NULL;
         }
+        /* A long run as a task; "optional", as a plain call works too. */
+        if (rev->tasks && c->max_tasks > 0) {
+                _cleanup_json_ json_object *e = NULL;
+                if (json_build(&e, JB_STR("taskSupport", "optional"), JB_END) < 0 ||
+                    json_add(t, "execution", TAKE_PTR(e)) < 0)
+                        return NULL;
+        }
         return TAKE_PTR(t);
 }
 
@@ -795,4 +802,5 @@ const McpTool tool_exec = {
         .name = TOOL_EXEC_NAME,
         .definition = tool_exec_definition,
         .parse = exec_parse,
+        .tasks = true,
 };

@@ -1,0 +1,847 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "mcp-task.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "node-id.h"
+#include "tool-exec.h"
+#include "util.h"
+
+/* What clients are told to wait between polls. */
+#define TASK_POLL_INTERVAL_MS 1000
+/* A task's result is kept at least this long after its run may end, so
+ * that a client polling once in a while gets it. */
+#define TASK_TTL_SLACK_MS (60 * 1000)
+/* tasks/list pages. */
+#define TASK_LIST_PAGE 50
+/* A task's own bookkeeping, charged with its result. */
+#define TASK_OVERHEAD_BYTES ((uint64_t) 2048)
+/* statusMessage of a failed task: the start of the tool's error text. */
+#define TASK_STATUS_MESSAGE_MAX 512
+
+typedef enum McpTaskFormat {
+        MCP_TASK_CORE,                  /* 2025-11-25 */
+        MCP_TASK_EXTENSION,             /* 2026-07-28, io.modelcontextprotocol/tasks */
+} McpTaskFormat;
+
+/* A tasks/result that waits for the task to end. */
+typedef struct TaskWaiter TaskWaiter;
+struct TaskWaiter {
+        LIST_FIELDS(TaskWaiter, waiters);
+        McpSession *session;
+        json_object *id;                /* ref */
+        uint64_t origin;
+};
+
+struct McpTask {
+        McpServer *server;
+        LIST_FIELDS(McpTask, tasks);    /* in server->tasks */
+        char id[NODE_ID_HANDLE_MAX];
+        char *caller;
+        McpTaskFormat format;
+        McpTaskStatus status;
+        /* The handle went out: until then (the extension's first
+         * task_after_ms) the task is no task to anyone, and its call may
+         * still be answered inline. */
+        bool shown;
+        bool inline_done;               /* answered inline: nothing more to do */
+        bool starting;                  /* inside mcp_task_call(), which frees it if it must */
+        uint64_t created_ms, updated_ms;        /* CLOCK_REALTIME */
+        uint64_t started_usec;          /* CLOCK_MONOTONIC, for the journal */
+        uint64_t ttl_ms;
+        sd_event_source *expire_timer;
+        sd_event_source *show_timer;    /* the extension: when the call turns into a task */
+
+        McpSession *session;            /* the task's own, while its call lives */
+        json_object *call_id;           /* ref: the id of the tools/call, also the call's in session */
+
+        /* Who asked, while they may still hear from us (core: status
+         * notifications and progress; extension: the inline reply). */
+        McpSession *origin_session;
+        uint64_t origin;
+
+        json_object *result;            /* the CallToolResult, once ended with one */
+        json_object *error;             /* or the JSON-RPC error object */
+        char *status_message;
+        MemCharge charge;               /* the task and its result, the caller's */
+        TaskWaiter *waiters;
+};
+
+static const char *const status_names[_MCP_TASK_STATUS_MAX] = {
+        [MCP_TASK_WORKING] = "working",
+        [MCP_TASK_COMPLETED] = "completed",
+        [MCP_TASK_FAILED] = "failed",
+        [MCP_TASK_CANCELLED] = "cancelled",
+};
+
+const char *mcp_task_status_to_string(McpTaskStatus s) {
+        assert(s >= 0 && s < _MCP_TASK_STATUS_MAX);
+        return status_names[s];
+}
+
+static uint64_t now_realtime_ms(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return 0;
+        return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+static void format_iso8601(uint64_t ms, char buf[static 32]) {
+        time_t t = (time_t) (ms / 1000);
+        struct tm tm;
+
+        if (!gmtime_r(&t, &tm) || strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+                strcpy(buf, "1970-01-01T00:00:00Z");
+                return;
+        }
+        (void) snprintf(buf + strlen(buf), 32 - strlen(buf), ".%03" PRIu64 "Z", ms % 1000);
+}
+
+/* "ab12cd34…": the journal's name for a task, never the whole id (the id
+ * is the caller's key to its result). */
+static const char *id_prefix(const McpTask *t, char buf[static 24]) {
+        const char *dot = strchr(t->id, '.');
+
+        (void) snprintf(buf, 24, "%.12s", dot ? dot + 1 : t->id);
+        return buf;
+}
+
+static bool extension_declared(json_object *meta) {
+        json_object *caps = json_get(meta, MCP_META_CLIENT_CAPABILITIES);
+
+        return json_object_is_type(json_get(json_get(caps, "extensions"), MCP_TASKS_EXTENSION), json_type_object);
+}
+
+bool mcp_task_requested(const McpRequest *req) {
+        assert(req);
+
+        if (req->session->task || req->no_task)
+                return false;   /* the task's own call, or one that runs as a call */
+        if (req->rev->tasks)
+                return json_object_is_type(json_get(req->params, "task"), json_type_object);
+        return req->rev->stateless && extension_declared(req->meta);
+}
+
+static McpTask *task_find(McpServer *server, const char *id) {
+        if (!id)
+                return NULL;
+        LIST_FOREACH(tasks, t, server->tasks)
+                if (streq(t->id, id))
+                        return t;
+        return NULL;
+}
+
+static unsigned caller_tasks(McpServer *server, const char *caller) {
+        unsigned n = 0;
+
+        LIST_FOREACH(tasks, t, server->tasks)
+                n += streq(t->caller, caller);
+        return n;
+}
+
+static void task_log(McpTask *t, int level, const char *what) {
+        char prefix[24];
+        uint64_t ms = (now_usec() - t->started_usec) / USEC_PER_MSEC;
+
+        log_struct(level,
+                   "MESSAGE=task %s…: %s", id_prefix(t, prefix), what,
+                   "MCP_TASK=%s", prefix,
+                   "MCP_TASK_FORMAT=%s", t->format == MCP_TASK_CORE ? "2025-11-25" : "2026-07-28",
+                   "MCP_TASK_STATUS=%s", mcp_task_status_to_string(t->status),
+                   "MCP_DURATION_MS=%" PRIu64, ms,
+                   "MCP_TASK_TTL_MS=%" PRIu64, t->ttl_ms);
+}
+
+/* Ends the task's session (and with it a call still running: its unit is
+ * stopped). The session may be inside its own callout: it then finishes
+ * from the event loop. */
+static void task_drop_session(McpTask *t) {
+        McpSession *s = TAKE_PTR(t->session);
+
+        if (!s)
+                return;
+        s->task = NULL;
+        /* The scope is the asker's: its sandbox sessions are not ours to end. */
+        s->scope[0] = 0;
+        mcp_session_set_idle_callback(s, NULL);
+        mcp_session_free(s);
+}
+
+static TaskWaiter *waiter_free(TaskWaiter *w) {
+        if (!w)
+                return NULL;
+        json_object_put(w->id);
+        return mfree(w);
+}
+
+static McpTask *task_free(McpTask *t) {
+        if (!t)
+                return NULL;
+        task_drop_session(t);
+        while (t->waiters) {
+                TaskWaiter *w = LIST_REMOVE(waiters, t->waiters, t->waiters);
+                /* A tasks/result still open: its task is gone. */
+                (void) mcp_reply(w->session, NULL, w->origin,
+                                 jsonrpc_error_new(w->id, JSONRPC_INVALID_PARAMS, "Invalid params: no such task", NULL));
+                waiter_free(w);
+        }
+        if (t->server) {
+                LIST_REMOVE(tasks, t->server->tasks, t);
+                t->server->n_tasks--;
+        }
+        sd_event_source_disable_unref(t->expire_timer);
+        sd_event_source_disable_unref(t->show_timer);
+        json_object_put(t->call_id);
+        json_object_put(t->result);
+        json_object_put(t->error);
+        free(t->status_message);
+        free(t->caller);
+        mem_charge_done(&t->charge);
+        return mfree(t);
+}
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(McpTask *, task_free);
+
+/* The Task object of either format. */
+static json_object *task_json(const McpTask *t) {
+        char created[32], updated[32];
+        _cleanup_json_ json_object *o = NULL;
+        bool core = t->format == MCP_TASK_CORE;
+
+        format_iso8601(t->created_ms, created);
+        format_iso8601(t->updated_ms, updated);
+        if (json_build(&o, JB_STR("taskId", t->id), JB_STR("status", mcp_task_status_to_string(t->status)),
+                       JB_STR("createdAt", created), JB_STR("lastUpdatedAt", updated),
+                       JB_INT(core ? "ttl" : "ttlMs", t->ttl_ms),
+                       JB_INT(core ? "pollInterval" : "pollIntervalMs", TASK_POLL_INTERVAL_MS), JB_END) < 0)
+                return NULL;
+        if (t->status_message && json_add_string(o, "statusMessage", t->status_message) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+/* Tells the session that made the task what became of it (core only: the
+ * extension has its own subscription). A courtesy: clients poll. */
+static void task_notify_status(McpTask *t) {
+        json_object *params;
+
+        if (t->format != MCP_TASK_CORE || !t->origin_session || !t->shown)
+                return;
+        params = task_json(t);
+        if (!params)
+                return (void) log_oom();
+        (void) mcp_session_send_notification(t->origin_session, 0, NULL,
+                                             jsonrpc_notification_new("notifications/tasks/status", params));
+}
+
+static void task_set_status(McpTask *t, McpTaskStatus status, const char *message) {
+        assert(t->status == MCP_TASK_WORKING);
+
+        t->status = status;
+        t->updated_ms = now_realtime_ms();
+        free(t->status_message);
+        t->status_message = message ? strndup(message, TASK_STATUS_MESSAGE_MAX) : NULL;
+        if (t->server && status != MCP_TASK_WORKING)
+                t->server->tasks_ended[status]++;
+        task_log(t, LOG_INFO, mcp_task_status_to_string(status));
+        task_notify_status(t);
+}
+
+static int on_expire(sd_event_source *src, uint64_t usec, void *userdata) {
+        McpTask *t = userdata;
+
+        /* Its ttl ended: the result goes, a run still going stops. */
+        task_log(t, LOG_INFO, t->status == MCP_TASK_WORKING ? "expired while running: stopped" : "expired");
+        task_free(t);
+        return 0;
+}
+
+/* The reply a tasks/result gets: the call's own result with the related
+ * task in its _meta, or its error. */
+static json_object *result_reply(McpTask *t, json_object *id) {
+        json_object *meta, *copy;
+
+        if (t->status == MCP_TASK_CANCELLED)
+                return jsonrpc_error_new(id, JSONRPC_INVALID_PARAMS, "Invalid params: the task was cancelled", NULL);
+        if (t->error)
+                return jsonrpc_error_new(id, (int) json_get_int64(t->error, "code", JSONRPC_INTERNAL_ERROR),
+                                         json_get_string(t->error, "message") ?: "Internal error", NULL);
+        if (json_object_deep_copy(t->result, &copy, NULL) < 0)
+                return NULL;
+        meta = json_get(copy, "_meta");
+        if (!meta) {
+                meta = json_object_new_object();
+                if (json_add(copy, "_meta", meta) < 0) {
+                        json_object_put(copy);
+                        return NULL;
+                }
+        }
+        _cleanup_json_ json_object *related = NULL;
+        if (json_build(&related, JB_STR("taskId", t->id), JB_END) < 0 ||
+            json_add(meta, MCP_META_RELATED_TASK, TAKE_PTR(related)) < 0) {
+                json_object_put(copy);
+                return NULL;
+        }
+        return jsonrpc_result_new(id, copy);
+}
+
+static void task_answer_waiters(McpTask *t) {
+        TaskWaiter *w;
+
+        while ((w = t->waiters)) {
+                LIST_REMOVE(waiters, t->waiters, w);
+                json_object *reply = result_reply(t, w->id);
+                if (!reply)
+                        reply = jsonrpc_error_new(w->id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+                (void) mcp_reply(w->session, NULL, w->origin, reply);
+                waiter_free(w);
+        }
+}
+
+/* The first text block of a failed result: why it failed, for clients
+ * that show only statusMessage. */
+static const char *result_text(json_object *result) {
+        json_object *content = json_get(result, "content");
+
+        if (!json_object_is_type(content, json_type_array) || json_object_array_length(content) == 0)
+                return NULL;
+        return json_get_string(json_object_array_get_idx(content, 0), "text");
+}
+
+static void task_session_idle(McpSession *s, void *userdata) {
+        McpTask *t = userdata;
+
+        /* The call is gone: so is the session that carried it. A task
+         * answered inline was only ever a call, and goes with it. */
+        assert(t->session == s);
+        task_drop_session(t);
+        if (t->inline_done && !t->starting)
+                task_free(t);
+}
+
+/* The extension's call ended before it became a task: answer inline. */
+static int task_reply_inline(McpTask *t, json_object *reply, MemCharge *charge) {
+        McpSession *o = TAKE_PTR(t->origin_session);
+
+        t->inline_done = true;
+        if (!o || !reply) {
+                json_object_put(reply);
+                mem_charge_done(charge);
+                return 0;
+        }
+        /* The reply carries the request's own id already. */
+        return mcp_reply_charged(o, NULL, t->origin, reply, charge);
+}
+
+int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge) {
+        _cleanup_json_ json_object *r = reply;
+        json_object *result, *error;
+
+        assert(t);
+        assert(charge);
+
+        if (!t->shown)
+                return task_reply_inline(t, TAKE_PTR(r), charge);
+        if (t->status != MCP_TASK_WORKING || !r) {
+                /* Cancelled: what the run left is nobody's. */
+                mem_charge_done(charge);
+                return 0;
+        }
+        if (charge->budget)
+                mem_charge_move(&t->charge, charge);
+        mem_charge_done(charge);
+        mem_charge_grow_force(&t->charge, TASK_OVERHEAD_BYTES);
+        result = json_get(r, "result");
+        error = json_get(r, "error");
+        if (result) {
+                bool is_error = json_get_bool(result, "isError");
+                t->result = json_object_get(result);
+                /* The stateless revision's envelope is tasks/get's own. */
+                if (t->format == MCP_TASK_EXTENSION)
+                        json_object_object_del(t->result, "resultType");
+                /* The core has failed for an isError result; the extension
+                 * calls that completed, with the result inline. */
+                task_set_status(t, is_error && t->format == MCP_TASK_CORE ? MCP_TASK_FAILED : MCP_TASK_COMPLETED,
+                                is_error ? result_text(result) : NULL);
+        } else {
+                t->error = json_object_get(error);
+                task_set_status(t, MCP_TASK_FAILED, json_get_string(error, "message"));
+        }
+        task_answer_waiters(t);
+        return 0;
+}
+
+int mcp_task_on_notification(McpTask *t, json_object *m) {
+        _cleanup_json_ json_object *msg = m;
+
+        assert(t);
+
+        if (!msg)
+                return log_oom();
+        /* Progress goes where the request is while it is one (the
+         * extension before the handle); the core's token stays valid for
+         * the task's life, so it goes to the session that made it. */
+        if (!t->origin_session)
+                return 0;
+        if (!t->shown)
+                return mcp_session_send_notification(t->origin_session, t->origin, t->call_id, TAKE_PTR(msg));
+        if (t->format == MCP_TASK_CORE)
+                return mcp_session_send_notification(t->origin_session, 0, NULL, TAKE_PTR(msg));
+        return 0;
+}
+
+static json_object *handle_reply(McpTask *t, const McpRequest *req) {
+        json_object *task = task_json(t), *result;
+
+        if (!task)
+                return NULL;
+        if (t->format == MCP_TASK_EXTENSION) {
+                /* The stateless envelope, but a task rather than complete. */
+                _cleanup_json_ json_object *reply = mcp_result_reply(req, task);
+                if (!reply || json_add_string(json_get(reply, "result"), "resultType", "task") < 0)
+                        return NULL;
+                return TAKE_PTR(reply);
+        }
+        result = json_object_new_object();
+        if (!result || json_add(result, "task", task) < 0) {
+                json_object_put(result);
+                return NULL;
+        }
+        return mcp_result_reply(req, result);
+}
+
+/* The extension: the call still runs, so it is a task from now on. */
+static int on_show(sd_event_source *src, uint64_t usec, void *userdata) {
+        McpTask *t = userdata;
+        McpSession *o = TAKE_PTR(t->origin_session);
+        McpRequest req = { .session = o, .rev = mcp_revision_stateless(), .id = t->call_id };
+        json_object *reply;
+
+        t->show_timer = sd_event_source_disable_unref(t->show_timer);
+        if (!o)
+                return 0;
+        t->shown = true;
+        reply = handle_reply(t, &req);
+        if (!reply) {
+                (void) log_oom();
+                reply = jsonrpc_error_new(t->call_id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        }
+        task_log(t, LOG_INFO, "became a task");
+        (void) mcp_reply(o, NULL, t->origin, reply);
+        return 0;
+}
+
+static uint64_t granted_ttl_ms(const McpServerConfig *c, json_object *task_param, uint64_t timeout_s) {
+        int64_t asked = json_get_int64(task_param, "ttl", 0);
+        uint64_t ttl = asked > 0 ? (uint64_t) asked : c->task_ttl_max_s * 1000;
+
+        /* Never shorter than the run may take and a minute to fetch it; never
+         * longer than the operator allows. What we grant is what we say. */
+        ttl = MAX(ttl, timeout_s * 1000 + TASK_TTL_SLACK_MS);
+        return MIN(ttl, c->task_ttl_max_s * 1000);
+}
+
+static const char too_many_text[] =
+        "too many tasks: %u of %" PRIu64 " are %s; fetch or cancel finished ones (they are kept until their ttl "
+        "ends) and retry";
+
+/* -EBUSY with the error for the client set, when a cap is reached. */
+static int task_admit(const McpRequest *req, json_object **ret) {
+        McpServer *server = req->session->server;
+        const McpServerConfig *c = &server->config;
+        unsigned mine = caller_tasks(server, req->session->caller);
+        _cleanup_free_ char *m = NULL;
+        int r = 0;
+
+        if (server->n_tasks >= c->max_tasks)
+                r = asprintf(&m, too_many_text, server->n_tasks, c->max_tasks, "held for all callers");
+        else if (mine >= c->max_tasks_per_caller)
+                r = asprintf(&m, too_many_text, mine, c->max_tasks_per_caller, "yours");
+        else
+                return 0;
+        if (r < 0)
+                return -ENOMEM;
+        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST, m, NULL);
+        return *ret ? -EBUSY : -ENOMEM;
+}
+
+/* Never called: the core hands a task's session's messages to the task. */
+static int task_send(McpSession *s, const McpMessage *m, void *userdata) {
+        return 0;
+}
+
+static int task_new(const McpRequest *req, McpTaskFormat format, McpTask **ret) {
+        McpSession *o = req->session;
+        McpServer *server = o->server;
+        _cleanup_(task_freep) McpTask *t = NULL;
+        McpPeer peer = { .transport = o->peer_transport, .uid = o->peer_uid, .pid = o->peer_pid, .caller = o->caller };
+        int r;
+
+        t = new0(McpTask, 1);
+        if (!t)
+                return -ENOMEM;
+        t->format = format;
+        t->started_usec = now_usec();
+        t->created_ms = t->updated_ms = now_realtime_ms();
+        t->call_id = json_object_get(req->id);
+        t->caller = strdup(o->caller);
+        if (!t->caller)
+                return -ENOMEM;
+        r = node_id_mint(t->id);
+        if (r < 0)
+                return r;
+        r = mem_charge_init(&t->charge, server->config.budget, o->caller);
+        if (r < 0)
+                return r;
+        r = mem_charge_set(&t->charge, TASK_OVERHEAD_BYTES);
+        if (r < 0)
+                return r;
+        r = mcp_session_new(server, &(McpTransport) { .send = task_send }, t, &peer, &t->session);
+        if (r < 0)
+                return r;
+        t->session->task = t;
+        t->session->revision = o->revision;
+        /* Its sandbox sessions are the asker's: exec in one may be a task. */
+        memcpy(t->session->scope, o->scope, sizeof o->scope);
+        mcp_session_set_idle_callback(t->session, task_session_idle);
+
+        t->server = server;
+        LIST_PREPEND(tasks, server->tasks, t);
+        server->n_tasks++;
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+static int task_arm(McpTask *t, sd_event_source **ret, uint64_t usec, sd_event_time_handler_t handler) {
+        return sd_event_add_time_relative(t->server->event, ret, CLOCK_MONOTONIC, usec, USEC_PER_MSEC, handler, t);
+}
+
+/* The call in the task's session; its immediate reply, if any, in *ret. */
+static int task_start_call(McpTask *t, const McpRequest *req, json_object **ret) {
+        McpRequest inner = *req;
+
+        inner.session = t->session;
+        inner.batch = NULL;
+        inner.origin = 0;
+        return mcp_call_handle(&inner, ret);
+}
+
+int mcp_task_call(const McpRequest *req, json_object **ret) {
+        McpServer *server = req->session->server;
+        const McpServerConfig *c = &server->config;
+        McpTaskFormat format = req->rev->tasks ? MCP_TASK_CORE : MCP_TASK_EXTENSION;
+        _cleanup_(task_freep) McpTask *t = NULL;
+        _cleanup_json_ json_object *now = NULL;
+        json_object *args = json_get(req->params, "arguments");
+        int64_t timeout = json_get_int64(args, "timeout_s", 0);
+        int r;
+
+        assert(req);
+        assert(ret);
+
+        *ret = NULL;
+        r = task_admit(req, ret);
+        if (r == -EBUSY && format == MCP_TASK_EXTENSION) {
+                /* The extension leaves it to us: this one runs as a call. */
+                McpRequest plain = *req;
+                json_object_put(TAKE_PTR(*ret));
+                plain.no_task = true;
+                return mcp_call_handle(&plain, ret);
+        }
+        if (r < 0)
+                return r == -EBUSY ? 0 : r;
+
+        r = task_new(req, format, &t);
+        if (r == -EBUSY) {
+                *ret = mcp_result_reply(req, tool_exec_error_result(
+                        "server busy: the server's memory budget is spent; retry when some results were read"));
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        t->ttl_ms = granted_ttl_ms(c, json_get(req->params, "task"),
+                                   timeout > 0 ? MIN((uint64_t) timeout, c->task_max_timeout_s) : c->default_timeout_s);
+        r = task_arm(t, &t->expire_timer, t->ttl_ms * USEC_PER_MSEC, on_expire);
+        if (r < 0)
+                return r;
+
+        if (format == MCP_TASK_EXTENSION) {
+                r = task_arm(t, &t->show_timer, c->task_after_ms * USEC_PER_MSEC, on_show);
+                if (r < 0)
+                        return r;
+        } else
+                t->shown = true;
+        /* The call may end right inside (a broker that is not there): it
+         * must find where its answer goes. */
+        t->origin_session = req->session;
+        t->origin = format == MCP_TASK_EXTENSION ? req->origin : 0;
+        t->starting = true;
+        r = task_start_call(t, req, &now);
+        t->starting = false;
+        if (r < 0)
+                return r;
+        if (now && (json_get(now, "error") || format == MCP_TASK_EXTENSION)) {
+                /* The request itself was wrong, or (the extension) the tool
+                 * refused it at once: that is its answer, and no task. */
+                *ret = TAKE_PTR(now);
+                return 0;
+        }
+        if (format == MCP_TASK_EXTENSION) {
+                if (t->inline_done)
+                        return 0;       /* answered already; the task goes */
+                task_log(t, LOG_DEBUG, "call started, a task if it runs long");
+                TAKE_PTR(t);
+                return 0;
+        }
+
+        task_log(t, LOG_INFO, "started");
+        if (now) {
+                /* Refused at once (a tool error): the task failed already. */
+                MemCharge none = {};
+                (void) mcp_task_on_reply(t, TAKE_PTR(now), &none);
+        }
+        *ret = handle_reply(t, req);
+        if (!*ret)
+                return -ENOMEM;
+        TAKE_PTR(t);
+        return 0;
+}
+
+void mcp_tasks_session_gone(McpServer *server, McpSession *s) {
+        assert(server);
+        assert(s);
+
+        LIST_FOREACH_SAFE(tasks, t, next, server->tasks) {
+                LIST_FOREACH_SAFE(waiters, w, wnext, t->waiters)
+                        if (w->session == s) {
+                                LIST_REMOVE(waiters, t->waiters, w);
+                                waiter_free(w);
+                        }
+                if (t->origin_session != s)
+                        continue;
+                t->origin_session = NULL;
+                if (!t->shown && !t->inline_done) {
+                        /* Its client hung up before it became a task: as
+                         * for any call, the run stops. */
+                        task_log(t, LOG_DEBUG, "call dropped before it became a task");
+                        task_free(t);
+                }
+        }
+}
+
+void mcp_tasks_free_all(McpServer *server) {
+        assert(server);
+
+        while (server->tasks)
+                task_free(server->tasks);
+}
+
+/* The task of the request's taskId, if the caller may see it; else the
+ * reply is the error, the same for every reason. */
+static McpTask *task_lookup(McpRequest *req, json_object **ret) {
+        McpServer *server = req->session->server;
+        McpTask *t = task_find(server, json_get_string(req->params, "taskId"));
+        McpTaskFormat format = req->rev->stateless ? MCP_TASK_EXTENSION : MCP_TASK_CORE;
+
+        if (t && t->shown && t->format == format && streq(t->caller, req->session->caller))
+                return t;
+        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: no such task", NULL);
+        return NULL;
+}
+
+static bool method_missing(McpRequest *req, json_object **ret) {
+        /* Only where the revision has this format, and the server has tasks. */
+        if ((req->rev->tasks || req->rev->stateless) && req->session->server->config.max_tasks > 0)
+                return false;
+        *ret = jsonrpc_error_new(req->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: tasks are not offered here",
+                                 NULL);
+        return true;
+}
+
+int mcp_task_handle_get(McpRequest *req, json_object **ret) {
+        json_object *o;
+        McpTask *t;
+
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
+                return *ret ? 0 : -ENOMEM;
+        o = task_json(t);
+        if (!o)
+                return -ENOMEM;
+        if (t->format == MCP_TASK_EXTENSION && t->status != MCP_TASK_WORKING) {
+                if (t->result && json_add(o, "result", json_object_get(t->result)) < 0)
+                        return -ENOMEM;
+                if (t->error && json_add(o, "error", json_object_get(t->error)) < 0)
+                        return -ENOMEM;
+        }
+        *ret = mcp_result_reply(req, o);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int mcp_task_handle_result(McpRequest *req, json_object **ret) {
+        TaskWaiter *w;
+        McpTask *t;
+
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
+                return *ret ? 0 : -ENOMEM;
+        if (t->status != MCP_TASK_WORKING) {
+                *ret = result_reply(t, req->id);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* It blocks until the task ends; as many waiters as requests the
+         * transport lets the caller have open. */
+        w = new0(TaskWaiter, 1);
+        if (!w)
+                return -ENOMEM;
+        *w = (TaskWaiter) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
+        LIST_PREPEND(waiters, t->waiters, w);
+        return 0;
+}
+
+int mcp_task_handle_list(McpRequest *req, json_object **ret) {
+        McpServer *server = req->session->server;
+        _cleanup_json_ json_object *result = NULL, *tasks = json_object_new_array();
+        const char *cursor = json_get_string(req->params, "cursor");
+        McpTask *t = NULL;
+        unsigned n = 0;
+
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret))
+                return 0;
+        if (!tasks)
+                return -ENOMEM;
+        /* Oldest first: the list is newest first, so walk it backwards. */
+        for (t = server->tasks; t && t->tasks_next; t = t->tasks_next)
+                ;
+        if (cursor) {
+                while (t && !streq(t->id, cursor))
+                        t = t->tasks_prev;
+                if (!t || !streq(t->caller, req->session->caller)) {
+                        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown cursor", NULL);
+                        return *ret ? 0 : -ENOMEM;
+                }
+                t = t->tasks_prev;
+        }
+        for (; t; t = t->tasks_prev) {
+                if (!t->shown || t->format != MCP_TASK_CORE || !streq(t->caller, req->session->caller))
+                        continue;
+                if (n == TASK_LIST_PAGE)
+                        break;
+                if (json_append(tasks, task_json(t)) < 0)
+                        return -ENOMEM;
+                n++;
+                cursor = t->id;
+        }
+        if (json_build(&result, JB_OBJ("tasks", TAKE_PTR(tasks)), JB_END) < 0)
+                return -ENOMEM;
+        if (t && json_add_string(result, "nextCursor", cursor) < 0)
+                return -ENOMEM;
+        *ret = mcp_result_reply(req, TAKE_PTR(result));
+        return *ret ? 0 : -ENOMEM;
+}
+
+int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
+        McpTask *t;
+
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
+                return *ret ? 0 : -ENOMEM;
+        if (t->status == MCP_TASK_WORKING) {
+                /* Cancelled before the answer, and for good: whatever the
+                 * run still reports is dropped. Its unit is stopped as a
+                 * cancelled call's is. */
+                task_set_status(t, MCP_TASK_CANCELLED, "cancelled by the client");
+                task_answer_waiters(t);
+                if (t->session)
+                        mcp_call_cancel(t->session, t->call_id);
+        } else if (t->format == MCP_TASK_CORE) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: the task already ended",
+                                         NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* The core answers with the task, the extension with an empty ack
+         * (also for one that ended: cancelling is eventually consistent). */
+        *ret = mcp_result_reply(req, t->format == MCP_TASK_CORE ? task_json(t) : json_object_new_object());
+        return *ret ? 0 : -ENOMEM;
+}
+
+int mcp_task_handle_update(McpRequest *req, json_object **ret) {
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret) || !task_lookup(req, ret))
+                return *ret ? 0 : -ENOMEM;
+        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                 "Invalid params: this task never asks for input; there is nothing to update", NULL);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* {"tools": {"call": {}}}: the one request that may be a task. */
+static json_object *requests_json(void) {
+        _cleanup_json_ json_object *tools = NULL, *o = NULL;
+
+        if (json_build(&tools, JB_OBJ("call", json_object_new_object()), JB_END) < 0 ||
+            json_build(&o, JB_OBJ("tools", TAKE_PTR(tools)), JB_END) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+json_object *mcp_task_capability(const McpSession *s) {
+        _cleanup_json_ json_object *o = NULL;
+        bool known;
+
+        assert(s);
+
+        /* An anonymous loopback peer is everyone on the host: no list. */
+        known = !streq(s->caller, "http:loopback") && !strneq(s->caller, "peer:", 5);
+        if (json_build(&o, JB_OBJ("cancel", json_object_new_object()), JB_OBJ("requests", requests_json()), JB_END) < 0)
+                return NULL;
+        if (known && json_add(o, "list", json_object_new_object()) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+unsigned mcp_server_tasks(const McpServer *s) {
+        assert(s);
+        return s->n_tasks;
+}
+
+void mcp_server_task_stats(const McpServer *s, McpTaskStats *ret) {
+        assert(s);
+        assert(ret);
+
+        *ret = (McpTaskStats) {
+                .ended_completed = s->tasks_ended[MCP_TASK_COMPLETED],
+                .ended_failed = s->tasks_ended[MCP_TASK_FAILED],
+                .ended_cancelled = s->tasks_ended[MCP_TASK_CANCELLED],
+        };
+        LIST_FOREACH(tasks, t, s->tasks) {
+                if (!t->shown)
+                        continue;
+                ret->working += t->status == MCP_TASK_WORKING;
+                ret->completed += t->status == MCP_TASK_COMPLETED;
+                ret->failed += t->status == MCP_TASK_FAILED;
+                ret->cancelled += t->status == MCP_TASK_CANCELLED;
+        }
+}

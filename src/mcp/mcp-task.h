@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* MCP tasks: a tools/call whose result is fetched later by id, so a run can
+ * outlast the client's request and its connection. The fourth long-lived
+ * object of the front end, beside McpSession, HttpSession and the sandbox
+ * sessions.
+ *
+ * A task belongs to its caller (McpSession.caller: the stdio uid, the HTTP
+ * token holder), never to the MCP session or the connection that made it:
+ * any session of the same caller reaches it by id, and for anyone else the
+ * id does not exist. Its run is an ordinary call (mcp-call.c) in a session
+ * of the task's own, whose replies and notifications come here instead of
+ * to a transport. Both wire formats:
+ *
+ *   core       2025-11-25: tools/call with "task": {ttl} answers at once
+ *              with a handle; tasks/get, tasks/result, tasks/list,
+ *              tasks/cancel; notifications/tasks/status.
+ *   extension  2026-07-28 "io.modelcontextprotocol/tasks": a call that
+ *              declared it and still runs after task_after_ms is answered
+ *              with resultType "task"; a quicker one inline, as if there
+ *              were no tasks. tasks/get carries the outcome inline.
+ *
+ * Results live in this process's memory only, charged to the caller's
+ * memory budget until the task's ttl ends: never on disk, so none survive
+ * a restart (and the broker stops the runs of a front end that is gone). */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "mcp-internal.h"
+
+#define MCP_TASKS_EXTENSION "io.modelcontextprotocol/tasks"
+#define MCP_META_RELATED_TASK "io.modelcontextprotocol/related-task"
+
+typedef enum McpTaskStatus {
+        MCP_TASK_WORKING,
+        MCP_TASK_COMPLETED,
+        MCP_TASK_FAILED,
+        MCP_TASK_CANCELLED,
+        _MCP_TASK_STATUS_MAX,
+} McpTaskStatus;
+
+const char *mcp_task_status_to_string(McpTaskStatus s);
+
+/* Does this tools/call ask for a task (core: a "task" object; extension:
+ * declared in _meta)? Only where the revision has that format. */
+bool mcp_task_requested(const McpRequest *req);
+
+/* Runs the call of req as a task. *ret is the reply to send now (a handle,
+ * an error, or, for the extension, an inline result), or NULL when the
+ * reply comes later (the extension's call is still running). */
+int mcp_task_call(const McpRequest *req, json_object **ret);
+
+/* The session is s->task's own: what the call sends goes to the task. Take
+ * reply (NULL: the call ended without one) and what charge holds for it. */
+int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge);
+/* Takes m. */
+int mcp_task_on_notification(McpTask *t, json_object *m);
+
+/* Session s is going: what waits on it is dropped, a call that had not
+ * become a task yet is stopped (its client hung up). */
+void mcp_tasks_session_gone(McpServer *server, McpSession *s);
+
+/* Every task ends (server shutdown): runs are stopped, nothing is sent. */
+void mcp_tasks_free_all(McpServer *server);
+
+/* The methods. */
+int mcp_task_handle_get(McpRequest *req, json_object **ret);
+int mcp_task_handle_result(McpRequest *req, json_object **ret);
+int mcp_task_handle_list(McpRequest *req, json_object **ret);
+int mcp_task_handle_cancel(McpRequest *req, json_object **ret);
+int mcp_task_handle_update(McpRequest *req, json_object **ret);
+
+/* The "tasks" server capability of the core format, for a session: "list"
+ * only where the caller is known (not an anonymous loopback peer). */
+json_object *mcp_task_capability(const McpSession *s);
