@@ -111,6 +111,8 @@ static int on_idle(sd_event_source *s, uint64_t usec, void *userdata) {
         /* Sandbox sessions end with us: not while one may live. */
         if (daemon_has_clients(d) || (d->server && mcp_server_in_flight(d->server) > 0) ||
             (d->server && mcp_server_sandbox_sessions(d->server) > 0) ||
+            /* Nor while a task runs or keeps a result: they live here only. */
+            (d->server && mcp_server_tasks(d->server) > 0) ||
             http_server_has_pending(d->http) || stdio_server_has_pending(d->stdio)) {
                 (void) sd_event_source_set_time_relative(s, d->idle_usec);
                 (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -215,6 +217,17 @@ static int render_metrics(Daemon *d, const HealthInput *in, HttpStatusAnswer *re
         assert(in);
         assert(ret);
 
+        if (d->server) {
+                McpTaskStats ts;
+                mcp_server_task_stats(d->server, &ts);
+                m.tasks_working = ts.working;
+                m.tasks_completed = ts.completed;
+                m.tasks_failed = ts.failed;
+                m.tasks_cancelled = ts.cancelled;
+                m.tasks_ended_completed = ts.ended_completed;
+                m.tasks_ended_failed = ts.ended_failed;
+                m.tasks_ended_cancelled = ts.ended_cancelled;
+        }
         http_server_get_stats(d->http, &hs);
         m.http_connections = hs.connections;
         m.http_accepted = hs.accepted;
@@ -337,6 +350,10 @@ static int daemon_server_config(Daemon *d, McpServerConfig *cfg) {
                 .max_result_bytes = d->config.max_result_bytes,
                 .max_input_bytes = d->config.max_input_bytes,
                 .budget = &d->budget,
+                .task_ttl_max_s = d->config.task_ttl_max_s,
+                .max_tasks = d->config.max_tasks,
+                .max_tasks_per_caller = d->config.max_tasks_per_caller,
+                .task_after_ms = d->config.task_after_ms,
         };
 
         /* What the sandbox really enforces comes from the broker, which owns
@@ -345,6 +362,10 @@ static int daemon_server_config(Daemon *d, McpServerConfig *cfg) {
         cfg->tasks_max = info_u64(d->info_reply, "tasks_max", d->config.tasks_max);
         cfg->cpu_quota_percent = info_u64(d->info_reply, "cpu_quota_percent", d->config.cpu_quota_percent);
         cfg->max_timeout_s = MIN(cfg->max_timeout_s, info_u64(d->info_reply, "max_timeout_s", cfg->max_timeout_s));
+        /* A broker that does not say takes no longer runs for tasks. */
+        cfg->task_max_timeout_s = MIN(d->config.task_max_timeout_s,
+                                      info_u64(d->info_reply, "task_max_timeout_s", cfg->max_timeout_s));
+        cfg->task_max_timeout_s = MAX(cfg->task_max_timeout_s, cfg->max_timeout_s);
         cfg->max_code_bytes = MIN(cfg->max_code_bytes, info_u64(d->info_reply, "max_code_bytes", cfg->max_code_bytes));
         cfg->python_version = json_get_string(d->info_reply, "python_version");
         /* Figures, files and input files need the broker's fourth fd and

@@ -230,6 +230,17 @@ int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {
         metrics_gauge(&w, "mcp_exec_calls_queued", "Tool calls of this front end waiting for a slot.",
                       s->calls_waiting);
 
+        metrics_family(&w, "mcp_exec_tasks", "gauge",
+                       "MCP tasks this front end holds now (running, or with a result kept until its ttl), by status.");
+        metrics_sample(&w, "mcp_exec_tasks", "status=\"working\"", s->tasks_working);
+        metrics_sample(&w, "mcp_exec_tasks", "status=\"completed\"", s->tasks_completed);
+        metrics_sample(&w, "mcp_exec_tasks", "status=\"failed\"", s->tasks_failed);
+        metrics_sample(&w, "mcp_exec_tasks", "status=\"cancelled\"", s->tasks_cancelled);
+        metrics_family(&w, "mcp_exec_tasks_ended_total", "counter", "MCP tasks that ended, by status.");
+        metrics_sample(&w, "mcp_exec_tasks_ended_total", "status=\"completed\"", s->tasks_ended_completed);
+        metrics_sample(&w, "mcp_exec_tasks_ended_total", "status=\"failed\"", s->tasks_ended_failed);
+        metrics_sample(&w, "mcp_exec_tasks_ended_total", "status=\"cancelled\"", s->tasks_ended_cancelled);
+
         if (s->has_http) {
                 metrics_gauge(&w, "mcp_exec_http_connections", "HTTP connections open now.", s->http_connections);
                 metrics_counter(&w, "mcp_exec_http_connections_accepted_total",

@@ -51,6 +51,9 @@ typedef struct MetricsSnapshot {
         bool healthy;                   /* what /healthz says */
         const RunStats *broker;         /* NULL: the broker did not answer; its metrics are left out */
         uint64_t calls_running, calls_waiting;  /* this front end's queue */
+        /* MCP tasks held now, by status, and those that ended since start. */
+        uint64_t tasks_working, tasks_completed, tasks_failed, tasks_cancelled;
+        uint64_t tasks_ended_completed, tasks_ended_failed, tasks_ended_cancelled;
         bool has_http;                  /* this process serves HTTP */
         uint64_t http_connections, http_accepted, http_refused, http_expired;
         uint64_t http_sessions_streamable, http_sessions_legacy, http_streams;
