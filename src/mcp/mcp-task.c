@@ -271,7 +271,7 @@ static int on_expire(sd_event_source *src, uint64_t usec, void *userdata) {
 /* The reply a tasks/result gets: the call's own result with the related
  * task in its _meta, or its error. */
 static json_object *result_reply(McpTask *t, json_object *id) {
-        json_object *meta, *copy;
+        json_object *meta, *copy = NULL;
 
         if (t->status == MCP_TASK_CANCELLED)
                 return jsonrpc_error_new(id, JSONRPC_INVALID_PARAMS, "Invalid params: the task was cancelled", NULL);
