@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* MCP tasks (mcp-task.h) through the core's public interface: test peers
+ * collect what the server sends, code "runs" through the real exec client
+ * against the fake broker (fake-broker.h), on one event loop. Both wire
+ * formats; who may see a task; cancel; caps. */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-event.h>
+
+#include "fake-broker.h"
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "macro.h"
+#include "mcp-server.h"
+#include "test-helpers.h"
+#include "util.h"
+
+typedef struct Peer {
+        McpSession *session;
+        json_object *msgs;              /* every message received, parsed */
+        uint64_t origin;
+} Peer;
+
+typedef struct Env {
+        sd_event *event;
+        FakeBroker *broker;
+        McpServer *server;
+} Env;
+
+static int peer_send(McpSession *s, const McpMessage *m, void *userdata) {
+        Peer *p = userdata;
+
+        if (m->json)
+                ASSERT_EQ_INT(json_object_array_add(p->msgs, json_tokener_parse(m->json)), 0);
+        return 0;
+}
+
+static const McpTransport transport = { .send = peer_send };
+
+static void env_init(Env *env, uint64_t max_tasks, uint64_t per_caller) {
+        McpServerConfig config;
+
+        *env = (Env) {};
+        ASSERT_TRUE(sd_event_new(&env->event) >= 0);
+        ASSERT_EQ_INT(fake_broker_new(env->event, &env->broker), 0);
+        config = (McpServerConfig) {
+                .broker_socket = env->broker->path,
+                .default_timeout_s = 30,
+                .max_timeout_s = 300,
+                .task_max_timeout_s = 3600,
+                .task_ttl_max_s = 7200,
+                .max_tasks = max_tasks,
+                .max_tasks_per_caller = per_caller,
+                .task_after_ms = 100,
+                .max_output_bytes = 1 << 20,
+                .max_stdin_bytes = 1 << 20,
+                .max_code_bytes = 1 << 20,
+                .max_concurrent = 4,
+                .max_queue = 8,
+        };
+        ASSERT_EQ_INT(mcp_server_new(env->event, &config, &env->server), 0);
+}
+
+static void env_done(Env *env) {
+        env->server = mcp_server_free(env->server);
+        env->broker = fake_broker_free(env->broker);
+        env->event = sd_event_unref(env->event);
+}
+
+static void peer_open(Env *env, Peer *p, const char *caller) {
+        McpPeer who = { .transport = "test", .uid = 1000, .caller = caller };
+
+        *p = (Peer) { .msgs = json_object_new_array() };
+        ASSERT_TRUE(p->msgs);
+        ASSERT_EQ_INT(mcp_session_new(env->server, &transport, p, &who, &p->session), 0);
+}
+
+static void peer_close(Peer *p) {
+        p->session = mcp_session_free(p->session);
+        p->msgs = (json_object_put(p->msgs), NULL);
+}
+
+static void sendf(Peer *p, const char *fmt, ...) _printf_(2, 3);
+static void sendf(Peer *p, const char *fmt, ...) {
+        _cleanup_free_ char *s = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        ASSERT_TRUE(vasprintf(&s, fmt, ap) >= 0);
+        va_end(ap);
+        ASSERT_EQ_INT(mcp_session_handle(p->session, s, strlen(s), ++p->origin), 0);
+}
+
+/* The reply to request id (a string id), NULL if none came yet. */
+static json_object *reply_to(const Peer *p, const char *id) {
+        for (size_t i = 0; i < json_object_array_length(p->msgs); i++) {
+                json_object *m = json_object_array_get_idx(p->msgs, i);
+                if (!json_get(m, "method") && streq_ptr(json_get_string(m, "id"), id))
+                        return m;
+        }
+        return NULL;
+}
+
+static json_object *wait_reply(Env *env, Peer *p, const char *id) {
+        uint64_t end = now_usec() + 10 * USEC_PER_SEC;
+        json_object *r;
+
+        while (!(r = reply_to(p, id))) {
+                if (now_usec() > end)
+                        ASSERT_FAIL_("timed out waiting for the reply to %s", id);
+                ASSERT_TRUE(sd_event_run(env->event, 10 * USEC_PER_MSEC) >= 0);
+        }
+        return r;
+}
+
+static void run_for(Env *env, unsigned ms) {
+        uint64_t end = now_usec() + ms * USEC_PER_MSEC;
+
+        while (now_usec() < end)
+                ASSERT_TRUE(sd_event_run(env->event, 5 * USEC_PER_MSEC) >= 0);
+}
+
+static int error_code(json_object *reply) {
+        ASSERT_TRUE(json_get(reply, "error"));
+        return json_object_get_int(json_get(json_get(reply, "error"), "code"));
+}
+
+static json_object *result(json_object *reply) {
+        ASSERT_TRUE(reply);
+        if (json_get(reply, "error"))
+                fprintf(stderr, "unexpected error: %s\n", json_object_to_json_string(reply));
+        ASSERT_TRUE(!json_get(reply, "error"));
+        return json_get(reply, "result");
+}
+
+static const char *text_of(json_object *res) {
+        return json_get_string(json_object_array_get_idx(json_get(res, "content"), 0), "text");
+}
+
+static void initialize(Env *env, Peer *p) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                 "\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+        ASSERT_TRUE(result(wait_reply(env, p, "init")));
+}
+
+/* tools/call with a task; returns the task id (owned by the reply). */
+static const char *call_task(Env *env, Peer *p, const char *id, const char *code) {
+        json_object *task;
+
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"%s\"},\"task\":{\"ttl\":1000}}}", id, code);
+        task = json_get(result(wait_reply(env, p, id)), "task");
+        ASSERT_STREQ(json_get_string(task, "status"), "working");
+        /* Never shorter than the run may take plus a minute to fetch it. */
+        ASSERT_EQ_INT(json_get_int64(task, "ttl", 0), 30 * 1000 + 60 * 1000);
+        ASSERT_TRUE(json_get_string(task, "createdAt"));
+        return json_get_string(task, "taskId");
+}
+
+static void task_req(Peer *p, const char *id, const char *method, const char *task_id) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"%s\",\"params\":{\"taskId\":\"%s\"}}", id, method,
+              task_id);
+}
+
+TEST(test_core_capability_and_tool) {
+        Env env;
+        Peer p;
+        json_object *r, *exec;
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &p, "uid:1000");
+        initialize(&env, &p);
+        r = result(reply_to(&p, "init"));
+        ASSERT_TRUE(json_get(json_get(json_get(r, "capabilities"), "tasks"), "list"));
+        ASSERT_TRUE(json_get(json_get(json_get(json_get(json_get(r, "capabilities"), "tasks"), "requests"), "tools"),
+                             "call"));
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"l\",\"method\":\"tools/list\"}");
+        exec = json_object_array_get_idx(json_get(result(wait_reply(&env, &p, "l")), "tools"), 0);
+        ASSERT_STREQ(json_get_string(json_get(exec, "execution"), "taskSupport"), "optional");
+        peer_close(&p);
+
+        /* An anonymous loopback peer cannot list: it is everyone. */
+        peer_open(&env, &p, "http:loopback");
+        initialize(&env, &p);
+        r = result(reply_to(&p, "init"));
+        ASSERT_TRUE(json_get(json_get(r, "capabilities"), "tasks"));
+        ASSERT_TRUE(!json_get(json_get(json_get(r, "capabilities"), "tasks"), "list"));
+        peer_close(&p);
+        env_done(&env);
+
+        /* No tasks configured: no capability, no taskSupport, and a task call is no method. */
+        env_init(&env, 0, 4);
+        peer_open(&env, &p, "uid:1000");
+        initialize(&env, &p);
+        ASSERT_TRUE(!json_get(json_get(result(reply_to(&p, "init")), "capabilities"), "tasks"));
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out a\"},\"task\":{}}}");
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &p, "c")), JSONRPC_METHOD_NOT_FOUND);
+        task_req(&p, "g", "tasks/get", "x");
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &p, "g")), JSONRPC_METHOD_NOT_FOUND);
+        peer_close(&p);
+        env_done(&env);
+}
+
+TEST(test_core_lifecycle) {
+        _cleanup_free_ char *id = NULL;
+        Env env;
+        Peer a, b, other;
+        json_object *r;
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        id = strdup(call_task(&env, &a, "c1", "#sleep 300\\n#out hello"));
+        ASSERT_TRUE(id);
+
+        task_req(&a, "g1", "tasks/get", id);
+        ASSERT_STREQ(json_get_string(result(wait_reply(&env, &a, "g1")), "status"), "working");
+        /* tasks/result blocks until the run ends. */
+        task_req(&a, "r1", "tasks/result", id);
+        run_for(&env, 50);
+        ASSERT_TRUE(!reply_to(&a, "r1"));
+        r = result(wait_reply(&env, &a, "r1"));
+        ASSERT_TRUE(strstr(text_of(r), "hello"));
+        ASSERT_STREQ(json_get_string(json_get(json_get(r, "_meta"), "io.modelcontextprotocol/related-task"), "taskId"),
+                     id);
+
+        /* The caller's, not the session's: a new session of the same caller
+         * sees it after the first is gone. */
+        peer_close(&a);
+        peer_open(&env, &b, "uid:1000");
+        initialize(&env, &b);
+        task_req(&b, "g2", "tasks/get", id);
+        ASSERT_STREQ(json_get_string(result(wait_reply(&env, &b, "g2")), "status"), "completed");
+        task_req(&b, "r2", "tasks/result", id);
+        ASSERT_TRUE(strstr(text_of(result(wait_reply(&env, &b, "r2"))), "hello"));
+        sendf(&b, "{\"jsonrpc\":\"2.0\",\"id\":\"l\",\"method\":\"tasks/list\"}");
+        r = result(wait_reply(&env, &b, "l"));
+        ASSERT_EQ_INT(json_object_array_length(json_get(r, "tasks")), 1);
+
+        /* Anyone else: as if it did not exist. */
+        peer_open(&env, &other, "uid:1001");
+        initialize(&env, &other);
+        task_req(&other, "g3", "tasks/get", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "g3")), JSONRPC_INVALID_PARAMS);
+        task_req(&other, "r3", "tasks/result", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "r3")), JSONRPC_INVALID_PARAMS);
+        task_req(&other, "x3", "tasks/cancel", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "x3")), JSONRPC_INVALID_PARAMS);
+        sendf(&other, "{\"jsonrpc\":\"2.0\",\"id\":\"l3\",\"method\":\"tasks/list\"}");
+        ASSERT_EQ_INT(json_object_array_length(json_get(result(wait_reply(&env, &other, "l3")), "tasks")), 0);
+        task_req(&other, "g4", "tasks/get", "local.0123456789abcdef0123456789abcdef");
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "g4")), JSONRPC_INVALID_PARAMS);
+
+        /* Cancelling one that ended is an error in this format. */
+        task_req(&b, "x1", "tasks/cancel", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "x1")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        peer_close(&b);
+        peer_close(&other);
+        env_done(&env);
+}
+
+TEST(test_core_cancel) {
+        _cleanup_free_ char *id = NULL;
+        McpTaskStats stats;
+        Env env;
+        Peer a;
+        json_object *r;
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        id = strdup(call_task(&env, &a, "c1", "#hang"));
+        task_req(&a, "r1", "tasks/result", id);
+        run_for(&env, 100);
+        ASSERT_EQ_INT(fake_broker_n_started(env.broker), 1);
+        task_req(&a, "x1", "tasks/cancel", id);
+        r = result(wait_reply(&env, &a, "x1"));
+        ASSERT_STREQ(json_get_string(r, "status"), "cancelled");
+        /* The waiting tasks/result is answered, and the run is stopped. */
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "r1")), JSONRPC_INVALID_PARAMS);
+        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
+                run_for(&env, 10);
+        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        task_req(&a, "x2", "tasks/cancel", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "x2")), JSONRPC_INVALID_PARAMS);
+        mcp_server_task_stats(env.server, &stats);
+        ASSERT_EQ_INT(stats.cancelled, 1);
+        ASSERT_EQ_INT(stats.working, 0);
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
+        peer_close(&a);
+        env_done(&env);
+}
+
+TEST(test_core_invalid_arguments_fail_the_task) {
+        Env env;
+        Peer a;
+        json_object *task;
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"cod\":\"x\"},\"task\":{}}}");
+        task = json_get(result(wait_reply(&env, &a, "c")), "task");
+        ASSERT_STREQ(json_get_string(task, "status"), "failed");
+        ASSERT_TRUE(json_get_string(task, "statusMessage"));
+        /* An unknown tool is the request's own error: no task. */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"tools/call\",\"params\":{\"name\":\"nope\","
+                  "\"task\":{}}}");
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "d")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        peer_close(&a);
+        env_done(&env);
+}
+
+TEST(test_caps) {
+        Env env;
+        Peer a, b;
+        json_object *r;
+
+        env_init(&env, 3, 2);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        (void) call_task(&env, &a, "c1", "#hang");
+        (void) call_task(&env, &a, "c2", "#out x");
+        /* The caller's share is full, even with one finished. */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c3\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"},\"task\":{}}}");
+        r = wait_reply(&env, &a, "c3");
+        ASSERT_EQ_INT(error_code(r), JSONRPC_INVALID_REQUEST);
+        ASSERT_TRUE(strstr(json_get_string(json_get(r, "error"), "message"), "too many tasks"));
+        /* Another caller still gets one; then all are taken. */
+        peer_open(&env, &b, "uid:1001");
+        initialize(&env, &b);
+        (void) call_task(&env, &b, "c4", "#hang");
+        sendf(&b, "{\"jsonrpc\":\"2.0\",\"id\":\"c5\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"},\"task\":{}}}");
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "c5")), JSONRPC_INVALID_REQUEST);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 3);
+        /* Shutdown with runs going stops them. */
+        peer_close(&a);
+        peer_close(&b);
+        env_done(&env);
+}
+
+static void stateless_call(Peer *p, const char *id, const char *code, bool extension) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"%s\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+                 "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{%s}}}}",
+              id, code, extension ? "\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}" : "");
+}
+
+static void stateless_req(Peer *p, const char *id, const char *method, const char *task_id) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"%s\",\"params\":{\"taskId\":\"%s\",\"_meta\":"
+                 "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                 "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", id, method, task_id);
+}
+
+TEST(test_extension) {
+        _cleanup_free_ char *id = NULL;
+        Env env;
+        Peer a, b;
+        json_object *r;
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &a, "http:token:alice");
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":{\"_meta\":"
+                  "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{}}}}");
+        r = result(wait_reply(&env, &a, "d"));
+        ASSERT_TRUE(json_get(json_get(json_get(r, "capabilities"), "extensions"), "io.modelcontextprotocol/tasks"));
+
+        /* Quick: inline, as if there were no tasks. */
+        stateless_call(&a, "q", "#out quick", true);
+        r = result(wait_reply(&env, &a, "q"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_TRUE(strstr(text_of(r), "quick"));
+        /* Slow without the extension: inline, never a task. */
+        stateless_call(&a, "n", "#sleep 400\\n#out slow", false);
+        r = result(wait_reply(&env, &a, "n"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        /* Slow with it: a task after task_after_ms. */
+        stateless_call(&a, "s", "#sleep 400\\n#exit 3", true);
+        r = result(wait_reply(&env, &a, "s"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "task");
+        ASSERT_STREQ(json_get_string(r, "status"), "working");
+        ASSERT_TRUE(json_get(r, "ttlMs"));
+        id = strdup(json_get_string(r, "taskId"));
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+
+        /* The same caller from another session (a new HTTP request). */
+        peer_open(&env, &b, "http:token:alice");
+        for (unsigned i = 0; i < 100; i++) {
+                _cleanup_free_ char *rid = NULL;
+                ASSERT_TRUE(asprintf(&rid, "g%u", i) >= 0);
+                stateless_req(&b, rid, "tasks/get", id);
+                r = result(wait_reply(&env, &b, rid));
+                if (!streq(json_get_string(r, "status"), "working"))
+                        break;
+                run_for(&env, 20);
+        }
+        ASSERT_STREQ(json_get_string(r, "status"), "completed");
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_TRUE(json_get(r, "result"));
+        ASSERT_TRUE(!json_get(json_get(r, "result"), "resultType"));
+        stateless_req(&b, "u", "tasks/update", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "u")), JSONRPC_INVALID_PARAMS);
+        /* Cancel: an empty ack, also for one that ended. */
+        stateless_req(&b, "x", "tasks/cancel", id);
+        ASSERT_STREQ(json_get_string(result(wait_reply(&env, &b, "x")), "resultType"), "complete");
+        /* No tasks/list or tasks/result in this format. */
+        stateless_req(&b, "r", "tasks/result", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "r")), JSONRPC_METHOD_NOT_FOUND);
+        peer_close(&b);
+
+        /* Another token: unknown. */
+        peer_open(&env, &b, "http:token:bob");
+        stateless_req(&b, "g", "tasks/get", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "g")), JSONRPC_INVALID_PARAMS);
+        peer_close(&b);
+
+        /* A client that hangs up before its call became a task stops the run. */
+        stateless_call(&a, "h", "#hang", true);
+        run_for(&env, 30);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
+        peer_close(&a);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
+                run_for(&env, 10);
+        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        env_done(&env);
+}
+
+int main(void) {
+        /* The log goes to stderr; the ids are random. */
+        RUN(test_core_capability_and_tool);
+        RUN(test_core_lifecycle);
+        RUN(test_core_cancel);
+        RUN(test_core_invalid_arguments_fail_the_task);
+        RUN(test_caps);
+        RUN(test_extension);
+        return 0;
+}
