@@ -99,6 +99,10 @@ static char *describe(const McpServerConfig *c) {
                 fputs("CPU limit unknown; ", f);
         fprintf(f, "stdout and stderr together up to %s (the rest is dropped and \"truncated\" is set); "
                    "code up to %s; stdin up to %s.\n", out, code, in);
+        if (c->max_tasks > 0 && c->task_max_timeout_s > c->max_timeout_s)
+                /* So a model knows a long job is possible, and how. */
+                fprintf(f, "- A longer run (up to %" PRIu64 " s) works as an MCP task, where the client supports "
+                           "tasks: its result is fetched later by task id.\n", c->task_max_timeout_s);
         if (c->python_version)
                 fprintf(f, "- Python %s.", c->python_version);
         else
