@@ -25,6 +25,10 @@
 #define TASK_TTL_SLACK_MS (60 * 1000)
 /* tasks/list pages. */
 #define TASK_LIST_PAGE 50
+/* subscriptions/listen: task ids in one, and open ones per session. */
+#define LISTENER_IDS_MAX 64
+#define LISTENERS_PER_SESSION_MAX 16
+#define MCP_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 /* A task's own bookkeeping, charged with its result. */
 #define TASK_OVERHEAD_BYTES ((uint64_t) 2048)
 /* statusMessage of a failed task: the start of the tool's error text. */
@@ -42,6 +46,18 @@ struct TaskWaiter {
         McpSession *session;
         json_object *id;                /* ref */
         uint64_t origin;
+};
+
+/* An open subscriptions/listen (2026-07-28) for notifications/tasks: the
+ * request stays open, the notifications go on its stream. */
+typedef struct TaskListener TaskListener;
+struct TaskListener {
+        LIST_FIELDS(TaskListener, listeners);   /* in server->task_listeners */
+        McpSession *session;
+        json_object *id;                /* ref: the subscription's id */
+        uint64_t origin;
+        char **task_ids;                /* the ones honored: the caller's own */
+        size_t n_task_ids;
 };
 
 struct McpTask {
@@ -232,6 +248,21 @@ static json_object *task_json(const McpTask *t) {
         return TAKE_PTR(o);
 }
 
+/* The extension's DetailedTask: the task with its outcome inline. */
+static json_object *detailed_task_json(const McpTask *t) {
+        _cleanup_json_ json_object *o = task_json(t);
+
+        if (!o)
+                return NULL;
+        if (t->format == MCP_TASK_EXTENSION && t->status != MCP_TASK_WORKING) {
+                if (t->result && json_add(o, "result", json_object_get(t->result)) < 0)
+                        return NULL;
+                if (t->error && json_add(o, "error", json_object_get(t->error)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(o);
+}
+
 /* Tells the session that made the task what became of it (core only: the
  * extension has its own subscription). A courtesy: clients poll. */
 static void task_notify_status(McpTask *t) {
@@ -246,6 +277,9 @@ static void task_notify_status(McpTask *t) {
                                              jsonrpc_notification_new("notifications/tasks/status", params));
 }
 
+static json_object *detailed_task_json(const McpTask *t);
+static void task_notify_listeners(McpTask *t);
+
 static void task_set_status(McpTask *t, McpTaskStatus status, const char *message) {
         assert(t->status == MCP_TASK_WORKING);
 
@@ -257,6 +291,11 @@ static void task_set_status(McpTask *t, McpTaskStatus status, const char *messag
                 t->server->tasks_ended[status]++;
         task_log(t, LOG_INFO, mcp_task_status_to_string(status));
         task_notify_status(t);
+}
+
+/* After the outcome is stored: the extension's subscribers see it inline. */
+static void task_ended(McpTask *t) {
+        task_notify_listeners(t);
 }
 
 static int on_expire(sd_event_source *src, uint64_t usec, void *userdata) {
@@ -379,6 +418,7 @@ int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge) {
                 t->error = json_object_get(error);
                 task_set_status(t, MCP_TASK_FAILED, json_get_string(error, "message"));
         }
+        task_ended(t);
         task_answer_waiters(t);
         return 0;
 }
@@ -619,9 +659,24 @@ int mcp_task_call(const McpRequest *req, json_object **ret) {
         return 0;
 }
 
+static TaskListener *listener_free(McpServer *server, TaskListener *l) {
+        if (!l)
+                return NULL;
+        LIST_REMOVE(listeners, server->task_listeners, l);
+        json_object_put(l->id);
+        for (size_t i = 0; i < l->n_task_ids; i++)
+                free(l->task_ids[i]);
+        free(l->task_ids);
+        return mfree(l);
+}
+
 void mcp_tasks_session_gone(McpServer *server, McpSession *s) {
         assert(server);
         assert(s);
+
+        LIST_FOREACH_SAFE(listeners, l, lnext, server->task_listeners)
+                if (l->session == s)
+                        listener_free(server, l);
 
         LIST_FOREACH_SAFE(tasks, t, next, server->tasks) {
                 LIST_FOREACH_SAFE(waiters, w, wnext, t->waiters)
@@ -646,6 +701,8 @@ void mcp_tasks_free_all(McpServer *server) {
 
         while (server->tasks)
                 task_free(server->tasks);
+        while (server->task_listeners)
+                listener_free(server, server->task_listeners);
 }
 
 /* The task of the request's taskId, if the caller may see it; else the
@@ -679,15 +736,9 @@ int mcp_task_handle_get(McpRequest *req, json_object **ret) {
 
         if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
                 return *ret ? 0 : -ENOMEM;
-        o = task_json(t);
+        o = detailed_task_json(t);
         if (!o)
                 return -ENOMEM;
-        if (t->format == MCP_TASK_EXTENSION && t->status != MCP_TASK_WORKING) {
-                if (t->result && json_add(o, "result", json_object_get(t->result)) < 0)
-                        return -ENOMEM;
-                if (t->error && json_add(o, "error", json_object_get(t->error)) < 0)
-                        return -ENOMEM;
-        }
         *ret = mcp_result_reply(req, o);
         return *ret ? 0 : -ENOMEM;
 }
@@ -772,6 +823,7 @@ int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
                  * run still reports is dropped. Its unit is stopped as a
                  * cancelled call's is. */
                 task_set_status(t, MCP_TASK_CANCELLED, "cancelled by the client");
+                task_ended(t);
                 task_answer_waiters(t);
                 if (t->session)
                         mcp_call_cancel(t->session, t->call_id);
@@ -805,6 +857,117 @@ static json_object *requests_json(void) {
             json_build(&o, JB_OBJ("tools", TAKE_PTR(tools)), JB_END) < 0)
                 return NULL;
         return TAKE_PTR(o);
+}
+
+static void task_notify_listeners(McpTask *t) {
+        if (t->format != MCP_TASK_EXTENSION || !t->server)
+                return;
+        LIST_FOREACH(listeners, l, t->server->task_listeners) {
+                _cleanup_json_ json_object *params = NULL, *meta = NULL;
+                bool match = false;
+
+                for (size_t i = 0; i < l->n_task_ids && !match; i++)
+                        match = streq(l->task_ids[i], t->id);
+                if (!match)
+                        continue;
+                params = detailed_task_json(t);
+                if (!params || json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(l->id)), JB_END) < 0 ||
+                    json_add(params, "_meta", TAKE_PTR(meta)) < 0) {
+                        (void) log_oom();
+                        continue;
+                }
+                (void) mcp_session_send_notification(l->session, l->origin, l->id,
+                                                     jsonrpc_notification_new("notifications/tasks", TAKE_PTR(params)));
+        }
+}
+
+/* The task ids of the filter that the caller may hear about; the rest are
+ * left out of the acknowledgment, as for any kind we do not serve. */
+static int listener_take_ids(McpRequest *req, TaskListener *l, json_object **ret_ack) {
+        McpServer *server = req->session->server;
+        json_object *ids = json_get(json_get(req->params, "notifications"), "taskIds");
+        _cleanup_json_ json_object *acked = json_object_new_array();
+        size_t n;
+
+        if (!acked)
+                return -ENOMEM;
+        n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids) : 0;
+        l->task_ids = new0(char *, MIN(n, (size_t) LISTENER_IDS_MAX) + 1);
+        if (!l->task_ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < n && l->n_task_ids < LISTENER_IDS_MAX; i++) {
+                McpTask *t = task_find(server, json_object_get_string(json_object_array_get_idx(ids, i)));
+                if (!json_object_is_type(json_object_array_get_idx(ids, i), json_type_string) || !t || !t->shown ||
+                    t->format != MCP_TASK_EXTENSION || !streq(t->caller, req->session->caller))
+                        continue;
+                l->task_ids[l->n_task_ids] = strdup(t->id);
+                if (!l->task_ids[l->n_task_ids] || json_append(acked, json_object_new_string(t->id)) < 0)
+                        return -ENOMEM;
+                l->n_task_ids++;
+        }
+        *ret_ack = TAKE_PTR(acked);
+        return 0;
+}
+
+int mcp_task_handle_listen(McpRequest *req, json_object **ret) {
+        McpServer *server = req->session->server;
+        _cleanup_json_ json_object *acked = NULL, *filter = NULL, *meta = NULL, *params = NULL;
+        TaskListener *l;
+        unsigned n = 0;
+        int r;
+
+        assert(req);
+        assert(ret);
+
+        if (!json_object_is_type(json_get(req->params, "notifications"), json_type_object)) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: subscriptions/listen needs a notifications object", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        LIST_FOREACH(listeners, i, server->task_listeners)
+                n += i->session == req->session;
+        if (n >= LISTENERS_PER_SESSION_MAX) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
+                                         "Invalid Request: too many subscriptions open; end some first", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        l = new0(TaskListener, 1);
+        if (!l)
+                return -ENOMEM;
+        *l = (TaskListener) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
+        LIST_PREPEND(listeners, server->task_listeners, l);
+        r = listener_take_ids(req, l, &acked);
+        if (r < 0) {
+                listener_free(server, l);
+                return r;
+        }
+        /* Only what we serve is acknowledged: task ids, nothing else. */
+        if (json_build(&filter, JB_OBJ("taskIds", TAKE_PTR(acked)), JB_END) < 0 ||
+            json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(req->id)), JB_END) < 0 ||
+            json_build(&params, JB_OBJ("_meta", TAKE_PTR(meta)), JB_OBJ("notifications", TAKE_PTR(filter)), JB_END) < 0) {
+                listener_free(server, l);
+                return -ENOMEM;
+        }
+        /* The request stays open: its stream carries the notifications. */
+        return mcp_session_send_notification(req->session, req->origin, req->id,
+                                             jsonrpc_notification_new("notifications/subscriptions/acknowledged",
+                                                                      TAKE_PTR(params)));
+}
+
+void mcp_task_listener_cancel(McpSession *s, json_object *id) {
+        McpServer *server = s->server;
+
+        assert(s);
+
+        if (!server)
+                return;
+        LIST_FOREACH_SAFE(listeners, l, next, server->task_listeners)
+                if (l->session == s && jsonrpc_id_equal(l->id, id)) {
+                        /* Ended by the client: no reply, as for a cancelled call. */
+                        (void) mcp_session_send_unanswered(s, l->origin, l->id);
+                        listener_free(server, l);
+                        return;
+                }
 }
 
 json_object *mcp_task_capability(const McpSession *s) {

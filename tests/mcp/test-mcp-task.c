@@ -394,6 +394,19 @@ TEST(test_extension) {
         id = strdup(json_get_string(r, "taskId"));
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
 
+        /* A subscription for it (and for an id that is nobody's): only
+         * ours is acknowledged, and its end comes on the stream. */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"sub\",\"method\":\"subscriptions/listen\",\"params\":{"
+                  "\"notifications\":{\"taskIds\":[\"%s\",\"local.0123456789abcdef0123456789abcdef\"]},\"_meta\":"
+                  "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", id);
+        r = json_object_array_get_idx(a.msgs, json_object_array_length(a.msgs) - 1);
+        ASSERT_STREQ(json_get_string(r, "method"), "notifications/subscriptions/acknowledged");
+        ASSERT_STREQ(json_get_string(json_get(json_get(r, "params"), "_meta"), "io.modelcontextprotocol/subscriptionId"),
+                     "sub");
+        ASSERT_EQ_INT(json_object_array_length(json_get(json_get(json_get(r, "params"), "notifications"), "taskIds")), 1);
+        ASSERT_TRUE(!reply_to(&a, "sub"));
+
         /* The same caller from another session (a new HTTP request). */
         peer_open(&env, &b, "http:token:alice");
         for (unsigned i = 0; i < 100; i++) {
@@ -408,6 +421,12 @@ TEST(test_extension) {
         ASSERT_STREQ(json_get_string(r, "status"), "completed");
         ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
         ASSERT_TRUE(json_get(r, "result"));
+        /* The subscriber heard of it, with the outcome inline. */
+        r = json_object_array_get_idx(a.msgs, json_object_array_length(a.msgs) - 1);
+        ASSERT_STREQ(json_get_string(r, "method"), "notifications/tasks");
+        ASSERT_STREQ(json_get_string(json_get(r, "params"), "taskId"), id);
+        ASSERT_STREQ(json_get_string(json_get(r, "params"), "status"), "completed");
+        ASSERT_TRUE(json_get(json_get(r, "params"), "result"));
         ASSERT_TRUE(!json_get(json_get(r, "result"), "resultType"));
         stateless_req(&b, "u", "tasks/update", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "u")), JSONRPC_INVALID_PARAMS);
