@@ -604,9 +604,17 @@ int mcp_task_call(const McpRequest *req, json_object **ret) {
                 return r == -EBUSY ? 0 : r;
 
         r = task_new(req, format, &t);
+        if (r == -EBUSY && format == MCP_TASK_EXTENSION) {
+                McpRequest plain = *req;
+                plain.no_task = true;
+                return mcp_call_handle(&plain, ret);
+        }
         if (r == -EBUSY) {
-                *ret = mcp_result_reply(req, tool_exec_error_result(
-                        "server busy: the server's memory budget is spent; retry when some results were read"));
+                /* A client that asked for a task parses a task or an error. */
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
+                                         "server busy: your share of the server's memory budget is spent (results "
+                                         "not yet read, calls running); fetch or cancel some tasks and retry",
+                                         NULL);
                 return *ret ? 0 : -ENOMEM;
         }
         if (r < 0)
