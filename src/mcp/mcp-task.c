@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "mcp-task.h"
+#include "task-internal.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -23,76 +24,10 @@
 /* A task's result is kept at least this long after its run may end, so
  * that a client polling once in a while gets it. */
 #define TASK_TTL_SLACK_MS (60 * 1000)
-/* tasks/list pages. */
-#define TASK_LIST_PAGE 50
-/* subscriptions/listen: task ids in one, and open ones per session. */
-#define LISTENER_IDS_MAX 64
-#define LISTENERS_PER_SESSION_MAX 16
-#define MCP_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 /* A task's own bookkeeping, charged with its result. */
 #define TASK_OVERHEAD_BYTES ((uint64_t) 2048)
 /* statusMessage of a failed task: the start of the tool's error text. */
 #define TASK_STATUS_MESSAGE_MAX 512
-
-typedef enum McpTaskFormat {
-        MCP_TASK_CORE,                  /* 2025-11-25 */
-        MCP_TASK_EXTENSION,             /* 2026-07-28, io.modelcontextprotocol/tasks */
-} McpTaskFormat;
-
-/* A tasks/result that waits for the task to end. */
-typedef struct TaskWaiter TaskWaiter;
-struct TaskWaiter {
-        LIST_FIELDS(TaskWaiter, waiters);
-        McpSession *session;
-        json_object *id;                /* ref */
-        uint64_t origin;
-};
-
-/* An open subscriptions/listen (2026-07-28) for notifications/tasks: the
- * request stays open, the notifications go on its stream. */
-typedef struct TaskListener TaskListener;
-struct TaskListener {
-        LIST_FIELDS(TaskListener, listeners);   /* in server->task_listeners */
-        McpSession *session;
-        json_object *id;                /* ref: the subscription's id */
-        uint64_t origin;
-        char **task_ids;                /* the ones honored: the caller's own */
-        size_t n_task_ids;
-};
-
-struct McpTask {
-        McpServer *server;
-        LIST_FIELDS(McpTask, tasks);    /* in server->tasks */
-        char id[NODE_ID_HANDLE_MAX];
-        char *caller;
-        McpTaskFormat format;
-        McpTaskStatus status;
-        /* The handle went out: until then (the extension's first
-         * task_after_ms) the task is no task to anyone, and its call may
-         * still be answered inline. */
-        bool shown;
-        bool inline_done;               /* answered inline: nothing more to do */
-        bool starting;                  /* inside mcp_task_call(), which frees it if it must */
-        uint64_t created_ms, updated_ms;        /* CLOCK_REALTIME */
-        uint64_t started_usec;          /* CLOCK_MONOTONIC, for the journal */
-        uint64_t ttl_ms;
-        sd_event_source *expire_timer;
-        sd_event_source *show_timer;    /* the extension: when the call turns into a task */
-
-        McpSession *session;            /* the task's own, while its call lives */
-        json_object *call_id;           /* ref: the id of the tools/call, also the call's in session */
-
-        /* Who asked, while they may still hear from us (core: status
-         * notifications and progress; extension: the inline reply). */
-        McpSession *origin_session;
-        uint64_t origin;
-
-        json_object *result;            /* the CallToolResult, once ended with one */
-        json_object *error;             /* or the JSON-RPC error object */
-        char *status_message;
-        MemCharge charge;               /* the task and its result, the caller's */
-        TaskWaiter *waiters;
-};
 
 static const char *const status_names[_MCP_TASK_STATUS_MAX] = {
         [MCP_TASK_WORKING] = "working",
@@ -150,7 +85,7 @@ bool mcp_task_requested(const McpRequest *req) {
         return req->rev->stateless && extension_declared(req->meta);
 }
 
-static McpTask *task_find(McpServer *server, const char *id) {
+McpTask *task_find(McpServer *server, const char *id) {
         if (!id)
                 return NULL;
         LIST_FOREACH(tasks, t, server->tasks)
@@ -195,7 +130,7 @@ static void task_drop_session(McpTask *t) {
         mcp_session_free(s);
 }
 
-static TaskWaiter *waiter_free(TaskWaiter *w) {
+TaskWaiter *task_waiter_free(TaskWaiter *w) {
         if (!w)
                 return NULL;
         json_object_put(w->id);
@@ -211,7 +146,7 @@ static McpTask *task_free(McpTask *t) {
                 /* A tasks/result still open: its task is gone. */
                 (void) mcp_reply(w->session, NULL, w->origin,
                                  jsonrpc_error_new(w->id, JSONRPC_INVALID_PARAMS, "Invalid params: no such task", NULL));
-                waiter_free(w);
+                task_waiter_free(w);
         }
         if (t->server) {
                 LIST_REMOVE(tasks, t->server->tasks, t);
@@ -231,7 +166,7 @@ static McpTask *task_free(McpTask *t) {
 DEFINE_TRIVIAL_CLEANUP_FUNC(McpTask *, task_free);
 
 /* The Task object of either format. */
-static json_object *task_json(const McpTask *t) {
+json_object *task_json(const McpTask *t) {
         char created[32], updated[32];
         _cleanup_json_ json_object *o = NULL;
         bool core = t->format == MCP_TASK_CORE;
@@ -249,7 +184,7 @@ static json_object *task_json(const McpTask *t) {
 }
 
 /* The extension's DetailedTask: the task with its outcome inline. */
-static json_object *detailed_task_json(const McpTask *t) {
+json_object *detailed_task_json(const McpTask *t) {
         _cleanup_json_ json_object *o = task_json(t);
 
         if (!o)
@@ -277,10 +212,7 @@ static void task_notify_status(McpTask *t) {
                                              jsonrpc_notification_new("notifications/tasks/status", params));
 }
 
-static json_object *detailed_task_json(const McpTask *t);
-static void task_notify_listeners(McpTask *t);
-
-static void task_set_status(McpTask *t, McpTaskStatus status, const char *message) {
+void task_set_status(McpTask *t, McpTaskStatus status, const char *message) {
         assert(t->status == MCP_TASK_WORKING);
 
         t->status = status;
@@ -294,7 +226,7 @@ static void task_set_status(McpTask *t, McpTaskStatus status, const char *messag
 }
 
 /* After the outcome is stored: the extension's subscribers see it inline. */
-static void task_ended(McpTask *t) {
+void task_ended(McpTask *t) {
         task_notify_listeners(t);
 }
 
@@ -309,7 +241,7 @@ static int on_expire(sd_event_source *src, uint64_t usec, void *userdata) {
 
 /* The reply a tasks/result gets: the call's own result with the related
  * task in its _meta, or its error. */
-static json_object *result_reply(McpTask *t, json_object *id) {
+json_object *task_result_reply(McpTask *t, json_object *id) {
         json_object *meta, *copy = NULL;
 
         if (t->status == MCP_TASK_CANCELLED)
@@ -336,16 +268,16 @@ static json_object *result_reply(McpTask *t, json_object *id) {
         return jsonrpc_result_new(id, copy);
 }
 
-static void task_answer_waiters(McpTask *t) {
+void task_answer_waiters(McpTask *t) {
         TaskWaiter *w;
 
         while ((w = t->waiters)) {
                 LIST_REMOVE(waiters, t->waiters, w);
-                json_object *reply = result_reply(t, w->id);
+                json_object *reply = task_result_reply(t, w->id);
                 if (!reply)
                         reply = jsonrpc_error_new(w->id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
                 (void) mcp_reply(w->session, NULL, w->origin, reply);
-                waiter_free(w);
+                task_waiter_free(w);
         }
 }
 
@@ -667,30 +599,19 @@ int mcp_task_call(const McpRequest *req, json_object **ret) {
         return 0;
 }
 
-static TaskListener *listener_free(McpServer *server, TaskListener *l) {
-        if (!l)
-                return NULL;
-        LIST_REMOVE(listeners, server->task_listeners, l);
-        json_object_put(l->id);
-        for (size_t i = 0; i < l->n_task_ids; i++)
-                free(l->task_ids[i]);
-        free(l->task_ids);
-        return mfree(l);
-}
-
 void mcp_tasks_session_gone(McpServer *server, McpSession *s) {
         assert(server);
         assert(s);
 
         LIST_FOREACH_SAFE(listeners, l, lnext, server->task_listeners)
                 if (l->session == s)
-                        listener_free(server, l);
+                        task_listener_free(server, l);
 
         LIST_FOREACH_SAFE(tasks, t, next, server->tasks) {
                 LIST_FOREACH_SAFE(waiters, w, wnext, t->waiters)
                         if (w->session == s) {
                                 LIST_REMOVE(waiters, t->waiters, w);
-                                waiter_free(w);
+                                task_waiter_free(w);
                         }
                 if (t->origin_session != s)
                         continue;
@@ -710,151 +631,12 @@ void mcp_tasks_free_all(McpServer *server) {
         while (server->tasks)
                 task_free(server->tasks);
         while (server->task_listeners)
-                listener_free(server, server->task_listeners);
+                task_listener_free(server, server->task_listeners);
 }
 
-/* The task of the request's taskId, if the caller may see it; else the
- * reply is the error, the same for every reason. */
-static McpTask *task_lookup(McpRequest *req, json_object **ret) {
-        McpServer *server = req->session->server;
-        McpTask *t = task_find(server, json_get_string(req->params, "taskId"));
-        McpTaskFormat format = req->rev->stateless ? MCP_TASK_EXTENSION : MCP_TASK_CORE;
-
-        if (t && t->shown && t->format == format && streq(t->caller, req->session->caller))
-                return t;
-        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: no such task", NULL);
-        return NULL;
-}
-
-static bool method_missing(McpRequest *req, json_object **ret) {
-        /* Only where the revision has this format, and the server has tasks. */
-        if ((req->rev->tasks || req->rev->stateless) && req->session->server->config.max_tasks > 0)
-                return false;
-        *ret = jsonrpc_error_new(req->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: tasks are not offered here",
-                                 NULL);
-        return true;
-}
-
-int mcp_task_handle_get(McpRequest *req, json_object **ret) {
-        json_object *o;
-        McpTask *t;
-
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
-                return *ret ? 0 : -ENOMEM;
-        o = detailed_task_json(t);
-        if (!o)
-                return -ENOMEM;
-        *ret = mcp_result_reply(req, o);
-        return *ret ? 0 : -ENOMEM;
-}
-
-int mcp_task_handle_result(McpRequest *req, json_object **ret) {
-        TaskWaiter *w;
-        McpTask *t;
-
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
-                return *ret ? 0 : -ENOMEM;
-        if (t->status != MCP_TASK_WORKING) {
-                *ret = result_reply(t, req->id);
-                return *ret ? 0 : -ENOMEM;
-        }
-        /* It blocks until the task ends; as many waiters as requests the
-         * transport lets the caller have open. */
-        w = new0(TaskWaiter, 1);
-        if (!w)
-                return -ENOMEM;
-        *w = (TaskWaiter) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
-        LIST_PREPEND(waiters, t->waiters, w);
-        return 0;
-}
-
-int mcp_task_handle_list(McpRequest *req, json_object **ret) {
-        McpServer *server = req->session->server;
-        _cleanup_json_ json_object *result = NULL, *tasks = json_object_new_array();
-        const char *cursor = json_get_string(req->params, "cursor");
-        McpTask *t = NULL;
-        unsigned n = 0;
-
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret))
-                return 0;
-        if (!tasks)
-                return -ENOMEM;
-        /* Oldest first: the list is newest first, so walk it backwards. */
-        for (t = server->tasks; t && t->tasks_next; t = t->tasks_next)
-                ;
-        if (cursor) {
-                while (t && !streq(t->id, cursor))
-                        t = t->tasks_prev;
-                if (!t || !streq(t->caller, req->session->caller)) {
-                        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown cursor", NULL);
-                        return *ret ? 0 : -ENOMEM;
-                }
-                t = t->tasks_prev;
-        }
-        for (; t; t = t->tasks_prev) {
-                if (!t->shown || t->format != MCP_TASK_CORE || !streq(t->caller, req->session->caller))
-                        continue;
-                if (n == TASK_LIST_PAGE)
-                        break;
-                if (json_append(tasks, task_json(t)) < 0)
-                        return -ENOMEM;
-                n++;
-                cursor = t->id;
-        }
-        if (json_build(&result, JB_OBJ("tasks", TAKE_PTR(tasks)), JB_END) < 0)
-                return -ENOMEM;
-        if (t && json_add_string(result, "nextCursor", cursor) < 0)
-                return -ENOMEM;
-        *ret = mcp_result_reply(req, TAKE_PTR(result));
-        return *ret ? 0 : -ENOMEM;
-}
-
-int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
-        McpTask *t;
-
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
-                return *ret ? 0 : -ENOMEM;
-        if (t->status == MCP_TASK_WORKING) {
-                /* Cancelled before the answer, and for good: whatever the
-                 * run still reports is dropped. Its unit is stopped as a
-                 * cancelled call's is. */
-                task_set_status(t, MCP_TASK_CANCELLED, "cancelled by the client");
-                task_ended(t);
-                task_answer_waiters(t);
-                if (t->session)
-                        mcp_call_cancel(t->session, t->call_id);
-        } else if (t->format == MCP_TASK_CORE) {
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: the task already ended",
-                                         NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        /* The core answers with the task, the extension with an empty ack
-         * (also for one that ended: cancelling is eventually consistent). */
-        *ret = mcp_result_reply(req, t->format == MCP_TASK_CORE ? task_json(t) : json_object_new_object());
-        return *ret ? 0 : -ENOMEM;
-}
-
-int mcp_task_handle_update(McpRequest *req, json_object **ret) {
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret) || !task_lookup(req, ret))
-                return *ret ? 0 : -ENOMEM;
-        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
-                                 "Invalid params: this task never asks for input; there is nothing to update", NULL);
-        return *ret ? 0 : -ENOMEM;
+/* Is the caller someone (a uid, a token), not every anonymous peer? */
+bool task_caller_known(const McpSession *s) {
+        return !streq(s->caller, "http:loopback") && !strneq(s->caller, "peer:", 5);
 }
 
 /* {"tools": {"call": {}}}: the one request that may be a task. */
@@ -867,117 +649,6 @@ static json_object *requests_json(void) {
         return TAKE_PTR(o);
 }
 
-static void task_notify_listeners(McpTask *t) {
-        if (t->format != MCP_TASK_EXTENSION || !t->server)
-                return;
-        LIST_FOREACH(listeners, l, t->server->task_listeners) {
-                _cleanup_json_ json_object *params = NULL, *meta = NULL;
-                bool match = false;
-
-                for (size_t i = 0; i < l->n_task_ids && !match; i++)
-                        match = streq(l->task_ids[i], t->id);
-                if (!match)
-                        continue;
-                params = detailed_task_json(t);
-                if (!params || json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(l->id)), JB_END) < 0 ||
-                    json_add(params, "_meta", TAKE_PTR(meta)) < 0) {
-                        (void) log_oom();
-                        continue;
-                }
-                (void) mcp_session_send_notification(l->session, l->origin, l->id,
-                                                     jsonrpc_notification_new("notifications/tasks", TAKE_PTR(params)));
-        }
-}
-
-/* The task ids of the filter that the caller may hear about; the rest are
- * left out of the acknowledgment, as for any kind we do not serve. */
-static int listener_take_ids(McpRequest *req, TaskListener *l, json_object **ret_ack) {
-        McpServer *server = req->session->server;
-        json_object *ids = json_get(json_get(req->params, "notifications"), "taskIds");
-        _cleanup_json_ json_object *acked = json_object_new_array();
-        size_t n;
-
-        if (!acked)
-                return -ENOMEM;
-        n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids) : 0;
-        l->task_ids = new0(char *, MIN(n, (size_t) LISTENER_IDS_MAX) + 1);
-        if (!l->task_ids)
-                return -ENOMEM;
-        for (size_t i = 0; i < n && l->n_task_ids < LISTENER_IDS_MAX; i++) {
-                McpTask *t = task_find(server, json_object_get_string(json_object_array_get_idx(ids, i)));
-                if (!json_object_is_type(json_object_array_get_idx(ids, i), json_type_string) || !t || !t->shown ||
-                    t->format != MCP_TASK_EXTENSION || !streq(t->caller, req->session->caller))
-                        continue;
-                l->task_ids[l->n_task_ids] = strdup(t->id);
-                if (!l->task_ids[l->n_task_ids] || json_append(acked, json_object_new_string(t->id)) < 0)
-                        return -ENOMEM;
-                l->n_task_ids++;
-        }
-        *ret_ack = TAKE_PTR(acked);
-        return 0;
-}
-
-int mcp_task_handle_listen(McpRequest *req, json_object **ret) {
-        McpServer *server = req->session->server;
-        _cleanup_json_ json_object *acked = NULL, *filter = NULL, *meta = NULL, *params = NULL;
-        TaskListener *l;
-        unsigned n = 0;
-        int r;
-
-        assert(req);
-        assert(ret);
-
-        if (!json_object_is_type(json_get(req->params, "notifications"), json_type_object)) {
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
-                                         "Invalid params: subscriptions/listen needs a notifications object", NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        LIST_FOREACH(listeners, i, server->task_listeners)
-                n += i->session == req->session;
-        if (n >= LISTENERS_PER_SESSION_MAX) {
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
-                                         "Invalid Request: too many subscriptions open; end some first", NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        l = new0(TaskListener, 1);
-        if (!l)
-                return -ENOMEM;
-        *l = (TaskListener) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
-        LIST_PREPEND(listeners, server->task_listeners, l);
-        r = listener_take_ids(req, l, &acked);
-        if (r < 0) {
-                listener_free(server, l);
-                return r;
-        }
-        /* Only what we serve is acknowledged: task ids, nothing else. */
-        if (json_build(&filter, JB_OBJ("taskIds", TAKE_PTR(acked)), JB_END) < 0 ||
-            json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(req->id)), JB_END) < 0 ||
-            json_build(&params, JB_OBJ("_meta", TAKE_PTR(meta)), JB_OBJ("notifications", TAKE_PTR(filter)), JB_END) < 0) {
-                listener_free(server, l);
-                return -ENOMEM;
-        }
-        /* The request stays open: its stream carries the notifications. */
-        return mcp_session_send_notification(req->session, req->origin, req->id,
-                                             jsonrpc_notification_new("notifications/subscriptions/acknowledged",
-                                                                      TAKE_PTR(params)));
-}
-
-void mcp_task_listener_cancel(McpSession *s, json_object *id) {
-        McpServer *server = s->server;
-
-        assert(s);
-
-        if (!server)
-                return;
-        LIST_FOREACH_SAFE(listeners, l, next, server->task_listeners)
-                if (l->session == s && jsonrpc_id_equal(l->id, id)) {
-                        /* Ended by the client: no reply, as for a cancelled call. */
-                        (void) mcp_session_send_unanswered(s, l->origin, l->id);
-                        listener_free(server, l);
-                        return;
-                }
-}
-
 json_object *mcp_task_capability(const McpSession *s) {
         _cleanup_json_ json_object *o = NULL;
         bool known;
@@ -985,7 +656,7 @@ json_object *mcp_task_capability(const McpSession *s) {
         assert(s);
 
         /* An anonymous loopback peer is everyone on the host: no list. */
-        known = !streq(s->caller, "http:loopback") && !strneq(s->caller, "peer:", 5);
+        known = task_caller_known(s);
         if (json_build(&o, JB_OBJ("cancel", json_object_new_object()), JB_OBJ("requests", requests_json()), JB_END) < 0)
                 return NULL;
         if (known && json_add(o, "list", json_object_new_object()) < 0)
