@@ -744,6 +744,7 @@ static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
                 if (jsonrpc_id_is_valid(id)) {
                         mcp_call_cancel(s, id);
                         mcp_task_listener_cancel(s, id);
+                        mcp_task_call_cancel(s, id);
                 }
         }
         /* notifications/initialized and everything else: nothing to do, and

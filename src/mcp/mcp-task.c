@@ -625,6 +625,21 @@ void mcp_tasks_session_gone(McpServer *server, McpSession *s) {
         }
 }
 
+void mcp_task_call_cancel(McpSession *s, json_object *id) {
+        assert(s);
+
+        if (!s->server)
+                return;
+        LIST_FOREACH(tasks, t, s->server->tasks)
+                if (t->origin_session == s && !t->shown && !t->inline_done && jsonrpc_id_equal(t->call_id, id)) {
+                        /* The transport may end what it holds open for it. */
+                        (void) mcp_session_send_unanswered(s, t->origin, t->call_id);
+                        task_log(t, LOG_DEBUG, "call cancelled before it became a task");
+                        task_free(t);
+                        return;
+                }
+}
+
 void mcp_tasks_free_all(McpServer *server) {
         assert(server);
 

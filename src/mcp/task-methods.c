@@ -14,6 +14,9 @@
 
 /* tasks/list pages. */
 #define TASK_LIST_PAGE 50
+/* tasks/result requests open for one task: only its caller can add them,
+ * and over stdio nothing else bounds how many it sends. */
+#define TASK_WAITERS_MAX 32
 
 /* The task of the request's taskId, if the caller may see it; else the
  * reply is the error, the same for every reason. */
@@ -56,6 +59,7 @@ int mcp_task_handle_get(McpRequest *req, json_object **ret) {
 int mcp_task_handle_result(McpRequest *req, json_object **ret) {
         TaskWaiter *w;
         McpTask *t;
+        unsigned n;
 
         assert(req);
         assert(ret);
@@ -66,8 +70,15 @@ int mcp_task_handle_result(McpRequest *req, json_object **ret) {
                 *ret = task_result_reply(t, req->id);
                 return *ret ? 0 : -ENOMEM;
         }
-        /* It blocks until the task ends; as many waiters as requests the
-         * transport lets the caller have open. */
+        /* It blocks until the task ends. */
+        n = 0;
+        LIST_FOREACH(waiters, i, t->waiters)
+                n++;
+        if (n >= TASK_WAITERS_MAX) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
+                                         "Invalid Request: too many tasks/result requests wait for this task", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
         w = new0(TaskWaiter, 1);
         if (!w)
                 return -ENOMEM;

@@ -277,6 +277,14 @@ TEST(test_core_cancel) {
         initialize(&env, &a);
         id = strdup(call_task(&env, &a, "c1", "#hang"));
         task_req(&a, "r1", "tasks/result", id);
+        /* Waiting requests are bounded: stdio has no other bound. */
+        for (unsigned i = 0; i < 40; i++) {
+                char rid[16];
+                (void) snprintf(rid, sizeof rid, "w%u", i);
+                task_req(&a, rid, "tasks/result", id);
+        }
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "w31")), JSONRPC_INVALID_REQUEST);
+        ASSERT_TRUE(!reply_to(&a, "w30"));
         run_for(&env, 100);
         ASSERT_EQ_INT(fake_broker_n_started(env.broker), 1);
         task_req(&a, "x1", "tasks/cancel", id);
@@ -444,15 +452,27 @@ TEST(test_extension) {
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "g")), JSONRPC_INVALID_PARAMS);
         peer_close(&b);
 
+        /* notifications/cancelled before it became a task: no reply, the run stops. */
+        stateless_call(&a, "k", "#hang", true);
+        run_for(&env, 30);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"k\"}}");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
+                run_for(&env, 10);
+        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        run_for(&env, 200);
+        ASSERT_TRUE(!reply_to(&a, "k"));
+
         /* A client that hangs up before its call became a task stops the run. */
         stateless_call(&a, "h", "#hang", true);
         run_for(&env, 30);
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
         peer_close(&a);
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
-        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
+        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 2; i++)
                 run_for(&env, 10);
-        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 2);
         env_done(&env);
 }
 
