@@ -5,7 +5,8 @@
 #   - `task get` of a task still working prints "working" and exits 75, without waiting
 #   - `task wait` blocks until the end and prints the program's stdout and stderr with its exit
 #     status; `task get` of the ended task prints the same again (the result is kept)
-#   - a task's --timeout may exceed MCP_EXEC_MAX_TIMEOUT_S (300 s) up to the task maximum
+#   - a task's --timeout may exceed MCP_EXEC_MAX_TIMEOUT_S (300 s) up to the task maximum: the
+#     broker logs the cancelled run with MCP_TIMEOUT_S=600
 #   - another uid (mcptaskeve, allowed by polkit like the owner) gets "no such task" (125) from
 #     get, wait and cancel of the owner's task, and its `task list` does not show it
 #   - `task list` of the owner shows its tasks; `task cancel` prints "cancelled", exits 0, and
@@ -60,6 +61,7 @@ mx task get "$a"
 log "detach, get (working, 75), wait and get (exit 3, output) as they should"
 
 # --- a long task, beyond the plain call's timeout cap; another uid cannot reach it ---------------
+cursor=$(journal_cursor)
 mx run --detach --timeout 600 "$long"
 ((RC == 0)) && [[ $OUT =~ $ID_RE ]] || fail "run --detach --timeout 600: $(show)"
 b=$OUT
@@ -89,6 +91,18 @@ grep -qP "^\Q$b\E\tworking\t" <<<"$OUT" || fail "task list does not show B worki
 mx task cancel "$b"
 ((RC == 0)) && [[ $OUT == cancelled ]] || fail "task cancel: $(show)"
 wait_for 15 no_active_run_units || fail "task B's unit is still active 15 s after the cancel: $(active_run_units)"
+# The broker's record of the run: its timeout was the task's 600 s (a plain call's is clamped to
+# 300), and it ended cancelled.
+broker_saw() {
+    journal_since "$cursor" -o json 2>/dev/null | "$PY" -c '
+import json, sys
+for l in sys.stdin:
+    e = json.loads(l) if l.strip() else {}
+    if e.get("MCP_TIMEOUT_S") == "600" and e.get("MCP_CANCELLED") == "1":
+        sys.exit(0)
+sys.exit(1)'
+}
+wait_for 15 broker_saw || fail "the broker logged no cancelled run with MCP_TIMEOUT_S=600"
 mx task get "$b"
 ((RC == 125)) && [[ $OUT == cancelled ]] || fail "task get of the cancelled task: $(show)"
 mx task cancel "$b"
