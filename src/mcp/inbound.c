@@ -65,6 +65,9 @@ static void add(McpInbound *i, json_object *m) {
         /* As the core takes it (mcp-call.c): a string or an integer. */
         if (jsonrpc_id_is_valid(json_get(meta, "progressToken")))
                 i->progress = true;
+        /* A subscription is nothing but notifications: a stream too. */
+        if (streq(c.method, "subscriptions/listen"))
+                i->progress = true;
 }
 
 int mcp_inbound_parse(const char *data, size_t len, McpInbound *ret) {

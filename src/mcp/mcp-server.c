@@ -622,6 +622,7 @@ static const struct {
         { "tasks/list", mcp_task_handle_list, .legacy = true },
         { "tasks/cancel", mcp_task_handle_cancel, .legacy = true, .stateless = true },
         { "tasks/update", mcp_task_handle_update, .stateless = true },
+        { "subscriptions/listen", mcp_task_handle_listen, .stateless = true },
 };
 
 static int method_not_found(McpRequest *req, json_object **ret) {
@@ -740,8 +741,11 @@ static void handle_notification(McpSession *s, const JsonRpcMessage *m) {
         if (streq(m->method, "notifications/cancelled")) {
                 /* Unknown or finished ids are fine: the race is expected. */
                 id = json_get(m->params, "requestId");
-                if (jsonrpc_id_is_valid(id))
+                if (jsonrpc_id_is_valid(id)) {
                         mcp_call_cancel(s, id);
+                        mcp_task_listener_cancel(s, id);
+                        mcp_task_call_cancel(s, id);
+                }
         }
         /* notifications/initialized and everything else: nothing to do, and
          * a notification never gets a reply. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "mcp-task.h"
+#include "task-internal.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -23,60 +24,10 @@
 /* A task's result is kept at least this long after its run may end, so
  * that a client polling once in a while gets it. */
 #define TASK_TTL_SLACK_MS (60 * 1000)
-/* tasks/list pages. */
-#define TASK_LIST_PAGE 50
 /* A task's own bookkeeping, charged with its result. */
 #define TASK_OVERHEAD_BYTES ((uint64_t) 2048)
 /* statusMessage of a failed task: the start of the tool's error text. */
 #define TASK_STATUS_MESSAGE_MAX 512
-
-typedef enum McpTaskFormat {
-        MCP_TASK_CORE,                  /* 2025-11-25 */
-        MCP_TASK_EXTENSION,             /* 2026-07-28, io.modelcontextprotocol/tasks */
-} McpTaskFormat;
-
-/* A tasks/result that waits for the task to end. */
-typedef struct TaskWaiter TaskWaiter;
-struct TaskWaiter {
-        LIST_FIELDS(TaskWaiter, waiters);
-        McpSession *session;
-        json_object *id;                /* ref */
-        uint64_t origin;
-};
-
-struct McpTask {
-        McpServer *server;
-        LIST_FIELDS(McpTask, tasks);    /* in server->tasks */
-        char id[NODE_ID_HANDLE_MAX];
-        char *caller;
-        McpTaskFormat format;
-        McpTaskStatus status;
-        /* The handle went out: until then (the extension's first
-         * task_after_ms) the task is no task to anyone, and its call may
-         * still be answered inline. */
-        bool shown;
-        bool inline_done;               /* answered inline: nothing more to do */
-        bool starting;                  /* inside mcp_task_call(), which frees it if it must */
-        uint64_t created_ms, updated_ms;        /* CLOCK_REALTIME */
-        uint64_t started_usec;          /* CLOCK_MONOTONIC, for the journal */
-        uint64_t ttl_ms;
-        sd_event_source *expire_timer;
-        sd_event_source *show_timer;    /* the extension: when the call turns into a task */
-
-        McpSession *session;            /* the task's own, while its call lives */
-        json_object *call_id;           /* ref: the id of the tools/call, also the call's in session */
-
-        /* Who asked, while they may still hear from us (core: status
-         * notifications and progress; extension: the inline reply). */
-        McpSession *origin_session;
-        uint64_t origin;
-
-        json_object *result;            /* the CallToolResult, once ended with one */
-        json_object *error;             /* or the JSON-RPC error object */
-        char *status_message;
-        MemCharge charge;               /* the task and its result, the caller's */
-        TaskWaiter *waiters;
-};
 
 static const char *const status_names[_MCP_TASK_STATUS_MAX] = {
         [MCP_TASK_WORKING] = "working",
@@ -134,7 +85,7 @@ bool mcp_task_requested(const McpRequest *req) {
         return req->rev->stateless && extension_declared(req->meta);
 }
 
-static McpTask *task_find(McpServer *server, const char *id) {
+McpTask *task_find(McpServer *server, const char *id) {
         if (!id)
                 return NULL;
         LIST_FOREACH(tasks, t, server->tasks)
@@ -179,7 +130,7 @@ static void task_drop_session(McpTask *t) {
         mcp_session_free(s);
 }
 
-static TaskWaiter *waiter_free(TaskWaiter *w) {
+TaskWaiter *task_waiter_free(TaskWaiter *w) {
         if (!w)
                 return NULL;
         json_object_put(w->id);
@@ -195,7 +146,7 @@ static McpTask *task_free(McpTask *t) {
                 /* A tasks/result still open: its task is gone. */
                 (void) mcp_reply(w->session, NULL, w->origin,
                                  jsonrpc_error_new(w->id, JSONRPC_INVALID_PARAMS, "Invalid params: no such task", NULL));
-                waiter_free(w);
+                task_waiter_free(w);
         }
         if (t->server) {
                 LIST_REMOVE(tasks, t->server->tasks, t);
@@ -215,7 +166,7 @@ static McpTask *task_free(McpTask *t) {
 DEFINE_TRIVIAL_CLEANUP_FUNC(McpTask *, task_free);
 
 /* The Task object of either format. */
-static json_object *task_json(const McpTask *t) {
+json_object *task_json(const McpTask *t) {
         char created[32], updated[32];
         _cleanup_json_ json_object *o = NULL;
         bool core = t->format == MCP_TASK_CORE;
@@ -229,6 +180,21 @@ static json_object *task_json(const McpTask *t) {
                 return NULL;
         if (t->status_message && json_add_string(o, "statusMessage", t->status_message) < 0)
                 return NULL;
+        return TAKE_PTR(o);
+}
+
+/* The extension's DetailedTask: the task with its outcome inline. */
+json_object *detailed_task_json(const McpTask *t) {
+        _cleanup_json_ json_object *o = task_json(t);
+
+        if (!o)
+                return NULL;
+        if (t->format == MCP_TASK_EXTENSION && t->status != MCP_TASK_WORKING) {
+                if (t->result && json_add(o, "result", json_object_get(t->result)) < 0)
+                        return NULL;
+                if (t->error && json_add(o, "error", json_object_get(t->error)) < 0)
+                        return NULL;
+        }
         return TAKE_PTR(o);
 }
 
@@ -246,7 +212,7 @@ static void task_notify_status(McpTask *t) {
                                              jsonrpc_notification_new("notifications/tasks/status", params));
 }
 
-static void task_set_status(McpTask *t, McpTaskStatus status, const char *message) {
+void task_set_status(McpTask *t, McpTaskStatus status, const char *message) {
         assert(t->status == MCP_TASK_WORKING);
 
         t->status = status;
@@ -257,6 +223,11 @@ static void task_set_status(McpTask *t, McpTaskStatus status, const char *messag
                 t->server->tasks_ended[status]++;
         task_log(t, LOG_INFO, mcp_task_status_to_string(status));
         task_notify_status(t);
+}
+
+/* After the outcome is stored: the extension's subscribers see it inline. */
+void task_ended(McpTask *t) {
+        task_notify_listeners(t);
 }
 
 static int on_expire(sd_event_source *src, uint64_t usec, void *userdata) {
@@ -270,7 +241,7 @@ static int on_expire(sd_event_source *src, uint64_t usec, void *userdata) {
 
 /* The reply a tasks/result gets: the call's own result with the related
  * task in its _meta, or its error. */
-static json_object *result_reply(McpTask *t, json_object *id) {
+json_object *task_result_reply(McpTask *t, json_object *id) {
         json_object *meta, *copy = NULL;
 
         if (t->status == MCP_TASK_CANCELLED)
@@ -297,16 +268,16 @@ static json_object *result_reply(McpTask *t, json_object *id) {
         return jsonrpc_result_new(id, copy);
 }
 
-static void task_answer_waiters(McpTask *t) {
+void task_answer_waiters(McpTask *t) {
         TaskWaiter *w;
 
         while ((w = t->waiters)) {
                 LIST_REMOVE(waiters, t->waiters, w);
-                json_object *reply = result_reply(t, w->id);
+                json_object *reply = task_result_reply(t, w->id);
                 if (!reply)
                         reply = jsonrpc_error_new(w->id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
                 (void) mcp_reply(w->session, NULL, w->origin, reply);
-                waiter_free(w);
+                task_waiter_free(w);
         }
 }
 
@@ -379,6 +350,7 @@ int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge) {
                 t->error = json_object_get(error);
                 task_set_status(t, MCP_TASK_FAILED, json_get_string(error, "message"));
         }
+        task_ended(t);
         task_answer_waiters(t);
         return 0;
 }
@@ -564,9 +536,17 @@ int mcp_task_call(const McpRequest *req, json_object **ret) {
                 return r == -EBUSY ? 0 : r;
 
         r = task_new(req, format, &t);
+        if (r == -EBUSY && format == MCP_TASK_EXTENSION) {
+                McpRequest plain = *req;
+                plain.no_task = true;
+                return mcp_call_handle(&plain, ret);
+        }
         if (r == -EBUSY) {
-                *ret = mcp_result_reply(req, tool_exec_error_result(
-                        "server busy: the server's memory budget is spent; retry when some results were read"));
+                /* A client that asked for a task parses a task or an error. */
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
+                                         "server busy: your share of the server's memory budget is spent (results "
+                                         "not yet read, calls running); fetch or cancel some tasks and retry",
+                                         NULL);
                 return *ret ? 0 : -ENOMEM;
         }
         if (r < 0)
@@ -623,11 +603,15 @@ void mcp_tasks_session_gone(McpServer *server, McpSession *s) {
         assert(server);
         assert(s);
 
+        LIST_FOREACH_SAFE(listeners, l, lnext, server->task_listeners)
+                if (l->session == s)
+                        task_listener_free(server, l);
+
         LIST_FOREACH_SAFE(tasks, t, next, server->tasks) {
                 LIST_FOREACH_SAFE(waiters, w, wnext, t->waiters)
                         if (w->session == s) {
                                 LIST_REMOVE(waiters, t->waiters, w);
-                                waiter_free(w);
+                                task_waiter_free(w);
                         }
                 if (t->origin_session != s)
                         continue;
@@ -641,160 +625,33 @@ void mcp_tasks_session_gone(McpServer *server, McpSession *s) {
         }
 }
 
+void mcp_task_call_cancel(McpSession *s, json_object *id) {
+        assert(s);
+
+        if (!s->server)
+                return;
+        LIST_FOREACH(tasks, t, s->server->tasks)
+                if (t->origin_session == s && !t->shown && !t->inline_done && jsonrpc_id_equal(t->call_id, id)) {
+                        /* The transport may end what it holds open for it. */
+                        (void) mcp_session_send_unanswered(s, t->origin, t->call_id);
+                        task_log(t, LOG_DEBUG, "call cancelled before it became a task");
+                        task_free(t);
+                        return;
+                }
+}
+
 void mcp_tasks_free_all(McpServer *server) {
         assert(server);
 
         while (server->tasks)
                 task_free(server->tasks);
+        while (server->task_listeners)
+                task_listener_free(server, server->task_listeners);
 }
 
-/* The task of the request's taskId, if the caller may see it; else the
- * reply is the error, the same for every reason. */
-static McpTask *task_lookup(McpRequest *req, json_object **ret) {
-        McpServer *server = req->session->server;
-        McpTask *t = task_find(server, json_get_string(req->params, "taskId"));
-        McpTaskFormat format = req->rev->stateless ? MCP_TASK_EXTENSION : MCP_TASK_CORE;
-
-        if (t && t->shown && t->format == format && streq(t->caller, req->session->caller))
-                return t;
-        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: no such task", NULL);
-        return NULL;
-}
-
-static bool method_missing(McpRequest *req, json_object **ret) {
-        /* Only where the revision has this format, and the server has tasks. */
-        if ((req->rev->tasks || req->rev->stateless) && req->session->server->config.max_tasks > 0)
-                return false;
-        *ret = jsonrpc_error_new(req->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: tasks are not offered here",
-                                 NULL);
-        return true;
-}
-
-int mcp_task_handle_get(McpRequest *req, json_object **ret) {
-        json_object *o;
-        McpTask *t;
-
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
-                return *ret ? 0 : -ENOMEM;
-        o = task_json(t);
-        if (!o)
-                return -ENOMEM;
-        if (t->format == MCP_TASK_EXTENSION && t->status != MCP_TASK_WORKING) {
-                if (t->result && json_add(o, "result", json_object_get(t->result)) < 0)
-                        return -ENOMEM;
-                if (t->error && json_add(o, "error", json_object_get(t->error)) < 0)
-                        return -ENOMEM;
-        }
-        *ret = mcp_result_reply(req, o);
-        return *ret ? 0 : -ENOMEM;
-}
-
-int mcp_task_handle_result(McpRequest *req, json_object **ret) {
-        TaskWaiter *w;
-        McpTask *t;
-
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
-                return *ret ? 0 : -ENOMEM;
-        if (t->status != MCP_TASK_WORKING) {
-                *ret = result_reply(t, req->id);
-                return *ret ? 0 : -ENOMEM;
-        }
-        /* It blocks until the task ends; as many waiters as requests the
-         * transport lets the caller have open. */
-        w = new0(TaskWaiter, 1);
-        if (!w)
-                return -ENOMEM;
-        *w = (TaskWaiter) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
-        LIST_PREPEND(waiters, t->waiters, w);
-        return 0;
-}
-
-int mcp_task_handle_list(McpRequest *req, json_object **ret) {
-        McpServer *server = req->session->server;
-        _cleanup_json_ json_object *result = NULL, *tasks = json_object_new_array();
-        const char *cursor = json_get_string(req->params, "cursor");
-        McpTask *t = NULL;
-        unsigned n = 0;
-
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret))
-                return 0;
-        if (!tasks)
-                return -ENOMEM;
-        /* Oldest first: the list is newest first, so walk it backwards. */
-        for (t = server->tasks; t && t->tasks_next; t = t->tasks_next)
-                ;
-        if (cursor) {
-                while (t && !streq(t->id, cursor))
-                        t = t->tasks_prev;
-                if (!t || !streq(t->caller, req->session->caller)) {
-                        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown cursor", NULL);
-                        return *ret ? 0 : -ENOMEM;
-                }
-                t = t->tasks_prev;
-        }
-        for (; t; t = t->tasks_prev) {
-                if (!t->shown || t->format != MCP_TASK_CORE || !streq(t->caller, req->session->caller))
-                        continue;
-                if (n == TASK_LIST_PAGE)
-                        break;
-                if (json_append(tasks, task_json(t)) < 0)
-                        return -ENOMEM;
-                n++;
-                cursor = t->id;
-        }
-        if (json_build(&result, JB_OBJ("tasks", TAKE_PTR(tasks)), JB_END) < 0)
-                return -ENOMEM;
-        if (t && json_add_string(result, "nextCursor", cursor) < 0)
-                return -ENOMEM;
-        *ret = mcp_result_reply(req, TAKE_PTR(result));
-        return *ret ? 0 : -ENOMEM;
-}
-
-int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
-        McpTask *t;
-
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
-                return *ret ? 0 : -ENOMEM;
-        if (t->status == MCP_TASK_WORKING) {
-                /* Cancelled before the answer, and for good: whatever the
-                 * run still reports is dropped. Its unit is stopped as a
-                 * cancelled call's is. */
-                task_set_status(t, MCP_TASK_CANCELLED, "cancelled by the client");
-                task_answer_waiters(t);
-                if (t->session)
-                        mcp_call_cancel(t->session, t->call_id);
-        } else if (t->format == MCP_TASK_CORE) {
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: the task already ended",
-                                         NULL);
-                return *ret ? 0 : -ENOMEM;
-        }
-        /* The core answers with the task, the extension with an empty ack
-         * (also for one that ended: cancelling is eventually consistent). */
-        *ret = mcp_result_reply(req, t->format == MCP_TASK_CORE ? task_json(t) : json_object_new_object());
-        return *ret ? 0 : -ENOMEM;
-}
-
-int mcp_task_handle_update(McpRequest *req, json_object **ret) {
-        assert(req);
-        assert(ret);
-
-        if (method_missing(req, ret) || !task_lookup(req, ret))
-                return *ret ? 0 : -ENOMEM;
-        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
-                                 "Invalid params: this task never asks for input; there is nothing to update", NULL);
-        return *ret ? 0 : -ENOMEM;
+/* Is the caller someone (a uid, a token), not every anonymous peer? */
+bool task_caller_known(const McpSession *s) {
+        return !streq(s->caller, "http:loopback") && !strneq(s->caller, "peer:", 5);
 }
 
 /* {"tools": {"call": {}}}: the one request that may be a task. */
@@ -814,7 +671,7 @@ json_object *mcp_task_capability(const McpSession *s) {
         assert(s);
 
         /* An anonymous loopback peer is everyone on the host: no list. */
-        known = !streq(s->caller, "http:loopback") && !strneq(s->caller, "peer:", 5);
+        known = task_caller_known(s);
         if (json_build(&o, JB_OBJ("cancel", json_object_new_object()), JB_OBJ("requests", requests_json()), JB_END) < 0)
                 return NULL;
         if (known && json_add(o, "list", json_object_new_object()) < 0)

@@ -65,7 +65,17 @@ void mcp_tasks_session_gone(McpServer *server, McpSession *s);
 /* Every task ends (server shutdown): runs are stopped, nothing is sent. */
 void mcp_tasks_free_all(McpServer *server);
 
-/* The methods. */
+/* notifications/cancelled for request id of s: if it is a
+ * subscriptions/listen, the subscription ends (stdio's way to end one). */
+void mcp_task_listener_cancel(McpSession *s, json_object *id);
+/* The same for a call that has not become a task yet (the extension's
+ * first task_after_ms): it is cancelled as any call, without a reply. A
+ * task's own call is never cancelled this way (tasks/cancel is). */
+void mcp_task_call_cancel(McpSession *s, json_object *id);
+
+/* The methods. subscriptions/listen is here because task notifications are
+ * the only ones this server has (its tool list never changes). */
+int mcp_task_handle_listen(McpRequest *req, json_object **ret);
 int mcp_task_handle_get(McpRequest *req, json_object **ret);
 int mcp_task_handle_result(McpRequest *req, json_object **ret);
 int mcp_task_handle_list(McpRequest *req, json_object **ret);

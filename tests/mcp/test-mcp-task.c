@@ -277,6 +277,14 @@ TEST(test_core_cancel) {
         initialize(&env, &a);
         id = strdup(call_task(&env, &a, "c1", "#hang"));
         task_req(&a, "r1", "tasks/result", id);
+        /* Waiting requests are bounded: stdio has no other bound. */
+        for (unsigned i = 0; i < 40; i++) {
+                char rid[16];
+                (void) snprintf(rid, sizeof rid, "w%u", i);
+                task_req(&a, rid, "tasks/result", id);
+        }
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "w31")), JSONRPC_INVALID_REQUEST);
+        ASSERT_TRUE(!reply_to(&a, "w30"));
         run_for(&env, 100);
         ASSERT_EQ_INT(fake_broker_n_started(env.broker), 1);
         task_req(&a, "x1", "tasks/cancel", id);
@@ -394,6 +402,19 @@ TEST(test_extension) {
         id = strdup(json_get_string(r, "taskId"));
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
 
+        /* A subscription for it (and for an id that is nobody's): only
+         * ours is acknowledged, and its end comes on the stream. */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"sub\",\"method\":\"subscriptions/listen\",\"params\":{"
+                  "\"notifications\":{\"taskIds\":[\"%s\",\"local.0123456789abcdef0123456789abcdef\"]},\"_meta\":"
+                  "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", id);
+        r = json_object_array_get_idx(a.msgs, json_object_array_length(a.msgs) - 1);
+        ASSERT_STREQ(json_get_string(r, "method"), "notifications/subscriptions/acknowledged");
+        ASSERT_STREQ(json_get_string(json_get(json_get(r, "params"), "_meta"), "io.modelcontextprotocol/subscriptionId"),
+                     "sub");
+        ASSERT_EQ_INT(json_object_array_length(json_get(json_get(json_get(r, "params"), "notifications"), "taskIds")), 1);
+        ASSERT_TRUE(!reply_to(&a, "sub"));
+
         /* The same caller from another session (a new HTTP request). */
         peer_open(&env, &b, "http:token:alice");
         for (unsigned i = 0; i < 100; i++) {
@@ -408,6 +429,12 @@ TEST(test_extension) {
         ASSERT_STREQ(json_get_string(r, "status"), "completed");
         ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
         ASSERT_TRUE(json_get(r, "result"));
+        /* The subscriber heard of it, with the outcome inline. */
+        r = json_object_array_get_idx(a.msgs, json_object_array_length(a.msgs) - 1);
+        ASSERT_STREQ(json_get_string(r, "method"), "notifications/tasks");
+        ASSERT_STREQ(json_get_string(json_get(r, "params"), "taskId"), id);
+        ASSERT_STREQ(json_get_string(json_get(r, "params"), "status"), "completed");
+        ASSERT_TRUE(json_get(json_get(r, "params"), "result"));
         ASSERT_TRUE(!json_get(json_get(r, "result"), "resultType"));
         stateless_req(&b, "u", "tasks/update", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "u")), JSONRPC_INVALID_PARAMS);
@@ -425,15 +452,27 @@ TEST(test_extension) {
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "g")), JSONRPC_INVALID_PARAMS);
         peer_close(&b);
 
+        /* notifications/cancelled before it became a task: no reply, the run stops. */
+        stateless_call(&a, "k", "#hang", true);
+        run_for(&env, 30);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"k\"}}");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
+                run_for(&env, 10);
+        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        run_for(&env, 200);
+        ASSERT_TRUE(!reply_to(&a, "k"));
+
         /* A client that hangs up before its call became a task stops the run. */
         stateless_call(&a, "h", "#hang", true);
         run_for(&env, 30);
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
         peer_close(&a);
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
-        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
+        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 2; i++)
                 run_for(&env, 10);
-        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 2);
         env_done(&env);
 }
 

@@ -2,4 +2,5 @@
 # The attack corpus (test-attacks.sh) once more, every run on a warm unit of the pool
 # (MCP_EXEC_POOL_SIZE=2, a light preload): the same containment on the path whose interpreter
 # was started, and its modules imported, before the code came.
+# Plain pass only: as test-attacks.sh, containment is the kernel's and systemd's.
 ATTACK_MODE=warm exec "$(dirname "$0")/test-attacks.sh" "$@"

@@ -13,6 +13,8 @@
 # Every listener logs each connection or datagram to a file; before the cases a control, from the
 # box itself (outside any sandbox), shows that each one does log, so `# after: listeners-silent`
 # can fail.
+# Plain pass only: the corpus tests what the kernel and systemd enforce, the same in both builds;
+# the sanitized daemons see nothing here that the other integration tests do not give them.
 #
 # Then the terminal-escape case once more through `mcp-exec run`: it must print exactly what
 # python3 prints (escape sequences pass through to the terminal, as running the program would).

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Inside MCP tasks (mcp-task.h): the task itself and what its three files
+ * share. mcp-task.c has a task's life and its call, task-methods.c the
+ * tasks/ requests, task-listen.c subscriptions/listen. Not for the rest
+ * of the core. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list.h"
+#include "mcp-internal.h"
+#include "mcp-task.h"
+#include "mem-budget.h"
+#include "node-id.h"
+
+typedef enum McpTaskFormat {
+        MCP_TASK_CORE,                  /* 2025-11-25 */
+        MCP_TASK_EXTENSION,             /* 2026-07-28, io.modelcontextprotocol/tasks */
+} McpTaskFormat;
+
+/* A tasks/result that waits for the task to end. */
+typedef struct TaskWaiter TaskWaiter;
+struct TaskWaiter {
+        LIST_FIELDS(TaskWaiter, waiters);
+        McpSession *session;
+        json_object *id;                /* ref */
+        uint64_t origin;
+};
+
+/* An open subscriptions/listen (2026-07-28) for notifications/tasks: the
+ * request stays open, the notifications go on its stream. */
+typedef struct TaskListener TaskListener;
+struct TaskListener {
+        LIST_FIELDS(TaskListener, listeners);   /* in server->task_listeners */
+        McpSession *session;
+        json_object *id;                /* ref: the subscription's id */
+        uint64_t origin;
+        char **task_ids;                /* the ones honored: the caller's own */
+        size_t n_task_ids;
+};
+
+struct McpTask {
+        McpServer *server;
+        LIST_FIELDS(McpTask, tasks);    /* in server->tasks */
+        char id[NODE_ID_HANDLE_MAX];
+        char *caller;
+        McpTaskFormat format;
+        McpTaskStatus status;
+        /* The handle went out: until then (the extension's first
+         * task_after_ms) the task is no task to anyone, and its call may
+         * still be answered inline. */
+        bool shown;
+        bool inline_done;               /* answered inline: nothing more to do */
+        bool starting;                  /* inside mcp_task_call(), which frees it if it must */
+        uint64_t created_ms, updated_ms;        /* CLOCK_REALTIME */
+        uint64_t started_usec;          /* CLOCK_MONOTONIC, for the journal */
+        uint64_t ttl_ms;
+        sd_event_source *expire_timer;
+        sd_event_source *show_timer;    /* the extension: when the call turns into a task */
+
+        McpSession *session;            /* the task's own, while its call lives */
+        json_object *call_id;           /* ref: the id of the tools/call, also the call's in session */
+
+        /* Who asked, while they may still hear from us (core: status
+         * notifications and progress; extension: the inline reply). */
+        McpSession *origin_session;
+        uint64_t origin;
+
+        json_object *result;            /* the CallToolResult, once ended with one */
+        json_object *error;             /* or the JSON-RPC error object */
+        char *status_message;
+        MemCharge charge;               /* the task and its result, the caller's */
+        TaskWaiter *waiters;
+};
+
+/* The task of that id, whoever's it is; NULL if none. */
+McpTask *task_find(McpServer *server, const char *id);
+/* The Task object of the task's format; the extension's DetailedTask with
+ * the outcome inline. NULL on out of memory. */
+json_object *task_json(const McpTask *t);
+json_object *detailed_task_json(const McpTask *t);
+/* From working to status, with the reason (may be NULL); logged, and the
+ * core's status notification sent. */
+void task_set_status(McpTask *t, McpTaskStatus status, const char *message);
+/* After the outcome is stored: the extension's subscribers hear of it. */
+void task_ended(McpTask *t);
+/* What tasks/result answers to request id, once the task ended. */
+json_object *task_result_reply(McpTask *t, json_object *id);
+void task_answer_waiters(McpTask *t);
+TaskWaiter *task_waiter_free(TaskWaiter *w);
+/* Is the caller someone (a uid, a token), not every anonymous peer? */
+bool task_caller_known(const McpSession *s);
+
+/* task-listen.c */
+void task_notify_listeners(McpTask *t);
+TaskListener *task_listener_free(McpServer *server, TaskListener *l);

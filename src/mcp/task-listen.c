@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* subscriptions/listen (2026-07-28) for notifications/tasks: the only
+ * notifications this server has (its tool list never changes). The
+ * request stays open and its stream carries them; it ends with the
+ * session or notifications/cancelled. */
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "task-internal.h"
+
+/* Task ids in one subscription, and subscriptions open per session. */
+#define LISTENER_IDS_MAX 64
+#define LISTENERS_PER_SESSION_MAX 16
+#define MCP_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
+
+TaskListener *task_listener_free(McpServer *server, TaskListener *l) {
+        if (!l)
+                return NULL;
+        LIST_REMOVE(listeners, server->task_listeners, l);
+        json_object_put(l->id);
+        for (size_t i = 0; i < l->n_task_ids; i++)
+                free(l->task_ids[i]);
+        free(l->task_ids);
+        return mfree(l);
+}
+
+
+void task_notify_listeners(McpTask *t) {
+        if (t->format != MCP_TASK_EXTENSION || !t->server)
+                return;
+        LIST_FOREACH(listeners, l, t->server->task_listeners) {
+                _cleanup_json_ json_object *params = NULL, *meta = NULL;
+                bool match = false;
+
+                for (size_t i = 0; i < l->n_task_ids && !match; i++)
+                        match = streq(l->task_ids[i], t->id);
+                if (!match)
+                        continue;
+                params = detailed_task_json(t);
+                if (!params || json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(l->id)), JB_END) < 0 ||
+                    json_add(params, "_meta", TAKE_PTR(meta)) < 0) {
+                        (void) log_oom();
+                        continue;
+                }
+                (void) mcp_session_send_notification(l->session, l->origin, l->id,
+                                                     jsonrpc_notification_new("notifications/tasks", TAKE_PTR(params)));
+        }
+}
+
+/* The task ids of the filter that the caller may hear about; the rest are
+ * left out of the acknowledgment, as for any kind we do not serve. */
+static int listener_take_ids(McpRequest *req, TaskListener *l, json_object **ret_ack) {
+        McpServer *server = req->session->server;
+        json_object *ids = json_get(json_get(req->params, "notifications"), "taskIds");
+        _cleanup_json_ json_object *acked = json_object_new_array();
+        size_t n;
+
+        if (!acked)
+                return -ENOMEM;
+        n = json_object_is_type(ids, json_type_array) ? json_object_array_length(ids) : 0;
+        l->task_ids = new0(char *, MIN(n, (size_t) LISTENER_IDS_MAX) + 1);
+        if (!l->task_ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < n && l->n_task_ids < LISTENER_IDS_MAX; i++) {
+                McpTask *t = task_find(server, json_object_get_string(json_object_array_get_idx(ids, i)));
+                if (!json_object_is_type(json_object_array_get_idx(ids, i), json_type_string) || !t || !t->shown ||
+                    t->format != MCP_TASK_EXTENSION || !streq(t->caller, req->session->caller))
+                        continue;
+                l->task_ids[l->n_task_ids] = strdup(t->id);
+                if (!l->task_ids[l->n_task_ids] || json_append(acked, json_object_new_string(t->id)) < 0)
+                        return -ENOMEM;
+                l->n_task_ids++;
+        }
+        *ret_ack = TAKE_PTR(acked);
+        return 0;
+}
+
+int mcp_task_handle_listen(McpRequest *req, json_object **ret) {
+        McpServer *server = req->session->server;
+        _cleanup_json_ json_object *acked = NULL, *filter = NULL, *meta = NULL, *params = NULL;
+        TaskListener *l;
+        unsigned n = 0;
+        int r;
+
+        assert(req);
+        assert(ret);
+
+        if (!json_object_is_type(json_get(req->params, "notifications"), json_type_object)) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: subscriptions/listen needs a notifications object", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        LIST_FOREACH(listeners, i, server->task_listeners)
+                n += i->session == req->session;
+        if (n >= LISTENERS_PER_SESSION_MAX) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
+                                         "Invalid Request: too many subscriptions open; end some first", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        l = new0(TaskListener, 1);
+        if (!l)
+                return -ENOMEM;
+        *l = (TaskListener) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
+        LIST_PREPEND(listeners, server->task_listeners, l);
+        r = listener_take_ids(req, l, &acked);
+        if (r < 0) {
+                task_listener_free(server, l);
+                return r;
+        }
+        /* Only what we serve is acknowledged: task ids, nothing else. */
+        if (json_build(&filter, JB_OBJ("taskIds", TAKE_PTR(acked)), JB_END) < 0 ||
+            json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(req->id)), JB_END) < 0 ||
+            json_build(&params, JB_OBJ("_meta", TAKE_PTR(meta)), JB_OBJ("notifications", TAKE_PTR(filter)), JB_END) < 0) {
+                task_listener_free(server, l);
+                return -ENOMEM;
+        }
+        /* The request stays open: its stream carries the notifications. */
+        return mcp_session_send_notification(req->session, req->origin, req->id,
+                                             jsonrpc_notification_new("notifications/subscriptions/acknowledged",
+                                                                      TAKE_PTR(params)));
+}
+
+void mcp_task_listener_cancel(McpSession *s, json_object *id) {
+        McpServer *server = s->server;
+
+        assert(s);
+
+        if (!server)
+                return;
+        LIST_FOREACH_SAFE(listeners, l, next, server->task_listeners)
+                if (l->session == s && jsonrpc_id_equal(l->id, id)) {
+                        /* Ended by the client: no reply, as for a cancelled call. */
+                        (void) mcp_session_send_unanswered(s, l->origin, l->id);
+                        task_listener_free(server, l);
+                        return;
+                }
+}

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The tasks/ requests of both formats: get, result, list, cancel, update.
+ * A task another caller made is as unknown as one that never was. */
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "macro.h"
+#include "task-internal.h"
+
+/* tasks/list pages. */
+#define TASK_LIST_PAGE 50
+/* tasks/result requests open for one task: only its caller can add them,
+ * and over stdio nothing else bounds how many it sends. */
+#define TASK_WAITERS_MAX 32
+
+/* The task of the request's taskId, if the caller may see it; else the
+ * reply is the error, the same for every reason. */
+static McpTask *task_lookup(McpRequest *req, json_object **ret) {
+        McpServer *server = req->session->server;
+        McpTask *t = task_find(server, json_get_string(req->params, "taskId"));
+        McpTaskFormat format = req->rev->stateless ? MCP_TASK_EXTENSION : MCP_TASK_CORE;
+
+        if (t && t->shown && t->format == format && streq(t->caller, req->session->caller))
+                return t;
+        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: no such task", NULL);
+        return NULL;
+}
+
+static bool method_missing(McpRequest *req, json_object **ret) {
+        /* Only where the revision has this format, and the server has tasks. */
+        if ((req->rev->tasks || req->rev->stateless) && req->session->server->config.max_tasks > 0)
+                return false;
+        *ret = jsonrpc_error_new(req->id, JSONRPC_METHOD_NOT_FOUND, "Method not found: tasks are not offered here",
+                                 NULL);
+        return true;
+}
+
+int mcp_task_handle_get(McpRequest *req, json_object **ret) {
+        json_object *o;
+        McpTask *t;
+
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
+                return *ret ? 0 : -ENOMEM;
+        o = detailed_task_json(t);
+        if (!o)
+                return -ENOMEM;
+        *ret = mcp_result_reply(req, o);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int mcp_task_handle_result(McpRequest *req, json_object **ret) {
+        TaskWaiter *w;
+        McpTask *t;
+        unsigned n;
+
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
+                return *ret ? 0 : -ENOMEM;
+        if (t->status != MCP_TASK_WORKING) {
+                *ret = task_result_reply(t, req->id);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* It blocks until the task ends. */
+        n = 0;
+        LIST_FOREACH(waiters, i, t->waiters)
+                n++;
+        if (n >= TASK_WAITERS_MAX) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
+                                         "Invalid Request: too many tasks/result requests wait for this task", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        w = new0(TaskWaiter, 1);
+        if (!w)
+                return -ENOMEM;
+        *w = (TaskWaiter) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
+        LIST_PREPEND(waiters, t->waiters, w);
+        return 0;
+}
+
+int mcp_task_handle_list(McpRequest *req, json_object **ret) {
+        McpServer *server = req->session->server;
+        _cleanup_json_ json_object *result = NULL, *tasks = json_object_new_array();
+        const char *cursor = json_get_string(req->params, "cursor");
+        McpTask *t = NULL;
+        unsigned n = 0;
+
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret))
+                return 0;
+        /* Where everyone is one caller, a list would hand out the others'
+         * ids, which are their keys: not offered (nor declared). */
+        if (!task_caller_known(req->session)) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_METHOD_NOT_FOUND,
+                                         "Method not found: tasks/list needs a caller the server can tell apart (an "
+                                         "HTTP token, a local uid)", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (!tasks)
+                return -ENOMEM;
+        /* Oldest first: the list is newest first, so walk it backwards. */
+        for (t = server->tasks; t && t->tasks_next; t = t->tasks_next)
+                ;
+        if (cursor) {
+                while (t && !streq(t->id, cursor))
+                        t = t->tasks_prev;
+                if (!t || !streq(t->caller, req->session->caller)) {
+                        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown cursor", NULL);
+                        return *ret ? 0 : -ENOMEM;
+                }
+                t = t->tasks_prev;
+        }
+        for (; t; t = t->tasks_prev) {
+                if (!t->shown || t->format != MCP_TASK_CORE || !streq(t->caller, req->session->caller))
+                        continue;
+                if (n == TASK_LIST_PAGE)
+                        break;
+                if (json_append(tasks, task_json(t)) < 0)
+                        return -ENOMEM;
+                n++;
+                cursor = t->id;
+        }
+        if (json_build(&result, JB_OBJ("tasks", TAKE_PTR(tasks)), JB_END) < 0)
+                return -ENOMEM;
+        if (t && json_add_string(result, "nextCursor", cursor) < 0)
+                return -ENOMEM;
+        *ret = mcp_result_reply(req, TAKE_PTR(result));
+        return *ret ? 0 : -ENOMEM;
+}
+
+int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
+        McpTask *t;
+
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
+                return *ret ? 0 : -ENOMEM;
+        if (t->status == MCP_TASK_WORKING) {
+                /* Cancelled before the answer, and for good: whatever the
+                 * run still reports is dropped. Its unit is stopped as a
+                 * cancelled call's is. */
+                task_set_status(t, MCP_TASK_CANCELLED, "cancelled by the client");
+                task_ended(t);
+                task_answer_waiters(t);
+                if (t->session)
+                        mcp_call_cancel(t->session, t->call_id);
+        } else if (t->format == MCP_TASK_CORE) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: the task already ended",
+                                         NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* The core answers with the task, the extension with an empty ack
+         * (also for one that ended: cancelling is eventually consistent). */
+        *ret = mcp_result_reply(req, t->format == MCP_TASK_CORE ? task_json(t) : json_object_new_object());
+        return *ret ? 0 : -ENOMEM;
+}
+
+int mcp_task_handle_update(McpRequest *req, json_object **ret) {
+        assert(req);
+        assert(ret);
+
+        if (method_missing(req, ret) || !task_lookup(req, ret))
+                return *ret ? 0 : -ENOMEM;
+        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                 "Invalid params: this task never asks for input; there is nothing to update", NULL);
+        return *ret ? 0 : -ENOMEM;
+}
