@@ -97,6 +97,12 @@ void print_name(FILE *f, const char *s) {
         }
 }
 
+/* The length of a, which came from the server: 0 unless it is an array
+ * (json-c asserts on anything else). */
+static size_t array_length(json_object *a) {
+        return json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
 /* Where a returned file goes beneath --output-dir: its path under
  * /tmp/outputs/. NULL if the server named something else. */
 static const char *output_relative(const char *path) {
@@ -141,7 +147,7 @@ static int save_block(int dir_fd, const char *dir, json_object *b, json_object *
         assert(figures);
 
         if (type && streq(type, "image")) {
-                while (!entry && *image < json_object_array_length(images)) {
+                while (!entry && *image < array_length(images)) {
                         json_object *e = json_object_array_get_idx(images, (*image)++);
                         if (json_object_get_boolean(json_object_object_get(e, "returned")))
                                 entry = e;
@@ -200,7 +206,7 @@ int save_outputs(json_object *resp, const char *dir) {
         }
         for (int pass = 0; pass < 2; pass++) {
                 json_object *list = pass == 0 ? images : files;
-                for (size_t i = 0; i < json_object_array_length(list); i++) {
+                for (size_t i = 0; i < array_length(list); i++) {
                         json_object *e = json_object_array_get_idx(list, i), *v;
                         if (json_object_object_get_ex(e, "returned", &v) && !json_object_get_boolean(v)) {
                                 fprintf(stderr, "mcp-exec: left out: ");
