@@ -28,6 +28,8 @@
 #      back, then its front end stops hard: again 404, never a 5xx
 # No 5xx anywhere. Needs the build directory (MCP_TEST_BUILDDIR, which tests/run sets) to install
 # the two hosts, haproxy, openssl and promtool (packaging/deps.sh --test) and Node (tests/node-clients).
+# Plain pass only: what it checks is HAProxy's routing by our ids; the front ends serve the same
+# requests the transport tests give the sanitized build.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 
