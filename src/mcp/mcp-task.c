@@ -339,9 +339,9 @@ int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge) {
         if (result) {
                 bool is_error = json_get_bool(result, "isError");
                 t->result = json_object_get(result);
-                /* The stateless revision's envelope is tasks/get's own. */
-                if (t->format == MCP_TASK_EXTENSION)
-                        json_object_object_del(t->result, "resultType");
+                /* The extension's result stays as tools/call would have
+                 * answered it, resultType "complete" included: clients
+                 * (ext-tasks) check it against the CallToolResult schema. */
                 /* The core has failed for an isError result; the extension
                  * calls that completed, with the result inline. */
                 task_set_status(t, is_error && t->format == MCP_TASK_CORE ? MCP_TASK_FAILED : MCP_TASK_COMPLETED,
