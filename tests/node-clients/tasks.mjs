@@ -24,7 +24,9 @@
 //                                          extension is a task, quick one inline, slow one
 //                                          without the extension inline; tasks/get (result
 //                                          inline), Mcp-Name mismatch 400, tasks/update -32602,
-//                                          tasks/cancel an empty ack and the run unit goes
+//                                          tasks/cancel an empty ack and the run unit goes;
+//                                          subscriptions/listen acknowledges only own ids and
+//                                          sends notifications/tasks with the result
 //   node tasks.mjs stdio                   v1 SDK over `mcp-exec stdio`: a task and its result,
 //                                          listTasks, and a new connection (same uid) fetching a
 //                                          task of a closed one
@@ -381,6 +383,44 @@ async function rawWaitDone(base, token, id, ms = 30000) {
     }
 }
 
+// subscriptions/listen for ids: the SSE stream's messages until done(messages) or ms; then the
+// client closes the stream (it stays open until then).
+async function listen(base, token, taskIds, done, ms = 20000) {
+    const id = rawId++;
+    const body = { jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications: { taskIds }, _meta: modernMeta({ [META_CAPS]: { extensions: { [TASKS_EXT]: {} } } }) } };
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(), ms);
+    const msgs = [];
+    try {
+        const r = await fetch(base + '/mcp', {
+            method: 'POST', signal: ac.signal, body: JSON.stringify(body),
+            headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': MODERN,
+                'Mcp-Method': 'subscriptions/listen', 'X-MCP-AUTH': token },
+        });
+        check(r.status === 200 && (r.headers.get('content-type') || '').startsWith('text/event-stream'), 'subscriptions/listen is no SSE stream',
+            { status: r.status, type: r.headers.get('content-type'), body: r.status !== 200 ? await r.text() : undefined });
+        const dec = new TextDecoder();
+        let buf = '';
+        for await (const chunk of r.body) {
+            buf += dec.decode(chunk, { stream: true });
+            let i;
+            while ((i = buf.indexOf('\n\n')) >= 0) {
+                const ev = buf.slice(0, i);
+                buf = buf.slice(i + 2);
+                const data = ev.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).join('\n');
+                if (data.trim()) msgs.push(JSON.parse(data));
+            }
+            if (done(msgs)) break;
+        }
+    } catch (e) {
+        if (!ac.signal.aborted) throw e;
+    } finally {
+        clearTimeout(timer);
+        ac.abort();
+    }
+    return { id, msgs };
+}
+
 async function modern(base, tokA, tokB) {
     await suite.step('server/discover lists the tasks extension', async () => {
         const d = await post(base, tokA, 'server/discover', {});
@@ -447,6 +487,26 @@ async function modern(base, tokA, tokB) {
         check(g.msg?.result?.status === 'cancelled' && !('result' in g.msg.result), 'tasks/get after the cancel', g);
     }, { timeoutMs: 60000 });
 
+    await suite.step('subscriptions/listen: acknowledged with only own ids, then notifications/tasks', async () => {
+        const r = await rawCall(base, tokA, 'import time\ntime.sleep(2)\nprint("heard")');
+        check(r.msg?.result?.resultType === 'task', 'not a task', r);
+        const tid = r.msg.result.taskId;
+        // Another token's subscription to it is acknowledged without it.
+        const other = await listen(base, tokB, [tid], (m) => m.length >= 1, 10000);
+        check(other.msgs[0]?.method === 'notifications/subscriptions/acknowledged' &&
+            JSON.stringify(other.msgs[0].params?.notifications?.taskIds) === '[]', 'another token\'s acknowledgement', other.msgs);
+        const ended = (m) => m.method === 'notifications/tasks' && m.params?.taskId === tid && m.params.status !== 'working';
+        const { id, msgs } = await listen(base, tokA, [tid, guessFrom(tid)], (ms) => ms.some(ended), 20000);
+        const ack = msgs[0];
+        check(ack?.method === 'notifications/subscriptions/acknowledged', 'the first message', msgs);
+        check(JSON.stringify(ack.params?.notifications?.taskIds) === JSON.stringify([tid]), 'acknowledged ids', ack);
+        check(ack.params?._meta?.['io.modelcontextprotocol/subscriptionId'] === id, 'subscriptionId', ack);
+        const n = msgs.find(ended);
+        check(n, 'no notifications/tasks for the task\'s end', msgs);
+        check(n.params.status === 'completed' && n.params.result?.structuredContent?.stdout === 'heard\n', 'the notification', n);
+        check(n.params._meta?.['io.modelcontextprotocol/subscriptionId'] === id, 'the notification\'s subscriptionId', n);
+    }, { timeoutMs: 40000 });
+
     await suite.step('an unknown id is -32602 for tasks/get and tasks/cancel', async () => {
         const g = guessFrom(id);
         for (const m of ['tasks/get', 'tasks/cancel']) {
@@ -462,7 +522,7 @@ async function modern(base, tokA, tokB) {
 async function v2(base, token) {
     const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
     const { createTaskSessionFromClient, resultFromTaskOutcome } = await import('@modelcontextprotocol/ext-tasks/client');
-    const SLOW = 'import time\nprint("v2", flush=True)\ntime.sleep(5)\nprint("done")';
+    const SLOW = 'import time\nprint("v2", flush=True)\ntime.sleep(7)\nprint("done")';
     const connect = async (mode) => {
         const wire = [];
         const recFetch = (url, init = {}) => {
@@ -486,8 +546,8 @@ async function v2(base, token) {
         }
         return resultFromTaskOutcome(outcome);
     };
-    // The run takes 5 s and every request may take 2: only a task gets it through.
-    const callOpts = { task: { preference: 'prefer' }, requestTimeoutMs: 2000 };
+    // The run takes 7 s and every request may take 4: only a task gets it through.
+    const callOpts = { task: { preference: 'prefer' }, requestTimeoutMs: 4000 };
 
     await suite.step('legacy era: ext-tasks speaks the 2025-11-25 core format', async () => {
         const { client, wire } = await connect();
