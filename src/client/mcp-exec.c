@@ -24,70 +24,16 @@
 #include <unistd.h>
 
 #include "base64.h"
-#include "buffer.h"
 #include "build-config.h"
-#include "file-uri.h"
+#include "client-conn.h"
+#include "client-output.h"
 #include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"
 #include "parse-util.h"
-#include "socket-util.h"
+#include "task-cmd.h"
 #include "utf8.h"
 #include "util.h"
-#include "write-beneath.h"
-
-#define STDIO_SOCKET_PATH "/run/mcp-exec/stdio.sock"
-#define EXIT_MCP_EXEC_FAILED 125
-#define EXIT_TIMEOUT 124
-
-static const char *socket_path(void) {
-        const char *p = getenv("MCP_EXEC_STDIO_SOCKET");
-        return p ?: STDIO_SOCKET_PATH;
-}
-
-static int connect_local(void) {
-        const char *path = socket_path();
-        int r;
-
-        r = socket_connect_unix(SOCK_STREAM, path);
-        if (r >= 0)
-                return r;
-        if (r == -ENAMETOOLONG)
-                fprintf(stderr, "mcp-exec: socket path too long: %s\n", path);
-        else if (r == -ENOENT)
-                fprintf(stderr, "mcp-exec: %s does not exist; enable the local MCP socket with: "
-                                "sudo systemctl enable --now mcp-exec-stdio.socket\n", path);
-        else if (r == -ECONNREFUSED)
-                fprintf(stderr, "mcp-exec: nothing listens on %s; restart it with: "
-                                "sudo systemctl restart mcp-exec-stdio.socket\n", path);
-        else if (r == -EACCES || r == -EPERM)
-                fprintf(stderr, "mcp-exec: permission denied connecting to %s\n", path);
-        else
-                fprintf(stderr, "mcp-exec: cannot connect to %s: %s\n", path, strerror(-r));
-        return r;
-}
-
-/* The daemon refuses a peer with one JSON-RPC error (id null: -32001 when
- * polkit says no, -32000 when the server is full) and closes; say so on
- * stderr too, where a person will see it. */
-static bool denied_reported;
-
-static void check_denied(const char *line, size_t n) {
-        _cleanup_free_ char *copy = NULL;
-        json_object *j, *e, *c, *m, *i;
-
-        assert(line);
-
-        copy = strndup(line, n);
-        if (!copy || !(j = json_tokener_parse(copy)))
-                return;
-        if (json_object_object_get_ex(j, "error", &e) && json_object_object_get_ex(e, "code", &c) &&
-            json_object_object_get_ex(j, "id", &i) && !i && json_object_object_get_ex(e, "message", &m)) {
-                fprintf(stderr, "mcp-exec: %s\n", json_object_get_string(m));
-                denied_reported = true;
-        }
-        json_object_put(j);
-}
 
 static int cmd_stdio(void) {
         char buf[64 * 1024];
@@ -96,7 +42,7 @@ static int cmd_stdio(void) {
         size_t first_len = 0;
         _cleanup_close_ int fd = -EBADF;
 
-        fd = connect_local();
+        fd = client_connect();
         if (fd < 0)
                 return EXIT_MCP_EXEC_FAILED;
 
@@ -133,7 +79,7 @@ static int cmd_stdio(void) {
                                 first_len += take;
                                 char *nl = memchr(first, '\n', first_len);
                                 if (nl || first_len == sizeof first) {
-                                        check_denied(first, nl ? (size_t) (nl - first) : first_len);
+                                        client_check_denied(first, nl ? (size_t) (nl - first) : first_len);
                                         first_line = false;
                                 }
                         }
@@ -146,141 +92,42 @@ static int cmd_stdio(void) {
 
 /* ---- run ---- */
 
-/* Reads lines from our connection to the local server's stdio socket (one
- * MCP session runs over it): the fd, what was read past the last newline,
- * and the last whole line. */
-typedef struct LineReader {
-        int fd;
-        char buf[1 << 16];              /* read from fd, not yet a whole line */
-        size_t size;
-        Buffer line;                    /* the last line read, NUL-terminated; no limit */
-} LineReader;
 
-static LineReader *line_reader_free(LineReader *lr) {
-        if (!lr)
+/* What `run` was asked to do. */
+typedef struct RunOptions {
+        uint64_t timeout_s;             /* 0: the server's default */
+        const char *file;               /* NULL or "-": the code comes on stdin */
+        char **input_paths;             /* --file, NULL-terminated, or NULL */
+        const char *output_dir;
+        bool detach;                    /* a task: print its id, do not wait */
+        uint64_t ttl_s;                 /* the ttl to ask for a task; 0: the longest */
+} RunOptions;
+
+/* tools/call of exec; the response object, or NULL (said on stderr). args
+ * is the "arguments" object and task the "task" one (or NULL): both are
+ * taken. */
+static json_object *call_exec(LineReader *lr, json_object *args, json_object *task) {
+        _cleanup_json_ json_object *t = task;
+        json_object *params = NULL, *resp = NULL;
+
+        assert(lr);
+        assert(args);
+
+        if (json_build(&params, JB_STR("name", "exec"), JB_OBJ("arguments", args), JB_END) < 0 ||
+            (t && json_build_into(params, JB_OBJ("task", TAKE_PTR(t)), JB_END) < 0)) {
+                json_object_put(params);
+                fprintf(stderr, "mcp-exec: out of memory\n");
                 return NULL;
-        safe_close(lr->fd);
-        buffer_free(&lr->line);
-        free(lr);
-        return NULL;
-}
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(LineReader *, line_reader_free);
-
-/* Connects to the local server; the reader starts empty. */
-static int line_reader_open(LineReader **ret) {
-        _cleanup_(line_reader_freep) LineReader *lr = NULL;
-
-        assert(ret);
-
-        lr = new0(LineReader, 1);
-        if (!lr)
-                return -ENOMEM;
-        lr->line = BUFFER_INIT(SIZE_MAX);
-        lr->fd = connect_local();
-        if (lr->fd < 0)
-                return lr->fd;
-        *ret = TAKE_PTR(lr);
-        return 0;
-}
-
-/* Reads one line (without the newline) into lr->line.data; 0 at EOF. */
-static int read_line(LineReader *lr) {
-        assert(lr);
-
-        lr->line.size = 0;
-        for (;;) {
-                char *nl = memchr(lr->buf, '\n', lr->size);
-                size_t n = nl ? (size_t) (nl - lr->buf) : lr->size;
-                int r;
-
-                r = buffer_append(&lr->line, lr->buf, n);
-                if (r < 0)
-                        return r;
-                lr->line.data[lr->line.size] = 0;      /* the spare byte */
-                if (nl) {
-                        memmove(lr->buf, nl + 1, lr->size - n - 1);
-                        lr->size -= n + 1;
-                        return 1;
-                }
-                lr->size = 0;
-                ssize_t k = read(lr->fd, lr->buf, sizeof lr->buf);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (k == 0)
-                        return 0;
-                lr->size = (size_t) k;
         }
+        return client_request(lr, 2, "tools/call", params, &resp) < 0 ? NULL : resp;
 }
 
-static int send_json(int fd, json_object *j) {
-        assert(j);
-
-        size_t len;
-        const char *s = json_object_to_json_string_length(j, JSON_C_TO_STRING_PLAIN, &len);
-        int r = loop_write(fd, s, len);
-        return r < 0 ? r : loop_write(fd, "\n", 1);
-}
-
-/* Waits for the response with the given id; prints and skips the rest. */
-static json_object *wait_response(LineReader *lr, int id) {
-        assert(lr);
-
-        for (;;) {
-                json_object *j, *v;
-                int r = read_line(lr);
-                if (r <= 0)
-                        return NULL;
-                j = json_tokener_parse(lr->line.data);
-                if (!j)
-                        continue;
-                if (json_object_object_get_ex(j, "id", &v) && json_object_is_type(v, json_type_int) &&
-                    json_object_get_int(v) == id)
-                        return j;
-                if (json_object_object_get_ex(j, "error", &v)) {
-                        check_denied(lr->line.data, lr->line.size);
-                        json_object_put(j);
-                        return NULL;
-                }
-                json_object_put(j);
-        }
-}
-
-/* initialize, then notifications/initialized. */
-static int mcp_initialize(LineReader *lr) {
-        _cleanup_json_ json_object *req = NULL, *resp = NULL, *note = NULL;
-        json_object *v;
-
-        assert(lr);
-
-        req = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
-                                 "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
-                                 "\"clientInfo\":{\"name\":\"mcp-exec-run\",\"version\":\"" PACKAGE_VERSION "\"}}}");
-        /* A refused session is answered and closed at once, maybe before our
-         * request is all written: read the answer even if writing failed. */
-        (void) send_json(lr->fd, req);
-        resp = wait_response(lr, 1);
-        if (!resp || !json_object_object_get_ex(resp, "result", &v)) {
-                if (!denied_reported)
-                        fprintf(stderr, "mcp-exec: the server did not accept the session\n");
-                return -EPROTO;
-        }
-        note = json_tokener_parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
-        return send_json(lr->fd, note);
-}
-
-/* tools/call of exec; the response object, or NULL (said on stderr). files
- * is the "files" argument or NULL; it is taken. */
-static json_object *call_exec(LineReader *lr, const char *code, size_t code_len, const char *in, size_t in_len,
-                              uint64_t timeout_s, json_object *files) {
-        _cleanup_json_ json_object *f = files, *args = NULL, *req = NULL;
-        json_object *resp;
+/* The exec arguments; files (the "files" argument, or NULL) is taken. */
+static json_object *exec_arguments(const char *code, size_t code_len, const char *in, size_t in_len,
+                                   uint64_t timeout_s, json_object *files) {
+        _cleanup_json_ json_object *f = files, *args = NULL;
         int r;
 
-        assert(lr);
         assert(code);
 
         r = json_build(&args, JB_OBJ("code", json_object_new_string_len(code, (int) code_len)), JB_END);
@@ -290,80 +137,24 @@ static json_object *call_exec(LineReader *lr, const char *code, size_t code_len,
                 r = json_build_into(args, JB_OBJ("stdin", json_object_new_string_len(in, (int) in_len)), JB_END);
         if (r >= 0 && f)
                 r = json_build_into(args, JB_OBJ("files", TAKE_PTR(f)), JB_END);
-        if (r >= 0) {
-                json_object *params = NULL;
-
-                r = json_build(&params, JB_STR("name", "exec"), JB_OBJ("arguments", TAKE_PTR(args)), JB_END);
-                if (r >= 0)
-                        r = json_build(&req, JB_STR("jsonrpc", "2.0"), JB_INT("id", 2), JB_STR("method", "tools/call"),
-                                       JB_OBJ("params", params), JB_END);
-        }
         if (r < 0) {
                 fprintf(stderr, "mcp-exec: out of memory\n");
                 return NULL;
         }
-        if (send_json(lr->fd, req) < 0 || !(resp = wait_response(lr, 2))) {
-                fprintf(stderr, "mcp-exec: no answer from the server\n");
+        return TAKE_PTR(args);
+}
+
+/* {"ttl": ms}, or {} for the longest the server grants (it never grants
+ * less than the run may take, plus a minute). */
+static json_object *task_metadata(uint64_t ttl_s) {
+        json_object *o = NULL;
+
+        if (ttl_s == 0)
+                return json_object_new_object();
+        if (ttl_s > INT64_MAX / 1000 || json_build(&o, JB_INT("ttl", ttl_s * 1000), JB_END) < 0)
                 return NULL;
-        }
-        return resp;
+        return o;
 }
-
-/* Prints the program's output and returns the exit status that stands for
- * its end, as mcp-exec(1) says. */
-static int print_result(json_object *resp) {
-        json_object *result, *sc, *v;
-
-        assert(resp);
-
-        if (json_object_object_get_ex(resp, "error", &v)) {
-                json_object *m;
-                fprintf(stderr, "mcp-exec: %s\n",
-                        json_object_object_get_ex(v, "message", &m) ? json_object_get_string(m) : "error");
-                return EXIT_MCP_EXEC_FAILED;
-        }
-        if (!json_object_object_get_ex(resp, "result", &result))
-                return EXIT_MCP_EXEC_FAILED;
-        if (json_object_object_get_ex(result, "isError", &v) && json_object_get_boolean(v)) {
-                json_object *content, *t;
-                if (json_object_object_get_ex(result, "content", &content) &&
-                    json_object_is_type(content, json_type_array) && json_object_array_length(content) > 0 &&
-                    json_object_object_get_ex(json_object_array_get_idx(content, 0), "text", &t))
-                        fprintf(stderr, "mcp-exec: %s\n", json_object_get_string(t));
-                return EXIT_MCP_EXEC_FAILED;
-        }
-        if (!json_object_object_get_ex(result, "structuredContent", &sc))
-                return EXIT_MCP_EXEC_FAILED;
-        if (json_object_object_get_ex(sc, "stdout", &v))
-                (void) loop_write(STDOUT_FILENO, json_object_get_string(v), (size_t) json_object_get_string_len(v));
-        if (json_object_object_get_ex(sc, "stderr", &v))
-                (void) loop_write(STDERR_FILENO, json_object_get_string(v), (size_t) json_object_get_string_len(v));
-        if (json_object_object_get_ex(sc, "truncated", &v) && json_object_get_boolean(v))
-                fprintf(stderr, "mcp-exec: output truncated\n");
-        if (json_object_object_get_ex(sc, "timed_out", &v) && json_object_get_boolean(v)) {
-                fprintf(stderr, "mcp-exec: timed out\n");
-                return EXIT_TIMEOUT;
-        }
-        if (json_object_object_get_ex(sc, "oom_killed", &v) && json_object_get_boolean(v)) {
-                fprintf(stderr, "mcp-exec: killed: out of memory\n");
-                return 128 + SIGKILL;
-        }
-        if (json_object_object_get_ex(sc, "signal", &v) && json_object_is_type(v, json_type_string)) {
-                const char *name = json_object_get_string(v);
-                int sig = 0;
-                for (int i = 1; i < 65; i++)
-                        if (signal_to_name(i) && streq(signal_to_name(i), name))
-                                sig = i;
-                fprintf(stderr, "mcp-exec: killed by %s\n", name);
-                return 128 + sig;
-        }
-        if (json_object_object_get_ex(sc, "exit_code", &v))
-                return json_object_get_int(v) & 0xff;
-        return EXIT_MCP_EXEC_FAILED;
-}
-
-/* Far more than the server takes; the server says what its limit is. */
-#define READ_MAX (256U * 1024U * 1024U)
 
 /* The code from file (or stdin); with a file, our own stdin (when not a
  * terminal) is the program's. */
@@ -394,30 +185,6 @@ static int read_input(const char *file, char **ret_code, size_t *ret_code_len, c
 
 /* ---- files in and out ---- */
 
-/* Names from the server may hold anything: show them with invalid UTF-8 as
- * U+FFFD and control characters (C0, DEL, C1) and backslashes escaped, so a
- * name cannot drive the terminal. */
-static void print_name(FILE *f, const char *s) {
-        _cleanup_free_ char *clean = NULL;
-        size_t n;
-
-        assert(f);
-        assert(s);
-
-        clean = utf8_sanitize(s, strlen(s), &n);
-        if (!clean)
-                return;
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char) clean[i];
-                if (c < 0x20 || c == 0x7f || c == '\\')
-                        fprintf(f, "\\x%02x", c);
-                else if (c == 0xc2 && i + 1 < n && (unsigned char) clean[i + 1] < 0xa0) {
-                        fprintf(f, "\\u%04x", (unsigned char) clean[i + 1]);
-                        i++;
-                } else
-                        fputc(c, f);
-        }
-}
 
 /* The "files" argument for --file PATH...: each file under its own base
  * name, as text when it is UTF-8, else base64. NULL (said on stderr) on
@@ -475,167 +242,43 @@ static json_object *input_files(char **paths) {
         return TAKE_PTR(files);
 }
 
-/* Where a returned file goes beneath --output-dir: its path under
- * /tmp/outputs/. NULL if the server named something else. */
-static const char *output_relative(const char *path) {
-        static const char prefix[] = "/tmp/outputs/";
 
-        return path && strneq(path, prefix, sizeof prefix - 1) ? path + sizeof prefix - 1 : NULL;
-}
-
-static int save_one(int dir_fd, const char *dir, const char *rel, const void *data, size_t n) {
-        int r;
-
-        assert(dir);
-        assert(rel);
-        assert(data || n == 0);
-
-        r = write_beneath(dir_fd, rel, data, n);
-        fprintf(stderr, r < 0 ? "mcp-exec: cannot write %s/" : "mcp-exec: wrote %s/", dir);
-        print_name(stderr, rel);
-        if (r < 0)
-                fprintf(stderr, ": %s\n", r == -EINVAL ? "not a plain relative path" : strerror(-r));
-        else
-                fprintf(stderr, " (%zu bytes)\n", n);
-        return r;
-}
-
-/* Saves one content block if it is an image or a resource. Image blocks
- * follow the result's "images" entries with returned: true, in order;
- * *image is the next entry to look at, *figures counts figures saved.
- * -EBADMSG: a block that names no file under /tmp/outputs or whose data is
- * no base64. */
-static int save_block(int dir_fd, const char *dir, json_object *b, json_object *images, size_t *image,
-                      size_t *figures) {
-        const char *type = json_object_get_string(json_object_object_get(b, "type")), *rel = NULL, *enc;
-        _cleanup_free_ uint8_t *data = NULL;
-        _cleanup_free_ char *path = NULL;
-        json_object *entry = NULL, *res, *text;
-        char name[32];
-        size_t n;
-
-        assert(dir);
-        assert(image);
-        assert(figures);
-
-        if (type && streq(type, "image")) {
-                while (!entry && *image < json_object_array_length(images)) {
-                        json_object *e = json_object_array_get_idx(images, (*image)++);
-                        if (json_object_get_boolean(json_object_object_get(e, "returned")))
-                                entry = e;
-                }
-                if (json_object_get_string(json_object_object_get(entry, "path")))
-                        rel = output_relative(json_object_get_string(json_object_object_get(entry, "path")));
-                else {
-                        (void) snprintf(name, sizeof name, "figure-%zu.png", ++*figures);
-                        rel = name;
-                }
-                enc = json_object_get_string(json_object_object_get(b, "data"));
-        } else if (type && streq(type, "resource")) {
-                res = json_object_object_get(b, "resource");
-                if (file_uri_to_path(json_object_get_string(json_object_object_get(res, "uri")) ?: "", &path, &n) < 0)
-                        return -EBADMSG;
-                rel = output_relative(path);
-                enc = json_object_get_string(json_object_object_get(res, "blob"));
-                text = json_object_object_get(res, "text");
-                if (!enc && rel && json_object_is_type(text, json_type_string))
-                        return save_one(dir_fd, dir, rel, json_object_get_string(text),
-                                        (size_t) json_object_get_string_len(text));
-        } else
-                return 0;
-        if (!rel || !enc || base64_decode(enc, strlen(enc), READ_MAX, &data, &n, NULL) < 0)
-                return -EBADMSG;
-        return save_one(dir_fd, dir, rel, data, n);
-}
-
-/* Saves the returned figures (figure-N.png) and files (by their path under
- * /tmp/outputs/) beneath dir, and says what was left out. Image blocks
- * follow the result's "images" entries with returned: true, in order. */
-static int save_outputs(json_object *resp, const char *dir) {
-        json_object *result = json_object_object_get(resp, "result"), *sc, *content, *images, *files;
-        _cleanup_close_ int dir_fd = -EBADF;
-        size_t image = 0, figures = 0, saved = 0;
-        int ret = 0;
-
-        assert(resp);
-
-        sc = json_object_object_get(result, "structuredContent");
-        content = json_object_object_get(result, "content");
-        images = json_object_object_get(sc, "images");
-        files = json_object_object_get(sc, "files");
-        if (!json_object_is_type(content, json_type_array))
-                return 0;
-
-        /* The server's note on what is missing, then the entries it means. */
-        for (size_t i = 1; i < json_object_array_length(content); i++) {
-                json_object *b = json_object_array_get_idx(content, i);
-                const char *type = json_object_get_string(json_object_object_get(b, "type"));
-                if (type && streq(type, "text")) {
-                        fputs("mcp-exec: ", stderr);
-                        print_name(stderr, json_object_get_string(json_object_object_get(b, "text")) ?: "");
-                        fputc('\n', stderr);
-                }
-        }
-        for (int pass = 0; pass < 2; pass++) {
-                json_object *list = pass == 0 ? images : files;
-                for (size_t i = 0; i < json_object_array_length(list); i++) {
-                        json_object *e = json_object_array_get_idx(list, i), *v;
-                        if (json_object_object_get_ex(e, "returned", &v) && !json_object_get_boolean(v)) {
-                                fprintf(stderr, "mcp-exec: left out: ");
-                                print_name(stderr, json_object_get_string(json_object_object_get(e, "path")) ?: "a figure");
-                                fprintf(stderr, " (%s)\n", json_object_get_string(json_object_object_get(e, "reason")) ?: "no reason");
-                        }
-                }
-        }
-        if (!dir) {
-                for (size_t i = 1; i < json_object_array_length(content); i++) {
-                        const char *type = json_object_get_string(
-                                json_object_object_get(json_object_array_get_idx(content, i), "type"));
-                        saved += type && (streq(type, "image") || streq(type, "resource"));
-                }
-                if (saved > 0)
-                        fprintf(stderr, "mcp-exec: %zu output%s returned (figures and files); --output-dir DIR saves "
-                                        "them\n", saved, saved == 1 ? "" : "s");
-                return 0;
-        }
-
-        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0) {
-                fprintf(stderr, "mcp-exec: cannot open --output-dir %s: %m\n", dir);
-                return -errno;
-        }
-        for (size_t i = 1; i < json_object_array_length(content); i++) {
-                int r = save_block(dir_fd, dir, json_object_array_get_idx(content, i), images, &image, &figures);
-                if (r == -EBADMSG)
-                        fprintf(stderr, "mcp-exec: the server sent an output that cannot be saved (content block %zu)\n",
-                                i);
-                if (r < 0 && ret == 0)
-                        ret = r;
-        }
-        return ret;
-}
-
-static int cmd_run(uint64_t timeout_s, const char *file, char **input_paths, const char *output_dir) {
+static int cmd_run(const RunOptions *o) {
         _cleanup_free_ char *code = NULL, *in = NULL;
         _cleanup_(line_reader_freep) LineReader *lr = NULL;
         _cleanup_json_ json_object *resp = NULL;
-        json_object *files = NULL;
+        json_object *files = NULL, *args, *task = NULL;
         size_t code_len = 0, in_len = 0;
         int status;
 
-        if (read_input(file, &code, &code_len, &in, &in_len) < 0)
+        assert(o);
+
+        if (read_input(o->file, &code, &code_len, &in, &in_len) < 0)
                 return EXIT_MCP_EXEC_FAILED;
-        if (input_paths && !(files = input_files(input_paths)))
+        if (o->input_paths && !(files = input_files(o->input_paths)))
                 return EXIT_MCP_EXEC_FAILED;
-        if (line_reader_open(&lr) < 0 || mcp_initialize(lr) < 0) {
-                json_object_put(files);
+        args = exec_arguments(code ?: "", code_len, in, in_len, o->timeout_s, files);
+        if (!args)
+                return EXIT_MCP_EXEC_FAILED;
+        if (o->detach && !(task = task_metadata(o->ttl_s))) {
+                json_object_put(args);
+                fprintf(stderr, "mcp-exec: out of memory\n");
                 return EXIT_MCP_EXEC_FAILED;
         }
-        resp = call_exec(lr, code, code_len, in, in_len, timeout_s, files);
+        /* Tasks came with 2025-11-25; a plain run keeps the revision it
+         * always spoke. */
+        if (line_reader_open(&lr) < 0 || client_initialize(lr, o->detach ? TASK_PROTOCOL_VERSION : "2025-06-18") < 0) {
+                json_object_put(args);
+                json_object_put(task);
+                return EXIT_MCP_EXEC_FAILED;
+        }
+        resp = call_exec(lr, args, task);
         if (!resp)
                 return EXIT_MCP_EXEC_FAILED;
+        if (o->detach)
+                return task_print_created(resp);
         status = print_result(resp);
-        if (status != EXIT_MCP_EXEC_FAILED && save_outputs(resp, output_dir) < 0)
+        if (status != EXIT_MCP_EXEC_FAILED && save_outputs(resp, o->output_dir) < 0)
                 return EXIT_MCP_EXEC_FAILED;
         return status;
 }
@@ -650,12 +293,74 @@ static void help(void) {
                "                             Run FILE (or stdin) and exit with its exit code; with a\n"
                "                             FILE, this command's stdin becomes the program's stdin;\n"
                "                             --file puts PATH into the run's /tmp, --output-dir\n"
-               "                             saves the figures and /tmp/outputs files it returns\n\n"
+               "                             saves the figures and /tmp/outputs files it returns\n"
+               "  run --detach [--ttl S] [--timeout S] [--file PATH]... [FILE|-]\n"
+               "                             Start the run as a task, print its id and exit; the\n"
+               "                             timeout may go up to the server's task maximum\n"
+               "  task get [--output-dir DIR] ID\n"
+               "                             Print a task's status; once it ended, its output as run\n"
+               "                             does, with the program's exit status. Never waits: a\n"
+               "                             task still working prints \"working\" and exits 75\n"
+               "  task wait [--output-dir DIR] ID\n"
+               "                             Wait for the task to end, then as task get\n"
+               "  task cancel ID             Cancel a task; its run stops\n"
+               "  task list                  List your tasks: id, status, creation time\n\n"
                "Options:\n"
                "  -h --help                  Show this help\n"
                "     --version               Show the version\n\n"
-               "Exit status of run: the program's, 124 on timeout, 128+N when killed by signal N,\n"
-               "125 when mcp-exec itself failed. See mcp-exec(1).\n");
+               "Exit status of run, task get and task wait: the program's, 124 on timeout, 128+N\n"
+               "when killed by signal N, 125 when mcp-exec itself failed or there is no such task\n"
+               "(or it was cancelled), 75 when task get finds the task still working. See mcp-exec(1).\n");
+}
+
+static const char run_usage[] = "mcp-exec: usage: mcp-exec run [--detach [--ttl S]] [--timeout S] [--file PATH]... "
+                                "[--output-dir DIR] [FILE|-]\n";
+
+/* The words after "run" (optind is at the first). */
+static int parse_run(int argc, char *argv[], const struct option *options, RunOptions *o) {
+        size_t n_inputs = 0;
+        int c;
+
+        assert(argv);
+        assert(options);
+        assert(o);
+
+        while ((c = getopt_long(argc, argv, "t:f:o:", options, NULL)) >= 0) {
+                if (c == 't' && parse_uint(optarg, &o->timeout_s) >= 0)
+                        continue;
+                if (c == 'T' && parse_uint(optarg, &o->ttl_s) >= 0 && o->ttl_s > 0)
+                        continue;
+                if (c == 'd') {
+                        o->detach = true;
+                        continue;
+                }
+                if (c == 'f' && n_inputs < LAUNCH_FILES_MAX) {
+                        if (!o->input_paths && !(o->input_paths = new0(char *, LAUNCH_FILES_MAX + 1)))
+                                return -ENOMEM;
+                        o->input_paths[n_inputs++] = optarg;
+                        continue;
+                }
+                if (c == 'f') {
+                        fprintf(stderr, "mcp-exec: at most %u --file options\n", LAUNCH_FILES_MAX);
+                        return -EINVAL;
+                }
+                if (c == 'o') {
+                        o->output_dir = optarg;
+                        continue;
+                }
+                fputs(run_usage, stderr);
+                return -EINVAL;
+        }
+        if (argc - optind > 1 || (o->ttl_s > 0 && !o->detach)) {
+                fputs(run_usage, stderr);
+                return -EINVAL;
+        }
+        if (o->detach && o->output_dir) {
+                fprintf(stderr, "mcp-exec: --output-dir goes with task get or task wait, not with run --detach\n");
+                return -EINVAL;
+        }
+        o->file = optind < argc ? argv[optind] : NULL;
+        return 0;
 }
 
 int main(int argc, char *argv[]) {
@@ -665,15 +370,12 @@ int main(int argc, char *argv[]) {
                 { "timeout", required_argument, NULL, 't' },
                 { "file", required_argument, NULL, 'f' },
                 { "output-dir", required_argument, NULL, 'o' },
+                { "detach", no_argument, NULL, 'd' },
+                { "ttl", required_argument, NULL, 'T' },
                 {},
         };
-        static const char usage[] = "mcp-exec: usage: mcp-exec run [--timeout S] [--file PATH]... [--output-dir DIR] "
-                                    "[FILE|-]\n";
-        _cleanup_free_ char **input_paths = NULL;
-        const char *output_dir = NULL;
-        size_t n_inputs = 0;
-        uint64_t timeout_s = 0;
-        int c;
+        RunOptions o = {};
+        int c, r;
 
         (void) signal(SIGPIPE, SIG_IGN);
         while ((c = getopt_long(argc, argv, "+ht:", options, NULL)) >= 0)
@@ -685,7 +387,7 @@ int main(int argc, char *argv[]) {
                         printf("mcp-exec %s\n", PACKAGE_VERSION);
                         return 0;
                 case 't':
-                        if (parse_uint(optarg, &timeout_s) < 0) {
+                        if (parse_uint(optarg, &o.timeout_s) < 0) {
                                 fprintf(stderr, "mcp-exec: invalid --timeout=%s\n", optarg);
                                 return 2;
                         }
@@ -699,33 +401,17 @@ int main(int argc, char *argv[]) {
         }
         if (streq(argv[optind], "stdio") && optind + 1 == argc)
                 return cmd_stdio();
+        if (streq(argv[optind], "task"))
+                return task_cmd(argc - optind, argv + optind);
         if (streq(argv[optind], "run")) {
                 optind++;
-                while ((c = getopt_long(argc, argv, "t:f:o:", options, NULL)) >= 0) {
-                        if (c == 't' && parse_uint(optarg, &timeout_s) >= 0)
-                                continue;
-                        if (c == 'f' && n_inputs < LAUNCH_FILES_MAX) {
-                                if (!input_paths && !(input_paths = new0(char *, LAUNCH_FILES_MAX + 1)))
-                                        return EXIT_MCP_EXEC_FAILED;
-                                input_paths[n_inputs++] = optarg;
-                                continue;
-                        }
-                        if (c == 'f') {
-                                fprintf(stderr, "mcp-exec: at most %u --file options\n", LAUNCH_FILES_MAX);
-                                return 2;
-                        }
-                        if (c == 'o') {
-                                output_dir = optarg;
-                                continue;
-                        }
-                        fputs(usage, stderr);
-                        return 2;
-                }
-                if (argc - optind > 1) {
-                        fputs(usage, stderr);
-                        return 2;
-                }
-                return cmd_run(timeout_s, optind < argc ? argv[optind] : NULL, input_paths, output_dir);
+                r = parse_run(argc, argv, options, &o);
+                if (r >= 0)
+                        r = cmd_run(&o);
+                else
+                        r = r == -ENOMEM ? EXIT_MCP_EXEC_FAILED : 2;
+                free(o.input_paths);
+                return r;
         }
         fprintf(stderr, "mcp-exec: unknown command '%s'; see mcp-exec --help\n", argv[optind]);
         return 2;

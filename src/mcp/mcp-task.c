@@ -107,7 +107,7 @@ static void task_log(McpTask *t, int level, const char *what) {
         uint64_t ms = (now_usec() - t->started_usec) / USEC_PER_MSEC;
 
         log_struct(level,
-                   "MESSAGE=task %s…: %s", id_prefix(t, prefix), what,
+                   "MESSAGE=task %s: %s", id_prefix(t, prefix), what,
                    "MCP_TASK=%s", prefix,
                    "MCP_TASK_FORMAT=%s", t->format == MCP_TASK_CORE ? "2025-11-25" : "2026-07-28",
                    "MCP_TASK_STATUS=%s", mcp_task_status_to_string(t->status),

@@ -70,7 +70,7 @@ static const Spec specs[] = {
         { "MCP_EXEC_TASK_TTL_MAX_S", KIND_UINT, offsetof(Config, task_ttl_max_s), 60, 7 * 86400, "seconds" },
         { "MCP_EXEC_MAX_TASKS", KIND_UINT, offsetof(Config, max_tasks), 0, 65536, "a count" },
         { "MCP_EXEC_MAX_TASKS_PER_CALLER", KIND_UINT, offsetof(Config, max_tasks_per_caller), 1, 65536, "a count" },
-        { "MCP_EXEC_TASK_AFTER_MS", KIND_UINT, offsetof(Config, task_after_ms), 10, 600000, "milliseconds" },
+        { "MCP_EXEC_TASK_AFTER_MS", KIND_UINT, offsetof(Config, task_after_ms), 10, 60000, "milliseconds" },
         { "MCP_EXEC_MAX_OUTPUT_BYTES", KIND_SIZE, offsetof(Config, max_output_bytes), 1, 256 * MiB, "a size" },
         { "MCP_EXEC_MAX_STDIN_BYTES", KIND_SIZE, offsetof(Config, max_stdin_bytes), 0, 256 * MiB, "a size" },
         { "MCP_EXEC_MAX_CODE_BYTES", KIND_SIZE, offsetof(Config, max_code_bytes), 1, 64 * MiB, "a size" },

@@ -22,11 +22,17 @@
 //   failover VICTIM       sessions on both hosts, a long call on VICTIM; then, as the wrapper takes
 //                         VICTIM down in two ways, every session calls again (markers failover.*)
 //   bench N C             N stateless calls of `pass`, C at once: runs per second
+//   tasks N               N stateless calls of a 2 s run that declare the tasks extension (raw
+//                         HTTPS, each request on a connection of its own): each becomes a task, and
+//                         is polled with tasks/get (Mcp-Name: the task id) until it ends; every
+//                         poll must find the task (not -32602) and the result must come from the
+//                         host the task id names
 
+import https from 'node:https';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { MODERN, check, execResult, log, mark, short, toolErrorText, waitMarker, withTimeout } from './lib.mjs';
+import { MODERN, check, execResult, log, mark, modernMeta, short, toolErrorText, waitMarker, withTimeout } from './lib.mjs';
 
 const BASE = process.env.MCP_TEST_URL;
 const TOKEN = process.env.MCP_TEST_TOKEN;
@@ -340,7 +346,92 @@ async function bench(n, c) {
     return { calls: Number(n), concurrency: Number(c), seconds: s, runs_per_s: Number(n) / s, hosts, errors };
 }
 
-const commands = { sessions, stateless, legacy, progress, cancel, failover, bench };
+// One 2026-07-28 request on a connection of its own (no keep-alive: a balancer sees each as a
+// new client), with the headers that mirror it. Resolves to { status, body } (body parsed, or
+// the raw text if it is no JSON).
+function rawStateless(method, params, name) {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: modernMeta(params._meta) } });
+    const headers = {
+        ...HEADERS,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': MODERN,
+        'Mcp-Method': method,
+        'Content-Length': Buffer.byteLength(body),
+    };
+    if (name) headers['Mcp-Name'] = name;
+    return new Promise((resolve, reject) => {
+        const req = https.request(new URL(BASE + '/mcp'), { method: 'POST', headers, agent: false }, (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (d) => (text += d));
+            res.on('end', () => {
+                let parsed = text;
+                try {
+                    parsed = JSON.parse(text);
+                } catch {}
+                resolve({ status: res.statusCode, body: parsed });
+            });
+        });
+        req.setTimeout(60000, () => req.destroy(new Error(`${method}: no answer within 60 s`)));
+        req.on('error', reject);
+        req.end(body);
+    });
+}
+
+async function tasks(n) {
+    const statuses = {};
+    const count = async (p) => {
+        const r = await p;
+        statuses[r.status] = (statuses[r.status] || 0) + 1;
+        return r;
+    };
+    const out = { tasks: 0, ok: 0, polls: 0, not_found: 0, wrong: 0, errors: 0, nodes: {}, samples: [] };
+    const ext = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } } };
+    const code = 'import socket, time\ntime.sleep(2)\nprint(socket.gethostname())\n';
+    for (let i = 0; i < Number(n); i++) {
+        try {
+            const c = await count(rawStateless('tools/call', { name: 'exec', arguments: { code }, _meta: ext }, 'exec'));
+            const h = c.body?.result;
+            check(c.status === 200 && h?.resultType === 'task' && typeof h.taskId === 'string',
+                'a 2 s call that declared the extension did not become a task', c);
+            out.tasks++;
+            const node = nodeOf(h.taskId);
+            out.nodes[node] = (out.nodes[node] || 0) + 1;
+            let t = null;
+            for (let k = 0; k < 60; k++) {
+                await new Promise((resolve) => setTimeout(resolve, 300));
+                const g = await count(rawStateless('tasks/get', { taskId: h.taskId }, h.taskId));
+                out.polls++;
+                if (g.body?.error?.code === -32602) {
+                    out.not_found++;
+                    if (out.samples.length < 5) out.samples.push({ task: h.taskId, poll: k, error: g.body.error });
+                    continue;
+                }
+                check(g.status === 200 && g.body?.result?.resultType === 'complete', 'tasks/get', g);
+                if (g.body.result.status !== 'working') {
+                    t = g.body.result;
+                    break;
+                }
+            }
+            check(t && t.status === 'completed', 'the task did not complete', t);
+            const host = execResult(t.result, 'task result').stdout.trim();
+            if (host === HOSTS[node]) out.ok++;
+            else {
+                out.wrong++;
+                if (out.samples.length < 5) out.samples.push({ task: h.taskId, ran_on: host });
+            }
+        } catch (e) {
+            out.errors++;
+            if (out.samples.length < 5) out.samples.push(errorInfo(e));
+        }
+    }
+    out.statuses = statuses;
+    out.status_5xx = fivexx(statuses);
+    return out;
+}
+
+const commands = { sessions, stateless, legacy, progress, cancel, failover, bench, tasks };
 const [cmd, ...args] = process.argv.slice(2);
 if (!commands[cmd] || !BASE || !TOKEN) {
     log('usage: MCP_TEST_URL=... MCP_TEST_TOKEN=... MCP_TEST_HOSTS=... scaleout.mjs ' + Object.keys(commands).join('|') + ' ARGS');

@@ -12,6 +12,10 @@
 #   2  negative control: the same run with the naive `stick on req.hdr(mcp-session-id)` instead of
 #      the routing rules fails
 #   3  stateless 2026-07-28 calls (v2 client) go round-robin: both hosts, no error
+#  3t  tasks (2026-07-28 extension; the hosts run with MCP_EXEC_TASK_AFTER_MS=200): 6 calls of a
+#      2 s run become tasks, each polled with tasks/get on new connections until it ends: every
+#      poll reaches the host the task id names (never -32602) and the result is that host's;
+#      negative control: without the example's Mcp-Name rules the same run meets -32602
 #   4  progress notifications arrive while a run goes (v1 session and v2 stateless)
 #   5  legacy SSE: the endpoint names a host, and its calls run there
 #   6  cancel a 30 s run through the balancer (v1: notifications/cancelled; v2: closing the
@@ -24,6 +28,8 @@
 #      back, then its front end stops hard: again 404, never a 5xx
 # No 5xx anywhere. Needs the build directory (MCP_TEST_BUILDDIR, which tests/run sets) to install
 # the two hosts, haproxy, openssl and promtool (packaging/deps.sh --test) and Node (tests/node-clients).
+# Plain pass only: what it checks is HAProxy's routing by our ids; the front ends serve the same
+# requests the transport tests give the sanitized build.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 
@@ -86,6 +92,8 @@ host_up() {
     cp "$EXAMPLES/node.conf" "$root/etc/mcp-exec/mcp-exec.conf"
     sub "$root/etc/mcp-exec/mcp-exec.conf" "MCP_EXEC_NODE_ID=exec1" "MCP_EXEC_NODE_ID=$n"
     sub "$root/etc/mcp-exec/mcp-exec.conf" "MCP_EXEC_ALLOWED_HOSTS=mcp.example.com" "MCP_EXEC_ALLOWED_HOSTS=$LB_NAME"
+    # A 2 s call that declared the tasks extension becomes a task (step 3t).
+    printf 'MCP_EXEC_TASK_AFTER_MS=200\n' >>"$root/etc/mcp-exec/mcp-exec.conf"
     chmod 0644 "$root/etc/mcp-exec/mcp-exec.conf"
     (umask 077 && printf '%s\n' "$TOKEN" >"$root/etc/credstore/mcp-exec.auth-token")
     # A private network between the test box (10.77.i.1) and this host (10.77.i.2).
@@ -121,8 +129,9 @@ cat "$HDIR/lb.crt" "$HDIR/lb.key" >"$HDIR/lb.pem"
 chmod 0644 "$HDIR/lb.crt" "$HDIR/lb.pem"
 bx mkdir -p /run/haproxy
 
-# lb_config [naive]: the shipped haproxy.cfg for this network; "naive" swaps the routing rules for
-# the stick-table line that looks right and is not (design notes: it stores from the request).
+# lb_config [naive|notasks]: the shipped haproxy.cfg for this network; "naive" swaps the routing
+# rules for the stick-table line that looks right and is not (design notes: it stores from the
+# request); "notasks" drops the rules that route task requests by Mcp-Name.
 lb_config() {
     local f=$HDIR/haproxy.cfg
     cp "$EXAMPLES/haproxy.cfg" "$f"
@@ -135,6 +144,10 @@ lb_config() {
         sed -i -e '/^ *use-server /d' \
             -e 's/^\( *\)balance roundrobin$/&\n\1stick-table type string len 128 size 100k expire 30m\n\1stick on req.hdr(mcp-session-id)/' "$f"
         grep -q 'stick on req.hdr' "$f" || fail "could not make the naive configuration"
+    fi
+    if [[ ${1-} == notasks ]]; then
+        grep -q '^ *use-server .* task_request ' "$f" || fail "no task routing rules in the example"
+        sed -i '/task_request/d' "$f"
     fi
     chmod 0644 "$f"
 }
@@ -222,6 +235,18 @@ judge "$OUT" 'r["errors"] == 0 and r["status_5xx"] == 0 and sum(r["hosts"].value
 judge "$OUT" 'r["hosts"].get("'"${HOSTBOX[exec1]}"'", 0) > 0 and r["hosts"].get("'"${HOSTBOX[exec2]}"'", 0) > 0' \
     "3: both hosts used"
 log "3: stateless: $OUT"
+
+# --- 3t: a task is fetched from the host that holds it -------------------------------------------
+client tasks 6 || fail "tasks: the client failed: $(tail -n 20 "$HDIR/clients.log")"
+judge "$OUT" 'r["tasks"] == 6 and r["ok"] == 6 and r["not_found"] == 0 and r["wrong"] == 0 and r["errors"] == 0 and r["status_5xx"] == 0' \
+    "3t: tasks through the balancer"
+judge "$OUT" 'r["polls"] >= 12' "3t: too few tasks/get polls to tell routing from luck"
+log "3t: tasks: $OUT"
+lb_start notasks
+client tasks 3 || fail "tasks (no Mcp-Name rules): the client failed: $(tail -n 20 "$HDIR/clients.log")"
+judge "$OUT" 'r["not_found"] >= 1' "3t: without the Mcp-Name rules no tasks/get missed (the test could not fail)"
+log "3t: without the Mcp-Name rules: $OUT"
+lb_start
 
 # --- 4: progress is not buffered ----------------------------------------------------------------
 client progress || fail "progress: the client failed: $(tail -n 20 "$HDIR/clients.log")"

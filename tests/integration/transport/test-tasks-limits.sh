@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Tasks against the real units over raw HTTP (2026-07-28, the io.modelcontextprotocol/tasks
+# extension), with a call maximum of 5 s (MCP_EXEC_MAX_TIMEOUT_S) and a task maximum of 60 s:
+#   call   a plain call asking for 30 s is cut at 5 s (timed_out), as before tasks
+#   task   the same code as a task runs its 8 s to the end: it became a task after
+#          MCP_EXEC_TASK_AFTER_MS, ran on a unit of its own whose RuntimeMaxSec= is its timeout
+#          (a warm unit's backstop is sized for the call maximum), /metrics counted it working
+#          then completed, tasks/get (Mcp-Name = the task id) returned the output inline
+#   idle   the front end, with an idle exit of 2 s, stays while it holds the unread result
+#   log    the journal has the task's start and end with its id prefix, never its output
+. "$(dirname "$0")/../../lib/itest.sh"
+
+URL=http://127.0.0.1:8080
+bx sh -c 'command -v curl' >/dev/null || skip "no curl in the box"
+. "$ITEST_DIR/lib/http.sh"
+
+set_config MCP_EXEC_MAX_TIMEOUT_S=5 MCP_EXEC_DEFAULT_TIMEOUT_S=5 MCP_EXEC_TASK_MAX_TIMEOUT_S=60 \
+    MCP_EXEC_TASK_AFTER_MS=300 MCP_EXEC_IDLE_EXIT_S=2
+at_exit restart_http
+restart_http
+
+EXT='"extensions":{"io.modelcontextprotocol/tasks":{}}'
+meta() { printf '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{%s}}' "$1"; }
+# post METHOD NAME BODY: the stateless POST with its mirrored headers; prints the body.
+post() {
+    bx curl -s --max-time 60 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+        -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $1" -H "Mcp-Name: $2" -d "$3" "$URL/mcp"
+}
+call_body() { # CODE CAPS
+    printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"code":"%s","timeout_s":30},%s}}' \
+        "$1" "$(meta "$2")"
+}
+CODE='import time\ntime.sleep(8)\nprint(\"long-done\")'
+
+# --- call: the call maximum holds ------------------------------------------------------------------
+out=$(post tools/call exec "$(call_body "$CODE" "")")
+jcheck "$out" 'r["result"]["resultType"] == "complete" and r["result"]["structuredContent"]["timed_out"] is True' \
+    "call: a plain call asking for 30 s was not cut at the 5 s maximum"
+log "call: cut at the call maximum (timed_out)"
+assert_clean 15
+
+# --- task: the task maximum ----------------------------------------------------------------------------
+cursor=$(journal_cursor)
+out=$(post tools/call exec "$(call_body "$CODE" "$EXT")")
+jcheck "$out" 'r["result"]["resultType"] == "task" and r["result"]["status"] == "working" and r["result"]["ttlMs"] >= 90000' \
+    "task: the slow call with the extension did not become a task"
+TID=$(jget "$out" 'r["result"]["taskId"]')
+[[ $TID =~ ^[a-z0-9-]{1,32}\.[0-9a-f]{32}$ ]] || fail "task: the id is not <node>.<128 random bits in hex>: '$TID'"
+log "task: became task ${TID:0:20}..."
+
+wait_for 10 found active_run_units || fail "task: no active run unit"
+unit=$(active_run_units | head -1)
+rt=$(bx systemctl show -P RuntimeMaxUSec "$unit")
+[[ $rt == 30s ]] || fail "task: its unit $unit has RuntimeMaxSec=$rt, not the task's 30 s"
+log "task: runs on $unit with RuntimeMaxSec=$rt"
+metrics=$(bx curl -s --max-time 10 "$URL/metrics")
+grep -qx 'mcp_exec_tasks{status="working"} 1' <<<"$metrics" ||
+    fail "task: /metrics does not count one working task:"$'\n'"$(grep mcp_exec_tasks <<<"$metrics")"
+
+get_body() { printf '{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"%s",%s}}' "$1" "$(meta "")"; }
+status=working
+for _ in $(seq 1 40); do
+    out=$(post tasks/get "$TID" "$(get_body "$TID")")
+    status=$(jget "$out" 'r["result"]["status"]')
+    [[ $status == working ]] || break
+    sleep 0.5
+done
+jcheck "$out" 'r["result"]["status"] == "completed" and r["result"]["result"]["structuredContent"]["exit_code"] == 0 and r["result"]["result"]["structuredContent"]["stdout"] == "long-done\n" and r["result"]["result"]["structuredContent"]["timed_out"] is False' \
+    "task: tasks/get did not return the whole run's output inline"
+log "task: completed past the call maximum, output inline"
+metrics=$(bx curl -s --max-time 10 "$URL/metrics")
+grep -qx 'mcp_exec_tasks{status="completed"} 1' <<<"$metrics" ||
+    fail "task: /metrics does not count the completed task:"$'\n'"$(grep mcp_exec_tasks <<<"$metrics")"
+
+# --- idle: the result keeps the front end -----------------------------------------------------------
+pid=$(bx systemctl show -P MainPID mcp-exec.service)
+sleep 5
+[[ $(bx systemctl show -P MainPID mcp-exec.service) == "$pid" && $pid != 0 ]] ||
+    fail "idle: the front end exited idle while it held an unread task result"
+out=$(post tasks/get "$TID" "$(get_body "$TID")")
+jcheck "$out" 'r["result"]["status"] == "completed"' "idle: the result is gone after 5 s"
+log "idle: the front end (pid $pid) stays while it holds the result"
+
+# --- log: start and end, metadata only ----------------------------------------------------------------
+j=$(journal_since "$cursor" -u mcp-exec.service -o verbose)
+prefix=${TID#*.}
+prefix=${prefix:0:12}
+grep -q "MCP_TASK=$prefix" <<<"$j" || fail "log: no journal entry with MCP_TASK=$prefix"
+grep -q "task $prefix.*became a task" <<<"$j" || fail "log: the task's start is not in the journal"
+grep -q "task $prefix.*completed" <<<"$j" || fail "log: the task's end is not in the journal"
+! grep -q "long-done" <<<"$j" || fail "log: the run's output reached the journal"
+! grep -q "$TID" <<<"$j" || fail "log: the whole task id (the key to its result) reached the journal"
+log "log: start and end logged with the id prefix only"
+assert_clean 15
+pass
