@@ -32,6 +32,9 @@
 //                                          task of a closed one
 //   node tasks.mjs start URL TOKEN N       N tasks sleeping 60 s; their ids to $MCP_TEST_STATE/ids
 //   node tasks.mjs gone URL TOKEN          each id in $MCP_TEST_STATE/ids is -32602 for tasks/get
+//   node tasks.mjs caps URL TOK_A TOK_B N  with MCP_EXEC_MAX_TASKS_PER_CALLER=N, N finished tasks
+//                                          held: the next task call is -32600 "too many tasks";
+//                                          TOK_B's task still works
 //   node tasks.mjs budget URL TOK_A TOK_B  finished, unread results of 200 kB fill TOK_A's share
 //                                          of the front end's budget: a further task call gets
 //                                          "server busy"; TOK_B's task still works
@@ -702,7 +705,35 @@ async function budget(base, tokA, tokB) {
     suite.finish();
 }
 
-const parts = { v1, long, reconnect, modern, v2, stdio, start, gone, budget };
+// ---- caps: MCP_EXEC_MAX_TASKS_PER_CALLER=N -----------------------------------------------------
+
+async function caps(base, tokA, tokB, n) {
+    let a;
+    await suite.step('connect', async () => {
+        a = await v1Http(base, tokA);
+    }, { fatal: true });
+    await suite.step(`${n} finished tasks held, the next task call is -32600 "too many tasks"`, async () => {
+        for (let i = 0; i < Number(n); i++) {
+            const t = await create(a, { code: `print(${i})` });
+            await waitStatus(a, t.taskId, 'completed', 20000);
+        }
+        const { CreateTaskResultSchema } = await sdkTypes();
+        const e = await rpcError(a.client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code: 'print(1)' }, task: { ttl: 60000 } } },
+            CreateTaskResultSchema), -32600, /too many tasks/, 'a task past the cap');
+        log(`  ${e.message}`);
+        check((await a.tasks.listTasks()).tasks.length === Number(n), 'the refused call left a task');
+    }, { timeoutMs: 60000 });
+    await suite.step('another token still gets its task done', async () => {
+        const b = await v1Http(base, tokB, 'mcp-exec-tasks-b');
+        const s = await stream(b, { code: 'print("b works")' });
+        check(!s.error && execResult(s.result, 'B').stdout === 'b works\n', 'B\'s task', s.error?.message ?? s.result);
+        await closeQuietly(b);
+    }, { timeoutMs: 30000 });
+    await closeQuietly(a);
+    suite.finish();
+}
+
+const parts = { v1, long, reconnect, modern, v2, stdio, start, gone, budget, caps };
 if (!parts[part]) {
     log(`usage: node tasks.mjs ${Object.keys(parts).join('|')} ARGS...`);
     process.exit(2);

@@ -14,6 +14,8 @@
 #   stdio      the v1 SDK through `mcp-exec stdio`, and a new connection fetching a task
 #   kill       with two live tasks the HTTP front end is SIGKILLed: no run unit is left, and the
 #              socket-activated new one answers tasks/get of the old ids with -32602
+#   caps       with MCP_EXEC_MAX_TASKS_PER_CALLER=3, three finished tasks held: the next task call
+#              is -32600 "too many tasks", the other token's works
 #   budget     with MCP_EXEC_FRONTEND_BUDGET=16M, one token's unread 200 kB results fill its half:
 #              its next task call gets "server busy", the other token's task still works
 # The 65 s run is test-tasks-long.
@@ -73,6 +75,11 @@ cnode tasks.mjs gone "$URL" "$TOK_A" || failed+=(kill)
 pid=$(bx systemctl show -P MainPID mcp-exec.service)
 [[ -n $pid && $pid != 0 && $pid != "$KILLED_PID" ]] || fail "kill: no new front end answered (MainPID $pid)"
 assert_clean 15
+
+# --- caps: tasks per caller ----------------------------------------------------------------------
+set_config MCP_EXEC_TASK_AFTER_MS=200 MCP_EXEC_MAX_TASKS_PER_CALLER=3
+restart_http
+part caps caps "$URL" "$TOK_A" "$TOK_B" 3
 
 # --- budget: unread results of one token ---------------------------------------------------------
 set_config MCP_EXEC_TASK_AFTER_MS=200 MCP_EXEC_FRONTEND_BUDGET=16M MCP_EXEC_MAX_TASKS_PER_CALLER=40
