@@ -436,7 +436,7 @@ TEST(test_extension) {
         ASSERT_STREQ(json_get_string(json_get(r, "params"), "status"), "completed");
         ASSERT_TRUE(json_get(json_get(r, "params"), "result"));
         /* The call's own result, as tools/call would have answered it. */
-        ASSERT_STREQ(json_get_string(json_get(r, "result"), "resultType"), "complete");
+        ASSERT_STREQ(json_get_string(json_get(json_get(r, "params"), "result"), "resultType"), "complete");
         stateless_req(&b, "u", "tasks/update", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "u")), JSONRPC_INVALID_PARAMS);
         /* Cancel: an empty ack, also for one that ended. */
