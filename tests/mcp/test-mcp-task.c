@@ -41,7 +41,7 @@ static int peer_send(McpSession *s, const McpMessage *m, void *userdata) {
 
 static const McpTransport transport = { .send = peer_send };
 
-static void env_init(Env *env, uint64_t max_tasks, uint64_t per_caller) {
+static void env_init_ttl(Env *env, uint64_t max_tasks, uint64_t per_caller, uint64_t ttl_max_s) {
         McpServerConfig config;
 
         *env = (Env) {};
@@ -52,7 +52,7 @@ static void env_init(Env *env, uint64_t max_tasks, uint64_t per_caller) {
                 .default_timeout_s = 30,
                 .max_timeout_s = 300,
                 .task_max_timeout_s = 3600,
-                .task_ttl_max_s = 7200,
+                .task_ttl_max_s = ttl_max_s,
                 .max_tasks = max_tasks,
                 .max_tasks_per_caller = per_caller,
                 .task_after_ms = 100,
@@ -63,6 +63,10 @@ static void env_init(Env *env, uint64_t max_tasks, uint64_t per_caller) {
                 .max_queue = 8,
         };
         ASSERT_EQ_INT(mcp_server_new(env->event, &config, &env->server), 0);
+}
+
+static void env_init(Env *env, uint64_t max_tasks, uint64_t per_caller) {
+        env_init_ttl(env, max_tasks, per_caller, 7200);
 }
 
 static void env_done(Env *env) {
@@ -357,6 +361,45 @@ TEST(test_caps) {
         env_done(&env);
 }
 
+/* The configuration's floor is a minute; the core takes any ttl, so a
+ * second shows expiry here. */
+TEST(test_expiry) {
+        _cleanup_free_ char *running = NULL, *ended = NULL;
+        json_object *task;
+        Env env;
+        Peer a;
+
+        env_init_ttl(&env, 8, 4, 1);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#hang\"},\"task\":{\"ttl\":600000}}}");
+        task = json_get(result(wait_reply(&env, &a, "c1")), "task");
+        /* What is granted is what is said: the operator's maximum. */
+        ASSERT_EQ_INT(json_get_int64(task, "ttl", 0), 1000);
+        running = strdup(json_get_string(task, "taskId"));
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\"},\"task\":{}}}");
+        ended = strdup(json_get_string(json_get(result(wait_reply(&env, &a, "c2")), "task"), "taskId"));
+        task_req(&a, "r2", "tasks/result", ended);
+        ASSERT_TRUE(strstr(text_of(result(wait_reply(&env, &a, "r2"))), "x"));
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
+
+        run_for(&env, 1300);
+        /* Both are gone, the running one's run stopped. */
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
+        task_req(&a, "g1", "tasks/get", running);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "g1")), JSONRPC_INVALID_PARAMS);
+        task_req(&a, "g2", "tasks/get", ended);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "g2")), JSONRPC_INVALID_PARAMS);
+        for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
+                run_for(&env, 10);
+        ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
+        peer_close(&a);
+        env_done(&env);
+}
+
 static void stateless_call(Peer *p, const char *id, const char *code, bool extension) {
         sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
                  "\"arguments\":{\"code\":\"%s\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
@@ -484,6 +527,7 @@ int main(void) {
         RUN(test_core_cancel);
         RUN(test_core_invalid_arguments_fail_the_task);
         RUN(test_caps);
+        RUN(test_expiry);
         RUN(test_extension);
         return 0;
 }
