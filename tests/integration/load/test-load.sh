@@ -26,6 +26,8 @@
 #            the held streams), VmRSS growth under 4 MiB over a warm-up that went through the same
 #            peak once (plain pass; printed only under the sanitizers), no run unit and no
 #            dynamic-uid process left.
+# Plain pass only: throughput and results at scale; the ASan pass drives the same concurrent paths
+# with test-concurrency and the test-flood-* tests.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 

@@ -2,6 +2,7 @@
 # Task limit: a fork bomb is contained by TasksMax (fork fails with EAGAIN, the task count of the
 # run never exceeds the limit), the run ends by its timeout, everything of it is gone afterwards,
 # and the next run works. A thread bomb hits the same limit and the run ends by itself.
+# Plain pass only: TasksMax= is the kernel's pids controller, set by systemd.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 # The shipped default (MCP_EXEC_TASKS_MAX); the unit's own TasksMax= is checked below too.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sandboxed code sees no network but its own loopback: /proc/net/dev lists only lo, and a TCP
 # service listening on 127.0.0.1 in the box (reachable from the box itself) cannot be reached.
+# Plain pass only: PrivateNetwork= is systemd's and the kernel's.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 PORT=$((20000 + $$ % 20000))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Identity and file system view: code runs as a dynamic, per-run uid (never 0; two concurrent
 # runs get different uids); /usr and /etc are read-only; /home and /root are hidden.
+# Plain pass only: DynamicUser= and the read-only file system are systemd's.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 # Something that would be visible in /home and /root if they were not hidden.

@@ -8,6 +8,7 @@
 #    mount namespace (where the runs' units must find its mounts) with CAP_SYS_ADMIN alone;
 #  - mcp-exec.slice carries the aggregate caps (MemoryMax=, TasksMax= set, not infinity);
 #  - `systemctl stop mcp-exec.slice` stops a running run, and runs work again afterwards.
+# Plain pass only: it reads the installed units' properties, the same in both builds.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 # Committed bounds (exposure levels, lower is better; a rise above one fails the test).
