@@ -330,10 +330,10 @@ int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge) {
                 mem_charge_done(charge);
                 return 0;
         }
+        /* The reply's charge joins the task's own (set at its start). */
         if (charge->budget)
                 mem_charge_move(&t->charge, charge);
         mem_charge_done(charge);
-        mem_charge_grow_force(&t->charge, TASK_OVERHEAD_BYTES);
         result = json_get(r, "result");
         error = json_get(r, "error");
         if (result) {
