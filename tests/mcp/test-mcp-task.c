@@ -41,7 +41,7 @@ static int peer_send(McpSession *s, const McpMessage *m, void *userdata) {
 
 static const McpTransport transport = { .send = peer_send };
 
-static void env_init_ttl(Env *env, uint64_t max_tasks, uint64_t per_caller, uint64_t ttl_max_s) {
+static void env_init_full(Env *env, uint64_t max_tasks, uint64_t per_caller, uint64_t ttl_max_s, MemBudget *budget) {
         McpServerConfig config;
 
         *env = (Env) {};
@@ -61,8 +61,13 @@ static void env_init_ttl(Env *env, uint64_t max_tasks, uint64_t per_caller, uint
                 .max_code_bytes = 1 << 20,
                 .max_concurrent = 4,
                 .max_queue = 8,
+                .budget = budget,
         };
         ASSERT_EQ_INT(mcp_server_new(env->event, &config, &env->server), 0);
+}
+
+static void env_init_ttl(Env *env, uint64_t max_tasks, uint64_t per_caller, uint64_t ttl_max_s) {
+        env_init_full(env, max_tasks, per_caller, ttl_max_s, NULL);
 }
 
 static void env_init(Env *env, uint64_t max_tasks, uint64_t per_caller) {
@@ -400,6 +405,38 @@ TEST(test_expiry) {
         env_done(&env);
 }
 
+/* A finished, unread result is charged to its caller's share of the
+ * budget until its ttl ends, and to nobody else's. */
+TEST(test_budget) {
+        MemBudget budget = { .max = 64 << 20 };
+        _cleanup_free_ char *id = NULL;
+        uint64_t held;
+        Env env;
+        Peer a;
+
+        env_init_full(&env, 8, 4, 1, &budget);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#sleep 100\\n#out %0200d\"},\"task\":{}}}", 0);
+        id = strdup(json_get_string(json_get(result(wait_reply(&env, &a, "c1")), "task"), "taskId"));
+        task_req(&a, "r1", "tasks/result", id);
+        ASSERT_TRUE(strstr(text_of(result(wait_reply(&env, &a, "r1"))), "00000"));
+        run_for(&env, 50);
+        held = mem_budget_caller_used(&budget, "uid:1000");
+        /* At least the task and its result; nothing of it elsewhere. */
+        ASSERT_TRUE(held >= 2048 + 200);
+        ASSERT_EQ_U64(mem_budget_caller_used(&budget, "uid:1001"), 0);
+        ASSERT_EQ_U64(budget.used, held);
+        /* The ttl ends: all of it is given back. */
+        run_for(&env, 1200);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
+        ASSERT_EQ_U64(mem_budget_caller_used(&budget, "uid:1000"), 0);
+        peer_close(&a);
+        env_done(&env);
+        ASSERT_EQ_U64(budget.used, 0);
+}
+
 static void stateless_call(Peer *p, const char *id, const char *code, bool extension) {
         sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
                  "\"arguments\":{\"code\":\"%s\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
@@ -528,6 +565,7 @@ int main(void) {
         RUN(test_core_invalid_arguments_fail_the_task);
         RUN(test_caps);
         RUN(test_expiry);
+        RUN(test_budget);
         RUN(test_extension);
         return 0;
 }
