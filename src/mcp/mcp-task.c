@@ -429,24 +429,36 @@ static const char too_many_text[] =
         "too many tasks: %u of %" PRIu64 " are %s; fetch or cancel finished ones (they are kept until their ttl "
         "ends) and retry";
 
-/* -EBUSY with the error for the client set, when a cap is reached. */
+/* -EBUSY when a cap is reached; then, if ret is given, the error for
+ * the client. */
 static int task_admit(const McpRequest *req, json_object **ret) {
         McpServer *server = req->session->server;
         const McpServerConfig *c = &server->config;
         unsigned mine = caller_tasks(server, req->session->caller);
         _cleanup_free_ char *m = NULL;
-        int r = 0;
+        int r;
 
+        if (server->n_tasks < c->max_tasks && mine < c->max_tasks_per_caller)
+                return 0;
+        if (!ret)
+                return -EBUSY;
         if (server->n_tasks >= c->max_tasks)
                 r = asprintf(&m, too_many_text, server->n_tasks, c->max_tasks, "held for all callers");
-        else if (mine >= c->max_tasks_per_caller)
-                r = asprintf(&m, too_many_text, mine, c->max_tasks_per_caller, "yours");
         else
-                return 0;
+                r = asprintf(&m, too_many_text, mine, c->max_tasks_per_caller, "yours");
         if (r < 0)
                 return -ENOMEM;
         *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST, m, NULL);
         return *ret ? -EBUSY : -ENOMEM;
+}
+
+/* The extension leaves it to us whether a call becomes a task: one we
+ * cannot hold runs as a plain call. */
+static int run_as_call(const McpRequest *req, json_object **ret) {
+        McpRequest plain = *req;
+
+        plain.no_task = true;
+        return mcp_call_handle(&plain, ret);
 }
 
 /* Never called: the core hands a task's session's messages to the task. */
@@ -524,23 +536,15 @@ int mcp_task_call(const McpRequest *req, json_object **ret) {
         assert(ret);
 
         *ret = NULL;
-        r = task_admit(req, ret);
-        if (r == -EBUSY && format == MCP_TASK_EXTENSION) {
-                /* The extension leaves it to us: this one runs as a call. */
-                McpRequest plain = *req;
-                json_object_put(TAKE_PTR(*ret));
-                plain.no_task = true;
-                return mcp_call_handle(&plain, ret);
-        }
+        r = task_admit(req, format == MCP_TASK_CORE ? ret : NULL);
+        if (r == -EBUSY && format == MCP_TASK_EXTENSION)
+                return run_as_call(req, ret);
         if (r < 0)
                 return r == -EBUSY ? 0 : r;
 
         r = task_new(req, format, &t);
-        if (r == -EBUSY && format == MCP_TASK_EXTENSION) {
-                McpRequest plain = *req;
-                plain.no_task = true;
-                return mcp_call_handle(&plain, ret);
-        }
+        if (r == -EBUSY && format == MCP_TASK_EXTENSION)
+                return run_as_call(req, ret);
         if (r == -EBUSY) {
                 /* A client that asked for a task parses a task or an error. */
                 *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
