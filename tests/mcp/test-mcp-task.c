@@ -352,6 +352,14 @@ TEST(test_caps) {
         r = wait_reply(&env, &a, "c3");
         ASSERT_EQ_INT(error_code(r), JSONRPC_INVALID_REQUEST);
         ASSERT_TRUE(strstr(json_get_string(json_get(r, "error"), "message"), "too many tasks"));
+        /* The extension leaves it to us: past the cap a slow call is answered inline. */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"e1\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#sleep 300\\n#out inline\"},\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":"
+                  "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}}}");
+        r = result(wait_reply(&env, &a, "e1"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_TRUE(strstr(text_of(r), "inline"));
         /* Another caller still gets one; then all are taken. */
         peer_open(&env, &b, "uid:1001");
         initialize(&env, &b);
