@@ -101,6 +101,7 @@ typedef struct RunOptions {
         const char *output_dir;
         bool detach;                    /* a task: print its id, do not wait */
         uint64_t ttl_s;                 /* the ttl to ask for a task; 0: the longest */
+        const char *network;            /* an egress policy the operator named, or NULL: no network */
 } RunOptions;
 
 /* tools/call of exec; the response object, or NULL (said on stderr). args
@@ -124,15 +125,20 @@ static json_object *call_exec(LineReader *lr, json_object *args, json_object *ta
 
 /* The exec arguments; files (the "files" argument, or NULL) is taken. */
 static json_object *exec_arguments(const char *code, size_t code_len, const char *in, size_t in_len,
-                                   uint64_t timeout_s, json_object *files) {
+                                   const RunOptions *o, json_object *files) {
         _cleanup_json_ json_object *f = files, *args = NULL;
         int r;
 
         assert(code);
+        assert(o);
 
         r = json_build(&args, JB_OBJ("code", json_object_new_string_len(code, (int) code_len)), JB_END);
-        if (r >= 0 && timeout_s > 0)
-                r = json_build_into(args, JB_INT("timeout_s", timeout_s), JB_END);
+        if (r >= 0 && o->timeout_s > 0)
+                r = json_build_into(args, JB_INT("timeout_s", o->timeout_s), JB_END);
+        /* The server checks the name against its policies: an unknown one
+         * comes back as the tool's error, which print_result() shows. */
+        if (r >= 0 && o->network)
+                r = json_build_into(args, JB_STR("network", o->network), JB_END);
         if (r >= 0 && in)
                 r = json_build_into(args, JB_OBJ("stdin", json_object_new_string_len(in, (int) in_len)), JB_END);
         if (r >= 0 && f)
@@ -257,7 +263,7 @@ static int cmd_run(const RunOptions *o) {
                 return EXIT_MCP_EXEC_FAILED;
         if (o->input_paths && !(files = input_files(o->input_paths)))
                 return EXIT_MCP_EXEC_FAILED;
-        args = exec_arguments(code ?: "", code_len, in, in_len, o->timeout_s, files);
+        args = exec_arguments(code ?: "", code_len, in, in_len, o, files);
         if (!args)
                 return EXIT_MCP_EXEC_FAILED;
         if (o->detach && !(task = task_metadata(o->ttl_s))) {
@@ -289,12 +295,14 @@ static void help(void) {
                "Commands:\n"
                "  stdio                      Bridge stdin/stdout to the local MCP server; use it as\n"
                "                             an MCP client's command: {\"command\": \"mcp-exec\", \"args\": [\"stdio\"]}\n"
-               "  run [--timeout S] [--file PATH]... [--output-dir DIR] [FILE|-]\n"
+               "  run [--timeout S] [--network POLICY] [--file PATH]... [--output-dir DIR] [FILE|-]\n"
                "                             Run FILE (or stdin) and exit with its exit code; with a\n"
                "                             FILE, this command's stdin becomes the program's stdin;\n"
                "                             --file puts PATH into the run's /tmp, --output-dir\n"
-               "                             saves the figures and /tmp/outputs files it returns\n"
-               "  run --detach [--ttl S] [--timeout S] [--file PATH]... [FILE|-]\n"
+               "                             saves the figures and /tmp/outputs files it returns;\n"
+               "                             --network lets it reach the hosts of an egress policy\n"
+               "                             the operator configured, through the egress proxy\n"
+               "  run --detach [--ttl S] [--timeout S] [--network POLICY] [--file PATH]... [FILE|-]\n"
                "                             Start the run as a task, print its id and exit; the\n"
                "                             timeout may go up to the server's task maximum\n"
                "  task get [--output-dir DIR] ID\n"
@@ -313,7 +321,7 @@ static void help(void) {
                "(or it was cancelled), 75 when task get finds the task still working. See mcp-exec(1).\n");
 }
 
-static const char run_usage[] = "mcp-exec: usage: mcp-exec run [--detach [--ttl S]] [--timeout S] [--file PATH]... "
+static const char run_usage[] = "mcp-exec: usage: mcp-exec run [--detach [--ttl S]] [--timeout S] [--network POLICY] [--file PATH]... "
                                 "[--output-dir DIR] [FILE|-]\n";
 
 /* The words after "run" (optind is at the first). */
@@ -348,6 +356,10 @@ static int parse_run(int argc, char *argv[], const struct option *options, RunOp
                         o->output_dir = optarg;
                         continue;
                 }
+                if (c == 'n' && !isempty(optarg)) {
+                        o->network = optarg;
+                        continue;
+                }
                 fputs(run_usage, stderr);
                 return -EINVAL;
         }
@@ -372,6 +384,7 @@ int main(int argc, char *argv[]) {
                 { "output-dir", required_argument, NULL, 'o' },
                 { "detach", no_argument, NULL, 'd' },
                 { "ttl", required_argument, NULL, 'T' },
+                { "network", required_argument, NULL, 'n' },
                 {},
         };
         RunOptions o = {};
