@@ -198,7 +198,7 @@ int launch_run(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_object *run = NULL;
         static FigureInbox figs;
-        int fds[BROKER_MAX_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
+        int fds[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -EBADF };
         ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
         uint64_t t0 = 0, t1;
         pid_t pid;

@@ -349,7 +349,7 @@ int launch_session(const LaunchArgs *a) {
                         { .fd = CONTROL_FD, .events = POLLIN },
                         { .fd = pidfd, .events = POLLIN },
                 };
-                int fds[BROKER_MAX_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
+                int fds[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -EBADF };
                 size_t n_fds = 0;
 
                 if (poll(p, ELEMENTSOF(p), -1) < 0) {

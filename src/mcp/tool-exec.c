@@ -804,6 +804,9 @@ char *tool_exec_failure_text(BrokerError error, const char *error_message) {
                 r = asprintf(&s, "the sandbox is busy: %s; retry later", m);
         else if (error == BROKER_ERROR_START_FAILED)
                 r = asprintf(&s, "the run could not start: %s", m);
+        else if (error == BROKER_ERROR_EGRESS_UNAVAILABLE)
+                r = asprintf(&s, "the code did not run: its network (the egress proxy) could not be set up: %s; "
+                                 "retry later, or run without \"network\"", m);
         else if (error == BROKER_ERROR_LOST)
                 r = asprintf(&s, "the run was lost: %s", m);
         else

@@ -254,6 +254,10 @@ char *tool_session_failure_text(BrokerError error, const char *message) {
         case BROKER_ERROR_SESSION_LIMIT:
                 r = asprintf(&s, "no new session: %s", m);
                 break;
+        case BROKER_ERROR_EGRESS_UNAVAILABLE:
+                r = asprintf(&s, "no new session: its network (the egress proxy) could not be set up: %s; retry "
+                                 "later, or create the session without \"network\"", m);
+                break;
         case BROKER_ERROR_SANDBOX_UNAVAILABLE:
                 r = asprintf(&s, "the sandbox is unavailable: %s", m);
                 break;
