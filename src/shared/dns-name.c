@@ -13,8 +13,8 @@ static bool is_hex(char c) {
         return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || (c >= '0' && c <= '9');
 }
 
-/* The last label reads as a number: decimal, or 0x hex (inet_aton, WHATWG URL). */
-static bool label_is_numeric(const char *s, size_t n) {
+/* As inet_aton() and WHATWG URL parsers read a label: decimal, or 0x hex. */
+bool dns_label_is_numeric(const char *s, size_t n) {
         size_t i = 0;
 
         if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
@@ -48,7 +48,7 @@ bool dns_name_is_valid(const char *s, size_t n) {
                 l = i - start;
                 if (l == 0 || l > 63 || s[start] == '-' || s[i - 1] == '-')
                         return false;
-                if (i == n && label_is_numeric(s + start, l))
+                if (i == n && dns_label_is_numeric(s + start, l))
                         return false;
                 start = i + 1;
         }

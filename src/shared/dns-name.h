@@ -13,3 +13,6 @@
 #include <stddef.h>
 
 bool dns_name_is_valid(const char *s, size_t n);
+
+/* s[0..n) reads as a number: all decimal digits, or "0x" and hex digits. */
+bool dns_label_is_numeric(const char *s, size_t n);
