@@ -406,6 +406,11 @@ static int client_op_stats(Client *c, json_object *req, int fds[], size_t n_fds)
         stats_set_pool(&m->stats, pool_broken(m->pool) ? 0 : m->config.pool_size, pool_n_ready(m->pool),
                        pool_n_hits(m->pool));
         stats_set_sessions(&m->stats, m->sessions.n, m->config.max_sessions);
+        /* Egress counts only where there is egress: /metrics stays as it was. */
+        m->stats.has_egress = m->egress.n_policies > 0;
+        memcpy(m->stats.egress_connections, m->egress_totals.connections, sizeof m->stats.egress_connections);
+        m->stats.egress_bytes_up = m->egress_totals.bytes_up;
+        m->stats.egress_bytes_down = m->egress_totals.bytes_down;
         if (stats_reply(&m->stats, m->n_runs, queued, m->probe_state, &j) < 0)
                 return client_send_oom(c);
         return broker_send(c->fd, j, NULL, 0);
