@@ -37,6 +37,9 @@
  *   #flood N           N SKIPPED frames
  *   #huge              a FILE frame claiming a terabyte of data, then nothing
  *   #exitfirst         the exit event goes out before the channel is written
+ *
+ * A run request with "network" gets an "egress" object in its exit event
+ * (with a verdict nobody knows and a member nobody asked for).
  */
 
 #include <json-c/json.h>
