@@ -354,8 +354,14 @@ int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, co
                         return -ENOMEM;
                 req.run_id = run_id(s->run);
                 r = egress_link_start(e, &req, on_egress_ready, s, &s->egress);
-                if (r < 0)
-                        return r;
+                if (r < 0) {
+                        char m[256];
+                        /* Not our failure: the session ends, and its
+                         * creator hears why (egress-unavailable). */
+                        (void) snprintf(m, sizeof m, "mcp-exec-egressd is not reachable at %s (%s)",
+                                        req.socket_path, strerror(-r));
+                        session_egress_failed(s, m);
+                }
         }
         r = sd_event_add_io(e, &s->control_io, sp[0], EPOLLIN, on_control, s);
         if (r < 0)
