@@ -94,6 +94,14 @@ static void send_exit(FakeRun *r) {
         r->sock = safe_close(r->sock);
 }
 
+static int on_late_exit(sd_event_source *s, uint64_t usec, void *userdata) {
+        FakeRun *r = userdata;
+
+        r->timer = sd_event_source_disable_unref(r->timer);
+        send_exit(r);
+        return 0;
+}
+
 /* Writes the result channel as the reader takes it (it shares our loop, so
  * writing it all at once could block forever). */
 static int on_channel(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -112,6 +120,13 @@ static int on_channel(sd_event_source *s, int fd, uint32_t revents, void *userda
         /* The launcher is gone: its end of the channel closes with it. */
         run_close_channel(r);
         r->channel_done = true;
+        if (r->exit_late_ms > 0) {
+                /* The unit's teardown takes a while: the exit comes later. */
+                r->timer = sd_event_source_disable_unref(r->timer);
+                ASSERT_TRUE(sd_event_add_time_relative(r->broker->event, &r->timer, CLOCK_MONOTONIC,
+                                                       r->exit_late_ms * USEC_PER_MSEC, 0, on_late_exit, r) >= 0);
+                return 0;
+        }
         send_exit(r);
         return 0;
 }
@@ -276,6 +291,8 @@ static void parse_script(FakeRun *r) {
                         r->no_end = true;
                 else if (streq(line, "#exitfirst"))
                         r->exit_first = true;
+                else if (strneq(line, "#exitlate ", 10))
+                        r->exit_late_ms = (unsigned) atoi(line + 10);
                 p += n + (nl ? 1 : 0);
         }
         if (r->res_fd >= 0)

@@ -1118,6 +1118,22 @@ TEST(test_call_network) {
         ASSERT_TRUE(!json_get(json_get(res, "structuredContent"), "egress"));
         ASSERT_TRUE(!json_get(env.broker->runs[1]->request, "network"));
 
+        /* With a result channel, a run with a network waits for the
+         * broker's exit (its counts) instead of detaching at the
+         * launcher's report: the counts are there though the exit comes
+         * late. */
+        peer_close(&p);
+        env.server = mcp_server_free(env.server);
+        env.config.result_channel = env.broker->result_channel = true;
+        ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"late\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\\n#exitlate 300\",\"network\":\"pypi\"}}}");
+        res = result(wait_reply(&env, &p, "late"));
+        ASSERT_TRUE(!is_error_result(res));
+        ASSERT_TRUE(json_get(json_get(res, "structuredContent"), "egress"));
+
         env.broker->fail_code = "egress-unavailable";
         env.broker->fail_message = "mcp-exec-egressd is not reachable";
         sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"down\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
