@@ -380,9 +380,11 @@ int egress_request_parse(const char *buf, size_t n, EgressRequest *ret, const ch
         size_t head_len = 0;
         int r;
 
-        assert(buf || n == 0);
         assert(ret);
 
+        if (n == 0)
+                return 0;
+        assert(buf);
         r = find_head_end(buf, n, &head_len, ret_reason);
         if (r < 0)
                 return r;
