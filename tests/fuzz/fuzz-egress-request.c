@@ -4,7 +4,8 @@
  * ends, no shorter prefix completes it, the host is a DNS name or an IP
  * literal in lower case, and the upstream head is CRLF-framed, starts with
  * the method and an origin-form target, ends with "Connection: close", and
- * carries neither Proxy-* nor Transfer-Encoding nor a second Host. */
+ * carries neither Proxy-* nor Transfer-Encoding nor a second Host or
+ * Content-Length. */
 
 #include <errno.h>
 #include <stdint.h>
@@ -51,6 +52,7 @@ static void check_upstream(const EgressRequest *r, const char *buf) {
         CHECK(count(h, n, "\r\ntransfer-encoding:") == 0);
         CHECK(count(h, n, "\r\nhost:") == 1);
         CHECK(count(h, n, "\r\nconnection:") == 1);
+        CHECK(count(h, n, "\r\ncontent-length:") <= 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
