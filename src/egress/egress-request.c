@@ -349,7 +349,7 @@ static int build_upstream_head(Parser *p) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
         FILE *f;
-        bool v6 = strchr(p->req.host, ':');
+        bool v6 = strchr(p->req.host, ':'), length_sent = false;
 
         f = open_memstream(&buf, &len);
         if (!f)
@@ -363,6 +363,12 @@ static int build_upstream_head(Parser *p) {
         for (size_t i = 0; i < p->n_headers; i++) {
                 const Header *h = p->headers + i;
 
+                /* Content-Length once, even when the client repeated it. */
+                if (token_eq(h->name, h->name_len, "Content-Length")) {
+                        if (length_sent)
+                                continue;
+                        length_sent = true;
+                }
                 if (!is_hop_by_hop(p, h))
                         fprintf(f, "%.*s: %.*s\r\n", (int) h->name_len, h->name, (int) h->value_len, h->value);
         }
@@ -380,9 +386,11 @@ int egress_request_parse(const char *buf, size_t n, EgressRequest *ret, const ch
         size_t head_len = 0;
         int r;
 
-        assert(buf || n == 0);
         assert(ret);
 
+        if (n == 0)
+                return 0;
+        assert(buf);
         r = find_head_end(buf, n, &head_len, ret_reason);
         if (r < 0)
                 return r;
