@@ -70,6 +70,9 @@ Client *client_free(Client *c) {
         /* run_free() stops a live unit; its last reference goes with it. */
         c->run = run_free(c->run);
         c->control = safe_close(c->control);
+        /* egressd cuts the run's connections now. */
+        c->egress = egress_link_free(c->egress);
+        free(c->network);
         client_release_slot(c);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
@@ -106,12 +109,54 @@ static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* The run's network cannot be had: the caller hears why, and the run
+ * ends before its code ever came. */
+static void client_egress_failed(Client *c, const char *message) {
+        assert(c);
+
+        log_struct(LOG_WARNING, "MESSAGE=Run %s gets no network: %s", run_id(c->run), message,
+                   "MCP_RUN_ID=%s", run_id(c->run),
+                   "MCP_EGRESS_POLICY=%s", c->network ?: "");
+        if (!client_is_gone(c)) {
+                (void) client_send_error(c, BROKER_ERROR_EGRESS_UNAVAILABLE, message);
+                /* Nothing more goes to the caller; its run ends as a hang-up's. */
+                c->io = sd_event_source_disable_unref(c->io);
+        }
+        (void) run_cancel(c->run);
+        client_release_slot(c);
+}
+
+/* Fail closed: an egress run's unit gets AF_INET, so its IP firewall
+ * (IPAddressDeny=any, IPAddressAllow=localhost) must really be there. */
+#define NO_FIREWALL_TEXT                                                                                     \
+        "the sandbox's IP firewall (IPAddressDeny=) is not in effect on this host: systemd has no cgroup BPF "  \
+        "here (it needs the unified cgroup hierarchy); runs with a network are refused"
+
+/* An egress run goes to its launcher once egressd handed over the feed and
+ * the unit's firewall is known to be in place. */
+static bool client_egress_ready(Client *c) {
+        assert(c);
+
+        if (!c->network)
+                return true;
+        if (!egress_link_is_ready(c->egress))
+                return false;
+        if (!run_ip_firewall_attached(c->run)) {
+                client_egress_failed(c, NO_FIREWALL_TEXT);
+                return false;
+        }
+        return true;
+}
+
 /* The caller's run goes to the launcher, once the unit runs (and its OOM
  * watch is in place) and the self-check passed: its stdin, stdout, stderr
- * and result channel, and the limits of what comes back. From then on the
- * run's time counts. */
+ * and result channel, and the limits of what comes back; an egress run's
+ * feed as the last fd, with "egress": true. From then on the run's time
+ * counts. */
 void client_try_handoff(Client *c) {
         _cleanup_json_ json_object *msg = NULL, *limits = NULL, *started = NULL;
+        int fds[BROKER_MAX_FDS], feed = -EBADF;
+        size_t n_fds;
         Manager *m;
         uint64_t deadline;
         int r;
@@ -120,11 +165,22 @@ void client_try_handoff(Client *c) {
 
         m = c->manager;
         if (c->state != CLIENT_STARTING || m->probe_state != SELF_CHECK_PASSED || !run_is_started(c->run) ||
-            client_is_gone(c))
+            client_is_gone(c) || !client_egress_ready(c))
                 return;
+        assert(c->n_run_fds < BROKER_MAX_FDS);
+        n_fds = c->n_run_fds;
+        memcpy(fds, c->run_fds, n_fds * sizeof(int));
+        if (c->network) {
+                feed = egress_link_take_feed(c->egress);
+                if (feed < 0)
+                        return client_egress_failed(c, "the run's feed from mcp-exec-egressd is gone");
+                fds[n_fds++] = feed;
+        }
         r = manager_result_limits(m, &limits);
         if (r >= 0)
                 r = json_build(&msg, JB_STR("op", "run"), JB_OBJ("limits", TAKE_PTR(limits)), JB_END);
+        if (r >= 0 && c->network)
+                r = json_add_bool(msg, "egress", true);
         if (r >= 0)
                 r = broker_event_started(run_id(c->run), run_unit(c->run), &started);
         if (r >= 0)
@@ -133,8 +189,9 @@ void client_try_handoff(Client *c) {
                 log_oom();
                 return (void) run_cancel(c->run);
         }
-        r = broker_send(c->control, msg, c->run_fds, c->n_run_fds);
+        r = broker_send(c->control, msg, fds, n_fds);
         client_close_run_fds(c);
+        safe_close(feed);
         if (r < 0) {
                 log_warning_errno(r, "Cannot hand run %s to its launcher: %m", run_id(c->run));
                 (void) run_cancel(c->run);
@@ -191,6 +248,14 @@ static int run_exit_event(Client *c, Run *run, const RunResult *res, const char 
                                                    : json_add_int(j, "memory_peak_bytes", (int64_t) res->memory_peak);
         if (r >= 0)
                 r = json_build_into(j, JB_STR("result", res->unit_result ?: ""), JB_BOOL("warm", c->warm), JB_END);
+        if (r >= 0 && c->egress) {
+                /* What egressd reported until now: a connection it ends
+                 * only after the unit is gone is in its journal, not here. */
+                json_object *e = NULL;
+                r = egress_link_stats(c->egress, false, &e);
+                if (r >= 0)
+                        r = json_add(j, "egress", e);
+        }
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(j);
@@ -225,6 +290,7 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_CANCELLED=%i", res->cancelled,
                    "MCP_DURATION_MS=%" PRIu64, res->duration_usec / 1000,
                    "MCP_CPU_MS=%s", cpu,
+                   "MCP_EGRESS_POLICY=%s", c->network ?: "",
                    "MCP_WARM=%i", c->warm);
         stats_run_done(&c->manager->stats, res);
         if (!c->warm && (c->state == CLIENT_RUNNING || c->state == CLIENT_DETACHED) && !res->error)
@@ -340,6 +406,11 @@ static int client_op_stats(Client *c, json_object *req, int fds[], size_t n_fds)
         stats_set_pool(&m->stats, pool_broken(m->pool) ? 0 : m->config.pool_size, pool_n_ready(m->pool),
                        pool_n_hits(m->pool));
         stats_set_sessions(&m->stats, m->sessions.n, m->config.max_sessions);
+        /* Egress counts only where there is egress: /metrics stays as it was. */
+        m->stats.has_egress = m->egress.n_policies > 0;
+        memcpy(m->stats.egress_connections, m->egress_totals.connections, sizeof m->stats.egress_connections);
+        m->stats.egress_bytes_up = m->egress_totals.bytes_up;
+        m->stats.egress_bytes_down = m->egress_totals.bytes_down;
         if (stats_reply(&m->stats, m->n_runs, queued, m->probe_state, &j) < 0)
                 return client_send_oom(c);
         return broker_send(c->fd, j, NULL, 0);
@@ -350,6 +421,59 @@ static int client_op_info(Client *c, json_object *req, int fds[], size_t n_fds) 
 
         c->timer = sd_event_source_disable_unref(c->timer);
         client_answer_info(c);
+        return 0;
+}
+
+static void on_egress_ready(EgressLink *l, int error, const char *message, void *userdata) {
+        Client *c = userdata;
+
+        if (error < 0)
+                client_egress_failed(c, message);
+        else
+                client_try_handoff(c);
+}
+
+/* The control connection for c's run: egressd hands over the feed soon, or
+ * the run fails (on_egress_ready()). */
+static int client_start_egress(Client *c) {
+        Manager *m = c->manager;
+        EgressLinkRequest req = {
+                .socket_path = m->egress_socket,
+                .run_id = run_id(c->run),
+                .policy = c->network,
+                .max_connections = m->egress.max_connections,
+                .max_bytes = m->egress.max_bytes,
+                .timeout_usec = EGRESS_LINK_TIMEOUT_USEC,
+                .totals = &m->egress_totals,
+        };
+
+        assert(c->network);
+
+        return egress_link_start(m->event, &req, on_egress_ready, c, &c->egress);
+}
+
+int client_parse_network(Client *c, json_object *req) {
+        json_object *v;
+
+        assert(c);
+        assert(req);
+
+        if (!json_object_object_get_ex(req, "network", &v) || json_object_is_type(v, json_type_null))
+                return 0;
+        /* Fail closed: the front end checked the name against the same
+         * file, but a policy we do not know is no network at all. */
+        if (!json_object_is_type(v, json_type_string) ||
+            !egress_config_find(&c->manager->egress, json_object_get_string(v))) {
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST,
+                                         "network: not an egress policy of this server");
+                return -EINVAL;
+        }
+        free(c->network);
+        c->network = strdup(json_object_get_string(v));
+        if (!c->network) {
+                (void) client_send_oom(c);
+                return -ENOMEM;
+        }
         return 0;
 }
 
@@ -366,8 +490,10 @@ int client_start_run(Client *c) {
         m = c->manager;
         manager_check_packages(m);
         /* A warm unit's RuntimeMaxSec= backstop is sized for MCP_EXEC_MAX_TIMEOUT_S:
-         * a longer run (a task's) gets a unit of its own with its own. */
-        if (c->timeout_s <= m->config.max_timeout_s && pool_take(m->pool, &c->run, &c->control) >= 0) {
+         * a longer run (a task's) gets a unit of its own with its own. A run
+         * with a network too: warm units have no AF_INET. */
+        if (!c->network && c->timeout_s <= m->config.max_timeout_s &&
+            pool_take(m->pool, &c->run, &c->control) >= 0) {
                 c->warm = true;
                 run_set_callbacks(c->run, on_run_started, on_run_done, c);
         } else {
@@ -375,6 +501,7 @@ int client_start_run(Client *c) {
                         r = negative_errno();
                 else {
                         manager_fill_spec(m, c->timeout_s, &spec);
+                        spec.egress = c->network != NULL;
                         r = run_start(m->bus, &spec, sp[1], on_run_started, on_run_done, c, &c->run);
                 }
                 if (r < 0) {
@@ -384,6 +511,19 @@ int client_start_run(Client *c) {
                                                  "could not ask systemd for a sandbox unit");
                 }
                 c->control = TAKE_FD(sp[0]);
+        }
+        if (c->network) {
+                r = client_start_egress(c);
+                if (r < 0) {
+                        char message[256];
+                        log_warning_errno(r, "Cannot reach mcp-exec-egressd for run %s: %m", run_id(c->run));
+                        c->run = run_free(c->run);
+                        c->control = safe_close(c->control);
+                        stats_refused(&m->stats);
+                        (void) snprintf(message, sizeof message, "mcp-exec-egressd is not reachable at %s (%s)",
+                                        m->egress_socket, strerror(-r));
+                        return client_send_error(c, BROKER_ERROR_EGRESS_UNAVAILABLE, message);
+                }
         }
         c->state = CLIENT_STARTING;
         m->n_runs++;
@@ -467,6 +607,9 @@ static int client_op_run(Client *c, json_object *req, int fds[], size_t n_fds) {
         if (r < 0)
                 return r;
         r = client_parse_timeout(c, req, &c->timeout_s);
+        if (r < 0)
+                return r;
+        r = client_parse_network(c, req);
         if (r < 0)
                 return r;
         if ((tag = json_get_string(req, "tag"))) {

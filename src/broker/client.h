@@ -13,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "broker-proto.h"
+#include "egress-link.h"
 #include "list.h"
 #include "macro.h"
 #include "run.h"
@@ -66,6 +67,11 @@ struct Client {
         SandboxSession *session;        /* CLIENT_SESSION_*: the session it creates, or calls in */
         uint64_t timeout_s;
         char tag[65];
+        /* A run with a network (issue 22): the policy's name (one the
+         * broker knows), and the control connection to egressd, held for
+         * the run's life; its feed goes to the launcher as a fifth fd. */
+        char *network;
+        EgressLink *egress;
 };
 
 /* A client for the connection fd, which it owns once this succeeds. */
@@ -88,6 +94,10 @@ int client_send_oom(Client *c);
 int client_take_fds(Client *c, const char *what, int fds[], size_t n_fds);
 void client_close_run_fds(Client *c);
 int client_parse_timeout(Client *c, json_object *req, uint64_t *ret);
+
+/* The request's "network", if any, into c->network: a policy we know, else a
+ * bad request answered here (-EINVAL). */
+int client_parse_network(Client *c, json_object *req);
 
 /* Leaves the line for a slot, if it is in it. */
 void client_unwait(Client *c);

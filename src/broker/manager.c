@@ -439,6 +439,7 @@ Manager *manager_free(Manager *m) {
         if (!m->socket_activated)
                 safe_close(m->listen_fd);
         config_done(&m->config);
+        egress_config_done(&m->egress);
         free(m->python);
         free(m->own_unit);
         free(m->probe_failure);
@@ -465,9 +466,14 @@ int manager_new(const ManagerArgs *args, Manager **ret) {
         m->args = *args;
         m->listen_fd = -EBADF;
 
+        m->egress_socket = EGRESS_SOCKET_PATH;
         r = config_parse(environ, &m->config, &err);
         if (r >= 0)
                 r = config_resolve_python(m->config.python, &m->python, &err);
+        if (r >= 0) {
+                err = mfree(err);
+                r = egress_config_parse(environ, &m->egress, &err);
+        }
         if (r < 0) {
                 log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s",
                            err ?: "");

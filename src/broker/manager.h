@@ -17,6 +17,8 @@
 
 #include "config.h"
 #include "discover.h"
+#include "egress-link.h"
+#include "egress-policy.h"
 #include "list.h"
 #include "macro.h"
 #include "pool.h"
@@ -69,6 +71,11 @@ typedef struct Manager {
         SandboxSessions sessions;
         RunStats stats;                 /* {"op":"stats"} */
         TmpfsClient *tmpfs;             /* mounts each run's /tmp (mcp-exec-tmpfsd) */
+        /* Egress (issue 22): the operator's policies, the same file as the
+         * front end's and egressd's; what egressd reported of all runs. */
+        EgressConfig egress;
+        EgressCounts egress_totals;
+        const char *egress_socket;      /* EGRESS_SOCKET_PATH */
 } Manager;
 
 /* The configuration, who the front end is and our own unit. */

@@ -54,6 +54,9 @@ struct Run {
         int32_t exec_main_code, exec_main_status;
         uint64_t cpu_nsec, memory_peak, main_start_usec, main_exit_usec;
         bool has_memory_peak;
+        /* IPIngressBytes (IPAccounting=): UINT64_MAX when systemd has no
+         * cgroup BPF for the unit, so neither its IP firewall. */
+        uint64_t ip_ingress_bytes;
 
         run_started_t on_started;
         run_done_t on_done;
@@ -70,6 +73,12 @@ const char *run_unit(const Run *run) {
         assert(run);
 
         return run->unit;
+}
+
+bool run_ip_firewall_attached(const Run *run) {
+        assert(run);
+
+        return run->ip_ingress_bytes != UINT64_MAX;
 }
 
 bool run_is_done(const Run *run) {
@@ -244,7 +253,9 @@ static int read_unit_property(sd_bus_message *m, const char *name, void *userdat
         else if (streq(name, "MemoryPeak")) {
                 r = sd_bus_message_read(m, "v", "t", &run->memory_peak);
                 run->has_memory_peak = r >= 0;
-        } else if (streq(name, "ExecMainStartTimestampMonotonic"))
+        } else if (streq(name, "IPIngressBytes"))
+                r = sd_bus_message_read(m, "v", "t", &run->ip_ingress_bytes);
+        else if (streq(name, "ExecMainStartTimestampMonotonic"))
                 r = sd_bus_message_read(m, "v", "t", &run->main_start_usec);
         else if (streq(name, "ExecMainExitTimestampMonotonic"))
                 r = sd_bus_message_read(m, "v", "t", &run->main_exit_usec);
@@ -580,6 +591,7 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
         run->on_done = done;
         run->userdata = userdata;
         run->cpu_nsec = UINT64_MAX;
+        run->ip_ingress_bytes = UINT64_MAX;
         run->start_usec = now_usec();
 
         r = random_hex128(run->id);

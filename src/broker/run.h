@@ -60,6 +60,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Run *, run_free);
 const char *run_id(const Run *run);
 const char *run_unit(const Run *run);
 bool run_is_done(const Run *run);
+/* The unit has systemd's cgroup BPF programs (its IPIngressBytes is known,
+ * which needs IPAccounting=yes): so IPAddressDeny= and IPAddressAllow= are in
+ * effect. Meaningful once started. On a host without them (cgroup v1, no
+ * BPF) systemd accepts those settings and does nothing. */
+bool run_ip_firewall_attached(const Run *run);
 
 /* Stops every leftover unit whose name starts with UNIT_PREFIX_RUN or
  * UNIT_PREFIX_SESSION. */

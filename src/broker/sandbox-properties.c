@@ -4,6 +4,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +23,7 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
 /* What runs, with which stdio and environment. */
 static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) {
         char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096];
-        const char *argv[9];
+        const char *argv[10];
         size_t n = 0;
         int r;
 
@@ -45,6 +47,9 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
                 (void) snprintf(arg_max, sizeof arg_max, "--max-code-bytes=%" PRIu64, s->max_code_bytes);
                 if (s->session)
                         argv[n++] = "--session";
+                /* No policy name: egressd has it, the launcher only forwards. */
+                if (s->egress)
+                        argv[n++] = "--egress";
                 argv[n++] = arg_python;
                 argv[n++] = arg_boot;
                 argv[n++] = arg_max;
@@ -201,8 +206,68 @@ static int append_file_systems(sd_bus_message *m, const SandboxSpec *s) {
                                      tmp_dir, "/var/tmp", 0, UINT64_C(0));
 }
 
+/* One IPAddressAllow=/IPAddressDeny= entry, a(iayu): family, address
+ * bytes, prefix length. */
+static int append_ip_prefix(sd_bus_message *m, int family, const uint8_t *addr, uint32_t prefix) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "iayu");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "i", (int32_t) family);
+        if (r >= 0)
+                r = sd_bus_message_append_array(m, 'y', addr, family == AF_INET ? 4 : 16);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "u", prefix);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* any: 0.0.0.0/0 and ::/0; localhost: 127.0.0.0/8 and ::1/128, as
+ * systemd.resource-control(5) spells them. */
+static int append_ip_list(sd_bus_message *m, const char *name, bool localhost) {
+        static const uint8_t zero[16] = {}, v4_lo[4] = { 127, 0, 0, 0 },
+                             v6_lo[16] = { [15] = 1 };
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", name);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(iayu)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(iayu)");
+        if (r >= 0)
+                r = append_ip_prefix(m, AF_INET, localhost ? v4_lo : zero, localhost ? 8 : 0);
+        if (r >= 0)
+                r = append_ip_prefix(m, AF_INET6, localhost ? v6_lo : zero, localhost ? 128 : 0);
+        for (unsigned i = 0; r >= 0 && i < 3; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
+/* An egress run's network: the launcher's listener on 127.0.0.1 in the
+ * run's own namespace (PrivateNetwork=: only lo) needs AF_INET. The IP
+ * firewall is the belt: should the namespace ever have more than lo, only
+ * localhost is reachable still. IP accounting makes the firewall's presence
+ * visible (IPIngressBytes is UINT64_MAX without cgroup BPF), which the broker
+ * checks before it hands over a run (fail closed). SocketBindAllow= would
+ * be the way to allow only the launcher's bind, but needs systemd's BPF
+ * framework, which Debian's systemd 252 lacks: the launcher's seccomp
+ * filter does it for the interpreter instead. */
+static int append_egress(sd_bus_message *m) {
+        int r;
+
+        r = append_ip_list(m, "IPAddressDeny", false);
+        if (r >= 0)
+                r = append_ip_list(m, "IPAddressAllow", true);
+        if (r >= 0)
+                r = append_bool(m, "IPAccounting", 1);
+        return r;
+}
+
 /* Capabilities, address families and system calls. */
-static int append_system_calls(sd_bus_message *m) {
+static int append_system_calls(sd_bus_message *m, const SandboxSpec *s) {
         int r;
 
         r = sd_bus_message_append(m, "(sv)(sv)(sv)(sv)",
@@ -213,7 +278,12 @@ static int append_system_calls(sd_bus_message *m) {
         if (r < 0)
                 return r;
 
-        r = sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 1, "AF_UNIX");
+        /* AF_INET only where the launcher listens for the proxy (egress):
+         * never AF_INET6, AF_NETLINK, AF_PACKET. */
+        if (s->egress)
+                r = sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 2, "AF_UNIX", "AF_INET");
+        else
+                r = sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 1, "AF_UNIX");
         if (r < 0)
                 return r;
         r = sd_bus_message_append(m, "(sv)", "SystemCallFilter", "(bas)", 1, 1, "@system-service");
@@ -285,9 +355,14 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
         r = append_file_systems(m, s);
         if (r < 0)
                 return r;
-        r = append_system_calls(m);
+        r = append_system_calls(m, s);
         if (r < 0)
                 return r;
+        if (s->egress) {
+                r = append_egress(m);
+                if (r < 0)
+                        return r;
+        }
         r = append_limits(m, s);
         if (r < 0)
                 return r;

@@ -32,6 +32,12 @@ typedef struct SandboxSpec {
         const char *binds_to;           /* the broker's own unit, or NULL */
         bool probe;                     /* run the launcher's self-check instead of code */
         bool session;                   /* a session: one interpreter for many calls (launch-session.h) */
+        /* A run or session with a network by policy (issue 22): AF_INET for
+         * the launcher's proxy listener on 127.0.0.1 in the run's own
+         * namespace, an IP firewall that allows only localhost, IP
+         * accounting (so the broker can see that the firewall is there)
+         * and the launcher's --egress. PrivateNetwork= stays. */
+        bool egress;
         const char *description;        /* Description=, NULL: SANDBOX_DESCRIPTION_RUN */
 } SandboxSpec;
 

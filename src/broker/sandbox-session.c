@@ -67,6 +67,9 @@ SandboxSession *sandbox_session_free(SandboxSession *s) {
         sd_event_source_disable_unref(s->defer_end);
         /* A unit still running is stopped with its run. */
         run_free(s->run);
+        /* egressd cuts the session's connections now. */
+        egress_link_free(s->egress);
+        free(s->network);
         safe_close(s->control);
         safe_close(s->pidfd);
         sd_event_unref(s->event);
@@ -201,6 +204,62 @@ static void handle_done(SandboxSession *s, json_object *m) {
                 sandbox_session_end(s, SANDBOX_SESSION_END_LOST);
 }
 
+/* An egress session's network cannot be had: it never becomes ready. */
+static void session_egress_failed(SandboxSession *s, const char *message) {
+        assert(s);
+
+        (void) snprintf(s->egress_failure, sizeof s->egress_failure, "%s", message);
+        log_struct(LOG_WARNING, "MESSAGE=Session %s gets no network: %s", sandbox_session_unit(s), message,
+                   "MCP_UNIT=%s", sandbox_session_unit(s),
+                   "MCP_EGRESS_POLICY=%s", s->network ?: "");
+        sandbox_session_end(s, SANDBOX_SESSION_END_START_FAILED);
+}
+
+/* Ready for calls: the launcher said so, and an egress session's launcher
+ * has the feed, in a unit whose IP firewall is attached (fail closed, as a
+ * run's: client.c). */
+static void session_maybe_ready(SandboxSession *s) {
+        _cleanup_json_ json_object *m = NULL;
+        _cleanup_close_ int feed = -EBADF;
+
+        assert(s);
+
+        if (s->ready || s->ending || !s->launcher_ready)
+                return;
+        if (s->network) {
+                if (!run_is_started(s->run) || !egress_link_is_ready(s->egress))
+                        return;
+                if (!run_ip_firewall_attached(s->run))
+                        return session_egress_failed(s, "the sandbox's IP firewall (IPAddressDeny=) is not in effect "
+                                                        "on this host: systemd has no cgroup BPF here; sessions with "
+                                                        "a network are refused");
+                feed = egress_link_take_feed(s->egress);
+                if (feed < 0 || json_build(&m, JB_STR("op", "egress"), JB_END) < 0 ||
+                    broker_send(s->control, m, &feed, 1) < 0)
+                        return session_egress_failed(s, "the feed could not be handed to the session's launcher");
+        }
+        s->ready = true;
+        s->call_timer = sd_event_source_disable_unref(s->call_timer);
+        arm_idle(s);
+        if (s->cb.ready) {
+                s->cb.ready(s, true, s->userdata);
+                s->cb.ready = NULL;
+        }
+}
+
+static void on_run_started(Run *run, void *userdata) {
+        session_maybe_ready(userdata);
+}
+
+static void on_egress_ready(EgressLink *l, int error, const char *message, void *userdata) {
+        SandboxSession *s = userdata;
+
+        if (error < 0)
+                session_egress_failed(s, message);
+        else
+                session_maybe_ready(s);
+}
+
 static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         _cleanup_json_ json_object *m = NULL;
         SandboxSession *s = userdata;
@@ -218,14 +277,9 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
                 return 0;
         }
         event = json_get_string(m, "event");
-        if (streq_ptr(event, "ready") && !s->ready) {
-                s->ready = true;
-                s->call_timer = sd_event_source_disable_unref(s->call_timer);
-                arm_idle(s);
-                if (s->cb.ready) {
-                        s->cb.ready(s, true, s->userdata);
-                        s->cb.ready = NULL;
-                }
+        if (streq_ptr(event, "ready") && !s->launcher_ready) {
+                s->launcher_ready = true;
+                session_maybe_ready(s);
         } else if (streq_ptr(event, "done") && s->busy)
                 handle_done(s, m);
         else
@@ -235,7 +289,8 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
 }
 
 int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SandboxOwner *owner, pid_t frontend_pid,
-                uint64_t idle_usec, uint64_t max_usec, const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret) {
+                uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress, const SandboxSessionCallbacks *cb,
+                void *userdata, SandboxSession **ret) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_(sandbox_session_freep) SandboxSession *s = NULL;
         SandboxSpec spec = *spec_in;
@@ -287,9 +342,27 @@ int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, co
         spec.description = SANDBOX_DESCRIPTION_SESSION;
         spec.timeout_usec = max_usec;   /* RuntimeMaxSec=: the absolute cap, whatever happens to us */
         spec.preload = NULL;            /* MemoryMax= is the code's, all of it */
-        r = run_start(bus, &spec, sp[1], NULL, on_run_done, s, &s->run);
+        spec.egress = egress != NULL;
+        r = run_start(bus, &spec, sp[1], egress ? on_run_started : NULL, on_run_done, s, &s->run);
         if (r < 0)
                 return r;
+        if (egress) {
+                EgressLinkRequest req = *egress;
+
+                s->network = strdup(egress->policy);
+                if (!s->network)
+                        return -ENOMEM;
+                req.run_id = run_id(s->run);
+                r = egress_link_start(e, &req, on_egress_ready, s, &s->egress);
+                if (r < 0) {
+                        char m[256];
+                        /* Not our failure: the session ends, and its
+                         * creator hears why (egress-unavailable). */
+                        (void) snprintf(m, sizeof m, "mcp-exec-egressd is not reachable at %s (%s)",
+                                        req.socket_path, strerror(-r));
+                        session_egress_failed(s, m);
+                }
+        }
         r = sd_event_add_io(e, &s->control_io, sp[0], EPOLLIN, on_control, s);
         if (r < 0)
                 return r;
@@ -328,6 +401,8 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, uint64_t timeou
         r = broker_send(s->control, m, fds, n_fds);
         if (r < 0)
                 return r;
+        if (s->egress)
+                egress_link_mark(s->egress);
         s->busy = true;
         s->n_calls++;
         s->idle_timer = sd_event_source_disable_unref(s->idle_timer);

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "broker-proto.h"
+#include "egress-link.h"
 #include "list.h"
 #include "macro.h"
 #include "sandbox-properties.h"
@@ -89,6 +90,14 @@ struct SandboxSession {
         pid_t frontend_pid;
         uint64_t idle_usec, created_usec, n_calls;
         bool ready, busy, ending, gone_sent;
+        /* Egress (issue 22): a session with a network is ready only once
+         * its launcher is, its unit's IP firewall is known to be in place
+         * and egressd's feed went to the launcher ({"op":"egress"} + the
+         * feed); the control connection lives as long as the session. */
+        bool launcher_ready;
+        EgressLink *egress;
+        char *network;
+        char egress_failure[256];       /* why it got no network: "" if it did, or has none */
         SandboxSessionEnd end;
         SandboxSessionCallbacks cb;
         void *userdata;
@@ -97,8 +106,11 @@ struct SandboxSession {
 /* owner: its caller ("uid:1000", "http:token:NAME"…, counted for the
  * per-caller cap) and scope ("" or the MCP session it was made in: checked,
  * not counted); frontend_pid > 0: the session ends when that process does. */
+/* egress: NULL, or the request for egressd (its run_id is filled in here,
+ * the unit's): the session's unit is an egress unit then (spec->egress). */
 int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const SandboxOwner *owner, pid_t frontend_pid,
-                uint64_t idle_usec, uint64_t max_usec, const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret);
+                uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress, const SandboxSessionCallbacks *cb,
+                void *userdata, SandboxSession **ret);
 /* Stops its unit if it still runs; no callback fires. */
 SandboxSession *sandbox_session_free(SandboxSession *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxSession *, sandbox_session_free);

@@ -153,7 +153,10 @@ static void on_session_ready(SandboxSession *se, bool ready, void *userdata) {
                 client_answer_session(c);
                 return;
         }
-        (void) client_send_error(c, BROKER_ERROR_START_FAILED, "the session's interpreter did not start");
+        if (se->egress_failure[0])
+                (void) client_send_error(c, BROKER_ERROR_EGRESS_UNAVAILABLE, se->egress_failure);
+        else
+                (void) client_send_error(c, BROKER_ERROR_START_FAILED, "the session's interpreter did not start");
         client_detach_session(c);
         client_free(c);
 }
@@ -188,7 +191,11 @@ static void on_session_call_done(SandboxSession *se, const SandboxSessionCallRes
                 return;
         client_detach_session(c);
         if (!client_is_gone(c)) {
-                if (broker_event_exit(&x, &j) < 0 || json_add_bool(j, "session_lost", r->lost) < 0)
+                json_object *e = NULL;
+                /* A call's egress: what the session's connections did
+                 * while it ran (egressd reports a connection when it ends). */
+                if (broker_event_exit(&x, &j) < 0 || json_add_bool(j, "session_lost", r->lost) < 0 ||
+                    (se->egress && (egress_link_stats(se->egress, true, &e) < 0 || json_add(j, "egress", e) < 0)))
                         (void) client_send_oom(c);
                 else
                         (void) broker_send(c->fd, j, NULL, 0);
@@ -209,8 +216,11 @@ static void on_session_gone(SandboxSession *se, SandboxSessionEnd why, void *use
                 bool creating = c->state == CLIENT_SESSION_CREATING;
 
                 client_detach_session(c);
-                (void) client_send_error(c, creating ? BROKER_ERROR_START_FAILED : BROKER_ERROR_SESSION_NOT_FOUND,
-                                         creating ? "the session's unit did not start" : "the session ended");
+                if (creating && se->egress_failure[0])
+                        (void) client_send_error(c, BROKER_ERROR_EGRESS_UNAVAILABLE, se->egress_failure);
+                else
+                        (void) client_send_error(c, creating ? BROKER_ERROR_START_FAILED : BROKER_ERROR_SESSION_NOT_FOUND,
+                                                 creating ? "the session's unit did not start" : "the session ended");
                 client_free(c);
         }
         if (why == SANDBOX_SESSION_END_LOST)
@@ -229,6 +239,7 @@ static const SandboxSessionCallbacks session_callbacks = {
 };
 
 int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fds) {
+        EgressLinkRequest egress;
         const char *caller, *scope;
         SandboxOwner owner;
         SandboxSpec spec;
@@ -244,6 +255,10 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
         if (parse_owner(req, &caller, &scope) < 0)
                 return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
                                          "a session needs a caller (and may have a scope): printable, at most 256 bytes");
+        /* A policy we do not know is a bad request (fail closed). */
+        r = client_parse_network(c, req);
+        if (r < 0)
+                return r;
         if (m->probe_state == SELF_CHECK_FAILED)
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, m->probe_failure ?: "the sandbox self-check failed");
         if (m->config.max_sessions == 0)
@@ -271,8 +286,17 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
 
         owner = (SandboxOwner) { .caller = caller, .scope = scope };
         manager_fill_spec(m, 0, &spec);
+        if (c->network)
+                egress = (EgressLinkRequest) {
+                        .socket_path = m->egress_socket,
+                        .policy = c->network,
+                        .max_connections = m->egress.max_connections,
+                        .max_bytes = m->egress.max_bytes,
+                        .timeout_usec = EGRESS_LINK_TIMEOUT_USEC,
+                        .totals = &m->egress_totals,
+                };
         r = sandbox_session_new(m->event, m->bus, &spec, &owner, client_frontend_pid(c), m->config.session_idle_s * USEC_PER_SEC,
-                        m->config.session_max_s * USEC_PER_SEC, &session_callbacks, m, &se);
+                        m->config.session_max_s * USEC_PER_SEC, c->network ? &egress : NULL, &session_callbacks, m, &se);
         if (r < 0) {
                 log_error_errno(r, "Failed to start a session: %m");
                 return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a session unit");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "json-util.h"
+#include "egress-proto.h"
 #include "launch-frame.h"
 #include "macro.h"
 #include "output.h"
@@ -48,6 +49,7 @@ struct ExecClient {
         uint64_t text_charged;          /* of it, for the result's stdout and stderr */
         bool result_channel, res_done;
         bool session;                   /* a session's call: the broker's exit event decides */
+        bool network;                   /* a run with a network: so does it (its egress counts) */
         bool got_final, out_eof, err_eof, finished, cancelled;
         uint64_t start_usec;
         ExecResult result;
@@ -68,6 +70,7 @@ static void exec_result_done(ExecResult *r) {
         free(r->outputs);
         free(r->outputs_unlisted_reason);
         free(r->outputs_error);
+        json_object_put(r->egress);
         *r = (ExecResult) {};
 }
 
@@ -169,7 +172,7 @@ static void fail(ExecClient *c, BrokerError error, const char *message) {
 /* The launcher said the program exited (not killed: only the broker knows
  * whether by the OOM killer or a timeout) and ended its report. */
 static bool launcher_reported_exit(const ExecClient *c) {
-        return c->result_channel && !c->session && c->res_done && c->results.ended && c->results.have_status &&
+        return c->result_channel && !c->session && !c->network && c->res_done && c->results.ended && c->results.have_status &&
                c->results.signal == 0;
 }
 
@@ -350,6 +353,8 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 res->cpu_ms = json_get_int64(msg, "cpu_ms", -1);
                 res->memory_peak_bytes = json_get_int64(msg, "memory_peak_bytes", -1);
                 res->session_lost = json_get_bool(msg, "session_lost");
+                json_object_put(res->egress);
+                res->egress = exec_result_egress_from_json(json_get(msg, "egress"));
                 if (!res->run_id)
                         res->run_id = strdup_or_null(json_get_string(msg, "run_id"));
                 c->sock_io = sd_event_source_disable_unref(c->sock_io);
@@ -385,6 +390,8 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
                 r = json_build(&msg, JB_STR("op", "run"), JB_INT("timeout_s", req->timeout_s), JB_END);
         if (r < 0)
                 return r;
+        if (req->network && !req->session && json_add_string(msg, "network", req->network) < 0)
+                return -ENOMEM;
         if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
                 return -ENOMEM;
         return broker_send(sock, msg, fds, n_fds);
@@ -470,6 +477,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         c->max_output_bytes = req->max_output_bytes;
         c->result_channel = req->result_channel;
         c->session = c->result.in_session = req->session != NULL;
+        c->network = req->network != NULL;
         c->charge = req->charge;
         result_reader_init(&c->results, &req->result_limits);
         c->results.charge = req->charge;
@@ -597,7 +605,42 @@ json_object *exec_result_to_json(const ExecResult *r) {
                 return NULL;
         if (json_add_known_or_null(j, "cpu_ms", r->cpu_ms) < 0 ||
             json_add_known_or_null(j, "memory_peak_bytes", r->memory_peak_bytes) < 0 ||
-            (r->in_session && json_add_bool(j, "session_lost", r->session_lost) < 0))
+            (r->in_session && json_add_bool(j, "session_lost", r->session_lost) < 0) ||
+            (r->egress && json_add(j, "egress", json_object_get(r->egress)) < 0))
                 return NULL;
         return TAKE_PTR(j);
+}
+
+static int copy_count(json_object *from, const char *key, json_object *to, const char *as) {
+        json_object *v = json_get(from, key);
+
+        if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+                return 0;
+        return json_add_int(to, as, json_object_get_int64(v));
+}
+
+json_object *exec_result_egress_from_json(json_object *v) {
+        _cleanup_json_ json_object *e = NULL, *conns = NULL;
+        const char *policy = json_get_string(v, "policy");
+
+        if (!json_object_is_type(v, json_type_object))
+                return NULL;
+        e = json_object_new_object();
+        conns = json_object_new_object();
+        if (!e || !conns || (policy && json_add_string(e, "policy", policy) < 0))
+                return NULL;
+        if (json_object_is_type(json_get(v, "connections"), json_type_object)) {
+                json_object_object_foreach(json_get(v, "connections"), key, val) {
+                        (void) val;
+                        /* Only names we know: the broker's word, but a
+                         * model reads it. */
+                        if (egress_verdict_from_string(key) >= 0 &&
+                            copy_count(json_get(v, "connections"), key, conns, key) < 0)
+                                return NULL;
+                }
+        }
+        if (json_add(e, "connections", TAKE_PTR(conns)) < 0 || copy_count(v, "bytes_up", e, "bytes_up") < 0 ||
+            copy_count(v, "bytes_down", e, "bytes_down") < 0)
+                return NULL;
+        return TAKE_PTR(e);
 }

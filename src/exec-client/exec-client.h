@@ -50,6 +50,11 @@ typedef struct ExecRequest {
         /* A call in a session (the broker's id), by its owner, as the
          * session was created with. NULL: a run of its own. */
         const char *session;
+        /* A run with a network (issue 22): the egress policy's name, sent
+         * as the run's "network"; NULL: none. A session's calls have the
+         * session's and send none. Such a run waits for the broker's exit
+         * event (never "detach"): it carries the run's egress counts. */
+        const char *network;
         SandboxOwner owner;
         /* Optional: what the client collects (output, figures and files)
          * is charged here while the client lives; what the budget cannot
@@ -85,6 +90,11 @@ typedef struct ExecResult {
 
         bool in_session;                /* a call in a session: */
         bool session_lost;              /* it ended the session, whose state is gone */
+
+        /* The broker's "egress" of the exit event, when the run had a
+         * network: {"policy", "connections": {verdict: n}, "bytes_up",
+         * "bytes_down"}, only those members and types kept. NULL: none. */
+        json_object *egress;
 } ExecResult;
 
 typedef struct ExecClient ExecClient;
@@ -104,6 +114,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(ExecClient *, exec_client_free);
 uint64_t exec_client_output_bytes(const ExecClient *c);
 uint64_t exec_client_elapsed_usec(const ExecClient *c);
 
+/* The broker's "egress" object as a result may show it: "policy" (a
+ * string), "connections" (verdict names of egress-proto.h to non-negative
+ * integers), "bytes_up", "bytes_down"; anything else is dropped. NULL if v
+ * is not an object (or on out of memory). */
+json_object *exec_result_egress_from_json(json_object *v);
+
 /* The tool result object: stdout, stderr, exit_code, duration_ms, truncated,
- * timed_out, oom_killed, signal, cpu_ms, memory_peak_bytes. */
+ * timed_out, oom_killed, signal, cpu_ms, memory_peak_bytes; and "egress"
+ * when the run had a network. */
 json_object *exec_result_to_json(const ExecResult *r);

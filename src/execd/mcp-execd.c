@@ -33,6 +33,7 @@
 #include "build-config.h"
 #include "config.h"
 #include "daemon-util.h"
+#include "egress-policy.h"
 #include "health.h"
 #include "launch-frame.h"
 #include "http-auth.h"
@@ -55,6 +56,7 @@
 typedef struct Daemon {
         sd_event *event;
         Config config;
+        EgressConfig egress;            /* the operator's egress policies (issue 22) */
         McpServer *server;
         BrokerInfo *info;
         json_object *info_reply;
@@ -354,6 +356,7 @@ static int daemon_server_config(Daemon *d, McpServerConfig *cfg) {
                 .max_tasks = d->config.max_tasks,
                 .max_tasks_per_caller = d->config.max_tasks_per_caller,
                 .task_after_ms = d->config.task_after_ms,
+                .egress = &d->egress,
         };
 
         /* What the sandbox really enforces comes from the broker, which owns
@@ -679,6 +682,7 @@ static Daemon *daemon_free(Daemon *d) {
         free(d->modules);
         free(d->preloaded);
         config_done(&d->config);
+        egress_config_done(&d->egress);
         free(d);
         return NULL;
 }
@@ -700,6 +704,15 @@ static int daemon_new(Daemon **ret) {
         *d = (Daemon) { .stdio_listen_fd = -EBADF, .http_listen_fd = -EBADF };
 
         r = config_parse(environ, &d->config, &err);
+        if (r < 0) {
+                log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s",
+                           err ?: "");
+                return r;
+        }
+        err = mfree(err);
+        /* The same file as the broker's: a policy the front end offers is
+         * one the broker knows (it checks again, and fails closed). */
+        r = egress_config_parse(environ, &d->egress, &err);
         if (r < 0) {
                 log_struct(LOG_ERR, "MESSAGE=Bad configuration: %s", err ?: "out of memory", "MCP_CONFIG_ERROR=%s",
                            err ?: "");

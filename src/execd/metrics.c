@@ -177,6 +177,20 @@ static void render_runs(MetricsWriter *w, const RunStats *b) {
                 metrics_counter(w, "mcp_exec_session_calls_total", "Calls run in sessions; since the broker started.",
                                 b->session_calls);
         }
+        if (b->has_egress) {
+                metrics_family(w, "mcp_exec_egress_connections_total", "counter",
+                               "Connections of runs through mcp-exec-egressd that ended, by verdict; since the broker "
+                               "started.");
+                for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++) {
+                        (void) snprintf(labels, sizeof labels, "verdict=\"%s\"", egress_verdict_to_string(v));
+                        metrics_sample(w, "mcp_exec_egress_connections_total", labels, b->egress_connections[v]);
+                }
+                metrics_family(w, "mcp_exec_egress_bytes_total", "counter",
+                               "Bytes of runs' connections through mcp-exec-egressd, up (to the host) and down; since "
+                               "the broker started.");
+                metrics_sample(w, "mcp_exec_egress_bytes_total", "direction=\"up\"", b->egress_bytes_up);
+                metrics_sample(w, "mcp_exec_egress_bytes_total", "direction=\"down\"", b->egress_bytes_down);
+        }
 }
 
 /* Per HTTP caller: the name of its token, never the token. */

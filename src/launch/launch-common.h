@@ -4,6 +4,7 @@
 /* What the launcher's run and session modes share: diagnostics, handing fds
  * to the interpreter, and ending as the program did. */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,10 @@ typedef struct LaunchArgs {
         const char *mpl_cache;          /* a prebuilt matplotlib font cache to copy, or NULL */
         const char *mpl_dir;            /* the run's own writable MPLCONFIGDIR, or NULL */
         uint64_t max_code_bytes;
+        /* --egress (issue 22): the run may reach egressd's proxy through our
+         * listener (launch-egress.h); the interpreter gets the proxy
+         * variables and may not bind() nor listen(). */
+        bool egress;
 } LaunchArgs;
 
 /* Where diagnostics go: the unit's stderr (the journal) while no code is

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "json-util.h"
+#include "launch-egress.h"
 #include "util.h"
 
 #define MPL_CACHE_MAX ((off_t) 8 << 20)
@@ -21,10 +22,11 @@
 /* The daemon's environment (the token included) never reaches the code. One
  * thread per numeric library, so that their pools do not trip TasksMax=;
  * matplotlib draws without a display and keeps its caches in the run's own
- * directory. */
+ * directory. An egress run's clients find the proxy by the usual variables. */
 static char **child_env(const LaunchArgs *a) {
         static char mpl[4096 + 16];
-        static char *env[] = {
+        static char *env[9 + 1 + 6 + 1];
+        static char *const fixed[] = {
                 (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
                 (char *) "HOME=/tmp",
                 (char *) "TMPDIR=/tmp",
@@ -34,15 +36,20 @@ static char **child_env(const LaunchArgs *a) {
                 (char *) "OMP_NUM_THREADS=1",
                 (char *) "MKL_NUM_THREADS=1",
                 (char *) "NUMEXPR_NUM_THREADS=1",
-                NULL,   /* MPLCONFIGDIR */
-                NULL,
         };
+        size_t n = 0;
 
         assert(a);
+        for (size_t i = 0; i < ELEMENTSOF(fixed); i++)
+                env[n++] = fixed[i];
         if (a->mpl_dir) {
                 (void) snprintf(mpl, sizeof mpl, "MPLCONFIGDIR=%s", a->mpl_dir);
-                env[ELEMENTSOF(env) - 2] = mpl;
+                env[n++] = mpl;
         }
+        for (size_t i = 0; a->egress && launch_egress_env[i]; i++)
+                env[n++] = (char *) launch_egress_env[i];
+        assert(n < ELEMENTSOF(env));
+        env[n] = NULL;
         return env;
 }
 
@@ -79,10 +86,13 @@ pid_t launch_spawn_interpreter(const LaunchArgs *a, int child_control, bool sess
         char arg_preload[4096 + 16];
         char *argv[] = { (char *) "python3", (char *) "-I", (char *) "-B", (char *) "-u", (char *) a->bootstrap,
                          arg_preload, session ? (char *) "--session" : NULL, NULL };
+        char **env;
         pid_t pid;
 
         assert(a);
         (void) snprintf(arg_preload, sizeof arg_preload, "--preload=%s", a->preload ?: "");
+        /* Built before the fork: the child may only make async-signal-safe calls. */
+        env = child_env(a);
         pid = fork();
         if (pid < 0)
                 return -errno;
@@ -105,7 +115,11 @@ pid_t launch_spawn_interpreter(const LaunchArgs *a, int child_control, bool sess
                 if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(child_control, LAUNCH_CHILD_CONTROL_FD) < 0)
                         _exit(LAUNCH_EXIT_FAILED);
                 (void) close_range(LAUNCH_CHILD_CONTROL_FD + 1, ~0U, 0);
-                execve(a->python, argv, child_env(a));
+                /* Last, as it forbids bind() to us too: the listener is the
+                 * parent's, the code gets none of its own. */
+                if (a->egress && launch_egress_seccomp() < 0)
+                        _exit(LAUNCH_EXIT_FAILED);
+                execve(a->python, argv, env);
                 _exit(LAUNCH_EXIT_FAILED);
         }
 }

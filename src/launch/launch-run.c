@@ -17,6 +17,8 @@
 #include "broker-proto.h"
 #include "json-util.h"
 #include "launch-collect.h"
+#include "egress-proto.h"
+#include "launch-egress.h"
 #include "launch-input.h"
 #include "launch-interp.h"
 #include "macro.h"
@@ -62,11 +64,39 @@ static int run_ready(int sock, pid_t pid) {
         return 0;
 }
 
+/* An egress run's feed is the last fd of the run, with "egress": true; a run
+ * has one exactly when we have a listener (--egress). 0 with *ret_feed
+ * (non-blocking) taken out of fds, or the exit status. */
+static int run_take_feed(const LaunchArgs *a, json_object *run, int fds[static BROKER_MAX_FDS], size_t *n_fds,
+                         int *ret_feed) {
+        int r;
+
+        assert(a);
+        assert(n_fds);
+        assert(ret_feed);
+
+        if (json_get_bool(run, "egress") != a->egress)
+                return launch_fail(a->egress ? "an egress unit got a run without its feed"
+                                             : "a run with a network came to a unit without one", 0);
+        if (!a->egress)
+                return 0;
+        if (*n_fds < 4)
+                return launch_fail("malformed run message from the broker: no feed", 0);
+        r = fd_nonblock(fds[*n_fds - 1], true);
+        if (r < 0)
+                return launch_fail("the feed", r);
+        *ret_feed = TAKE_FD(fds[*n_fds - 1]);
+        (*n_fds)--;
+        return 0;
+}
+
 /* 2. The run: stdin, stdout, stderr, maybe the result channel (into w,
- * with the run's limits). 0 with *ret_run set; 0 with *ret_run NULL at EOF:
- * the broker stopped us (the pool drained), nothing ran; or the exit
- * status. fds[] gets the fds, also on failure (the caller closes them). */
-static int run_receive(int fds[static BROKER_MAX_FDS], ResultWriter *w, json_object **ret_run) {
+ * with the run's limits), and an egress run's feed (*ret_feed). 0 with
+ * *ret_run set; 0 with *ret_run NULL at EOF: the broker stopped us (the pool
+ * drained), nothing ran; or the exit status. fds[] gets the fds, also on
+ * failure (the caller closes them). */
+static int run_receive(const LaunchArgs *a, int fds[static BROKER_MAX_FDS], ResultWriter *w, int *ret_feed,
+                       json_object **ret_run) {
         _cleanup_json_ json_object *run = NULL;
         size_t n_fds = 0;
         int r;
@@ -92,6 +122,9 @@ static int run_receive(int fds[static BROKER_MAX_FDS], ResultWriter *w, json_obj
         }
         if (r < 0 || !streq_ptr(json_get_string(run, "op"), "run") || n_fds < 3)
                 return launch_fail("malformed run message from the broker", r < 0 ? r : 0);
+        r = run_take_feed(a, run, fds, &n_fds, ret_feed);
+        if (r != 0)
+                return r;
         if (n_fds == 4)
                 w->fd = fds[3];
         result_limits_from_json(json_get(run, "limits"), &w->limits);
@@ -136,8 +169,9 @@ static int run_hand_over(const LaunchArgs *a, int sock, int fds[static 3], const
  * the reading, nothing else: the program shares that process and can send
  * it too, early, then run on. How the run ended is what waitpid() says
  * (returned); a program that never exits is stopped by the unit's
- * RuntimeMaxSec=, before any STATUS went out. */
-static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_images) {
+ * RuntimeMaxSec=, before any STATUS went out. An egress run's connections
+ * go to egressd as they come (*listener, *feed: -EBADF when none). */
+static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_images, int *listener, int *feed) {
         _cleanup_close_ int pidfd = -EBADF;
         int status;
 
@@ -150,6 +184,7 @@ static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_i
                 struct pollfd p[] = {
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = *sock, .events = POLLIN },
+                        { .fd = *listener, .events = POLLIN },
                 };
 
                 if (pidfd < 0 || poll(p, ELEMENTSOF(p), -1) < 0) {
@@ -160,6 +195,8 @@ static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_i
                 exited = p[0].revents != 0;
                 if (p[1].revents)
                         said_done = read_interpreter(figs, sock, max_images, UINT_MAX) > 0;
+                if (p[2].revents)
+                        launch_egress_accept(listener, feed);
         }
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
@@ -198,7 +235,8 @@ int launch_run(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_object *run = NULL;
         static FigureInbox figs;
-        int fds[BROKER_MAX_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
+        int fds[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -EBADF };
+        _cleanup_close_ int listener = -EBADF, feed = -EBADF;
         ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
         uint64_t t0 = 0, t1;
         pid_t pid;
@@ -209,6 +247,9 @@ int launch_run(const LaunchArgs *a) {
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return launch_fail("socketpair", errno);
+        /* Before the interpreter exists, so that it never holds it. */
+        if (a->egress && (listener = launch_egress_listen()) < 0)
+                return launch_fail("listening for the egress proxy on " EGRESS_LISTEN_ADDR, listener);
         launch_seed_mpl_cache(a);
         pid = launch_spawn_interpreter(a, sp[1], false);
         if (pid < 0)
@@ -218,17 +259,29 @@ int launch_run(const LaunchArgs *a) {
          * ours alone (no /proc/PID/mem, /proc/PID/fd, ptrace by the same uid). */
         (void) prctl(PR_SET_DUMPABLE, 0);
 
+        if (a->egress) {
+                const char *reason = NULL;
+                /* Fail closed: the unit is ended before it says ready. */
+                r = launch_egress_check(listener, &reason);
+                if (r < 0) {
+                        (void) kill(pid, SIGKILL);
+                        return launch_fail(reason, r);
+                }
+        }
         r = run_ready(sp[0], pid);
         if (r != 0)
                 return r;
-        r = run_receive(fds, &w, &run);
+        r = run_receive(a, fds, &w, &feed, &run);
         if (r != 0 || !run)
                 return r;
         r = run_hand_over(a, sp[0], fds, &w, &t0);
         if (r != 0)
                 return r;
 
-        status = run_wait_exit(pid, &sp[0], &figs, w.limits.max_images);
+        status = run_wait_exit(pid, &sp[0], &figs, w.limits.max_images, &listener, &feed);
+        /* Nothing more is taken: what is still in the backlog is refused. */
+        listener = safe_close(listener);
+        feed = safe_close(feed);
         t1 = now_usec();
         /* What it sent before it exited (a bounded read: a child it forked
          * may hold the socket and keep sending). */

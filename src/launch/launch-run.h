@@ -19,6 +19,12 @@
  *      the program, in that process, could send it too. A program that
  *      never exits gets no STATUS: the unit's RuntimeMaxSec= ends it.
  *
+ * With --egress (issue 22, launch-egress.h) the parent listens on
+ * 127.0.0.1:3128 before step 1, checks the namespace before it says ready,
+ * the run carries "egress": true and the run's feed to egressd as its last
+ * fd, and while the program runs each connection it accepts goes over the
+ * feed.
+ *
  * The parent makes itself non-dumpable: the program, same uid, can neither
  * read its memory nor open its fds through /proc, so the result channel stays
  * the parent's. User code is never the main process: it cannot speak for the

@@ -18,6 +18,7 @@
 #include "broker-proto.h"
 #include "json-util.h"
 #include "launch-collect.h"
+#include "launch-egress.h"
 #include "launch-input.h"
 #include "launch-interp.h"
 #include "macro.h"
@@ -35,7 +36,27 @@ typedef struct LaunchSession {
         pid_t pid;
         int status;                     /* the interpreter's wait status, once it is gone */
         bool gone;
+        /* --egress: our listener, and the feed once the broker sent it
+         * ({"op":"egress"} + 1 fd); connections wait in the backlog until
+         * then. -EBADF: none. */
+        int listener, feed;
 } LaunchSession;
+
+/* The broker's {"op":"egress"} with the session's feed: 1 if msg was it. */
+static int take_feed(LaunchSession *s, json_object *msg, int fds[], size_t n_fds) {
+        assert(s);
+
+        if (!streq_ptr(json_get_string(msg, "op"), "egress"))
+                return 0;
+        if (s->args->egress && s->feed < 0 && n_fds == 1 && fd_nonblock(fds[0], true) >= 0)
+                s->feed = TAKE_FD(fds[0]);
+        return 1;
+}
+
+/* The listener, polled only once there is a feed to pass connections on. */
+static int listener_to_poll(const LaunchSession *s) {
+        return s->feed >= 0 ? s->listener : -EBADF;
+}
 
 /* One call in the session, from the broker's "run" to our "done". */
 typedef struct LaunchCall {
@@ -112,6 +133,8 @@ static void read_broker(LaunchSession *s, LaunchCall *c) {
         assert(c);
 
         r = broker_recv(CONTROL_FD, &m, fds, ELEMENTSOF(fds), &n_fds);
+        if (r > 0)
+                (void) take_feed(s, m, fds, n_fds);
         for (size_t i = 0; i < n_fds; i++)
                 safe_close(fds[i]);
         if (r == -EAGAIN || r == -EINTR)
@@ -138,6 +161,7 @@ static void wait_call(LaunchSession *s, LaunchCall *c) {
                         { .fd = s->child, .events = POLLIN },
                         { .fd = s->pidfd, .events = POLLIN },
                         { .fd = CONTROL_FD, .events = POLLIN },
+                        { .fd = listener_to_poll(s), .events = POLLIN },
                 };
                 uint64_t now = now_usec();
                 int r, timeout_ms;
@@ -162,6 +186,8 @@ static void wait_call(LaunchSession *s, LaunchCall *c) {
                 }
                 if (r <= 0)
                         continue;
+                if (p[3].revents)
+                        launch_egress_accept(&s->listener, &s->feed);
                 if (p[0].revents) {
                         r = read_child(s, c);
                         if (r == 1)
@@ -309,7 +335,9 @@ int launch_session(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_object *ready = NULL;
         _cleanup_close_ int pidfd = -EBADF;
-        LaunchSession s = { .args = a };
+        /* The listener and the feed live as long as the session: the
+         * launcher exits when this returns, and they go with it. */
+        LaunchSession s = { .args = a, .listener = -EBADF, .feed = -EBADF };
         int r;
 
         assert(a);
@@ -317,6 +345,9 @@ int launch_session(const LaunchArgs *a) {
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return launch_fail("socketpair", errno);
+        /* Before the interpreter exists, so that it never holds it. */
+        if (a->egress && (s.listener = launch_egress_listen()) < 0)
+                return launch_fail("listening for the egress proxy", s.listener);
         launch_seed_mpl_cache(a);
         s.pid = launch_spawn_interpreter(a, sp[1], true);
         if (s.pid < 0)
@@ -337,6 +368,15 @@ int launch_session(const LaunchArgs *a) {
                 launch_session_kill(&s);
                 return launch_fail("the interpreter did not start", 0);
         }
+        if (a->egress) {
+                const char *reason = NULL;
+                /* Fail closed, before the broker hears we are ready. */
+                r = launch_egress_check(s.listener, &reason);
+                if (r < 0) {
+                        launch_session_kill(&s);
+                        return launch_fail(reason, r);
+                }
+        }
         r = broker_send(CONTROL_FD, ready, NULL, 0);
         if (r < 0) {
                 launch_session_kill(&s);
@@ -348,8 +388,9 @@ int launch_session(const LaunchArgs *a) {
                 struct pollfd p[] = {
                         { .fd = CONTROL_FD, .events = POLLIN },
                         { .fd = pidfd, .events = POLLIN },
+                        { .fd = listener_to_poll(&s), .events = POLLIN },
                 };
-                int fds[BROKER_MAX_FDS] = { -EBADF, -EBADF, -EBADF, -EBADF };
+                int fds[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -EBADF };
                 size_t n_fds = 0;
 
                 if (poll(p, ELEMENTSOF(p), -1) < 0) {
@@ -358,6 +399,9 @@ int launch_session(const LaunchArgs *a) {
                         launch_session_kill(&s);
                         return launch_fail("poll", errno);
                 }
+                /* Between calls a background thread may still connect. */
+                if (p[2].revents)
+                        launch_egress_accept(&s.listener, &s.feed);
                 if (p[1].revents) {
                         /* Died between calls: a thread's os._exit(), the OOM killer. */
                         launch_session_reap(&s);
@@ -377,10 +421,10 @@ int launch_session(const LaunchArgs *a) {
                         launch_session_kill(&s);
                         return launch_fail("reading from the broker", r);
                 }
-                if (!streq_ptr(json_get_string(msg, "op"), "run") || n_fds < 3) {
+                if (take_feed(&s, msg, fds, n_fds) || !streq_ptr(json_get_string(msg, "op"), "run") || n_fds < 3) {
                         for (size_t i = 0; i < n_fds; i++)
                                 safe_close(fds[i]);
-                        continue;       /* a late "interrupt": the call is over */
+                        continue;       /* the feed, or a late "interrupt": the call is over */
                 }
                 launch_session_call(&s, msg, fds, n_fds);
                 for (size_t i = 0; i < n_fds; i++)

@@ -6,6 +6,8 @@
  *
  *   broker → us   {"op":"run","limits":{…},"timeout_ms":N} + [stdin, stdout, stderr, (result)]
  *   broker → us   {"op":"interrupt"}           the caller went away: stop the call
+ *   broker → us   {"op":"egress"} + [feed]     --egress only, once, after our "ready": the
+ *                                              session's feed to egressd (launch-egress.h)
  *   us → broker   {"event":"ready",…}           once, when the interpreter is up
  *   us → broker   {"event":"done","exit_code":N|"signal":S,"timed_out":B,"lost":B,"duration_us":N}
  *

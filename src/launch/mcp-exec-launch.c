@@ -25,6 +25,7 @@
 static int usage(void) {
         fprintf(stderr, "usage: mcp-exec-launch --python=PATH --bootstrap=PATH [--max-code-bytes=N] [--preload=MODULES]\n"
                         "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
+                        "                       [--egress]\n"
                         "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
                         "       mcp-exec-launch --probe\n");
         return LAUNCH_EXIT_FAILED;
@@ -40,6 +41,7 @@ int main(int argc, char *argv[]) {
                 { "mpl-cache", required_argument, NULL, 'c' },
                 { "probe", no_argument, NULL, 'P' },
                 { "session", no_argument, NULL, 'S' },
+                { "egress", no_argument, NULL, 'E' },
                 {},
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
@@ -72,6 +74,9 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'S':
                         do_session = true;
+                        break;
+                case 'E':
+                        a.egress = true;
                         break;
                 default:
                         return usage();

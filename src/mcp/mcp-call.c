@@ -22,6 +22,7 @@
 #include "mcp-task.h"
 #include "broker-proto.h"
 #include "mcp-tool.h"
+#include "tool-network.h"
 #include "util.h"
 
 /* Request ids as logged and as part of the broker's run tag. */
@@ -101,6 +102,7 @@ static void log_call(McpSession *s, const McpRevision *rev, const char *request_
                    "MCP_OUTPUTS_RETURNED=%zu", outputs_returned,
                    "MCP_RESULT_CHANNEL=%s", channel_state(r),
                    "MCP_DURATION_MS=%" PRIu64, duration_ms,
+                   "MCP_EGRESS_POLICY=%s", args && args->network ? args->network : "",
                    "MCP_RESULT=%s", result);
         if (r && r->outputs_error)
                 /* Our own words about the frames, never their content. */
@@ -455,6 +457,7 @@ static void call_start(McpCall *c) {
                 .files = c->args.exec.files,
                 .n_files = c->args.exec.n_files,
                 .session = c->args.session_id[0] ? c->args.session_id : NULL,
+                .network = c->args.network,
                 .owner = mcp_session_owner(c->session),
                 .charge = &c->charge,
         };
@@ -561,7 +564,8 @@ static int submit_broker_op(McpCall **cp, const McpRequest *req, json_object **r
         msg = json_object_new_object();
         if (!msg || json_add_string(msg, "op", c->tool->broker_op) < 0 ||
             json_add_string(msg, "caller", owner.caller) < 0 || json_add_string(msg, "scope", owner.scope) < 0 ||
-            (c->args.session_id[0] && json_add_string(msg, "session", c->args.session_id) < 0))
+            (c->args.session_id[0] && json_add_string(msg, "session", c->args.session_id) < 0) ||
+            (c->args.network && json_add_string(msg, "network", c->args.network) < 0))
                 return -ENOMEM;
         r = broker_request_start(server->event, server->broker_socket, msg, c->tool->broker_timeout_usec,
                                  on_broker_op_done, c, &c->request);
@@ -750,6 +754,15 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         if (r == -ESRCH) {
                 log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "session-not-found");
                 return reject(req, tool_session_gone_text, ret);
+        }
+        if (r < 0)
+                return r;
+        /* The policy must exist and be the caller's; the broker checks
+         * that it exists again (and fails closed), the caller is ours. */
+        r = tool_network_check(config->egress, args.network, mcp_session_owner(s).caller, &error);
+        if (r == -EINVAL) {
+                log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "network-refused");
+                return reject(req, error, ret);
         }
         if (r < 0)
                 return r;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "egress-policy.h"
 #include "mem-budget.h"
 
 typedef struct McpServerConfig {
@@ -46,4 +47,8 @@ typedef struct McpServerConfig {
          * transport took it. Past the budget or the caller's share it is
          * answered "server busy". */
         MemBudget *budget;
+        /* Egress policies (issue 22), as the operator configured them for
+         * the front end: the `network` argument names one. NULL or none:
+         * runs have no network and the argument is refused. Borrowed. */
+        const EgressConfig *egress;
 } McpServerConfig;

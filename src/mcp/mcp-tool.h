@@ -23,6 +23,10 @@ typedef struct McpToolArgs {
         /* The broker's id of the sandbox session the call uses or closes; "" for none. */
         char session_id[TOOL_SESSION_ID_LEN + 1];
         char *handle;                   /* session_close: the handle as given */
+        /* exec and session_create: the egress policy asked for ("network"),
+         * borrowed from the arguments; NULL: none. Checked against the
+         * configuration and the caller before the call goes on. */
+        const char *network;
 } McpToolArgs;
 
 void mcp_tool_args_done(McpToolArgs *a);

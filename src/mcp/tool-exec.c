@@ -16,6 +16,7 @@
 #include "launch-frame.h"
 #include "macro.h"
 #include "mcp-tool.h"
+#include "tool-network.h"
 #include "broker-proto.h"
 #include "utf8.h"
 #include "util.h"
@@ -79,6 +80,7 @@ static char *describe(const McpServerConfig *c) {
         fputs("- There is no network at all: no internet, no DNS, no local services; pip install and "
               "downloads fail.\n",
               f);
+        tool_network_describe(f, c->egress);
         fputs(c->result_channel ? "- /tmp is a fresh, private directory in every run, empty but for the input files.\n"
                                 : "- /tmp is a fresh, empty, private directory in every run.\n",
               f);
@@ -165,6 +167,15 @@ static const char output_schema[] =
         "\"description\":\"Peak memory use in bytes, or null if this host does not report it.\"},"
         "\"session_lost\":{\"type\":\"boolean\",\"description\":\"Calls in a session only: true if the session "
         "ended with this call (its state is gone).\"},"
+        "\"egress\":{\"type\":\"object\",\"description\":\"Runs with a network only: what its connections through "
+        "the egress proxy came to (in a session: those that ended during this call).\",\"properties\":{"
+        "\"policy\":{\"type\":\"string\"},"
+        "\"connections\":{\"type\":\"object\",\"description\":\"Connections by verdict: allowed, policy (host or port "
+        "not allowed), ip-literal, non-public, sni-mismatch, cap, bad-request, upstream-failed.\","
+        "\"additionalProperties\":{\"type\":\"integer\",\"minimum\":0}},"
+        "\"bytes_up\":{\"type\":\"integer\",\"minimum\":0},"
+        "\"bytes_down\":{\"type\":\"integer\",\"minimum\":0}"
+        "}},"
         "\"images\":{\"type\":\"array\",\"description\":\"Figures and image files (png, jpeg, gif, webp under "
         "/tmp/outputs), metadata only: those returned are the image blocks of the content, in this order.\","
         "\"items\":{\"type\":\"object\",\"properties\":{"
@@ -195,6 +206,7 @@ static const char output_schema[] =
         "and files in /tmp of earlier calls are still there. Without it, the run is new and isolated."
 
 static json_object *input_schema(const McpServerConfig *c, const McpRevision *rev) {
+        _cleanup_json_ json_object *schema = NULL, *network = NULL;
         _cleanup_free_ char *s = NULL, *files = NULL;
         char code[FORMAT_BYTES_MAX], in[FORMAT_BYTES_MAX], inb[FORMAT_BYTES_MAX];
 
@@ -232,7 +244,12 @@ static json_object *input_schema(const McpServerConfig *c, const McpRevision *re
                                         "\"" SESSION_ARG_TEXT "\"}"
                                       : ",\"session\":{\"type\":\"string\",\"description\":\"" SESSION_ARG_TEXT "\"}") < 0)
                 return NULL;
-        return json_tokener_parse(s);
+        schema = json_tokener_parse(s);
+        if (!schema || tool_network_schema(c->egress, &network) < 0)
+                return NULL;
+        if (network && json_add(json_get(schema, "properties"), "network", TAKE_PTR(network)) < 0)
+                return NULL;
+        return TAKE_PTR(schema);
 }
 
 json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *rev) {
@@ -413,13 +430,17 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                         (void) val;
                         if (!streq(key, "code") && !streq(key, "timeout_s") && !streq(key, "stdin") &&
                             (!streq(key, "files") || !c->result_channel) &&
-                            (!streq(key, "session") || c->max_sessions == 0))
+                            (!streq(key, "session") || c->max_sessions == 0) &&
+                            /* Always known, so that a server without egress
+                             * says so clearly (tool_network_check()). */
+                            !streq(key, "network"))
                                 return argument_error(ret_error,
-                                                      "unknown argument \"%.*s\": the exec tool takes only %s%s",
+                                                      "unknown argument \"%.*s\": the exec tool takes only %s%s%s",
                                                       utf8_prefix_len(key, NAME_MAX_ECHO), key,
                                                       c->result_channel ? "code, timeout_s, stdin, files"
                                                                         : "code, timeout_s, stdin",
-                                                      c->max_sessions > 0 ? " and session" : "");
+                                                      c->max_sessions > 0 ? ", session" : "",
+                                                      tool_network_enabled(c->egress) ? " and network" : "");
                 }
         }
 
@@ -469,6 +490,19 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                 if (!json_object_is_type(v, json_type_string))
                         return argument_error(ret_error, "\"session\" must be the handle session_create returned");
                 a.session = json_object_get_string(v);
+        }
+
+        if (json_object_object_get_ex(arguments, "network", &v) && !json_object_is_type(v, json_type_null)) {
+                if (!json_object_is_type(v, json_type_string))
+                        return argument_error(ret_error, "\"network\" must be the name of an egress policy");
+                a.network = json_object_get_string(v);
+                /* A session's network is chosen once, at session_create:
+                 * its interpreter and its unit are already there. */
+                if (a.session)
+                        return argument_error(ret_error,
+                                              "\"network\" cannot be given with \"session\": a session has the "
+                                              "network it was created with (session_create's \"network\"); call "
+                                              "without \"network\", or make a new session with it");
         }
 
         *ret = a;
@@ -779,6 +813,9 @@ char *tool_exec_failure_text(BrokerError error, const char *error_message) {
                 r = asprintf(&s, "the sandbox is busy: %s; retry later", m);
         else if (error == BROKER_ERROR_START_FAILED)
                 r = asprintf(&s, "the run could not start: %s", m);
+        else if (error == BROKER_ERROR_EGRESS_UNAVAILABLE)
+                r = asprintf(&s, "the code did not run: its network (the egress proxy) could not be set up: %s; "
+                                 "retry later, or run without \"network\"", m);
         else if (error == BROKER_ERROR_LOST)
                 r = asprintf(&s, "the run was lost: %s", m);
         else
@@ -796,6 +833,7 @@ static int exec_parse(const McpServerConfig *c, json_object *arguments, McpToolA
         r = tool_exec_parse_arguments(c, arguments, &a->exec, ret_error);
         if (r < 0)
                 return r;
+        a->network = a->exec.network;
         /* Not a handle of ours: as gone as one that ended. */
         if (a->exec.session && tool_session_parse_handle(a->exec.session, a->session_id) < 0)
                 return -ESRCH;

@@ -37,6 +37,7 @@ typedef struct ExecArgs {
         uint64_t files_bytes;           /* all of them, decoded */
         uint8_t *decoded[LAUNCH_FILES_MAX];     /* owned: what base64 content decoded to */
         const char *session;            /* the handle as given, or NULL: a run of its own */
+        const char *network;            /* an egress policy's name as given (not yet checked), or NULL */
 } ExecArgs;
 
 void exec_args_done(ExecArgs *a);

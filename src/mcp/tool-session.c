@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "mcp-tool.h"
 #include "node-id.h"
+#include "tool-network.h"
 #include "util.h"
 
 const char tool_session_gone_text[] =
@@ -26,9 +27,25 @@ bool tool_session_available(const McpServerConfig *c) {
 }
 
 static char *describe_create(const McpServerConfig *c) {
+        _cleanup_free_ char *network = NULL;
         char mem[FORMAT_BYTES_MAX];
+        size_t size = 0;
         char *s;
+        FILE *f;
 
+        if (tool_network_enabled(c->egress)) {
+                f = open_memstream(&network, &size);
+                if (!f)
+                        return NULL;
+                fputs("\n- A session created with \"network\" keeps that network for all its calls (exec in the "
+                      "session takes no \"network\"); without it the session has none.\n",
+                      f);
+                tool_network_describe(f, c->egress);
+                if (fclose(f) != 0)
+                        return NULL;
+                if (size > 0 && network[size - 1] == '\n')
+                        network[size - 1] = 0;
+        }
         if (asprintf(&s,
                      "Starts a Python session: a sandbox whose interpreter keeps its variables, imports and files in "
                      "/tmp from one exec call to the next. Pass the returned \"session\" handle to exec; without it, "
@@ -45,9 +62,9 @@ static char *describe_create(const McpServerConfig *c) {
                      "- Each call returns only its own stdout and stderr: what a background thread prints between "
                      "calls is dropped.\n"
                      "- At most %" PRIu64 " sessions per caller (%" PRIu64 " on this server): close those you no "
-                     "longer need.",
+                     "longer need.%s",
                      format_bytes(c->memory_max_bytes, mem), c->session_idle_s, c->session_max_s,
-                     c->max_sessions_per_caller, c->max_sessions) < 0)
+                     c->max_sessions_per_caller, c->max_sessions, network ?: "") < 0)
                 return NULL;
         return s;
 }
@@ -91,10 +108,16 @@ static json_object *definition(const McpRevision *rev, const char *name, const c
 
 json_object *tool_session_create_definition(const McpServerConfig *c, const McpRevision *rev) {
         _cleanup_free_ char *d = describe_create(c);
+        _cleanup_json_ json_object *t = NULL, *network = NULL;
 
-        return definition(rev, TOOL_SESSION_CREATE_NAME, "Start a Python session", d,
-                          "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
-                          create_output_schema, false);
+        t = definition(rev, TOOL_SESSION_CREATE_NAME, "Start a Python session", d,
+                       "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
+                       create_output_schema, false);
+        if (!t || tool_network_schema(c->egress, &network) < 0)
+                return NULL;
+        if (network && json_add(json_get(json_get(t, "inputSchema"), "properties"), "network", TAKE_PTR(network)) < 0)
+                return NULL;
+        return TAKE_PTR(t);
 }
 
 json_object *tool_session_close_definition(const McpServerConfig *c, const McpRevision *rev) {
@@ -143,9 +166,22 @@ static int argument_error(char **ret_error, const char *text) {
         return *ret_error ? -EINVAL : -ENOMEM;
 }
 
-int tool_session_create_parse_arguments(json_object *arguments, char **ret_error) {
-        if (arguments && json_object_object_length(arguments) > 0)
-                return argument_error(ret_error, "session_create takes no arguments");
+int tool_session_create_parse_arguments(json_object *arguments, const char **ret_network, char **ret_error) {
+        json_object *v = NULL;
+
+        *ret_network = NULL;
+        if (!arguments)
+                return 0;
+        json_object_object_foreach(arguments, key, val) {
+                (void) val;
+                if (!streq(key, "network"))
+                        return argument_error(ret_error, "session_create takes only \"network\" (optional)");
+        }
+        if (json_object_object_get_ex(arguments, "network", &v) && !json_object_is_type(v, json_type_null)) {
+                if (!json_object_is_type(v, json_type_string))
+                        return argument_error(ret_error, "\"network\" must be the name of an egress policy");
+                *ret_network = json_object_get_string(v);
+        }
         return 0;
 }
 
@@ -218,6 +254,10 @@ char *tool_session_failure_text(BrokerError error, const char *message) {
         case BROKER_ERROR_SESSION_LIMIT:
                 r = asprintf(&s, "no new session: %s", m);
                 break;
+        case BROKER_ERROR_EGRESS_UNAVAILABLE:
+                r = asprintf(&s, "no new session: its network (the egress proxy) could not be set up: %s; retry "
+                                 "later, or create the session without \"network\"", m);
+                break;
         case BROKER_ERROR_SANDBOX_UNAVAILABLE:
                 r = asprintf(&s, "the sandbox is unavailable: %s", m);
                 break;
@@ -263,7 +303,7 @@ static int create_parse(const McpServerConfig *c, json_object *arguments, McpToo
         assert(c);
         assert(a);
 
-        return tool_session_create_parse_arguments(arguments, ret_error);
+        return tool_session_create_parse_arguments(arguments, &a->network, ret_error);
 }
 
 static void create_done(const McpToolContext *ctx, const McpToolArgs *a, json_object *reply, BrokerError error,

@@ -20,6 +20,7 @@ static const char *const broker_error_table[_BROKER_ERROR_MAX] = {
         [BROKER_ERROR_SESSION_NOT_FOUND] = "session-not-found",
         [BROKER_ERROR_SESSION_BUSY] = "session-busy",
         [BROKER_ERROR_SESSION_LIMIT] = "session-limit",
+        [BROKER_ERROR_EGRESS_UNAVAILABLE] = "egress-unavailable",
         [BROKER_ERROR_UNAVAILABLE] = "broker-unavailable",
         [BROKER_ERROR_LOST] = "broker-timeout",
         [BROKER_ERROR_UNKNOWN] = "broker-error",

@@ -29,7 +29,18 @@
  * broker whose info says "result_channel": true also takes a fourth fd, the
  * write end of the result channel (result-frame.h), for the launcher's
  * trusted parent alone; and then launch frames of version 2 (input files).
- * Clients send it only to such a broker. */
+ * Clients send it only to such a broker.
+ *
+ * Network by policy (issue 22): a "run" and a "session_create" may carry
+ * "network":"<policy>" (egress-policy.h), which the broker refuses as
+ * bad-request unless it knows the policy. Such a run takes a cold unit (never
+ * a warm one) that may reach mcp-exec-egressd's proxy in its namespace, and
+ * its "exit" (a session's call's too) carries "egress": {"policy": "…",
+ * "connections": {"<verdict>": N, …}, "bytes_up": N, "bytes_down": N}
+ * (verdicts of egress-proto.h; a session's call: what its connections did
+ * while the call ran). If egressd cannot be had the run does not start:
+ * error "egress-unavailable". Such a run is never detached: its caller waits
+ * for the "exit" with the counts. */
 
 #include <json-c/json.h>
 
@@ -50,7 +61,7 @@ typedef struct SandboxOwner {
         const char *scope;
 } SandboxOwner;
 
-/* Why a run did not happen as asked. The broker sends the first nine as the
+/* Why a run did not happen as asked. The broker sends the first ten as the
  * "code" of an error event; the client side concludes the others itself.
  * Each has one wire name (broker_error_to_string()). */
 typedef enum BrokerError {
@@ -64,6 +75,7 @@ typedef enum BrokerError {
         BROKER_ERROR_SESSION_NOT_FOUND,         /* "session-not-found": unknown, ended, or not the caller's */
         BROKER_ERROR_SESSION_BUSY,              /* "session-busy": a call of the session is running */
         BROKER_ERROR_SESSION_LIMIT,             /* "session-limit": MCP_EXEC_MAX_SESSIONS[_PER_CALLER] reached */
+        BROKER_ERROR_EGRESS_UNAVAILABLE,        /* "egress-unavailable": the run's network could not be set up */
         BROKER_ERROR_UNAVAILABLE,               /* "broker-unavailable": it closed the connection */
         BROKER_ERROR_LOST,                      /* "broker-timeout": the end of the run never came */
         BROKER_ERROR_UNKNOWN,                   /* "broker-error": an error event without a known code */
@@ -77,7 +89,10 @@ const char *broker_error_to_string(BrokerError e);
 /* The error a wire name stands for; _BROKER_ERROR_INVALID for any other. */
 BrokerError broker_error_from_string(const char *s);
 #define BROKER_MAX_PACKET (64U * 1024U)
-#define BROKER_MAX_FDS 4
+/* The most fds of one packet, either way: a client sends at most four (the
+ * run's stdin, stdout, stderr, result channel); the broker hands the
+ * launcher a fifth for an egress run, the feed (egress-proto.h). */
+#define BROKER_MAX_FDS 5
 
 /* A non-blocking connection to the broker at path (BROKER_SOCKET_PATH). With
  * socket activation the broker need not run yet: systemd holds the queue. A

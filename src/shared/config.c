@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "egress-policy.h"
 #include "macro.h"
 #include "node-id.h"
 #include "strv.h"
@@ -33,6 +34,8 @@ const char *const config_known_names[] = {
         "MCP_EXEC_FRONTEND_BUDGET", "MCP_EXEC_TASK_TTL_MAX_S", "MCP_EXEC_MAX_TASKS", "MCP_EXEC_MAX_TASKS_PER_CALLER",
         "MCP_EXEC_TASK_AFTER_MS",
         "MCP_EXEC_NODE_ID",        "MCP_EXEC_ALLOWED_HOSTS",
+        /* Egress (egress-policy.h); the named policies are matched by prefix. */
+        "MCP_EXEC_EGRESS_MAX_CONNECTIONS", "MCP_EXEC_EGRESS_MAX_BYTES", "MCP_EXEC_EGRESS_TESTING_PUBLIC",
         /* Read by every program (log.c) and by the mcp-exec client. */
         "MCP_EXEC_LOG_LEVEL",      "MCP_EXEC_STDIO_SOCKET",
         NULL,
@@ -415,6 +418,8 @@ bool config_is_unknown_assignment(const char *assignment) {
                 return false;
         eq = strchr(assignment, '=');
         if (!eq)
+                return false;
+        if (egress_config_is_policy_name(assignment))
                 return false;
         for (const char *const *n = config_known_names; *n; n++)
                 if (strlen(*n) == (size_t) (eq - assignment) && strneq(*n, assignment, (size_t) (eq - assignment)))

@@ -120,6 +120,22 @@ int run_stats_to_json(const RunStats *s, json_object **ret) {
                 if (r >= 0)
                         r = json_add(j, "sessions", TAKE_PTR(x));
         }
+        if (r >= 0 && s->has_egress) {
+                _cleanup_json_ json_object *x = json_object_new_object(), *conns = json_object_new_object();
+
+                r = x && conns ? 0 : -ENOMEM;
+                for (EgressVerdict v = 0; r >= 0 && v < _EGRESS_VERDICT_MAX; v++)
+                        r = json_add_int(conns, egress_verdict_to_string(v),
+                                         (int64_t) MIN(s->egress_connections[v], (uint64_t) INT64_MAX));
+                if (r >= 0)
+                        r = json_add(x, "connections", TAKE_PTR(conns));
+                if (r >= 0)
+                        r = json_add_int(x, "bytes_up", (int64_t) MIN(s->egress_bytes_up, (uint64_t) INT64_MAX));
+                if (r >= 0)
+                        r = json_add_int(x, "bytes_down", (int64_t) MIN(s->egress_bytes_down, (uint64_t) INT64_MAX));
+                if (r >= 0)
+                        r = json_add(j, "egress", TAKE_PTR(x));
+        }
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(j);
@@ -158,7 +174,7 @@ static bool duration_from_json(json_object *dur, uint64_t counts[static RUN_DURA
 
 int run_stats_from_json(json_object *j, RunStats *ret) {
         RunStats s = {};
-        json_object *runs, *pool, *sessions;
+        json_object *runs, *pool, *sessions, *egress;
         const char *ev;
 
         assert(ret);
@@ -194,6 +210,22 @@ int run_stats_from_json(json_object *j, RunStats *ret) {
                     !get_u64(json_get(sessions, "calls"), &s.session_calls))
                         return -EBADMSG;
                 s.has_sessions = true;
+        }
+        egress = json_get(j, "egress");
+        if (egress) {
+                json_object *conns = json_get(egress, "connections");
+
+                if (!json_object_is_type(conns, json_type_object) ||
+                    !get_u64(json_get(egress, "bytes_up"), &s.egress_bytes_up) ||
+                    !get_u64(json_get(egress, "bytes_down"), &s.egress_bytes_down))
+                        return -EBADMSG;
+                for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++) {
+                        json_object *n = json_get(conns, egress_verdict_to_string(v));
+                        /* A verdict an older broker does not know stays 0. */
+                        if (n && !get_u64(n, &s.egress_connections[v]))
+                                return -EBADMSG;
+                }
+                s.has_egress = true;
         }
         s.has_duration = duration_from_json(json_get(j, "duration"), s.duration_counts, &s.duration_sum_usec);
         if (!s.has_duration) {

@@ -9,7 +9,11 @@
  *    "duration":{"le_ms":[…],"counts":[…],"sum_us":N},
  *    "in_flight":N,"queued":N,"self_check":"pending|passed|failed",
  *    "pool":{"size":N,"ready":N,"hits":N},
- *    "sessions":{"live":N,"max":N,"created":N,"lost":N,"calls":N}}
+ *    "sessions":{"live":N,"max":N,"created":N,"lost":N,"calls":N},
+ *    "egress":{"connections":{"<verdict>":N,…},"bytes_up":N,"bytes_down":N}}
+ *
+ * "egress" (issue 22) only from a broker with egress policies: what
+ * mcp-exec-egressd reported of the runs' connections (egress-proto.h). 
  *
  * "counts" has one entry per bound of "le_ms" (runs that took at most it and
  * more than the bound before) and one more for those above the last. */
@@ -18,6 +22,8 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "egress-proto.h"
 
 typedef enum RunOutcome {
         RUN_OUTCOME_OK,                 /* "ok": exit status 0 */
@@ -67,6 +73,9 @@ typedef struct RunStats {
         uint64_t sessions_created;      /* handed to a caller */
         uint64_t sessions_lost;         /* ended by their interpreter's end (OOM, crash, a kill after a timeout) */
         uint64_t session_calls;         /* calls run in sessions */
+        bool has_egress;                /* egress policies are configured: the counts are known */
+        uint64_t egress_connections[_EGRESS_VERDICT_MAX];       /* ended connections, by verdict */
+        uint64_t egress_bytes_up, egress_bytes_down;
 } RunStats;
 
 /* Counts a run that ended (not a refused one) and its duration. */

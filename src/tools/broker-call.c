@@ -4,7 +4,8 @@
  * latency benchmark. Prints one JSON result per run on stdout. With
  * --result-channel it sends the fourth fd (the broker must take it) and the
  * result gains "outputs" (metadata of the figures and files, never bytes),
- * "outputs_lost" and "outputs_error"; --file NAME=PATH passes input files.
+ * "outputs_lost" and "outputs_error"; --file NAME=PATH passes input files;
+ * --network NAME asks for the egress policy NAME (the result gains "egress").
  */
 #include <assert.h>
 #include <errno.h>
@@ -29,7 +30,7 @@
 
 static const char *arg_socket = BROKER_SOCKET_PATH;
 static uint64_t arg_timeout = 0, arg_max_output = 1 << 20, arg_count = 1, arg_parallel = 1, arg_cancel_ms = 0;
-static const char *arg_stdin_file;
+static const char *arg_stdin_file, *arg_network;
 static bool arg_result_channel;
 static ExecInputFile arg_files[LAUNCH_FILES_MAX];
 static char *file_data[LAUNCH_FILES_MAX];
@@ -165,7 +166,8 @@ static int run(int argc, char *argv[]) {
                 { "stdin-file", required_argument, NULL, 'i' }, { "max-output", required_argument, NULL, 'o' },
                 { "count", required_argument, NULL, 'n' },     { "parallel", required_argument, NULL, 'p' },
                 { "cancel-after-ms", required_argument, NULL, 'c' }, { "result-channel", no_argument, NULL, 'r' },
-                { "file", required_argument, NULL, 'f' },       {},
+                { "file", required_argument, NULL, 'f' },       { "network", required_argument, NULL, 'N' },
+                {},
         };
         Config config = {};
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
@@ -195,12 +197,14 @@ static int run(int argc, char *argv[]) {
                         arg_n_files++;
                 } else if (c == 's')
                         arg_socket = optarg;
+                else if (c == 'N')
+                        arg_network = optarg;
                 else if (c == 'i')
                         arg_stdin_file = optarg;
                 else if (!dst || parse_size(optarg, dst) < 0) {
                         fprintf(stderr, "usage: mcp-exec-broker-call [--socket P] [--timeout S] [--stdin-file F] "
                                         "[--max-output N] [--count N] [--parallel N] [--cancel-after-ms N] "
-                                        "[--result-channel] [--file NAME=PATH]... FILE|-\n");
+                                        "[--result-channel] [--file NAME=PATH]... [--network NAME] FILE|-\n");
                         return 2;
                 }
         }
@@ -228,7 +232,7 @@ static int run(int argc, char *argv[]) {
                 .result_channel = arg_result_channel,
                 .result_limits = { .max_images = config.max_images, .max_image_bytes = config.max_image_bytes,
                                    .max_files = config.max_files_out, .max_result_bytes = config.max_result_bytes },
-                .files = arg_files, .n_files = arg_n_files,
+                .files = arg_files, .n_files = arg_n_files, .network = arg_network,
         };
         config_done(&config);
         jobs = all_jobs = new0(Job, arg_count);

@@ -314,6 +314,8 @@ static const char *const known_names[] = {
         "SystemCallArchitectures", "SystemCallErrorNumber", "MemoryMax", "MemorySwapMax", "TasksMax",
         "CPUQuotaPerSecUSec", "RuntimeMaxUSec", "KillSignal", "TimeoutStopUSec", "LimitFSIZE", "LimitFSIZESoft",
         "LimitCORE", "LimitCORESoft", "BindsTo", "After", "BindPaths",
+        /* Egress runs only (check_common() checks that). */
+        "IPAddressDeny", "IPAddressAllow", "IPAccounting",
 };
 
 static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *s) {
@@ -381,7 +383,22 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
         ASSERT_TRUE(props_get(ps, "ExecStartPreEx") == NULL);
         ASSERT_TRUE(props_get(ps, "ExecStopPostEx") == NULL);
         /* Network and system calls. */
-        expect_prop(ps, "RestrictAddressFamilies", "(bas)", "(true,[AF_UNIX])");
+        if (s->egress) {
+                /* AF_INET for the launcher's proxy listener, nothing else;
+                 * a firewall of localhost only, and accounting to see it. */
+                expect_prop(ps, "RestrictAddressFamilies", "(bas)", "(true,[AF_UNIX,AF_INET])");
+                expect_prop(ps, "IPAddressDeny", "a(iayu)", "[(2,[0,0,0,0],0),(10,[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0],0)]");
+                expect_prop(ps, "IPAddressAllow", "a(iayu)",
+                            "[(2,[127,0,0,0],8),(10,[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1],128)]");
+                expect_prop(ps, "IPAccounting", "b", "true");
+        } else {
+                expect_prop(ps, "RestrictAddressFamilies", "(bas)", "(true,[AF_UNIX])");
+                ASSERT_TRUE(props_get(ps, "IPAddressDeny") == NULL);
+                ASSERT_TRUE(props_get(ps, "IPAddressAllow") == NULL);
+                ASSERT_TRUE(props_get(ps, "IPAccounting") == NULL);
+        }
+        /* Whatever the run: no network but lo. */
+        expect_prop(ps, "PrivateNetwork", "b", "true");
         expect_prop(ps, "SystemCallFilter", "(bas)", NULL);
         ASSERT_TRUE(strncmp(props_get(ps, "SystemCallFilter")->value, "(true,[", 7) == 0); /* an allow list */
         ASSERT_CONTAINS(props_get(ps, "SystemCallFilter")->value, "@system-service");
@@ -531,6 +548,50 @@ TEST(test_run_properties) {
         fixture_done(&fx);
 }
 
+/* Issue 22: an egress run differs from a plain one in exactly these. */
+TEST(test_egress_properties) {
+        SandboxSpec s = base_spec();
+        Fixture fx;
+        Props plain, egress;
+        size_t extra = 0;
+        char *want = NULL;
+
+        ASSERT_EQ_INT(fixture_init(&fx), 0);
+        build(&fx, &s, &plain);
+        check_common(&plain, &fx, &s);
+        s.egress = true;
+        build(&fx, &s, &egress);
+        check_common(&egress, &fx, &s);
+
+        /* The launcher is told, without a policy name (egressd has it). */
+        ASSERT_TRUE(asprintf(&want, "[(%s,[%s,--egress,--python=%s,--bootstrap=%s,--max-code-bytes=%" PRIu64
+                                    ",--mpl-dir=" SANDBOX_MPL_DIR "],false)]",
+                             LAUNCHER, LAUNCHER, PYTHON, BOOTSTRAP, s.max_code_bytes) > 0);
+        expect_prop(&egress, "ExecStart", "a(sasb)", want);
+        free(want);
+
+        /* Everything else is the same, entry by entry. */
+        for (size_t i = 0; i < egress.n; i++) {
+                const Prop *e = egress.p + i, *p = props_get(&plain, e->name);
+                if (!p) {
+                        extra++;
+                        continue;
+                }
+                if (strcmp(e->name, "ExecStart") == 0 || strcmp(e->name, "RestrictAddressFamilies") == 0 ||
+                    strstr(e->value, "fd:"))
+                        continue;
+                if (strcmp(e->name, "SystemCallFilter") == 0)
+                        continue;       /* two entries of one name: compared below */
+                if (strcmp(e->value, p->value) != 0)
+                        ASSERT_FAIL_("egress changes %s: %s, plain %s", e->name, e->value, p->value);
+        }
+        ASSERT_EQ_INT((int) extra, 3);
+        ASSERT_EQ_INT((int) egress.n, (int) plain.n + 3);
+        props_free(&plain);
+        props_free(&egress);
+        fixture_done(&fx);
+}
+
 TEST(test_probe_properties) {
         SandboxSpec s = base_spec();
         Fixture fx;
@@ -591,6 +652,7 @@ int main(void) {
         fixture_done(&probe_fx);
 
         RUN(test_run_properties);
+        RUN(test_egress_properties);
         RUN(test_probe_properties);
         RUN(test_errors_propagate);
         return 0;

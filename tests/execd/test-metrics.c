@@ -55,13 +55,16 @@ static RunStats sample_stats(void) {
         RunStats b = { .has_duration = true, .in_flight = 2, .queued = 1, .self_check = SELF_CHECK_PASSED,
                        .has_pool = true, .pool_size = 2, .pool_ready = 1, .pool_hits = 30,
                        .has_sessions = true, .sessions_live = 1, .sessions_max = 16, .sessions_created = 5,
-                       .sessions_lost = 1, .session_calls = 12 };
+                       .sessions_lost = 1, .session_calls = 12,
+                       .has_egress = true, .egress_bytes_up = 1000, .egress_bytes_down = 250000 };
 
         b.runs[RUN_OUTCOME_OK] = 40;
         b.runs[RUN_OUTCOME_NONZERO_EXIT] = 3;
         b.runs[RUN_OUTCOME_TIMEOUT] = 2;
         b.runs[RUN_OUTCOME_CANCELLED] = 1;
         b.runs[RUN_OUTCOME_REFUSED] = 5;
+        b.egress_connections[EGRESS_VERDICT_ALLOWED] = 7;
+        b.egress_connections[EGRESS_VERDICT_POLICY] = 2;
         b.duration_counts[0] = 10;      /* <= 50 ms */
         b.duration_counts[1] = 30;      /* <= 100 ms */
         b.duration_counts[5] = 4;       /* <= 2.5 s */
@@ -122,6 +125,12 @@ TEST(test_full) {
         has_line(t, "mcp_exec_sessions_created_total 5");
         has_line(t, "mcp_exec_sessions_lost_total 1");
         has_line(t, "mcp_exec_session_calls_total 12");
+        has_line(t, "# TYPE mcp_exec_egress_connections_total counter");
+        has_line(t, "mcp_exec_egress_connections_total{verdict=\"allowed\"} 7");
+        has_line(t, "mcp_exec_egress_connections_total{verdict=\"policy\"} 2");
+        has_line(t, "mcp_exec_egress_connections_total{verdict=\"sni-mismatch\"} 0");
+        has_line(t, "mcp_exec_egress_bytes_total{direction=\"up\"} 1000");
+        has_line(t, "mcp_exec_egress_bytes_total{direction=\"down\"} 250000");
         has_line(t, "# TYPE mcp_exec_pool_hits_total counter");
         has_line(t, "mcp_exec_pool_hits_total 30");
         has_line(t, "mcp_exec_calls_running 2");

@@ -78,12 +78,28 @@ static void send_exit(FakeRun *r) {
         json_object_object_add(ev, "duration_ms", json_object_new_int(7));
         json_object_object_add(ev, "cpu_ms", json_object_new_int(3));
         json_object_object_add(ev, "memory_peak_bytes", json_object_new_int(4096));
+        if (json_get_string(r->request, "network")) {
+                /* As the broker reports egressd's counts; a verdict the
+                 * front end does not know must not reach the model. */
+                json_object *eg = json_tokener_parse("{\"connections\":{\"allowed\":2,\"martian\":1},"
+                                                     "\"bytes_up\":5,\"bytes_down\":6,\"extra\":true}");
+                json_object_object_add(eg, "policy", json_object_new_string(json_get_string(r->request, "network")));
+                json_object_object_add(ev, "egress", eg);
+        }
         send_event(r, ev);
         r->finished = true;
         /* One connection, one run: the broker hangs up after the exit. */
         r->timer = sd_event_source_disable_unref(r->timer);
         r->sock_io = sd_event_source_disable_unref(r->sock_io);
         r->sock = safe_close(r->sock);
+}
+
+static int on_late_exit(sd_event_source *s, uint64_t usec, void *userdata) {
+        FakeRun *r = userdata;
+
+        r->timer = sd_event_source_disable_unref(r->timer);
+        send_exit(r);
+        return 0;
 }
 
 /* Writes the result channel as the reader takes it (it shares our loop, so
@@ -104,6 +120,13 @@ static int on_channel(sd_event_source *s, int fd, uint32_t revents, void *userda
         /* The launcher is gone: its end of the channel closes with it. */
         run_close_channel(r);
         r->channel_done = true;
+        if (r->exit_late_ms > 0) {
+                /* The unit's teardown takes a while: the exit comes later. */
+                r->timer = sd_event_source_disable_unref(r->timer);
+                ASSERT_TRUE(sd_event_add_time_relative(r->broker->event, &r->timer, CLOCK_MONOTONIC,
+                                                       r->exit_late_ms * USEC_PER_MSEC, 0, on_late_exit, r) >= 0);
+                return 0;
+        }
         send_exit(r);
         return 0;
 }
@@ -268,6 +291,8 @@ static void parse_script(FakeRun *r) {
                         r->no_end = true;
                 else if (streq(line, "#exitfirst"))
                         r->exit_first = true;
+                else if (strneq(line, "#exitlate ", 10))
+                        r->exit_late_ms = (unsigned) atoi(line + 10);
                 p += n + (nl ? 1 : 0);
         }
         if (r->res_fd >= 0)

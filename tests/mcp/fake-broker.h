@@ -37,6 +37,10 @@
  *   #flood N           N SKIPPED frames
  *   #huge              a FILE frame claiming a terabyte of data, then nothing
  *   #exitfirst         the exit event goes out before the channel is written
+ *   #exitlate MS       the exit event goes out MS ms after the channel ended
+ *
+ * A run request with "network" gets an "egress" object in its exit event
+ * (with a verdict nobody knows and a member nobody asked for).
  */
 
 #include <json-c/json.h>
@@ -81,6 +85,7 @@ typedef struct FakeRun {
         bool hang, timed_out, oom, echo;
         char out[256], err[256];
         bool no_status, no_end, exit_first;
+        unsigned exit_late_ms;
         int status_exit, status_signal;
         unsigned figures;
 } FakeRun;

@@ -1051,6 +1051,101 @@ TEST(test_call_failures) {
         env_done(&env);
 }
 
+/* Issue 22: "network" off, unknown, not the caller's, passed on, its
+ * counts in the result, and the broker's egress-unavailable. */
+TEST(test_call_network) {
+        static char *pypi_hosts[] = { (char *) "pypi.org", NULL };
+        static char *api_callers[] = { (char *) "uid:4242", NULL };
+        static EgressPolicy policies[] = {
+                { .name = (char *) "pypi", .hosts = pypi_hosts, .ports = { 443 }, .n_ports = 1 },
+                { .name = (char *) "api", .hosts = pypi_hosts, .ports = { 443 }, .n_ports = 1, .callers = api_callers },
+        };
+        static const EgressConfig egress = { .policies = policies, .n_policies = 2, .max_connections = 8,
+                                             .max_bytes = 1 << 20 };
+        json_object *res, *e;
+        Env env;
+        Peer p;
+
+        /* No policies: refused at once, nothing reaches the broker. */
+        env_init(&env, 2, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"off\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"pypi\"}}}");
+        res = result(reply_to(&p, "off"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_STREQ(text_of(res), "network access is not enabled on this server (no egress policy configured); "
+                                   "runs have no network");
+        run_for(&env, 20);
+        ASSERT_EQ_INT(env.broker->n_runs, 0);
+        peer_close(&p);
+        env_done(&env);
+
+        env_init(&env, 2, 2);
+        env.server = mcp_server_free(env.server);
+        env.config.egress = &egress;
+        ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"unknown\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"github\"}}}");
+        res = result(reply_to(&p, "unknown"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_CONTAINS(text_of(res), "unknown network \"github\": this server's egress policies are \"pypi\", \"api\"");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"notmine\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"api\"}}}");
+        res = result(reply_to(&p, "notmine"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_CONTAINS(text_of(res), "not available to you");
+        run_for(&env, 20);
+        ASSERT_EQ_INT(env.broker->n_runs, 0);
+
+        /* Allowed: the broker gets it, the result shows the counts, only
+         * the known members and verdicts. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ok\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"pypi\"}}}");
+        res = result(wait_reply(&env, &p, "ok"));
+        ASSERT_TRUE(!is_error_result(res));
+        ASSERT_EQ_INT(env.broker->n_runs, 1);
+        ASSERT_STREQ(json_get_string(env.broker->runs[0]->request, "network"), "pypi");
+        e = json_get(json_get(res, "structuredContent"), "egress");
+        ASSERT_STREQ(json_serialize(e, NULL),
+                     "{\"policy\":\"pypi\",\"connections\":{\"allowed\":2},\"bytes_up\":5,\"bytes_down\":6}");
+        /* A run without network has none. */
+        call_exec(&p, "plain", "#out x");
+        res = result(wait_reply(&env, &p, "plain"));
+        ASSERT_TRUE(!json_get(json_get(res, "structuredContent"), "egress"));
+        ASSERT_TRUE(!json_get(env.broker->runs[1]->request, "network"));
+
+        /* With a result channel, a run with a network waits for the
+         * broker's exit (its counts) instead of detaching at the
+         * launcher's report: the counts are there though the exit comes
+         * late. */
+        peer_close(&p);
+        env.server = mcp_server_free(env.server);
+        env.config.result_channel = env.broker->result_channel = true;
+        ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"late\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\\n#exitlate 300\",\"network\":\"pypi\"}}}");
+        res = result(wait_reply(&env, &p, "late"));
+        ASSERT_TRUE(!is_error_result(res));
+        ASSERT_TRUE(json_get(json_get(res, "structuredContent"), "egress"));
+
+        env.broker->fail_code = "egress-unavailable";
+        env.broker->fail_message = "mcp-exec-egressd is not reachable";
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"down\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"pypi\"}}}");
+        res = result(wait_reply(&env, &p, "down"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_STREQ(text_of(res), "the code did not run: its network (the egress proxy) could not be set up: "
+                                   "mcp-exec-egressd is not reachable; retry later, or run without \"network\"");
+        peer_close(&p);
+        env_done(&env);
+}
+
 TEST(test_batches) {
         Env env;
         Peer p;
@@ -1873,6 +1968,7 @@ int main(void) {
         RUN(test_call_outputs);
         RUN(test_call_invalid);
         RUN(test_call_failures);
+        RUN(test_call_network);
         RUN(test_batches);
         RUN(test_stateless);
         RUN(test_routing_facts);

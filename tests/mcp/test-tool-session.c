@@ -106,16 +106,25 @@ TEST(test_arguments) {
                                    *more = json_tokener_parse("{\"session\":\"a\",\"code\":\"1\"}"),
                                    *exec = json_tokener_parse("{\"code\":\"1\",\"session\":\"exec1." ID "\"}"),
                                    *exec_bad = json_tokener_parse("{\"code\":\"1\",\"session\":[]}"),
-                                   *exec_null = json_tokener_parse("{\"code\":\"1\",\"session\":null}");
+                                   *exec_null = json_tokener_parse("{\"code\":\"1\",\"session\":null}"),
+                                   *net = json_tokener_parse("{\"network\":\"pypi\"}"),
+                                   *net_num = json_tokener_parse("{\"network\":1}");
         McpServerConfig none = config;
-        const char *handle = NULL;
+        const char *handle = NULL, *network = NULL;
         char *error = NULL;
         ExecArgs a = {};
 
-        ASSERT_EQ_INT(tool_session_create_parse_arguments(NULL, &error), 0);
-        ASSERT_EQ_INT(tool_session_create_parse_arguments(empty, &error), 0);
-        ASSERT_EQ_INT(tool_session_create_parse_arguments(extra, &error), -EINVAL);
-        ASSERT_CONTAINS(error, "no arguments");
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(NULL, &network, &error), 0);
+        ASSERT_TRUE(network == NULL);
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(empty, &network, &error), 0);
+        ASSERT_TRUE(network == NULL);
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(extra, &network, &error), -EINVAL);
+        ASSERT_CONTAINS(error, "only \"network\"");
+        error = mfree(error);
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(net, &network, &error), 0);
+        ASSERT_STREQ(network, "pypi");
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(net_num, &network, &error), -EINVAL);
+        ASSERT_CONTAINS(error, "egress policy");
         error = mfree(error);
 
         ASSERT_EQ_INT(tool_session_close_parse_arguments(ok, &handle, &error), 0);

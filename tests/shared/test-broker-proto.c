@@ -100,7 +100,7 @@ static void expect_badmsg_no_leak(const void *data, size_t len, size_t n_fds, si
 }
 
 TEST(test_round_trip_with_fds) {
-        int sv[2], p[3][2], got[BROKER_MAX_FDS] = { -1, -1, -1, -1 };
+        int sv[2], p[3][2], got[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -1 };
         json_object *msg = json_object_new_object(), *in = NULL, *v;
         size_t n_got = 0;
         unsigned before;
@@ -165,7 +165,7 @@ TEST(test_round_trip_with_fds) {
 }
 
 TEST(test_round_trip_without_fds) {
-        int sv[2], got[BROKER_MAX_FDS] = { -1, -1, -1, -1 };
+        int sv[2], got[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -1 };
         json_object *msg = json_object_new_object(), *in = NULL, *v;
         size_t n_got = 99;
 

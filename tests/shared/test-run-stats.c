@@ -49,11 +49,14 @@ TEST(test_round_trip) {
         RunStats s = { .in_flight = 3, .queued = 2, .self_check = SELF_CHECK_FAILED,
                        .has_pool = true, .pool_size = 2, .pool_ready = 1, .pool_hits = 77,
                        .has_sessions = true, .sessions_live = 3, .sessions_max = 16, .sessions_created = 9,
-                       .sessions_lost = 2, .session_calls = 41 }, t;
+                       .sessions_lost = 2, .session_calls = 41,
+                       .has_egress = true, .egress_bytes_up = 123, .egress_bytes_down = 4567 }, t;
         const char *text;
 
         for (int i = 0; i < _RUN_OUTCOME_MAX; i++)
                 s.runs[i] = (uint64_t) i * 1000 + 1;
+        for (int v = 0; v < _EGRESS_VERDICT_MAX; v++)
+                s.egress_connections[v] = (uint64_t) v * 10 + 3;
         run_stats_count(&s, RUN_OUTCOME_OK, 1234567);
         ASSERT_EQ_INT(run_stats_to_json(&s, &j), 0);
         text = json_serialize(j, NULL);
@@ -80,6 +83,20 @@ TEST(test_round_trip) {
         ASSERT_EQ_U64(t.sessions_created, 9);
         ASSERT_EQ_U64(t.sessions_lost, 2);
         ASSERT_EQ_U64(t.session_calls, 41);
+        ASSERT_TRUE(t.has_egress);
+        ASSERT_MEMEQ(t.egress_connections, s.egress_connections, sizeof s.egress_connections);
+        ASSERT_EQ_U64(t.egress_bytes_up, 123);
+        ASSERT_EQ_U64(t.egress_bytes_down, 4567);
+        ASSERT_CONTAINS(text, "\"sni-mismatch\":43");
+
+        /* Without egress: no member, and none back. */
+        json_object_put(j);
+        j = NULL;
+        s.has_egress = false;
+        ASSERT_EQ_INT(run_stats_to_json(&s, &j), 0);
+        ASSERT_TRUE(!json_get(j, "egress"));
+        ASSERT_EQ_INT(run_stats_from_json(j, &t), 0);
+        ASSERT_FALSE(t.has_egress);
 }
 
 static int parse(const char *text, RunStats *ret) {

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The launcher's side of a run's network by policy (issue 22,
+ * egress-proto.h). The trusted parent owns the one listener in the run's
+ * network namespace (EGRESS_LISTEN_ADDR:EGRESS_LISTEN_PORT), made before the
+ * interpreter is forked, so the code never holds it; it accepts and passes
+ * each connection over the feed to mcp-exec-egressd, which serves it. The
+ * interpreter may connect() but never bind() nor listen(): a seccomp filter
+ * it gets before exec. */
+
+#include <stdbool.h>
+
+#include "launch-common.h"
+
+/* The listener: 127.0.0.1:3128, SOCK_STREAM, non-blocking, CLOEXEC, no
+ * SO_REUSEPORT (a second bind on the port fails). -errno. */
+int launch_egress_listen(void);
+
+/* In the forked child, before exec (async-signal-safe): makes bind(2) and
+ * listen(2) fail with EPERM for it and everything it starts. -errno, or
+ * -EOPNOTSUPP on an architecture we have no filter for (fail closed). */
+int launch_egress_seccomp(void);
+
+/* The self-check of an egress run, before the launcher says ready: only lo,
+ * no route out (a connect() to 192.0.2.1:80 fails with ENETUNREACH), and in
+ * /proc/net/tcp and tcp6 exactly one listening socket, listener. 0, or
+ * -errno with *ret_reason set to a static text. */
+int launch_egress_check(int listener, const char **ret_reason);
+
+/* Accepts what is pending on *listener (at most a bounded number now) and
+ * passes each connection over feed as one EGRESS_FEED_MSG packet with its
+ * fd. A broken feed closes *listener (and *feed): nothing is accepted any
+ * more, connect() then fails with ECONNREFUSED. */
+void launch_egress_accept(int *listener, int *feed);
+
+/* The proxy variables of an egress run's interpreter, NULL-terminated. */
+extern const char *const launch_egress_env[];
