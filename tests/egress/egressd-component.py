@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Component test of mcp-exec-egressd (not an integration test: no systemd,
+no broker, no sandbox). Runs inside private network and mount namespaces
+made by egressd-component.sh: lo carries 192.0.2.10 (a documentation
+address the test configuration treats as public), an HTTP server listens
+there, /etc/hosts maps the test names. This script plays the broker (control
+connection, run packet, feed) and the launcher (accepts on 127.0.0.1:3128 and
+passes each connection over the feed), and a client.
+
+argv: EGRESSD_BINARY WORKDIR"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+egressd, work = sys.argv[1], sys.argv[2]
+sock_path = os.path.join(work, "egress.sock")
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def wait_for(path):
+    for _ in range(100):
+        if os.path.exists(path):
+            return
+        time.sleep(0.05)
+    raise SystemExit("egressd did not start")
+
+
+env = dict(os.environ,
+           MCP_EXEC_EGRESS_TESTING_PUBLIC="192.0.2.0/24",
+           MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test :80 :443",
+           MCP_EXEC_EGRESS_MAX_CONNECTIONS="4",
+           MCP_EXEC_EGRESS_MAX_BYTES="1M",
+           MCP_EXEC_LOG_LEVEL="debug")
+log = open(os.path.join(work, "egressd.log"), "w")
+proc = subprocess.Popen([egressd, "--listen=" + sock_path], env=env, stderr=log, stdout=log)
+wait_for(sock_path)
+
+
+def start_run(policy="web", max_bytes=0):
+    ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ctl.connect(sock_path)
+    ctl.send(json.dumps({"op": "run", "run_id": "0123456789abcdef" * 2, "policy": policy,
+                         "max_connections": 4, "max_bytes": max_bytes}).encode())
+    msg, fds, _, _ = socket.recv_fds(ctl, 65536, 4)
+    return ctl, json.loads(msg), fds
+
+
+# Unknown policy: an error and no feed.
+ctl, msg, fds = start_run("nope")
+check(msg.get("event") == "error" and not fds, "unknown policy refused: %s" % msg)
+ctl.close()
+
+ctl, msg, fds = start_run(max_bytes=200000)
+check(msg == {"event": "feed"} and len(fds) == 1, "run packet answered with a feed")
+feed = fds[0]
+
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", 3128))
+listener.listen(16)
+
+
+def launcher():
+    while True:
+        try:
+            c, _ = listener.accept()
+        except OSError:
+            return
+        socket.send_fds(_feed, [b"conn"], [c.fileno()])
+        c.close()
+
+
+_feed = socket.socket(fileno=feed, family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+threading.Thread(target=launcher, daemon=True).start()
+
+
+def curl(*args):
+    p = subprocess.run(["curl", "-s", "-S", "--max-time", "20", "-x", "http://127.0.0.1:3128",
+                        "-o", "-", "-w", "\n%{http_code}", *args], capture_output=True, text=True)
+    out = p.stdout.rsplit("\n", 1)
+    return (out[1] if len(out) == 2 else "000"), out[0], p.stderr
+
+
+code, body, _ = curl("http://allowed.test/small")
+check(code == "200" and body == "x" * 100, "allowed name served (%s)" % code)
+code, body, _ = curl("http://denied.test/")
+check(code == "403" and 'blocked by policy "web": denied.test:80 is not in it' in body, "denied name: 403 " + body.strip())
+code, body, _ = curl("http://loop.test/")
+check(code == "403" and "127.0.0.1" in body and "not a public address" in body, "loopback name: 403 " + body.strip())
+code, body, _ = curl("http://192.0.2.10/small")
+check(code == "403" and "IP address" in body, "IP literal: 403 " + body.strip())
+code, body, _ = curl("http://allowed.test:8080/")
+check(code == "403" and "allowed.test:8080 is not in it" in body, "port not in policy: 403")
+
+# CONNECT: the ClientHello's SNI must be the CONNECT host.
+def s_client(servername):
+    return subprocess.run(["openssl", "s_client", "-proxy", "127.0.0.1:3128", "-connect", "allowed.test:443",
+                           "-servername", servername], input="", capture_output=True, text=True, timeout=30)
+
+
+p = s_client("allowed.test")
+check("BEGIN CERTIFICATE" in p.stdout, "CONNECT with the right SNI: TLS session to the upstream")
+p = s_client("other.test")
+check("BEGIN CERTIFICATE" not in p.stdout, "CONNECT with another SNI: no TLS session")
+
+# The byte cap (200000 bytes for the run): a 150 KB download passes, the
+# next one is cut, later ones get 403.
+code, body, _ = curl("http://allowed.test/big")
+check(code == "200" and len(body) == 150000, "150 KB download under the cap (%s, %d)" % (code, len(body)))
+code, body, err = curl("http://allowed.test/big")
+check(len(body) < 150000, "second download cut by the byte cap (%s, %d bytes)" % (code, len(body)))
+code, body, _ = curl("http://allowed.test/small")
+check(code == "403" and "byte cap of this run reached" in body, "after the cap: 403 " + body.strip())
+
+# Reports on the control connection.
+ctl.setblocking(False)
+reports = []
+while True:
+    try:
+        reports.append(json.loads(ctl.recv(65536)))
+    except BlockingIOError:
+        break
+verdicts = [r["verdict"] for r in reports]
+print("reports:", verdicts)
+for v in ("allowed", "policy", "non-public", "ip-literal", "sni-mismatch", "cap"):
+    check(v in verdicts, "a %s report" % v)
+
+# The run's end: close the control connection; egressd forgets the run.
+ctl.close()
+time.sleep(0.5)
+check(proc.poll() is None, "egressd still running after the run ended")
+proc.terminate()
+proc.wait(timeout=10)
+log.close()
+text = open(os.path.join(work, "egressd.log")).read()
+check("denied.test" in text and "not resolved" in text, "the denied name was decided on before any lookup")
+print(text[-3000:])
+sys.exit(1 if failures else 0)
