@@ -36,9 +36,30 @@ def wait_for(path):
     raise SystemExit("egressd did not start")
 
 
+# A counting DNS stub on 192.0.2.53:53 (resolv.conf's only nameserver): it
+# records each query's name and answers NXDOMAIN.
+dns_queries = []
+
+
+def dns_stub():
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("192.0.2.53", 53))
+    while True:
+        q, peer = u.recvfrom(4096)
+        labels, i = [], 12
+        while i < len(q) and q[i] != 0:
+            labels.append(q[i + 1:i + 1 + q[i]].decode(errors="replace"))
+            i += 1 + q[i]
+        dns_queries.append(".".join(labels).lower())
+        # Same id and question, QR|RD|RA, RCODE 3 (NXDOMAIN), no answers.
+        u.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\0\0\0\0\0\0" + q[12:i + 5], peer)
+
+
+threading.Thread(target=dns_stub, daemon=True).start()
+
 env = dict(os.environ,
            MCP_EXEC_EGRESS_TESTING_PUBLIC="192.0.2.0/24",
-           MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test :80 :443",
+           MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test dnsonly.test :80 :443",
            MCP_EXEC_EGRESS_MAX_CONNECTIONS="4",
            MCP_EXEC_EGRESS_MAX_BYTES="1M",
            MCP_EXEC_LOG_LEVEL="debug")
@@ -96,6 +117,10 @@ code, body, _ = curl("http://allowed.test/small")
 check(code == "200" and body == "x" * 100, "allowed name served (%s)" % code)
 code, body, _ = curl("http://denied.test/")
 check(code == "403" and 'blocked by policy "web": denied.test:80 is not in it' in body, "denied name: 403 " + body.strip())
+code, body, _ = curl("http://dnsonly.test/")
+check(code == "502" and "name lookup of dnsonly.test failed" in body, "allowed name without address: 502 " + body.strip())
+check("dnsonly.test" in dns_queries, "the allowed name was looked up through the stub (%s)" % dns_queries)
+check(not any("denied" in q for q in dns_queries), "the denied name was never looked up")
 code, body, _ = curl("http://loop.test/")
 check(code == "403" and "127.0.0.1" in body and "not a public address" in body, "loopback name: 403 " + body.strip())
 code, body, _ = curl("http://192.0.2.10/small")
@@ -145,5 +170,6 @@ proc.wait(timeout=10)
 log.close()
 text = open(os.path.join(work, "egressd.log")).read()
 check("denied.test" in text and "not resolved" in text, "the denied name was decided on before any lookup")
+check(not any("denied" in q for q in dns_queries), "the denied name was never looked up, at the end (%s)" % dns_queries)
 print(text[-3000:])
 sys.exit(1 if failures else 0)

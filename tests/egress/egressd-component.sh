@@ -22,11 +22,12 @@ trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$wo
 mount --make-rprivate /
 ip link set lo up
 ip addr add 192.0.2.10/32 dev lo
+ip addr add 192.0.2.53/32 dev lo
 
 printf '192.0.2.10 allowed.test\n127.0.0.1 loop.test\n' > "$work/hosts"
 mount --bind "$work/hosts" /etc/hosts
-# No resolver: nothing but /etc/hosts answers, and a stray lookup cannot leave.
-printf 'nameserver 192.0.2.53\n' > "$work/resolv.conf"
+# The only resolver: the test's counting DNS stub (egressd-component.py).
+printf 'nameserver 192.0.2.53\noptions attempts:1 timeout:2\n' > "$work/resolv.conf"
 mount --bind "$work/resolv.conf" /etc/resolv.conf
 
 mkdir "$work/www"
