@@ -139,6 +139,30 @@ check("BEGIN CERTIFICATE" in p.stdout, "CONNECT with the right SNI: TLS session 
 p = s_client("other.test")
 check("BEGIN CERTIFICATE" not in p.stdout, "CONNECT with another SNI: no TLS session")
 
+# The connection cap (4 at once): four open tunnels, a fifth gets 403.
+def tunnel():
+    t = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    t.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+    return t, t.recv(4096)
+
+
+tunnels = [tunnel() for _ in range(4)]
+check(all(a.startswith(b"HTTP/1.1 200") for _, a in tunnels), "four tunnels open")
+t5, answer = tunnel()
+check(answer.startswith(b"HTTP/1.1 403") and b"connection cap of this run reached (4)" in answer,
+      "fifth at once: " + answer.decode(errors="replace").splitlines()[-1])
+t5.close()
+for t, _ in tunnels[1:]:
+    t.close()
+# One tunnel into the relay (TLS up; the relay's idle timeout is 120 s) for
+# the run's end below.
+import ssl
+tls = ssl.create_default_context()
+tls.check_hostname = False
+tls.verify_mode = ssl.CERT_NONE
+held = tls.wrap_socket(tunnels[0][0], server_hostname="allowed.test")
+check(held.version() is not None, "a TLS session through a tunnel (%s)" % held.version())
+
 # The byte cap (200000 bytes for the run): a 150 KB download passes, the
 # next one is cut, later ones get 403.
 code, body, _ = curl("http://allowed.test/big")
@@ -161,8 +185,25 @@ print("reports:", verdicts)
 for v in ("allowed", "policy", "non-public", "ip-literal", "sni-mismatch", "cap"):
     check(v in verdicts, "a %s report" % v)
 
-# The run's end: close the control connection; egressd forgets the run.
+# The run's end: close the control connection; egressd cuts the run's
+# connections (the tunnel still open gets EOF) and forgets the run.
 ctl.close()
+held.settimeout(10)
+try:
+    check(held.recv(4096) == b"", "the run's end closed its open tunnel")
+except (OSError, ssl.SSLError) as e:
+    check(not isinstance(e, TimeoutError), "the run's end closed its open tunnel (%r)" % e)
+
+# A feed packet that is not "conn" + one TCP socket ends the feed.
+ctl2, msg, fds = start_run()
+feed2 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+r, w = os.pipe()
+socket.send_fds(feed2, [b"conn"], [r])
+feed2.settimeout(10)
+check(feed2.recv(16) == b"", "a pipe passed on the feed: feed closed")
+os.close(r)
+os.close(w)
+ctl2.close()
 time.sleep(0.5)
 check(proc.poll() is None, "egressd still running after the run ended")
 proc.terminate()
