@@ -139,6 +139,28 @@ check("BEGIN CERTIFICATE" in p.stdout, "CONNECT with the right SNI: TLS session 
 p = s_client("other.test")
 check("BEGIN CERTIFICATE" not in p.stdout, "CONNECT with another SNI: no TLS session")
 
+# A ClientHello sent right behind the CONNECT head, in one write.
+import ssl
+ctx = ssl.create_default_context()
+inc, outg = ssl.MemoryBIO(), ssl.MemoryBIO()
+obj = ctx.wrap_bio(inc, outg, server_hostname="allowed.test")
+try:
+    obj.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = outg.read()
+t = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+t.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n" + hello)
+got = b""
+while b"\r\n\r\n" not in got or len(got.split(b"\r\n\r\n", 1)[1]) == 0:
+    chunk = t.recv(4096)
+    if not chunk:
+        break
+    got += chunk
+check(got.startswith(b"HTTP/1.1 200") and got.split(b"\r\n\r\n", 1)[1][:1] == b"\x16",
+      "hello pipelined behind the CONNECT head: the server's hello comes back")
+t.close()
+
 # The connection cap (4 at once): four open tunnels, a fifth gets 403.
 def tunnel():
     t = socket.create_connection(("127.0.0.1", 3128), timeout=10)
