@@ -115,6 +115,8 @@ def curl(*args):
 
 code, body, _ = curl("http://allowed.test/small")
 check(code == "200" and body == "x" * 100, "allowed name served (%s)" % code)
+code, body, _ = curl("--data-binary", "hello body", "http://allowed.test/post")
+check(code == "200" and body == "echo: hello body", "POST body relayed (%s %r)" % (code, body))
 code, body, _ = curl("http://denied.test/")
 check(code == "403" and 'blocked by policy "web": denied.test:80 is not in it' in body, "denied name: 403 " + body.strip())
 code, body, _ = curl("http://dnsonly.test/")

@@ -33,7 +33,7 @@ mount --bind "$work/resolv.conf" /etc/resolv.conf
 mkdir "$work/www"
 head -c 100 /dev/zero | tr '\0' x > "$work/www/small"
 head -c 150000 /dev/zero | tr '\0' y > "$work/www/big"
-(cd "$work/www" && exec python3 -m http.server --bind 192.0.2.10 80) >"$work/http.log" 2>&1 &
+python3 "$here/egressd-component-www.py" 192.0.2.10 "$work/www" >"$work/http.log" 2>&1 &
 for _ in $(seq 50); do
         curl -s -o /dev/null --noproxy '*' http://192.0.2.10/small && break
         sleep 0.1
