@@ -428,6 +428,9 @@ static ssize_t send_counted(EgressConn *c, int fd, const uint8_t *buf, size_t n,
         size_t limit = ours + (size_t) MIN((uint64_t) (n - ours), left);
         ssize_t k;
 
+        assert(ours <= n);
+        if (n == 0)
+                return 0;
         if (limit == 0) {
                 /* The run's byte cap: this connection is cut; later ones get 403. */
                 c->cut = true;
