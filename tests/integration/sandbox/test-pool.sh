@@ -21,6 +21,9 @@
 #   lifetime   a full pool leaves no unit after: SIGKILL of the broker, daemon-reload (replaced),
 #              a stop of mcp-exec.slice (not refilled until the next run), a package change
 #              (replaced, and the next run is not served by a stale unit)
+# Plain pass only: its checks are unit states, CPU weights and quotas, uids and lifetimes that
+# systemd and the kernel set, the same in both builds; the broker's pool code runs under ASan in
+# every test of that pass, which takes warm units by default (MCP_EXEC_POOL_SIZE=2).
 . "$(dirname "$0")/../../lib/itest.sh"
 
 # Where a module installed by the admin lands (dist-packages of /usr/local), as Python says.
