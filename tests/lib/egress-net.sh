@@ -115,7 +115,7 @@ ip netns exec $EGRESS_NS sh -ec '
 mkdir -p ${EGRESS_DROPIN%/*}
 printf '[Service]\nIPAddressAllow=192.0.2.0/24\n' >$EGRESS_DROPIN
 systemctl daemon-reload
-systemctl stop mcp-exec-egress.service || true
+systemctl stop mcp-exec-egress.service 2>/dev/null || true
 systemd-run --quiet --unit=$EGRESS_UNIT --property=Type=simple \
     --property=NetworkNamespacePath=/run/netns/$EGRESS_NS python3 $EGRESS_BINET/egress-inet.py $EGRESS_BINET
 EOSH
