@@ -40,6 +40,20 @@ out(st == 200 and "hello from allowed.test" in body, "urllib-https", (st, body[:
 st, body = get("http://allowed.test/echo", data=("canary=" + CANARY).encode()); expect("allowed")
 out(st == 200 and body.startswith("got "), "post-canary", (st, body[:80]))
 
+# requests, where the sandbox's Python has it (Debian: python3-requests).
+try:
+    import requests
+except ImportError:
+    requests = None
+if requests:
+    try:
+        r = requests.get("https://tls.test/small.txt", timeout=15, verify="/tmp/ca.pem"); expect("allowed")
+        out(r.status_code == 200 and "hello from allowed.test" in r.text, "requests-https", (r.status_code, r.text[:80]))
+    except Exception as e:
+        out(False, "requests-https", "%s: %s" % (type(e).__name__, e))
+else:
+    out(True, "requests-https", "skipped: requests is not installed")
+
 # Refused before any lookup: not in the policy.
 st, body = get("http://denied.test/small.txt"); expect("policy")
 out(st == 403, "denied-403", (st, body[:120]))

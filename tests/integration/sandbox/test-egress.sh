@@ -68,7 +68,7 @@ out=$(hx "$code" web 120) || fail "the probe run over HTTP failed: $out"
 jcheck "$out" 'not r.get("isError") and r["structuredContent"]["exit_code"] == 0' "the probe run did not complete"
 stdout=$(jget "$out" 'r["structuredContent"]["stdout"]')
 log "probe: $(grep -E '^(OK|BAD) ' <<<"$stdout" | sed 's/mcpcanary[a-z0-9]*/<canary>/g' | cut -c1-140 | tr '\n' ';')"
-for p in proxy-env urllib-http urllib-https post-canary denied-403 non-public-loop non-public-meta non-public-priv \
+for p in proxy-env urllib-http urllib-https requests-https post-canary denied-403 non-public-loop non-public-meta non-public-priv \
     non-public-mixed ip-literal sni-match sni-mismatch raw-udp raw-tcp getaddrinfo bind; do
     grep -q "^OK $p " <<<"$stdout" || fail "probe $p: $(grep -E "^(OK|BAD) $p " <<<"$stdout" || echo 'no line')"$'\n'"stderr: $(jget "$out" 'r["structuredContent"]["stderr"]' | tail -5)"
 done
