@@ -85,12 +85,16 @@ egress_dns_asked denied.test && fail "the DNS stub was asked for denied.test: $(
 egress_dns_asked tls.test || fail "control: the DNS stub saw no query for tls.test"
 egress_dns_asked loop.test || fail "control: the DNS stub saw no query for loop.test"
 egress_dns_asked raw.test && fail "the raw UDP datagram of the sandbox reached the DNS stub"
-# The HTTP server: only egressd's connections (from the box's veth address), none for the raw
-# connect (whose would have come from the same address: so count them against the verdicts).
-n_conn=$(tail -n +"$((n_http_before + 1))" "$(egress_http_log)" | grep -c ' connection from ')
-# allowed: small.txt, https small.txt, POST, sni-match = 4 server connections; sni-mismatch never
-# reaches the server (egressd reads the ClientHello before it connects) or at most once.
-((n_conn >= 4 && n_conn <= 5)) || fail "the servers saw $n_conn connections, want 4 (5 if egressd connects before the SNI check): $(tail -n +"$((n_http_before + 1))" "$(egress_http_log)")"
+# The servers: the HTTP one saw exactly the two allowed plain requests (small.txt, the POST): not
+# the raw connect, not mixed.test's public address; the HTTPS one the allowed CONNECTs (urllib,
+# sni-match, requests if there), and at most one more if egressd dials before it reads the SNI.
+newlog=$(tail -n +"$((n_http_before + 1))" "$(egress_http_log)")
+n_http=$(grep -c '^[0-9.]* http connection from ' <<<"$newlog")
+n_https=$(grep -c '^[0-9.]* https connection from ' <<<"$newlog")
+want_https=2
+grep -q '^OK requests-https [^s]' <<<"$stdout" && want_https=3
+((n_http == 2)) || fail "the HTTP server saw $n_http connections, want 2: $newlog"
+((n_https == want_https || n_https == want_https + 1)) || fail "the HTTPS server saw $n_https connections, want $want_https: $newlog"
 tail -n +"$((n_http_before + 1))" "$(egress_http_log)" | grep -q 'https sni other.test' &&
     fail "the TLS server saw the SNI other.test through a CONNECT to tls.test"
 
