@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One run: its control connection from the broker, its feed from the
+ * run's launcher (egress-proto.h), its caps and its client connections. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "egress-policy.h"
+#include "egress-proto.h"
+#include "list.h"
+
+typedef struct EgressServer EgressServer;
+typedef struct EgressConn EgressConn;
+typedef struct EgressRun EgressRun;
+
+struct EgressRun {
+        EgressServer *server;
+        LIST_FIELDS(EgressRun, runs);
+        int control_fd, feed_fd;
+        sd_event_source *control_io, *feed_io, *timer;
+        bool started;                   /* {"op":"run"} taken, feed sent */
+        char run_id[33];
+        const EgressPolicy *policy;     /* in server->config */
+        uint64_t max_connections, max_bytes;
+        uint64_t n_admitted;            /* connections past their head, open */
+        uint64_t bytes;                 /* both directions, all connections */
+        LIST_HEAD(EgressConn, conns);
+};
+
+/* A control connection just accepted (fd taken): it waits for the run packet. */
+int egress_run_new(EgressServer *s, int control_fd);
+/* Cuts every connection of the run (each still logged) and forgets it. */
+EgressRun *egress_run_free(EgressRun *r);
+
+/* May one more connection be served now? Counts it if so; NULL, or a
+ * refusal text (static) naming the cap reached. */
+const char *egress_run_admit(EgressRun *r, char *buf, size_t size);
+void egress_run_release(EgressRun *r);
+/* Bytes the run may still move, both directions together. */
+uint64_t egress_run_bytes_left(const EgressRun *r);
+void egress_run_add_bytes(EgressRun *r, uint64_t n);
+
+/* A connection ended: one journal entry, one report to the broker. */
+void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint16_t port, uint64_t bytes_up,
+                           uint64_t bytes_down, bool cut);
