@@ -179,7 +179,8 @@ async function warmIdleUnits() {
     return new Set((await listRunUnits()).filter((l) => l.includes(WARM_IDLE)).map((l) => l.split(/\s+/)[0]));
 }
 
-// Processes of dynamic uids, but those in the cgroup of an idle warm unit (warm: a Set of names).
+// Processes of dynamic uids, but those in the cgroup of an idle warm unit (warm: a Set of names)
+// and egressd's.
 function dynProcs(warm = new Set()) {
     const found = [];
     for (const p of readdirSync('/proc')) {
@@ -199,6 +200,8 @@ function dynProcs(warm = new Set()) {
             } catch {}
             const unit = /mcp-exec-run-[0-9a-f]+\.service/.exec(cg)?.[0];
             if (unit && warm.has(unit)) continue;
+            // egressd (a dynamic user too) stays until idle; no run's process is in its cgroup.
+            if (/\/mcp-exec-egress\.service$/m.test(cg)) continue;
             found.push(`${p} uid=${uid} ${cmd.slice(0, 80)}`);
         }
     }
