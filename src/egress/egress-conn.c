@@ -229,6 +229,7 @@ static void on_resolved(int error, const struct addrinfo *ai, void *userdata) {
 }
 
 static int on_upstream(sd_event_source *es, int fd, uint32_t revents, void *userdata);
+static bool sni_read(EgressConn *c);
 
 static void connected(EgressConn *c) {
         static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
@@ -236,10 +237,16 @@ static void connected(EgressConn *c) {
         c->state = c->req.connect ? CONN_SNI : CONN_RELAY;
         c->verdict = EGRESS_VERDICT_ALLOWED;
         if (c->req.connect) {
+                /* Every CONNECT, whatever its port, must open with a TLS
+                 * ClientHello naming the CONNECT host: a tunnel of anything
+                 * else to a policy's port 80 is not served either. */
                 memcpy(c->out, established, strlen(established));
                 c->out_off = 0;
                 c->out_len = c->out_ours = strlen(established);
                 set_timer(c, HEAD_USEC);
+                /* A client that sent its hello right behind the head. */
+                if (c->in_len > c->in_off && !sni_read(c))
+                        return;
         } else {
                 /* What follows the head is the body, up to Content-Length;
                  * anything after it is dropped: one request per connection. */

@@ -12,6 +12,7 @@
 #include "egress-policy.h"
 #include "egress-resolve.h"
 #include "list.h"
+#include "macro.h"
 
 /* Runs at once: well above the broker's own limit on concurrent runs. */
 #define EGRESS_RUNS_MAX 128U

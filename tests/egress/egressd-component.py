@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Component test of mcp-exec-egressd (not an integration test: no systemd,
+no broker, no sandbox). Runs inside private network and mount namespaces
+made by egressd-component.sh: lo carries 192.0.2.10 (a documentation
+address the test configuration treats as public), an HTTP server listens
+there, /etc/hosts maps the test names. This script plays the broker (control
+connection, run packet, feed) and the launcher (accepts on 127.0.0.1:3128 and
+passes each connection over the feed), and a client.
+
+argv: EGRESSD_BINARY WORKDIR"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+egressd, work = sys.argv[1], sys.argv[2]
+sock_path = os.path.join(work, "egress.sock")
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def wait_for(path):
+    for _ in range(100):
+        if os.path.exists(path):
+            return
+        time.sleep(0.05)
+    raise SystemExit("egressd did not start")
+
+
+# A counting DNS stub on 192.0.2.53:53 (resolv.conf's only nameserver): it
+# records each query's name and answers NXDOMAIN.
+dns_queries = []
+
+
+def dns_stub():
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("192.0.2.53", 53))
+    while True:
+        q, peer = u.recvfrom(4096)
+        labels, i = [], 12
+        while i < len(q) and q[i] != 0:
+            labels.append(q[i + 1:i + 1 + q[i]].decode(errors="replace"))
+            i += 1 + q[i]
+        dns_queries.append(".".join(labels).lower())
+        # Same id and question, QR|RD|RA, RCODE 3 (NXDOMAIN), no answers.
+        u.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\0\0\0\0\0\0" + q[12:i + 5], peer)
+
+
+threading.Thread(target=dns_stub, daemon=True).start()
+
+env = dict(os.environ,
+           MCP_EXEC_EGRESS_TESTING_PUBLIC="192.0.2.0/24",
+           MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test dnsonly.test :80 :443",
+           MCP_EXEC_EGRESS_MAX_CONNECTIONS="4",
+           MCP_EXEC_EGRESS_MAX_BYTES="1M",
+           MCP_EXEC_LOG_LEVEL="debug")
+log = open(os.path.join(work, "egressd.log"), "w")
+proc = subprocess.Popen([egressd, "--listen=" + sock_path], env=env, stderr=log, stdout=log)
+wait_for(sock_path)
+
+
+def start_run(policy="web", max_bytes=0):
+    ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ctl.connect(sock_path)
+    ctl.send(json.dumps({"op": "run", "run_id": "0123456789abcdef" * 2, "policy": policy,
+                         "max_connections": 4, "max_bytes": max_bytes}).encode())
+    msg, fds, _, _ = socket.recv_fds(ctl, 65536, 4)
+    return ctl, json.loads(msg), fds
+
+
+# Unknown policy: an error and no feed.
+ctl, msg, fds = start_run("nope")
+check(msg.get("event") == "error" and not fds, "unknown policy refused: %s" % msg)
+ctl.close()
+
+ctl, msg, fds = start_run(max_bytes=200000)
+check(msg == {"event": "feed"} and len(fds) == 1, "run packet answered with a feed")
+feed = fds[0]
+
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", 3128))
+listener.listen(16)
+
+
+def launcher():
+    while True:
+        try:
+            c, _ = listener.accept()
+        except OSError:
+            return
+        socket.send_fds(_feed, [b"conn"], [c.fileno()])
+        c.close()
+
+
+_feed = socket.socket(fileno=feed, family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+threading.Thread(target=launcher, daemon=True).start()
+
+
+def curl(*args):
+    p = subprocess.run(["curl", "-s", "-S", "--max-time", "20", "-x", "http://127.0.0.1:3128",
+                        "-o", "-", "-w", "\n%{http_code}", *args], capture_output=True, text=True)
+    out = p.stdout.rsplit("\n", 1)
+    return (out[1] if len(out) == 2 else "000"), out[0], p.stderr
+
+
+code, body, _ = curl("http://allowed.test/small")
+check(code == "200" and body == "x" * 100, "allowed name served (%s)" % code)
+code, body, _ = curl("--data-binary", "hello body", "http://allowed.test/post")
+check(code == "200" and body == "echo: hello body", "POST body relayed (%s %r)" % (code, body))
+code, body, _ = curl("http://denied.test/")
+check(code == "403" and 'blocked by policy "web": denied.test:80 is not in it' in body, "denied name: 403 " + body.strip())
+code, body, _ = curl("http://dnsonly.test/")
+check(code == "502" and "name lookup of dnsonly.test failed" in body, "allowed name without address: 502 " + body.strip())
+check("dnsonly.test" in dns_queries, "the allowed name was looked up through the stub (%s)" % dns_queries)
+check(not any("denied" in q for q in dns_queries), "the denied name was never looked up")
+code, body, _ = curl("http://loop.test/")
+check(code == "403" and "127.0.0.1" in body and "not a public address" in body, "loopback name: 403 " + body.strip())
+code, body, _ = curl("http://192.0.2.10/small")
+check(code == "403" and "IP address" in body, "IP literal: 403 " + body.strip())
+code, body, _ = curl("http://allowed.test:8080/")
+check(code == "403" and "allowed.test:8080 is not in it" in body, "port not in policy: 403")
+
+# CONNECT: the ClientHello's SNI must be the CONNECT host.
+def s_client(servername):
+    return subprocess.run(["openssl", "s_client", "-proxy", "127.0.0.1:3128", "-connect", "allowed.test:443",
+                           "-servername", servername], input="", capture_output=True, text=True, timeout=30)
+
+
+p = s_client("allowed.test")
+check("BEGIN CERTIFICATE" in p.stdout, "CONNECT with the right SNI: TLS session to the upstream")
+p = s_client("other.test")
+check("BEGIN CERTIFICATE" not in p.stdout, "CONNECT with another SNI: no TLS session")
+
+# A ClientHello sent right behind the CONNECT head, in one write.
+import ssl
+ctx = ssl.create_default_context()
+inc, outg = ssl.MemoryBIO(), ssl.MemoryBIO()
+obj = ctx.wrap_bio(inc, outg, server_hostname="allowed.test")
+try:
+    obj.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = outg.read()
+t = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+t.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n" + hello)
+got = b""
+while b"\r\n\r\n" not in got or len(got.split(b"\r\n\r\n", 1)[1]) == 0:
+    chunk = t.recv(4096)
+    if not chunk:
+        break
+    got += chunk
+check(got.startswith(b"HTTP/1.1 200") and got.split(b"\r\n\r\n", 1)[1][:1] == b"\x16",
+      "hello pipelined behind the CONNECT head: the server's hello comes back")
+t.close()
+
+# The connection cap (4 at once): four open tunnels, a fifth gets 403.
+def tunnel():
+    t = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    t.sendall(b"CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n")
+    return t, t.recv(4096)
+
+
+tunnels = [tunnel() for _ in range(4)]
+check(all(a.startswith(b"HTTP/1.1 200") for _, a in tunnels), "four tunnels open")
+t5, answer = tunnel()
+check(answer.startswith(b"HTTP/1.1 403") and b"connection cap of this run reached (4)" in answer,
+      "fifth at once: " + answer.decode(errors="replace").splitlines()[-1])
+t5.close()
+for t, _ in tunnels[1:]:
+    t.close()
+# One tunnel into the relay (TLS up; the relay's idle timeout is 120 s) for
+# the run's end below.
+import ssl
+tls = ssl.create_default_context()
+tls.check_hostname = False
+tls.verify_mode = ssl.CERT_NONE
+held = tls.wrap_socket(tunnels[0][0], server_hostname="allowed.test")
+check(held.version() is not None, "a TLS session through a tunnel (%s)" % held.version())
+
+# The byte cap (200000 bytes for the run): a 150 KB download passes, the
+# next one is cut, later ones get 403.
+code, body, _ = curl("http://allowed.test/big")
+check(code == "200" and len(body) == 150000, "150 KB download under the cap (%s, %d)" % (code, len(body)))
+code, body, err = curl("http://allowed.test/big")
+check(len(body) < 150000, "second download cut by the byte cap (%s, %d bytes)" % (code, len(body)))
+code, body, _ = curl("http://allowed.test/small")
+check(code == "403" and "byte cap of this run reached" in body, "after the cap: 403 " + body.strip())
+
+# Reports on the control connection.
+ctl.setblocking(False)
+reports = []
+while True:
+    try:
+        reports.append(json.loads(ctl.recv(65536)))
+    except BlockingIOError:
+        break
+verdicts = [r["verdict"] for r in reports]
+print("reports:", verdicts)
+for v in ("allowed", "policy", "non-public", "ip-literal", "sni-mismatch", "cap"):
+    check(v in verdicts, "a %s report" % v)
+
+# The run's end: close the control connection; egressd cuts the run's
+# connections (the tunnel still open gets EOF) and forgets the run.
+ctl.close()
+held.settimeout(10)
+try:
+    check(held.recv(4096) == b"", "the run's end closed its open tunnel")
+except (OSError, ssl.SSLError) as e:
+    check(not isinstance(e, TimeoutError), "the run's end closed its open tunnel (%r)" % e)
+
+# A feed packet that is not "conn" + one TCP socket ends the feed.
+ctl2, msg, fds = start_run()
+feed2 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+r, w = os.pipe()
+socket.send_fds(feed2, [b"conn"], [r])
+feed2.settimeout(10)
+check(feed2.recv(16) == b"", "a pipe passed on the feed: feed closed")
+os.close(r)
+os.close(w)
+ctl2.close()
+time.sleep(0.5)
+check(proc.poll() is None, "egressd still running after the run ended")
+proc.terminate()
+proc.wait(timeout=10)
+log.close()
+text = open(os.path.join(work, "egressd.log")).read()
+check("denied.test" in text and "not resolved" in text, "the denied name was decided on before any lookup")
+check(not any("denied" in q for q in dns_queries), "the denied name was never looked up, at the end (%s)" % dns_queries)
+print(text[-3000:])
+sys.exit(1 if failures else 0)
