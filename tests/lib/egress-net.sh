@@ -57,6 +57,8 @@ open(www + "/simple/tinypkg/index.html", "w").write(
 open(www + "/small.txt", "w").write("hello from allowed.test\n")
 with open(www + "/big.bin", "wb") as f:
     f.write(b"b" * (4 * 1024 * 1024))
+with open(www + "/1m.bin", "wb") as f:
+    f.write(b"m" * (1024 * 1024))
 PYEOF
 }
 

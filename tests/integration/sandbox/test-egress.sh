@@ -151,6 +151,20 @@ out=$(hx 'print(1)' nosuch 20) || fail "the call with an unknown policy failed: 
 jcheck "$out" 'r.get("isError") is True and "web" in r["content"][0]["text"]' "an unknown policy is not an isError naming the policies"
 log "unknown policy: $(jget "$out" 'r["content"][0]["text"]')"
 
+# What an egress run costs over a plain one (reported, not asserted: the machine is noisy).
+ms() { date +%s%3N; }
+t_plain=() t_egress=() t_dl=()
+for _ in 1 2 3; do
+    t=$(ms); hx 'print(1)' "" 20 >/dev/null; t_plain+=($(($(ms) - t)))
+    t=$(ms); hx 'print(1)' web 20 >/dev/null; t_egress+=($(($(ms) - t)))
+    t=$(ms)
+    out=$(hx 'import urllib.request; print(len(urllib.request.urlopen("http://allowed.test/1m.bin", timeout=20).read()))' web 30)
+    t_dl+=($(($(ms) - t)))
+    jcheck "$out" 'r["structuredContent"]["stdout"] == "1048576\n"' "the 1 MB download did not work"
+done
+med() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+log "cost (median of 3 calls over HTTP): plain run $(med "${t_plain[@]}") ms, egress run $(med "${t_egress[@]}") ms, egress run with a 1 MB download $(med "${t_dl[@]}") ms"
+
 # --- 4. the run's end cuts a slow download -------------------------------------------------------
 : >"$HDIR/mark"
 out=$(hx 'import urllib.request
