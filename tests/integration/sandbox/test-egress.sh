@@ -100,18 +100,18 @@ tail -n +"$((n_http_before + 1))" "$(egress_http_log)" | grep -q 'https sni othe
 
 # egressd's journal: one entry per connection with a verdict, none with the canary.
 jl=$(journal_since "$cursor" -o json)
-n_verdicts=$(jget "$out" 'sum(r["structuredContent"]["egress"]["connections"].values())')
-n_entries=$("$PY" -c '
+want=$(jget "$out" 'json.dumps(r["structuredContent"]["egress"]["connections"], sort_keys=True)')
+got=$("$PY" -c '
 import json, sys
-n = 0
+n = {}
 for l in sys.stdin:
     e = json.loads(l)
-    if any("VERDICT" in k for k in e) and "egress" in str(e.get("SYSLOG_IDENTIFIER", "")):
-        n += 1
-print(n)' <<<"$jl")
-((n_entries == n_verdicts)) || fail "egressd's journal has $n_entries entries with a verdict for $n_verdicts connections"
+    if e.get("SYSLOG_IDENTIFIER") == "mcp-exec-egressd" and "EGRESS_VERDICT" in e:
+        n[e["EGRESS_VERDICT"]] = n.get(e["EGRESS_VERDICT"], 0) + 1
+print(json.dumps(n, sort_keys=True))' <<<"$jl")
+[[ $got == "$want" ]] || fail "egressd's journal entries per EGRESS_VERDICT ($got) are not the run's connections ($want)"
 grep -q "$CANARY" <<<"$jl" && fail "the canary the code sent in a request body is in the journal"
-log "journal: $n_entries connection entries with a verdict, no payload"
+log "journal: one entry per connection, by EGRESS_VERDICT $got, no payload"
 
 # --- 2. over stdio: pip download from the tiny index, a denied name ------------------------------
 pipcode='import os, subprocess, sys
