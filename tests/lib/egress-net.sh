@@ -16,6 +16,8 @@
 #   EGRESS_CA            the test CA (PEM text), for the code to trust through SSL_CERT_FILE
 #   egress_dns_log / egress_http_log   the servers' logs (host paths)
 #   egress_dns_asked NAME              true if the DNS stub saw a query for NAME
+#   egress_assert_no_crash             fail if egressd crashed since egress_net_up (in the ASan
+#                                      pass a sanitizer report aborts it: this is where it shows)
 # Cleanup is registered with at_exit.
 
 EGRESS_NS=mcpinet
@@ -91,6 +93,7 @@ egress_net_up() {
         cp -a "$BOXROOT/etc/resolv.conf" "$EGRESS_INET/resolv.conf.saved"
     fi
     at_exit egress_net_down
+    EGRESS_CURSOR=$(journal_cursor)
     put egress-net-setup.sh >/dev/null <<EOSH
 set -e
 exec 3>&2 >/dev/null 2>&1
@@ -143,6 +146,14 @@ PYEOF
         fail "control: the test internet does not work from the box: $(cat "$EGRESS_INET/control.out")"
     egress_dns_asked allowed.test || fail "control: the DNS stub logged no query for allowed.test"
     log "test internet up: DNS 192.0.2.53, HTTP 192.0.2.10, HTTPS 192.0.2.11 (control from the box passed)"
+}
+
+egress_assert_no_crash() {
+    local j
+    j=$(journal_since "$EGRESS_CURSOR" -u mcp-exec-egress.service -o cat)
+    if grep -Eq 'code=(dumped|killed)|Failed with result|Sanitizer|runtime error' <<<"$j"; then
+        fail "mcp-exec-egressd crashed: $(grep -E 'code=|Failed with|Sanitizer|runtime error|ERROR' <<<"$j" | head -10)"
+    fi
 }
 
 egress_net_down() {

@@ -7,6 +7,9 @@
 # The harness checks after every case, as for the other cases, that nothing of the run is left.
 #
 # ATTACK_CASES='egr-sni*' (globs on the file name) runs a subset.
+# Both passes: egressd is C parsing what the sandbox sends (request heads, ClientHellos); the
+# ASan pass runs it sanitized, and a report aborts it, which egress_assert_no_crash catches
+# (about 50 s each there, as plain).
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 . "$ITEST_DIR/lib/http.sh"
@@ -61,4 +64,5 @@ done
 ((failed == 0)) || fail "egress attack cases failed (see above)"
 egress_dns_asked denied.test && fail "the DNS stub was asked for denied.test"
 assert_clean 15
+egress_assert_no_crash
 pass

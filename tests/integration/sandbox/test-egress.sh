@@ -16,6 +16,9 @@
 #   - a slow download still running at the run's timeout is cut (the server sees it close)
 #   - after the runs no unit and no process is left; a run without network has no AF_INET;
 #     network with an unknown policy, and with none configured, is a clear isError
+# Both passes: egressd is C parsing what the sandbox sends (request heads, ClientHellos); the
+# ASan pass runs it sanitized, and a report aborts it, which egress_assert_no_crash catches
+# (about 50 s each there, as plain).
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/http.sh"
 . "$ITEST_DIR/lib/egress-net.sh"
@@ -202,4 +205,5 @@ egress_config MCP_EXEC_POOL_SIZE=0
 out=$(hx 'print(1)' web 20) || fail "the call without a configured policy failed: $out"
 jcheck "$out" 'r.get("isError") is True and "not enabled" in r["content"][0]["text"]' "network without a policy is not a clear isError"
 assert_clean 15
+egress_assert_no_crash
 pass
