@@ -175,7 +175,8 @@ _printf_(4, 5) static void conn_refuse(EgressConn *c, EgressVerdict v, const cha
         c->out_off = 0;
         c->out_len = n > 0 ? MIN((size_t) n, OUT_MAX - 1) : 0;
         c->out_ours = c->out_len;
-        c->lookup = (egress_lookup_cancel(c->lookup), NULL);
+        egress_lookup_cancel(c->lookup);
+        c->lookup = NULL;
         c->uio = sd_event_source_disable_unref(c->uio);
         c->ufd = safe_close(c->ufd);
         c->state = CONN_REFUSING;
@@ -428,6 +429,9 @@ static ssize_t send_counted(EgressConn *c, int fd, const uint8_t *buf, size_t n,
         size_t limit = ours + (size_t) MIN((uint64_t) (n - ours), left);
         ssize_t k;
 
+        assert(ours <= n);
+        if (n == 0)
+                return 0;
         if (limit == 0) {
                 /* The run's byte cap: this connection is cut; later ones get 403. */
                 c->cut = true;

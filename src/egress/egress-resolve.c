@@ -14,7 +14,6 @@
 #include "macro.h"
 
 struct EgressLookup {
-        EgressResolver *resolver;       /* read by the loop thread only */
         char *host;
         int error;                      /* written by the thread before it posts */
         struct addrinfo *ai;
@@ -145,7 +144,6 @@ int egress_resolve(EgressResolver *r, const char *host, egress_lookup_done_t don
                 free(l);
                 return -ENOMEM;
         }
-        l->resolver = r;
         l->done = done;
         l->userdata = userdata;
         l->post_fd = r->pipe[1];

@@ -51,6 +51,8 @@ def dns_stub():
             labels.append(q[i + 1:i + 1 + q[i]].decode(errors="replace"))
             i += 1 + q[i]
         dns_queries.append(".".join(labels).lower())
+        if dns_queries[-1].endswith(".slow.test"):
+            continue    # never answered: the lookup hangs until its timeout
         # Same id and question, QR|RD|RA, RCODE 3 (NXDOMAIN), no answers.
         u.sendto(q[:2] + b"\x81\x83" + q[4:6] + b"\0\0\0\0\0\0" + q[12:i + 5], peer)
 
@@ -59,8 +61,8 @@ threading.Thread(target=dns_stub, daemon=True).start()
 
 env = dict(os.environ,
            MCP_EXEC_EGRESS_TESTING_PUBLIC="192.0.2.0/24",
-           MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test dnsonly.test :80 :443",
-           MCP_EXEC_EGRESS_MAX_CONNECTIONS="4",
+           MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test dnsonly.test *.slow.test :80 :443",
+           MCP_EXEC_EGRESS_MAX_CONNECTIONS="32",
            MCP_EXEC_EGRESS_MAX_BYTES="1M",
            MCP_EXEC_LOG_LEVEL="debug")
 log = open(os.path.join(work, "egressd.log"), "w")
@@ -68,11 +70,11 @@ proc = subprocess.Popen([egressd, "--listen=" + sock_path], env=env, stderr=log,
 wait_for(sock_path)
 
 
-def start_run(policy="web", max_bytes=0):
+def start_run(policy="web", max_bytes=0, max_connections=4):
     ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ctl.connect(sock_path)
     ctl.send(json.dumps({"op": "run", "run_id": "0123456789abcdef" * 2, "policy": policy,
-                         "max_connections": 4, "max_bytes": max_bytes}).encode())
+                         "max_connections": max_connections, "max_bytes": max_bytes}).encode())
     msg, fds, _, _ = socket.recv_fds(ctl, 65536, 4)
     return ctl, json.loads(msg), fds
 
@@ -92,18 +94,18 @@ listener.bind(("127.0.0.1", 3128))
 listener.listen(16)
 
 
-def launcher():
+def launcher(listener, feed):
     while True:
         try:
             c, _ = listener.accept()
+            socket.send_fds(feed, [b"conn"], [c.fileno()])
         except OSError:
             return
-        socket.send_fds(_feed, [b"conn"], [c.fileno()])
         c.close()
 
 
 _feed = socket.socket(fileno=feed, family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
-threading.Thread(target=launcher, daemon=True).start()
+threading.Thread(target=launcher, args=(listener, _feed), daemon=True).start()
 
 
 def curl(*args):
@@ -141,6 +143,17 @@ check("BEGIN CERTIFICATE" in p.stdout, "CONNECT with the right SNI: TLS session 
 p = s_client("other.test")
 check("BEGIN CERTIFICATE" not in p.stdout, "CONNECT with another SNI: no TLS session")
 
+reports = []
+
+
+def wait_idle_run(n_ended):
+    """Reads the run's reports until n_ended connections have ended, so that
+    their slots are free again (egressd reports after freeing nothing else)."""
+    ctl.settimeout(20)
+    while len(reports) < n_ended:
+        reports.append(json.loads(ctl.recv(65536)))
+
+
 # A ClientHello sent right behind the CONNECT head, in one write.
 import ssl
 ctx = ssl.create_default_context()
@@ -162,6 +175,8 @@ while b"\r\n\r\n" not in got or len(got.split(b"\r\n\r\n", 1)[1]) == 0:
 check(got.startswith(b"HTTP/1.1 200") and got.split(b"\r\n\r\n", 1)[1][:1] == b"\x16",
       "hello pipelined behind the CONNECT head: the server's hello comes back")
 t.close()
+# Every connection so far has ended before the cap test: 10 of them.
+wait_idle_run(10)
 
 # The connection cap (4 at once): four open tunnels, a fifth gets 403.
 def tunnel():
@@ -178,6 +193,7 @@ check(answer.startswith(b"HTTP/1.1 403") and b"connection cap of this run reache
 t5.close()
 for t, _ in tunnels[1:]:
     t.close()
+wait_idle_run(14)   # the fifth and the three closed tunnels have ended
 # One tunnel into the relay (TLS up; the relay's idle timeout is 120 s) for
 # the run's end below.
 import ssl
@@ -198,7 +214,6 @@ check(code == "403" and "byte cap of this run reached" in body, "after the cap: 
 
 # Reports on the control connection.
 ctl.setblocking(False)
-reports = []
 while True:
     try:
         reports.append(json.loads(ctl.recv(65536)))
@@ -217,6 +232,44 @@ try:
     check(held.recv(4096) == b"", "the run's end closed its open tunnel")
 except (OSError, ssl.SSLError) as e:
     check(not isinstance(e, TimeoutError), "the run's end closed its open tunnel (%r)" % e)
+
+# Lookups: at most 16 at once. A second run (32 connections) starts 17
+# whose lookups hang; the 17th gets 503; then the run ends while 16 lookups
+# are still running: their connections are cut, the lookups are dropped
+# when they come back, and egressd goes on.
+ctl3, msg, fds = start_run(max_connections=32)
+feed3 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+listener3 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener3.bind(("127.0.0.1", 3129))
+listener3.listen(32)
+threading.Thread(target=launcher, args=(listener3, feed3), daemon=True).start()
+slow = []
+for i in range(16):
+    t = socket.create_connection(("127.0.0.1", 3129), timeout=10)
+    t.sendall(b"GET http://n%d.slow.test/ HTTP/1.1\r\nHost: n%d.slow.test\r\n\r\n" % (i, i))
+    slow.append(t)
+for _ in range(100):
+    if len([q for q in dns_queries if q.endswith(".slow.test")]) >= 16:
+        break
+    time.sleep(0.05)
+t = socket.create_connection(("127.0.0.1", 3129), timeout=10)
+t.sendall(b"GET http://n99.slow.test/ HTTP/1.1\r\nHost: n99.slow.test\r\n\r\n")
+answer = t.recv(4096)
+check(answer.startswith(b"HTTP/1.1 503") and b"too many lookups" in answer, "17th lookup at once: 503")
+t.close()
+ctl3.close()
+check(all(s.recv(4096) == b"" for s in slow), "the run's end cut the connections waiting for lookups")
+time.sleep(4)   # the hanging lookups time out (resolv.conf: timeout:2 attempts:1) and come back
+ctl4, msg, fds = start_run()
+feed4 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+listener4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener4.bind(("127.0.0.1", 3130))
+listener4.listen(4)
+threading.Thread(target=launcher, args=(listener4, feed4), daemon=True).start()
+p = subprocess.run(["curl", "-s", "--max-time", "20", "-x", "http://127.0.0.1:3130", "http://allowed.test/small"],
+                   capture_output=True, text=True)
+check(p.stdout == "x" * 100, "egressd serves on after the cancelled lookups came back")
+ctl4.close()
 
 # A feed packet that is not "conn" + one TCP socket ends the feed.
 ctl2, msg, fds = start_run()
