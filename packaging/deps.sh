@@ -23,6 +23,8 @@ case ${1-} in
     # ps in the tests; clang for the fuzzers; rpm (rpmbuild) for test-packaging-rpm; the load
     # balancer and promtool (prometheus) for test-scaleout-haproxy.
     pkgs+=(procps clang rpm haproxy prometheus)
+    # test-egress: `pip download` in the sandbox, openssl for its test CA (already above).
+    pkgs+=(python3-pip)
     # The real MCP clients run on Node.js (>= 20; Debian 12's own nodejs is 18,
     # with which those tests say they skip). npm comes with nodesource's build.
     command -v node >/dev/null || pkgs+=(nodejs npm)

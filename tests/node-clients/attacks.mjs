@@ -20,10 +20,14 @@
 //   ATTACK_NEEDS      comma-separated `# needs:` tags the wrapper set up (testhost, hostlisten)
 //   ATTACK_BUDGET_S   seconds for all cases; cases not started by then fail as "not run" (so a
 //                     slow pass reports what it did instead of being killed by the test timeout)
+//   ATTACK_TRANSPORT  stdio (default) or http: the v1 SDK's StreamableHTTPClientTransport to
+//                     ATTACK_HTTP_URL (default http://127.0.0.1:8080/mcp) instead
+//   ATTACK_EGRESS_LOGS  the test internet's logs (egress cases, tests/lib/egress-net.sh)
 // Exit status: 0 if every case passed (and at least one ran), 1 otherwise, 2 on usage errors.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { execFile } from 'node:child_process';
 import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -35,8 +39,8 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const DYN_UID_MIN = 61184;
 const DYN_UID_MAX = 65519;
 const KEYS = new Set(['attack', 'expect', 'check', 'timeout', 'stdin', 'stdin-bytes', 'code-bytes', 'files', 'files-bytes',
-    'needs', 'after']);
-const AFTER_CHECKS = new Set(['listeners-silent']);
+    'needs', 'after', 'network']);
+const AFTER_CHECKS = new Set(['listeners-silent', 'egress-settle']);
 
 // ---- cases ------------------------------------------------------------------------------------
 
@@ -50,7 +54,7 @@ function caseFiles(argv) {
     for (const a of args) {
         const p = resolve(a);
         if (statSync(p).isDirectory())
-            files.push(...readdirSync(p).filter((f) => /^(net|res|esc|out)-[A-Za-z0-9_.-]+\.py$/.test(f)).map((f) => join(p, f)));
+            files.push(...readdirSync(p).filter((f) => /^(net|res|esc|out|egr)-[A-Za-z0-9_.-]+\.py$/.test(f)).map((f) => join(p, f)));
         else files.push(p);
     }
     const globs = (process.env.ATTACK_CASES || '').split(/[\s,]+/).filter(Boolean).map(globRe);
@@ -145,6 +149,7 @@ function buildArgs(c, ph) {
         args.stdin = head + 'x'.repeat(n - head.length - 1) + '\n';
     }
     if ('files' in c) args.files = c.filesValue;
+    if ('network' in c) args.network = c.network;
     if ('files-bytes' in c)
         args.files = [{ name: 'big.bin', content: Buffer.alloc(Number(c['files-bytes']), 0x61).toString('base64'), encoding: 'base64' }];
     return args;
@@ -174,7 +179,8 @@ async function warmIdleUnits() {
     return new Set((await listRunUnits()).filter((l) => l.includes(WARM_IDLE)).map((l) => l.split(/\s+/)[0]));
 }
 
-// Processes of dynamic uids, but those in the cgroup of an idle warm unit (warm: a Set of names).
+// Processes of dynamic uids, but those in the cgroup of an idle warm unit (warm: a Set of names)
+// and egressd's.
 function dynProcs(warm = new Set()) {
     const found = [];
     for (const p of readdirSync('/proc')) {
@@ -194,6 +200,8 @@ function dynProcs(warm = new Set()) {
             } catch {}
             const unit = /mcp-exec-run-[0-9a-f]+\.service/.exec(cg)?.[0];
             if (unit && warm.has(unit)) continue;
+            // egressd (a dynamic user too) stays until idle; no run's process is in its cgroup.
+            if (/\/mcp-exec-egress\.service$/m.test(cg)) continue;
             found.push(`${p} uid=${uid} ${cmd.slice(0, 80)}`);
         }
     }
@@ -286,7 +294,9 @@ let session = null;
 let sessionNo = 0;
 
 async function connect() {
-    const transport = new StdioClientTransport({ command: MCP_EXEC, args: STDIO_ARGS, stderr: 'inherit' });
+    const transport = process.env.ATTACK_TRANSPORT === 'http'
+        ? new StreamableHTTPClientTransport(new URL(process.env.ATTACK_HTTP_URL || 'http://127.0.0.1:8080/mcp'))
+        : new StdioClientTransport({ command: MCP_EXEC, args: STDIO_ARGS, stderr: 'inherit' });
     const client = new Client({ name: 'mcp-exec-attacks', version: '1.0.0' }, { capabilities: {} });
     const s = { client, transport, closed: false, errors: [] };
     // Protocol-level trouble (unknown response ids, unparsable lines) lands here.
@@ -443,6 +453,9 @@ async function runCase(c, ph, listenLogs, haveNeeds) {
     if (silent && !listenLogs.length) failures.push('listeners-silent: no listener logs (ATTACK_LISTEN_LOGS)');
     const before = logSizes(listenLogs);
 
+    // Egress cases: what the test internet's DNS stub and servers logged during the case.
+    const egressLogs = (process.env.ATTACK_EGRESS_LOGS || '').split(',').filter(Boolean);
+    const egressBefore = logSizes(egressLogs);
     if (args) {
         try {
             res = await callExec(args, (args.timeout_s + 30) * 1000);
@@ -450,11 +463,16 @@ async function runCase(c, ph, listenLogs, haveNeeds) {
             err = e?.message || String(e);
         }
         const r = res?.structuredContent ?? null;
+        // Connections the run's end cuts are logged by the servers a moment later; a case that
+        // judges what happens after the run's end (egress-settle) waits longer.
+        if (egressLogs.length) await sleep(c.after.includes('egress-settle') ? 3000 : 300);
+        const [dns = '', http = ''] = egressLogs.map((f, i) => logTail(f, egressBefore[i]));
+        const net = { dns, http };
         checks.check = true;
         for (const expr of c.checks) {
             let ok;
             try {
-                ok = !!new Function('r', 'res', 'err', `"use strict"; return (${expr});`)(r, res, err);
+                ok = !!new Function('r', 'res', 'err', 'net', `"use strict"; return (${expr});`)(r, res, err, net);
             } catch (e) {
                 ok = false;
                 failures.push(`check threw ${e.name}: ${e.message}: ${expr}`);

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The egress attack cases (tests/attacks/egr-*.py, format in tests/attacks/README.md), each sent
+# as an exec call with `network: web` through the real v1 SDK client, once over stdio
+# (`mcp-exec stdio`) and once over HTTP (StreamableHTTPClientTransport to mcp-exec.socket), against
+# the test internet of tests/lib/egress-net.sh (a DNS stub and servers that log everything the
+# cases' checks read). test-attacks.sh does not run them: they need that internet and a policy.
+# The harness checks after every case, as for the other cases, that nothing of the run is left.
+#
+# ATTACK_CASES='egr-sni*' (globs on the file name) runs a subset.
+# Both passes: egressd is C parsing what the sandbox sends (request heads, ClientHellos); the
+# ASan pass runs it sanitized, and a report aborts it, which egress_assert_no_crash catches
+# (about 50 s each there, as plain).
+. "$(dirname "$0")/../../lib/itest.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
+. "$ITEST_DIR/lib/http.sh"
+. "$ITEST_DIR/lib/egress-net.sh"
+
+bx systemctl cat mcp-exec-egress.socket >/dev/null 2>&1 || fail "mcp-exec-egress.socket is not installed in the box"
+egress_net_up
+set_config MCP_EXEC_POOL_SIZE=0 \
+    'MCP_EXEC_EGRESS_POLICY_WEB="allowed.test tls.test other.test loop.test meta.test priv.test mixed.test :80 :443"' \
+    MCP_EXEC_EGRESS_TESTING_PUBLIC=192.0.2.0/24
+restart_http
+stop_frontend
+bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1
+at_exit 'bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1'
+
+mkdir -p "$HDIR/cases"
+shopt -s nullglob
+files=()
+IFS=$' \t,' read -ra globs <<<"${ATTACK_CASES-}"
+for f in "$ITEST_DIR"/attacks/egr-*.py; do
+    b=$(basename "$f")
+    if [[ -n ${ATTACK_CASES-} ]]; then
+        keep=0
+        for g in "${globs[@]}"; do
+            # shellcheck disable=SC2053 # a glob on purpose
+            [[ $b == $g || ${b%.py} == $g ]] && keep=1
+        done
+        ((keep)) || continue
+    fi
+    files+=("$f")
+done
+shopt -u nullglob
+((${#files[@]} > 0)) || fail "no egr-*.py cases${ATTACK_CASES:+ matching $ATTACK_CASES}"
+cp "${files[@]}" "$HDIR/cases/"
+chmod 0644 "$HDIR/cases/"*
+log "${#files[@]} cases, over stdio and HTTP"
+
+failed=0
+for transport in stdio http; do
+    t0=$SECONDS
+    cnode attacks.mjs ATTACK_RESULTS="$BDIR/results-$transport.jsonl" ATTACK_TRANSPORT="$transport" \
+        ATTACK_BUDGET_S=100 ATTACK_EGRESS_LOGS="$EGRESS_BINET/dns.log,$EGRESS_BINET/http.log" \
+        "$BDIR/cases" 2>&1 | sed 's/mcpcanary[a-z0-9]*/<canary>/g' >&2
+    rc=${PIPESTATUS[0]}
+    log "$transport: harness exit status $rc after $((SECONDS - t0)) s"
+    [[ -s $HDIR/results-$transport.jsonl ]] || fail "$transport: the harness wrote no results"
+    "$ITEST_DIR/attacks/report" "$HDIR/results-$transport.jsonl" >&2 || true
+    ran=$(grep -c . "$HDIR/results-$transport.jsonl")
+    ((ran == ${#files[@]})) || fail "$transport: $ran cases ran, but there are ${#files[@]} case files"
+    ((rc == 0)) || failed=1
+done
+((failed == 0)) || fail "egress attack cases failed (see above)"
+egress_dns_asked denied.test && fail "the DNS stub was asked for denied.test"
+assert_clean 15
+egress_assert_no_crash
+pass
