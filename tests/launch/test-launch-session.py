@@ -211,7 +211,10 @@ r = s.call("import sys\nsys.stdout.flush()\nprint('mine')")
 check(ok_done(r) and r["stdout"].count("between") <= 5 and "mine" in r["stdout"],
       "what the thread printed between calls is not the next call's: %r" % r["stdout"][:200])
 
-r = s.call("import os, sys\nos.close(1)\nos.close(2)\nsys.stdout = open(os.devnull, 'w')")
+# No replacement file for sys.stdout: one opened right after os.close(1) only
+# lands on fd 1 when no other thread opens a file first (the chatter thread,
+# dying of EBADF, reads its traceback's source), which made this check flaky.
+r = s.call("import os\nos.close(1)\nos.close(2)")
 check((r["done"] or {}).get("lost") is False and r["alive"], "closing stdout and stderr ends nothing: %s" % r["done"])
 r = s.call("print('still here')")
 # The chatter thread of above still runs and may print during this call too.
