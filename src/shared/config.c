@@ -41,7 +41,7 @@ const char *const config_known_names[] = {
         NULL,
 };
 
-static const char *env_lookup(char *const *envp, const char *name) {
+const char *config_env_lookup(char *const *envp, const char *name) {
         size_t l;
 
         assert(name);
@@ -107,8 +107,7 @@ static const Spec specs[] = {
         { "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", KIND_UINT, offsetof(Config, stdio_hello_timeout_s), 1, 3600, "seconds" },
 };
 
-static int fail(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int fail(char **ret_error, const char *fmt, ...) {
+int config_fail(char **ret_error, const char *fmt, ...) {
         va_list ap;
 
         if (ret_error) {
@@ -196,14 +195,14 @@ static int parse_numbers(char *const *envp, Config *c, char **ret_error) {
                 uint64_t x;
                 int r;
 
-                v = env_lookup(envp, s->name);
+                v = config_env_lookup(envp, s->name);
                 if (!v)
                         continue;
                 r = s->kind == KIND_SIZE      ? parse_size(v, &x)
                     : s->kind == KIND_PERCENT ? parse_percent(v, &x)
                                               : parse_uint(v, &x);
                 if (r < 0 || x < s->min || x > s->max)
-                        return fail(ret_error, "%s=%s: invalid value, expected %s between %" PRIu64 " and %" PRIu64,
+                        return config_fail(ret_error, "%s=%s: invalid value, expected %s between %" PRIu64 " and %" PRIu64,
                                     s->name, v, s->hint, s->min, s->max);
                 *(uint64_t *) ((uint8_t *) c + s->offset) = x;
         }
@@ -216,24 +215,24 @@ static int check_relations(char *const *envp, Config *c, char **ret_error) {
         assert(c);
 
         if (c->http_header_timeout_s > c->http_timeout_s)
-                return fail(ret_error,
+                return config_fail(ret_error,
                             "MCP_EXEC_HTTP_HEADER_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_HTTP_TIMEOUT_S=%" PRIu64,
                             c->http_header_timeout_s, c->http_timeout_s);
         if (c->default_timeout_s > c->max_timeout_s)
-                return fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
+                return config_fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
                             c->default_timeout_s, c->max_timeout_s);
         /* A task may run as long as a call, never shorter. */
-        if (!env_lookup(envp, "MCP_EXEC_TASK_MAX_TIMEOUT_S"))
+        if (!config_env_lookup(envp, "MCP_EXEC_TASK_MAX_TIMEOUT_S"))
                 c->task_max_timeout_s = MAX(c->task_max_timeout_s, c->max_timeout_s);
         if (c->task_max_timeout_s < c->max_timeout_s)
-                return fail(ret_error, "MCP_EXEC_TASK_MAX_TIMEOUT_S=%" PRIu64 " is below MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
+                return config_fail(ret_error, "MCP_EXEC_TASK_MAX_TIMEOUT_S=%" PRIu64 " is below MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
                             c->task_max_timeout_s, c->max_timeout_s);
         if (c->session_idle_s > c->session_max_s)
-                return fail(ret_error, "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
+                return config_fail(ret_error, "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
                             c->session_idle_s, c->session_max_s);
 
         /* Unset: half the caller's, rounded up; never more than it. */
-        if (!env_lookup(envp, "MCP_EXEC_MAX_SESSIONS_PER_SCOPE"))
+        if (!config_env_lookup(envp, "MCP_EXEC_MAX_SESSIONS_PER_SCOPE"))
                 c->max_sessions_per_scope = (c->max_sessions_per_caller + 1) / 2;
         c->max_sessions_per_scope = MIN(c->max_sessions_per_scope, c->max_sessions_per_caller);
         return 0;
@@ -244,34 +243,34 @@ static int check_words(char *const *envp, char **ret_error) {
         _cleanup_strv_free_ char **entries = NULL;
         const char *v;
 
-        v = env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE");
+        v = config_env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE");
         if (v && !isempty(v) && v[0] != '/')
-                return fail(ret_error, "MCP_EXEC_AUTH_TOKENS_FILE=%s: must be an absolute path (or empty: none)", v);
+                return config_fail(ret_error, "MCP_EXEC_AUTH_TOKENS_FILE=%s: must be an absolute path (or empty: none)", v);
 
-        v = env_lookup(envp, "MCP_EXEC_TRANSPORT");
+        v = config_env_lookup(envp, "MCP_EXEC_TRANSPORT");
         if (v && !isempty(v) && !streq(v, "stdio") && !streq(v, "http") && !streq(v, "sse"))
-                return fail(ret_error, "MCP_EXEC_TRANSPORT=%s: invalid value, expected stdio, http or sse", v);
+                return config_fail(ret_error, "MCP_EXEC_TRANSPORT=%s: invalid value, expected stdio, http or sse", v);
 
-        v = env_lookup(envp, "MCP_EXEC_NODE_ID");
+        v = config_env_lookup(envp, "MCP_EXEC_NODE_ID");
         if (v && !isempty(v) && !node_id_is_valid(v))
-                return fail(ret_error, "MCP_EXEC_NODE_ID=%s: invalid value, expected 1 to %u of a-z, 0-9 and -", v,
+                return config_fail(ret_error, "MCP_EXEC_NODE_ID=%s: invalid value, expected 1 to %u of a-z, 0-9 and -", v,
                             NODE_ID_MAX);
 
-        v = env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS");
+        v = config_env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS");
         if (strv_split_list(v, &entries) < 0)
                 return -ENOMEM;
         STRV_FOREACH(h, entries)
                 if (!config_host_entry_is_valid(*h, strlen(*h)))
-                        return fail(ret_error, "MCP_EXEC_ALLOWED_HOSTS=%s: invalid entry '%s', expected host or host:port",
+                        return config_fail(ret_error, "MCP_EXEC_ALLOWED_HOSTS=%s: invalid entry '%s', expected host or host:port",
                                     v, *h);
 
-        v = env_lookup(envp, "MCP_EXEC_PYTHON");
+        v = config_env_lookup(envp, "MCP_EXEC_PYTHON");
         if (v && isempty(v))
-                return fail(ret_error, "MCP_EXEC_PYTHON is empty");
+                return config_fail(ret_error, "MCP_EXEC_PYTHON is empty");
 
-        v = env_lookup(envp, "MCP_EXEC_PRELOAD");
+        v = config_env_lookup(envp, "MCP_EXEC_PRELOAD");
         if (v && !preload_valid(v))
-                return fail(ret_error, "MCP_EXEC_PRELOAD=%s: invalid value, expected comma-separated module names "
+                return config_fail(ret_error, "MCP_EXEC_PRELOAD=%s: invalid value, expected comma-separated module names "
                             "(letters, digits, '_' and '.')", v);
         return 0;
 }
@@ -282,15 +281,15 @@ static int copy_words(char *const *envp, Config *c) {
 
         assert(c);
 
-        preload = env_lookup(envp, "MCP_EXEC_PRELOAD");
+        preload = config_env_lookup(envp, "MCP_EXEC_PRELOAD");
         if (preload && !(c->preload = strdup(preload)))
                 return -ENOMEM;
-        c->transport = strdup(env_lookup(envp, "MCP_EXEC_TRANSPORT") ?: "");
-        c->addr = strdup(env_lookup(envp, "MCP_EXEC_ADDR") ?: ":8080");
-        c->python = strdup(env_lookup(envp, "MCP_EXEC_PYTHON") ?: "python3");
-        c->node_id = strdup(env_lookup(envp, "MCP_EXEC_NODE_ID") ?: "");
-        c->allowed_hosts = strdup(env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS") ?: "");
-        c->auth_tokens_file = strdup(env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE") ?: "/etc/mcp-exec/tokens");
+        c->transport = strdup(config_env_lookup(envp, "MCP_EXEC_TRANSPORT") ?: "");
+        c->addr = strdup(config_env_lookup(envp, "MCP_EXEC_ADDR") ?: ":8080");
+        c->python = strdup(config_env_lookup(envp, "MCP_EXEC_PYTHON") ?: "python3");
+        c->node_id = strdup(config_env_lookup(envp, "MCP_EXEC_NODE_ID") ?: "");
+        c->allowed_hosts = strdup(config_env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS") ?: "");
+        c->auth_tokens_file = strdup(config_env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE") ?: "/etc/mcp-exec/tokens");
         if (!c->transport || !c->addr || !c->python || !c->node_id || !c->allowed_hosts || !c->auth_tokens_file)
                 return -ENOMEM;
         return 0;
@@ -382,11 +381,11 @@ int config_resolve_python(const char *value, char **ret_path, char **ret_error) 
         assert(ret_path);
 
         if (isempty(value))
-                return fail(ret_error, "MCP_EXEC_PYTHON is empty");
+                return config_fail(ret_error, "MCP_EXEC_PYTHON is empty");
 
         if (strchr(value, '/')) {
                 if (value[0] != '/')
-                        return fail(ret_error, "MCP_EXEC_PYTHON=%s: must be a bare name or an absolute path", value);
+                        return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: must be a bare name or an absolute path", value);
                 resolved = realpath(value, NULL);
         } else
                 for (size_t i = 0; i < ELEMENTSOF(search) && !resolved; i++) {
@@ -399,11 +398,11 @@ int config_resolve_python(const char *value, char **ret_path, char **ret_error) 
                 }
 
         if (!resolved)
-                return fail(ret_error, "MCP_EXEC_PYTHON=%s: no such executable in /usr/local/bin or /usr/bin", value);
+                return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: no such executable in /usr/local/bin or /usr/bin", value);
         if (!strneq(resolved, "/usr/", 5))
-                return fail(ret_error, "MCP_EXEC_PYTHON=%s: resolves to %s, which is outside /usr", value, resolved);
+                return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: resolves to %s, which is outside /usr", value, resolved);
         if (stat(resolved, &st) < 0 || !S_ISREG(st.st_mode) || access(resolved, X_OK) < 0)
-                return fail(ret_error, "MCP_EXEC_PYTHON=%s: %s is not an executable file", value, resolved);
+                return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: %s is not an executable file", value, resolved);
 
         *ret_path = TAKE_PTR(resolved);
         return 0;

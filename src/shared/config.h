@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "macro.h"
 #include "parse-util.h"
 
 typedef struct Config {
@@ -72,6 +73,12 @@ typedef struct Config {
 int config_parse(char *const *envp, Config *ret, char **ret_error);
 
 void config_done(Config *c);
+
+/* For the parsers of this configuration (config.c, egress-policy.c): the
+ * value of NAME in envp, or NULL; and a one-line error in *ret_error (if
+ * set), returning -EINVAL. */
+const char *config_env_lookup(char *const *envp, const char *name);
+int config_fail(char **ret_error, const char *fmt, ...) _printf_(2, 3);
 
 /* One entry of MCP_EXEC_ALLOWED_HOSTS: a DNS name or an IPv4 address, or an
  * IPv6 address in brackets, optionally with ":port" (1..65535). */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config.h"
 #include "dns-name.h"
 #include "parse-util.h"
 #include "strv.h"
@@ -24,30 +25,7 @@
 #define KiB (UINT64_C(1) << 10)
 #define GiB (UINT64_C(1) << 30)
 
-static int fail(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int fail(char **ret_error, const char *fmt, ...) {
-        va_list ap;
 
-        if (ret_error) {
-                va_start(ap, fmt);
-                if (vasprintf(ret_error, fmt, ap) < 0)
-                        *ret_error = NULL;
-                va_end(ap);
-        }
-        return -EINVAL;
-}
-
-static const char *env_lookup(char *const *envp, const char *name) {
-        size_t l;
-
-        assert(name);
-
-        l = strlen(name);
-        for (char *const *e = envp; e && *e; e++)
-                if (strneq(*e, name, l) && (*e)[l] == '=')
-                        return *e + l + 1;
-        return NULL;
-}
 
 /* Values are lists: entries separated by blanks or commas. Returns the next
  * entry (its length in *ret_len) and moves *p past it; NULL at the end. */
@@ -94,13 +72,13 @@ static int parse_port_token(const char *var, const char *t, size_t n, EgressPoli
         uint16_t port;
 
         if (n < 2 || n - 1 >= sizeof buf)
-                return fail(ret_error, "%s: invalid port '%.*s', expected :1 to :65535", var, (int) MIN(n, QUOTE_MAX), t);
+                return config_fail(ret_error, "%s: invalid port '%.*s', expected :1 to :65535", var, (int) MIN(n, QUOTE_MAX), t);
         memcpy(buf, t + 1, n - 1);
         buf[n - 1] = 0;
         if (parse_port(buf, &port) < 0 || port == 0)
-                return fail(ret_error, "%s: invalid port '%.*s', expected :1 to :65535", var, (int) n, t);
+                return config_fail(ret_error, "%s: invalid port '%.*s', expected :1 to :65535", var, (int) n, t);
         if (p->n_ports >= EGRESS_PORTS_MAX)
-                return fail(ret_error, "%s: more than %d ports", var, EGRESS_PORTS_MAX);
+                return config_fail(ret_error, "%s: more than %d ports", var, EGRESS_PORTS_MAX);
         p->ports[p->n_ports++] = port;
         return 0;
 }
@@ -118,12 +96,12 @@ static int parse_policy_value(const char *var, const char *value, EgressPolicy *
                         continue;
                 }
                 if (!pattern_is_valid(t, n))
-                        return fail(ret_error,
+                        return config_fail(ret_error,
                                     "%s: invalid host pattern '%.*s', expected a DNS name or *.name "
                                     "(letters, digits, '-' and '.'; no IP address, no trailing dot)",
                                     var, (int) MIN(n, QUOTE_MAX), t);
                 if (n_hosts >= EGRESS_HOSTS_MAX)
-                        return fail(ret_error, "%s: more than %d host patterns", var, EGRESS_HOSTS_MAX);
+                        return config_fail(ret_error, "%s: more than %d host patterns", var, EGRESS_HOSTS_MAX);
                 r = strv_extend_n(&p->hosts, t, n);
                 if (r < 0)
                         return r;
@@ -133,7 +111,7 @@ static int parse_policy_value(const char *var, const char *value, EgressPolicy *
                 n_hosts++;
         }
         if (n_hosts == 0)
-                return fail(ret_error, "%s: no host pattern, expected e.g. \"pypi.org files.pythonhosted.org :443\"", var);
+                return config_fail(ret_error, "%s: no host pattern, expected e.g. \"pypi.org files.pythonhosted.org :443\"", var);
         if (p->n_ports == 0)
                 p->ports[p->n_ports++] = 443;
         return 0;
@@ -157,10 +135,10 @@ static int parse_policies(char *const *envp, EgressConfig *c, char **ret_error) 
                 if (!var)
                         return -ENOMEM;
                 if (!policy_suffix_is_valid(name, nl))
-                        return fail(ret_error, "%s: invalid policy name, expected %s and 1 to %d of A-Z, 0-9 and _",
+                        return config_fail(ret_error, "%s: invalid policy name, expected %s and 1 to %d of A-Z, 0-9 and _",
                                     var, POLICY_PREFIX, EGRESS_POLICY_NAME_MAX);
                 if (c->n_policies >= EGRESS_POLICIES_MAX)
-                        return fail(ret_error, "%s: more than %d egress policies", var, EGRESS_POLICIES_MAX);
+                        return config_fail(ret_error, "%s: more than %d egress policies", var, EGRESS_POLICIES_MAX);
                 if (!c->policies && !(c->policies = new0(EgressPolicy, EGRESS_POLICIES_MAX)))
                         return -ENOMEM;
 
@@ -171,7 +149,7 @@ static int parse_policies(char *const *envp, EgressConfig *c, char **ret_error) 
                 c->n_policies++;        /* now owned by c, freed with it */
                 for (size_t i = 0; i + 1 < c->n_policies; i++)
                         if (streq(c->policies[i].name, p->name))
-                                return fail(ret_error, "%s: set twice", var);
+                                return config_fail(ret_error, "%s: set twice", var);
                 r = parse_policy_value(var, eq + 1, p, ret_error);
                 if (r < 0)
                         return r;
@@ -214,11 +192,11 @@ static int parse_callers_value(const char *var, const char *value, EgressPolicy 
                 return -ENOMEM;
         while ((t = next_token(&cursor, &n))) {
                 if (!caller_is_valid(t, n))
-                        return fail(ret_error,
+                        return config_fail(ret_error,
                                     "%s: invalid caller '%.*s', expected uid:N, http:token:NAME or http:loopback",
                                     var, (int) MIN(n, QUOTE_MAX), t);
                 if (++count > CALLERS_MAX)
-                        return fail(ret_error, "%s: more than %d callers", var, CALLERS_MAX);
+                        return config_fail(ret_error, "%s: more than %d callers", var, CALLERS_MAX);
                 r = strv_extend_n(&l, t, n);
                 if (r < 0)
                         return r;
@@ -242,16 +220,16 @@ static int parse_callers(char *const *envp, EgressConfig *c, char **ret_error) {
                 if (!var)
                         return -ENOMEM;
                 if (!policy_suffix_is_valid(*e + pl, (size_t) (eq - *e - pl)))
-                        return fail(ret_error, "%s: invalid policy name, expected %s and 1 to %d of A-Z, 0-9 and _",
+                        return config_fail(ret_error, "%s: invalid policy name, expected %s and 1 to %d of A-Z, 0-9 and _",
                                     var, CALLERS_PREFIX, EGRESS_POLICY_NAME_MAX);
                 name = strndup_lower(*e + pl, (size_t) (eq - *e - pl));
                 if (!name)
                         return -ENOMEM;
                 p = (EgressPolicy *) egress_config_find(c, name);
                 if (!p)
-                        return fail(ret_error, "%s: no %s%s to go with it", var, POLICY_PREFIX, var + pl);
+                        return config_fail(ret_error, "%s: no %s%s to go with it", var, POLICY_PREFIX, var + pl);
                 if (p->callers)
-                        return fail(ret_error, "%s: set twice", var);
+                        return config_fail(ret_error, "%s: set twice", var);
                 r = parse_callers_value(var, eq + 1, p, ret_error);
                 if (r < 0)
                         return r;
@@ -265,7 +243,7 @@ static int parse_testing_public(char *const *envp, EgressConfig *c, char **ret_e
         const char *v, *t, *cursor;
         size_t n;
 
-        v = cursor = env_lookup(envp, "MCP_EXEC_EGRESS_TESTING_PUBLIC");
+        v = cursor = config_env_lookup(envp, "MCP_EXEC_EGRESS_TESTING_PUBLIC");
         if (!v)
                 return 0;
         while ((t = next_token(&cursor, &n))) {
@@ -277,7 +255,7 @@ static int parse_testing_public(char *const *envp, EgressConfig *c, char **ret_e
                         if (strlen(allowed[i]) == n && strneq(allowed[i], t, n))
                                 break;
                 if (i == ELEMENTSOF(allowed))
-                        return fail(ret_error,
+                        return config_fail(ret_error,
                                     "MCP_EXEC_EGRESS_TESTING_PUBLIC: invalid range '%.*s', only 192.0.2.0/24, "
                                     "198.51.100.0/24 and 203.0.113.0/24 are accepted (test only)",
                                     (int) MIN(n, QUOTE_MAX), t);
@@ -298,17 +276,17 @@ static int parse_caps(char *const *envp, EgressConfig *c, char **ret_error) {
         const char *v;
         uint64_t x;
 
-        v = env_lookup(envp, "MCP_EXEC_EGRESS_MAX_CONNECTIONS");
+        v = config_env_lookup(envp, "MCP_EXEC_EGRESS_MAX_CONNECTIONS");
         if (v) {
                 if (parse_uint(v, &x) < 0 || x < 1 || x > 256)
-                        return fail(ret_error,
+                        return config_fail(ret_error,
                                     "MCP_EXEC_EGRESS_MAX_CONNECTIONS=%s: invalid value, expected a count between 1 and 256", v);
                 c->max_connections = x;
         }
-        v = env_lookup(envp, "MCP_EXEC_EGRESS_MAX_BYTES");
+        v = config_env_lookup(envp, "MCP_EXEC_EGRESS_MAX_BYTES");
         if (v) {
                 if (parse_size(v, &x) < 0 || x < 4 * KiB || x > 1024 * GiB)
-                        return fail(ret_error,
+                        return config_fail(ret_error,
                                     "MCP_EXEC_EGRESS_MAX_BYTES=%s: invalid value, expected a size between 4K and 1024G", v);
                 c->max_bytes = x;
         }
