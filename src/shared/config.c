@@ -14,6 +14,7 @@
 #include "egress-policy.h"
 #include "macro.h"
 #include "node-id.h"
+#include "package-spec.h"
 #include "strv.h"
 
 const char *const config_known_names[] = {
@@ -34,6 +35,7 @@ const char *const config_known_names[] = {
         "MCP_EXEC_FRONTEND_BUDGET", "MCP_EXEC_TASK_TTL_MAX_S", "MCP_EXEC_MAX_TASKS", "MCP_EXEC_MAX_TASKS_PER_CALLER",
         "MCP_EXEC_TASK_AFTER_MS",
         "MCP_EXEC_NODE_ID",        "MCP_EXEC_ALLOWED_HOSTS",
+        "MCP_EXEC_WHEELHOUSE",     "MCP_EXEC_MAX_PACKAGES",   "MCP_EXEC_MAX_INSTALL_BYTES",
         /* Egress (egress-policy.h); the named policies are matched by prefix. */
         "MCP_EXEC_EGRESS_MAX_CONNECTIONS", "MCP_EXEC_EGRESS_MAX_BYTES", "MCP_EXEC_EGRESS_TESTING_PUBLIC",
         /* Read by every program (log.c) and by the mcp-exec client. */
@@ -105,6 +107,8 @@ static const Spec specs[] = {
         { "MCP_EXEC_STDIO_MAX_CONNECTIONS", KIND_UINT, offsetof(Config, stdio_max_connections), 1, 16384, "a count" },
         { "MCP_EXEC_STDIO_MAX_PER_UID", KIND_UINT, offsetof(Config, stdio_max_per_uid), 1, 16384, "a count" },
         { "MCP_EXEC_STDIO_HELLO_TIMEOUT_S", KIND_UINT, offsetof(Config, stdio_hello_timeout_s), 1, 3600, "seconds" },
+        { "MCP_EXEC_MAX_PACKAGES", KIND_UINT, offsetof(Config, max_packages), 0, PACKAGES_MAX, "a count" },
+        { "MCP_EXEC_MAX_INSTALL_BYTES", KIND_SIZE, offsetof(Config, max_install_bytes), MiB, 1024 * GiB, "a size" },
 };
 
 int config_fail(char **ret_error, const char *fmt, ...) {
@@ -182,6 +186,8 @@ static Config config_defaults(void) {
                 .stdio_max_connections = 256,
                 .stdio_max_per_uid = 32,
                 .stdio_hello_timeout_s = 30,
+                .max_packages = 16,
+                .max_install_bytes = 48 * MiB,
         };
 }
 
@@ -235,6 +241,14 @@ static int check_relations(char *const *envp, Config *c, char **ret_error) {
         if (!config_env_lookup(envp, "MCP_EXEC_MAX_SESSIONS_PER_SCOPE"))
                 c->max_sessions_per_scope = (c->max_sessions_per_caller + 1) / 2;
         c->max_sessions_per_scope = MIN(c->max_sessions_per_scope, c->max_sessions_per_caller);
+
+        /* What is installed lives on the run's /tmp: unset, it takes at most
+         * three quarters of it; set, it must fit. */
+        if (!config_env_lookup(envp, "MCP_EXEC_MAX_INSTALL_BYTES"))
+                c->max_install_bytes = MIN(c->max_install_bytes, c->tmp_size_max / 4 * 3);
+        else if (c->max_install_bytes > c->tmp_size_max)
+                return config_fail(ret_error, "MCP_EXEC_MAX_INSTALL_BYTES=%" PRIu64 " exceeds MCP_EXEC_TMP_SIZE_MAX=%" PRIu64,
+                            c->max_install_bytes, c->tmp_size_max);
         return 0;
 }
 
@@ -268,6 +282,11 @@ static int check_words(char *const *envp, char **ret_error) {
         if (v && isempty(v))
                 return config_fail(ret_error, "MCP_EXEC_PYTHON is empty");
 
+        v = config_env_lookup(envp, "MCP_EXEC_WHEELHOUSE");
+        if (v && !isempty(v) && !wheelhouse_path_valid(v))
+                return config_fail(ret_error, "MCP_EXEC_WHEELHOUSE=%s: must be an absolute, normalized path that runs "
+                            "see read-only (not under /tmp, /var/tmp, /run, /dev, /proc, /sys, /home or /root), or empty: no packages", v);
+
         v = config_env_lookup(envp, "MCP_EXEC_PRELOAD");
         if (v && !preload_valid(v))
                 return config_fail(ret_error, "MCP_EXEC_PRELOAD=%s: invalid value, expected comma-separated module names "
@@ -290,7 +309,9 @@ static int copy_words(char *const *envp, Config *c) {
         c->node_id = strdup(config_env_lookup(envp, "MCP_EXEC_NODE_ID") ?: "");
         c->allowed_hosts = strdup(config_env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS") ?: "");
         c->auth_tokens_file = strdup(config_env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE") ?: "/etc/mcp-exec/tokens");
-        if (!c->transport || !c->addr || !c->python || !c->node_id || !c->allowed_hosts || !c->auth_tokens_file)
+        c->wheelhouse = strdup(config_env_lookup(envp, "MCP_EXEC_WHEELHOUSE") ?: WHEELHOUSE_DEFAULT);
+        if (!c->transport || !c->addr || !c->python || !c->node_id || !c->allowed_hosts || !c->auth_tokens_file ||
+            !c->wheelhouse)
                 return -ENOMEM;
         return 0;
 }
@@ -327,6 +348,7 @@ void config_done(Config *c) {
         c->node_id = (free(c->node_id), NULL);
         c->allowed_hosts = (free(c->allowed_hosts), NULL);
         c->auth_tokens_file = (free(c->auth_tokens_file), NULL);
+        c->wheelhouse = (free(c->wheelhouse), NULL);
 }
 
 bool config_host_entry_is_valid(const char *s, size_t len) {

@@ -65,6 +65,10 @@ typedef struct Config {
         char *node_id;                  /* MCP_EXEC_NODE_ID, [a-z0-9-]{1,32}; "": from the machine id */
         char *allowed_hosts;            /* MCP_EXEC_ALLOWED_HOSTS, comma-separated host[:port]; "" none */
         char *auth_tokens_file;         /* MCP_EXEC_AUTH_TOKENS_FILE, named HTTP tokens, /etc/mcp-exec/tokens; "" none */
+        /* Packages on demand (issue 23, package-spec.h, wheelhouse.h). */
+        char *wheelhouse;               /* MCP_EXEC_WHEELHOUSE, /var/lib/mcp-exec/wheels; "": no packages */
+        uint64_t max_packages;          /* MCP_EXEC_MAX_PACKAGES, specs per call or session, 16; 0: no packages */
+        uint64_t max_install_bytes;     /* MCP_EXEC_MAX_INSTALL_BYTES, unpacked size of one install, 48M; <= MCP_EXEC_TMP_SIZE_MAX */
 } Config;
 
 /* Fills *ret from envp ("NAME=VALUE" strings, NULL-terminated; pass environ).

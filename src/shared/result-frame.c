@@ -33,9 +33,13 @@ int result_frame_parse(const uint8_t *buf, size_t n, uint64_t max_data, ResultFr
         };
         if (h.meta_len > RESULT_FRAME_META_MAX)
                 return -EBADMSG;
-        /* Only images and files carry data; only the end carries no meta. */
-        if (h.data_len > 0 && h.type != RESULT_FRAME_IMAGE && h.type != RESULT_FRAME_FILE)
+        /* Only images, files and the install log carry data; only the end
+         * carries no meta. */
+        if (h.data_len > 0 && h.type != RESULT_FRAME_IMAGE && h.type != RESULT_FRAME_FILE &&
+            h.type != RESULT_FRAME_PACKAGES)
                 return -EBADMSG;
+        if (h.type == RESULT_FRAME_PACKAGES && h.data_len > RESULT_PACKAGES_LOG_MAX)
+                return -EFBIG;
         if ((h.type == RESULT_FRAME_END) != (h.meta_len == 0))
                 return -EBADMSG;
         if (h.data_len > max_data)

@@ -22,6 +22,7 @@
 #define RESULT_FRAME_MAGIC "MCPR"
 #define RESULT_FRAME_HEADER_SIZE 20
 #define RESULT_FRAME_META_MAX 4096U
+#define RESULT_PACKAGES_LOG_MAX 16384U
 
 typedef enum ResultFrameType {
         /* meta {"exit_code":N} or {"signal":N}, and {"duration_us":N}: how the program ended */
@@ -36,6 +37,17 @@ typedef enum ResultFrameType {
         RESULT_FRAME_INFO = 5,
         /* no meta, no data: nothing follows */
         RESULT_FRAME_END = 6,
+        /* meta: what the installer did for "packages" (issue 23), before the
+         * code ran, package-spec.h:
+         *   {"ok":true|false, "error":"…" (only when !ok: the caller's isError text),
+         *    "requested":["spec",…], "installed":[{"name":…,"version":…},…],
+         *    "already":["spec",…] (a session's, installed by an earlier call),
+         *    "replaced":["name",…] (system distributions shadowed by another version),
+         *    "fresh_interpreter":bool (the preload was dropped for them), "duration_us":N}
+         * data: pip's own output (stdout and stderr), at most RESULT_PACKAGES_LOG_MAX
+         * bytes (its tail), never mixed into the program's stdout. On !ok the code
+         * did not run: a STATUS and END follow. */
+        RESULT_FRAME_PACKAGES = 7,
         _RESULT_FRAME_TYPE_MAX,
 } ResultFrameType;
 

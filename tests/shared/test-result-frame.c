@@ -64,8 +64,14 @@ TEST(test_refused) {
                 result_frame_header(RESULT_FRAME_STATUS, 10, 0, h);
                 h[4] = (uint8_t) t;
                 ASSERT_EQ_INT(result_frame_parse(h, sizeof h, 0, &got) == 0,
-                              t >= RESULT_FRAME_STATUS && t < RESULT_FRAME_END);
+                              t >= RESULT_FRAME_STATUS && t < _RESULT_FRAME_TYPE_MAX && t != RESULT_FRAME_END);
         }
+
+        /* The install log: data, but never over its own cap. */
+        result_frame_header(RESULT_FRAME_PACKAGES, 10, RESULT_PACKAGES_LOG_MAX, h);
+        ASSERT_EQ_INT(result_frame_parse(h, sizeof h, UINT64_MAX, &got), 0);
+        result_frame_header(RESULT_FRAME_PACKAGES, 10, RESULT_PACKAGES_LOG_MAX + 1, h);
+        ASSERT_EQ_INT(result_frame_parse(h, sizeof h, UINT64_MAX, &got), -EFBIG);
 
         /* Meta too long; data where none belongs; the end with meta. */
         result_frame_header(RESULT_FRAME_FILE, RESULT_FRAME_META_MAX + 1, 0, h);

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Packages on demand (issue 23): what a caller may ask for in "packages" on
+ * exec and session_create, and where the operator's wheelhouse is.
+ *
+ * A spec is a requirement in a strict subset of PEP 508: a project name,
+ * optional extras, optional version clauses, and nothing else:
+ *
+ *     polars   scikit-learn==1.5.*   requests[socks]>=2.31,<3   numpy~=1.26
+ *
+ * No URLs ("@"), no markers (";"), no spaces, no leading "-": a spec ends
+ * up as one line of a pip requirements file in the sandbox, where a line
+ * starting with "-" would be an option (--index-url, -r /etc/...). The
+ * same check runs in the front end (to answer early and clearly), in the
+ * broker (it never forwards anything else) and in the installer. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PACKAGE_SPEC_MAX 128            /* bytes of one spec */
+#define PACKAGES_MAX 64                 /* the highest MCP_EXEC_MAX_PACKAGES */
+
+/* The default MCP_EXEC_WHEELHOUSE; runs see it at the same path, read-only
+ * (ProtectSystem=strict: no property of its own). */
+#define WHEELHOUSE_DEFAULT "/var/lib/mcp-exec/wheels"
+/* In the wheelhouse: one line per usable wheel, as sha256sum(1) writes them,
+ * "<64 lowercase hex>  <file name>.whl", sorted by file name. Written (by
+ * rename) only by `mcp-exec wheels`; a wheel that is not listed is never
+ * installed, and one whose hash differs is refused. */
+#define WHEELHOUSE_MANIFEST "SHA256SUMS"
+
+/* Where a run's (or session's) packages go, on its own /tmp: pip's
+ * --prefix, so that the system's packages still count as installed and
+ * Debian's PEP 668 marker does not apply. Its site-packages is
+ * SANDBOX_PACKAGES_PREFIX "/lib/pythonX.Y/site-packages". */
+#define SANDBOX_PACKAGES_PREFIX "/tmp/.local"
+
+/* A spec as above, 1..PACKAGE_SPEC_MAX bytes, s[0..len) with no NUL. */
+bool package_spec_valid(const char *s, size_t len);
+
+/* The spec's project name, normalized as PEP 503 says (lower case, runs of
+ * "-", "_", "." as one "-"): "Scikit_Learn==1.5" -> "scikit-learn".
+ * -EINVAL if !package_spec_valid(). */
+int package_spec_name(const char *spec, char **ret_name);
+
+/* MCP_EXEC_WHEELHOUSE: absolute, no "." or ".." or "//" components, no
+ * trailing "/", at most 255 bytes, and not under a tree that a run
+ * sees writable or not at all (/tmp, /var/tmp, /run, /dev, /proc, /sys,
+ * /home, /root). */
+bool wheelhouse_path_valid(const char *path);
