@@ -40,7 +40,18 @@
  * (verdicts of egress-proto.h; a session's call: what its connections did
  * while the call ran). If egressd cannot be had the run does not start:
  * error "egress-unavailable". Such a run is never detached: its caller waits
- * for the "exit" with the counts. */
+ * for the "exit" with the counts.
+ *
+ * Packages on demand (issue 23, package-spec.h): a "run", a "session_create"
+ * and a "session_exec" may carry "packages":["spec",…] (each
+ * package_spec_valid(), at most MCP_EXEC_MAX_PACKAGES, no duplicates), which
+ * the broker refuses as bad-request otherwise. A session keeps the specs it
+ * was created with and sends them, with each call's own, to its launcher.
+ * The broker → launcher "run" message (launch-run.h) then carries
+ * "packages":[…] and "packages_max_bytes":N; every unit's launcher has
+ * --wheelhouse=PATH in its argv when the wheelhouse is configured. What the
+ * installer did comes back on the result channel (RESULT_FRAME_PACKAGES), not
+ * in "exit". */
 
 #include <json-c/json.h>
 
