@@ -116,17 +116,17 @@ def describe(projs, limit=1500):
     return (text[:limit] + "...") if len(text) > limit else (text or "nothing")
 
 
-def pip(python, sites, args, capture, pass_fds=()):
+def pip(python, sites, args, report=False, pass_fds=()):
+    """Runs pip; its output goes to our stderr (the caller's log) and comes
+    back as text to explain a failure. report: its stdout is the dry run's
+    report, returned apart."""
     cmd = [python, "-I", "-B", "-c", PIP_MAIN, ":".join(sites), "install",
            "--disable-pip-version-check", "--no-cache-dir", "--no-index", "--only-binary=:all:"] + args
-    if capture:
-        p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           pass_fds=pass_fds)
-        # Ours to parse, and the caller's log.
-        os.write(2, p.stderr[-STDERR_KEEP:])
-        return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
-    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=2, stderr=2, pass_fds=pass_fds)
-    return p.returncode, b"", ""
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE if report else subprocess.STDOUT, pass_fds=pass_fds)
+    text = p.stderr if report else p.stdout
+    os.write(2, text[-STDERR_KEEP:])
+    return p.returncode, p.stdout if report else b"", text.decode("utf-8", "replace")
 
 
 def explain_failure(err, projs):
@@ -145,7 +145,7 @@ def resolve(req, sites, manifest, projs):
     w = os.path.realpath(req["wheelhouse"])
     rc, out, err = pip(sys.executable, sites,
                        ["--dry-run", "--quiet", "--report", "-", "--find-links", w, "--prefix", req["prefix"]]
-                       + list(req["specs"]), True)
+                       + list(req["specs"]), report=True)
     if rc != 0:
         raise Refused(explain_failure(err, projs))
     try:
@@ -197,7 +197,7 @@ def install(req, sites, manifest, plan):
     text = "".join("%s==%s --hash=sha256:%s\n" % (n, v, manifest[f]) for n, v, f in plan)
     os.write(fd, text.encode())
     cmd = ["--require-hashes", "--no-deps", "--find-links", w, "--prefix", req["prefix"], "-r", "/dev/fd/%d" % fd]
-    rc, _, err = pip(sys.executable, sites, cmd, True, (fd,))
+    rc, _, err = pip(sys.executable, sites, cmd, pass_fds=(fd,))
     os.close(fd)
     if rc == 0:
         return
