@@ -12,8 +12,8 @@
 # pip's own output goes to stderr, which the launcher keeps (a bounded tail)
 # apart from the program's output; nothing else writes to stdout.
 #
-# Two pip runs, in this process: a dry run that resolves the specs against the wheelhouse
-# (the system's packages count as installed), checked here (every wheel in
+# Two pip runs, in this process: a dry run that resolves the specs against
+# the wheelhouse (the system's packages count as installed), checked here (every wheel in
 # the manifest, the unpacked size under the cap, what it would shadow), then
 # the install of exactly that set from a hash-pinned requirements file, so
 # that pip itself checks each wheel against the manifest's hash.
@@ -33,6 +33,7 @@ REQUEST_MAX = 1 << 20
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _CLAUSE = r"(?:===|==|!=|<=|>=|~=|<|>)[A-Za-z0-9][A-Za-z0-9.*+!_-]*"
 SPEC = re.compile(r"(%s)(?:\[%s(?:,%s)*\])?(?:%s(?:,%s)*)?" % (_NAME, _NAME, _NAME, _CLAUSE, _CLAUSE))
+
 
 class Refused(Exception):
     pass
@@ -97,10 +98,10 @@ def projects(manifest):
 
 
 def _version_key(v):
-    from pip._vendor.packaging.version import InvalidVersion, Version
     try:
+        from pip._vendor.packaging.version import Version
         return (0, Version(v), v)
-    except InvalidVersion:
+    except Exception:       # no pip (said later), or not a PEP 440 version
         return (1, None, v)
 
 
@@ -138,7 +139,10 @@ class _Tee:
 def pip(args):
     """Runs pip install in this process (its import is most of its start:
     paid once for both runs). Returns its exit status and output."""
-    from pip._internal.cli.main import main as pip_main
+    try:
+        from pip._internal.cli.main import main as pip_main
+    except ImportError:
+        raise Refused("pip is not installed for %s (Debian: python3-pip)" % sys.executable)
     tee = _Tee()
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = tee
