@@ -390,6 +390,24 @@ TEST(test_run_message) {
         fixture_done(&f);
 }
 
+/* Every unit that runs code gets the wheelhouse when packages are on. */
+TEST(test_spec_wheelhouse) {
+        SandboxSpec spec;
+        Fixture f;
+
+        fixture_init(&f);
+        manager_fill_spec(&f.m, 5, &spec);
+        ASSERT_STREQ(spec.wheelhouse, WHEELHOUSE_DEFAULT);
+        f.m.config.max_packages = 0;
+        manager_fill_spec(&f.m, 5, &spec);
+        ASSERT_TRUE(!spec.wheelhouse);
+        f.m.config.max_packages = 4;
+        f.m.config.wheelhouse = (char *) "";
+        manager_fill_spec(&f.m, 5, &spec);
+        ASSERT_TRUE(!spec.wheelhouse);
+        fixture_done(&f);
+}
+
 /* A session that is up, without systemd: its launcher's end of the control
  * socket is *ret_peer. */
 static SandboxSession *fake_session(Fixture *f, const char *packages, int *ret_peer) {
@@ -497,6 +515,7 @@ int main(void) {
         RUN(test_parse_packages);
         RUN(test_bad_packages_request);
         RUN(test_run_message);
+        RUN(test_spec_wheelhouse);
         RUN(test_session_packages);
         RUN(test_session_too_many_packages);
         return 0;
