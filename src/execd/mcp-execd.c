@@ -231,6 +231,12 @@ static int render_metrics(Daemon *d, const HealthInput *in, HttpStatusAnswer *re
                 m.tasks_ended_completed = ts.ended_completed;
                 m.tasks_ended_failed = ts.ended_failed;
                 m.tasks_ended_cancelled = ts.ended_cancelled;
+                McpPackageStats ps;
+                mcp_server_package_stats(d->server, &ps);
+                m.package_installs_ok = ps.ok;
+                m.package_installs_failed = ps.failed;
+                m.package_installs_refused = ps.refused;
+                m.package_install_usec = ps.install_usec;
         }
         http_server_get_stats(d->http, &hs);
         m.http_connections = hs.connections;
