@@ -146,6 +146,14 @@ check(not os.path.exists(os.path.join(wh, TOP)) and not os.path.exists(os.path.j
 check(os.path.exists(os.path.join(wh, "stray-1.0-py3-none-any.whl")) is False, "sync: an unlisted .whl is deleted")
 check(not leftovers(), "sync: no staging left")
 
+# --- a malformed manifest: add refuses to build on it, sync writes it anew.
+with open(os.path.join(wh, "SHA256SUMS"), "a") as f:
+    f.write("not a line\n")
+check(run("verify").returncode == 1, "verify: a malformed manifest exits 1")
+r = run("add", "mxother")
+check(r.returncode == 4 and "malformed" in r.stderr, "add on a malformed manifest exits 4")
+check(run("sync").returncode == 0 and set(listed()) == {OTHER}, "sync writes a malformed manifest anew")
+
 # --- the lock (a): a run waits while another holds it, and does nothing meanwhile.
 with open(pkgs, "w") as f:
     f.write("mxtop\n")
