@@ -15,6 +15,7 @@ import http.server
 import importlib.util
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -212,9 +213,17 @@ check(p.returncode == 3 and manifest() == before_m and not leftovers(),
 
 # --- not root: refused unless the wheelhouse is the user's own.
 if os.geteuid() == 0:
-    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd("sync")], env=env,
+    # A copy of the script nobody can read (the source tree may be private).
+    pub = tempfile.mkdtemp(prefix="test-wheels-pub-")
+    os.chmod(pub, 0o755)
+    shutil.copy(SCRIPT, os.path.join(pub, "mcp-exec-wheels.py"))
+    os.chmod(os.path.join(pub, "mcp-exec-wheels.py"), 0o644)
+    argv = cmd("sync")
+    argv[1] = os.path.join(pub, "mcp-exec-wheels.py")
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv], env=env,
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 4 and "must run as root" in r.stderr, f"nobody is refused: {r.stderr.strip()}")
+    shutil.rmtree(pub)
 
 subprocess.run(["rm", "-rf", top])
 sys.exit(1 if failed else 0)
