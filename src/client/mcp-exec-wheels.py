@@ -95,6 +95,9 @@ def read_config(path):
                 values[k.strip()] = v
     except FileNotFoundError:
         pass
+    except PermissionError:
+        # A user's `list` of root's 0600 file: the defaults, said so.
+        warn(f"cannot read {path}: using the defaults (or pass --wheelhouse)")
     except OSError as e:
         raise Failure(EXIT_FAILED, f"cannot read {path}: {e.strerror}")
     return values
