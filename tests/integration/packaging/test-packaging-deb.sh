@@ -4,7 +4,8 @@
 # mcp-exec-broker.socket and mcp-exec-stdio.socket and leaves mcp-exec.socket disabled; after
 # `systemctl enable --now mcp-exec.socket`, which succeeds while a local session runs code,
 # code runs over HTTP (the README's stateless call) and
-# through `mcp-exec run`; `apt-get purge` leaves no unit, enablement link, helper, polkit file or
+# through `mcp-exec run`; the wheelhouse exists, the wheels timer is disabled, `mcp-exec wheels list`
+# runs; `apt-get purge` leaves no unit, enablement link, helper, polkit file or
 # socket behind (the mcp-exec user and groups stay, as Debian policy asks of system users).
 #
 # The .deb: $MCP_EXEC_DEB if set, else build-deb/mcp-exec_*.deb at the top of the tree (from
@@ -93,6 +94,48 @@ bx stat -c '%U:%G %a' /run/mcp-exec-tmp | grep -qx 'root:root 700' ||
 bx stat -c '%U:%G %a' /etc/credstore | grep -qx 'root:root 700' ||
     fail "/etc/credstore after install: $(bx stat -c '%U:%G %a' /etc/credstore 2>&1)"
 
+# Packages on demand: the wheelhouse (tmpfiles.d) and the list (a conffile, comments only) are
+# there, the weekly sync's timer is shipped but not enabled, and `mcp-exec wheels` runs its
+# script (an empty wheelhouse: "no wheels", exit 0).
+bx stat -c '%U:%G %a' /var/lib/mcp-exec/wheels | grep -qx 'root:root 755' ||
+    fail "/var/lib/mcp-exec/wheels after install: $(bx stat -c '%U:%G %a' /var/lib/mcp-exec/wheels 2>&1)"
+bx grep -qx '/etc/mcp-exec/packages.txt' /var/lib/dpkg/info/mcp-exec.conffiles ||
+    fail "/etc/mcp-exec/packages.txt is not a conffile: $(bx cat /var/lib/dpkg/info/mcp-exec.conffiles 2>&1)"
+bx grep -qv '^#' /etc/mcp-exec/packages.txt && fail "packages.txt lists something: $(bx cat /etc/mcp-exec/packages.txt)"
+[[ $(bx systemctl is-enabled mcp-exec-wheels.timer) == disabled ]] ||
+    fail "mcp-exec-wheels.timer is $(bx systemctl is-enabled mcp-exec-wheels.timer) after install, not disabled"
+out=$(bx mcp-exec wheels list 2>&1) || fail "mcp-exec wheels list failed: $out"
+grep -q 'no wheels' <<<"$out" || fail "mcp-exec wheels list of an empty wheelhouse: $out"
+log "wheelhouse 755 root, packages.txt a conffile, timer disabled, wheels list: $out"
+# The sync's own service, hardening and all, fills it: pip pointed at a directory of wheels built
+# here by a drop-in (pip's own configuration, as an operator points it at a mirror).
+if bx /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+    mkdir -p "$HDIR/idx"
+    python3 "$TOP/tests/lib/make-wheel.py" "$HDIR/idx" itbase 1.0 >/dev/null &&
+        python3 "$TOP/tests/lib/make-wheel.py" "$HDIR/idx" ittop 2.0 'itbase>=1' >/dev/null ||
+        fail "cannot build the test wheels"
+    chmod -R a+rX "$HDIR/idx"
+    bx sh -c 'echo ittop >>/etc/mcp-exec/packages.txt'
+    bx mkdir -p /etc/systemd/system/mcp-exec-wheels.service.d
+    bx sh -c "printf '[Service]\nEnvironment=PIP_CONFIG_FILE=/dev/null PIP_NO_INDEX=1 PIP_FIND_LINKS=$BDIR/idx\n' \
+        >/etc/systemd/system/mcp-exec-wheels.service.d/50-itest.conf"
+    at_exit 'bx rm -rf /etc/systemd/system/mcp-exec-wheels.service.d'
+    bx systemctl daemon-reload
+    bx systemctl start mcp-exec-wheels.service ||
+        fail "mcp-exec-wheels.service failed: $(bx journalctl -u mcp-exec-wheels.service --no-pager | tail -20)"
+    sums=$(bx cat /var/lib/mcp-exec/wheels/SHA256SUMS)
+    grep -q '  ittop-2.0-py3-none-any.whl$' <<<"$sums" && grep -q '  itbase-1.0-py3-none-any.whl$' <<<"$sums" ||
+        fail "the service's sync did not list ittop and its dependency: $sums"
+    bx stat -c '%U:%G %a' /var/lib/mcp-exec/wheels/ittop-2.0-py3-none-any.whl | grep -qx 'root:root 644' ||
+        fail "a wheel: $(bx stat -c '%U:%G %a' /var/lib/mcp-exec/wheels/ittop-2.0-py3-none-any.whl)"
+    out=$(bx mcp-exec wheels verify 2>&1) || fail "mcp-exec wheels verify after the service's sync: $out"
+    bx rm -rf /etc/systemd/system/mcp-exec-wheels.service.d
+    bx systemctl daemon-reload
+    log "mcp-exec-wheels.service synced: $(tr '\n' ' ' <<<"$sums" | sed 's/[0-9a-f]\{64\}  //g')"
+else
+    log "no pip in the box (python3-pip): mcp-exec-wheels.service is not tried"
+fi
+
 # --- HTTP, after the admin's `systemctl enable --now mcp-exec.socket`, while a local session runs
 # code (mcp-exec-stdio.service active): the two sockets have services of their own, so this
 # works (with one service for both, systemd refused: "Socket service ... already active").
@@ -133,7 +176,7 @@ bx dpkg-query -W -f='${Status}' mcp-exec 2>/dev/null | grep -q 'ok installed' &&
 left=$(bx sh -c 'ls -d /lib/systemd/system/mcp-exec* /usr/lib/systemd/system/mcp-exec* \
         /etc/systemd/system/mcp-exec* /etc/systemd/system/*/mcp-exec* \
         /usr/libexec/mcp-exec /usr/bin/mcp-exec /usr/lib/sysusers.d/mcp-exec.conf \
-        /usr/lib/tmpfiles.d/mcp-exec.conf /run/mcp-exec-tmp \
+        /usr/lib/tmpfiles.d/mcp-exec.conf /run/mcp-exec-tmp /etc/mcp-exec/packages.txt /var/lib/mcp-exec \
         /usr/share/polkit-1/actions/org.mcp-exec.policy /usr/share/polkit-1/rules.d/*mcp-exec* \
         /usr/share/man/man*/mcp-exec* /usr/share/doc/mcp-exec /run/mcp-exec/*.sock \
         /var/lib/systemd/deb-systemd-helper-enabled/*mcp-exec* \
