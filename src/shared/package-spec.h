@@ -32,8 +32,10 @@
 
 /* Where a run's (or session's) packages go, on its own /tmp: pip's
  * --prefix, so that the system's packages still count as installed and
- * Debian's PEP 668 marker does not apply. Its site-packages is
- * SANDBOX_PACKAGES_PREFIX "/lib/pythonX.Y/site-packages". */
+ * Debian's PEP 668 marker does not apply. Its site directory is what the
+ * interpreter's "prefix" scheme says (on Debian, posix_local:
+ * SANDBOX_PACKAGES_PREFIX "/local/lib/python3.X/dist-packages"), computed
+ * the same way by the installer and the bootstrap (launch-packages.h). */
 #define SANDBOX_PACKAGES_PREFIX "/tmp/.local"
 
 /* A spec as above, 1..PACKAGE_SPEC_MAX bytes, s[0..len) with no NUL. */
