@@ -168,10 +168,14 @@ _printf_(4, 5) static void conn_refuse(EgressConn *c, EgressVerdict v, const cha
         va_start(ap, fmt);
         (void) vsnprintf(body, sizeof body, fmt, ap);
         va_end(ap);
+        /* The why in the reason phrase too: most clients show only the
+         * status line of a refused CONNECT ("Tunnel connection failed: 403
+         * …"), and pip only that of a refused index page. It is ours alone
+         * (a host name passed the request parser: no CR, LF or controls). */
         n = snprintf((char *) c->out, OUT_MAX,
-                     "HTTP/1.1 %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n"
-                     "mcp-exec egress: %s\n",
-                     status, strlen(body) + strlen("mcp-exec egress: \n"), body);
+                     "HTTP/1.1 %s (mcp-exec egress: %s)\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+                     "Content-Length: %zu\r\n\r\nmcp-exec egress: %s\n",
+                     status, body, strlen(body) + strlen("mcp-exec egress: \n"), body);
         c->out_off = 0;
         c->out_len = n > 0 ? MIN((size_t) n, OUT_MAX - 1) : 0;
         c->out_ours = c->out_len;
