@@ -110,7 +110,10 @@ import json, sys
 o = json.loads(sys.stdin.read() or "null") or {}
 res = o.get("result") or {}
 sc = res.get("structuredContent") or {}
-v = eval(sys.argv[1], {"o": o, "res": res, "sc": sc, "pk": sc.get("packages")})
+try:
+    v = eval(sys.argv[1], {"o": o, "res": res, "sc": sc, "pk": sc.get("packages")})
+except Exception as e:
+    v = "(%s: %s)" % (type(e).__name__, e)
 print(v if isinstance(v, str) else json.dumps(v))' "$2" <<<"$1"
 }
 names() { printf 'sorted(i["name"] for i in (pk or {}).get("installed", []))'; }
@@ -266,7 +269,12 @@ log "pip install in the code, offline: $(pget "$out" 'sc["stdout"]' | tr '\n' ' 
 # --- a wheel whose bytes no longer match the manifest ------------------------------------------------
 cp "$BOXROOT$WH/pkga-1.0-py3-none-any.whl" "$HDIR/pkga-1.0.good"
 cat "$HDIR/src/evil/pkga-1.0-py3-none-any.whl" >"$BOXROOT$WH/pkga-1.0-py3-none-any.whl"
-out=$(mcp http "$(ex "$ce" '["pkga==1.0"]')")
+ch=$(code hash <<EOF
+import pkga
+print("ran-" + "$MARK", pkga.VERSION)
+EOF
+)
+out=$(mcp http "$(ex "$ch" '["pkga==1.0"]')")
 cat "$HDIR/pkga-1.0.good" >"$BOXROOT$WH/pkga-1.0-py3-none-any.whl"
 pcheck "$out" 'res.get("isError") is True and ("hash" in text.lower() or "sha256" in text.lower()) and "pkga" in text and '"$NORAN"' and "'"$MARK"'" not in all' \
     "a wheel whose hash does not match the manifest was not refused (or its code ran)"
