@@ -14,6 +14,9 @@ pkgs+=(sudo openssl curl)
 # a source install matches a package install): the warm pool preloads it and
 # figures come back from matplotlib.
 pkgs+=(python3-numpy python3-pandas python3-matplotlib python3-pil python3-yaml python3-jinja2)
+# Packages on demand: `mcp-exec wheels` downloads with pip, runs install with it
+# (and test-egress runs `pip download` in the sandbox).
+pkgs+=(python3-pip)
 case ${1-} in
 --box | --test)
     # tests/box/box: unshare, nsenter, setpriv (util-linux), ip (iproute2).
@@ -23,8 +26,6 @@ case ${1-} in
     # ps in the tests; clang for the fuzzers; rpm (rpmbuild) for test-packaging-rpm; the load
     # balancer and promtool (prometheus) for test-scaleout-haproxy.
     pkgs+=(procps clang rpm haproxy prometheus)
-    # test-egress: `pip download` in the sandbox, openssl for its test CA (already above).
-    pkgs+=(python3-pip)
     # The real MCP clients run on Node.js (>= 20; Debian 12's own nodejs is 18,
     # with which those tests say they skip). npm comes with nodesource's build.
     command -v node >/dev/null || pkgs+=(nodejs npm)

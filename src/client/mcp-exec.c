@@ -8,6 +8,8 @@
  *   mcp-exec run [FILE|-]    run a Python file through the sandbox, print its
  *                            output and exit with its exit code; --file passes
  *                            input files, --output-dir saves figures and files
+ *   mcp-exec wheels ...      the operator fills the wheelhouse (root, on the
+ *                            host): execs mcp-exec-wheels.py (wheels-cmd.h)
  */
 #include <assert.h>
 #include <errno.h>
@@ -34,6 +36,7 @@
 #include "task-cmd.h"
 #include "utf8.h"
 #include "util.h"
+#include "wheels-cmd.h"
 
 static int cmd_stdio(void) {
         char buf[64 * 1024];
@@ -312,7 +315,10 @@ static void help(void) {
                "  task wait [--output-dir DIR] ID\n"
                "                             Wait for the task to end, then as task get\n"
                "  task cancel ID             Cancel a task; its run stops\n"
-               "  task list                  List your tasks: id, status, creation time\n\n"
+               "  task list                  List your tasks: id, status, creation time\n"
+               "  wheels add NAME... | sync | list | verify\n"
+               "                             Fill the wheelhouse the \"packages\" argument installs\n"
+               "                             from (as root, on the host); see mcp-exec wheels --help\n\n"
                "Options:\n"
                "  -h --help                  Show this help\n"
                "     --version               Show the version\n\n"
@@ -416,6 +422,8 @@ int main(int argc, char *argv[]) {
                 return cmd_stdio();
         if (streq(argv[optind], "task"))
                 return task_cmd(argc - optind, argv + optind);
+        if (streq(argv[optind], "wheels"))
+                return wheels_cmd(argc - optind, argv + optind);
         if (streq(argv[optind], "run")) {
                 optind++;
                 r = parse_run(argc, argv, options, &o);

@@ -4,7 +4,8 @@
 # mcp-exec-broker.socket and mcp-exec-stdio.socket and leaves mcp-exec.socket disabled; after
 # `systemctl enable --now mcp-exec.socket`, which succeeds while a local session runs code,
 # code runs over HTTP (the README's stateless call) and
-# through `mcp-exec run`; `apt-get purge` leaves no unit, enablement link, helper, polkit file or
+# through `mcp-exec run`; the wheelhouse exists, the wheels timer is disabled, `mcp-exec wheels list`
+# runs; `apt-get purge` leaves no unit, enablement link, helper, polkit file or
 # socket behind (the mcp-exec user and groups stay, as Debian policy asks of system users).
 #
 # The .deb: $MCP_EXEC_DEB if set, else build-deb/mcp-exec_*.deb at the top of the tree (from
@@ -93,6 +94,20 @@ bx stat -c '%U:%G %a' /run/mcp-exec-tmp | grep -qx 'root:root 700' ||
 bx stat -c '%U:%G %a' /etc/credstore | grep -qx 'root:root 700' ||
     fail "/etc/credstore after install: $(bx stat -c '%U:%G %a' /etc/credstore 2>&1)"
 
+# Packages on demand: the wheelhouse (tmpfiles.d) and the list (a conffile, comments only) are
+# there, the weekly sync's timer is shipped but not enabled, and `mcp-exec wheels` runs its
+# script (an empty wheelhouse: "no wheels", exit 0).
+bx stat -c '%U:%G %a' /var/lib/mcp-exec/wheels | grep -qx 'root:root 755' ||
+    fail "/var/lib/mcp-exec/wheels after install: $(bx stat -c '%U:%G %a' /var/lib/mcp-exec/wheels 2>&1)"
+bx grep -qx '/etc/mcp-exec/packages.txt' /var/lib/dpkg/info/mcp-exec.conffiles ||
+    fail "/etc/mcp-exec/packages.txt is not a conffile: $(bx cat /var/lib/dpkg/info/mcp-exec.conffiles 2>&1)"
+bx grep -qv '^#' /etc/mcp-exec/packages.txt && fail "packages.txt lists something: $(bx cat /etc/mcp-exec/packages.txt)"
+[[ $(bx systemctl is-enabled mcp-exec-wheels.timer) == disabled ]] ||
+    fail "mcp-exec-wheels.timer is $(bx systemctl is-enabled mcp-exec-wheels.timer) after install, not disabled"
+out=$(bx mcp-exec wheels list 2>&1) || fail "mcp-exec wheels list failed: $out"
+grep -q 'no wheels' <<<"$out" || fail "mcp-exec wheels list of an empty wheelhouse: $out"
+log "wheelhouse 755 root, packages.txt a conffile, timer disabled, wheels list: $out"
+
 # --- HTTP, after the admin's `systemctl enable --now mcp-exec.socket`, while a local session runs
 # code (mcp-exec-stdio.service active): the two sockets have services of their own, so this
 # works (with one service for both, systemd refused: "Socket service ... already active").
@@ -133,7 +148,7 @@ bx dpkg-query -W -f='${Status}' mcp-exec 2>/dev/null | grep -q 'ok installed' &&
 left=$(bx sh -c 'ls -d /lib/systemd/system/mcp-exec* /usr/lib/systemd/system/mcp-exec* \
         /etc/systemd/system/mcp-exec* /etc/systemd/system/*/mcp-exec* \
         /usr/libexec/mcp-exec /usr/bin/mcp-exec /usr/lib/sysusers.d/mcp-exec.conf \
-        /usr/lib/tmpfiles.d/mcp-exec.conf /run/mcp-exec-tmp \
+        /usr/lib/tmpfiles.d/mcp-exec.conf /run/mcp-exec-tmp /etc/mcp-exec/packages.txt /var/lib/mcp-exec \
         /usr/share/polkit-1/actions/org.mcp-exec.policy /usr/share/polkit-1/rules.d/*mcp-exec* \
         /usr/share/man/man*/mcp-exec* /usr/share/doc/mcp-exec /run/mcp-exec/*.sock \
         /var/lib/systemd/deb-systemd-helper-enabled/*mcp-exec* \

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""test-wheels.py SCRIPT MAKE_WHEEL: `mcp-exec wheels` (src/client/mcp-exec-wheels.py)
+against a wheelhouse of its own, with pip pointed at a directory of wheels built
+here (PIP_NO_INDEX=1, PIP_FIND_LINKS): add writes the manifest with the
+dependency and appends to packages.txt once; list; verify catches a tampered
+wheel (exit 1); bad specs are refused (exit 2) and a missing package is pip's
+failure (exit 3), both leaving everything as it was; sync deletes what is no
+longer listed; a run waits for the lock another holds, and holds it itself
+while pip works. Debian's pip (/usr/bin/python3 -m pip), as on the hosts."""
+
+import fcntl
+import hashlib
+import http.server
+import importlib.util
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+
+PY = "/usr/bin/python3"
+SCRIPT = sys.argv[1]
+spec = importlib.util.spec_from_file_location("make_wheel", sys.argv[2])
+make_wheel_mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(make_wheel_mod)
+
+if subprocess.run([PY, "-m", "pip", "--version"], capture_output=True).returncode != 0:
+    print(f"SKIP: {PY} -m pip is missing (Debian: apt-get install python3-pip)")
+    sys.exit(77)
+
+top = tempfile.mkdtemp(prefix="test-wheels-")
+idx = os.path.join(top, "index")
+wh = os.path.join(top, "wheels")
+pkgs = os.path.join(top, "etc", "packages.txt")
+os.mkdir(idx)
+make_wheel_mod.make_wheel(idx, "mxbase", "1.0")
+make_wheel_mod.make_wheel(idx, "mxtop", "2.0", ["mxbase>=1"])
+make_wheel_mod.make_wheel(idx, "mxother", "1.0")
+
+env = {k: v for k, v in os.environ.items()
+       if not k.startswith("PIP_") and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
+env.update(PIP_CONFIG_FILE=os.devnull, PIP_NO_INDEX="1", PIP_FIND_LINKS=idx, PIP_NO_CACHE_DIR="1",
+           MCP_EXEC_PYTHON=PY, HOME=top, NO_PROXY="127.0.0.1", no_proxy="127.0.0.1")
+env.pop("MCP_EXEC_WHEELHOUSE", None)
+failed = False
+
+
+def check(cond, what):
+    global failed
+    print(("ok: " if cond else "FAIL: ") + what, flush=True)
+    failed |= not cond
+
+
+def cmd(*args):
+    return [PY, SCRIPT, "--config", os.devnull, "--wheelhouse", wh, "--packages-file", pkgs, *args]
+
+
+def run(*args, **kw):
+    r = subprocess.run(cmd(*args), env=kw.get("env", env), capture_output=True, text=True, timeout=300)
+    print(f"$ wheels {' '.join(args)} -> {r.returncode}\n{r.stdout}{r.stderr}", flush=True)
+    return r
+
+
+def manifest():
+    with open(os.path.join(wh, "SHA256SUMS")) as f:
+        return f.read()
+
+
+def listed():
+    return {line.split("  ")[1]: line.split("  ")[0] for line in manifest().splitlines()}
+
+
+def sha(name):
+    with open(os.path.join(wh, name), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def leftovers():
+    return [e for e in os.listdir(wh) if e.startswith(".")]
+
+
+TOP, BASE, OTHER = "mxtop-2.0-py3-none-any.whl", "mxbase-1.0-py3-none-any.whl", "mxother-1.0-py3-none-any.whl"
+
+# --- add: the dependency comes along, the manifest lists both with their hashes.
+r = run("add", "mxtop")
+check(r.returncode == 0, "add mxtop succeeds")
+check(listed() == {TOP: sha(TOP), BASE: sha(BASE)}, "the manifest lists mxtop and its dependency mxbase, hashes right")
+check(manifest().splitlines() == sorted(manifest().splitlines(), key=lambda s: s.split("  ")[1]),
+      "the manifest is sorted by file name")
+check(oct(os.stat(wh).st_mode & 0o7777) == "0o755", "the wheelhouse is 0755")
+check(all(oct(os.stat(os.path.join(wh, f)).st_mode & 0o7777) == "0o644" for f in (TOP, BASE, "SHA256SUMS")),
+      "wheels and manifest are 0644")
+with open(pkgs) as f:
+    text = f.read()
+check(text.startswith("#") and text.splitlines().count("mxtop") == 1, "packages.txt made with a header, mxtop once")
+r = run("add", "mxtop")
+check(r.returncode == 0, "add mxtop again succeeds")
+with open(pkgs) as f:
+    check(f.read().splitlines().count("mxtop") == 1, "packages.txt still lists mxtop once")
+check(run("add", "mxother").returncode == 0 and set(listed()) == {TOP, BASE, OTHER}, "add mxother: three listed")
+
+# --- list.
+r = run("list")
+rows = [line.split() for line in r.stdout.splitlines()]
+check(r.returncode == 0 and ["mxbase", "1.0", BASE, str(os.path.getsize(os.path.join(wh, BASE)))] in rows
+      and ["mxtop", "2.0", TOP, str(os.path.getsize(os.path.join(wh, TOP)))] in rows,
+      "list: name, version, file, size")
+
+# --- verify: clean, then a tampered wheel and an unlisted file.
+check(run("verify").returncode == 0, "verify of an intact wheelhouse exits 0")
+with open(os.path.join(wh, BASE), "rb") as f:
+    original = f.read()
+with open(os.path.join(wh, BASE), "ab") as f:
+    f.write(b"x")
+with open(os.path.join(wh, "stray-1.0-py3-none-any.whl"), "wb") as f:
+    f.write(b"stray")
+r = run("verify")
+check(r.returncode == 1 and f"{BASE}: MISMATCH" in r.stdout, "verify: a tampered wheel is a mismatch, exit 1")
+check("stray-1.0-py3-none-any.whl: not listed" in r.stdout, "verify: an unlisted file is reported")
+with open(os.path.join(wh, BASE), "wb") as f:
+    f.write(original)
+check(run("verify").returncode == 0, "verify: exit 0 again once restored")
+
+# --- refused: bad specs (nothing written), a package pip cannot find (staging cleaned).
+before_m, before_p = manifest(), open(pkgs).read()
+for bad in ("-r/etc/passwd", "--index-url=http://x", "pkg @ http://x/p.whl", "pkg;python_version<'4'", "pkg ",
+            "", "pkg==", "../p"):
+    r = run("add", "--", "mxother", bad)
+    check(r.returncode == 2 and "not a package spec" in r.stderr, f"add {bad!r} is refused with exit 2")
+r = run("add", "mxother==1.0")
+check(r.returncode == 2 and "already lists mxother" in r.stderr, "a second spec for a listed project is refused")
+r = run("add", "nosuchpkg")
+check(r.returncode == 3 and "nosuchpkg" in r.stderr, "a package pip cannot find: exit 3 with pip's output")
+check(manifest() == before_m and open(pkgs).read() == before_p and not leftovers(),
+      "refusals leave manifest and packages.txt as they were, no staging left")
+
+# --- sync: packages.txt now lists mxother only; mxtop and mxbase go, after the manifest.
+with open(pkgs, "w") as f:
+    f.write("# test\nmxother  # a comment\n")
+r = run("sync")
+check(r.returncode == 0 and set(listed()) == {OTHER}, "sync: the manifest lists mxother only")
+check(not os.path.exists(os.path.join(wh, TOP)) and not os.path.exists(os.path.join(wh, BASE)),
+      "sync: the wheels no longer listed are deleted")
+check(os.path.exists(os.path.join(wh, "stray-1.0-py3-none-any.whl")) is False, "sync: an unlisted .whl is deleted")
+check(not leftovers(), "sync: no staging left")
+
+# --- the lock (a): a run waits while another holds it, and does nothing meanwhile.
+with open(pkgs, "w") as f:
+    f.write("mxtop\n")
+before_m = manifest()
+lockfd = os.open(wh, os.O_RDONLY | os.O_DIRECTORY)
+fcntl.flock(lockfd, fcntl.LOCK_EX)
+p = subprocess.Popen(cmd("sync"), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+line = b""
+while b"waiting" not in line and select.select([p.stderr], [], [], 120)[0]:   # bounded: EOF or 120 s
+    chunk = os.read(p.stderr.fileno(), 4096)
+    if not chunk:
+        break
+    line += chunk
+line = line.decode()
+check("waiting for another mcp-exec wheels run" in line, f"sync says it waits for the lock: {line.strip()!r}")
+check(p.poll() is None and manifest() == before_m, "... and it waits without touching the manifest")
+fcntl.flock(lockfd, fcntl.LOCK_UN)
+out, err = p.communicate(timeout=300)
+check(p.returncode == 0 and set(listed()) == {TOP, BASE}, f"... then syncs once the lock is free: {err!r}")
+os.close(lockfd)
+
+# --- the lock (b): a run holds it while pip works (an index that answers only when told).
+hit, release = threading.Event(), threading.Event()
+
+
+class Stalling(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        hit.set()
+        release.wait(120)
+        self.send_error(404)
+
+    def log_message(self, *a):
+        pass
+
+
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+threading.Thread(target=srv.serve_forever, daemon=True).start()
+env_http = dict(env, PIP_FIND_LINKS=f"http://127.0.0.1:{srv.server_address[1]}/", PIP_RETRIES="0")
+before_m = manifest()
+p = subprocess.Popen(cmd("add", "mxother"), env=env_http, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
+check(hit.wait(120), "pip of the run asked the index")
+lockfd = os.open(wh, os.O_RDONLY | os.O_DIRECTORY)
+try:
+    fcntl.flock(lockfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    held = False
+except BlockingIOError:
+    held = True
+os.close(lockfd)
+check(held, "the lock is held while pip works")
+release.set()
+out, err = p.communicate(timeout=300)
+srv.shutdown()
+check(p.returncode == 3 and manifest() == before_m and not leftovers(),
+      f"pip's failure: exit 3, manifest unchanged, staging cleaned: {err.strip()[-200:]}")
+
+# --- not root: refused unless the wheelhouse is the user's own.
+if os.geteuid() == 0:
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd("sync")], env=env,
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 4 and "must run as root" in r.stderr, f"nobody is refused: {r.stderr.strip()}")
+
+subprocess.run(["rm", "-rf", top])
+sys.exit(1 if failed else 0)

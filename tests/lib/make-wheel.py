@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""make-wheel.py DIR NAME VERSION [REQUIRES...]: writes a pure-Python wheel
+DIR/NAME-VERSION-py3-none-any.whl with one module, NAME (its VALUE is
+"NAME VERSION"), that pip installs; REQUIRES become Requires-Dist lines.
+No setuptools, no network: zipfile and hashlib only. Prints the path.
+Also importable: make_wheel(dir, name, version, requires)."""
+
+import base64
+import hashlib
+import os
+import sys
+import zipfile
+
+
+def _record_hash(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def make_wheel(outdir, name, version, requires=()):
+    mod = name.replace("-", "_")
+    dist = f"{mod}-{version}.dist-info"
+    files = {
+        f"{mod}.py": f'VALUE = "{name} {version}"\n',
+        f"{dist}/METADATA": "Metadata-Version: 2.1\n"
+                            f"Name: {name}\nVersion: {version}\n"
+                            + "".join(f"Requires-Dist: {r}\n" for r in requires),
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: make-wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(f"{p},{_record_hash(d.encode())},{len(d.encode())}\n" for p, d in files.items())
+    record += f"{dist}/RECORD,,\n"
+    path = os.path.join(outdir, f"{mod}-{version}-py3-none-any.whl")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for p, d in files.items():
+            z.writestr(p, d)
+        z.writestr(f"{dist}/RECORD", record)
+    return path
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    print(make_wheel(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]))
