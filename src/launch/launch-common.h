@@ -23,6 +23,9 @@ typedef struct LaunchArgs {
          * listener (launch-egress.h); the interpreter gets the proxy
          * variables and may not bind() nor listen(). */
         bool egress;
+        /* --wheelhouse (issue 23, launch-packages.h): a run may ask for
+         * packages from it; NULL: it may not. */
+        const char *wheelhouse;
 } LaunchArgs;
 
 /* Where diagnostics go: the unit's stderr (the journal) while no code is

@@ -15,6 +15,7 @@
 
 #include "json-util.h"
 #include "launch-egress.h"
+#include "package-spec.h"
 #include "util.h"
 
 #define MPL_CACHE_MAX ((off_t) 8 << 20)
@@ -24,8 +25,8 @@
  * matplotlib draws without a display and keeps its caches in the run's own
  * directory. An egress run's clients find the proxy by the usual variables. */
 static char **child_env(const LaunchArgs *a) {
-        static char mpl[4096 + 16];
-        static char *env[9 + 1 + 6 + 1];
+        static char mpl[4096 + 16], links[4096 + 32];
+        static char *env[9 + 1 + 6 + 6 + 1];
         static char *const fixed[] = {
                 (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
                 (char *) "HOME=/tmp",
@@ -48,6 +49,19 @@ static char **child_env(const LaunchArgs *a) {
         }
         for (size_t i = 0; a->egress && launch_egress_env[i]; i++)
                 env[n++] = (char *) launch_egress_env[i];
+        if (a->wheelhouse) {
+                /* A pip install in the code takes the wheelhouse, into the
+                 * run's packages prefix (launch-packages.h); an egress run's
+                 * pip may also reach an index through the proxy. */
+                (void) snprintf(links, sizeof links, "PIP_FIND_LINKS=%s", a->wheelhouse);
+                env[n++] = links;
+                env[n++] = (char *) "PIP_PREFIX=" SANDBOX_PACKAGES_PREFIX;
+                env[n++] = (char *) "PIP_ONLY_BINARY=:all:";
+                env[n++] = (char *) "PIP_DISABLE_PIP_VERSION_CHECK=1";
+                env[n++] = (char *) "PIP_NO_CACHE_DIR=1";
+                if (!a->egress)
+                        env[n++] = (char *) "PIP_NO_INDEX=1";
+        }
         assert(n < ELEMENTSOF(env));
         env[n] = NULL;
         return env;
@@ -85,12 +99,17 @@ void launch_seed_mpl_cache(const LaunchArgs *a) {
 pid_t launch_spawn_interpreter(const LaunchArgs *a, int child_control, bool session) {
         char arg_preload[4096 + 16];
         char *argv[] = { (char *) "python3", (char *) "-I", (char *) "-B", (char *) "-u", (char *) a->bootstrap,
-                         arg_preload, session ? (char *) "--session" : NULL, NULL };
+                         arg_preload, NULL, NULL, NULL };
+        size_t k = 6;
         char **env;
         pid_t pid;
 
         assert(a);
         (void) snprintf(arg_preload, sizeof arg_preload, "--preload=%s", a->preload ?: "");
+        if (a->wheelhouse)
+                argv[k++] = (char *) "--packages=" SANDBOX_PACKAGES_PREFIX;
+        if (session)
+                argv[k++] = (char *) "--session";
         /* Built before the fork: the child may only make async-signal-safe calls. */
         env = child_env(a);
         pid = fork();

@@ -21,6 +21,7 @@
 #include "launch-egress.h"
 #include "launch-input.h"
 #include "launch-interp.h"
+#include "launch-packages.h"
 #include "macro.h"
 #include "util.h"
 
@@ -131,6 +132,74 @@ static int run_receive(const LaunchArgs *a, int fds[static BROKER_MAX_FDS], Resu
         launch_set_err_fd(fds[2]);
         *ret_run = TAKE_PTR(run);
         return 0;
+}
+
+/* A fresh interpreter without the preload, for packages that shadow what it
+ * may have imported: the old one is killed first. 0, or the exit status. */
+static int run_respawn(const LaunchArgs *a, int sp[static 2], pid_t *pid) {
+        _cleanup_json_ json_object *ready = NULL;
+        LaunchArgs plain = *a;
+        int status;
+
+        assert(a);
+        assert(pid);
+
+        (void) kill(*pid, SIGKILL);
+        (void) waitpid(*pid, &status, 0);
+        sp[0] = safe_close(sp[0]);
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+                return launch_fail("socketpair", errno);
+        plain.preload = NULL;
+        *pid = launch_spawn_interpreter(&plain, sp[1], false);
+        sp[1] = safe_close(sp[1]);
+        if (*pid < 0)
+                return launch_fail("fork", *pid);
+        ready = launch_wait_ready(sp[0]);
+        if (!ready)
+                return launch_fail("the fresh interpreter did not start", 0);
+        return 0;
+}
+
+/* 2b. The run's "packages", before its code is read (launch-packages.h).
+ * On failure the code never runs: STATUS (LAUNCH_EXIT_FAILED) and END, and
+ * the launcher exits with it. 0, or the exit status. */
+static int run_packages(const LaunchArgs *a, json_object *run, ResultWriter *w, int sp[static 2], pid_t *pid) {
+        _cleanup_json_ json_object *m = NULL;
+        LaunchInstall i = {};
+        bool fresh = false;
+        int r;
+
+        assert(a);
+        assert(w);
+        assert(pid);
+
+        if (!launch_packages_wanted(run))
+                return 0;
+        /* No deadline of our own: the unit's RuntimeMaxSec= bounds it all. */
+        r = launch_packages_install(a, run, NULL, true, 0, &i);
+        if (r < 0) {
+                launch_install_done(&i);
+                return launch_fail("installing the packages", r);
+        }
+        if (i.ok && i.replaced && json_object_array_length(i.replaced) > 0 && a->preload && a->preload[0]) {
+                r = run_respawn(a, sp, pid);
+                if (r != 0) {
+                        launch_install_done(&i);
+                        return r;
+                }
+                fresh = true;
+        }
+        launch_packages_send(&i, fresh, w);
+        if (i.ok) {
+                launch_install_done(&i);
+                return 0;
+        }
+        launch_install_done(&i);
+        (void) kill(*pid, SIGKILL);
+        if (json_build(&m, JB_INT("exit_code", LAUNCH_EXIT_FAILED), JB_INT("duration_us", 0), JB_END) >= 0)
+                (void) result_send(w, RESULT_FRAME_STATUS, TAKE_PTR(m), NULL, 0);
+        (void) result_send(w, RESULT_FRAME_END, NULL, NULL, 0);
+        return LAUNCH_EXIT_FAILED;
 }
 
 /* 3. The code and the input files, then stdin, stdout, stderr and the code
@@ -273,6 +342,9 @@ int launch_run(const LaunchArgs *a) {
                 return r;
         r = run_receive(a, fds, &w, &feed, &run);
         if (r != 0 || !run)
+                return r;
+        r = run_packages(a, run, &w, sp, &pid);
+        if (r != 0)
                 return r;
         r = run_hand_over(a, sp[0], fds, &w, &t0);
         if (r != 0)

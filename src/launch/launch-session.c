@@ -21,6 +21,8 @@
 #include "launch-egress.h"
 #include "launch-input.h"
 #include "launch-interp.h"
+#include "launch-packages.h"
+#include "strv.h"
 #include "macro.h"
 #include "util.h"
 
@@ -40,6 +42,11 @@ typedef struct LaunchSession {
          * ({"op":"egress"} + 1 fd); connections wait in the backlog until
          * then. -EBADF: none. */
         int listener, feed;
+        /* Packages (launch-packages.h): the specs installed so far, and
+         * whether any code ran (then nothing may be shadowed any more: the
+         * interpreter may have imported the old version). */
+        char **specs;
+        bool ran_code;
 } LaunchSession;
 
 /* The broker's {"op":"egress"} with the session's feed: 1 if msg was it. */
@@ -67,6 +74,10 @@ typedef struct LaunchCall {
         FigureInbox figs;
         uint64_t t0, t1;
 } LaunchCall;
+
+static void launch_session_done(LaunchSession *s) {
+        s->specs = strv_free(s->specs);
+}
 
 static void launch_session_reap(LaunchSession *s) {
         assert(s);
@@ -280,6 +291,29 @@ static void report(LaunchSession *s, LaunchCall *c) {
         (void) broker_send(CONTROL_FD, done, NULL, 0);
 }
 
+/* The call's "packages", before its code is read; the install's time is
+ * the call's. Returns true if the code may run. */
+static bool call_packages(LaunchSession *s, LaunchCall *c, json_object *msg) {
+        LaunchInstall i = {};
+        bool ok;
+
+        assert(s);
+        assert(c);
+
+        if (!launch_packages_wanted(msg))
+                return true;
+        if (launch_packages_install(s->args, msg, &s->specs, !s->ran_code && !s->args->preload, c->deadline, &i) < 0) {
+                launch_install_done(&i);
+                (void) launch_fail("installing the packages", -ENOMEM);
+                return false;
+        }
+        launch_packages_send(&i, false, &c->w);
+        c->timed_out = i.timed_out;
+        ok = i.ok;
+        launch_install_done(&i);
+        return ok;
+}
+
 /* One call: the code and input files from the caller's stdin, to the
  * interpreter with the caller's stdin, stdout and stderr; then what it left
  * and how it ended. */
@@ -306,9 +340,13 @@ static void launch_session_call(LaunchSession *s, json_object *msg, int fds[], s
         figure_inbox_clear(&c.figs);
 
         launch_set_err_fd(fds[2]);
-        r = launch_read_input(fds[0], s->args->max_code_bytes, c.w.limits.max_input_bytes, true, &code);
         c.t0 = now_usec();
+        c.deadline = c.t0 + (uint64_t) timeout_ms * USEC_PER_MSEC;
+        r = call_packages(s, &c, msg) ? 0 : LAUNCH_EXIT_FAILED;
+        if (r == 0)
+                r = launch_read_input(fds[0], s->args->max_code_bytes, c.w.limits.max_input_bytes, true, &code);
         if (r == 0) {
+                s->ran_code = true;
                 (void) snprintf(go, sizeof go, "go %" PRIu64, c.w.limits.max_images);
                 r = launch_send_fds(s->child, go, (int[]) { fds[0], fds[1], fds[2], code }, 4);
                 if (r < 0)
@@ -322,7 +360,6 @@ static void launch_session_call(LaunchSession *s, json_object *msg, int fds[], s
         code = safe_close(code);
 
         if (r == 0) {
-                c.deadline = c.t0 + (uint64_t) timeout_ms * USEC_PER_MSEC;
                 wait_call(s, &c);
         } else {
                 c.exit_code = LAUNCH_EXIT_FAILED;
@@ -337,7 +374,7 @@ int launch_session(const LaunchArgs *a) {
         _cleanup_close_ int pidfd = -EBADF;
         /* The listener and the feed live as long as the session: the
          * launcher exits when this returns, and they go with it. */
-        LaunchSession s = { .args = a, .listener = -EBADF, .feed = -EBADF };
+        _cleanup_(launch_session_done) LaunchSession s = { .args = a, .listener = -EBADF, .feed = -EBADF };
         int r;
 
         assert(a);

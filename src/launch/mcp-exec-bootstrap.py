@@ -36,6 +36,64 @@ def _preload(names):
     return ok, failed
 
 
+def _site_dirs(prefix):
+    """Where pip --prefix puts packages: the default "prefix" scheme of this
+    interpreter with base and platbase set to prefix (on Debian
+    P/local/lib/python3.X/dist-packages, posix_local), and its scripts. The
+    same computation as site_dirs() of mcp-exec-install.py: both must agree
+    (launch-packages.h)."""
+    import sysconfig
+    scheme = sysconfig.get_preferred_scheme("prefix")
+    v = {"base": prefix, "platbase": prefix}
+    out = []
+    for key in ("purelib", "platlib"):
+        d = sysconfig.get_path(key, scheme, vars=v)
+        if d not in out:
+            out.append(d)
+    return out, sysconfig.get_path("scripts", scheme, vars=v)
+
+
+def _add_sites(dirs):
+    """Puts those of dirs that exist on sys.path (their .pth files too) after
+    the standard library and before the system's packages, as a venv would.
+    True if any was new."""
+    new = [d for d in dirs if d not in sys.path and os.path.isdir(d)]
+    if not new:
+        return False
+    import site
+    before = list(sys.path)
+    for d in new:
+        site.addsitedir(d)
+    added = [p for p in sys.path if p not in before]
+    i = next((k for k, p in enumerate(before) if p.endswith(("/site-packages", "/dist-packages"))), len(before))
+    sys.path[:] = before[:i] + added + before[i:]
+    return True
+
+
+def _packages_setup(prefix):
+    """Packages (issue 23): a pip install in the code goes to prefix (the
+    launcher set PIP_PREFIX), its scripts are on PATH, and an import that
+    nothing else found is tried again once the packages' directory exists.
+    Creates nothing: /tmp stays empty until something is installed. Returns
+    the directories, for _add_sites() at "go"."""
+    dirs, scripts = _site_dirs(prefix)
+    os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+    class PackagesFinder:
+        @classmethod
+        def find_spec(cls, fullname, path=None, target=None):
+            if path is not None or not _add_sites(dirs):
+                return None
+            import importlib
+            import importlib.machinery
+            importlib.invalidate_caches()
+            return importlib.machinery.PathFinder.find_spec(fullname)
+
+    # Last: consulted only when every other finder failed.
+    sys.meta_path.append(PackagesFinder)
+    return dirs
+
+
 def _figure_hooks(ctl, state):
     """plt.show() hands every open figure to the parent (a PNG in a memfd on
     the control socket) and closes it; at exit (a session: at the end of the
@@ -257,7 +315,7 @@ def _session_call(ctl, main, state, n, fds):
     return status
 
 
-def _session(ctl, state):
+def _session(ctl, state, sites):
     """Calls, one after the other, in one __main__ until the parent closes the
     control socket. Between calls stdin, stdout and stderr are /dev/null: what
     a thread prints then is dropped, never given to the next caller."""
@@ -284,6 +342,8 @@ def _session(ctl, state):
                 os.close(fd)
             continue
         n += 1
+        # What the launcher installed for this call.
+        _add_sites(sites)
         state["n"], state["max"] = 0, int(msg[3:])
         status = _session_call(ctl, main, state, n, fds)
         for f in (sys.stdout, sys.stderr):
@@ -304,12 +364,14 @@ def _session(ctl, state):
 def main():
     import socket
 
-    preload, session = [], False
+    preload, session, sites = [], False, []
     for a in sys.argv[1:]:
         if a.startswith("--preload="):
             preload = [m for m in a[len("--preload="):].split(",") if m]
         elif a == "--session":
             session = True
+        elif a.startswith("--packages="):
+            sites = _packages_setup(a[len("--packages="):])
 
     ctl = socket.socket(fileno=CONTROL_FD)
     ok, failed = _preload(preload)
@@ -320,7 +382,7 @@ def main():
         ctl = socket.socket(fileno=os.dup(ctl.detach()))
         os.close(CONTROL_FD)
         del ok, failed, preload
-        _session(ctl, {"n": 0, "max": 0})
+        _session(ctl, {"n": 0, "max": 0}, sites)
 
     # The run: stdin, stdout, stderr, the code; "go N" with the figure limit.
     msg, fds, _, _ = socket.recv_fds(ctl, 64, 4)
@@ -336,6 +398,8 @@ def main():
     os.dup2(fds[3], CONTROL_FD, inheritable=False)
     os.close(fds[3])
     del msg, fds, ok, failed, preload
+    # What the launcher installed for this run.
+    _add_sites(sites)
     _run(CONTROL_FD, ctl, max_figures)
 
 

@@ -20,12 +20,13 @@
 #include "launch-run.h"
 #include "launch-session.h"
 #include "macro.h"
+#include "package-spec.h"
 #include "parse-util.h"
 
 static int usage(void) {
         fprintf(stderr, "usage: mcp-exec-launch --python=PATH --bootstrap=PATH [--max-code-bytes=N] [--preload=MODULES]\n"
                         "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
-                        "                       [--egress]\n"
+                        "                       [--egress] [--wheelhouse=DIR]\n"
                         "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
                         "       mcp-exec-launch --probe\n");
         return LAUNCH_EXIT_FAILED;
@@ -42,6 +43,7 @@ int main(int argc, char *argv[]) {
                 { "probe", no_argument, NULL, 'P' },
                 { "session", no_argument, NULL, 'S' },
                 { "egress", no_argument, NULL, 'E' },
+                { "wheelhouse", required_argument, NULL, 'w' },
                 {},
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
@@ -77,6 +79,11 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'E':
                         a.egress = true;
+                        break;
+                case 'w':
+                        if (!wheelhouse_path_valid(optarg))
+                                return usage();
+                        a.wheelhouse = optarg;
                         break;
                 default:
                         return usage();

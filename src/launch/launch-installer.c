@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The installer process of launch-packages.h: started, fed, read, bounded. */
+#include "launch-packages.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json-util.h"
+#include "macro.h"
+#include "result-frame.h"
+#include "util.h"
+
+/* Nothing of the daemon's environment; pip needs only a home and a temp dir. */
+static char *const installer_env[] = {
+        (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
+        (char *) "HOME=/tmp",
+        (char *) "TMPDIR=/tmp",
+        (char *) "LANG=C.UTF-8",
+        NULL,
+};
+
+/* Forks the installer with in, out, log as its stdin, stdout, stderr. */
+static pid_t installer_spawn(const LaunchArgs *a, const char *script, int in, int out, int log) {
+        char *argv[] = { (char *) "python3", (char *) "-I", (char *) "-B", (char *) script, NULL };
+        pid_t pid;
+
+        assert(a);
+        pid = fork();
+        if (pid != 0)
+                return pid < 0 ? -errno : pid;
+        /* The child, until exec: only async-signal-safe calls. Its own
+         * group, so that a timeout kills pip's processes with it. */
+        (void) setpgid(0, 0);
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0)
+                _exit(LAUNCH_EXIT_FAILED);
+        (void) close_range(3, ~0U, 0);
+        execve(a->python, argv, installer_env);
+        _exit(LAUNCH_EXIT_FAILED);
+}
+
+/* Appends to the log, keeping its last RESULT_PACKAGES_LOG_MAX bytes. */
+static void log_append(LaunchInstall *i, const char *buf, size_t n) {
+        size_t keep;
+
+        assert(i);
+        assert(n <= RESULT_PACKAGES_LOG_MAX);   /* one read() */
+        if (!i->log && !(i->log = malloc(RESULT_PACKAGES_LOG_MAX)))
+                return;
+        keep = MIN(i->log_len, (size_t) RESULT_PACKAGES_LOG_MAX - n);
+        memmove(i->log, i->log + i->log_len - keep, keep);
+        memcpy(i->log + keep, buf, n);
+        i->log_len = keep + n;
+}
+
+/* Reads out (the answer, into ans) and log until both end or the deadline.
+ * -ETIME at the deadline, -EFBIG for an answer over the limit. */
+static int installer_read(int out, int log, uint64_t deadline, LaunchInstall *i, char *ans, size_t *ans_len) {
+        char buf[4096];
+
+        for (;;) {
+                struct pollfd p[] = { { .fd = out, .events = POLLIN }, { .fd = log, .events = POLLIN } };
+                int timeout = -1, r;
+
+                if (out < 0 && log < 0)
+                        return 0;
+                if (deadline > 0) {
+                        uint64_t now = now_usec();
+                        if (now >= deadline)
+                                return -ETIME;
+                        timeout = (int) MIN((deadline - now + 999) / 1000, (uint64_t) INT_MAX);
+                }
+                r = poll(p, ELEMENTSOF(p), timeout);
+                if (r < 0 && errno != EINTR)
+                        return -errno;
+                if (r <= 0)
+                        continue;
+                if (p[0].revents) {
+                        ssize_t k = read(out, ans + *ans_len, LAUNCH_INSTALL_ANSWER_MAX - *ans_len);
+                        if (k < 0 && errno != EINTR && errno != EAGAIN)
+                                return -errno;
+                        if (k == 0)
+                                out = -EBADF;   /* closed by the caller */
+                        if (k > 0 && (*ans_len += (size_t) k) >= LAUNCH_INSTALL_ANSWER_MAX)
+                                return -EFBIG;
+                }
+                if (p[1].revents) {
+                        ssize_t k = read(log, buf, sizeof buf);
+                        if (k < 0 && errno != EINTR && errno != EAGAIN)
+                                return -errno;
+                        if (k == 0)
+                                log = -EBADF;
+                        if (k > 0)
+                                log_append(i, buf, (size_t) k);
+                }
+        }
+}
+
+/* The installer's path: next to the bootstrap. */
+static char *installer_path(const LaunchArgs *a) {
+        const char *slash = strrchr(a->bootstrap, '/');
+        char *p = NULL;
+
+        assert(slash);
+        if (asprintf(&p, "%.*s/" LAUNCH_INSTALLER_NAME, (int) (slash - a->bootstrap), a->bootstrap) < 0)
+                return NULL;
+        return p;
+}
+
+json_object *launch_installer_run(const LaunchArgs *a, json_object *request, uint64_t deadline,
+                                  LaunchInstall *i, const char **ret_error) {
+        _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF }, log[2] = { -EBADF, -EBADF };
+        _cleanup_free_ char *script = NULL, *ans = NULL;
+        size_t ans_len = 0, req_len = 0;
+        const char *req;
+        json_object *j;
+        pid_t pid;
+        int r, status;
+
+        assert(a);
+        assert(request);
+        assert(i);
+        assert(ret_error);
+
+        *ret_error = "the installer could not be started";
+        script = installer_path(a);
+        ans = malloc(LAUNCH_INSTALL_ANSWER_MAX + 1);
+        req = json_serialize(request, &req_len);
+        /* The request (at most PACKAGES_MAX specs) fits in the pipe: the
+         * write below never waits for the installer. */
+        if (!script || !ans || !req || req_len >= PIPE_BUF * 8)
+                return NULL;
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(log, O_CLOEXEC) < 0)
+                return NULL;
+        pid = installer_spawn(a, script, in[0], out[1], log[1]);
+        if (pid < 0)
+                return NULL;
+        in[0] = safe_close(in[0]);
+        out[1] = safe_close(out[1]);
+        log[1] = safe_close(log[1]);
+        r = loop_write(in[1], req, req_len);
+        in[1] = safe_close(in[1]);
+        if (r >= 0)
+                r = installer_read(out[0], log[0], deadline, i, ans, &ans_len);
+        /* Whatever is left of it and of pip goes, also after a clean end. */
+        (void) kill(-pid, SIGKILL);
+        (void) kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        if (r == -ETIME) {
+                i->timed_out = true;
+                *ret_error = "installing the packages timed out";
+                return NULL;
+        }
+        ans[ans_len] = 0;
+        j = r >= 0 ? json_tokener_parse(ans) : NULL;
+        if (!j || !json_object_is_type(j, json_type_object)) {
+                json_object_put(j);
+                *ret_error = "the installer failed without an answer";
+                return NULL;
+        }
+        return j;
+}

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""test-launch-packages LAUNCHER BOOTSTRAP INSTALLER: a run's "packages"
+(src/launch/launch-packages.h), driven as the broker drives the launcher:
+the real launcher, installer and /usr/bin/python3 with its pip, in a private
+mount namespace with its own /tmp and the wheelhouse bound read-only (as a
+unit sees it), without systemd. The wheels are built here: small pure-Python
+ones, one with a dependency, and one that shadows a system package."""
+import atexit
+import base64
+import hashlib
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+
+PYTHON = os.path.realpath("/usr/bin/python3")
+# The launcher runs with a tmpfs on /tmp: run copies kept elsewhere. The
+# wheelhouse may not be under /tmp, /var/tmp, /dev (wheelhouse_path_valid()):
+# it goes in the build tree.
+STAGE = tempfile.mkdtemp(prefix="mcp-exec-launch-test.", dir="/var/tmp" if os.path.isdir("/var/tmp") else "/dev/shm")
+atexit.register(shutil.rmtree, STAGE, True)
+LAUNCHER = shutil.copy2(sys.argv[1], STAGE)
+BOOTSTRAP = shutil.copy2(sys.argv[2], STAGE)
+INSTALLER = shutil.copy2(sys.argv[3], STAGE)
+HOUSE = tempfile.mkdtemp(prefix="wheelhouse.", dir=os.getcwd())
+atexit.register(shutil.rmtree, HOUSE, True)
+if HOUSE.startswith(("/tmp/", "/var/tmp/", "/dev/", "/run/", "/home/", "/root/")):
+    print("SKIP: the build tree is where a wheelhouse may not be: %s" % HOUSE)
+    sys.exit(77)
+if subprocess.run([PYTHON, "-m", "pip", "--version"], capture_output=True).returncode != 0 or \
+        subprocess.run([PYTHON, "-c", "import six"], capture_output=True).returncode != 0:
+    print("SKIP: %s has no pip or no six" % PYTHON)
+    sys.exit(77)
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def wheel(d, name, version, deps=(), body=None):
+    """A pure-Python wheel of one module, name, with VALUE = version."""
+    mod = name.replace("-", "_")
+    dist = "%s-%s" % (mod, version)
+    files = {
+        "%s/__init__.py" % mod: body or "VALUE = %r\n" % version,
+        "%s.dist-info/METADATA" % dist: "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version)
+        + "".join("Requires-Dist: %s\n" % x for x in deps),
+        "%s.dist-info/WHEEL" % dist: "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append("%s,sha256=%s,%d" % (path, digest, len(text.encode())))
+    files["%s.dist-info/RECORD" % dist] = "\n".join(record + ["%s.dist-info/RECORD,," % dist]) + "\n"
+    fn = "%s-py3-none-any.whl" % dist
+    with zipfile.ZipFile(os.path.join(d, fn), "w") as z:
+        for path, text in files.items():
+            z.writestr(path, text)
+    return fn
+
+
+def manifest(d, wrong=()):
+    lines = []
+    for fn in sorted(f for f in os.listdir(d) if f.endswith(".whl")):
+        h = hashlib.sha256(open(os.path.join(d, fn), "rb").read()).hexdigest()
+        lines.append("%s  %s\n" % ("0" * 64 if fn in wrong else h, fn))
+    open(os.path.join(d, "SHA256SUMS"), "w").write("".join(lines))
+
+
+GOOD = os.path.join(HOUSE, "good")
+BAD = os.path.join(HOUSE, "bad")
+for d in (GOOD, BAD):
+    os.mkdir(d)
+    wheel(d, "alpha", "1.0")
+    wheel(d, "alpha", "2.0")
+    wheel(d, "beta", "0.5", deps=["alpha>=2"])
+    wheel(d, "six", "1.99.0")
+manifest(GOOD)
+manifest(BAD, wrong=("alpha-2.0-py3-none-any.whl",))
+
+
+def frame(code):
+    code = code.encode()
+    return b"MCPX" + struct.pack("<IQ", 1, len(code)) + code
+
+
+def read_all(fd, out):
+    while True:
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        out.append(b)
+    os.close(fd)
+
+
+def frames(data):
+    out = []
+    while len(data) >= 20:
+        typ, meta_len, data_len = data[4], *struct.unpack("<IQ", data[8:20])
+        meta = json.loads(data[20:20 + meta_len]) if meta_len else None
+        out.append((typ, meta, data[20 + meta_len:20 + meta_len + data_len]))
+        data = data[20 + meta_len + data_len:]
+    return out
+
+
+class Launcher:
+    def __init__(self, session=False, house=GOOD, readonly=True, wheelhouse=True, preload=None):
+        self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ro = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && ' if readonly else ""
+        args = [LAUNCHER] + (["--session"] if session else []) + ["--python=" + PYTHON, "--bootstrap=" + BOOTSTRAP]
+        if wheelhouse:
+            args.append("--wheelhouse=" + house)
+        if preload:
+            args.append("--preload=" + preload)
+        self.proc = subprocess.Popen(
+            ["unshare"] + ([] if os.geteuid() == 0 else ["--map-root-user"]) +
+            ["--mount", "--propagation", "private", "sh", "-c",
+             'mount -t tmpfs tmpfs /tmp && ' + ro + 'shift && cd /tmp && exec "$@"', "sh", house] + args,
+            stdin=theirs.fileno())
+        theirs.close()
+        self.session = session
+        self.ctl.settimeout(60)
+        self.ready = json.loads(self.ctl.recv(65536))
+
+    def call(self, code, packages=None, max_bytes=1 << 20, timeout_ms=30000):
+        fds = [os.pipe() for _ in range(4)]
+        child_fds = [fds[0][0], fds[1][1], fds[2][1], fds[3][1]]
+        msg = {"op": "run", "timeout_ms": timeout_ms, "limits": {}}
+        if packages is not None:
+            msg.update(packages=packages, packages_max_bytes=max_bytes)
+        socket.send_fds(self.ctl, [json.dumps(msg).encode()], child_fds)
+        for fd in child_fds:
+            os.close(fd)
+        outs = {1: [], 2: [], 3: []}
+        readers = [threading.Thread(target=read_all, args=(fds[i][0], outs[i])) for i in (1, 2, 3)]
+        for t in readers:
+            t.start()
+        try:
+            os.write(fds[0][1], frame(code))
+        except BrokenPipeError:
+            pass        # a refused install reads no code
+        os.close(fds[0][1])
+        try:
+            done = json.loads(self.ctl.recv(65536) or b"null") if self.session else None
+        except (socket.timeout, ValueError):
+            done = None
+        for t in readers:
+            t.join(60)
+        fr = frames(b"".join(outs[3]))
+        pk = [f for f in fr if f[0] == 7]
+        return {"done": done, "stdout": b"".join(outs[1]).decode(), "stderr": b"".join(outs[2]).decode(),
+                "frames": fr, "types": [f[0] for f in fr], "pk": pk[0][1] if pk else None,
+                "log": pk[0][2] if pk else b"", "status": next((f[1] for f in fr if f[0] == 1), None)}
+
+    def close(self):
+        self.ctl.close()
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return None
+
+
+def run(code, packages=None, **kw):
+    call_kw = {k: kw.pop(k) for k in ("max_bytes",) if k in kw}
+    launcher = Launcher(**kw)
+    r = launcher.call(code, packages, **call_kw)
+    r["rc"] = launcher.close()
+    return r
+
+
+def refused(r):
+    """The code (which prints "ran") did not run, STATUS 125 and END followed."""
+    return (r["pk"] is not None and r["pk"].get("ok") is False and "ran" not in r["stdout"]
+            and r["types"][-2:] == [1, 6] and (r["status"] or {}).get("exit_code") == 125)
+
+
+RAN = "print('ran')\n"
+
+r = run("import os\nprint(sorted(os.listdir('/tmp')))")
+check(r["stdout"] == "[]\n" and r["pk"] is None and r["rc"] == 0,
+      "without packages /tmp starts empty and no packages frame comes: %r %s" % (r["stdout"], r["types"]))
+
+r = run("import alpha, beta\nprint(alpha.VALUE, beta.VALUE, alpha.__file__.startswith('/tmp/.local/'))", ["beta"])
+pk = r["pk"] or {}
+check(pk.get("ok") is True and r["stdout"] == "2.0 0.5 True\n" and r["types"][0] == 7 and r["rc"] == 0
+      and sorted((i["name"], i["version"]) for i in pk.get("installed", [])) == [("alpha", "2.0"), ("beta", "0.5")]
+      and pk.get("requested") == ["beta"] and pk.get("already") == [] and pk.get("replaced") == []
+      and pk.get("fresh_interpreter") is False and isinstance(pk.get("duration_us"), int),
+      "beta and its dependency alpha install before the code and import: %r %s %s" % (r["stdout"] + r["stderr"], pk,
+                                                                                     r["types"]))
+check(b"Successfully installed" in r["log"] and "Successfully" not in r["stdout"] + r["stderr"],
+      "pip's output is the frame's data, not the program's: %r" % r["log"][-200:])
+
+r = run(RAN, ["alpha==9"])
+check(refused(r) and r["pk"]["error"] == "no version of alpha matching ==9 in the wheelhouse (it has: 1.0, 2.0)",
+      "a version the wheelhouse lacks is refused by name and the code does not run: %s %r" % (r["pk"], r["stdout"]))
+
+r = run(RAN, ["gamma"])
+check(refused(r) and r["pk"]["error"].startswith("gamma is not in the wheelhouse (it has: alpha (1.0, 2.0), beta (0.5)"),
+      "an unknown package is refused, naming it and what there is: %s" % r["pk"])
+
+r = run(RAN, ["beta"], house=BAD)
+check(refused(r) and "alpha-2.0-py3-none-any.whl" in r["pk"]["error"]
+      and "hash does not match the wheelhouse manifest" in r["pk"]["error"],
+      "a wheel whose hash differs from the manifest is refused and the code does not run: %s" % r["pk"])
+
+r = run(RAN, ["beta"], max_bytes=100)
+check(refused(r) and "over the limit of 100 bytes" in r["pk"]["error"] and "MCP_EXEC_MAX_INSTALL_BYTES" in r["pk"]["error"],
+      "an install over the byte cap is refused: %s" % r["pk"])
+
+r = run(RAN, ["--index-url=http://x/"])
+check(refused(r), "a spec starting with '-' never reaches the installer: %s" % r["pk"])
+p = subprocess.run([PYTHON, "-I", "-B", INSTALLER], input=json.dumps(
+    {"wheelhouse": GOOD, "prefix": STAGE + "/p", "specs": ["-r/etc/passwd"], "max_bytes": 1 << 20}).encode(),
+    capture_output=True)
+ans = json.loads(p.stdout or b"{}")
+check(ans.get("ok") is False and "not a valid package spec" in ans.get("error", ""),
+      "and the installer refuses it on its own: %s" % ans)
+
+r = run(RAN, ["beta"], readonly=False)
+check(refused(r) and "writable" in r["pk"]["error"], "a wheelhouse the sandbox can write is refused: %s" % r["pk"])
+
+r = run(RAN, ["beta"], wheelhouse=False)
+check(refused(r) and r["pk"]["error"] == "packages are not enabled on this server",
+      "without --wheelhouse packages are refused: %s" % r["pk"])
+
+code = """import subprocess, sys
+p = subprocess.run([sys.executable, '-m', 'pip', 'install', '-q', 'alpha==1.0'], capture_output=True, text=True)
+print(p.returncode, p.stderr.count('ERROR'))
+import alpha
+print(alpha.VALUE)
+"""
+r = run(code)
+check(r["stdout"] == "0 0\n1.0\n", "pip install in the code takes the wheelhouse, then the import works: %r %r"
+      % (r["stdout"], r["stderr"][-500:]))
+
+# A warm unit preloaded six; the packages shadow it: a fresh interpreter, never the stale module.
+r = run("import six, sys\nprint(six.VALUE)", ["six==1.99.0"], preload="six")
+pk = r["pk"] or {}
+check(pk.get("ok") is True and pk.get("replaced") == ["six"] and pk.get("fresh_interpreter") is True
+      and r["stdout"] == "1.99.0\n", "a shadowed preloaded module gets a fresh interpreter: %s %r %r"
+      % (pk, r["stdout"], r["stderr"][-300:]))
+
+s = Launcher(session=True)
+r = s.call("import beta\nprint(beta.VALUE)", ["beta"])
+check((r["done"] or {}).get("exit_code") == 0 and r["stdout"] == "0.5\n" and (r["pk"] or {}).get("ok") is True,
+      "a session's call installs and imports: %s %r" % (r["pk"], r["stdout"] + r["stderr"]))
+r = s.call("import alpha\nprint(alpha.VALUE)", ["beta"])
+pk = r["pk"] or {}
+check(pk.get("ok") is True and pk.get("already") == ["beta"] and pk.get("installed") == [] and r["stdout"] == "2.0\n",
+      "the session's specs come again: already there, not installed again: %s %r" % (pk, r["stdout"]))
+r = s.call(RAN, ["beta", "six==1.99.0"])
+pk = r["pk"] or {}
+check(pk.get("ok") is False and "replace" in pk.get("error", "") and "session_create" in pk.get("error", "")
+      and "ran" not in r["stdout"] and (r["done"] or {}).get("exit_code") == 125 and not (r["done"] or {}).get("lost"),
+      "after code ran a session refuses to shadow a system package: %s %s" % (pk, r["done"]))
+r = s.call("print(beta.VALUE)")
+check(r["stdout"] == "0.5\n", "and the session goes on: %r" % r["stdout"])
+r = s.call(RAN, ["alpha==1.0"], timeout_ms=1)
+check((r["pk"] or {}).get("ok") is False and "timed out" in r["pk"]["error"] and (r["done"] or {}).get("timed_out")
+      and "ran" not in r["stdout"], "an install past the call's timeout is stopped: %s %s" % (r["pk"], r["done"]))
+r = s.call("print(beta.VALUE)")
+check(r["stdout"] == "0.5\n", "the session survives it: %r" % r["stdout"])
+check(s.close() == 0, "the session closes cleanly")
+
+s = Launcher(session=True)
+r = s.call("import six\nprint(six.VALUE)", ["six==1.99.0"])
+pk = r["pk"] or {}
+check(pk.get("ok") is True and pk.get("replaced") == ["six"] and r["stdout"] == "1.99.0\n",
+      "before its first code a session may shadow a system package: %s %r" % (pk, r["stdout"] + r["stderr"][-300:]))
+s.close()
+
+print("%d failed" % len(failures))
+sys.exit(1 if failures else 0)
