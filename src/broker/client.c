@@ -14,6 +14,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
+#include "packages.h"
 #include "sandbox-sessions.h"
 #include "stats.h"
 #include "util.h"
@@ -73,6 +74,7 @@ Client *client_free(Client *c) {
         /* egressd cuts the run's connections now. */
         c->egress = egress_link_free(c->egress);
         free(c->network);
+        json_object_put(c->packages);
         client_release_slot(c);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
@@ -148,13 +150,33 @@ static bool client_egress_ready(Client *c) {
         return true;
 }
 
+int client_run_message(Client *c, json_object **ret) {
+        _cleanup_json_ json_object *msg = NULL, *limits = NULL;
+        int r;
+
+        assert(c);
+        assert(ret);
+
+        r = manager_result_limits(c->manager, &limits);
+        if (r >= 0)
+                r = json_build(&msg, JB_STR("op", "run"), JB_OBJ("limits", TAKE_PTR(limits)), JB_END);
+        if (r >= 0 && c->network)
+                r = json_add_bool(msg, "egress", true);
+        if (r >= 0)
+                r = packages_add_to_run(msg, c->packages, c->manager->config.max_install_bytes);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(msg);
+        return 0;
+}
+
 /* The caller's run goes to the launcher, once the unit runs (and its OOM
  * watch is in place) and the self-check passed: its stdin, stdout, stderr
  * and result channel, and the limits of what comes back; an egress run's
  * feed as the last fd, with "egress": true. From then on the run's time
  * counts. */
 void client_try_handoff(Client *c) {
-        _cleanup_json_ json_object *msg = NULL, *limits = NULL, *started = NULL;
+        _cleanup_json_ json_object *msg = NULL, *started = NULL;
         int fds[BROKER_MAX_FDS], feed = -EBADF;
         size_t n_fds;
         Manager *m;
@@ -176,11 +198,7 @@ void client_try_handoff(Client *c) {
                         return client_egress_failed(c, "the run's feed from mcp-exec-egressd is gone");
                 fds[n_fds++] = feed;
         }
-        r = manager_result_limits(m, &limits);
-        if (r >= 0)
-                r = json_build(&msg, JB_STR("op", "run"), JB_OBJ("limits", TAKE_PTR(limits)), JB_END);
-        if (r >= 0 && c->network)
-                r = json_add_bool(msg, "egress", true);
+        r = client_run_message(c, &msg);
         if (r >= 0)
                 r = broker_event_started(run_id(c->run), run_unit(c->run), &started);
         if (r >= 0)
@@ -291,7 +309,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_DURATION_MS=%" PRIu64, res->duration_usec / 1000,
                    "MCP_CPU_MS=%s", cpu,
                    "MCP_EGRESS_POLICY=%s", c->network ?: "",
-                   "MCP_WARM=%i", c->warm);
+                   "MCP_WARM=%i", c->warm,
+                   "MCP_PACKAGES=%zu", packages_count(c->packages));
         stats_run_done(&c->manager->stats, res);
         if (!c->warm && (c->state == CLIENT_RUNNING || c->state == CLIENT_DETACHED) && !res->error)
                 pool_note_cold_run(c->manager->pool, res->duration_usec);
@@ -477,6 +496,30 @@ int client_parse_network(Client *c, json_object *req) {
         return 0;
 }
 
+int client_parse_packages(Client *c, json_object *req) {
+        json_object *p = NULL;
+        char message[512];
+        int r;
+
+        assert(c);
+        assert(req);
+
+        /* Fail closed, as the network: the front end checked the specs
+         * already, but nothing else ever reaches a launcher. */
+        r = packages_parse(req, packages_enabled(&c->manager->config), c->manager->config.max_packages, &p,
+                           message, sizeof message);
+        if (r < 0) {
+                if (r == -ENOMEM)
+                        (void) client_send_oom(c);
+                else
+                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
+                return r;
+        }
+        json_object_put(c->packages);
+        c->packages = p;
+        return 0;
+}
+
 /* A warm unit if one is ready, else a cold one; the run is handed over as
  * soon as the unit runs and the self-check passed. */
 int client_start_run(Client *c) {
@@ -537,7 +580,8 @@ int client_start_run(Client *c) {
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_TAG=%s", c->tag,
                    "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s,
-                   "MCP_WARM=%i", c->warm);
+                   "MCP_WARM=%i", c->warm,
+                   "MCP_PACKAGES=%zu", packages_count(c->packages));
         client_try_handoff(c);
         return 0;
 }
@@ -610,6 +654,9 @@ static int client_op_run(Client *c, json_object *req, int fds[], size_t n_fds) {
         if (r < 0)
                 return r;
         r = client_parse_network(c, req);
+        if (r < 0)
+                return r;
+        r = client_parse_packages(c, req);
         if (r < 0)
                 return r;
         if ((tag = json_get_string(req, "tag"))) {

@@ -72,6 +72,9 @@ struct Client {
          * the run's life; its feed goes to the launcher as a fifth fd. */
         char *network;
         EgressLink *egress;
+        /* Packages on demand (issue 23): the request's specs (packages.h),
+         * NULL for none; a session_create's become its session's. */
+        json_object *packages;
 };
 
 /* A client for the connection fd, which it owns once this succeeds. */
@@ -98,6 +101,14 @@ int client_parse_timeout(Client *c, json_object *req, uint64_t *ret);
 /* The request's "network", if any, into c->network: a policy we know, else a
  * bad request answered here (-EINVAL). */
 int client_parse_network(Client *c, json_object *req);
+
+/* The request's "packages", if any, into c->packages (packages_parse()),
+ * else a bad request answered here (-EINVAL). */
+int client_parse_packages(Client *c, json_object *req);
+
+/* What goes to the launcher of c's run: {"op":"run"} with the result
+ * limits, "egress" for a run with a network, and its packages. */
+int client_run_message(Client *c, json_object **ret);
 
 /* Leaves the line for a slot, if it is in it. */
 void client_unwait(Client *c);

@@ -19,6 +19,7 @@
 #include "daemon-util.h"
 #include "json-util.h"
 #include "log.h"
+#include "packages.h"
 #include "run.h"
 #include "sandbox-sessions.h"
 #include "stats.h"
@@ -38,6 +39,7 @@ void manager_fill_spec(Manager *m, uint64_t timeout_s, SandboxSpec *ret) {
                 .launcher = m->args.launcher,
                 .bootstrap = m->args.bootstrap,
                 .mpl_cache = m->mpl_cache,
+                .wheelhouse = packages_enabled(&m->config) ? m->config.wheelhouse : NULL,
                 .tmpfs = m->tmpfs,
                 .python = m->python,
                 .max_code_bytes = m->config.max_code_bytes,

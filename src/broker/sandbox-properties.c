@@ -22,8 +22,8 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
 
 /* What runs, with which stdio and environment. */
 static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) {
-        char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096];
-        const char *argv[10];
+        char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096], arg_wheels[4096];
+        const char *argv[11];
         size_t n = 0;
         int r;
 
@@ -54,6 +54,12 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
                 argv[n++] = arg_boot;
                 argv[n++] = arg_max;
                 argv[n++] = "--mpl-dir=" SANDBOX_MPL_DIR;
+                /* The operator's path, never a caller's: what a run may
+                 * install from (its specs come with the run). */
+                if (s->wheelhouse) {
+                        (void) snprintf(arg_wheels, sizeof arg_wheels, "--wheelhouse=%s", s->wheelhouse);
+                        argv[n++] = arg_wheels;
+                }
                 /* Module names and a path of ours: never anything of a caller's. */
                 if (s->preload) {
                         (void) snprintf(arg_preload, sizeof arg_preload, "--preload=%s", s->preload);

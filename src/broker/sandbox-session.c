@@ -12,6 +12,7 @@
 #include "broker-proto.h"
 #include "json-util.h"
 #include "log.h"
+#include "packages.h"
 #include "run.h"
 #include "util.h"
 
@@ -70,6 +71,7 @@ SandboxSession *sandbox_session_free(SandboxSession *s) {
         /* egressd cuts the session's connections now. */
         egress_link_free(s->egress);
         free(s->network);
+        json_object_put(s->packages);
         safe_close(s->control);
         safe_close(s->pidfd);
         sd_event_unref(s->event);
@@ -379,7 +381,15 @@ int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, co
         return 0;
 }
 
-int sandbox_session_call(SandboxSession *s, json_object *limits, uint64_t timeout_usec, const int *fds, size_t n_fds) {
+int sandbox_session_packages(const SandboxSession *s, json_object *own, json_object **ret) {
+        assert(s);
+        assert(ret);
+
+        return packages_merge(s->packages, own, ret);
+}
+
+int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *packages, uint64_t packages_max_bytes,
+                         uint64_t timeout_usec, const int *fds, size_t n_fds) {
         _cleanup_json_ json_object *m = NULL;
         int r;
 
@@ -396,6 +406,8 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, uint64_t timeou
                        JB_OBJ("limits", limits ? json_object_get(limits) : json_object_new_object()),
                        JB_INT("timeout_ms", timeout_usec / USEC_PER_MSEC),
                        JB_END);
+        if (r >= 0)
+                r = packages_add_to_run(m, packages, packages_max_bytes);
         if (r < 0)
                 return r;
         r = broker_send(s->control, m, fds, n_fds);

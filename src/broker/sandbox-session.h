@@ -98,6 +98,9 @@ struct SandboxSession {
         EgressLink *egress;
         char *network;
         char egress_failure[256];       /* why it got no network: "" if it did, or has none */
+        /* Packages on demand (issue 23): the specs it was created with
+         * (packages.h), NULL for none; every call sends them. */
+        json_object *packages;
         SandboxSessionEnd end;
         SandboxSessionCallbacks cb;
         void *userdata;
@@ -118,10 +121,17 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxSession *, sandbox_session_free);
 /* Ends it: the unit is stopped, gone(why) fires once (from the event loop). */
 void sandbox_session_end(SandboxSession *s, SandboxSessionEnd why);
 
+/* The specs a call with its own (borrowed, NULL for none) installs: the
+ * session's, then the call's that the session does not have (packages.h). */
+int sandbox_session_packages(const SandboxSession *s, json_object *own, json_object **ret);
+
 /* One call: stdin, stdout, stderr and maybe the result channel (fds, which
- * stay the caller's), with the result limits (borrowed). -EBUSY while a call
- * is running or before it is ready; -ESHUTDOWN once it is ending. */
-int sandbox_session_call(SandboxSession *s, json_object *limits, uint64_t timeout_usec, const int *fds, size_t n_fds);
+ * stay the caller's), with the result limits and the call's packages
+ * (sandbox_session_packages(), with at most packages_max_bytes installed),
+ * both borrowed. -EBUSY while a call is running or before it is ready;
+ * -ESHUTDOWN once it is ending. */
+int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *packages, uint64_t packages_max_bytes,
+                         uint64_t timeout_usec, const int *fds, size_t n_fds);
 
 /* The caller of the running call went away: the launcher interrupts it
  * (KeyboardInterrupt), the session stays. */

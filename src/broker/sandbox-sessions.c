@@ -10,6 +10,7 @@
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
+#include "packages.h"
 #include "util.h"
 
 void sandbox_sessions_done(SandboxSessions *r) {
@@ -131,7 +132,8 @@ void client_answer_session(Client *c) {
                    "MCP_UNIT=%s", sandbox_session_unit(se),
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
                    "MCP_CLIENT_PID=%i", (int) c->pid,
-                   "MCP_SESSIONS=%u", m->sessions.n);
+                   "MCP_SESSIONS=%u", m->sessions.n,
+                   "MCP_PACKAGES=%zu", packages_count(se->packages));
         if (broker_send(c->fd, j, NULL, 0) < 0) {
                 client_free(c);
                 return;
@@ -259,6 +261,9 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
         r = client_parse_network(c, req);
         if (r < 0)
                 return r;
+        r = client_parse_packages(c, req);
+        if (r < 0)
+                return r;
         if (m->probe_state == SELF_CHECK_FAILED)
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, m->probe_failure ?: "the sandbox self-check failed");
         if (m->config.max_sessions == 0)
@@ -301,6 +306,8 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
                 log_error_errno(r, "Failed to start a session: %m");
                 return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a session unit");
         }
+        /* Its calls install them (sandbox_session_packages()). */
+        se->packages = TAKE_PTR(c->packages);
         LIST_PREPEND(sessions, m->sessions.list, se);
         m->sessions.n++;
         client_attach_session(c, se, CLIENT_SESSION_CREATING);
@@ -309,7 +316,8 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
 }
 
 int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds) {
-        _cleanup_json_ json_object *started = NULL, *limits = NULL;
+        _cleanup_json_ json_object *started = NULL, *limits = NULL, *packages = NULL;
+        char message[256];
         uint64_t timeout_s;
         SandboxSession *se;
         Manager *m;
@@ -325,10 +333,25 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
         r = client_parse_timeout(c, req, &timeout_s);
         if (r < 0)
                 return r;
+        r = client_parse_packages(c, req);
+        if (r < 0)
+                return r;
         se = client_find_session(c, req);
         if (!se)
                 return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,
                                          "no such session: it ended (closed, expired, or lost), or it is not yours");
+        if (sandbox_session_packages(se, c->packages, &packages) < 0)
+                return client_send_oom(c);
+        /* The limit holds for what one call installs, the session's own
+         * included (its launcher gets them all again). */
+        if (packages_count(packages) > m->config.max_packages) {
+                (void) snprintf(message, sizeof message,
+                                "packages: the session's %zu and this call's %zu make %zu, at most %" PRIu64
+                                " (MCP_EXEC_MAX_PACKAGES)",
+                                packages_count(se->packages), packages_count(c->packages), packages_count(packages),
+                                m->config.max_packages);
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
+        }
         r = manager_result_limits(m, &limits);
         if (r >= 0)
                 r = broker_event_started(sandbox_session_unit(se), sandbox_session_unit(se), &started);
@@ -339,7 +362,8 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
         /* A session has one client at a time; one waiting on it already
          * means a call is running (or its creator has not heard back). */
         r = se->client ? -EBUSY
-                       : sandbox_session_call(se, limits, timeout_s * USEC_PER_SEC, c->run_fds, c->n_run_fds);
+                       : sandbox_session_call(se, limits, packages, m->config.max_install_bytes, timeout_s * USEC_PER_SEC,
+                                              c->run_fds, c->n_run_fds);
         /* The launcher has its own copies now: ours would keep the caller's
          * pipes open after the call. */
         client_close_run_fds(c);
@@ -354,7 +378,8 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
                    "MCP_UNIT=%s", sandbox_session_unit(se),
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
                    "MCP_CLIENT_PID=%i", (int) c->pid,
-                   "MCP_TIMEOUT_S=%" PRIu64, timeout_s);
+                   "MCP_TIMEOUT_S=%" PRIu64, timeout_s,
+                   "MCP_PACKAGES=%zu", packages_count(packages));
         (void) broker_send(c->fd, started, NULL, 0);
         return 0;
 }

@@ -392,6 +392,14 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
                 return r;
         if (req->network && !req->session && json_add_string(msg, "network", req->network) < 0)
                 return -ENOMEM;
+        if (req->n_packages > 0) {
+                json_object *a = json_object_new_array();
+                r = json_add(msg, "packages", a);
+                for (size_t i = 0; r >= 0 && i < req->n_packages; i++)
+                        r = json_append(a, json_object_new_string(req->packages[i]));
+                if (r < 0)
+                        return r;
+        }
         if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
                 return -ENOMEM;
         return broker_send(sock, msg, fds, n_fds);

@@ -55,6 +55,10 @@ typedef struct ExecRequest {
          * session's and send none. Such a run waits for the broker's exit
          * event (never "detach"): it carries the run's egress counts. */
         const char *network;
+        /* Packages on demand (issue 23): specs sent as the run's or call's
+         * "packages", as they are (the broker checks them); 0: none. */
+        const char *const *packages;
+        size_t n_packages;
         SandboxOwner owner;
         /* Optional: what the client collects (output, figures and files)
          * is charged here while the client lives; what the budget cannot

@@ -5,7 +5,9 @@
  * --result-channel it sends the fourth fd (the broker must take it) and the
  * result gains "outputs" (metadata of the figures and files, never bytes),
  * "outputs_lost" and "outputs_error"; --file NAME=PATH passes input files;
- * --network NAME asks for the egress policy NAME (the result gains "egress").
+ * --network NAME asks for the egress policy NAME (the result gains "egress");
+ * --package SPEC (repeatable) sends SPEC in the run's "packages", unchecked,
+ * so that tests can show what the broker refuses.
  */
 #include <assert.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include "launch-frame.h"
 #include "macro.h"
 #include "main-func.h"
+#include "package-spec.h"
 #include "parse-util.h"
 #include "util.h"
 
@@ -35,6 +38,8 @@ static bool arg_result_channel;
 static ExecInputFile arg_files[LAUNCH_FILES_MAX];
 static char *file_data[LAUNCH_FILES_MAX];
 static size_t arg_n_files;
+static const char *arg_packages[PACKAGES_MAX + 8];
+static size_t arg_n_packages;
 
 typedef struct Job {
         ExecClient *client;
@@ -167,6 +172,7 @@ static int run(int argc, char *argv[]) {
                 { "count", required_argument, NULL, 'n' },     { "parallel", required_argument, NULL, 'p' },
                 { "cancel-after-ms", required_argument, NULL, 'c' }, { "result-channel", no_argument, NULL, 'r' },
                 { "file", required_argument, NULL, 'f' },       { "network", required_argument, NULL, 'N' },
+                { "package", required_argument, NULL, 'P' },
                 {},
         };
         Config config = {};
@@ -199,12 +205,18 @@ static int run(int argc, char *argv[]) {
                         arg_socket = optarg;
                 else if (c == 'N')
                         arg_network = optarg;
+                else if (c == 'P') {
+                        /* A few more than any broker takes: "too many" is tested too. */
+                        if (arg_n_packages >= ELEMENTSOF(arg_packages))
+                                return fprintf(stderr, "mcp-exec-broker-call: too many --package\n"), 2;
+                        arg_packages[arg_n_packages++] = optarg;
+                }
                 else if (c == 'i')
                         arg_stdin_file = optarg;
                 else if (!dst || parse_size(optarg, dst) < 0) {
                         fprintf(stderr, "usage: mcp-exec-broker-call [--socket P] [--timeout S] [--stdin-file F] "
                                         "[--max-output N] [--count N] [--parallel N] [--cancel-after-ms N] "
-                                        "[--result-channel] [--file NAME=PATH]... [--network NAME] FILE|-\n");
+                                        "[--result-channel] [--file NAME=PATH]... [--network NAME] [--package SPEC]... FILE|-\n");
                         return 2;
                 }
         }
@@ -233,6 +245,7 @@ static int run(int argc, char *argv[]) {
                 .result_limits = { .max_images = config.max_images, .max_image_bytes = config.max_image_bytes,
                                    .max_files = config.max_files_out, .max_result_bytes = config.max_result_bytes },
                 .files = arg_files, .n_files = arg_n_files, .network = arg_network,
+                .packages = arg_packages, .n_packages = arg_n_packages,
         };
         config_done(&config);
         jobs = all_jobs = new0(Job, arg_count);

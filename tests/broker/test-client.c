@@ -3,7 +3,9 @@
  * Manager that has no bus, driven through its socket. What the op table lets
  * through in which state, the errors of a bad run or call (the fd and
  * timeout checks run and session_exec share), and that a connection whose
- * one request failed is closed. */
+ * one request failed is closed. Packages (issue 23): what the broker takes
+ * in "packages", what it hands a launcher, and that a session's call
+ * carries the session's specs. */
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -15,6 +17,9 @@
 #include "client.h"
 #include "json-util.h"
 #include "manager.h"
+#include "package-spec.h"
+#include "packages.h"
+#include "sandbox-sessions.h"
 #include "test-helpers.h"
 
 typedef struct Fixture {
@@ -31,6 +36,9 @@ static void fixture_init(Fixture *f) {
         f->m.config.max_timeout_s = 300;
         f->m.config.task_max_timeout_s = 3600;
         f->m.config.max_concurrent = 2;
+        f->m.config.wheelhouse = (char *) WHEELHOUSE_DEFAULT;
+        f->m.config.max_packages = 4;
+        f->m.config.max_install_bytes = 48 << 20;
         ASSERT_EQ_INT(sd_event_new(&f->m.event), 0);
         ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv), 0);
         ASSERT_EQ_INT(client_new(&f->m, sv[0], getpid(), 0), 0);
@@ -41,6 +49,7 @@ static void fixture_done(Fixture *f) {
         while (f->m.clients)
                 client_free(f->m.clients);
         ASSERT_EQ_INT(f->m.n_clients, 0);
+        sandbox_sessions_done(&f->m.sessions);
         f->m.event = sd_event_unref(f->m.event);
         f->peer = safe_close(f->peer);
 }
@@ -227,10 +236,287 @@ TEST(test_parse_timeout) {
         fixture_done(&f);
 }
 
+/* The compact JSON of o, or "null". */
+static const char *json_text(json_object *o) {
+        return o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) : "null";
+}
+
+#define NOT_A_SPEC "is not a package spec: a name, optional [extras] and version clauses (\"polars\", \"numpy~=1.26\"); " \
+                   "no URL, marker, space or leading \"-\""
+
+/* "packages": exactly a short array of distinct valid specs, or nothing;
+ * anything else is a bad request naming the entry, and nothing is kept. */
+TEST(test_parse_packages) {
+        static char long_spec[PACKAGE_SPEC_MAX + 16];
+        struct {
+                const char *req;
+                const char *want;       /* the kept specs as JSON, or NULL: refused with error */
+                const char *error;
+        } cases[] = {
+                { "{}", "null", NULL },
+                { "{\"packages\":null}", "null", NULL },
+                { "{\"packages\":[]}", "null", NULL },
+                { "{\"packages\":[\"polars\",\"scikit-learn==1.5.*\",\"requests[socks]>=2.31,<3\",\"numpy~=1.26\"]}",
+                  "[\"polars\",\"scikit-learn==1.5.*\",\"requests[socks]>=2.31,<3\",\"numpy~=1.26\"]", NULL },
+                /* Exact duplicates only: the installer resolves the rest. */
+                { "{\"packages\":[\"NumPy\",\"numpy\"]}", "[\"NumPy\",\"numpy\"]", NULL },
+                { "{\"packages\":\"polars\"}", NULL, "packages must be an array of package specs" },
+                { "{\"packages\":{\"polars\":1}}", NULL, "packages must be an array of package specs" },
+                { "{\"packages\":[\"a\",\"b\",\"c\",\"d\",\"e\"]}", NULL, "packages: 5 specs, at most 4 (MCP_EXEC_MAX_PACKAGES)" },
+                { "{\"packages\":[\"numpy\",\"polars\",\"numpy\"]}", NULL, "packages[2] \"numpy\" repeats packages[0]" },
+                { "{\"packages\":[\"polars\",3]}", NULL, "packages[1] is not a string" },
+                { "{\"packages\":[null]}", NULL, "packages[0] is not a string" },
+                { "{\"packages\":[[\"polars\"]]}", NULL, "packages[0] is not a string" },
+                /* An option to pip, a requirements file, a URL, a marker. */
+                { "{\"packages\":[\"-r/etc/shadow\"]}", NULL, "packages[0] \"-r/etc/shadow\" " NOT_A_SPEC },
+                { "{\"packages\":[\"polars\",\"--index-url=http://10.0.0.1/\"]}", NULL,
+                  "packages[1] \"--index-url=http://10.0.0.1/\" " NOT_A_SPEC },
+                { "{\"packages\":[\"evil@https://10.0.0.1/evil.whl\"]}", NULL,
+                  "packages[0] \"evil@https://10.0.0.1/evil.whl\" " NOT_A_SPEC },
+                { "{\"packages\":[\"evil @ file:///etc/passwd\"]}", NULL,
+                  "packages[0] \"evil @ file:///etc/passwd\" " NOT_A_SPEC },
+                { "{\"packages\":[\"numpy;python_version>'3'\"]}", NULL,
+                  "packages[0] \"numpy;python_version>'3'\" " NOT_A_SPEC },
+                { "{\"packages\":[\"\"]}", NULL, "packages[0] \"\" " NOT_A_SPEC },
+                /* What cannot be shown is shown as '?', or not at all after a NUL. */
+                { "{\"packages\":[\"polars\\n-r /etc/shadow\"]}", NULL, "packages[0] \"polars?-r /etc/shadow\" " NOT_A_SPEC },
+                { "{\"packages\":[\"polars\\u0000x\"]}", NULL, "packages[0] \"polars\" " NOT_A_SPEC },
+        };
+        Fixture f;
+
+        fixture_init(&f);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_object *j = json_tokener_parse(cases[i].req);
+                Client *c = f.m.clients;
+                int r;
+
+                ASSERT_TRUE(j);
+                r = client_parse_packages(c, j);
+                if (cases[i].want) {
+                        ASSERT_EQ_INT(r, 0);
+                        ASSERT_STREQ(json_text(c->packages), cases[i].want);
+                        expect_open(&f);
+                } else {
+                        ASSERT_EQ_INT(r, -EINVAL);
+                        expect_reply(&f, "error", cases[i].error);
+                        /* The earlier, good specs stay: a refused request
+                         * ends its connection anyway. */
+                }
+        }
+
+        /* One byte too long, shown as far as a spec may go. */
+        memset(long_spec, 'a', PACKAGE_SPEC_MAX + 1);
+        {
+                _cleanup_json_ json_object *j = json_object_new_object(), *a = json_object_new_array();
+                char want[512];
+
+                ASSERT_EQ_INT(json_append(a, json_object_new_string(long_spec)), 0);
+                ASSERT_EQ_INT(json_add(j, "packages", json_object_get(a)), 0);
+                ASSERT_EQ_INT(client_parse_packages(f.m.clients, j), -EINVAL);
+                long_spec[PACKAGE_SPEC_MAX] = 0;
+                (void) snprintf(want, sizeof want, "packages[0] \"%s\" " NOT_A_SPEC, long_spec);
+                expect_reply(&f, "error", want);
+                long_spec[PACKAGE_SPEC_MAX - 1] = 0;
+                json_object_array_put_idx(a, 0, json_object_new_string(long_spec));
+                ASSERT_EQ_INT(client_parse_packages(f.m.clients, j), 0);
+                ASSERT_EQ_U64(packages_count(f.m.clients->packages), 1);
+        }
+        fixture_done(&f);
+
+        /* Off: no wheelhouse, or no packages allowed. An empty list is no
+         * request for any. */
+        for (unsigned off = 0; off < 2; off++) {
+                _cleanup_json_ json_object *some = json_tokener_parse("{\"packages\":[\"polars\"]}");
+                _cleanup_json_ json_object *none = json_tokener_parse("{\"packages\":[]}");
+
+                fixture_init(&f);
+                if (off == 0)
+                        f.m.config.wheelhouse = (char *) "";
+                else
+                        f.m.config.max_packages = 0;
+                ASSERT_EQ_INT(client_parse_packages(f.m.clients, some), -EINVAL);
+                expect_reply(&f, "error", "packages are not enabled on this server");
+                ASSERT_TRUE(!f.m.clients->packages);
+                ASSERT_EQ_INT(client_parse_packages(f.m.clients, none), 0);
+                ASSERT_TRUE(!f.m.clients->packages);
+                expect_open(&f);
+                fixture_done(&f);
+        }
+}
+
+/* A bad "packages" ends the request before anything starts, on each op
+ * that takes one. */
+TEST(test_bad_packages_request) {
+        static const char *const reqs[] = {
+                "{\"op\":\"run\",\"packages\":[\"-r/etc/shadow\"]}",
+                "{\"op\":\"session_create\",\"caller\":\"uid:0\",\"packages\":[\"-r/etc/shadow\"]}",
+                "{\"op\":\"session_exec\",\"session\":\"00000000000000000000000000000000\",\"caller\":\"uid:0\","
+                "\"packages\":[\"-r/etc/shadow\"]}",
+        };
+        int p[2];
+
+        ASSERT_EQ_INT(pipe2(p, O_CLOEXEC), 0);
+        for (size_t i = 0; i < ELEMENTSOF(reqs); i++) {
+                Fixture f;
+
+                fixture_init(&f);
+                request(&f, reqs[i], (int[]) { p[0], p[1], p[1] }, 3);
+                expect_reply(&f, "error", "packages[0] \"-r/etc/shadow\" " NOT_A_SPEC);
+                expect_closed(&f);
+                ASSERT_TRUE(!f.m.sessions.list);
+                fixture_done(&f);
+        }
+        safe_close(p[0]);
+        safe_close(p[1]);
+}
+
+/* The launcher of a run gets its packages and the install cap; a run
+ * without packages gets exactly what it always did. */
+TEST(test_run_message) {
+        _cleanup_json_ json_object *none = NULL, *some = NULL;
+        _cleanup_json_ json_object *req = json_tokener_parse("{\"packages\":[\"polars\",\"numpy~=1.26\"]}");
+        Fixture f;
+
+        fixture_init(&f);
+        f.m.config.max_images = 3;
+        ASSERT_EQ_INT(client_run_message(f.m.clients, &none), 0);
+        ASSERT_STREQ(json_text(none), "{\"op\":\"run\",\"limits\":{\"max_images\":3,\"max_image_bytes\":0,\"max_files\":0,"
+                                      "\"max_result_bytes\":0,\"max_input_bytes\":0}}");
+        ASSERT_EQ_INT(client_parse_packages(f.m.clients, req), 0);
+        ASSERT_EQ_INT(client_run_message(f.m.clients, &some), 0);
+        ASSERT_STREQ(json_text(some), "{\"op\":\"run\",\"limits\":{\"max_images\":3,\"max_image_bytes\":0,\"max_files\":0,"
+                                      "\"max_result_bytes\":0,\"max_input_bytes\":0},"
+                                      "\"packages\":[\"polars\",\"numpy~=1.26\"],\"packages_max_bytes\":50331648}");
+        fixture_done(&f);
+}
+
+/* Every unit that runs code gets the wheelhouse when packages are on. */
+TEST(test_spec_wheelhouse) {
+        SandboxSpec spec;
+        Fixture f;
+
+        fixture_init(&f);
+        manager_fill_spec(&f.m, 5, &spec);
+        ASSERT_STREQ(spec.wheelhouse, WHEELHOUSE_DEFAULT);
+        f.m.config.max_packages = 0;
+        manager_fill_spec(&f.m, 5, &spec);
+        ASSERT_TRUE(!spec.wheelhouse);
+        f.m.config.max_packages = 4;
+        f.m.config.wheelhouse = (char *) "";
+        manager_fill_spec(&f.m, 5, &spec);
+        ASSERT_TRUE(!spec.wheelhouse);
+        fixture_done(&f);
+}
+
+/* A session that is up, without systemd: its launcher's end of the control
+ * socket is *ret_peer. */
+static SandboxSession *fake_session(Fixture *f, const char *packages, int *ret_peer) {
+        SandboxSession *se;
+        int sv[2];
+
+        ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv), 0);
+        se = calloc(1, sizeof *se);
+        ASSERT_TRUE(se);
+        se->event = sd_event_ref(f->m.event);
+        se->control = sv[0];
+        se->pidfd = -EBADF;
+        se->caller = strdup("uid:0");
+        se->scope = strdup("");
+        ASSERT_TRUE(se->caller && se->scope);
+        memset(se->id, 'a', SANDBOX_SESSION_ID_LEN);
+        se->ready = se->launcher_ready = true;
+        se->idle_usec = 60 * USEC_PER_SEC;
+        se->packages = packages ? json_tokener_parse(packages) : NULL;
+        LIST_PREPEND(sessions, f->m.sessions.list, se);
+        f->m.sessions.n++;
+        *ret_peer = sv[1];
+        return se;
+}
+
+/* A call in the fake session, with those packages (JSON) or none. */
+static void session_call(Fixture *f, const char *call_packages) {
+        int p[2];
+        char buf[512];
+
+        ASSERT_EQ_INT(pipe2(p, O_CLOEXEC), 0);
+        (void) snprintf(buf, sizeof buf,
+                        "{\"op\":\"session_exec\",\"session\":\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\",\"caller\":\"uid:0\""
+                        "%s%s}", call_packages ? ",\"packages\":" : "", call_packages ?: "");
+        request(f, buf, (int[]) { p[0], p[1], p[1] }, 3);
+        safe_close(p[0]);
+        safe_close(p[1]);
+}
+
+/* A session keeps its specs: each call's launcher gets them first, then
+ * the call's own that the session does not have. */
+TEST(test_session_packages) {
+        struct {
+                const char *session, *call;
+                const char *want;       /* the launcher's "packages", or NULL for none */
+        } cases[] = {
+                { NULL, NULL, NULL },
+                { "[\"polars\"]", NULL, "[\"polars\"]" },
+                { NULL, "[\"requests\"]", "[\"requests\"]" },
+                { "[\"polars\",\"numpy~=1.26\"]", "[\"requests\",\"polars\"]", "[\"polars\",\"numpy~=1.26\",\"requests\"]" },
+                /* As many as one call may install, the session's included. */
+                { "[\"a\",\"b\",\"c\"]", "[\"d\",\"a\"]", "[\"a\",\"b\",\"c\",\"d\"]" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_json_ json_object *msg = NULL;
+                int peer, fds[BROKER_MAX_FDS];
+                size_t n_fds = 0;
+                Fixture f;
+
+                fixture_init(&f);
+                (void) fake_session(&f, cases[i].session, &peer);
+                session_call(&f, cases[i].call);
+                expect_reply(&f, "started", NULL);
+                ASSERT_EQ_INT(broker_recv(peer, &msg, fds, ELEMENTSOF(fds), &n_fds), 1);
+                ASSERT_EQ_INT(n_fds, 3);
+                for (size_t k = 0; k < n_fds; k++)
+                        safe_close(fds[k]);
+                ASSERT_STREQ(json_get_string(msg, "op"), "run");
+                if (cases[i].want) {
+                        ASSERT_STREQ(json_text(json_get(msg, "packages")), cases[i].want);
+                        ASSERT_EQ_U64(json_get_int64(msg, "packages_max_bytes", -1), 48 << 20);
+                } else {
+                        ASSERT_TRUE(!json_get(msg, "packages"));
+                        ASSERT_TRUE(!json_get(msg, "packages_max_bytes"));
+                }
+                fixture_done(&f);
+                safe_close(peer);
+        }
+}
+
+/* More than one call may install, the session's and its own together: a
+ * bad request, and the session's launcher hears nothing. */
+TEST(test_session_too_many_packages) {
+        _cleanup_json_ json_object *msg = NULL;
+        int peer, fds[BROKER_MAX_FDS];
+        Fixture f;
+
+        fixture_init(&f);
+        (void) fake_session(&f, "[\"a\",\"b\",\"c\"]", &peer);
+        session_call(&f, "[\"d\",\"e\"]");
+        expect_reply(&f, "error", "packages: the session's 3 and this call's 2 make 5, at most 4 (MCP_EXEC_MAX_PACKAGES)");
+        expect_closed(&f);
+        ASSERT_EQ_INT(broker_recv(peer, &msg, fds, ELEMENTSOF(fds), NULL), -EAGAIN);
+        ASSERT_TRUE(!f.m.sessions.list->busy);
+        fixture_done(&f);
+        safe_close(peer);
+}
+
 int main(void) {
         RUN(test_new_connection);
         RUN(test_bad_run);
         RUN(test_bad_call);
         RUN(test_parse_timeout);
+        RUN(test_parse_packages);
+        RUN(test_bad_packages_request);
+        RUN(test_run_message);
+        RUN(test_spec_wheelhouse);
+        RUN(test_session_packages);
+        RUN(test_session_too_many_packages);
         return 0;
 }

@@ -592,6 +592,75 @@ TEST(test_egress_properties) {
         fixture_done(&fx);
 }
 
+/* Issue 23: with packages on, every unit that runs code has the operator's
+ * wheelhouse in its launcher's argv, and nothing else changes: no property
+ * (runs see it read-only through ProtectSystem=strict). */
+TEST(test_wheelhouse_properties) {
+        static const struct {
+                bool session, egress;
+                const char *preload, *mpl_cache, *flags, *tail;
+        } units[] = {
+                { .flags = "", .tail = "" },    /* a cold run */
+                { .preload = "numpy", .mpl_cache = SANDBOX_CACHE_DIR "/fontlist.json", .flags = "",
+                  .tail = ",--preload=numpy,--mpl-cache=" SANDBOX_CACHE_DIR "/fontlist.json" },   /* a warm unit */
+                { .session = true, .flags = "--session,", .tail = "" },
+                { .session = true, .egress = true, .preload = "numpy", .mpl_cache = SANDBOX_CACHE_DIR "/fontlist.json",
+                  .flags = "--session,--egress,",
+                  .tail = ",--preload=numpy,--mpl-cache=" SANDBOX_CACHE_DIR "/fontlist.json" },
+        };
+        Fixture fx;
+
+        ASSERT_EQ_INT(fixture_init(&fx), 0);
+        for (size_t u = 0; u < ELEMENTSOF(units); u++) {
+                SandboxSpec s = base_spec();
+                Props plain, wheels;
+                char *want = NULL;
+
+                s.session = units[u].session;
+                s.egress = units[u].egress;
+                s.preload = units[u].preload;
+                s.mpl_cache = units[u].mpl_cache;
+                build(&fx, &s, &plain);
+                s.wheelhouse = "/srv/wheel house";
+                build(&fx, &s, &wheels);
+                check_common(&wheels, &fx, &s);
+
+                /* One argument, whole (no shell: a space is no split). */
+                ASSERT_TRUE(asprintf(&want, "[(%s,[%s,%s--python=%s,--bootstrap=%s,--max-code-bytes=%" PRIu64
+                                            ",--mpl-dir=" SANDBOX_MPL_DIR ",--wheelhouse=/srv/wheel house%s],false)]",
+                                     LAUNCHER, LAUNCHER, units[u].flags, PYTHON, BOOTSTRAP, s.max_code_bytes,
+                                     units[u].tail) > 0);
+                expect_prop(&wheels, "ExecStart", "a(sasb)", want);
+                free(want);
+                ASSERT_TRUE(strstr(props_get(&plain, "ExecStart")->value, "--wheelhouse") == NULL);
+
+                ASSERT_EQ_INT((int) wheels.n, (int) plain.n);
+                for (size_t i = 0; i < wheels.n; i++) {
+                        const Prop *w = wheels.p + i, *p = props_get(&plain, w->name);
+                        ASSERT_TRUE(p);
+                        if (strcmp(w->name, "ExecStart") == 0 || strstr(w->value, "fd:"))
+                                continue;
+                        if (strcmp(w->value, p->value) != 0)
+                                ASSERT_FAIL_("the wheelhouse changes %s: %s, plain %s", w->name, w->value, p->value);
+                }
+                props_free(&plain);
+                props_free(&wheels);
+        }
+
+        /* The probe checks the sandbox, not what runs install: no wheelhouse. */
+        {
+                SandboxSpec s = base_spec();
+                Props probe;
+
+                s.probe = true;
+                s.wheelhouse = "/srv/wheel house";
+                build(&fx, &s, &probe);
+                expect_prop(&probe, "ExecStart", "a(sasb)", "[(" LAUNCHER ",[" LAUNCHER ",--probe],false)]");
+                props_free(&probe);
+        }
+        fixture_done(&fx);
+}
+
 TEST(test_probe_properties) {
         SandboxSpec s = base_spec();
         Fixture fx;
@@ -653,6 +722,7 @@ int main(void) {
 
         RUN(test_run_properties);
         RUN(test_egress_properties);
+        RUN(test_wheelhouse_properties);
         RUN(test_probe_properties);
         RUN(test_errors_propagate);
         return 0;
