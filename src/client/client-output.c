@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -18,6 +19,75 @@
 #include "util.h"
 #include "utf8.h"
 #include "write-beneath.h"
+
+/* A list of strings from the server, escaped, comma-separated. */
+static void print_names(FILE *f, json_object *a) {
+        for (size_t i = 0; json_object_is_type(a, json_type_array) && i < json_object_array_length(a); i++) {
+                fputs(i > 0 ? ", " : "", f);
+                print_name(f, json_object_get_string(json_object_array_get_idx(a, i)) ?: "");
+        }
+}
+
+static bool array_nonempty(json_object *a) {
+        return json_object_is_type(a, json_type_array) && json_object_array_length(a) > 0;
+}
+
+/* The installer's report (structuredContent.packages), in human form, on
+ * stderr: never mixed into the program's stdout. On failure pip's output
+ * follows, line by line, escaped as names are. */
+static void print_packages(json_object *sc) {
+        json_object *p = json_object_object_get(sc, "packages"), *installed;
+        const char *log;
+
+        if (!json_object_is_type(p, json_type_object))
+                return;
+        installed = json_object_object_get(p, "installed");
+        if (!json_object_get_boolean(json_object_object_get(p, "ok"))) {
+                log = json_object_get_string(json_object_object_get(p, "log"));
+                if (isempty(log))
+                        return;
+                fputs("mcp-exec: pip's output:\n", stderr);
+                for (const char *l = log; *l;) {
+                        const char *nl = strchr(l, '\n');
+                        _cleanup_free_ char *line = strndup(l, nl ? (size_t) (nl - l) : strlen(l));
+
+                        if (!line)
+                                return;
+                        fputs("  ", stderr);
+                        print_name(stderr, line);
+                        fputc('\n', stderr);
+                        l = nl ? nl + 1 : l + strlen(l);
+                }
+                return;
+        }
+        fputs("mcp-exec: packages: ", stderr);
+        if (array_nonempty(installed)) {
+                fputs("installed ", stderr);
+                for (size_t i = 0; i < json_object_array_length(installed); i++) {
+                        json_object *d = json_object_array_get_idx(installed, i);
+                        fputs(i > 0 ? ", " : "", stderr);
+                        print_name(stderr, json_object_get_string(json_object_object_get(d, "name")) ?: "?");
+                        fputc(' ', stderr);
+                        print_name(stderr, json_object_get_string(json_object_object_get(d, "version")) ?: "?");
+                }
+        } else
+                fputs("nothing new installed", stderr);
+        if (array_nonempty(json_object_object_get(p, "already"))) {
+                fputs("; already in the session: ", stderr);
+                print_names(stderr, json_object_object_get(p, "already"));
+        }
+        if (array_nonempty(json_object_object_get(p, "replaced"))) {
+                fputs("; shadowing the system's ", stderr);
+                print_names(stderr, json_object_object_get(p, "replaced"));
+        }
+        if (json_object_get_boolean(json_object_object_get(p, "fresh_interpreter")))
+                fputs("; on a fresh interpreter (the preloaded modules were dropped)", stderr);
+        if (json_object_is_type(json_object_object_get(p, "duration_us"), json_type_int)) {
+                int64_t us = json_object_get_int64(json_object_object_get(p, "duration_us"));
+                fprintf(stderr, " (%" PRId64 ".%01" PRId64 " s)", us / 1000000, us % 1000000 / 100000);
+        }
+        fputc('\n', stderr);
+}
 
 /* Prints the program's output and returns the exit status that stands for
  * its end, as mcp-exec(1) says. */
@@ -40,10 +110,14 @@ int print_result(json_object *resp) {
                     json_object_is_type(content, json_type_array) && json_object_array_length(content) > 0 &&
                     json_object_object_get_ex(json_object_array_get_idx(content, 0), "text", &t))
                         fprintf(stderr, "mcp-exec: %s\n", json_object_get_string(t));
+                /* A failed install: the code did not run; pip said why. */
+                print_packages(json_object_object_get(result, "structuredContent"));
                 return EXIT_MCP_EXEC_FAILED;
         }
         if (!json_object_object_get_ex(result, "structuredContent", &sc))
                 return EXIT_MCP_EXEC_FAILED;
+        /* Before the program's output: it was installed before it ran. */
+        print_packages(sc);
         if (json_object_object_get_ex(sc, "stdout", &v))
                 (void) loop_write(STDOUT_FILENO, json_object_get_string(v), (size_t) json_object_get_string_len(v));
         if (json_object_object_get_ex(sc, "stderr", &v))

@@ -32,6 +32,7 @@
 #include "json-util.h"
 #include "launch-frame.h"
 #include "macro.h"
+#include "package-spec.h"
 #include "parse-util.h"
 #include "task-cmd.h"
 #include "utf8.h"
@@ -105,6 +106,7 @@ typedef struct RunOptions {
         bool detach;                    /* a task: print its id, do not wait */
         uint64_t ttl_s;                 /* the ttl to ask for a task; 0: the longest */
         const char *network;            /* an egress policy the operator named, or NULL: no network */
+        char **packages;                /* --package, NULL-terminated, or NULL */
 } RunOptions;
 
 /* tools/call of exec; the response object, or NULL (said on stderr). args
@@ -142,6 +144,14 @@ static json_object *exec_arguments(const char *code, size_t code_len, const char
          * comes back as the tool's error, which print_result() shows. */
         if (r >= 0 && o->network)
                 r = json_build_into(args, JB_STR("network", o->network), JB_END);
+        /* Checked by the server too, against its wheelhouse: an unknown
+         * package comes back as the tool's error, listing what it has. */
+        if (r >= 0 && o->packages) {
+                _cleanup_json_ json_object *a = json_object_new_array();
+                for (char **p = o->packages; a && *p && r >= 0; p++)
+                        r = json_append(a, json_object_new_string(*p));
+                r = r < 0 || !a ? -ENOMEM : json_build_into(args, JB_OBJ("packages", TAKE_PTR(a)), JB_END);
+        }
         if (r >= 0 && in)
                 r = json_build_into(args, JB_OBJ("stdin", json_object_new_string_len(in, (int) in_len)), JB_END);
         if (r >= 0 && f)
@@ -298,14 +308,16 @@ static void help(void) {
                "Commands:\n"
                "  stdio                      Bridge stdin/stdout to the local MCP server; use it as\n"
                "                             an MCP client's command: {\"command\": \"mcp-exec\", \"args\": [\"stdio\"]}\n"
-               "  run [--timeout S] [--network POLICY] [--file PATH]... [--output-dir DIR] [FILE|-]\n"
+               "  run [--timeout S] [--network POLICY] [--package SPEC]... [--file PATH]... [--output-dir DIR] [FILE|-]\n"
                "                             Run FILE (or stdin) and exit with its exit code; with a\n"
                "                             FILE, this command's stdin becomes the program's stdin;\n"
                "                             --file puts PATH into the run's /tmp, --output-dir\n"
                "                             saves the figures and /tmp/outputs files it returns;\n"
                "                             --network lets it reach the hosts of an egress policy\n"
-               "                             the operator configured, through the egress proxy\n"
-               "  run --detach [--ttl S] [--timeout S] [--network POLICY] [--file PATH]... [FILE|-]\n"
+               "                             the operator configured, through the egress proxy;\n"
+               "                             --package installs SPEC from the server's wheelhouse\n"
+               "                             first (what was installed is said on stderr)\n"
+               "  run --detach [--ttl S] [--timeout S] [--network POLICY] [--package SPEC]... [--file PATH]... [FILE|-]\n"
                "                             Start the run as a task, print its id and exit; the\n"
                "                             timeout may go up to the server's task maximum\n"
                "  task get [--output-dir DIR] ID\n"
@@ -327,12 +339,13 @@ static void help(void) {
                "(or it was cancelled), 75 when task get finds the task still working. See mcp-exec(1).\n");
 }
 
-static const char run_usage[] = "mcp-exec: usage: mcp-exec run [--detach [--ttl S]] [--timeout S] [--network POLICY] [--file PATH]... "
+static const char run_usage[] = "mcp-exec: usage: mcp-exec run [--detach [--ttl S]] [--timeout S] [--network POLICY] "
+                                "[--package SPEC]... [--file PATH]... "
                                 "[--output-dir DIR] [FILE|-]\n";
 
 /* The words after "run" (optind is at the first). */
 static int parse_run(int argc, char *argv[], const struct option *options, RunOptions *o) {
-        size_t n_inputs = 0;
+        size_t n_inputs = 0, n_packages = 0;
         int c;
 
         assert(argv);
@@ -366,6 +379,21 @@ static int parse_run(int argc, char *argv[], const struct option *options, RunOp
                         o->network = optarg;
                         continue;
                 }
+                if (c == 'p' && !package_spec_valid(optarg, strlen(optarg))) {
+                        fprintf(stderr, "mcp-exec: --package %s: not a package spec (NAME, NAME==VERSION, "
+                                        "NAME[extra]>=V,<W)\n", optarg);
+                        return -EINVAL;
+                }
+                if (c == 'p' && n_packages < PACKAGES_MAX) {
+                        if (!o->packages && !(o->packages = new0(char *, PACKAGES_MAX + 1)))
+                                return -ENOMEM;
+                        o->packages[n_packages++] = optarg;
+                        continue;
+                }
+                if (c == 'p') {
+                        fprintf(stderr, "mcp-exec: at most %u --package options\n", PACKAGES_MAX);
+                        return -EINVAL;
+                }
                 fputs(run_usage, stderr);
                 return -EINVAL;
         }
@@ -391,6 +419,7 @@ int main(int argc, char *argv[]) {
                 { "detach", no_argument, NULL, 'd' },
                 { "ttl", required_argument, NULL, 'T' },
                 { "network", required_argument, NULL, 'n' },
+                { "package", required_argument, NULL, 'p' },
                 {},
         };
         RunOptions o = {};
@@ -432,6 +461,7 @@ int main(int argc, char *argv[]) {
                 else
                         r = r == -ENOMEM ? EXIT_MCP_EXEC_FAILED : 2;
                 free(o.input_paths);
+                free(o.packages);
                 return r;
         }
         fprintf(stderr, "mcp-exec: unknown command '%s'; see mcp-exec --help\n", argv[optind]);

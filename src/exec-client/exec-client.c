@@ -71,6 +71,7 @@ static void exec_result_done(ExecResult *r) {
         free(r->outputs_unlisted_reason);
         free(r->outputs_error);
         json_object_put(r->egress);
+        json_object_put(r->packages);
         *r = (ExecResult) {};
 }
 
@@ -107,6 +108,9 @@ static int take_results(ExecClient *c) {
         r->outputs_unlisted_more = rr->unlisted_more;
         r->outputs_unlisted_reason = TAKE_PTR(rr->unlisted_reason);
         r->outputs_error = TAKE_PTR(rr->error);
+        r->packages = result_reader_take_packages(rr);
+        if (rr->have_packages && !r->packages)
+                return -ENOMEM;
         if (rr->have_status) {
                 r->have_status = true;
                 r->exit_code = rr->exit_code;
@@ -392,14 +396,9 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
                 return r;
         if (req->network && !req->session && json_add_string(msg, "network", req->network) < 0)
                 return -ENOMEM;
-        if (req->n_packages > 0) {
-                json_object *a = json_object_new_array();
-                r = json_add(msg, "packages", a);
-                for (size_t i = 0; r >= 0 && i < req->n_packages; i++)
-                        r = json_append(a, json_object_new_string(req->packages[i]));
-                if (r < 0)
-                        return r;
-        }
+        /* A session's call too: it installs more into the session. */
+        if (req->packages && json_add(msg, "packages", json_object_get(req->packages)) < 0)
+                return -ENOMEM;
         if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
                 return -ENOMEM;
         return broker_send(sock, msg, fds, n_fds);
@@ -614,7 +613,8 @@ json_object *exec_result_to_json(const ExecResult *r) {
         if (json_add_known_or_null(j, "cpu_ms", r->cpu_ms) < 0 ||
             json_add_known_or_null(j, "memory_peak_bytes", r->memory_peak_bytes) < 0 ||
             (r->in_session && json_add_bool(j, "session_lost", r->session_lost) < 0) ||
-            (r->egress && json_add(j, "egress", json_object_get(r->egress)) < 0))
+            (r->egress && json_add(j, "egress", json_object_get(r->egress)) < 0) ||
+            (r->packages && json_add(j, "packages", json_object_get(r->packages)) < 0))
                 return NULL;
         return TAKE_PTR(j);
 }

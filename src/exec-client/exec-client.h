@@ -55,10 +55,10 @@ typedef struct ExecRequest {
          * session's and send none. Such a run waits for the broker's exit
          * event (never "detach"): it carries the run's egress counts. */
         const char *network;
-        /* Packages on demand (issue 23): specs sent as the run's or call's
-         * "packages", as they are (the broker checks them); 0: none. */
-        const char *const *packages;
-        size_t n_packages;
+        /* Packages on demand (issue 23): a JSON array of valid specs
+         * (package-spec.h), sent as "packages" of the run or the session's
+         * call; NULL: none. Borrowed. */
+        json_object *packages;
         SandboxOwner owner;
         /* Optional: what the client collects (output, figures and files)
          * is charged here while the client lives; what the budget cannot
@@ -99,6 +99,13 @@ typedef struct ExecResult {
          * network: {"policy", "connections": {verdict: n}, "bytes_up",
          * "bytes_down"}, only those members and types kept. NULL: none. */
         json_object *egress;
+
+        /* The installer's report (RESULT_FRAME_PACKAGES), when the call
+         * asked for packages: its meta, only the members and types
+         * result-frame.h names, strings valid UTF-8, and "log" (pip's
+         * output, invalid UTF-8 replaced) or "log_left_out" (why not).
+         * "ok": false means the code did not run. NULL: none came. */
+        json_object *packages;
 } ExecResult;
 
 typedef struct ExecClient ExecClient;
@@ -125,6 +132,6 @@ uint64_t exec_client_elapsed_usec(const ExecClient *c);
 json_object *exec_result_egress_from_json(json_object *v);
 
 /* The tool result object: stdout, stderr, exit_code, duration_ms, truncated,
- * timed_out, oom_killed, signal, cpu_ms, memory_peak_bytes; and "egress"
- * when the run had a network. */
+ * timed_out, oom_killed, signal, cpu_ms, memory_peak_bytes; "egress" when
+ * the run had a network, "packages" when the installer reported. */
 json_object *exec_result_to_json(const ExecResult *r);

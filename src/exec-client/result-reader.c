@@ -61,6 +61,8 @@ void result_reader_done(ResultReader *r) {
         free(r->items);
         free(r->unlisted_reason);
         free(r->error);
+        json_object_put(r->packages);
+        free(r->packages_log);
         mem_charge_shrink(r->charge, r->charged);
         *r = (ResultReader) { .exit_code = -1 };
 }
@@ -378,6 +380,136 @@ static int finish_data(ResultReader *r) {
         return keep_item(r);
 }
 
+/* A string made valid UTF-8 (json-c passes other bytes through), or NULL. */
+static json_object *clean_string(json_object *v) {
+        _cleanup_free_ char *s = NULL;
+        size_t n;
+
+        if (!json_object_is_type(v, json_type_string))
+                return NULL;
+        s = utf8_sanitize(json_object_get_string(v), (size_t) json_object_get_string_len(v), &n);
+        return s ? json_object_new_string_len(s, (int) n) : NULL;
+}
+
+/* An array of strings, each clean; entries of other types are left out. */
+static json_object *clean_strings(json_object *a) {
+        _cleanup_json_ json_object *o = json_object_new_array();
+
+        if (!o)
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                json_object *v = json_object_array_get_idx(a, i);
+                if (json_object_is_type(v, json_type_string) && json_append(o, clean_string(v)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(o);
+}
+
+/* "installed": [{"name", "version"}], both strings, nothing else. */
+static json_object *clean_installed(json_object *a) {
+        _cleanup_json_ json_object *o = json_object_new_array();
+
+        if (!o)
+                return NULL;
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                json_object *d = json_object_array_get_idx(a, i), *e = NULL;
+                json_object *name = json_get(d, "name"), *version = json_get(d, "version");
+
+                if (!json_object_is_type(name, json_type_string) || !json_object_is_type(version, json_type_string))
+                        continue;
+                e = json_object_new_object();
+                if (!e || json_add(e, "name", clean_string(name)) < 0 || json_add(e, "version", clean_string(version)) < 0 ||
+                    json_append(o, e) < 0) {
+                        json_object_put(e);
+                        return NULL;
+                }
+        }
+        return TAKE_PTR(o);
+}
+
+/* The installer's meta as the result shows it. -EBADMSG without "ok". */
+static int packages_meta(json_object *meta, json_object **ret) {
+        static const char *const lists[] = { "requested", "already", "replaced" };
+        _cleanup_json_ json_object *o = NULL;
+        json_object *v;
+        uint64_t us;
+
+        if (!json_object_is_type(json_get(meta, "ok"), json_type_boolean))
+                return -EBADMSG;
+        if (json_build(&o, JB_BOOL("ok", json_get_bool(meta, "ok")), JB_END) < 0)
+                return -ENOMEM;
+        v = json_get(meta, "error");
+        if (json_object_is_type(v, json_type_string) && json_add(o, "error", clean_string(v)) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(lists); i++) {
+                v = json_get(meta, lists[i]);
+                if (json_object_is_type(v, json_type_array) && json_add(o, lists[i], clean_strings(v)) < 0)
+                        return -ENOMEM;
+        }
+        v = json_get(meta, "installed");
+        if (json_object_is_type(v, json_type_array) && json_add(o, "installed", clean_installed(v)) < 0)
+                return -ENOMEM;
+        v = json_get(meta, "fresh_interpreter");
+        if (json_object_is_type(v, json_type_boolean) &&
+            json_add_bool(o, "fresh_interpreter", json_object_get_boolean(v)) < 0)
+                return -ENOMEM;
+        if (get_uint(meta, "duration_us", UINT64_C(1) << 52, &us) == 0 && json_add_int(o, "duration_us", (int64_t) us) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+static int start_packages(ResultReader *r, json_object *meta) {
+        int k;
+
+        if (r->have_packages)
+                return violation(r, "a second PACKAGES frame");
+        k = packages_meta(meta, &r->packages);
+        if (k == -EBADMSG)
+                return violation(r, "a PACKAGES frame without \"ok\"");
+        if (k < 0)
+                return k;
+        r->have_packages = true;
+        r->data_have = 0;
+        r->discard = true;
+        if (r->frame.data_len == 0)
+                return 0;
+        /* At most RESULT_PACKAGES_LOG_MAX (result_frame_parse()). */
+        if (mem_charge_grow(r->charge, r->frame.data_len) < 0) {
+                r->packages_log_dropped = true;
+                return 0;
+        }
+        r->charged += r->charge ? r->frame.data_len : 0;
+        r->packages_log = malloc((size_t) r->frame.data_len);
+        if (!r->packages_log)
+                return -ENOMEM;
+        r->discard = false;
+        return 0;
+}
+
+json_object *result_reader_take_packages(ResultReader *r) {
+        _cleanup_json_ json_object *o = NULL;
+        _cleanup_free_ char *log = NULL;
+        size_t n;
+
+        assert(r);
+
+        if (!r->have_packages || !r->packages)
+                return NULL;
+        o = TAKE_PTR(r->packages);
+        if (r->packages_log_dropped) {
+                if (json_add_string(o, "log_left_out", "the server's memory budget is spent (too many calls or "
+                                                       "unread replies)") < 0)
+                        return NULL;
+        } else {
+                log = utf8_sanitize((const char *) r->packages_log ?: "", r->packages_log_len, &n);
+                if (!log || json_add(o, "log", json_object_new_string_len(log, (int) n)) < 0)
+                        return NULL;
+        }
+        r->packages_log = mfree(r->packages_log);
+        return TAKE_PTR(o);
+}
+
 /* The header and meta of a frame are in. */
 static int handle_frame(ResultReader *r) {
         _cleanup_json_ json_object *meta = NULL;
@@ -404,6 +536,8 @@ static int handle_frame(ResultReader *r) {
         case RESULT_FRAME_IMAGE:
         case RESULT_FRAME_FILE:
                 return start_data(r, meta);
+        case RESULT_FRAME_PACKAGES:
+                return start_packages(r, meta);
         default:
                 return violation(r, "an unknown frame");
         }
@@ -414,6 +548,10 @@ static int after_meta(ResultReader *r) {
 
         if (k != 0 || r->state == RESULT_READER_DONE)
                 return k;
+        if (r->frame.type == RESULT_FRAME_PACKAGES && r->frame.data_len > 0) {
+                r->state = RESULT_READER_DATA;
+                return 0;
+        }
         if (r->frame.type == RESULT_FRAME_IMAGE || r->frame.type == RESULT_FRAME_FILE) {
                 if (r->frame.data_len > 0) {
                         r->state = RESULT_READER_DATA;
@@ -476,10 +614,16 @@ int result_reader_feed(ResultReader *r, const void *buf, size_t n) {
                 case RESULT_READER_DATA:
                         take = (size_t) MIN((uint64_t) n, r->frame.data_len - r->data_have);
                         if (!r->discard)
-                                memcpy(r->item.data + r->data_have, p, take);
+                                memcpy((r->frame.type == RESULT_FRAME_PACKAGES ? r->packages_log : r->item.data) +
+                                               r->data_have,
+                                       p, take);
                         r->data_have += take;
                         if (r->data_have == r->frame.data_len) {
                                 r->state = RESULT_READER_HEADER;
+                                if (r->frame.type == RESULT_FRAME_PACKAGES) {
+                                        r->packages_log_len = r->discard ? 0 : (size_t) r->frame.data_len;
+                                        break;
+                                }
                                 k = finish_data(r);
                                 if (k < 0)
                                         return k;

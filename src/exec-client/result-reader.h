@@ -20,6 +20,8 @@
  *            without a file's path (none, or "/tmp/outputs" itself),
  *            {"reason":…,"count":N}, for N outputs not named one by one (0:
  *            an unknown number)
+ *   PACKAGES at most once, anywhere before END: the installer's report
+ *            (result-frame.h); data: pip's log, at most RESULT_PACKAGES_LOG_MAX
  *   END      nothing follows
  * "source" may be "file" on FILE and SKIPPED frames too. A path is the
  * file's absolute path under /tmp/outputs/, its bytes as they are (a JSON
@@ -32,6 +34,7 @@
  * frames that do not parse. Reading then stops, what was complete is kept,
  * and the error says what happened. */
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,6 +117,16 @@ typedef struct ResultReader {
         bool lost;                      /* the channel ended without END */
         char *error;                    /* a violation: what it was */
 
+        /* RESULT_FRAME_PACKAGES: its meta as kept (the members and types
+         * result-frame.h names, strings made valid UTF-8), and pip's log,
+         * charged like the outputs; a log the budget cannot take is
+         * dropped and said so. */
+        bool have_packages;
+        json_object *packages;
+        uint8_t *packages_log;
+        size_t packages_log_len;
+        bool packages_log_dropped;
+
         /* Optional, set after init: data kept is charged here first, and
          * an output the budget cannot take is left out. The items handed
          * out count until result_reader_done(). */
@@ -132,6 +145,11 @@ int result_reader_feed(ResultReader *r, const void *buf, size_t n);
 /* The channel ended. Without END before, r->lost is set (a frame cut off
  * half-way is dropped). */
 void result_reader_eof(ResultReader *r);
+
+/* The installer's report for the result: the kept meta plus "log" (a
+ * string, invalid UTF-8 replaced) or "log_left_out". NULL if none came (or
+ * out of memory: have_packages tells them apart). */
+json_object *result_reader_take_packages(ResultReader *r);
 
 /* Moves the items out to the caller (who frees each with
  * result_item_done() and the array with free()). */

@@ -34,6 +34,7 @@
 #include "config.h"
 #include "daemon-util.h"
 #include "egress-policy.h"
+#include "tool-packages.h"
 #include "health.h"
 #include "launch-frame.h"
 #include "http-auth.h"
@@ -57,6 +58,7 @@ typedef struct Daemon {
         sd_event *event;
         Config config;
         EgressConfig egress;            /* the operator's egress policies (issue 22) */
+        ToolPackages *packages;         /* the operator's wheelhouse (issue 23) */
         McpServer *server;
         BrokerInfo *info;
         json_object *info_reply;
@@ -229,6 +231,12 @@ static int render_metrics(Daemon *d, const HealthInput *in, HttpStatusAnswer *re
                 m.tasks_ended_completed = ts.ended_completed;
                 m.tasks_ended_failed = ts.ended_failed;
                 m.tasks_ended_cancelled = ts.ended_cancelled;
+                McpPackageStats ps;
+                mcp_server_package_stats(d->server, &ps);
+                m.package_installs_ok = ps.ok;
+                m.package_installs_failed = ps.failed;
+                m.package_installs_refused = ps.refused;
+                m.package_install_usec = ps.install_usec;
         }
         http_server_get_stats(d->http, &hs);
         m.http_connections = hs.connections;
@@ -357,6 +365,7 @@ static int daemon_server_config(Daemon *d, McpServerConfig *cfg) {
                 .max_tasks_per_caller = d->config.max_tasks_per_caller,
                 .task_after_ms = d->config.task_after_ms,
                 .egress = &d->egress,
+                .packages = d->packages,
         };
 
         /* What the sandbox really enforces comes from the broker, which owns
@@ -683,6 +692,7 @@ static Daemon *daemon_free(Daemon *d) {
         free(d->preloaded);
         config_done(&d->config);
         egress_config_done(&d->egress);
+        tool_packages_free(d->packages);
         free(d);
         return NULL;
 }
@@ -718,6 +728,11 @@ static int daemon_new(Daemon **ret) {
                            err ?: "");
                 return r;
         }
+        /* Read on the first tools/list or call with packages, and again
+         * whenever `mcp-exec wheels` rewrote the manifest. */
+        r = tool_packages_new(d->config.wheelhouse, d->config.max_packages, &d->packages);
+        if (r < 0)
+                return log_oom();
         d->budget.max = d->config.frontend_budget;
         e = getenv("MCP_EXEC_IDLE_EXIT_S");
         if (e && parse_uint(e, &idle_s) < 0) {

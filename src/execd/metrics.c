@@ -255,6 +255,18 @@ int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {
         metrics_sample(&w, "mcp_exec_tasks_ended_total", "status=\"failed\"", s->tasks_ended_failed);
         metrics_sample(&w, "mcp_exec_tasks_ended_total", "status=\"cancelled\"", s->tasks_ended_cancelled);
 
+        metrics_family(&w, "mcp_exec_package_installs_total", "counter",
+                       "Calls of this front end that asked for packages, by result: ok (installed), failed (the "
+                       "installer refused or pip failed; the code did not run), refused (stopped by this front end's "
+                       "checks before a unit was asked for).");
+        metrics_sample(&w, "mcp_exec_package_installs_total", "result=\"ok\"", s->package_installs_ok);
+        metrics_sample(&w, "mcp_exec_package_installs_total", "result=\"failed\"", s->package_installs_failed);
+        metrics_sample(&w, "mcp_exec_package_installs_total", "result=\"refused\"", s->package_installs_refused);
+        metrics_family(&w, "mcp_exec_package_install_seconds_total", "counter",
+                       "Time the sandboxes' installers took for this front end's calls with packages, ok or failed.");
+        (void) fprintf(w.f, "mcp_exec_package_install_seconds_total %" PRIu64 ".%06" PRIu64 "\n",
+                       s->package_install_usec / USEC_PER_SEC, s->package_install_usec % USEC_PER_SEC);
+
         if (s->has_http) {
                 metrics_gauge(&w, "mcp_exec_http_connections", "HTTP connections open now.", s->http_connections);
                 metrics_counter(&w, "mcp_exec_http_connections_accepted_total",

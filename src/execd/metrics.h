@@ -54,6 +54,10 @@ typedef struct MetricsSnapshot {
         /* MCP tasks held now, by status, and those that ended since start. */
         uint64_t tasks_working, tasks_completed, tasks_failed, tasks_cancelled;
         uint64_t tasks_ended_completed, tasks_ended_failed, tasks_ended_cancelled;
+        /* Calls with "packages" (issue 23): installed, failed in the
+         * sandbox, refused by this front end's checks; the installs' time. */
+        uint64_t package_installs_ok, package_installs_failed, package_installs_refused;
+        uint64_t package_install_usec;
         bool has_http;                  /* this process serves HTTP */
         uint64_t http_connections, http_accepted, http_refused, http_expired;
         uint64_t http_sessions_streamable, http_sessions_legacy, http_streams;

@@ -23,6 +23,7 @@
 #include "broker-proto.h"
 #include "mcp-tool.h"
 #include "tool-network.h"
+#include "tool-packages.h"
 #include "util.h"
 
 /* Request ids as logged and as part of the broker's run tag. */
@@ -103,6 +104,9 @@ static void log_call(McpSession *s, const McpRevision *rev, const char *request_
                    "MCP_RESULT_CHANNEL=%s", channel_state(r),
                    "MCP_DURATION_MS=%" PRIu64, duration_ms,
                    "MCP_EGRESS_POLICY=%s", args && args->network ? args->network : "",
+                   /* How many, never which: they are arguments. */
+                   "MCP_PACKAGES=%zu", args && tool_packages_requested(args->packages)
+                                               ? json_object_array_length(args->packages) : (size_t) 0,
                    "MCP_RESULT=%s", result);
         if (r && r->outputs_error)
                 /* Our own words about the frames, never their content. */
@@ -424,7 +428,19 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 return;
         }
 
-        if (r->timed_out)
+        if (r->packages) {
+                McpPackageStats *st = &c->session->server->package_stats;
+                int64_t us = json_get_int64(r->packages, "duration_us", 0);
+
+                if (json_get_bool(r->packages, "ok"))
+                        st->ok++;
+                else
+                        st->failed++;
+                st->install_usec += (uint64_t) MAX(us, (int64_t) 0);
+        }
+        if (r->packages && !json_get_bool(r->packages, "ok"))
+                result = strdup("packages-failed");
+        else if (r->timed_out)
                 result = strdup("timeout");
         else if (r->oom_killed)
                 result = strdup("oom");
@@ -458,6 +474,7 @@ static void call_start(McpCall *c) {
                 .n_files = c->args.exec.n_files,
                 .session = c->args.session_id[0] ? c->args.session_id : NULL,
                 .network = c->args.network,
+                .packages = tool_packages_requested(c->args.packages) ? c->args.packages : NULL,
                 .owner = mcp_session_owner(c->session),
                 .charge = &c->charge,
         };
@@ -565,7 +582,9 @@ static int submit_broker_op(McpCall **cp, const McpRequest *req, json_object **r
         if (!msg || json_add_string(msg, "op", c->tool->broker_op) < 0 ||
             json_add_string(msg, "caller", owner.caller) < 0 || json_add_string(msg, "scope", owner.scope) < 0 ||
             (c->args.session_id[0] && json_add_string(msg, "session", c->args.session_id) < 0) ||
-            (c->args.network && json_add_string(msg, "network", c->args.network) < 0))
+            (c->args.network && json_add_string(msg, "network", c->args.network) < 0) ||
+            (tool_packages_requested(c->args.packages) &&
+             json_add(msg, "packages", json_object_get(c->args.packages)) < 0))
                 return -ENOMEM;
         r = broker_request_start(server->event, server->broker_socket, msg, c->tool->broker_timeout_usec,
                                  on_broker_op_done, c, &c->request);
@@ -766,6 +785,19 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         }
         if (r < 0)
                 return r;
+        /* Before any unit is asked for: the broker and the installer
+         * check the specs again; only we know the wheelhouse's list. */
+        if (args.packages) {
+                tool_packages_refresh(config->packages);
+                r = tool_packages_check(config->packages, args.packages, &error);
+                if (r == -EINVAL) {
+                        s->server->package_stats.refused++;
+                        log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "packages-refused");
+                        return reject(req, error, ret);
+                }
+                if (r < 0)
+                        return r;
+        }
 
         if (!tool->broker_op && session_full(s)) {
                 _cleanup_free_ char *m = NULL;

@@ -10,6 +10,7 @@
 
 #include "egress-policy.h"
 #include "mem-budget.h"
+#include "tool-packages.h"
 
 typedef struct McpServerConfig {
         const char *broker_socket;      /* broker socket path */
@@ -51,4 +52,9 @@ typedef struct McpServerConfig {
          * the front end: the `network` argument names one. NULL or none:
          * runs have no network and the argument is refused. Borrowed. */
         const EgressConfig *egress;
+        /* Packages on demand (issue 23): the operator's wheelhouse, as the
+         * `packages` argument offers it; read again on tools/list and on a
+         * call that asks for packages, when it changed (hence not const).
+         * NULL: packages off. Borrowed. */
+        ToolPackages *packages;
 } McpServerConfig;

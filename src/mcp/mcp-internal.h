@@ -32,6 +32,7 @@ struct McpServer {
         struct TaskListener *task_listeners;    /* subscriptions/listen for tasks (mcp-task.c) */
         unsigned n_tasks;               /* all of them, also those not yet shown to the client */
         uint64_t tasks_ended[4];        /* by McpTaskStatus, since start: for /metrics */
+        McpPackageStats package_stats;  /* installs since start: for /metrics */
         uint64_t progress_interval_usec;
 };
 

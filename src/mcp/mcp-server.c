@@ -558,6 +558,13 @@ static int handle_set_level(McpRequest *req, json_object **ret) {
         return handle_ping(req, ret);
 }
 
+void mcp_server_package_stats(const McpServer *s, McpPackageStats *ret) {
+        assert(s);
+        assert(ret);
+
+        *ret = s->package_stats;
+}
+
 static int handle_tools_list(McpRequest *req, json_object **ret) {
         _cleanup_json_ json_object *result = json_object_new_object(), *tools = json_object_new_array();
 
@@ -573,6 +580,9 @@ static int handle_tools_list(McpRequest *req, json_object **ret) {
 
         if (!result || !tools)
                 return -ENOMEM;
+        /* What the wheelhouse holds goes into the descriptions: one stat()
+         * here, and a new read only if the manifest changed. */
+        tool_packages_refresh(c->packages);
         for (const McpTool *const *t = mcp_tools; *t; t++)
                 if (mcp_tool_available(*t, c) && json_append(tools, (*t)->definition(c, req->rev)) < 0)
                         return -ENOMEM;

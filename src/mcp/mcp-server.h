@@ -177,5 +177,14 @@ typedef struct McpTaskStats {
 } McpTaskStats;
 void mcp_server_task_stats(const McpServer *s, McpTaskStats *ret);
 
+/* Calls with "packages" since start, for /metrics: the installer's
+ * verdicts (RESULT_FRAME_PACKAGES "ok"), the calls the front end refused
+ * before asking for a unit, and the installs' time (their duration_us). */
+typedef struct McpPackageStats {
+        uint64_t ok, failed, refused;
+        uint64_t install_usec;
+} McpPackageStats;
+void mcp_server_package_stats(const McpServer *s, McpPackageStats *ret);
+
 /* Those of one caller ("http:token:NAME"), for /metrics. */
 unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller);

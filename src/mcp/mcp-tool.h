@@ -27,6 +27,10 @@ typedef struct McpToolArgs {
          * borrowed from the arguments; NULL: none. Checked against the
          * configuration and the caller before the call goes on. */
         const char *network;
+        /* exec and session_create: the "packages" argument as given,
+         * borrowed from the arguments; NULL: none. Checked against the
+         * wheelhouse (tool_packages_check()) before the call goes on. */
+        json_object *packages;
 } McpToolArgs;
 
 void mcp_tool_args_done(McpToolArgs *a);

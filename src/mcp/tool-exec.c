@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "mcp-tool.h"
 #include "tool-network.h"
+#include "tool-packages.h"
 #include "broker-proto.h"
 #include "utf8.h"
 #include "util.h"
@@ -77,10 +78,16 @@ static char *describe(const McpServerConfig *c) {
                            "ends after %" PRIu64 " s without a call or %" PRIu64 " s after it started; one call at a "
                            "time.\n",
                         c->session_idle_s, c->session_max_s);
-        fputs("- There is no network at all: no internet, no DNS, no local services; pip install and "
-              "downloads fail.\n",
-              f);
+        if (tool_packages_enabled(c->packages))
+                fputs("- There is no network at all: no internet, no DNS, no local services; downloads fail, and "
+                      "pip install works only for the wheelhouse's packages (below).\n",
+                      f);
+        else
+                fputs("- There is no network at all: no internet, no DNS, no local services; pip install and "
+                      "downloads fail.\n",
+                      f);
         tool_network_describe(f, c->egress);
+        tool_packages_describe(f, c->packages);
         fputs(c->result_channel ? "- /tmp is a fresh, private directory in every run, empty but for the input files.\n"
                                 : "- /tmp is a fresh, empty, private directory in every run.\n",
               f);
@@ -176,6 +183,24 @@ static const char output_schema[] =
         "\"bytes_up\":{\"type\":\"integer\",\"minimum\":0},"
         "\"bytes_down\":{\"type\":\"integer\",\"minimum\":0}"
         "}},"
+        "\"packages\":{\"type\":\"object\",\"description\":\"Calls with \\\"packages\\\" only: what the installer did "
+        "before the code ran. ok false: nothing ran, error says why (the call is then an error).\",\"properties\":{"
+        "\"ok\":{\"type\":\"boolean\"},"
+        "\"error\":{\"type\":\"string\"},"
+        "\"requested\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},"
+        "\"installed\":{\"type\":\"array\",\"description\":\"Distributions installed, dependencies "
+        "included.\",\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+        "\"version\":{\"type\":\"string\"}}}},"
+        "\"already\":{\"type\":\"array\",\"description\":\"In a session: specs an earlier call installed.\","
+        "\"items\":{\"type\":\"string\"}},"
+        "\"replaced\":{\"type\":\"array\",\"description\":\"System distributions shadowed by another "
+        "version.\",\"items\":{\"type\":\"string\"}},"
+        "\"fresh_interpreter\":{\"type\":\"boolean\",\"description\":\"The warm interpreter's preloaded "
+        "modules were dropped for these packages.\"},"
+        "\"duration_us\":{\"type\":\"integer\",\"minimum\":0},"
+        "\"log\":{\"type\":\"string\",\"description\":\"pip's output (its end), never part of stdout.\"},"
+        "\"log_left_out\":{\"type\":\"string\",\"description\":\"Why the log is missing.\"}"
+        "}},"
         "\"images\":{\"type\":\"array\",\"description\":\"Figures and image files (png, jpeg, gif, webp under "
         "/tmp/outputs), metadata only: those returned are the image blocks of the content, in this order.\","
         "\"items\":{\"type\":\"object\",\"properties\":{"
@@ -206,7 +231,7 @@ static const char output_schema[] =
         "and files in /tmp of earlier calls are still there. Without it, the run is new and isolated."
 
 static json_object *input_schema(const McpServerConfig *c, const McpRevision *rev) {
-        _cleanup_json_ json_object *schema = NULL, *network = NULL;
+        _cleanup_json_ json_object *schema = NULL, *network = NULL, *packages = NULL;
         _cleanup_free_ char *s = NULL, *files = NULL;
         char code[FORMAT_BYTES_MAX], in[FORMAT_BYTES_MAX], inb[FORMAT_BYTES_MAX];
 
@@ -248,6 +273,9 @@ static json_object *input_schema(const McpServerConfig *c, const McpRevision *re
         if (!schema || tool_network_schema(c->egress, &network) < 0)
                 return NULL;
         if (network && json_add(json_get(schema, "properties"), "network", TAKE_PTR(network)) < 0)
+                return NULL;
+        if (tool_packages_schema(c->packages, &packages) < 0 ||
+            (packages && json_add(json_get(schema, "properties"), "packages", TAKE_PTR(packages)) < 0))
                 return NULL;
         return TAKE_PTR(schema);
 }
@@ -433,14 +461,15 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                             (!streq(key, "session") || c->max_sessions == 0) &&
                             /* Always known, so that a server without egress
                              * says so clearly (tool_network_check()). */
-                            !streq(key, "network"))
+                            !streq(key, "network") && !streq(key, "packages"))
                                 return argument_error(ret_error,
-                                                      "unknown argument \"%.*s\": the exec tool takes only %s%s%s",
+                                                      "unknown argument \"%.*s\": the exec tool takes only %s%s%s%s",
                                                       utf8_prefix_len(key, NAME_MAX_ECHO), key,
                                                       c->result_channel ? "code, timeout_s, stdin, files"
                                                                         : "code, timeout_s, stdin",
                                                       c->max_sessions > 0 ? ", session" : "",
-                                                      tool_network_enabled(c->egress) ? " and network" : "");
+                                                      tool_network_enabled(c->egress) ? ", network" : "",
+                                                      tool_packages_enabled(c->packages) ? ", packages" : "");
                 }
         }
 
@@ -504,6 +533,11 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                                               "network it was created with (session_create's \"network\"); call "
                                               "without \"network\", or make a new session with it");
         }
+
+        /* Checked with the wheelhouse later (tool_packages_check()); with
+         * "session" too: the session's call installs more. */
+        if (json_object_object_get_ex(arguments, "packages", &v) && !json_object_is_type(v, json_type_null))
+                a.packages = v;
 
         *ret = a;
         a = (ExecArgs) {};      /* the decoded buffers are the caller's now */
@@ -682,19 +716,37 @@ static char *outputs_note(const ExecResult *r, const OutputFate *fates) {
         return TAKE_PTR(text);
 }
 
+/* The installer's error when it failed (then the code did not run), else NULL. */
+static const char *packages_failure(const ExecResult *r) {
+        if (!r->packages || json_get_bool(r->packages, "ok"))
+                return NULL;
+        return json_get_string(r->packages, "error") ?: "the packages could not be installed; the code did not run";
+}
+
 /* The whole CallToolResult for these fates, the blocks only if with_blocks. */
 static json_object *build_result(const ExecResult *cut, const McpRevision *rev, const OutputFate *fates,
                                  bool with_blocks) {
         _cleanup_json_ json_object *result = json_object_new_object(), *structured = exec_result_to_json(cut),
                                    *content = NULL;
         _cleanup_free_ char *note = NULL;
-        const char *text;
+        const char *text, *failed = packages_failure(cut);
         size_t len;
 
         if (!result || !structured || add_output_lists(structured, cut, fates) < 0)
                 return NULL;
         text = json_serialize(structured, &len);
-        if (!text || !(content = text_content(text, len)))
+        if (!text)
+                return NULL;
+        if (failed) {
+                /* The error first (what clients show of an isError result),
+                 * then the result with the installer's report and log. */
+                _cleanup_json_ json_object *b = NULL;
+                content = text_content(failed, strlen(failed));
+                if (!content || json_build(&b, JB_STR("type", "text"),
+                                           JB_OBJ("text", json_object_new_string_len(text, (int) len)), JB_END) < 0 ||
+                    json_append(content, TAKE_PTR(b)) < 0)
+                        return NULL;
+        } else if (!(content = text_content(text, len)))
                 return NULL;
         if (cut->session_lost) {
                 _cleanup_json_ json_object *b = json_object_new_object();
@@ -727,7 +779,7 @@ static json_object *build_result(const ExecResult *cut, const McpRevision *rev, 
                 }
         if (json_add(result, "content", TAKE_PTR(content)) < 0 ||
             (rev->structured && json_add(result, "structuredContent", TAKE_PTR(structured)) < 0) ||
-            json_add_bool(result, "isError", false) < 0)
+            json_add_bool(result, "isError", failed != NULL) < 0)
                 return NULL;
         return TAKE_PTR(result);
 }
@@ -834,6 +886,7 @@ static int exec_parse(const McpServerConfig *c, json_object *arguments, McpToolA
         if (r < 0)
                 return r;
         a->network = a->exec.network;
+        a->packages = a->exec.packages;
         /* Not a handle of ours: as gone as one that ended. */
         if (a->exec.session && tool_session_parse_handle(a->exec.session, a->session_id) < 0)
                 return -ESRCH;

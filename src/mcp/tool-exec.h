@@ -38,6 +38,7 @@ typedef struct ExecArgs {
         uint8_t *decoded[LAUNCH_FILES_MAX];     /* owned: what base64 content decoded to */
         const char *session;            /* the handle as given, or NULL: a run of its own */
         const char *network;            /* an egress policy's name as given (not yet checked), or NULL */
+        json_object *packages;          /* "packages" as given (not yet checked), or NULL */
 } ExecArgs;
 
 void exec_args_done(ExecArgs *a);
@@ -59,7 +60,10 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
  * result's "images" and "files" lists (which carry metadata only, never
  * bytes). stdout and stderr are cut (and truncated set) where, as JSON, they
  * would take more than twice c->max_output_bytes; outputs that would take
- * the reply past TOOL_EXEC_REPLY_MAX are left out. NULL on out of memory. */
+ * the reply past TOOL_EXEC_REPLY_MAX are left out. When the installer of
+ * "packages" failed (the code did not run) the result is an isError whose
+ * first block is the installer's error, structuredContent as always (with
+ * "packages"). NULL on out of memory. */
 json_object *tool_exec_result(const McpServerConfig *c, const ExecResult *r, const McpRevision *rev);
 
 /* A CallToolResult with isError set and text as its only content. */

@@ -15,6 +15,7 @@
 #include "mcp-tool.h"
 #include "node-id.h"
 #include "tool-network.h"
+#include "tool-packages.h"
 #include "util.h"
 
 const char tool_session_gone_text[] =
@@ -45,6 +46,25 @@ static char *describe_create(const McpServerConfig *c) {
                         return NULL;
                 if (size > 0 && network[size - 1] == '\n')
                         network[size - 1] = 0;
+        }
+        if (tool_packages_enabled(c->packages)) {
+                _cleanup_free_ char *text = NULL;
+                size_t len = 0;
+
+                f = open_memstream(&text, &len);
+                if (!f)
+                        return NULL;
+                fprintf(f, "%s\n- A session created with \"packages\" has them installed before its first call's code "
+                           "runs (that call's result reports the install), and keeps them for its life; exec in the "
+                           "session may add more with its own \"packages\".\n",
+                        network ?: "");
+                tool_packages_describe(f, c->packages);
+                if (fclose(f) != 0)
+                        return NULL;
+                if (len > 0 && text[len - 1] == '\n')
+                        text[len - 1] = 0;
+                free(network);
+                network = TAKE_PTR(text);
         }
         if (asprintf(&s,
                      "Starts a Python session: a sandbox whose interpreter keeps its variables, imports and files in "
@@ -108,7 +128,7 @@ static json_object *definition(const McpRevision *rev, const char *name, const c
 
 json_object *tool_session_create_definition(const McpServerConfig *c, const McpRevision *rev) {
         _cleanup_free_ char *d = describe_create(c);
-        _cleanup_json_ json_object *t = NULL, *network = NULL;
+        _cleanup_json_ json_object *t = NULL, *network = NULL, *packages = NULL;
 
         t = definition(rev, TOOL_SESSION_CREATE_NAME, "Start a Python session", d,
                        "{\"type\":\"object\",\"properties\":{},\"additionalProperties\":false}",
@@ -116,6 +136,9 @@ json_object *tool_session_create_definition(const McpServerConfig *c, const McpR
         if (!t || tool_network_schema(c->egress, &network) < 0)
                 return NULL;
         if (network && json_add(json_get(json_get(t, "inputSchema"), "properties"), "network", TAKE_PTR(network)) < 0)
+                return NULL;
+        if (tool_packages_schema(c->packages, &packages) < 0 ||
+            (packages && json_add(json_get(json_get(t, "inputSchema"), "properties"), "packages", TAKE_PTR(packages)) < 0))
                 return NULL;
         return TAKE_PTR(t);
 }
@@ -166,17 +189,22 @@ static int argument_error(char **ret_error, const char *text) {
         return *ret_error ? -EINVAL : -ENOMEM;
 }
 
-int tool_session_create_parse_arguments(json_object *arguments, const char **ret_network, char **ret_error) {
+int tool_session_create_parse_arguments(json_object *arguments, const char **ret_network, json_object **ret_packages,
+                                        char **ret_error) {
         json_object *v = NULL;
 
         *ret_network = NULL;
+        *ret_packages = NULL;
         if (!arguments)
                 return 0;
         json_object_object_foreach(arguments, key, val) {
                 (void) val;
-                if (!streq(key, "network"))
-                        return argument_error(ret_error, "session_create takes only \"network\" (optional)");
+                if (!streq(key, "network") && !streq(key, "packages"))
+                        return argument_error(ret_error,
+                                              "session_create takes only \"network\" and \"packages\" (both optional)");
         }
+        if (json_object_object_get_ex(arguments, "packages", &v) && !json_object_is_type(v, json_type_null))
+                *ret_packages = v;
         if (json_object_object_get_ex(arguments, "network", &v) && !json_object_is_type(v, json_type_null)) {
                 if (!json_object_is_type(v, json_type_string))
                         return argument_error(ret_error, "\"network\" must be the name of an egress policy");
@@ -303,7 +331,7 @@ static int create_parse(const McpServerConfig *c, json_object *arguments, McpToo
         assert(c);
         assert(a);
 
-        return tool_session_create_parse_arguments(arguments, &a->network, ret_error);
+        return tool_session_create_parse_arguments(arguments, &a->network, &a->packages, ret_error);
 }
 
 static void create_done(const McpToolContext *ctx, const McpToolArgs *a, json_object *reply, BrokerError error,

@@ -35,10 +35,13 @@ int tool_session_format_handle(const char *id, char **ret);
 
 /* session_create takes nothing but an optional "network" (an egress
  * policy's name, checked later with the caller: tool-network.h), *ret_network
- * borrowed from arguments or NULL; session_close {"session": handle}:
+ * borrowed from arguments or NULL, and optional "packages" (checked later
+ * with the wheelhouse: tool-packages.h), *ret_packages borrowed or NULL;
+ * session_close {"session": handle}:
  * -EINVAL with *ret_error for the model. A handle that is well-formed but
  * not ours is not an argument error: it is gone. */
-int tool_session_create_parse_arguments(json_object *arguments, const char **ret_network, char **ret_error);
+int tool_session_create_parse_arguments(json_object *arguments, const char **ret_network, json_object **ret_packages,
+                                        char **ret_error);
 int tool_session_close_parse_arguments(json_object *arguments, const char **ret_handle, char **ret_error);
 
 /* Results: the new session (the broker's reply gives the limits), closed. */

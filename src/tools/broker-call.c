@@ -238,6 +238,16 @@ static int run(int argc, char *argv[]) {
                 return fprintf(stderr, "mcp-exec-broker-call: bad MCP_EXEC_* configuration\n"), 2;
         if (arg_n_files > 0 && !arg_result_channel)
                 return fprintf(stderr, "mcp-exec-broker-call: --file needs --result-channel\n"), 2;
+        /* The front end's form of "packages" (exec-client.h): a JSON array. */
+        _cleanup_json_ json_object *packages = NULL;
+        if (arg_n_packages > 0) {
+                packages = json_object_new_array();
+                for (size_t i = 0; packages && i < arg_n_packages; i++)
+                        if (json_object_array_add(packages, json_object_new_string(arg_packages[i])) < 0)
+                                return 2;
+                if (!packages)
+                        return 2;
+        }
         request = (ExecRequest) {
                 .code = code, .code_len = code_len, .stdin_data = in, .stdin_len = in_len,
                 .timeout_s = arg_timeout, .max_output_bytes = arg_max_output, .tag = "broker-call",
@@ -245,7 +255,7 @@ static int run(int argc, char *argv[]) {
                 .result_limits = { .max_images = config.max_images, .max_image_bytes = config.max_image_bytes,
                                    .max_files = config.max_files_out, .max_result_bytes = config.max_result_bytes },
                 .files = arg_files, .n_files = arg_n_files, .network = arg_network,
-                .packages = arg_packages, .n_packages = arg_n_packages,
+                .packages = packages,
         };
         config_done(&config);
         jobs = all_jobs = new0(Job, arg_count);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-util.h"
 #include "macro.h"
 #include "result-reader.h"
 #include "test-frames.h"
@@ -557,8 +558,116 @@ TEST(test_budget) {
         frame_buf_done(&b);
 }
 
+/* RESULT_FRAME_PACKAGES: the installer's report, only the keys and types
+ * result-frame.h names kept, strings made valid UTF-8, pip's log beside the
+ * outputs (never an item), and what is not a report refused. */
+TEST(test_packages) {
+        static const char meta[] =
+                "{\"ok\":true,\"requested\":[\"tiny\",\"dep==1.0\",7],\"installed\":[{\"name\":\"tiny\","
+                "\"version\":\"1.0\"},{\"name\":\"dep\"},{\"name\":\"dep\",\"version\":\"1.0\",\"x\":1}],"
+                "\"already\":[],\"replaced\":[\"numpy\"],\"fresh_interpreter\":false,\"duration_us\":250000,"
+                "\"stdout\":\"not ours\",\"error\":\"\xff\"}";
+        static const char log[] = "Processing ./tiny-1.0-py3-none-any.whl\n\xc3(bad)\n";
+        _cleanup_json_ json_object *p = NULL, *want = NULL;
+        MemBudget budget = { .max = 2 * 3000 };
+        MemCharge charge = {};
+        FrameBuf b = {};
+        ResultReader r;
+        uint8_t big[RESULT_PACKAGES_LOG_MAX + 1];
+
+        frame_put(&b, RESULT_FRAME_PACKAGES, meta, log, sizeof log - 1);
+        frame_put(&b, RESULT_FRAME_STATUS, "{\"exit_code\":0}", NULL, 0);
+        frame_put(&b, RESULT_FRAME_FILE, "{\"path\":\"/tmp/outputs/a.txt\"}", "hi", 2);
+        frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
+        for (size_t step = 0; step < 8; step += 3) {
+                result_reader_init(&r, &limits);
+                ASSERT_EQ_INT(feed(&r, &b, step), 1);
+                ASSERT_TRUE(r.have_packages && r.have_status);
+                ASSERT_EQ_INT(r.n_items, 1);    /* the log is not an output */
+                ASSERT_EQ_U64(r.data_kept, 2);  /* nor counted against MCP_EXEC_MAX_RESULT_BYTES */
+                p = result_reader_take_packages(&r);
+                ASSERT_TRUE(p);
+                want = json_tokener_parse(
+                        "{\"ok\":true,\"error\":\"\xef\xbf\xbd\",\"requested\":[\"tiny\",\"dep==1.0\"],\"already\":[],"
+                        "\"replaced\":[\"numpy\"],\"installed\":[{\"name\":\"tiny\",\"version\":\"1.0\"},{\"name\":"
+                        "\"dep\",\"version\":\"1.0\"}],\"fresh_interpreter\":false,\"duration_us\":250000,\"log\":"
+                        "\"Processing ./tiny-1.0-py3-none-any.whl\\n\xef\xbf\xbd(bad)\\n\"}");
+                ASSERT_TRUE(want);
+                if (!json_object_equal(p, want))
+                        ASSERT_FAIL_("step %zu: %s", step, json_object_to_json_string(p));
+                json_object_put(TAKE_PTR(p));
+                json_object_put(TAKE_PTR(want));
+                result_reader_done(&r);
+        }
+        frame_buf_done(&b);
+
+        /* A failed install: the code did not run, a STATUS and END follow. */
+        frame_put(&b, RESULT_FRAME_PACKAGES, "{\"ok\":false,\"error\":\"no wheel for foo==9\",\"duration_us\":5}",
+                  NULL, 0);
+        frame_put(&b, RESULT_FRAME_STATUS, "{\"exit_code\":1}", NULL, 0);
+        frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
+        result_reader_init(&r, &limits);
+        ASSERT_EQ_INT(feed(&r, &b, 0), 1);
+        p = result_reader_take_packages(&r);
+        ASSERT_TRUE(p && !json_get_bool(p, "ok"));
+        ASSERT_STREQ(json_get_string(p, "error"), "no wheel for foo==9");
+        ASSERT_STREQ(json_get_string(p, "log"), "");
+        json_object_put(TAKE_PTR(p));
+        result_reader_done(&r);
+        frame_buf_done(&b);
+
+        /* No report: nothing to take. */
+        frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
+        result_reader_init(&r, &limits);
+        ASSERT_EQ_INT(feed(&r, &b, 0), 1);
+        ASSERT_TRUE(!r.have_packages && !result_reader_take_packages(&r));
+        result_reader_done(&r);
+        frame_buf_done(&b);
+
+        /* Two reports, one without "ok", a log past its limit. */
+        frame_put(&b, RESULT_FRAME_PACKAGES, "{\"ok\":true}", NULL, 0);
+        frame_put(&b, RESULT_FRAME_PACKAGES, "{\"ok\":true}", NULL, 0);
+        expect_violation(&b, NULL, "a second PACKAGES frame");
+        frame_buf_done(&b);
+        frame_put(&b, RESULT_FRAME_PACKAGES, "{\"ok\":\"yes\"}", NULL, 0);
+        expect_violation(&b, NULL, "PACKAGES frame without \"ok\"");
+        frame_buf_done(&b);
+        memset(big, 'x', sizeof big);
+        frame_put(&b, RESULT_FRAME_PACKAGES, "{\"ok\":true}", big, sizeof big);
+        expect_violation(&b, NULL, "more data than any limit allows");
+        frame_buf_done(&b);
+
+        /* The log is charged like an output; past the budget it is left out. */
+        ASSERT_EQ_INT(mem_charge_init(&charge, &budget, "uid:1"), 0);
+        ASSERT_EQ_INT(mem_charge_set(&charge, 2000), 0);
+        frame_put(&b, RESULT_FRAME_PACKAGES, "{\"ok\":true}", log, sizeof log - 1);
+        frame_put(&b, RESULT_FRAME_END, NULL, NULL, 0);
+        result_reader_init(&r, &limits);
+        r.charge = &charge;
+        ASSERT_EQ_INT(feed(&r, &b, 5), 1);
+        ASSERT_EQ_U64(charge.bytes, 2000 + sizeof log - 1);
+        p = result_reader_take_packages(&r);
+        ASSERT_STREQ(json_get_string(p, "log"), "Processing ./tiny-1.0-py3-none-any.whl\n\xef\xbf\xbd(bad)\n");
+        json_object_put(TAKE_PTR(p));
+        result_reader_done(&r);
+        ASSERT_EQ_U64(charge.bytes, 2000);
+        ASSERT_EQ_INT(mem_charge_set(&charge, 3000), 0);        /* the caller's whole share */
+        result_reader_init(&r, &limits);
+        r.charge = &charge;
+        ASSERT_EQ_INT(feed(&r, &b, 5), 1);
+        ASSERT_EQ_U64(charge.bytes, 3000);
+        p = result_reader_take_packages(&r);
+        ASSERT_TRUE(p && !json_get(p, "log"));
+        ASSERT_CONTAINS(json_get_string(p, "log_left_out"), "memory budget");
+        json_object_put(TAKE_PTR(p));
+        result_reader_done(&r);
+        mem_charge_done(&charge);
+        frame_buf_done(&b);
+}
+
 int main(void) {
         RUN(test_budget);
+        RUN(test_packages);
         RUN(test_good);
         RUN(test_steal);
         RUN(test_cut);

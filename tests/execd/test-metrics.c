@@ -87,6 +87,8 @@ TEST(test_full) {
                 .http_callers = callers, .n_http_callers = 2,
                 .has_stdio = true, .stdio_connections = 1, .stdio_refused_full = 9, .stdio_refused_uid = 8,
                 .stdio_closed_silent = 6,
+                .package_installs_ok = 11, .package_installs_failed = 2, .package_installs_refused = 4,
+                .package_install_usec = 3 * 1000000 + 250000,
         };
         char *t = render(&s);
 
@@ -135,6 +137,12 @@ TEST(test_full) {
         has_line(t, "mcp_exec_pool_hits_total 30");
         has_line(t, "mcp_exec_calls_running 2");
         has_line(t, "mcp_exec_calls_queued 0");
+        has_line(t, "# TYPE mcp_exec_package_installs_total counter");
+        has_line(t, "mcp_exec_package_installs_total{result=\"ok\"} 11");
+        has_line(t, "mcp_exec_package_installs_total{result=\"failed\"} 2");
+        has_line(t, "mcp_exec_package_installs_total{result=\"refused\"} 4");
+        has_line(t, "# TYPE mcp_exec_package_install_seconds_total counter");
+        has_line(t, "mcp_exec_package_install_seconds_total 3.250000");
         has_line(t, "mcp_exec_http_connections 3");
         has_line(t, "mcp_exec_http_connections_accepted_total 1000");
         has_line(t, "mcp_exec_http_connections_refused_total 7");

@@ -172,7 +172,7 @@ static void put_output(FrameBuf *b, ResultFrameType type, const char *path, size
 /* The channel's frames from the directives (after the flags are known). */
 static void script_channel(FakeRun *r) {
         const char *p = r->code, *end = r->code + r->code_len;
-        FrameBuf body = {};
+        FrameBuf body = {}, pre = {};
         bool huge = false;
 
         /* Killed at a timeout or by the OOM killer: the launcher says nothing. */
@@ -185,7 +185,10 @@ static void script_channel(FakeRun *r) {
 
                 (void) snprintf(line, sizeof line, "%.*s", (int) MIN(n, sizeof line - 1), p);
                 p += n + (nl ? 1 : 0);
-                if (streq(line, "#figure")) {
+                if (strneq(line, "#packages ", 10))
+                        /* The installer's report comes before the code runs. */
+                        frame_put(&pre, RESULT_FRAME_PACKAGES, line + 10, FAKE_PIP_LOG, strlen(FAKE_PIP_LOG));
+                else if (streq(line, "#figure")) {
                         (void) snprintf(meta, sizeof meta, "{\"source\":\"figure\",\"index\":%u}", ++r->figures);
                         frame_put(&body, RESULT_FRAME_IMAGE, meta, png_3x2, sizeof png_3x2);
                 } else if (strneq(line, "#notimage ", 10))
@@ -240,6 +243,8 @@ static void script_channel(FakeRun *r) {
                 }
         }
 
+        frame_buf_put(&r->channel, pre.data, pre.size);
+        frame_buf_done(&pre);
         if (!r->no_status) {
                 char meta[64];
                 if (r->status_signal > 0)
@@ -405,8 +410,22 @@ static int on_sock(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                 json_object_put(msg);
                 return 0;
         }
+        if (streq_ptr(json_object_get_string(json_object_object_get(msg, "op")), "session_create") && n_fds == 0) {
+                json_object_put(b->session_create);
+                b->session_create = msg;
+                ev = json_object_new_object();
+                json_object_object_add(ev, "event", json_object_new_string("session"));
+                json_object_object_add(ev, "session", json_object_new_string(FAKE_SESSION_ID));
+                json_object_object_add(ev, "idle_timeout_s", json_object_new_int(600));
+                json_object_object_add(ev, "max_lifetime_s", json_object_new_int(3600));
+                json_object_object_add(ev, "memory_max_bytes", json_object_new_int64(256 << 20));
+                send_event(r, ev);
+                return 0;
+        }
         ASSERT_TRUE(!r->request);               /* one run per connection */
-        ASSERT_STREQ(json_object_get_string(json_object_object_get(msg, "op")), "run");
+        /* A session's call runs as a run does here. */
+        if (!streq_ptr(json_object_get_string(json_object_object_get(msg, "op")), "session_exec"))
+                ASSERT_STREQ(json_object_get_string(json_object_object_get(msg, "op")), "run");
         /* A fourth fd only to a broker that said it takes one. */
         ASSERT_EQ_INT(n_fds, b->result_channel ? 4 : 3);
         r->request = msg;
@@ -483,6 +502,7 @@ FakeBroker *fake_broker_free(FakeBroker *b) {
                 run_free(b->runs[i]);
         sd_event_source_disable_unref(b->listen_io);
         safe_close(b->listen_fd);
+        json_object_put(b->session_create);
         (void) unlink(b->path);
         (void) rmdir(b->dir);
         sd_event_unref(b->event);

@@ -38,10 +38,17 @@
  *   #huge              a FILE frame claiming a terabyte of data, then nothing
  *   #exitfirst         the exit event goes out before the channel is written
  *   #exitlate MS       the exit event goes out MS ms after the channel ended
+ *   #packages JSON     a PACKAGES frame before STATUS: meta JSON, data FAKE_PIP_LOG
  *
  * A run request with "network" gets an "egress" object in its exit event
  * (with a verdict nobody knows and a member nobody asked for).
+ *
+ * "session_exec" is served as a "run"; "session_create" is answered with
+ * the session FAKE_SESSION_ID, its request kept in session_create.
  */
+
+#define FAKE_PIP_LOG "Processing /var/lib/mcp-exec/wheels/a-1.0-py3-none-any.whl\nInstalled a-1.0\n"
+#define FAKE_SESSION_ID "0123456789abcdef0123456789abcdef"
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -101,6 +108,7 @@ struct FakeBroker {
         const char *fail_code, *fail_message;
         /* A broker with the result channel (see above). */
         bool result_channel;
+        json_object *session_create;    /* the last session_create request */
 };
 
 int fake_broker_new(sd_event *e, FakeBroker **ret);

@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "mcp-internal.h"
 #include "mcp-server.h"
+#include "node-id.h"
 #include "broker-proto.h"
 #include "test-helpers.h"
 #include "util.h"
@@ -1146,6 +1147,133 @@ TEST(test_call_network) {
         env_done(&env);
 }
 
+/* Issue 23: "packages" refused before any unit (off, not in the wheelhouse;
+ * counted), passed on to the run, the session's call and session_create,
+ * the installer's report as structuredContent.packages (never in stdout),
+ * and a failed install as an isError with the installer's text. */
+TEST(test_call_packages) {
+        char dir[] = "/tmp/test-mcp-packages.XXXXXX", manifest[96], want[256];
+        _cleanup_(tool_packages_freep) ToolPackages *pk = NULL;
+        McpPackageStats st;
+        json_object *res, *sc, *pkg;
+        FILE *f;
+        Env env;
+        Peer p;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        (void) snprintf(manifest, sizeof manifest, "%s/SHA256SUMS", dir);
+        ASSERT_EQ_INT(tool_packages_new(dir, 4, &pk), 0);
+
+        /* An empty wheelhouse: off, and nothing reaches the broker. */
+        env_init(&env, 2, 2);
+        env.server = mcp_server_free(env.server);
+        env.config.packages = pk;
+        env.config.result_channel = env.broker->result_channel = true;
+        env.config.max_sessions = 4;
+        env.config.max_sessions_per_caller = 2;
+        env.config.session_idle_s = 600;
+        env.config.session_max_s = 3600;
+        ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"off\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\",\"packages\":[\"a\"]}}}");
+        res = result(reply_to(&p, "off"));
+        ASSERT_TRUE(is_error_result(res));
+        (void) snprintf(want, sizeof want, "packages are not enabled on this server: its wheelhouse %s is empty or "
+                                           "missing; the operator fills it with `mcp-exec wheels add NAME`", dir);
+        ASSERT_STREQ(text_of(res), want);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"l0\",\"method\":\"tools/list\"}");
+        ASSERT_TRUE(!json_get(json_get(json_get(json_object_array_get_idx(json_get(result(reply_to(&p, "l0")), "tools"), 0),
+                                                "inputSchema"), "properties"), "packages"));
+
+        /* Filled: tools/list sees it without a restart. */
+        f = fopen(manifest, "we");
+        ASSERT_TRUE(f);
+        fputs("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef  a-1.0-py3-none-any.whl\n", f);
+        ASSERT_EQ_INT(fclose(f), 0);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"l1\",\"method\":\"tools/list\"}");
+        res = json_object_array_get_idx(json_get(result(reply_to(&p, "l1")), "tools"), 0);
+        ASSERT_TRUE(json_get(json_get(json_get(res, "inputSchema"), "properties"), "packages"));
+        ASSERT_CONTAINS(json_get_string(res, "description"), "at most 4 per call: a (1.0).");
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"nope\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\",\"packages\":[\"polars\"]}}}");
+        res = result(reply_to(&p, "nope"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_STREQ(text_of(res), "package 'polars' is not in this server's wheelhouse; it has: a (1.0)");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"opt\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out x\",\"packages\":[\"-r/etc/shadow\"]}}}");
+        res = result(reply_to(&p, "opt"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_CONTAINS(text_of(res), "'-r/etc/shadow' is not a package spec");
+        run_for(&env, 20);
+        ASSERT_EQ_INT(env.broker->n_runs, 0);
+
+        /* Installed: the report beside the output, the log not in stdout. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ok\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#packages {\\\"ok\\\":true,\\\"requested\\\":[\\\"a\\\"],\\\"installed\\\":"
+                  "[{\\\"name\\\":\\\"a\\\",\\\"version\\\":\\\"1.0\\\"}],\\\"duration_us\\\":1500000}\\n#out hi\","
+                  "\"packages\":[\"a\"]}}}");
+        res = result(wait_reply(&env, &p, "ok"));
+        ASSERT_TRUE(!is_error_result(res));
+        ASSERT_EQ_INT(env.broker->n_runs, 1);
+        ASSERT_STREQ(json_serialize(json_get(env.broker->runs[0]->request, "packages"), NULL), "[\"a\"]");
+        sc = json_get(res, "structuredContent");
+        ASSERT_STREQ(json_get_string(sc, "stdout"), "hi\n");
+        pkg = json_get(sc, "packages");
+        ASSERT_TRUE(json_get_bool(pkg, "ok"));
+        ASSERT_STREQ(json_get_string(pkg, "log"), FAKE_PIP_LOG);
+        ASSERT_STREQ(json_serialize(json_get(pkg, "installed"), NULL), "[{\"name\":\"a\",\"version\":\"1.0\"}]");
+        ASSERT_TRUE(!strstr(text_of(res), "\"stdout\":\"hi\\nProcessing"));
+
+        /* Failed: an isError with the installer's text, the report kept. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"bad\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#packages {\\\"ok\\\":false,\\\"error\\\":\\\"no wheel of a matches "
+                  "a==9\\\",\\\"duration_us\\\":250000}\\n#exit 1\",\"packages\":[\"a==9\"]}}}");
+        res = result(wait_reply(&env, &p, "bad"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_STREQ(text_of(res), "no wheel of a matches a==9");
+        pkg = json_get(json_get(res, "structuredContent"), "packages");
+        ASSERT_TRUE(pkg && !json_get_bool(pkg, "ok"));
+        ASSERT_STREQ(json_get_string(pkg, "log"), FAKE_PIP_LOG);
+        /* A run without packages sends none and reports none. */
+        call_exec(&p, "plain", "#out x");
+        res = result(wait_reply(&env, &p, "plain"));
+        ASSERT_TRUE(!json_get(json_get(res, "structuredContent"), "packages"));
+        ASSERT_TRUE(!json_get(env.broker->runs[2]->request, "packages"));
+
+        /* session_create takes them; exec in the session may add more. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"sc\",\"method\":\"tools/call\",\"params\":{\"name\":\"session_create\","
+                  "\"arguments\":{\"packages\":[\"a\"]}}}");
+        res = result(wait_reply(&env, &p, "sc"));
+        ASSERT_TRUE(!is_error_result(res));
+        ASSERT_STREQ(json_serialize(json_get(env.broker->session_create, "packages"), NULL), "[\"a\"]");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"sx\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#out s\",\"session\":\"%s." FAKE_SESSION_ID "\",\"packages\":[\"A\"]}}}",
+              node_id());
+        res = result(wait_reply(&env, &p, "sx"));
+        ASSERT_TRUE(!is_error_result(res));
+        ASSERT_STREQ(json_get_string(env.broker->runs[env.broker->n_runs - 1]->request, "op"), "session_exec");
+        ASSERT_STREQ(json_serialize(json_get(env.broker->runs[env.broker->n_runs - 1]->request, "packages"), NULL),
+                     "[\"A\"]");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"sc2\",\"method\":\"tools/call\",\"params\":{\"name\":\"session_create\","
+                  "\"arguments\":{\"packages\":[\"b\"]}}}");
+        res = result(reply_to(&p, "sc2"));
+        ASSERT_TRUE(is_error_result(res));
+        ASSERT_STREQ(text_of(res), "package 'b' is not in this server's wheelhouse; it has: a (1.0)");
+
+        mcp_server_package_stats(env.server, &st);
+        ASSERT_EQ_U64(st.ok, 1);
+        ASSERT_EQ_U64(st.failed, 1);
+        ASSERT_EQ_U64(st.refused, 4);
+        ASSERT_EQ_U64(st.install_usec, 1750000);
+        peer_close(&p);
+        env_done(&env);
+        ASSERT_EQ_INT(unlink(manifest), 0);
+        ASSERT_EQ_INT(rmdir(dir), 0);
+}
+
 TEST(test_batches) {
         Env env;
         Peer p;
@@ -1969,6 +2097,7 @@ int main(void) {
         RUN(test_call_invalid);
         RUN(test_call_failures);
         RUN(test_call_network);
+        RUN(test_call_packages);
         RUN(test_batches);
         RUN(test_stateless);
         RUN(test_routing_facts);

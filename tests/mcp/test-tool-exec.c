@@ -98,13 +98,16 @@ TEST(test_definition) {
         ASSERT_STREQ(json_get_string(out, "type"), "object");
         props = json_get(out, "properties");
         /* Every field, session_lost, which only calls in a session have,
-         * and egress, which only runs with a network have. */
-        ASSERT_EQ_INT(json_object_object_length(props), ELEMENTSOF(output_fields) + 2);
+         * egress, which only runs with a network have, and packages, which
+         * only calls with packages have. */
+        ASSERT_EQ_INT(json_object_object_length(props), ELEMENTSOF(output_fields) + 3);
         ASSERT_STREQ(json_get_string(json_get(props, "session_lost"), "type"), "boolean");
         ASSERT_TRUE(json_get_string(json_get(props, "session_lost"), "description"));
         ASSERT_FALSE(array_has(json_get(out, "required"), "session_lost"));
         ASSERT_STREQ(json_get_string(json_get(props, "egress"), "type"), "object");
         ASSERT_FALSE(array_has(json_get(out, "required"), "egress"));
+        ASSERT_STREQ(json_get_string(json_get(props, "packages"), "type"), "object");
+        ASSERT_FALSE(array_has(json_get(out, "required"), "packages"));
         ASSERT_EQ_INT(json_object_array_length(json_get(out, "required")), ELEMENTSOF(output_fields));
         for (size_t i = 0; i < ELEMENTSOF(output_fields); i++) {
                 ASSERT_TRUE(json_get(props, output_fields[i]));

@@ -108,24 +108,30 @@ TEST(test_arguments) {
                                    *exec_bad = json_tokener_parse("{\"code\":\"1\",\"session\":[]}"),
                                    *exec_null = json_tokener_parse("{\"code\":\"1\",\"session\":null}"),
                                    *net = json_tokener_parse("{\"network\":\"pypi\"}"),
-                                   *net_num = json_tokener_parse("{\"network\":1}");
+                                   *net_num = json_tokener_parse("{\"network\":1}"),
+                                   *pkgs = json_tokener_parse("{\"packages\":[\"polars\"],\"network\":\"pypi\"}");
         McpServerConfig none = config;
+        json_object *packages = NULL;
         const char *handle = NULL, *network = NULL;
         char *error = NULL;
         ExecArgs a = {};
 
-        ASSERT_EQ_INT(tool_session_create_parse_arguments(NULL, &network, &error), 0);
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(NULL, &network, &packages, &error), 0);
         ASSERT_TRUE(network == NULL);
-        ASSERT_EQ_INT(tool_session_create_parse_arguments(empty, &network, &error), 0);
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(empty, &network, &packages, &error), 0);
         ASSERT_TRUE(network == NULL);
-        ASSERT_EQ_INT(tool_session_create_parse_arguments(extra, &network, &error), -EINVAL);
-        ASSERT_CONTAINS(error, "only \"network\"");
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(extra, &network, &packages, &error), -EINVAL);
+        ASSERT_CONTAINS(error, "only \"network\" and \"packages\"");
         error = mfree(error);
-        ASSERT_EQ_INT(tool_session_create_parse_arguments(net, &network, &error), 0);
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(net, &network, &packages, &error), 0);
         ASSERT_STREQ(network, "pypi");
-        ASSERT_EQ_INT(tool_session_create_parse_arguments(net_num, &network, &error), -EINVAL);
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(net_num, &network, &packages, &error), -EINVAL);
         ASSERT_CONTAINS(error, "egress policy");
         error = mfree(error);
+        /* "packages" is taken as given, for tool_packages_check(). */
+        ASSERT_EQ_INT(tool_session_create_parse_arguments(pkgs, &network, &packages, &error), 0);
+        ASSERT_TRUE(packages == json_object_object_get(pkgs, "packages"));
+        ASSERT_STREQ(network, "pypi");
 
         ASSERT_EQ_INT(tool_session_close_parse_arguments(ok, &handle, &error), 0);
         ASSERT_STREQ(handle, "exec1." ID);
