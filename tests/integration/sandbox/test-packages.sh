@@ -108,7 +108,8 @@ if not ok:
 # pget LINE EXPR: as pcheck, prints the value.
 pget() {
     "$PY" -c '
-import json, sys
+import json, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # read by head at times
 o = json.loads(sys.stdin.read() or "null") or {}
 res = o.get("result") or {}
 sc = res.get("structuredContent") or {}
