@@ -9,9 +9,9 @@
 # Afterwards the wheelhouse holds exactly what `wheels add` put there, byte for byte.
 #
 # ATTACK_CASES='pkg-spec*' (globs on the file name) runs a subset.
-# Plain pass only: the specs are refused by parsers that run sanitized in test-packages' errors
-# (every front end and the broker) and in the unit tests; the rest is pip against a read-only
-# mount, the same in both builds.
+# Plain pass only: the specs are refused by C parsers that run sanitized in the ASan pass's unit
+# tests (tests/mcp test-tool-packages, tests/shared); the rest is pip against a read-only mount,
+# the same in both builds.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 . "$ITEST_DIR/lib/http.sh"

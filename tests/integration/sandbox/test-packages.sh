@@ -26,9 +26,11 @@
 #              level only: plain pip says "from versions: none"; reported, not asserted)
 #   cost       median of 3 (printed, never asserted): a plain call, one with packages ["pkgb"]
 #              (a fresh install each time), a session call whose packages are installed already
-# Plain pass only: what it checks is pip in the sandbox, the mount namespace's read-only
-# wheelhouse and egressd, which the ASan pass gives the same code paths in test-egress and the
-# unit tests of the spec and manifest parsers; its installs are the slowest runs of the suite.
+# Plain pass only: the C code it drives (the front end's argument, errors and report, the broker's
+# keys and sessions, the launcher's report frame, the manifest reader) runs sanitized in the ASan
+# pass's unit tests (tests/mcp, tests/broker, tests/launch, tests/exec-client, tests/shared); what
+# this test adds is pip in the sandbox, the read-only wheelhouse and egressd's verdicts, the same in
+# both builds, and some fifteen installs make it one of the longer tests (about 70 s).
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/http.sh"
 . "$ITEST_DIR/lib/egress-net.sh"
