@@ -95,6 +95,9 @@ def read_config(path):
                 values[k.strip()] = v
     except FileNotFoundError:
         pass
+    except PermissionError:
+        # A user's `list` of root's 0600 file: the defaults, said so.
+        warn(f"cannot read {path}: using the defaults (or pass --wheelhouse)")
     except OSError as e:
         raise Failure(EXIT_FAILED, f"cannot read {path}: {e.strerror}")
     return values
@@ -354,7 +357,10 @@ def cmd_add(wh, opts, python):
         if not spec_valid(s):
             raise Failure(EXIT_USAGE, f"{s!r}: not a package spec (a name, optional [extras], optional version "
                                       "clauses such as ==1.5.* or >=2,<3; no URLs, markers, spaces or options)")
-    old = wh.read_manifest() or {}
+    try:
+        old = wh.read_manifest() or {}
+    except Failure as e:
+        raise Failure(EXIT_FAILED, f"{e}; `mcp-exec wheels sync` writes it anew")
     reqs = write_reqs(wh, opts.names)
     staging, got = download(wh, python, reqs, opts.allow_source, opts.verbose)
     move_in(wh, staging, got, old)
@@ -370,7 +376,11 @@ def cmd_add(wh, opts, python):
 def cmd_sync(wh, opts, python):
     if not os.path.exists(opts.packages_file):
         raise Failure(EXIT_USAGE, f"{opts.packages_file}: no such file (mcp-exec wheels add NAME creates it)")
-    old = wh.read_manifest() or {}
+    try:
+        old = wh.read_manifest() or {}
+    except Failure as e:
+        warn(f"{e}; writing it anew")    # sync replaces it whole
+        old = {}
     # A list with no requirement left (comments only): an empty wheelhouse.
     if requirement_lines(opts.packages_file):
         staging, got = download(wh, python, opts.packages_file, opts.allow_source, opts.verbose)

@@ -15,6 +15,7 @@ import http.server
 import importlib.util
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -146,6 +147,14 @@ check(not os.path.exists(os.path.join(wh, TOP)) and not os.path.exists(os.path.j
 check(os.path.exists(os.path.join(wh, "stray-1.0-py3-none-any.whl")) is False, "sync: an unlisted .whl is deleted")
 check(not leftovers(), "sync: no staging left")
 
+# --- a malformed manifest: add refuses to build on it, sync writes it anew.
+with open(os.path.join(wh, "SHA256SUMS"), "a") as f:
+    f.write("not a line\n")
+check(run("verify").returncode == 1, "verify: a malformed manifest exits 1")
+r = run("add", "mxother")
+check(r.returncode == 4 and "malformed" in r.stderr, "add on a malformed manifest exits 4")
+check(run("sync").returncode == 0 and set(listed()) == {OTHER}, "sync writes a malformed manifest anew")
+
 # --- the lock (a): a run waits while another holds it, and does nothing meanwhile.
 with open(pkgs, "w") as f:
     f.write("mxtop\n")
@@ -204,9 +213,17 @@ check(p.returncode == 3 and manifest() == before_m and not leftovers(),
 
 # --- not root: refused unless the wheelhouse is the user's own.
 if os.geteuid() == 0:
-    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd("sync")], env=env,
+    # A copy of the script nobody can read (the source tree may be private).
+    pub = tempfile.mkdtemp(prefix="test-wheels-pub-")
+    os.chmod(pub, 0o755)
+    shutil.copy(SCRIPT, os.path.join(pub, "mcp-exec-wheels.py"))
+    os.chmod(os.path.join(pub, "mcp-exec-wheels.py"), 0o644)
+    argv = cmd("sync")
+    argv[1] = os.path.join(pub, "mcp-exec-wheels.py")
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv], env=env,
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 4 and "must run as root" in r.stderr, f"nobody is refused: {r.stderr.strip()}")
+    shutil.rmtree(pub)
 
 subprocess.run(["rm", "-rf", top])
 sys.exit(1 if failed else 0)

@@ -107,6 +107,34 @@ bx grep -qv '^#' /etc/mcp-exec/packages.txt && fail "packages.txt lists somethin
 out=$(bx mcp-exec wheels list 2>&1) || fail "mcp-exec wheels list failed: $out"
 grep -q 'no wheels' <<<"$out" || fail "mcp-exec wheels list of an empty wheelhouse: $out"
 log "wheelhouse 755 root, packages.txt a conffile, timer disabled, wheels list: $out"
+# The sync's own service, hardening and all, fills it: pip pointed at a directory of wheels built
+# here by a drop-in (pip's own configuration, as an operator points it at a mirror).
+if bx /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+    mkdir -p "$HDIR/idx"
+    python3 "$TOP/tests/lib/make-wheel.py" "$HDIR/idx" itbase 1.0 >/dev/null &&
+        python3 "$TOP/tests/lib/make-wheel.py" "$HDIR/idx" ittop 2.0 'itbase>=1' >/dev/null ||
+        fail "cannot build the test wheels"
+    chmod -R a+rX "$HDIR/idx"
+    bx sh -c 'echo ittop >>/etc/mcp-exec/packages.txt'
+    bx mkdir -p /etc/systemd/system/mcp-exec-wheels.service.d
+    bx sh -c "printf '[Service]\nEnvironment=PIP_CONFIG_FILE=/dev/null PIP_NO_INDEX=1 PIP_FIND_LINKS=$BDIR/idx\n' \
+        >/etc/systemd/system/mcp-exec-wheels.service.d/50-itest.conf"
+    at_exit 'bx rm -rf /etc/systemd/system/mcp-exec-wheels.service.d'
+    bx systemctl daemon-reload
+    bx systemctl start mcp-exec-wheels.service ||
+        fail "mcp-exec-wheels.service failed: $(bx journalctl -u mcp-exec-wheels.service --no-pager | tail -20)"
+    sums=$(bx cat /var/lib/mcp-exec/wheels/SHA256SUMS)
+    grep -q '  ittop-2.0-py3-none-any.whl$' <<<"$sums" && grep -q '  itbase-1.0-py3-none-any.whl$' <<<"$sums" ||
+        fail "the service's sync did not list ittop and its dependency: $sums"
+    bx stat -c '%U:%G %a' /var/lib/mcp-exec/wheels/ittop-2.0-py3-none-any.whl | grep -qx 'root:root 644' ||
+        fail "a wheel: $(bx stat -c '%U:%G %a' /var/lib/mcp-exec/wheels/ittop-2.0-py3-none-any.whl)"
+    out=$(bx mcp-exec wheels verify 2>&1) || fail "mcp-exec wheels verify after the service's sync: $out"
+    bx rm -rf /etc/systemd/system/mcp-exec-wheels.service.d
+    bx systemctl daemon-reload
+    log "mcp-exec-wheels.service synced: $(tr '\n' ' ' <<<"$sums" | sed 's/[0-9a-f]\{64\}  //g')"
+else
+    log "no pip in the box (python3-pip): mcp-exec-wheels.service is not tried"
+fi
 
 # --- HTTP, after the admin's `systemctl enable --now mcp-exec.socket`, while a local session runs
 # code (mcp-exec-stdio.service active): the two sockets have services of their own, so this
