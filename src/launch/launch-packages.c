@@ -171,7 +171,11 @@ void launch_packages_send(const LaunchInstall *i, bool fresh_interpreter, Result
                                JB_INT("duration_us", i->duration_usec),
                                JB_END);
                 if (r >= 0 && !i->ok)
-                        r = json_build_into(m, JB_STR("error", i->error ?: "failed"), JB_END);
+                        /* Even cut to ERROR_MAX, a text of control bytes
+                         * grows sixfold in JSON: then it is left out. */
+                        r = json_build_into(m, JB_STR("error", n > 0 ? i->error ?: "failed"
+                                                                     : "the installer failed (its error text is too long to report)"),
+                                            JB_END);
                 if (r < 0 || !json_serialize(m, &len))
                         return;
                 if (len <= RESULT_FRAME_META_MAX || n == 0) {

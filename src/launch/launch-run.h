@@ -25,6 +25,13 @@
  * fd, and while the program runs each connection it accepts goes over the
  * feed.
  *
+ * With "packages" in the run (issue 23, launch-packages.h) the parent runs
+ * the installer between steps 2 and 3 and sends RESULT_FRAME_PACKAGES. If
+ * it failed, no code is read or run: STATUS {"exit_code": LAUNCH_EXIT_FAILED}
+ * (125), END, and the launcher exits with 125. If the packages shadow a
+ * system distribution and the interpreter has a preload, it is killed and
+ * a fresh one without the preload started first ("fresh_interpreter").
+ *
  * The parent makes itself non-dumpable: the program, same uid, can neither
  * read its memory nor open its fds through /proc, so the result channel stays
  * the parent's. User code is never the main process: it cannot speak for the

@@ -17,6 +17,13 @@
  * program that dies (os._exit(), a crash, the OOM killer). EOF on the
  * control socket closes the session.
  *
+ * A call's "packages" (launch-packages.h) are installed before its code is
+ * read, within its timeout_ms (the installer is killed at the deadline:
+ * "timed_out"); specs an earlier call installed are "already" there. Once
+ * code ran, packages that would shadow a system distribution are refused
+ * (it may have been imported). A refused install runs no code: the call is
+ * "done" with exit code LAUNCH_EXIT_FAILED and the session goes on.
+ *
  * Between calls the interpreter's stdin, stdout and stderr are /dev/null:
  * what a background thread prints then is dropped, never handed to the next
  * call's caller. */

@@ -70,6 +70,15 @@ def _add_sites(dirs):
     return True
 
 
+def _packages_go(dirs):
+    """At "go": what the launcher installed for this run or call is
+    importable, also into a directory an earlier call's imports already
+    looked at."""
+    if _add_sites(dirs) or any(os.path.isdir(d) for d in dirs):
+        import importlib
+        importlib.invalidate_caches()
+
+
 def _packages_setup(prefix):
     """Packages (issue 23): a pip install in the code goes to prefix (the
     launcher set PIP_PREFIX), its scripts are on PATH, and an import that
@@ -343,7 +352,7 @@ def _session(ctl, state, sites):
             continue
         n += 1
         # What the launcher installed for this call.
-        _add_sites(sites)
+        _packages_go(sites)
         state["n"], state["max"] = 0, int(msg[3:])
         status = _session_call(ctl, main, state, n, fds)
         for f in (sys.stdout, sys.stderr):
@@ -399,7 +408,7 @@ def main():
     os.close(fds[3])
     del msg, fds, ok, failed, preload
     # What the launcher installed for this run.
-    _add_sites(sites)
+    _packages_go(sites)
     _run(CONTROL_FD, ctl, max_figures)
 
 

@@ -10,10 +10,10 @@
 # and its answer as one JSON object on stdout:
 #     {"ok": bool, "error": "...", "installed": [{"name", "version"}], "replaced": [...]}
 # pip's own output goes to stderr, which the launcher keeps (a bounded tail)
-# apart from the program's output.
+# apart from the program's output; nothing else writes to stdout.
 #
-# Two pip runs: a dry run that resolves the specs against the wheelhouse
-# (the system's packages count as installed), checked here (every wheel in
+# Two pip runs, in this process: a dry run that resolves the specs against
+# the wheelhouse (the system's packages count as installed), checked here (every wheel in
 # the manifest, the unpacked size under the cap, what it would shadow), then
 # the install of exactly that set from a hash-pinned requirements file, so
 # that pip itself checks each wheel against the manifest's hash.
@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 import urllib.parse
 import urllib.request
@@ -29,23 +28,11 @@ import zipfile
 
 MANIFEST = "SHA256SUMS"         # package-spec.h, WHEELHOUSE_MANIFEST
 REQUEST_MAX = 1 << 20
-STDERR_KEEP = 1 << 16
 
 # package_spec_valid() of package-spec.c, as a regular expression.
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 _CLAUSE = r"(?:===|==|!=|<=|>=|~=|<|>)[A-Za-z0-9][A-Za-z0-9.*+!_-]*"
 SPEC = re.compile(r"(%s)(?:\[%s(?:,%s)*\])?(?:%s(?:,%s)*)?" % (_NAME, _NAME, _NAME, _CLAUSE, _CLAUSE))
-
-# Runs pip with the packages site dirs on sys.path where the interpreter has
-# them (site_dirs() in mcp-exec-bootstrap.py): what an earlier call of a
-# session installed counts as installed.
-PIP_MAIN = """import runpy, sys
-sites = [d for d in sys.argv[1].split(":") if d]
-i = next((k for k, p in enumerate(sys.path) if p.endswith(("/site-packages", "/dist-packages"))), len(sys.path))
-sys.path[i:i] = sites
-sys.argv = ["pip"] + sys.argv[2:]
-runpy.run_module("pip", run_name="__main__", alter_sys=True)
-"""
 
 
 class Refused(Exception):
@@ -106,9 +93,16 @@ def projects(manifest):
             if parts[1] not in vs:
                 vs.append(parts[1])
     for vs in out.values():
-        vs.sort(key=lambda v: [int(x) if x.isdigit() else x for x in re.split(r"[.]", v)] if
-                re.fullmatch(r"[0-9.]+", v) else [v])
+        vs.sort(key=_version_key)
     return out
+
+
+def _version_key(v):
+    try:
+        from pip._vendor.packaging.version import Version
+        return (0, Version(v), v)
+    except Exception:       # no pip (said later), or not a PEP 440 version
+        return (1, None, v)
 
 
 def describe(projs, limit=1500):
@@ -116,17 +110,50 @@ def describe(projs, limit=1500):
     return (text[:limit] + "...") if len(text) > limit else (text or "nothing")
 
 
-def pip(python, sites, args, report=False, pass_fds=()):
-    """Runs pip; its output goes to our stderr (the caller's log) and comes
-    back as text to explain a failure. report: its stdout is the dry run's
-    report, returned apart."""
-    cmd = [python, "-I", "-B", "-c", PIP_MAIN, ":".join(sites), "install",
-           "--disable-pip-version-check", "--no-cache-dir", "--no-index", "--only-binary=:all:"] + args
-    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE if report else subprocess.STDOUT, pass_fds=pass_fds)
-    text = p.stderr if report else p.stdout
-    os.write(2, text[-STDERR_KEEP:])
-    return p.returncode, p.stdout if report else b"", text.decode("utf-8", "replace")
+class _Tee:
+    """pip's sys.stdout and sys.stderr while it runs: to our stderr (the
+    caller's log) and kept, to explain a failure."""
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self):
+        self.kept = []
+
+    def write(self, text):
+        data = text.encode("utf-8", "replace")
+        os.write(2, data)
+        self.kept.append(text)
+        del self.kept[:-200]
+        return len(text)
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return 2
+
+
+def pip(args):
+    """Runs pip install in this process (its import is most of its start:
+    paid once for both runs). Returns its exit status and output."""
+    try:
+        from pip._internal.cli.main import main as pip_main
+    except ImportError:
+        raise Refused("pip is not installed for %s (Debian: python3-pip)" % sys.executable)
+    tee = _Tee()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = tee
+    try:
+        rc = pip_main(["install", "--disable-pip-version-check", "--no-cache-dir", "--no-index",
+                       "--only-binary=:all:"] + args)
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else 1
+    finally:
+        sys.stdout, sys.stderr = saved
+    return rc, "".join(tee.kept)
 
 
 def explain_failure(err, projs):
@@ -141,15 +168,16 @@ def explain_failure(err, projs):
     return "pip failed: %s" % (" / ".join(last) or "no output")
 
 
-def resolve(req, sites, manifest, projs):
+def resolve(req, manifest, projs):
     w = os.path.realpath(req["wheelhouse"])
-    rc, out, err = pip(sys.executable, sites,
-                       ["--dry-run", "--quiet", "--report", "-", "--find-links", w, "--prefix", req["prefix"]]
-                       + list(req["specs"]), report=True)
+    fd = os.memfd_create("report")
+    rc, err = pip(["--dry-run", "--quiet", "--report", "/proc/self/fd/%d" % fd, "--find-links", w,
+                   "--prefix", req["prefix"]] + list(req["specs"]))
     if rc != 0:
         raise Refused(explain_failure(err, projs))
     try:
-        items = json.loads(out).get("install", [])
+        with open(fd, "rb") as f:
+            items = json.loads(f.read(16 << 20)).get("install", [])
     except ValueError:
         raise Refused("pip's report could not be read")
     plan, total = [], 0
@@ -172,7 +200,7 @@ def resolve(req, sites, manifest, projs):
     return plan
 
 
-def shadowed(plan, sites):
+def shadowed(plan, sites, system):
     """Names of the plan that the system has in another version, and a
     refusal for those an earlier call already put in the packages site."""
     from importlib import metadata
@@ -182,22 +210,19 @@ def shadowed(plan, sites):
             if d.version != version:
                 raise Refused("%s %s is installed in this session already; it cannot be changed to %s"
                               % (name, d.version, version))
-        try:
-            v = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-        if v != version:
-            replaced.append(name)
+        for d in metadata.distributions(name=name, path=system):
+            if d.version != version and name not in replaced:
+                replaced.append(name)
     return replaced
 
 
-def install(req, sites, manifest, plan):
+def install(req, manifest, plan):
     w = os.path.realpath(req["wheelhouse"])
     fd = os.memfd_create("requirements")
     text = "".join("%s==%s --hash=sha256:%s\n" % (n, v, manifest[f]) for n, v, f in plan)
     os.write(fd, text.encode())
-    cmd = ["--require-hashes", "--no-deps", "--find-links", w, "--prefix", req["prefix"], "-r", "/dev/fd/%d" % fd]
-    rc, _, err = pip(sys.executable, sites, cmd, pass_fds=(fd,))
+    rc, err = pip(["--require-hashes", "--no-deps", "--find-links", w, "--prefix", req["prefix"],
+                   "-r", "/proc/self/fd/%d" % fd])
     os.close(fd)
     if rc == 0:
         return
@@ -231,17 +256,27 @@ def run(req):
         if normalize(name) not in projs:
             raise Refused("%s is not in the wheelhouse (it has: %s)" % (name, describe(projs)))
     sites = site_dirs(req["prefix"])
-    plan = resolve(req, sites, manifest, projs)
-    replaced = shadowed(plan, sites)
+    system = list(sys.path)
+    # pip sees what the interpreter will see: what an earlier call of a
+    # session installed counts as installed (as in _add_sites() of
+    # mcp-exec-bootstrap.py: after the standard library).
+    i = next((k for k, p in enumerate(sys.path) if p.endswith(("/site-packages", "/dist-packages"))), len(sys.path))
+    sys.path[i:i] = sites
+    plan = resolve(req, manifest, projs)
+    replaced = shadowed(plan, sites, system)
     if replaced and not req.get("allow_replace", True):
         raise Refused("%s would replace the version the interpreter may have imported already; "
                       "ask for it in session_create" % ", ".join(replaced))
     if plan:
-        install(req, sites, manifest, plan)
+        install(req, manifest, plan)
     return {"ok": True, "installed": [{"name": n, "version": v} for n, v, _ in plan], "replaced": replaced}
 
 
 def main():
+    # The answer's fd is ours alone: whatever writes to fd 1 while pip runs
+    # (sys.__stdout__) lands in the log.
+    answer_fd = os.dup(1)
+    os.dup2(2, 1)
     try:
         req = json.loads(sys.stdin.buffer.read(REQUEST_MAX))
         answer = run(req if isinstance(req, dict) else {})
@@ -249,8 +284,9 @@ def main():
         answer = {"ok": False, "error": str(e)}
     except Exception as e:
         answer = {"ok": False, "error": "the installer failed: %s: %s" % (type(e).__name__, e)}
-    sys.stdout.write(json.dumps(answer))
-    sys.stdout.flush()
+    data = json.dumps(answer).encode()
+    while data:
+        data = data[os.write(answer_fd, data):]
 
 
 if __name__ == "__main__":

@@ -85,6 +85,7 @@ for d in (GOOD, BAD):
     wheel(d, "alpha", "2.0")
     wheel(d, "beta", "0.5", deps=["alpha>=2"])
     wheel(d, "six", "1.99.0")
+    wheel(d, "gamma2", "3.0")
 manifest(GOOD)
 manifest(BAD, wrong=("alpha-2.0-py3-none-any.whl",))
 
@@ -228,6 +229,12 @@ ans = json.loads(p.stdout or b"{}")
 check(ans.get("ok") is False and "not a valid package spec" in ans.get("error", ""),
       "and the installer refuses it on its own: %s" % ans)
 
+# 64 specs of 120 bytes: their lists cannot all fit in a frame's meta; the frame still comes.
+many = ["p%03d%s==1.0" % (k, "x" * 111) for k in range(64)]
+r = run(RAN, many)
+check(refused(r) and 0 < len(r["pk"]["requested"]) < 64 and "is not in the wheelhouse" in r["pk"]["error"],
+      "the packages frame of 64 long specs fits, its lists cut: %d requested listed" % len((r["pk"] or {}).get("requested", [])))
+
 r = run(RAN, ["beta"], readonly=False)
 check(refused(r) and "writable" in r["pk"]["error"], "a wheelhouse the sandbox can write is refused: %s" % r["pk"])
 
@@ -260,6 +267,11 @@ r = s.call("import alpha\nprint(alpha.VALUE)", ["beta"])
 pk = r["pk"] or {}
 check(pk.get("ok") is True and pk.get("already") == ["beta"] and pk.get("installed") == [] and r["stdout"] == "2.0\n",
       "the session's specs come again: already there, not installed again: %s %r" % (pk, r["stdout"]))
+r = s.call("try:\n    import gamma2\nexcept ImportError:\n    print('none')")
+r2 = s.call("import gamma2\nprint(gamma2.VALUE)", ["beta", "gamma2"])
+check(r["stdout"] == "none\n" and r2["stdout"] == "3.0\n",
+      "a package installed into the session's site after a failed import of it is found: %r %r %s"
+      % (r["stdout"], r2["stdout"] + r2["stderr"][-300:], r2["pk"]))
 r = s.call(RAN, ["beta", "six==1.99.0"])
 pk = r["pk"] or {}
 check(pk.get("ok") is False and "replace" in pk.get("error", "") and "session_create" in pk.get("error", "")
