@@ -262,7 +262,8 @@ int wheelhouse_load(const char *dir, Wheelhouse **ret) {
         r = parse_lines(text, len, &w, &n);
         if (r < 0)
                 return r;
-        qsort(w, n, sizeof *w, wheel_compare);
+        if (n > 0)      /* an empty manifest: no array at all */
+                qsort(w, n, sizeof *w, wheel_compare);
         h = new0(Wheelhouse, 1);
         if (h)
                 h->projects = new0(WheelhouseProject, MAX(MIN(n, (size_t) WHEELHOUSE_PROJECTS_MAX), (size_t) 1));

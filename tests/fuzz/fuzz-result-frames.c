@@ -106,6 +106,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         res.outputs_unlisted = r.unlisted;
         res.outputs_unlisted_more = r.unlisted_more;
         res.outputs_unlisted_reason = r.unlisted_reason;
+        /* The installer's report: valid UTF-8 throughout, the log bounded. */
+        res.packages = result_reader_take_packages(&r);
+        if (r.have_packages != !!res.packages)
+                abort();
+        if (res.packages) {
+                const char *log = json_get_string(res.packages, "log");
+                size_t len;
+
+                if (!json_object_is_type(json_get(res.packages, "ok"), json_type_boolean) ||
+                    (!log && !json_get(res.packages, "log_left_out")) ||
+                    (log && (strlen(log) > 3 * RESULT_PACKAGES_LOG_MAX || !utf8_is_valid(log, strlen(log)))) ||
+                    !json_serialize(res.packages, &len) || !utf8_is_valid(json_serialize(res.packages, NULL), len))
+                        abort();
+        }
         for (int v = 0; v < 2; v++) {
                 json_object *reply = tool_exec_result(&config, &res, mcp_revision_find(v ? "2025-11-25" : "2024-11-05"));
                 size_t len;
@@ -117,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t i = 0; i < n_items; i++)
                 result_item_done(items + i);
         free(items);
+        json_object_put(res.packages);
         result_reader_done(&r);
         return 0;
 }

@@ -336,6 +336,74 @@ TEST(test_core_invalid_arguments_fail_the_task) {
         env_done(&env);
 }
 
+/* Issue 23: a task's result carries the installer's report as a call's
+ * does, and a failed install fails the task with the installer's text. */
+TEST(test_packages) {
+        char dir[] = "/tmp/test-mcp-task-packages.XXXXXX", manifest[96];
+        _cleanup_(tool_packages_freep) ToolPackages *pk = NULL;
+        _cleanup_free_ char *ok = NULL, *bad = NULL;
+        McpServerConfig config;
+        json_object *r, *pkg;
+        FILE *f;
+        Env env;
+        Peer a;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        (void) snprintf(manifest, sizeof manifest, "%s/SHA256SUMS", dir);
+        f = fopen(manifest, "we");
+        ASSERT_TRUE(f);
+        fputs("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef  a-1.0-py3-none-any.whl\n", f);
+        ASSERT_EQ_INT(fclose(f), 0);
+        ASSERT_EQ_INT(tool_packages_new(dir, 4, &pk), 0);
+
+        env_init(&env, 8, 4);
+        env.server = mcp_server_free(env.server);
+        config = (McpServerConfig) {
+                .broker_socket = env.broker->path,
+                .default_timeout_s = 30, .max_timeout_s = 300, .task_max_timeout_s = 3600, .task_ttl_max_s = 7200,
+                .max_tasks = 8, .max_tasks_per_caller = 4, .task_after_ms = 100,
+                .max_output_bytes = 1 << 20, .max_stdin_bytes = 1 << 20, .max_code_bytes = 1 << 20,
+                .max_concurrent = 4, .max_queue = 8,
+                .result_channel = true,
+                .packages = pk,
+        };
+        env.broker->result_channel = true;
+        ASSERT_EQ_INT(mcp_server_new(env.event, &config, &env.server), 0);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#sleep 100\\n#packages {\\\"ok\\\":true,\\\"duration_us\\\":7}\\n#out hi\","
+                  "\"packages\":[\"a\"]},\"task\":{}}}");
+        ok = strdup(json_get_string(json_get(result(wait_reply(&env, &a, "c1")), "task"), "taskId"));
+        ASSERT_TRUE(ok);
+        task_req(&a, "r1", "tasks/result", ok);
+        r = result(wait_reply(&env, &a, "r1"));
+        ASSERT_TRUE(!json_get_bool(r, "isError"));
+        pkg = json_get(json_get(r, "structuredContent"), "packages");
+        ASSERT_TRUE(json_get_bool(pkg, "ok"));
+        ASSERT_STREQ(json_get_string(pkg, "log"), FAKE_PIP_LOG);
+        ASSERT_STREQ(json_get_string(json_get(r, "structuredContent"), "stdout"), "hi\n");
+
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c2\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#sleep 100\\n#packages {\\\"ok\\\":false,\\\"error\\\":\\\"pip failed\\\"}"
+                  "\\n#exit 1\",\"packages\":[\"a\"]},\"task\":{}}}");
+        bad = strdup(json_get_string(json_get(result(wait_reply(&env, &a, "c2")), "task"), "taskId"));
+        ASSERT_TRUE(bad);
+        task_req(&a, "r2", "tasks/result", bad);
+        r = result(wait_reply(&env, &a, "r2"));
+        ASSERT_TRUE(json_get_bool(r, "isError"));
+        ASSERT_STREQ(text_of(r), "pip failed");
+        ASSERT_TRUE(json_get(json_get(r, "structuredContent"), "packages"));
+        task_req(&a, "g2", "tasks/get", bad);
+        ASSERT_STREQ(json_get_string(result(wait_reply(&env, &a, "g2")), "status"), "failed");
+
+        peer_close(&a);
+        env_done(&env);
+        ASSERT_EQ_INT(unlink(manifest), 0);
+        ASSERT_EQ_INT(rmdir(dir), 0);
+}
+
 TEST(test_caps) {
         Env env;
         Peer a, b;
@@ -572,6 +640,7 @@ int main(void) {
         RUN(test_core_cancel);
         RUN(test_core_invalid_arguments_fail_the_task);
         RUN(test_caps);
+        RUN(test_packages);
         RUN(test_expiry);
         RUN(test_budget);
         RUN(test_extension);
