@@ -30,7 +30,7 @@
 # keys and sessions, the launcher's report frame, the manifest reader) runs sanitized in the ASan
 # pass's unit tests (tests/mcp, tests/broker, tests/launch, tests/exec-client, tests/shared); what
 # this test adds is pip in the sandbox, the read-only wheelhouse and egressd's verdicts, the same in
-# both builds, and some fifteen installs make it one of the longer tests (about 70 s).
+# both builds, and some fifteen installs make it one of the longer tests (about 40 s).
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/http.sh"
 . "$ITEST_DIR/lib/egress-net.sh"
