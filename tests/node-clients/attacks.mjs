@@ -39,7 +39,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const DYN_UID_MIN = 61184;
 const DYN_UID_MAX = 65519;
 const KEYS = new Set(['attack', 'expect', 'check', 'timeout', 'stdin', 'stdin-bytes', 'code-bytes', 'files', 'files-bytes',
-    'needs', 'after', 'network']);
+    'needs', 'after', 'network', 'packages']);
 const AFTER_CHECKS = new Set(['listeners-silent', 'egress-settle']);
 
 // ---- cases ------------------------------------------------------------------------------------
@@ -54,7 +54,7 @@ function caseFiles(argv) {
     for (const a of args) {
         const p = resolve(a);
         if (statSync(p).isDirectory())
-            files.push(...readdirSync(p).filter((f) => /^(net|res|esc|out|egr)-[A-Za-z0-9_.-]+\.py$/.test(f)).map((f) => join(p, f)));
+            files.push(...readdirSync(p).filter((f) => /^(net|res|esc|out|egr|pkg)-[A-Za-z0-9_.-]+\.py$/.test(f)).map((f) => join(p, f)));
         else files.push(p);
     }
     const globs = (process.env.ATTACK_CASES || '').split(/[\s,]+/).filter(Boolean).map(globRe);
@@ -99,6 +99,13 @@ function parseCase(file) {
         }
     }
     if ('files' in h && 'files-bytes' in h) h.errors.push('"# files:" and "# files-bytes:" together');
+    if ('packages' in h) {
+        try {
+            h.packagesValue = JSON.parse(h.packages);
+        } catch {
+            h.errors.push('"# packages:" is not JSON');
+        }
+    }
     return h;
 }
 
@@ -150,6 +157,7 @@ function buildArgs(c, ph) {
     }
     if ('files' in c) args.files = c.filesValue;
     if ('network' in c) args.network = c.network;
+    if ('packages' in c) args.packages = c.packagesValue;
     if ('files-bytes' in c)
         args.files = [{ name: 'big.bin', content: Buffer.alloc(Number(c['files-bytes']), 0x61).toString('base64'), encoding: 'base64' }];
     return args;

@@ -1,0 +1,373 @@
+#!/usr/bin/env bash
+# Packages on demand (issue 23) through real MCP calls, against the real units, with wheels the
+# test builds itself (tests/lib/make-wheels.py: pkga 1.0 and 2.0, pkgb 1.0 needing pkga, a fake
+# numpy 99.0), put in the wheelhouse with the operator's command (`mcp-exec wheels add`, pip
+# pointed at them by PIP_NO_INDEX and PIP_FIND_LINKS). Calls over HTTP (raw, the 2026-07-28
+# revision) and over stdio (`mcp-exec stdio`, one MCP session) by tests/lib/packages-mcp.py:
+#   run        packages ["pkgb"]: pkgb and pkga import, structuredContent.packages says ok and
+#              lists both as installed, stdout is only the program's
+#   next run   a plain run after it sees neither (ImportError) and an empty /tmp
+#   session    created with packages, it keeps them: the next call imports them without an
+#              install ("already"); a call with more packages adds them for the session's life
+#   errors     an unknown package: isError naming it and listing the wheelhouse; a version the
+#              wheelhouse lacks: isError; an option as a spec: isError, and straight to the broker
+#              (mcp-exec-broker-call --package) bad-request; the code never ran
+#   pip        `pip install pkga` in the code, no network: from the wheelhouse, then imports
+#   read-only  then the same run cannot create, append, rename, mkdir, unlink or chmod in the
+#              wheelhouse; the manifest and the listing are the same after
+#   hash       a wheel overwritten after `wheels add` (other bytes) is refused, naming the hash,
+#              and the code does not run
+#   warm       numpy==99.0 with the pool's preload holding the system's numpy: the result says
+#              fresh_interpreter, the code sees 99.0; the next run the system's numpy
+#   egress     tests/lib/egress-net.sh's test internet: pip install from its index in the code
+#              works through egressd with a policy allowing the index; with one that does not, it
+#              fails, the result's egress counts the refusals, egressd's journal has them, and
+#              `pip -vv` shows the proxy's 403 (pip 23.0.1 logs an index page's HTTP error at debug
+#              level only: plain pip says "from versions: none"; reported, not asserted)
+#   cost       median of 3 (printed, never asserted): a plain call, one with packages ["pkgb"]
+#              (a fresh install each time), a session call whose packages are installed already
+# Plain pass only: the C code it drives (the front end's argument, errors and report, the broker's
+# keys and sessions, the launcher's report frame, the manifest reader) runs sanitized in the ASan
+# pass's unit tests (tests/mcp, tests/broker, tests/launch, tests/exec-client, tests/shared); what
+# this test adds is pip in the sandbox, the read-only wheelhouse and egressd's verdicts, the same in
+# both builds, and some fifteen installs make it one of the longer tests (about 40 s).
+. "$(dirname "$0")/../../lib/itest.sh"
+. "$ITEST_DIR/lib/http.sh"
+. "$ITEST_DIR/lib/egress-net.sh"
+. "$ITEST_DIR/lib/packages.sh"
+
+bx systemctl cat mcp-exec-egress.socket >/dev/null 2>&1 || fail "mcp-exec-egress.socket is not installed in the box"
+egress_net_up
+
+# --- the wheelhouse, filled as the operator does ---------------------------------------------------
+packages_wheelhouse_up
+WH=$PKG_WH
+MARK=$PKG_MARK
+
+# stop_frontend: the stdio front end (socket-activated) starts again with the configuration.
+stop_frontend() {
+    bx sh -c 'systemctl stop mcp-exec-stdio.service
+              systemctl reset-failed mcp-exec-stdio.service 2>/dev/null
+              systemctl start mcp-exec-stdio.socket' >/dev/null 2>&1
+}
+
+# One configuration for the whole test: a warm unit holding the system's numpy, policies with and
+# without the test index. Front ends and broker start again with it (and see the wheelhouse).
+set_config MCP_EXEC_POOL_SIZE=1 MCP_EXEC_PRELOAD=json,numpy \
+    'MCP_EXEC_EGRESS_POLICY_PYPI="allowed.test :80"' 'MCP_EXEC_EGRESS_POLICY_WEB="tls.test :443"' \
+    MCP_EXEC_EGRESS_TESTING_PUBLIC=192.0.2.0/24
+restart_http
+stop_frontend
+bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1
+at_exit 'bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1'
+at_exit stop_frontend
+
+cp "$ITEST_DIR/lib/packages-mcp.py" "$HDIR/packages-mcp.py"
+chmod 0644 "$HDIR/packages-mcp.py"
+# code NAME: stdin to $BDIR/NAME.py, prints its path.
+code() { put "$1.py"; }
+# mcp stdio|http CALL...: the calls (JSON objects) over one connection; one JSON line per call.
+mcp() {
+    local mode=$1 f
+    shift
+    f=$(IFS=,; printf '[%s]\n' "$*" | put "calls.$RANDOM$RANDOM.json")
+    bx python3 "$BDIR/packages-mcp.py" "$mode" "$f"
+}
+# ex CODE-FILE [PACKAGES-JSON [MORE-ARGS-JSON]]: an exec call.
+ex() { printf '{"tool":"exec","args":{"code_file":"%s","timeout_s":90%s%s}}' "$1" "${2:+,\"packages\":$2}" "${3:+,$3}"; }
+# line N OUTPUT: its Nth line.
+line() { sed -n "$1p" <<<"$2"; }
+# soft MESSAGE: a check failed; the test goes on (the sections are independent) and fails at the end.
+FAILED=()
+soft() {
+    printf '%s: FAIL: %s\n' "$ITEST_NAME" "$*" >&2
+    FAILED+=("${1%%$'\n'*}")
+}
+# pcheck LINE EXPR MESSAGE: EXPR (Python) true for one output line of mcp, with `res` the result,
+# `sc` its structuredContent ({} if none), `pk` sc["packages"] (None if none), `text` its text
+# blocks, `all` the line as a string.
+pcheck() {
+    local why
+    if ! why=$("$PY" -c '
+import json, sys
+o = json.loads(sys.stdin.read() or "null") or {}
+res = o.get("result") or {}
+sc = res.get("structuredContent") or {}
+pk = sc.get("packages")
+text = "\n".join(b.get("text", "") for b in res.get("content", []) if isinstance(b, dict))
+try:
+    ok = eval(sys.argv[1], {"o": o, "res": res, "sc": sc, "pk": pk, "text": text, "all": json.dumps(o)})
+except Exception as e:
+    ok = False
+    print("%s: %r" % (type(e).__name__, e))
+if not ok:
+    s = json.dumps(o)
+    print(s if len(s) < 3000 else s[:3000] + "...")
+    sys.exit(1)' "$2" <<<"$1" 2>&1); then
+        soft "$3: $2"$'\n'"$why"
+    fi
+}
+# pget LINE EXPR: as pcheck, prints the value.
+pget() {
+    "$PY" -c '
+import json, signal, sys
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # read by head at times
+o = json.loads(sys.stdin.read() or "null") or {}
+res = o.get("result") or {}
+sc = res.get("structuredContent") or {}
+try:
+    v = eval(sys.argv[1], {"o": o, "res": res, "sc": sc, "pk": sc.get("packages")})
+except Exception as e:
+    v = "(%s: %s)" % (type(e).__name__, e)
+print(v if isinstance(v, str) else json.dumps(v))' "$2" <<<"$1"
+}
+names() { printf 'sorted(i["name"] for i in (pk or {}).get("installed", []))'; }
+OKRUN='not res.get("isError") and sc.get("exit_code") == 0'
+
+# --- the tool's description lists the wheelhouse -----------------------------------------------
+out=$(mcp http '{"tool":"@list"}')
+pcheck "$out" '[t for t in res["tools"] if t["name"] == "exec" and "pkgb" in t["description"] and "pkga" in t["description"] and "packages" in t["inputSchema"]["properties"]]' \
+    "exec's description does not list the wheelhouse, or it has no packages argument"
+
+# --- a run with packages; the next run without ------------------------------------------------------
+c1=$(code run1 <<'EOF'
+import pkgb, pkga
+print(pkgb.uses())
+print(pkga.__file__)
+EOF
+)
+c2=$(code run2 <<'EOF'
+import os
+for m in ("pkga", "pkgb"):
+    try:
+        __import__(m)
+        print("imported", m)
+    except ImportError:
+        print("ImportError", m)
+print(sorted(os.listdir("/tmp")))
+EOF
+)
+out=$(mcp http "$(ex "$c1" '["pkgb"]')" "$(ex "$c2")")
+r1=$(line 1 "$out")
+pcheck "$r1" "$OKRUN" "the run with packages [\"pkgb\"] failed"
+pcheck "$r1" 'sc["stdout"].split("\n")[0] == "pkgb uses pkga 2.0" and sc["stdout"].split("\n")[1].startswith("/tmp/") and len(sc["stdout"].split("\n")) == 3' \
+    "the run's stdout is not exactly its program's output (pkgb, pkga 2.0 from the run's /tmp)"
+pcheck "$r1" 'pk["ok"] is True and pk["requested"] == ["pkgb"] and '"$(names)"' == ["pkga", "pkgb"] and isinstance(pk.get("log"), str)' \
+    "structuredContent.packages does not say pkga and pkgb were installed"
+pcheck "$r1" '[i["version"] for i in sorted(pk["installed"], key=lambda i: i["name"])] == ["2.0", "1.0"]' "the versions installed are not pkga 2.0, pkgb 1.0"
+log "run: $(pget "$r1" 'dict((k, v) for k, v in pk.items() if k != "log")') log: $(pget "$r1" 'pk["log"][-160:]' | tr '\n' '|')"
+r2=$(line 2 "$out")
+pcheck "$r2" "$OKRUN"' and sc["stdout"] == "ImportError pkga\nImportError pkgb\n[]\n" and pk is None' \
+    "the next run without packages sees them, or its /tmp is not empty"
+log "the next plain run: no pkga, no pkgb, /tmp empty"
+
+# --- a session keeps them; a call adds more (stdio) -------------------------------------------------
+s1=$(code s1 <<'EOF'
+import pkga
+x = 41
+print("pkga", pkga.VERSION)
+EOF
+)
+s2=$(code s2 <<'EOF'
+import pkga
+print("pkga", pkga.VERSION, x + 1)
+EOF
+)
+s3=$(code s3 <<'EOF'
+import pkgb
+print(pkgb.uses())
+EOF
+)
+out=$(mcp stdio '{"tool":"session_create","args":{"packages":["pkga==1.0"]}}' \
+    "$(ex "$s1" "" '"session":"@SESSION@"')" "$(ex "$s2" "" '"session":"@SESSION@"')" \
+    "$(ex "$s3" '["pkgb"]' '"session":"@SESSION@"')" "$(ex "$s3" "" '"session":"@SESSION@"')" \
+    '{"tool":"session_close","args":{"session":"@SESSION@"}}')
+sc0=$(line 1 "$out")
+pcheck "$sc0" 'not res.get("isError") and sc.get("session")' "session_create with packages failed"
+pcheck "$(line 2 "$out")" "$OKRUN"' and sc["stdout"] == "pkga 1.0\n"' "the session's first call does not import pkga 1.0"
+# Installed at session_create or at its first call: either way once, pkga 1.0.
+inst=$("$PY" -c '
+import json, sys
+n = []
+for l in sys.stdin.read().splitlines()[:2]:
+    pk = (json.loads(l).get("result") or {}).get("structuredContent", {}).get("packages") or {}
+    n += ["%s %s" % (i["name"], i["version"]) for i in pk.get("installed", [])]
+print(" ".join(n))' <<<"$out")
+[[ $inst == 'pkga 1.0' ]] || soft "the session did not install pkga 1.0 once (installed: '$inst'): $(head -2 <<<"$out" | cut -c1-1500)"
+pcheck "$(line 3 "$out")" "$OKRUN"' and sc["stdout"] == "pkga 1.0 42\n" and pk["ok"] and pk.get("installed") == [] and "pkga==1.0" in pk.get("already", [])' \
+    "the session's second call did not find pkga as installed already (or lost its state)"
+pcheck "$(line 4 "$out")" "$OKRUN"' and sc["stdout"] == "pkgb uses pkga 1.0\n" and '"$(names)"' == ["pkgb"]' \
+    "a session call with packages [\"pkgb\"] did not add pkgb next to the session's pkga 1.0"
+pcheck "$(line 5 "$out")" "$OKRUN"' and sc["stdout"] == "pkgb uses pkga 1.0\n"' "pkgb, added by a call, is gone at the session's next call"
+pcheck "$(line 6 "$out")" 'not res.get("isError")' "session_close failed"
+log "session: pkga==1.0 at create, 'already' at the next call, pkgb added by a call and kept"
+
+# --- errors --------------------------------------------------------------------------------------------
+ce=$(code err <<EOF
+print("ran-" + "$MARK")
+EOF
+)
+out=$(mcp http "$(ex "$ce" '["nosuchpkg"]')" "$(ex "$ce" '["pkga==9"]')" "$(ex "$ce" '["--index-url=http://x"]')" "$(ex "$ce" '["pkga", "-r/etc/shadow"]')")
+NORAN='"ran-'$MARK'" not in all'
+pcheck "$(line 1 "$out")" 'res.get("isError") is True and "nosuchpkg" in text and "pkga" in text and "pkgb" in text and '"$NORAN" \
+    "an unknown package is not an isError naming it and listing the wheelhouse"
+log "unknown: $(pget "$(line 1 "$out")" 'res["content"][0]["text"]' | head -c 300)"
+pcheck "$(line 2 "$out")" 'res.get("isError") is True and "pkga" in text and "pkga==9" in text and '"$NORAN" "a missing version is not a clear isError"
+log "missing version: $(pget "$(line 2 "$out")" 'res["content"][0]["text"]' | head -c 300)"
+pcheck "$(line 3 "$out")" 'res.get("isError") is True and "--index-url" in text and '"$NORAN" "an option as a spec is not an isError"
+pcheck "$(line 4 "$out")" 'res.get("isError") is True and '"$NORAN" "an option after a good spec is not an isError"
+log "option as spec: $(pget "$(line 3 "$out")" 'res["content"][0]["text"]' | head -c 300)"
+# Straight to the broker: a control with a good spec, then the bad ones.
+out=$(call --package pkga -- 'import pkga; print("broker", pkga.VERSION)') || soft "the broker call with --package pkga failed: $out $(call_err)"
+(jcheck "$out" '"error" not in r and r["exit_code"] == 0 and r["stdout"] == "broker 2.0\n"' "the broker call with --package pkga did not install it") || soft "the broker call with --package pkga did not install it"
+for bad in '--index-url=http://x' '-rfile' 'pkga @ http://x/pkga.whl' "pkga;python_version>'3'"; do
+    out=$(call_nosigpipe --package "$bad" -- "print('ran-$MARK')")
+    (jcheck "$out" 'r.get("error") == "bad-request" and r.get("stdout", "") == ""' "the broker did not refuse the spec '$bad' as bad-request") ||
+        soft "the broker did not refuse the spec '$bad' as bad-request"
+done
+log "errors: unknown, missing version, options as specs; the broker refuses bad specs (bad-request)"
+
+# --- pip install in the code, offline; then the run tries to write to the wheelhouse --------------
+sum_before=$(sha256sum "$BOXROOT$WH/SHA256SUMS" | cut -d' ' -f1)
+ls_before=$(ls -la --time-style=+%s.%N "$BOXROOT$WH")
+cp1=$(code pip <<EOF
+import os, subprocess, sys
+r = subprocess.run([sys.executable, "-m", "pip", "install", "pkga"], capture_output=True, text=True, timeout=80)
+print("pip", r.returncode)
+if r.returncode:
+    print(r.stdout[-800:], r.stderr[-800:])
+import pkga
+print("pkga", pkga.VERSION, pkga.__file__.startswith("/tmp/"))
+W = "$WH"
+def tryit(what, f):
+    try:
+        f()
+        print("ESCAPED", what)
+    except OSError as e:
+        print("BLOCKED", what, e.errno)
+tryit("create", lambda: open(W + "/x.whl", "w").write("x"))
+tryit("append", lambda: open(W + "/SHA256SUMS", "a").write("0" * 64 + "  evil-1.0-py3-none-any.whl\\n"))
+tryit("rename", lambda: os.rename(W + "/pkga-1.0-py3-none-any.whl", W + "/pkga-1.0-py3-none-any.whl.x"))
+tryit("mkdir", lambda: os.mkdir(W + "/d"))
+tryit("unlink", lambda: os.unlink(W + "/pkgb-1.0-py3-none-any.whl"))
+tryit("chmod", lambda: os.chmod(W, 0o777))
+print("listed", sorted(os.listdir(W)))
+EOF
+)
+out=$(mcp http "$(ex "$cp1")")
+pcheck "$out" "$OKRUN"' and sc["stdout"].startswith("pip 0\n") and "pkga 2.0 True\n" in sc["stdout"]' \
+    "pip install pkga in the code did not work from the wheelhouse"
+log "pip install in the code, offline: $(pget "$out" 'sc["stdout"]' | head -2 | tr '\n' ' ')"
+pcheck "$out" "$OKRUN"' and sc["stdout"].count("BLOCKED ") == 6 and "ESCAPED" not in sc["stdout"] and "SHA256SUMS" in sc["stdout"]' \
+    "a run could write to the wheelhouse, or the probe did nothing"
+[[ $(sha256sum "$BOXROOT$WH/SHA256SUMS" | cut -d' ' -f1) == "$sum_before" && $(ls -la --time-style=+%s.%N "$BOXROOT$WH") == "$ls_before" ]] ||
+    soft "the wheelhouse changed during the run"
+log "read-only: $(pget "$out" 'sc["stdout"]' | grep -c BLOCKED) writes refused, the manifest unchanged"
+
+# --- a wheel whose bytes no longer match the manifest ------------------------------------------------
+cp "$BOXROOT$WH/pkga-1.0-py3-none-any.whl" "$HDIR/pkga-1.0.good"
+cat "$HDIR/src/evil/pkga-1.0-py3-none-any.whl" >"$BOXROOT$WH/pkga-1.0-py3-none-any.whl"
+ch=$(code hash <<EOF
+import pkga
+print("ran-" + "$MARK", pkga.VERSION)
+EOF
+)
+out=$(mcp http "$(ex "$ch" '["pkga==1.0"]')")
+cat "$HDIR/pkga-1.0.good" >"$BOXROOT$WH/pkga-1.0-py3-none-any.whl"
+pcheck "$out" 'res.get("isError") is True and ("hash" in text.lower() or "sha256" in text.lower()) and "pkga" in text and '"$NORAN"' and "'"$MARK"'" not in all' \
+    "a wheel whose hash does not match the manifest was not refused (or its code ran)"
+log "hash: $(pget "$out" 'res["content"][0]["text"]' | head -c 300)"
+
+# --- a package the warm unit has imported already ------------------------------------------------------
+warm_ready() { bx systemctl list-units 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null | grep -q 'warm unit (idle)'; }
+wait_for 60 warm_ready || fail "no warm unit finished its preload: $(warm_idle_units)"
+cursor=$(journal_cursor)
+cn=$(code numpy <<'EOF'
+import sys
+import numpy
+print(numpy.__version__, getattr(numpy, "FAKE", False))
+EOF
+)
+out=$(mcp http "$(ex "$cn" '["numpy==99.0"]')" "$(ex "$cn")")
+pcheck "$(line 1 "$out")" "$OKRUN"' and sc["stdout"] == "99.0 True\n" and pk["fresh_interpreter"] is True' \
+    "numpy==99.0 next to the preload's numpy: not a fresh interpreter seeing 99.0"
+pcheck "$(line 2 "$out")" "$OKRUN"' and not sc["stdout"].startswith("99.0") and sc["stdout"].endswith(" False\n")' \
+    "the next run sees the fake numpy"
+nwarm=$(journal_since "$cursor" -o export 2>/dev/null | grep -ac '^MCP_WARM=1$' || true)
+log "warm: numpy==99.0 -> $(pget "$(line 1 "$out")" 'dict((k, v) for k, v in pk.items() if k != "log")'); next run numpy $(pget "$(line 2 "$out")" 'sc["stdout"]' | cut -d' ' -f1); runs logged warm: $nwarm"
+
+# --- pip through the egress proxy ------------------------------------------------------------------------
+cpe=$(code pipnet <<'EOF'
+import subprocess, sys
+def pip(*extra):
+    return subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *extra, "--index-url",
+                           "http://allowed.test/simple", "--trusted-host", "allowed.test", "tinypkg"],
+                          capture_output=True, text=True, timeout=80)
+r = pip()
+print("pip", r.returncode)
+print("OUT", (r.stdout + r.stderr)[-1500:].replace("\n", " | "))
+if r.returncode == 0:
+    import tinypkg
+    print("tinypkg", tinypkg.VALUE)
+else:
+    # pip 23.0.1 logs an index page's HTTP error at debug level only: -vv shows it.
+    v = pip("-vv")
+    print("VV", ([l for l in (v.stdout + v.stderr).splitlines() if "403" in l] or ["no 403"])[0][:300])
+EOF
+)
+n_before=$(grep -c 'GET /packages/tinypkg' "$(egress_http_log)" || true)
+cursor=$(journal_cursor)
+out=$(mcp http "$(ex "$cpe" "" '"network":"pypi"')" "$(ex "$cpe" "" '"network":"web"')")
+pcheck "$(line 1 "$out")" "$OKRUN"' and sc["stdout"].startswith("pip 0\n") and "tinypkg tinypkg-works\n" in sc["stdout"]' \
+    "pip install from the test index through the proxy (policy pypi) did not work"
+n_after=$(grep -c 'GET /packages/tinypkg' "$(egress_http_log)" || true)
+((n_after == n_before + 1)) || soft "the test index did not serve tinypkg once (before $n_before, after $n_after)"
+r2=$(line 2 "$out")
+pcheck "$r2" "$OKRUN"' and not sc["stdout"].startswith("pip 0\n") and "tinypkg-works" not in sc["stdout"] and sc["egress"]["connections"].get("policy", 0) >= 2' \
+    "pip install from an index the policy does not allow did not fail, or the result does not count its refusals"
+pcheck "$r2" '"403" in sc["stdout"].split("VV", 1)[1]' "pip -vv does not show the proxy's 403 for the index page"
+nver=$(journal_since "$cursor" -o json | "$PY" -c '
+import json, sys
+n = 0
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("EGRESS_VERDICT") == "policy" and e.get("EGRESS_HOST") == "allowed.test" and e.get("EGRESS_POLICY") == "web":
+        n += 1
+print(n)')
+((nver >= 2)) || soft "egressd logged $nver policy verdicts for allowed.test under the policy web, want 2 (pip, pip -vv)"
+# What the agent reads (reported): plain pip's output, and -vv's line with the 403.
+plain403=no
+pget "$r2" 'sc["stdout"].split("VV", 1)[0]' | grep -q 403 && plain403=yes
+log "egress: denied: egress $(pget "$r2" 'sc["egress"]["connections"]'); plain pip shows a 403: $plain403; egressd's reason text in pip's output: $(pget "$r2" 'sc["stdout"]' | grep -q 'blocked by policy' && echo yes || echo no); pip -vv: $(pget "$r2" 'sc["stdout"].split("VV", 1)[1].strip()')"
+
+# --- cost (printed, not asserted) ---------------------------------------------------------------------------
+cpass=$(printf 'pass\n' | put pass.py)
+calls=('{"tool":"session_create","args":{"packages":["pkgb"]}}' "$(ex "$cpass" "" '"session":"@SESSION@"')")
+for _ in 1 2 3; do
+    calls+=("$(ex "$cpass")" "$(ex "$cpass" '["pkgb"]')" "$(ex "$cpass" "" '"session":"@SESSION@"')")
+done
+calls+=('{"tool":"session_close","args":{"session":"@SESSION@"}}')
+out=$(mcp stdio "${calls[@]}")
+"$PY" -c '
+import json, statistics, sys
+ls = [json.loads(l) for l in sys.stdin.read().splitlines()]
+for o in ls:
+    r = o.get("result") or {}
+    if "error" in o or r.get("isError"):
+        sys.exit("a cost call failed: %s" % json.dumps(o)[:1500])
+runs = ls[2:11]
+plain = statistics.median(o["ms"] for o in runs[0::3])
+pk = statistics.median(o["ms"] for o in runs[1::3])
+ses = statistics.median(o["ms"] for o in runs[2::3])
+inst = [len(o["result"]["structuredContent"]["packages"]["installed"]) for o in runs[1::3]]
+already = [o["result"]["structuredContent"]["packages"].get("already") for o in runs[2::3]]
+assert inst == [2, 2, 2] and all(a == ["pkgb"] for a in already), (inst, already)
+print("cost (median of 3, stdio, warm pool of 1): plain call %d ms, packages [pkgb] %d ms (x%.1f), session call with pkgb installed %d ms (x%.1f)"
+      % (plain, pk, pk / plain, ses, ses / plain))' <<<"$out" >"$HDIR/cost" 2>&1 || soft "$(cat "$HDIR/cost")"
+log "$(cat "$HDIR/cost")"
+
+assert_clean 20
+egress_assert_no_crash
+log "ran ${SECONDS}s"
+((${#FAILED[@]} == 0)) || fail "${#FAILED[@]} check(s) failed:"$'\n'"$(printf '  %s\n' "${FAILED[@]}")"
+pass
