@@ -22,7 +22,8 @@
 #   egress     tests/lib/egress-net.sh's test internet: pip install from its index in the code
 #              works through egressd with a policy allowing the index; with one that does not, it
 #              fails, the result's egress counts the refusals, egressd's journal has them, and
-#              `pip -vv` shows the proxy's 403 (pip 23.0.1 logs an index page's HTTP error at debug
+#              `pip -vv` shows the proxy's 403 with its reason, and for an https index plain pip's retry
+#              warning shows it (pip 23.0.1 logs an index page's HTTP error at debug
 #              level only: plain pip says "from versions: none"; reported, not asserted)
 #   cost       median of 3 (printed, never asserted): a plain call, one with packages ["pkgb"]
 #              (a fresh install each time), a session call whose packages are installed already
@@ -299,9 +300,9 @@ log "warm: numpy==99.0 -> $(pget "$(line 1 "$out")" 'dict((k, v) for k, v in pk.
 # --- pip through the egress proxy ------------------------------------------------------------------------
 cpe=$(code pipnet <<'EOF'
 import subprocess, sys
-def pip(*extra):
+def pip(*extra, url="http://allowed.test/simple"):
     return subprocess.run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", *extra, "--index-url",
-                           "http://allowed.test/simple", "--trusted-host", "allowed.test", "tinypkg"],
+                           url, "--trusted-host", "allowed.test", "tinypkg"],
                           capture_output=True, text=True, timeout=80)
 r = pip()
 print("pip", r.returncode)
@@ -312,7 +313,12 @@ if r.returncode == 0:
 else:
     # pip 23.0.1 logs an index page's HTTP error at debug level only: -vv shows it.
     v = pip("-vv")
-    print("VV", ([l for l in (v.stdout + v.stderr).splitlines() if "403" in l] or ["no 403"])[0][:300])
+    print("VV", ([l for l in (v.stdout + v.stderr).splitlines() if "blocked by policy" in l] or
+                 [l for l in (v.stdout + v.stderr).splitlines() if "403" in l] or ["no 403"])[0][:300])
+    # An https index (pypi's case): the refused CONNECT's status line is in
+    # pip's retry warning at its default verbosity.
+    s = pip("--retries", "1", "--timeout", "10", url="https://allowed.test/simple")
+    print("TLS", ([l for l in (s.stdout + s.stderr).splitlines() if "403" in l] or ["no 403"])[0][:400])
 EOF
 )
 n_before=$(grep -c 'GET /packages/tinypkg' "$(egress_http_log)" || true)
@@ -325,7 +331,10 @@ n_after=$(grep -c 'GET /packages/tinypkg' "$(egress_http_log)" || true)
 r2=$(line 2 "$out")
 pcheck "$r2" "$OKRUN"' and not sc["stdout"].startswith("pip 0\n") and "tinypkg-works" not in sc["stdout"] and sc["egress"]["connections"].get("policy", 0) >= 2' \
     "pip install from an index the policy does not allow did not fail, or the result does not count its refusals"
-pcheck "$r2" '"403" in sc["stdout"].split("VV", 1)[1]' "pip -vv does not show the proxy's 403 for the index page"
+pcheck "$r2" '"blocked by policy" in sc["stdout"].split("VV", 1)[1].split("TLS", 1)[0]' \
+    "pip -vv does not show the proxy's 403 reason for the index page"
+pcheck "$r2" '"Tunnel connection failed: 403" in sc["stdout"].split("TLS", 1)[1] and "blocked by policy \"web\": allowed.test:443" in sc["stdout"].split("TLS", 1)[1]' \
+    "pip (default verbosity) does not show the proxy's 403 reason for an https index"
 nver=$(journal_since "$cursor" -o json | "$PY" -c '
 import json, sys
 n = 0
@@ -338,7 +347,7 @@ print(n)')
 # What the agent reads (reported): plain pip's output, and -vv's line with the 403.
 plain403=no
 pget "$r2" 'sc["stdout"].split("VV", 1)[0]' | grep -q 403 && plain403=yes
-log "egress: denied: egress $(pget "$r2" 'sc["egress"]["connections"]'); plain pip shows a 403: $plain403; egressd's reason text in pip's output: $(pget "$r2" 'sc["stdout"]' | grep -q 'blocked by policy' && echo yes || echo no); pip -vv: $(pget "$r2" 'sc["stdout"].split("VV", 1)[1].strip()')"
+log "egress: denied: egress $(pget "$r2" 'sc["egress"]["connections"]'); plain pip (http index) shows a 403: $plain403; pip -vv: $(pget "$r2" 'sc["stdout"].split("VV", 1)[1].split("TLS", 1)[0].strip()'); https index: $(pget "$r2" 'sc["stdout"].split("TLS", 1)[1].strip()')"
 
 # --- cost (printed, not asserted) ---------------------------------------------------------------------------
 cpass=$(printf 'pass\n' | put pass.py)
