@@ -7,7 +7,6 @@ mount namespace with its own /tmp and the wheelhouse bound read-only (as a
 unit sees it), without systemd. The wheels are built here: small pure-Python
 ones, one with a dependency, and one that shadows a system package."""
 import atexit
-import base64
 import hashlib
 import json
 import os
@@ -18,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import zipfile
 
 PYTHON = os.path.realpath("/usr/bin/python3")
 # The launcher runs with a tmpfs on /tmp: run copies kept elsewhere.
@@ -39,32 +37,28 @@ if subprocess.run([PYTHON, "-m", "pip", "--version"], capture_output=True).retur
 failures = []
 
 
+def make_wheel_module(path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_wheel", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
 def check(cond, what):
     print(("ok   " if cond else "FAIL ") + what, flush=True)
     if not cond:
         failures.append(what)
 
 
+MAKE_WHEEL = make_wheel_module(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "make-wheel.py"))
+
+
 def wheel(d, name, version, deps=(), body=None):
-    """A pure-Python wheel of one module, name, with VALUE = version."""
+    """A pure-Python wheel of one package, name, with VALUE = version."""
     mod = name.replace("-", "_")
-    dist = "%s-%s" % (mod, version)
-    files = {
-        "%s/__init__.py" % mod: body or "VALUE = %r\n" % version,
-        "%s.dist-info/METADATA" % dist: "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version)
-        + "".join("Requires-Dist: %s\n" % x for x in deps),
-        "%s.dist-info/WHEEL" % dist: "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append("%s,sha256=%s,%d" % (path, digest, len(text.encode())))
-    files["%s.dist-info/RECORD" % dist] = "\n".join(record + ["%s.dist-info/RECORD,," % dist]) + "\n"
-    fn = "%s-py3-none-any.whl" % dist
-    with zipfile.ZipFile(os.path.join(d, fn), "w") as z:
-        for path, text in files.items():
-            z.writestr(path, text)
-    return fn
+    path = MAKE_WHEEL.make_wheel(d, name, version, deps, {"%s/__init__.py" % mod: body or "VALUE = %r\n" % version})
+    return os.path.basename(path)
 
 
 def manifest(d, wrong=()):

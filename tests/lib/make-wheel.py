@@ -4,7 +4,13 @@
 DIR/NAME-VERSION-py3-none-any.whl with one module, NAME (its VALUE is
 "NAME VERSION"), that pip installs; REQUIRES become Requires-Dist lines.
 No setuptools, no network: zipfile and hashlib only. Prints the path.
-Also importable: make_wheel(dir, name, version, requires)."""
+
+Also importable, the one wheel maker of the tests (test-wheels,
+test-launch-packages, make-wheels.py of test-packages):
+make_wheel(dir, name, version, requires=(), files=None), files being
+{path in the wheel: str or bytes} to have instead of the one module. The
+same arguments give the same bytes (fixed dates): a hash check must never
+pass by luck."""
 
 import base64
 import hashlib
@@ -17,23 +23,21 @@ def _record_hash(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def make_wheel(outdir, name, version, requires=()):
+def make_wheel(outdir, name, version, requires=(), files=None):
     mod = name.replace("-", "_")
     dist = f"{mod}-{version}.dist-info"
-    files = {
-        f"{mod}.py": f'VALUE = "{name} {version}"\n',
-        f"{dist}/METADATA": "Metadata-Version: 2.1\n"
-                            f"Name: {name}\nVersion: {version}\n"
-                            + "".join(f"Requires-Dist: {r}\n" for r in requires),
-        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: make-wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = "".join(f"{p},{_record_hash(d.encode())},{len(d.encode())}\n" for p, d in files.items())
-    record += f"{dist}/RECORD,,\n"
+    content = dict(files) if files is not None else {f"{mod}.py": f'VALUE = "{name} {version}"\n'}
+    content[f"{dist}/METADATA"] = ("Metadata-Version: 2.1\n" f"Name: {name}\nVersion: {version}\n"
+                                   + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    content[f"{dist}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: make-wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    content = {p: d.encode() if isinstance(d, str) else d for p, d in content.items()}
+    record = "".join(f"{p},{_record_hash(d)},{len(d)}\n" for p, d in content.items())
+    content[f"{dist}/RECORD"] = (record + f"{dist}/RECORD,,\n").encode()
+    os.makedirs(outdir, exist_ok=True)
     path = os.path.join(outdir, f"{mod}-{version}-py3-none-any.whl")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for p, d in files.items():
-            z.writestr(p, d)
-        z.writestr(f"{dist}/RECORD", record)
+        for p, d in content.items():
+            z.writestr(zipfile.ZipInfo(p, (2020, 1, 1, 0, 0, 0)), d)
     return path
 
 

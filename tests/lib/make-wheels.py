@@ -7,30 +7,16 @@
 #   evil/pkga 1.0          same file name as pkga 1.0, other bytes: its import prints MARKER
 #
 #   make-wheels.py DIR MARKER      writes DIR/*.whl and DIR/evil/pkga-1.0-py3-none-any.whl
-import base64, hashlib, os, sys, zipfile
+import importlib.util, os, sys
 
+_spec = importlib.util.spec_from_file_location("make_wheel", os.path.join(os.path.dirname(__file__), "make-wheel.py"))
+_mw = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_mw)
 out, marker = sys.argv[1], sys.argv[2]
 
 
 def wheel(d, name, version, files, requires=()):
-    dist = "%s-%s.dist-info" % (name, version)
-    meta = "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version)
-    meta += "".join("Requires-Dist: %s\n" % r for r in requires)
-    files = dict(files)
-    files[dist + "/METADATA"] = meta.encode()
-    files[dist + "/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: mcp-exec-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    record = ""
-    for n, data in files.items():
-        h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record += "%s,sha256=%s,%d\n" % (n, h, len(data))
-    files[dist + "/RECORD"] = (record + dist + "/RECORD,,\n").encode()
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "%s-%s-py3-none-any.whl" % (name, version))
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        for n, data in files.items():
-            # A fixed date: the same bytes every time (the hash check must not pass by luck).
-            z.writestr(zipfile.ZipInfo(n, (2020, 1, 1, 0, 0, 0)), data)
-    return path
+    return _mw.make_wheel(d, name, version, requires, files)
 
 
 for v in ("1.0", "2.0"):
