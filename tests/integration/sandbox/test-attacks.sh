@@ -27,6 +27,7 @@
 # ATTACK_CASES='net-* out-nul' (globs on the file name) runs a subset.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
+. "$ITEST_DIR/lib/attack-cases.sh"
 
 MODE=${ATTACK_MODE:-cold}
 case $MODE in
@@ -52,30 +53,16 @@ UNIT_TH=mcp-atk-testhost-$$
 UNIT_LO=mcp-atk-local-$$
 
 # --- the cases -----------------------------------------------------------------------------------
-mkdir -p "$HDIR/cases"
+# Figures and files (*-outputs-*, *-inputs-*) need matplotlib and their own configuration, and
+# their own time: test-rich-attacks.sh runs them.
 shopt -s nullglob
-files=()
-IFS=$' \t,' read -ra globs <<<"${ATTACK_CASES-}"
+all=()
 for f in "$CASES_HOST"/{net,res,esc,out}-*.py; do
-    b=$(basename "$f")
-    # Figures and files (*-outputs-*, *-inputs-*) need matplotlib and their own configuration, and
-    # their own time: test-rich-attacks.sh runs them.
-    [[ $b == *-outputs-* || $b == *-inputs-* ]] && continue
-    if [[ -n ${ATTACK_CASES-} ]]; then
-        keep=0
-        for g in "${globs[@]}"; do
-            # shellcheck disable=SC2053 # a glob on purpose
-            [[ $b == $g || ${b%.py} == $g ]] && keep=1
-        done
-        ((keep)) || continue
-    fi
-    files+=("$f")
+    [[ $f == *-outputs-* || $f == *-inputs-* ]] || all+=("$f")
 done
 shopt -u nullglob
-((${#files[@]} > 0)) || fail "no case files in $CASES_HOST${ATTACK_CASES:+ matching $ATTACK_CASES}"
-cp "${files[@]}" "$HDIR/cases/"
-chmod 0644 "$HDIR/cases/"*
-log "${#files[@]} cases"
+attack_cases_copy "case files in $CASES_HOST" "${all[@]}"
+log "$N_CASES cases"
 
 # --- listeners -----------------------------------------------------------------------------------
 # listener.py LOG ADDR... : ADDR is tcp:HOST:PORT, udp:HOST:PORT, abstract:NAME or unix:PATH. One
@@ -258,7 +245,7 @@ log "harness exit status $rc after $((SECONDS - t0)) s"
 [[ -s $HDIR/results.jsonl ]] || fail "the harness wrote no results"
 "$ITEST_DIR/attacks/report" "$HDIR/results.jsonl" >&2 || log "(the report exits non-zero when a case failed)"
 ran=$(grep -c . "$HDIR/results.jsonl")
-((ran == ${#files[@]})) || fail "$ran cases ran, but there are ${#files[@]} case files"
+((ran == N_CASES)) || fail "$ran cases ran, but there are $N_CASES case files"
 ((rc == 0)) || fail "attack cases failed (see above)"
 # Which path the runs took, from the broker's journal (MCP_WARM of each "Run … requested").
 paths=$(journal_since "$cursor" -o json | "$PY" -c '

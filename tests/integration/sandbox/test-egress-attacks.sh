@@ -13,6 +13,7 @@
 # the same in both builds. That saves about 50 s of a full run.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
+. "$ITEST_DIR/lib/attack-cases.sh"
 . "$ITEST_DIR/lib/http.sh"
 . "$ITEST_DIR/lib/egress-net.sh"
 
@@ -26,27 +27,8 @@ stop_frontend
 bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1
 at_exit 'bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1'
 
-mkdir -p "$HDIR/cases"
-shopt -s nullglob
-files=()
-IFS=$' \t,' read -ra globs <<<"${ATTACK_CASES-}"
-for f in "$ITEST_DIR"/attacks/egr-*.py; do
-    b=$(basename "$f")
-    if [[ -n ${ATTACK_CASES-} ]]; then
-        keep=0
-        for g in "${globs[@]}"; do
-            # shellcheck disable=SC2053 # a glob on purpose
-            [[ $b == $g || ${b%.py} == $g ]] && keep=1
-        done
-        ((keep)) || continue
-    fi
-    files+=("$f")
-done
-shopt -u nullglob
-((${#files[@]} > 0)) || fail "no egr-*.py cases${ATTACK_CASES:+ matching $ATTACK_CASES}"
-cp "${files[@]}" "$HDIR/cases/"
-chmod 0644 "$HDIR/cases/"*
-log "${#files[@]} cases, over stdio and HTTP"
+attack_cases_copy "egr-*.py cases" "$ITEST_DIR"/attacks/egr-*.py
+log "$N_CASES cases, over stdio and HTTP"
 
 failed=0
 for transport in stdio http; do
@@ -59,7 +41,7 @@ for transport in stdio http; do
     [[ -s $HDIR/results-$transport.jsonl ]] || fail "$transport: the harness wrote no results"
     "$ITEST_DIR/attacks/report" "$HDIR/results-$transport.jsonl" >&2 || true
     ran=$(grep -c . "$HDIR/results-$transport.jsonl")
-    ((ran == ${#files[@]})) || fail "$transport: $ran cases ran, but there are ${#files[@]} case files"
+    ((ran == N_CASES)) || fail "$transport: $ran cases ran, but there are $N_CASES case files"
     ((rc == 0)) || failed=1
 done
 ((failed == 0)) || fail "egress attack cases failed (see above)"

@@ -14,6 +14,7 @@
 # the same in both builds.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
+. "$ITEST_DIR/lib/attack-cases.sh"
 . "$ITEST_DIR/lib/http.sh"
 . "$ITEST_DIR/lib/packages.sh"
 
@@ -22,27 +23,8 @@ set_config MCP_EXEC_POOL_SIZE=0
 restart_http
 stop_frontend
 
-mkdir -p "$HDIR/cases"
-shopt -s nullglob
-files=()
-IFS=$' \t,' read -ra globs <<<"${ATTACK_CASES-}"
-for f in "$ITEST_DIR"/attacks/pkg-*.py; do
-    b=$(basename "$f")
-    if [[ -n ${ATTACK_CASES-} ]]; then
-        keep=0
-        for g in "${globs[@]}"; do
-            # shellcheck disable=SC2053 # a glob on purpose
-            [[ $b == $g || ${b%.py} == $g ]] && keep=1
-        done
-        ((keep)) || continue
-    fi
-    files+=("$f")
-done
-shopt -u nullglob
-((${#files[@]} > 0)) || fail "no pkg-*.py cases${ATTACK_CASES:+ matching $ATTACK_CASES}"
-cp "${files[@]}" "$HDIR/cases/"
-chmod 0644 "$HDIR/cases/"*
-log "${#files[@]} cases, over stdio and HTTP"
+attack_cases_copy "pkg-*.py cases" "$ITEST_DIR"/attacks/pkg-*.py
+log "$N_CASES cases, over stdio and HTTP"
 # wh_state: the wheelhouse's names and bytes, to compare after the cases.
 wh_state() { (cd "$BOXROOT$PKG_WH" && find . -printf '%p %s %m %U\n' | LC_ALL=C sort && sha256sum ./*); }
 wh_before=$(wh_state)
@@ -57,7 +39,7 @@ for transport in stdio http; do
     [[ -s $HDIR/results-$transport.jsonl ]] || fail "$transport: the harness wrote no results"
     "$ITEST_DIR/attacks/report" "$HDIR/results-$transport.jsonl" >&2 || true
     ran=$(grep -c . "$HDIR/results-$transport.jsonl")
-    ((ran == ${#files[@]})) || fail "$transport: $ran cases ran, but there are ${#files[@]} case files"
+    ((ran == N_CASES)) || fail "$transport: $ran cases ran, but there are $N_CASES case files"
     ((rc == 0)) || failed=1
 done
 ((failed == 0)) || fail "package attack cases failed (see above)"
