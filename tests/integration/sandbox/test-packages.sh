@@ -25,7 +25,7 @@
 #              `pip -vv` shows the proxy's 403 with its reason, and for an https index plain pip's retry
 #              warning shows it (pip 23.0.1 logs an index page's HTTP error at debug
 #              level only: plain pip says "from versions: none"; reported, not asserted)
-#   cost       median of 3 (printed, never asserted): a plain call, one with packages ["pkgb"]
+#   cost       median of 3 (printed, never asserted), warm pool then no pool: a plain call, one with packages ["pkgb"]
 #              (a fresh install each time), a session call whose packages are installed already
 # Plain pass only: the C code it drives (the front end's argument, errors and report, the broker's
 # keys and sessions, the launcher's report frame, the manifest reader) runs sanitized in the ASan
@@ -373,6 +373,27 @@ already = [o["result"]["structuredContent"]["packages"].get("already") for o in 
 assert inst == [2, 2, 2] and all(a == ["pkgb"] for a in already), (inst, already)
 print("cost (median of 3, stdio, warm pool of 1): plain call %d ms, packages [pkgb] %d ms (x%.1f), session call with pkgb installed %d ms (x%.1f)"
       % (plain, pk, pk / plain, ses, ses / plain))' <<<"$out" >"$HDIR/cost" 2>&1 || soft "$(cat "$HDIR/cost")"
+log "$(cat "$HDIR/cost")"
+# The same on cold units (no pool): what packages add to a unit started for the call.
+set_config MCP_EXEC_POOL_SIZE=0
+stop_frontend
+calls=()
+for _ in 1 2 3; do
+    calls+=("$(ex "$cpass")" "$(ex "$cpass" '["pkgb"]')")
+done
+out=$(mcp stdio "${calls[@]}")
+"$PY" -c '
+import json, statistics, sys
+ls = [json.loads(l) for l in sys.stdin.read().splitlines()]
+for o in ls:
+    r = o.get("result") or {}
+    if "error" in o or r.get("isError"):
+        sys.exit("a cold cost call failed: %s" % json.dumps(o)[:1500])
+runs = ls[0:6]
+plain = statistics.median(o["ms"] for o in runs[0::2])
+pk = statistics.median(o["ms"] for o in runs[1::2])
+print("cost cold (median of 3, stdio, no pool): plain call %d ms, packages [pkgb] %d ms (x%.1f)" % (plain, pk, pk / plain))' \
+    <<<"$out" >"$HDIR/cost" 2>&1 || soft "$(cat "$HDIR/cost")"
 log "$(cat "$HDIR/cost")"
 
 assert_clean 20
