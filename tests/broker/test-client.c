@@ -350,8 +350,8 @@ TEST(test_bad_packages_request) {
         static const char *const reqs[] = {
                 "{\"op\":\"run\",\"packages\":[\"-r/etc/shadow\"]}",
                 "{\"op\":\"session_create\",\"caller\":\"uid:0\",\"packages\":[\"-r/etc/shadow\"]}",
-                "{\"op\":\"session_exec\",\"session\":\"00000000000000000000000000000000\",\"caller\":\"uid:0\","
-                "\"packages\":[\"-r/etc/shadow\"]}",
+                ("{\"op\":\"session_exec\",\"session\":\"00000000000000000000000000000000\",\"caller\":\"uid:0\","
+                 "\"packages\":[\"-r/etc/shadow\"]}"),
         };
         int p[2];
 
