@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # tests/lib/attack-cases.sh - which attack cases (tests/attacks/*.py) a test runs: the shared part
-# of test-attacks, test-egress-attacks and test-packages-attacks. Source it after itest.sh.
+# of test-attacks, test-egress-attacks and test-packages-attacks. Source it after itest.sh (and
+# node-clients.sh, for attack_cases_run).
 
 # attack_cases_copy WHAT FILE...: copies to $HDIR/cases (0644) those FILEs whose name matches a
 # glob of ATTACK_CASES (blank- or comma-separated, on the file name with or without .py; unset or
@@ -28,4 +29,26 @@ attack_cases_copy() {
     chmod 0644 "$HDIR/cases/"*
     # shellcheck disable=SC2034 # read by the test that sourced this
     N_CASES=${#files[@]}
+}
+
+# attack_cases_run WHAT BUDGET_S [VAR=VALUE...]: runs the copied cases through the SDK harness
+# (attacks.mjs, node-clients.sh) over stdio, then over HTTP, with the extra harness settings
+# given; reports each transport's results and fails, naming WHAT, unless every case ran and
+# passed on both. Canaries in the harness's output are masked: the logs stay free of them.
+attack_cases_run() {
+    local what=$1 budget=$2 transport t0 rc ran failed=0
+    shift 2
+    for transport in stdio http; do
+        t0=$SECONDS
+        cnode attacks.mjs ATTACK_RESULTS="$BDIR/results-$transport.jsonl" ATTACK_TRANSPORT="$transport" \
+            ATTACK_BUDGET_S="$budget" "$@" "$BDIR/cases" 2>&1 | sed 's/mcpcanary[a-z0-9]*/<canary>/g' >&2
+        rc=${PIPESTATUS[0]}
+        log "$transport: harness exit status $rc after $((SECONDS - t0)) s"
+        [[ -s $HDIR/results-$transport.jsonl ]] || fail "$transport: the harness wrote no results"
+        "$ITEST_DIR/attacks/report" "$HDIR/results-$transport.jsonl" >&2 || true
+        ran=$(grep -c . "$HDIR/results-$transport.jsonl")
+        ((ran == N_CASES)) || fail "$transport: $ran cases ran, but there are $N_CASES case files"
+        ((rc == 0)) || failed=1
+    done
+    ((failed == 0)) || fail "$what attack cases failed (see above)"
 }

@@ -30,21 +30,7 @@ at_exit 'bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1'
 attack_cases_copy "egr-*.py cases" "$ITEST_DIR"/attacks/egr-*.py
 log "$N_CASES cases, over stdio and HTTP"
 
-failed=0
-for transport in stdio http; do
-    t0=$SECONDS
-    cnode attacks.mjs ATTACK_RESULTS="$BDIR/results-$transport.jsonl" ATTACK_TRANSPORT="$transport" \
-        ATTACK_BUDGET_S=100 ATTACK_EGRESS_LOGS="$EGRESS_BINET/dns.log,$EGRESS_BINET/http.log" \
-        "$BDIR/cases" 2>&1 | sed 's/mcpcanary[a-z0-9]*/<canary>/g' >&2
-    rc=${PIPESTATUS[0]}
-    log "$transport: harness exit status $rc after $((SECONDS - t0)) s"
-    [[ -s $HDIR/results-$transport.jsonl ]] || fail "$transport: the harness wrote no results"
-    "$ITEST_DIR/attacks/report" "$HDIR/results-$transport.jsonl" >&2 || true
-    ran=$(grep -c . "$HDIR/results-$transport.jsonl")
-    ((ran == N_CASES)) || fail "$transport: $ran cases ran, but there are $N_CASES case files"
-    ((rc == 0)) || failed=1
-done
-((failed == 0)) || fail "egress attack cases failed (see above)"
+attack_cases_run egress 100 ATTACK_EGRESS_LOGS="$EGRESS_BINET/dns.log,$EGRESS_BINET/http.log"
 egress_dns_asked denied.test && fail "the DNS stub was asked for denied.test"
 assert_clean 15
 egress_assert_no_crash

@@ -29,20 +29,7 @@ log "$N_CASES cases, over stdio and HTTP"
 wh_state() { (cd "$BOXROOT$PKG_WH" && find . -printf '%p %s %m %U\n' | LC_ALL=C sort && sha256sum ./*); }
 wh_before=$(wh_state)
 
-failed=0
-for transport in stdio http; do
-    t0=$SECONDS
-    cnode attacks.mjs ATTACK_RESULTS="$BDIR/results-$transport.jsonl" ATTACK_TRANSPORT="$transport" \
-        ATTACK_BUDGET_S=150 "$BDIR/cases" >&2
-    rc=$?
-    log "$transport: harness exit status $rc after $((SECONDS - t0)) s"
-    [[ -s $HDIR/results-$transport.jsonl ]] || fail "$transport: the harness wrote no results"
-    "$ITEST_DIR/attacks/report" "$HDIR/results-$transport.jsonl" >&2 || true
-    ran=$(grep -c . "$HDIR/results-$transport.jsonl")
-    ((ran == N_CASES)) || fail "$transport: $ran cases ran, but there are $N_CASES case files"
-    ((rc == 0)) || failed=1
-done
-((failed == 0)) || fail "package attack cases failed (see above)"
+attack_cases_run package 150
 (cd "$BOXROOT$PKG_WH" && sha256sum --quiet -c SHA256SUMS) || fail "the wheelhouse's wheels no longer match the manifest"
 [[ $(wh_state) == "$wh_before" ]] || fail "the wheelhouse changed during the cases:"$'\n'"$(diff <(echo "$wh_before") <(wh_state))"
 assert_clean 15
