@@ -15,6 +15,7 @@
 
 #include "broker-proto.h"
 #include "build-config.h"
+#include "probe-cache.h"
 #include "client.h"
 #include "daemon-util.h"
 #include "json-util.h"
@@ -364,6 +365,7 @@ static void on_probe_done(const char *failure, void *userdata) {
         if (failure) {
                 m->probe_state = SELF_CHECK_FAILED;
                 m->probe_failure = strdup(failure);
+                probe_cache_forget(SANDBOX_CACHE_DIR);
                 log_struct(LOG_CRIT, "MESSAGE=Sandbox self-check failed, refusing to run code: %s", failure,
                            "MCP_PROBE=%s", "failed", "MCP_PROBE_FAILURE=%s", failure);
                 /* Nothing was handed to a launcher yet: no code ran. */
@@ -376,6 +378,11 @@ static void on_probe_done(const char *failure, void *userdata) {
         } else {
                 m->probe_state = SELF_CHECK_PASSED;
                 log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
+                if (m->probe_key) {
+                        int r = probe_cache_store(SANDBOX_CACHE_DIR, m->probe_key);
+                        if (r < 0)
+                                log_warning_errno(r, "Cannot keep the self-check's verdict, ignoring: %m");
+                }
                 LIST_FOREACH_SAFE(clients, c, n, m->clients)
                         if (c->state == CLIENT_SESSION_CREATING)
                                 client_answer_session(c);
@@ -445,6 +452,7 @@ Manager *manager_free(Manager *m) {
         free(m->python);
         free(m->own_unit);
         free(m->probe_failure);
+        free(m->probe_key);
         free(m->preload);
         free(m->mpl_cache);
         free(m->stamp);
@@ -570,6 +578,32 @@ static int on_reload_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
+/* The cache key of the self-check for spec, from PID 1's version and the
+ * time it last loaded units (asked once, at start: a daemon-reload later
+ * recycles the pool, not the verdict, as before). NULL: no key, so no
+ * verdict is kept or used. */
+static char *manager_probe_key(Manager *m, const SandboxSpec *spec) {
+        _cleanup_free_ char *version = NULL;
+        ProbeCacheSystemd sd = {};
+        char *key = NULL;
+        int r;
+
+        r = sd_bus_get_property_string(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                       "org.freedesktop.systemd1.Manager", "Version", NULL, &version);
+        if (r >= 0)
+                r = sd_bus_get_property_trivial(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                "org.freedesktop.systemd1.Manager", "UnitsLoadTimestampMonotonic",
+                                                NULL, 't', &sd.units_load_usec);
+        sd.version = version;
+        if (r >= 0)
+                r = probe_cache_key(spec, &sd, &key);
+        if (r < 0) {
+                log_debug_errno(r, "No key for the self-check's verdict, checking: %m");
+                return NULL;
+        }
+        return key;
+}
+
 static void manager_start_probe(Manager *m) {
         SandboxSpec spec;
         int r;
@@ -577,6 +611,18 @@ static void manager_start_probe(Manager *m) {
         assert(m);
 
         manager_fill_spec(m, 30, &spec);
+        /* The verdict of an earlier start on the same boot, systemd, binaries
+         * and limits (probe-cache.h): the first call after an idle exit need
+         * not wait for a self-check unit. */
+        m->probe_key = manager_probe_key(m, &spec);
+        if (m->probe_key && probe_cache_valid(SANDBOX_CACHE_DIR, m->probe_key)) {
+                log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed on this boot with the same systemd, binaries and limits; serving.",
+                           "MCP_PROBE=%s", "kept");
+                m->probe_state = SELF_CHECK_PASSED;
+                m->probe_key = mfree(m->probe_key);     /* nothing new to keep */
+                on_probe_done(NULL, m);
+                return;
+        }
         r = probe_start(m->event, m->bus, &spec, on_probe_done, m, &m->probe);
         if (r < 0) {
                 log_error_errno(r, "Failed to start the sandbox self-check: %m");

@@ -60,6 +60,7 @@ typedef struct Manager {
         bool discovering;
         SelfCheckState probe_state;     /* the sandbox self-check's (probe.h) */
         char *probe_failure;
+        char *probe_key;                /* the self-check's cache key (probe-cache.h), or NULL */
         uint64_t idle_usec;
         Pool *pool;
         char *preload;                  /* what warm units import: MCP_EXEC_PRELOAD, or the default, installed */
