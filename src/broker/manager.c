@@ -376,8 +376,10 @@ static void on_probe_done(const char *failure, void *userdata) {
                                 client_free(c);
                         }
         } else {
+                /* (A kept verdict said so when it was read.) */
+                if (m->probe_state != SELF_CHECK_PASSED)
+                        log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
                 m->probe_state = SELF_CHECK_PASSED;
-                log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed; serving.", "MCP_PROBE=%s", "passed");
                 if (m->probe_key) {
                         int r = probe_cache_store(SANDBOX_CACHE_DIR, m->probe_key);
                         if (r < 0)
@@ -578,8 +580,8 @@ static int on_reload_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* The cache key of the self-check for spec, from PID 1's version and the
- * time it last loaded units (asked once, at start: a daemon-reload later
+/* The cache key of the self-check for spec, from PID 1's version, its
+ * start (the boot) and the time it last loaded units (asked once, at start: a daemon-reload later
  * recycles the pool, not the verdict, as before). NULL: no key, so no
  * verdict is kept or used. */
 static char *manager_probe_key(Manager *m, const SandboxSpec *spec) {
@@ -594,6 +596,10 @@ static char *manager_probe_key(Manager *m, const SandboxSpec *spec) {
                 r = sd_bus_get_property_trivial(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
                                                 "org.freedesktop.systemd1.Manager", "UnitsLoadTimestampMonotonic",
                                                 NULL, 't', &sd.units_load_usec);
+        if (r >= 0)
+                r = sd_bus_get_property_trivial(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                                "org.freedesktop.systemd1.Manager", "UserspaceTimestamp", NULL, 't',
+                                                &sd.boot_usec);
         sd.version = version;
         if (r >= 0)
                 r = probe_cache_key(spec, &sd, &key);

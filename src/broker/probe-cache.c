@@ -21,21 +21,6 @@
 #define KEY_FORMAT "mcp-exec-self-check-v1"
 #define CACHE_MAX 8192
 
-static int read_line(const char *path, char *buf, size_t size) {
-        _cleanup_(fclosep) FILE *f = NULL;
-
-        assert(path);
-        assert(buf);
-
-        f = fopen(path, "re");
-        if (!f)
-                return negative_errno();
-        if (!fgets(buf, (int) size, f))
-                return -EIO;
-        buf[strcspn(buf, "\n")] = 0;
-        return isempty(buf) ? -EIO : 0;
-}
-
 /* A file's identity: a replaced or rewritten file is another one. */
 static int file_id(const char *path, char *buf, size_t size) {
         struct stat st;
@@ -50,7 +35,7 @@ static int file_id(const char *path, char *buf, size_t size) {
 }
 
 int probe_cache_key(const SandboxSpec *spec, const ProbeCacheSystemd *sd, char **ret) {
-        char boot[64], broker[96], launcher[96], bootstrap[96], python[96];
+        char broker[96], launcher[96], bootstrap[96], python[96];
         struct utsname u;
         char *key;
         int r;
@@ -59,11 +44,8 @@ int probe_cache_key(const SandboxSpec *spec, const ProbeCacheSystemd *sd, char *
         assert(sd);
         assert(ret);
 
-        if (isempty(sd->version) || strchr(sd->version, '\n'))
+        if (isempty(sd->version) || strchr(sd->version, '\n') || sd->boot_usec == 0)
                 return -EINVAL;
-        r = read_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
-        if (r < 0)
-                return r;
         if (uname(&u) < 0)
                 return negative_errno();
         if ((r = file_id("/proc/self/exe", broker, sizeof broker)) < 0 ||
@@ -72,10 +54,10 @@ int probe_cache_key(const SandboxSpec *spec, const ProbeCacheSystemd *sd, char *
             (r = file_id(spec->python, python, sizeof python)) < 0)
                 return r;
         if (asprintf(&key,
-                     KEY_FORMAT "\nversion=%s\nboot=%s\nkernel=%s %s\nsystemd=%s\nunits_loaded=%" PRIu64
+                     KEY_FORMAT "\nversion=%s\nboot=%" PRIu64 "\nkernel=%s %s\nsystemd=%s\nunits_loaded=%" PRIu64
                      "\nbroker=%s\nlauncher=%s %s\nbootstrap=%s %s\npython=%s %s\nwheelhouse=%s\n"
                      "limits=%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nslice=%s\n",
-                     PACKAGE_VERSION, boot, u.release, u.version, sd->version, sd->units_load_usec, broker,
+                     PACKAGE_VERSION, sd->boot_usec, u.release, u.version, sd->version, sd->units_load_usec, broker,
                      spec->launcher, launcher, spec->bootstrap, bootstrap, spec->python, python, spec->wheelhouse ?: "",
                      spec->memory_max, spec->tasks_max, spec->tmp_size_max, spec->file_size_max,
                      spec->cpu_quota_percent, spec->max_code_bytes, spec->slice ?: "") < 0)

@@ -3,7 +3,7 @@
 
 /* The sandbox self-check's verdict, kept across the broker's idle exits.
  * The verdict says that systemd enforces our property set on this machine;
- * it holds as long as nothing it depends on changed: the boot (the kernel),
+ * it holds as long as nothing it depends on changed: the boot and kernel,
  * the running systemd and its loaded configuration (a daemon-reload may
  * bring drop-ins), the binaries that build and judge the sandbox (the
  * broker, the launcher, the bootstrap, the interpreter), mcp-exec's
@@ -22,6 +22,10 @@
 typedef struct ProbeCacheSystemd {
         const char *version;            /* org.freedesktop.systemd1.Manager Version */
         uint64_t units_load_usec;       /* ... UnitsLoadTimestampMonotonic: changes with daemon-reload */
+        /* ... UserspaceTimestamp: when PID 1 started, in wall-clock usec,
+         * recorded once per boot. (The boot id is out of our reach:
+         * ProcSubset=pid hides /proc/sys.) */
+        uint64_t boot_usec;
 } ProbeCacheSystemd;
 
 /* The key for spec on this machine, or -errno (never a partial key). */

@@ -34,7 +34,7 @@ static SandboxSpec spec(void) {
         };
 }
 
-static const ProbeCacheSystemd sd = { .version = "252.39-1~deb12u2", .units_load_usec = 123456 };
+static const ProbeCacheSystemd sd = { .version = "252.39-1~deb12u2", .units_load_usec = 123456, .boot_usec = 1733360000000000 };
 
 static char *key_of(const SandboxSpec *s, const ProbeCacheSystemd *d) {
         char *k = NULL;
@@ -91,6 +91,7 @@ TEST(test_key_parts) {
         } while (0)
         CHANGED(d2.version = "253.1");
         CHANGED(d2.units_load_usec++);
+        CHANGED(d2.boot_usec++);
         CHANGED(s2.memory_max++);
         CHANGED(s2.tasks_max++);
         CHANGED(s2.tmp_size_max++);
@@ -129,6 +130,9 @@ TEST(test_no_partial_key) {
         d.version = NULL;
         ASSERT_TRUE(probe_cache_key(&s, &d, &k) < 0);
         d.version = "252\nforged=1";
+        ASSERT_TRUE(probe_cache_key(&s, &d, &k) < 0);
+        d = sd;
+        d.boot_usec = 0;
         ASSERT_TRUE(probe_cache_key(&s, &d, &k) < 0);
 }
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The self-check's verdict across idle exits: a passed self-check is kept (root's file in
+# /var/cache/mcp-exec, mode 0600), and the broker's next start serves on it without a self-check
+# unit; a new launcher binary, another limit, or a kept file that is not root's alone makes it
+# check again. (On the code before the cache no file is written and every start checks.)
+# Plain pass only: the same broker code in both passes; it restarts the broker six times.
+. "$(dirname "$0")/../../lib/itest.sh"
+
+CACHE=/var/cache/mcp-exec/self-check.json
+LAUNCHER=/usr/libexec/mcp-exec/mcp-exec-launch
+
+# start_and_call: a fresh broker start (as after an idle exit), then a run; sets c (the cursor).
+start_and_call() {
+    restart_broker
+    c=$(journal_cursor)
+    assert_runs_work
+}
+# probes_since CURSOR: the broker's MCP_PROBE values since CURSOR, one per line.
+probes_since() { journal_since "$1" -o verbose --output-fields=MCP_PROBE | sed -n 's/^ *MCP_PROBE=//p'; }
+# probe_units_since CURSOR: self-check units systemd started since CURSOR.
+probe_units_since() { journal_since "$1" _PID=1 -o cat | grep -c 'mcp-exec sandbox self-check' || true; }
+
+# --- no verdict: the broker checks and keeps it ------------------------------------------------------
+bx rm -f "$CACHE"
+start_and_call
+wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' || fail "the self-check did not run: $(probes_since "$c")"
+bx test -f "$CACHE" || fail "no verdict kept in $CACHE after a passed self-check"
+mode=$(bx stat -c '%a %U' "$CACHE")
+[[ $mode == "600 root" ]] || fail "$CACHE is $mode, not root's alone"
+(($(probe_units_since "$c") >= 1)) || fail "no self-check unit in the journal for a fresh check"
+
+# --- kept: the next start serves without a self-check unit ---------------------------------------
+start_and_call
+[[ $(probes_since "$c") == kept ]] || fail "the verdict was not used: MCP_PROBE=$(probes_since "$c" | tr '\n' ' ')"
+(($(probe_units_since "$c") == 0)) || fail "a self-check unit started though the verdict was kept"
+log "kept across a broker restart, no self-check unit"
+
+# --- a new launcher: checked again ----------------------------------------------------------------
+bx touch "$LAUNCHER"
+start_and_call
+wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' ||
+    fail "a new launcher binary did not make the broker check again: MCP_PROBE=$(probes_since "$c" | tr '\n' ' ')"
+(($(probe_units_since "$c") >= 1)) || fail "no self-check unit for a new launcher"
+start_and_call
+[[ $(probes_since "$c") == kept ]] || fail "the new verdict was not kept: $(probes_since "$c" | tr '\n' ' ')"
+
+# --- another limit: checked again ------------------------------------------------------------------
+set_config MCP_EXEC_TMP_SIZE_MAX=48M
+c=$(journal_cursor)
+assert_runs_work
+wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' ||
+    fail "another /tmp size did not make the broker check again: MCP_EXEC_TMP_SIZE_MAX: $(probes_since "$c" | tr '\n' ' ')"
+
+# --- a kept file others may write: not ours, checked again -----------------------------------------
+bx chmod 0644 "$CACHE"
+start_and_call
+wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' ||
+    fail "a verdict file readable by others was used: $(probes_since "$c" | tr '\n' ' ')"
+mode=$(bx stat -c '%a' "$CACHE")
+[[ $mode == 600 ]] || fail "the verdict was not written again root's alone: $mode"
+
+# --- a daemon-reload (drop-ins may have come): checked again ---------------------------------------
+bx systemctl daemon-reload
+start_and_call
+wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' ||
+    fail "the verdict outlived a daemon-reload: $(probes_since "$c" | tr '\n' ' ')"
+pass
