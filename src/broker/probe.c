@@ -17,6 +17,7 @@
 #include "parse-util.h"
 #include "run-capture.h"
 #include "run.h"
+#include "syscall-filter.h"
 
 #define PROBE_REPORT_MAX 4096
 
@@ -71,6 +72,9 @@ static bool limit_ok(const char *v, uint64_t want) {
         /* "max" (v2) or a huge number (v1) means no limit at all. */
         return v && parse_uint(v, &x) >= 0 && x > 0 && x <= want;
 }
+
+/* What the launcher's probe tries (launch-probe.c): each must fail with EPERM. */
+static const char *const denied_calls[] = { "io_uring_setup", "add_key", "perf_event_open" };
 
 int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure) {
         char v[256];
@@ -139,7 +143,27 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
                 return failed(ret_failure, "NoNewPrivileges: not set");
         s = report_get(report, "seccomp", v, sizeof v);
         if (!s || !streq(s, "2"))
-                return failed(ret_failure, "system call filter (SystemCallFilter): seccomp mode %s", s ?: "unknown");
+                return failed(ret_failure, "system call filter (the launcher's): seccomp mode %s", s ?: "unknown");
+        /* The launcher's own filter (syscall-filter.h): the program this
+         * broker's build has, and calls outside it fail with EPERM. */
+        {
+                char want[17];
+                if (syscall_filter_digest(want) < 0)
+                        return failed(ret_failure, "system call filter: cannot build the expected program");
+                s = report_get(report, "seccomp_filter", v, sizeof v);
+                if (!s || !streq(s, want))
+                        return failed(ret_failure, "system call filter (the launcher's): it loaded %s, expected %s",
+                                      s ?: "nothing", want);
+        }
+        for (size_t i = 0; i < ELEMENTSOF(denied_calls); i++) {
+                const char *call = denied_calls[i];
+                char key[64];
+                (void) snprintf(key, sizeof key, "denied_%s", call);
+                s = report_get(report, key, v, sizeof v);
+                if (!s || !streq(s, "EPERM"))
+                        return failed(ret_failure, "system call filter (the launcher's): %s() is not denied: %s", call,
+                                      s ?: "unknown");
+        }
         s = report_get(report, "cap_bounding", v, sizeof v);
         if (isempty(s) || strspn(s, "0") != strlen(s))
                 return failed(ret_failure, "empty CapabilityBoundingSet: bounding set is %s", s ?: "unknown");

@@ -292,24 +292,11 @@ static int append_system_calls(sd_bus_message *m, const SandboxSpec *s) {
                 r = sd_bus_message_append(m, "(sv)", "RestrictAddressFamilies", "(bas)", 1, 1, "AF_UNIX");
         if (r < 0)
                 return r;
-        r = sd_bus_message_append(m, "(sv)", "SystemCallFilter", "(bas)", 1, 1, "@system-service");
-        if (r < 0)
-                return r;
-        /* Taken out of that allow list again (a second, deny entry, as
-         * SystemCallFilter=~ in a unit file): io_uring and userfaultfd are
-         * favourite kernel exploit tools, and the kernel keyrings are not
-         * namespaced (a uid's user keyring stays in the kernel after the run,
-         * for the next run that gets the same dynamic uid). Python needs none. */
-        r = sd_bus_message_append(m, "(sv)", "SystemCallFilter", "(bas)", 0, 7, "@keyring", "io_uring_setup",
-                                  "io_uring_enter", "io_uring_register", "userfaultfd", "add_key", "request_key");
-        if (r < 0)
-                return r;
-        r = sd_bus_message_append(m, "(sv)", "SystemCallArchitectures", "as", 1, "native");
-        if (r < 0)
-                return r;
-        /* A refused system call fails with EPERM, which Python reports as
-         * PermissionError, instead of killing the run with SIGSYS. */
-        return sd_bus_message_append(m, "(sv)", "SystemCallErrorNumber", "i", (int32_t) EPERM);
+        /* No SystemCallFilter=, SystemCallArchitectures= or
+         * SystemCallErrorNumber=: the launcher loads the same rules,
+         * compiled once (syscall-filter.h), as its first act, and the
+         * self-check refuses runs unless it did (probe.c). */
+        return 0;
 }
 
 static int append_limits(sd_bus_message *m, const SandboxSpec *s) {

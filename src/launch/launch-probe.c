@@ -15,9 +15,11 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "macro.h"
+#include "syscall-filter.h"
 
 static void probe_netdevs(void) {
         _cleanup_(fclosep) FILE *f = NULL;
@@ -176,6 +178,28 @@ static void probe_tmp(const char *key, const char *path) {
         printf("%s_dev=%llu\n", key, (unsigned long long) st.st_dev);
 }
 
+/* denied_NAME=EPERM|ok|errno NAME: calls that fail otherwise, without the
+ * filter with another error (bad arguments: nothing happens either way),
+ * with it with EPERM. seccomp_filter= the digest of the program this
+ * launcher loaded at its start (launch-seccomp.h). */
+static void probe_filter(void) {
+        static const struct {
+                const char *name;
+                long nr;
+        } calls[] = {
+                { "io_uring_setup", SYS_io_uring_setup },       /* denied on top of @system-service */
+                { "add_key", SYS_add_key },                     /* @keyring */
+                { "perf_event_open", SYS_perf_event_open },     /* not in @system-service */
+        };
+        char digest[17];
+
+        printf("seccomp_filter=%s\n", syscall_filter_digest(digest) >= 0 ? digest : "unknown");
+        for (size_t i = 0; i < ELEMENTSOF(calls); i++) {
+                long r = syscall(calls[i].nr, 0, NULL, 0, -1, 0, 0);
+                printf("denied_%s=%s\n", calls[i].name, r >= 0 ? "ok" : errno == EPERM ? "EPERM" : "other");
+        }
+}
+
 int launch_probe(void) {
         int s;
 
@@ -197,6 +221,7 @@ int launch_probe(void) {
         probe_limit("tasks_max", "pids", "pids.max", "pids.max");
         probe_status_field("no_new_privs", "NoNewPrivs");
         probe_status_field("seccomp", "Seccomp");
+        probe_filter();
         probe_status_field("cap_bounding", "CapBnd");
         probe_status_field("cap_effective", "CapEff");
         return fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILED;

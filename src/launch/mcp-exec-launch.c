@@ -15,9 +15,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "launch-probe.h"
 #include "launch-run.h"
+#include "launch-seccomp.h"
 #include "launch-session.h"
 #include "macro.h"
 #include "package-spec.h"
@@ -48,7 +50,17 @@ int main(int argc, char *argv[]) {
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
         bool do_probe = false, do_session = false;
-        int c;
+        int c, r;
+
+        /* First, before an option is read: what the unit's SystemCallFilter=
+         * did, without PID 1 compiling it for every unit (syscall-filter.h).
+         * No filter, no run. */
+        r = launch_seccomp_load();
+        if (r < 0) {
+                fprintf(stderr, "mcp-exec-launch: cannot load the system call filter, refusing to run: %s\n",
+                        strerror(-r));
+                return LAUNCH_EXIT_FAILED;
+        }
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
                 switch (c) {

@@ -11,9 +11,13 @@
 #include <string.h>
 
 #include "probe.h"
+#include "syscall-filter.h"
 #include "test-helpers.h"
 
 #define MiB (UINT64_C(1) << 20)
+
+/* The digest of this build's system call filter, filled in by main(). */
+static char digest[17];
 
 /* What the launcher prints in a correct sandbox (its --probe mode). */
 static const char *const good_lines[][2] = {
@@ -38,6 +42,10 @@ static const char *const good_lines[][2] = {
         { "seccomp", "2" },
         { "cap_bounding", "0000000000000000" },
         { "cap_effective", "0000000000000000" },
+        { "seccomp_filter", digest },
+        { "denied_io_uring_setup", "EPERM" },
+        { "denied_add_key", "EPERM" },
+        { "denied_perf_event_open", "EPERM" },
 };
 #define N_LINES (sizeof good_lines / sizeof good_lines[0])
 
@@ -221,10 +229,22 @@ TEST(test_each_check) {
                 { "no_new_privs", "unknown", "NoNewPrivileges" },
                 { "no_new_privs", NULL, "NoNewPrivileges" },
 
-                { "seccomp", "0", "SystemCallFilter" },
-                { "seccomp", "1", "SystemCallFilter" },
-                { "seccomp", "unknown", "SystemCallFilter" },
-                { "seccomp", NULL, "SystemCallFilter" },
+                { "seccomp", "0", "system call filter" },
+                { "seccomp", "1", "system call filter" },
+                { "seccomp", "unknown", "system call filter" },
+                { "seccomp", NULL, "system call filter" },
+
+                /* The launcher's filter: this build's program, and it denies. */
+                { "seccomp_filter", "0123456789abcdef", "expected" },
+                { "seccomp_filter", "unknown", "expected" },
+                { "seccomp_filter", "", "expected" },
+                { "seccomp_filter", NULL, "loaded nothing" },
+                { "denied_io_uring_setup", "other", "io_uring_setup" },
+                { "denied_io_uring_setup", "ok", "io_uring_setup" },
+                { "denied_io_uring_setup", NULL, "io_uring_setup" },
+                { "denied_add_key", "other", "add_key" },
+                { "denied_perf_event_open", "other", "perf_event_open" },
+                { "denied_perf_event_open", NULL, "perf_event_open" },
 
                 { "cap_bounding", "000001ffffffffff", "CapabilityBoundingSet" },
                 { "cap_bounding", "0000000000000001", "CapabilityBoundingSet" },
@@ -274,7 +294,7 @@ TEST(test_keys_match_whole_lines) {
         {
                 char *r2 = NULL, *base = report_with("seccomp", NULL);
                 ASSERT_TRUE(asprintf(&r2, "%sseccomp_mode=2\nseccomp2=2\n", base) > 0);
-                expect_fail(r2, &s, "SystemCallFilter");
+                expect_fail(r2, &s, "system call filter");
                 free(r2);
                 free(base);
         }
@@ -315,6 +335,7 @@ TEST(test_malformed_values_fail_closed) {
 }
 
 int main(int argc, char *argv[]) {
+        ASSERT_EQ_INT(syscall_filter_digest(digest), 0);
         RUN(test_malformed_values_fail_closed);
         RUN(test_good_report_passes);
         RUN(test_each_check);

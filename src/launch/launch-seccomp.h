@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The run's system call filter (syscall-filter.h), loaded by the launcher
+ * as its first act, before it reads anything of a run: the launcher, the
+ * interpreter and everything the code starts live under it, as under the
+ * unit's SystemCallFilter= before. */
+
+/* Loads the filter (and sets no_new_privs, which the unit's
+ * NoNewPrivileges=yes has set already), or returns -errno: then the
+ * launcher refuses to go on (fail closed). */
+int launch_seccomp_load(void);

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The system calls a run may make, as one seccomp program built from a
+ * list fixed at build time (syscall-allow.h): what the units' own
+ * SystemCallFilter=@system-service (minus @keyring, io_uring, userfaultfd),
+ * SystemCallArchitectures=native and SystemCallErrorNumber=EPERM gave.
+ * systemd compiled that with libseccomp in every unit's child, at every
+ * start: about a quarter of what a unit cost PID 1's side here. The
+ * launcher loads this program instead, first thing, before it reads
+ * anything of a run (launch-seccomp.h); building it takes microseconds.
+ * The broker builds the same program to know its digest, which the
+ * self-check must report (probe.c): a launcher of another build, or one
+ * that loaded nothing, gets no code.
+ *
+ * The program: a call of another architecture (on x86-64 also the x32
+ * ABI) kills the process, as SystemCallArchitectures=native did; a listed
+ * call is allowed; any other fails with EPERM. The filters systemd still
+ * installs (RestrictAddressFamilies=, RestrictNamespaces=, ...) stay
+ * beside it: the kernel applies the strictest answer of all. */
+
+#include <linux/filter.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYSCALL_FILTER_MAX 1024         /* instructions; the kernel's limit is 4096 */
+
+/* Builds the program into buf (SYSCALL_FILTER_MAX entries); returns its
+ * length, or -errno. */
+int syscall_filter_build(struct sock_filter *buf, size_t n_buf);
+
+/* The program's digest (64-bit FNV-1a of its instructions), as 16 hex
+ * digits into ret (17 bytes), or -errno. */
+int syscall_filter_digest(char ret[static 17]);
