@@ -26,6 +26,10 @@ void log_open(const char *ident) {
                 log_max_level = LOG_DEBUG;
 }
 
+bool log_level_enabled(int level) {
+        return level <= log_max_level;
+}
+
 void log_set_max_level(int level) {
         log_max_level = level;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
+
 /* Logging: metadata only, never code, stdin or output. Under systemd the
  * entries go to the journal with structured fields; elsewhere to stderr. */
 
@@ -10,6 +12,8 @@
 
 void log_open(const char *ident);
 void log_set_max_level(int level);
+/* Whether a message at level would be written: work done only for it can be skipped. */
+bool log_level_enabled(int level);
 
 /* Logs MESSAGE and returns -abs(error) (or 0 for error == 0), so callers can
  * write "return log_error_errno(r, "...: %m");". %m is expanded from error. */

@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "json-util.h"
 #include "egress-proto.h"
 #include "launch-frame.h"
+#include "log.h"
 #include "macro.h"
 #include "output.h"
 #include "broker-proto.h"
@@ -52,6 +54,9 @@ struct ExecClient {
         bool network;                   /* a run with a network: so does it (its egress counts) */
         bool got_final, out_eof, err_eof, finished, cancelled;
         uint64_t start_usec;
+        /* When each stage of a run ended (CLOCK_MONOTONIC), for the debug
+         * level's breakdown (log_stages()); 0: not reached. */
+        uint64_t started_usec, input_usec, report_usec, output_usec;
         ExecResult result;
         exec_done_t done;
         void *userdata;
@@ -132,12 +137,40 @@ static int take_results(ExecClient *c) {
         return 0;
 }
 
+/* A microsecond stage of the run, or "" when it was not reached. */
+static const char *stage(char buf[static 24], uint64_t from, uint64_t to) {
+        if (from == 0 || to < from)
+                return "";
+        (void) snprintf(buf, 24, "%" PRIu64, to - from);
+        return buf;
+}
+
+/* Where a run's time went, as this end saw it, at the debug level only
+ * (bench/bench.py breakdown reads it): the broker's hand-off (connect,
+ * request, a unit taken or started, its fds to the launcher), the code
+ * going in, the program until the launcher's report ended, until its
+ * output ended, and until here. The run id and times, nothing else. */
+static void log_stages(const ExecClient *c, uint64_t now) {
+        char a[24], b[24], d[24], e[24], f[24];
+
+        if (!log_level_enabled(LOG_DEBUG))
+                return;
+        log_struct(LOG_DEBUG, "MESSAGE=Run %s: stages", c->result.run_id ?: "-",
+                   "MCP_RUN_ID=%s", c->result.run_id ?: "",
+                   "MCP_STAGE_HANDOFF_US=%s", stage(a, c->start_usec, c->started_usec),
+                   "MCP_STAGE_INPUT_US=%s", stage(b, c->started_usec, c->input_usec),
+                   "MCP_STAGE_REPORT_US=%s", stage(d, c->input_usec, c->report_usec),
+                   "MCP_STAGE_OUTPUT_END_US=%s", stage(e, c->input_usec, c->output_usec),
+                   "MCP_STAGE_TOTAL_US=%s", stage(f, c->start_usec, now));
+}
+
 static void finish(ExecClient *c) {
         ExecResult *r = &c->result;
 
         if (c->finished)
                 return;
         c->finished = true;
+        log_stages(c, now_usec());
         close_input(c);
         close_results(c);
         c->sock_io = sd_event_source_disable_unref(c->sock_io);
@@ -187,6 +220,8 @@ static void maybe_finish(ExecClient *c) {
 
         if (!c->out_eof || !c->err_eof)
                 return;
+        if (c->output_usec == 0)
+                c->output_usec = now_usec();
         if (c->got_final && (!c->result_channel || c->res_done)) {
                 finish(c);
                 return;
@@ -279,6 +314,7 @@ static int on_results(sd_event_source *s, int fd, uint32_t revents, void *userda
                 if (r != 0) {
                         /* END, EOF or a violation: nothing more is read. The
                          * launcher writing on gets EPIPE. */
+                        c->report_usec = now_usec();
                         close_results(c);
                         maybe_finish(c);
                         return 0;
@@ -299,6 +335,7 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
                         c->written = 0;
                 }
                 if (c->segment == c->n_segments) {
+                        c->input_usec = now_usec();
                         close_input(c);         /* EOF for the program */
                         return 0;
                 }
@@ -338,6 +375,7 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 return 0;
 
         if (streq(event, "started")) {
+                c->started_usec = now_usec();
                 free(c->result.run_id);
                 c->result.run_id = strdup_or_null(json_get_string(msg, "run_id"));
                 /* Only now the code goes in: the broker watches the unit
