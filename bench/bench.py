@@ -17,6 +17,11 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             `python3 -I -c pass`
   bench.py first N          the first call after the front end and the broker
                             stopped (as after idle exit) vs the calls after it
+  bench.py datastack N      `import numpy, pandas, matplotlib.pyplot` (the
+                            imports only) paced, vs bare python (goal <= 0.05x)
+  bench.py breakdown N      where a paced warm `pass` call's time goes, stage
+                            by stage, from the front end's debug lines
+                            (MCP_STAGE_*; bench/run turns debug on for it)
   bench.py session N        stateful sessions: session_create (N times), the
                             memory of an idle session's unit (after one call,
                             and with pandas imported), and `pass` in a session
@@ -56,6 +61,8 @@ PROPS = [
     "MemoryMax=256M", "MemorySwapMax=0", "TasksMax=128", "CPUQuota=100%", "RuntimeMaxSec=30",
     "KillSignal=SIGKILL", "LimitFSIZE=64M", "LimitCORE=0", "Slice=mcp-exec.slice",
 ]
+
+DATASTACK = "import numpy, pandas, matplotlib.pyplot\n"
 
 DATAPLOT = ("import numpy, pandas, matplotlib.pyplot as plt\n"
             "df = pandas.DataFrame({'x': numpy.arange(10), 'y': numpy.arange(10) ** 2})\n"
@@ -145,16 +152,19 @@ def pct(v, p):
     return v[min(len(v) - 1, int(round(p * (len(v) - 1))))]
 
 
-def table(title, rows, base):
+def table(title, rows, base, goals=None):
+    """goals: {row: "≤ 0.2×"}, the issue's goal for a row's ratio, printed beside it (not judged)."""
+    goals = goals or {}
     print("\n## %s" % title)
-    print("| what | p50 ms | p99 ms | p50 ratio to bare python |")
-    print("|---|---:|---:|---:|")
+    print("| what | p50 ms | p99 ms | p50 ratio to bare python | goal |")
+    print("|---|---:|---:|---:|---|")
     b = statistics.median(rows[base])
     for k, v in rows.items():
-        print("| %s | %.1f | %.1f | %.2f× |" % (k, statistics.median(v), pct(v, 0.99), statistics.median(v) / b))
+        print("| %s | %.1f | %.1f | %.2f× | %s |" % (k, statistics.median(v), pct(v, 0.99), statistics.median(v) / b,
+                                                 goals.get(k, "")))
 
 
-def compare(title, code, n, pace):
+def compare(title, code, n, pace, goal=None, back_to_back=True):
     """bare python next to mcp-exec, interleaved; mcp-exec both paced (a
     call every `pace` seconds, as an agent calls between thoughts: the pool
     refills in between) and back to back (the pool runs dry after its size,
@@ -173,9 +183,12 @@ def compare(title, code, n, pace):
         rows[base].append(timed(lambda: bare(code)))
         rows[paced].append(timed(lambda: c.exec(code)))
         time.sleep(max(0.0, pace - (time.perf_counter() - t0)))
-    for _ in range(n):
-        rows[b2b].append(timed(lambda: c.exec(code)))
-    table(title, rows, base)
+    if back_to_back:
+        for _ in range(n):
+            rows[b2b].append(timed(lambda: c.exec(code)))
+    else:
+        del rows[b2b]
+    table(title, rows, base, {paced: goal} if goal else None)
 
 
 def cpu_ns():
@@ -252,7 +265,8 @@ def throughput(conc, n):
     print("| `systemd-run --wait --pipe` `python3 -I -c pass`, same properties | %.1f | %.1f |" % (rate_p, cpu_p))
     print("| mcp-exec `pass` over HTTP | %.1f | %.1f |" % (rate_m, cpu_m))
     print("| ratio to systemd-run /bin/true | %.2f× | %.2f× |" % (rate_m / rate_s, cpu_m / cpu_s))
-    print("| ratio to systemd-run python | %.2f× | %.2f× |" % (rate_m / rate_p, cpu_m / cpu_p))
+    print("| ratio to systemd-run python (goal: ≥ 1.5× the rate, ≤ 1× the CPU) | %.2f× | %.2f× |"
+          % (rate_m / rate_p, cpu_m / cpu_p))
 
 
 def pool_ready():
@@ -285,10 +299,61 @@ def first_after_idle(n):
     print("|---|---:|---:|---:|")
     print("| first call | %.1f | %.1f | |" % (f, max(firsts)))
     if colds:
-        print("| the call right after it (daemons up, no warm unit yet: cold path), %d of %d | %.1f | %.1f | %.2f× |"
+        print("| the call right after it (daemons up, no warm unit yet: cold path), %d of %d (goal: first ≤ 1.5× this) | %.1f | %.1f | %.2f× |"
               % (len(colds), n, statistics.median(colds), max(colds), f / statistics.median(colds)))
     print("| calls once the pool is full (warm units) | %.1f | %.1f | %.2f× |"
           % (statistics.median(warms), max(warms), f / statistics.median(warms)))
+
+
+def journal_cursor():
+    out = subprocess.run(["journalctl", "-n", "0", "--show-cursor", "--no-pager"], capture_output=True, text=True).stdout
+    return out.rsplit("-- cursor: ", 1)[-1].strip()
+
+
+STAGES = [
+    ("MCP_STAGE_HANDOFF_US", "front end to the broker and back: connect, request, a warm unit taken, "
+                             "the run's fds to its launcher (\"started\")"),
+    ("MCP_STAGE_INPUT_US", "the code in: its frame written to the launcher"),
+    ("MCP_STAGE_REPORT_US", "the program ran and exited, the launcher's report ended (after its waitpid)"),
+    ("MCP_STAGE_OUTPUT_END_US", "... the program's stdout and stderr ended (from the code in)"),
+    ("MCP_STAGE_TOTAL_US", "the front end's whole run (connect to result)"),
+]
+
+
+def breakdown(n):
+    """Paced warm `pass` calls; the front end logs each run's stages at the
+    debug level (bench/run turns it on for this mode only): their medians,
+    and what the HTTP client saw around them."""
+    c = Client()
+    for _ in range(3):
+        c.exec("pass")
+    time.sleep(1)
+    subprocess.run(["journalctl", "--flush"], check=False)
+    cursor = journal_cursor()
+    totals = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        totals.append(timed(lambda: c.exec("pass")))
+        time.sleep(max(0.0, 1.0 - (time.perf_counter() - t0)))
+    time.sleep(0.5)
+    subprocess.run(["journalctl", "--flush"], check=False)
+    out = subprocess.run(["journalctl", "--no-pager", "-o", "json", "--after-cursor=" + cursor,
+                          "MCP_STAGE_TOTAL_US"], capture_output=True, text=True).stdout
+    lines = [json.loads(l) for l in out.splitlines() if l.strip()]
+    if len(lines) < n:
+        sys.exit("breakdown: %d stage lines for %d calls (is MCP_EXEC_LOG_LEVEL=debug set?)" % (len(lines), n))
+    print("\n## Where a paced warm `pass` call's time goes (%d calls, p50)" % n)
+    print("| stage | p50 ms |")
+    print("|---|---:|")
+    med = {}
+    for key, what in STAGES:
+        v = [int(l[key]) / 1000 for l in lines if l.get(key)]
+        med[key] = statistics.median(v) if v else float("nan")
+        print("| %s | %.2f |" % (what, med[key]))
+    client = statistics.median(totals)
+    print("| the HTTP client's whole call | %.2f |" % client)
+    print("| outside the run: HTTP, JSON-RPC, the tool call and the reply (client − front end's run) | %.2f |"
+          % (client - med["MCP_STAGE_TOTAL_US"]))
 
 
 def session_unit_memory():
@@ -343,10 +408,16 @@ def sessions(n):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "latency"
     if mode == "latency":
-        compare("`pass`, one call at a time", "pass", int(sys.argv[2]) if len(sys.argv) > 2 else 50, 1.0)
+        compare("`pass`, one call at a time", "pass", int(sys.argv[2]) if len(sys.argv) > 2 else 50, 1.0,
+                goal="≤ 0.2×")
     elif mode == "dataplot":
         compare("numpy + pandas + matplotlib, one plot saved to PNG", DATAPLOT,
                 int(sys.argv[2]) if len(sys.argv) > 2 else 15, 3.0)
+    elif mode == "datastack":
+        compare("numpy + pandas + matplotlib.pyplot imported, nothing else", DATASTACK,
+                int(sys.argv[2]) if len(sys.argv) > 2 else 15, 2.0, goal="≤ 0.05×", back_to_back=False)
+    elif mode == "breakdown":
+        breakdown(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
     elif mode == "throughput":
         throughput(int(sys.argv[2]), int(sys.argv[3]))
     elif mode == "first":
