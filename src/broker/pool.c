@@ -38,9 +38,10 @@
  * drop-ins beside the run on a machine of few cores. Until then the run
  * has a warm unit's weight, which only matters while other runs compete. */
 #define PROMOTE_AFTER_USEC (100 * USEC_PER_MSEC)
-/* The replacement of a taken unit starts this long after the take, so that
- * PID 1's unit start and the new interpreter's imports do not compete with
- * the taken run for the CPU while it answers. */
+/* The replacement of a taken unit starts once the taken run answered, or
+ * this long after the take if it runs on, so that PID 1's unit start and
+ * the new interpreter's imports do not compete with a short run for the
+ * CPU while it answers. */
 #define REFILL_AFTER_TAKE_USEC (100 * USEC_PER_MSEC)
 typedef struct Warm Warm;
 typedef struct Promotion Promotion;
@@ -512,6 +513,12 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
         warm_free(oldest);
         p->hits++;
         return 0;
+}
+
+void pool_note_warm_answered(Pool *p) {
+        if (!p)
+                return;
+        schedule_refill(p);
 }
 
 void pool_set_busy(Pool *p, bool busy) {
