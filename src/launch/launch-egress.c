@@ -89,8 +89,8 @@ int launch_egress_seccomp(void) {
          * the filter to an unprivileged process. */
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -errno;
-        /* prctl(), not seccomp(2): the unit's SystemCallFilter=@system-service
-         * has no seccomp(2) (it is in no group), but prctl() it has. */
+        /* prctl(), not seccomp(2): the launcher's own filter
+         * (syscall-filter.h, @system-service) has no seccomp(2), prctl() it has. */
         if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
                 return -errno;
         return 0;
