@@ -16,7 +16,12 @@
 #   mcp-exec.service        0.4  (issue 5: at most 1.0; 0.5 before the HTTP front end lost polkit:
 #                                 ProtectProc=invisible, ProcSubset=pid)
 #   mcp-exec-stdio.service  0.5  (issue 5: at most 1.0; reads /proc of its polkit-checked peers)
-#   per-run unit            0.8  (issue 5: at most 1.0; properties from src/broker/sandbox-properties.c)
+#   per-run unit            2.3  as systemd-analyze sees it; 0.8 with the system call filter, which
+#                                 the launcher loads itself since issue 24 (README, "Who enforces
+#                                 what"): systemd-analyze cannot see that filter, so its items
+#                                 (SystemCallFilter=~@..., SystemCallArchitectures=) count against
+#                                 the unit. Below, the items that fail must be those and the ones
+#                                 that failed at 0.8, nothing else.
 #   mcp-exec-broker.service 1.1  (root, for the system bus: User= 0.4, no ProtectControlGroups= 0.2
 #                                 (cgroup v1 OOM notifications), @privileged/@resources allowed 0.4;
 #                                 1.3 before ProtectProc=invisible + ProcSubset=pid)
@@ -24,7 +29,7 @@
 #                                 it can have none of the options that would give it a namespace
 #                                 of its own, ProtectSystem=, PrivateTmp=, ProtectKernel*= ...)
 BOUND_FRONTEND=1.0
-BOUND_RUN=1.0
+BOUND_RUN=2.3
 BOUND_BROKER=1.1
 BOUND_TMPFSD=2.9
 
@@ -85,6 +90,14 @@ at_exit "kill $callpid 2>/dev/null; bx systemctl stop 'mcp-exec-run-*' >/dev/nul
 wait_for 15 found active_run_units || fail "no active run unit while a run sleeps: $(cat "$HDIR/sleep.err")"
 unit=$(active_run_units | head -1)
 check_score "$unit" "$BOUND_RUN"
+# What the run unit fails, by name: the launcher's filter (the self-check proves it is loaded, and
+# test-attacks tries it), and what it failed before (no PrivateUsers=, DeviceAllow=,
+# MemoryDenyWriteExecute=, ProcSubset=, RootDirectory=, IP list, AF_UNIX allowed; @resources is
+# in @system-service).
+failing=$(bx systemd-analyze security --no-pager "$unit" 2>&1 | awk '$1 == "✗" { print $2 }')
+unexpected=$(grep -Ev '^(SystemCallFilter=~@(swap|resources|reboot|raw-io|privileged|obsolete|mount|module|debug|cpu-emulation|clock)|SystemCallArchitectures=|RootDirectory=/RootImage=|RestrictAddressFamilies=~AF_UNIX|ProcSubset=|PrivateUsers=|MemoryDenyWriteExecute=|IPAddressDeny=|DeviceAllow=)$' <<<"$failing" || true)
+[[ -n $failing ]] || fail "no failing items read from systemd-analyze security $unit"
+[[ -z $unexpected ]] || fail "$unit fails items it did not fail before:"$'\n'"$unexpected"
 
 # 4. aggregate caps of the slice.
 caps=$(bx systemctl show mcp-exec.slice -p MemoryMax,TasksMax)
