@@ -312,8 +312,6 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_WARM=%i", c->warm,
                    "MCP_PACKAGES=%zu", packages_count(c->packages));
         stats_run_done(&c->manager->stats, res);
-        if (c->warm && c->state != CLIENT_DETACHED)
-                pool_note_warm_answered(c->manager->pool);
         if (!c->warm && (c->state == CLIENT_RUNNING || c->state == CLIENT_DETACHED) && !res->error)
                 pool_note_cold_run(c->manager->pool, res->duration_usec);
 
@@ -693,10 +691,6 @@ static int client_op_detach(Client *c, json_object *req, int fds[], size_t n_fds
         assert(c);
 
         c->state = CLIENT_DETACHED;
-        /* The caller has its answer: the replacement's start no longer
-         * delays it. */
-        if (c->warm)
-                pool_note_warm_answered(c->manager->pool);
         return 0;
 }
 

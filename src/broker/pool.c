@@ -38,11 +38,6 @@
  * drop-ins beside the run on a machine of few cores. Until then the run
  * has a warm unit's weight, which only matters while other runs compete. */
 #define PROMOTE_AFTER_USEC (100 * USEC_PER_MSEC)
-/* The replacement of a taken unit starts once the taken run answered, or
- * this long after the take if it runs on, so that PID 1's unit start and
- * the new interpreter's imports do not compete with a short run for the
- * CPU while it answers. */
-#define REFILL_AFTER_TAKE_USEC (100 * USEC_PER_MSEC)
 typedef struct Warm Warm;
 typedef struct Promotion Promotion;
 
@@ -504,8 +499,11 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
                 pool_apply(p, pool_policy_step(&p->policy, POOL_EVENT_TAKE_MISS, 0, p->n_warm), NULL);
                 return -EAGAIN;
         }
-        /* The replacement after the taken run answered, if it is short. */
-        schedule_refill_in(p, REFILL_AFTER_TAKE_USEC);
+        /* The replacement at once: deferring it until the taken run
+         * answered (tried: it spares a short call a unit start beside it)
+         * left back-to-back callers on cold units where the pool used to
+         * keep up with them. */
+        schedule_refill(p);
         pool_promote_later(p, run_unit(oldest->run));
         *ret_run = TAKE_PTR(oldest->run);
         *ret_control = TAKE_FD(oldest->control);
@@ -513,12 +511,6 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
         warm_free(oldest);
         p->hits++;
         return 0;
-}
-
-void pool_note_warm_answered(Pool *p) {
-        if (!p)
-                return;
-        schedule_refill(p);
 }
 
 void pool_set_busy(Pool *p, bool busy) {

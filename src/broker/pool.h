@@ -47,13 +47,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Pool *, pool_free);
 
 /* The oldest ready warm unit: its run (whose callbacks the caller sets with
  * run_set_callbacks()) and the broker's end of its control socket, both the
- * caller's now. -EAGAIN when none is ready. A replacement is started once
- * the taken run answered (pool_note_warm_answered()), or after a short
- * while if it runs on. */
+ * caller's now. -EAGAIN when none is ready. A replacement is started. */
 int pool_take(Pool *p, Run **ret_run, int *ret_control);
-/* A run on a taken warm unit has answered its caller (or ended): its
- * replacement may start now, without taking the cores from it. */
-void pool_note_warm_answered(Pool *p);
 
 /* While busy (every slot taken, runs waiting, a run's unit starting), no
  * replacements start: they would only delay the runs. Warm units import
