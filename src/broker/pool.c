@@ -32,23 +32,7 @@
  * this far apart, before the unit counts as failed. */
 #define LIMIT_TRIES 5
 #define LIMIT_RETRY_USEC (300 * USEC_PER_MSEC)
-/* A taken unit gets a run's CPU weight and description only if its run
- * still runs this long after: a short call (most of an agent's) answers
- * without any word to PID 1, which would otherwise rewrite the unit's
- * drop-ins beside the run on a machine of few cores. Until then the run
- * has a warm unit's weight, which only matters while other runs compete. */
-#define PROMOTE_AFTER_USEC (100 * USEC_PER_MSEC)
 typedef struct Warm Warm;
-typedef struct Promotion Promotion;
-
-/* A taken unit waiting for PROMOTE_AFTER_USEC; the pool owns it, not the run. */
-struct Promotion {
-        Pool *pool;
-        LIST_FIELDS(Promotion, promotions);
-        sd_event_source *timer;
-        char *unit;
-};
-
 struct Warm {
         Pool *pool;
         LIST_FIELDS(Warm, warm);
@@ -81,7 +65,6 @@ struct Pool {
         uint64_t hits;
         json_object *preloaded, *failed;        /* of the last ready unit */
         json_object *failed_logged;
-        Promotion *promotions;
 };
 
 static void warm_free(Warm *w) {
@@ -387,48 +370,17 @@ static int on_quiet(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-static Promotion *promotion_free(Promotion *pr) {
-        if (!pr)
-                return NULL;
-        LIST_REMOVE(promotions, pr->pool->promotions, pr);
-        sd_event_source_disable_unref(pr->timer);
-        free(pr->unit);
-        free(pr);
-        return NULL;
-}
+static int pool_promote(Pool *p, const char *unit) {
+        assert(unit);
 
-static int on_promote(sd_event_source *s, uint64_t usec, void *userdata) {
-        Promotion *pr = userdata;
-        Pool *p = pr->pool;
-
-        /* Not waited for: a unit gone meanwhile (its run ended) is no error. */
-        (void) sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
-                                        "SetUnitProperties", NULL, NULL, "sba(sv)", pr->unit, 1, 3,
+        if (!p)
+                return 0;
+        /* Not waited for: a unit that ended meanwhile is no error. */
+        return sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                        "SetUnitProperties", NULL, NULL, "sba(sv)", unit, 1, 3,
                                         "CPUWeight", "t", SANDBOX_CPU_WEIGHT_RUN,
                                         "CPUQuotaPerSecUSec", "t", sandbox_cpu_quota_usec(p->config.cpu_quota_percent),
                                         "Description", "s", SANDBOX_DESCRIPTION_RUN);
-        promotion_free(pr);
-        return 0;
-}
-
-/* A run's CPU weight and quota, and its description for admins (systemctl
- * list-units), for a taken unit whose run is still running after
- * PROMOTE_AFTER_USEC. Best effort, as before: without it the run keeps a
- * warm unit's weight, never more. */
-static void pool_promote_later(Pool *p, const char *unit) {
-        Promotion *pr;
-
-        pr = new0(Promotion, 1);
-        if (!pr)
-                return (void) log_oom();
-        pr->pool = p;
-        LIST_PREPEND(promotions, p->promotions, pr);
-        pr->unit = strdup(unit);
-        if (!pr->unit || sd_event_add_time_relative(p->event, &pr->timer, CLOCK_MONOTONIC, PROMOTE_AFTER_USEC,
-                                                    10 * USEC_PER_MSEC, on_promote, pr) < 0) {
-                log_warning("Cannot give warm unit %s a run's CPU weight later, now instead.", unit);
-                (void) on_promote(NULL, 0, pr);
-        }
 }
 
 int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spec, pool_ready_t ready,
@@ -467,8 +419,6 @@ Pool *pool_free(Pool *p) {
                 return NULL;
         while (p->warm)
                 warm_free(p->warm);
-        while (p->promotions)
-                promotion_free(p->promotions);
         sd_event_source_disable_unref(p->refill);
         sd_event_source_disable_unref(p->retire);
         sd_event_source_disable_unref(p->quiet);
@@ -499,12 +449,18 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
                 pool_apply(p, pool_policy_step(&p->policy, POOL_EVENT_TAKE_MISS, 0, p->n_warm), NULL);
                 return -EAGAIN;
         }
+        /* A run's CPU weight and quota from now on, and admins see it as a
+         * run (systemctl list-units; the tests' harness waits for a unit
+         * described as idle). Asked for at the take: deferring it by 100
+         * ms (tried, to spare a short call this word to PID 1) left a
+         * taken unit described as idle, which is a lie to the admin and
+         * made the harness take runs to cold units. */
+        (void) pool_promote(p, run_unit(oldest->run));
         /* The replacement at once: deferring it until the taken run
          * answered (tried: it spares a short call a unit start beside it)
          * left back-to-back callers on cold units where the pool used to
          * keep up with them. */
         schedule_refill(p);
-        pool_promote_later(p, run_unit(oldest->run));
         *ret_run = TAKE_PTR(oldest->run);
         *ret_control = TAKE_FD(oldest->control);
         oldest->control = -EBADF;
