@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
@@ -32,6 +33,82 @@ static const unsigned allowed[] = {
 #include "syscall-allow.h"
 };
 
+/* Tested first, in this order: what Python makes most of at its start
+ * and while it imports (strace -c of `python3 -I -c "import json,
+ * subprocess"`: 778 calls, 280 of them newfstatat), then the rest. Every
+ * call pays the tests before its own (two instructions each, up to ~740
+ * in name order). Only those in allowed[] are emitted: this reorders, it
+ * never allows more. */
+static const unsigned hot[] = {
+#ifdef __NR_newfstatat
+        __NR_newfstatat,
+#endif
+#ifdef __NR_read
+        __NR_read,
+#endif
+#ifdef __NR_lseek
+        __NR_lseek,
+#endif
+#ifdef __NR_openat
+        __NR_openat,
+#endif
+#ifdef __NR_rt_sigaction
+        __NR_rt_sigaction,
+#endif
+#ifdef __NR_close
+        __NR_close,
+#endif
+#ifdef __NR_ioctl
+        __NR_ioctl,
+#endif
+#ifdef __NR_mmap
+        __NR_mmap,
+#endif
+#ifdef __NR_getdents64
+        __NR_getdents64,
+#endif
+#ifdef __NR_brk
+        __NR_brk,
+#endif
+#ifdef __NR_mprotect
+        __NR_mprotect,
+#endif
+#ifdef __NR_fcntl
+        __NR_fcntl,
+#endif
+#ifdef __NR_munmap
+        __NR_munmap,
+#endif
+#ifdef __NR_fstat
+        __NR_fstat,
+#endif
+#ifdef __NR_write
+        __NR_write,
+#endif
+#ifdef __NR_futex
+        __NR_futex,
+#endif
+#ifdef __NR_readlink
+        __NR_readlink,
+#endif
+#ifdef __NR_pread64
+        __NR_pread64,
+#endif
+#ifdef __NR_getcwd
+        __NR_getcwd,
+#endif
+#ifdef __NR_rt_sigprocmask
+        __NR_rt_sigprocmask,
+#endif
+};
+
+static bool listed(const unsigned *list, size_t n, unsigned nr) {
+        for (size_t i = 0; i < n; i++)
+                if (list[i] == nr)
+                        return true;
+        return false;
+}
+
 int syscall_filter_build(struct sock_filter *buf, size_t n_buf) {
         size_t n = 0;
 
@@ -55,10 +132,16 @@ int syscall_filter_build(struct sock_filter *buf, size_t n_buf) {
 #endif
         /* One test and one answer per call: a conditional jump reaches at
          * most 255 instructions, so no shared "allow" at the end. */
-        for (size_t i = 0; i < ELEMENTSOF(allowed); i++) {
-                EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[i], 0, 1));
-                EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-        }
+        for (size_t i = 0; i < ELEMENTSOF(hot); i++)
+                if (listed(allowed, ELEMENTSOF(allowed), hot[i])) {
+                        EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hot[i], 0, 1));
+                        EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+                }
+        for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
+                if (!listed(hot, ELEMENTSOF(hot), allowed[i])) {
+                        EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, allowed[i], 0, 1));
+                        EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+                }
         EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
 #undef EMIT
         return (int) n;
