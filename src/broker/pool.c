@@ -33,6 +33,7 @@
 #define LIMIT_TRIES 5
 #define LIMIT_RETRY_USEC (300 * USEC_PER_MSEC)
 typedef struct Warm Warm;
+
 struct Warm {
         Pool *pool;
         LIST_FIELDS(Warm, warm);
@@ -456,10 +457,6 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
          * taken unit described as idle, which is a lie to the admin and
          * made the harness take runs to cold units. */
         (void) pool_promote(p, run_unit(oldest->run));
-        /* The replacement at once: deferring it until the taken run
-         * answered (tried: it spares a short call a unit start beside it)
-         * left back-to-back callers on cold units where the pool used to
-         * keep up with them. */
         schedule_refill(p);
         *ret_run = TAKE_PTR(oldest->run);
         *ret_control = TAKE_FD(oldest->control);

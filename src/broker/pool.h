@@ -50,7 +50,6 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Pool *, pool_free);
  * caller's now. -EAGAIN when none is ready. A replacement is started. */
 int pool_take(Pool *p, Run **ret_run, int *ret_control);
 
-
 /* While busy (every slot taken, runs waiting, a run's unit starting), no
  * replacements start: they would only delay the runs. Warm units import
  * their preload at the lowest CPUWeight= and get a run's once taken. */
