@@ -15,6 +15,10 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             vs N `systemd-run --wait --pipe` units with the
                             same properties running /bin/true, and running
                             `python3 -I -c pass`
+  bench.py props N          what each run unit property costs systemd here:
+                            `systemd-run --wait --pipe` /bin/true with all
+                            of them vs the same minus one (or one group), N
+                            rounds, every variant once per round
   bench.py first N          the first call after the front end and the broker
                             stopped (as after idle exit) vs the calls after it
   bench.py datastack N      `import numpy, pandas, matplotlib.pyplot` (the
@@ -31,6 +35,7 @@ load spikes hit each side alike; only ratios are meant to be compared.
 Prints one table per mode; bench/run collects them."""
 import http.client
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -269,6 +274,67 @@ def throughput(conc, n):
           % (rate_m / rate_p, cpu_m / cpu_p))
 
 
+# Properties that only make sense together: left out as one.
+SYSCALL_FILTER = [p for p in PROPS if p.startswith(("SystemCallFilter=", "SystemCallArchitectures=",
+                                                     "SystemCallErrorNumber="))]
+# The system call filter and what systemd builds into the same seccomp
+# programs: the family the launcher loads itself now (issue 24).
+SECCOMP_FAMILY = SYSCALL_FILTER + [p for p in PROPS if p.split("=")[0] in (
+    "RestrictAddressFamilies", "RestrictNamespaces", "LockPersonality", "RestrictRealtime",
+    "RestrictSUIDSGID")]
+
+
+def prop_variants():
+    """name -> property list: the full set, the full set minus each
+    property (minus each group), and none at all."""
+    v = {"all of them": PROPS,
+         "system call filter (%d properties)" % len(SYSCALL_FILTER):
+             [p for p in PROPS if p not in SYSCALL_FILTER],
+         "the seccomp family (%d properties)" % len(SECCOMP_FAMILY):
+             [p for p in PROPS if p not in SECCOMP_FAMILY]}
+    for p in PROPS:
+        if p not in SYSCALL_FILTER:
+            v["`%s`" % p] = [q for q in PROPS if q != p]
+    v["every property (a bare unit)"] = []
+    return v
+
+
+def props(n):
+    """What each property costs systemd per unit here: `systemd-run --wait
+    --pipe` /bin/true (as the throughput mode runs it) with the full set vs
+    the full set minus one property or group. N rounds, each variant once
+    per round in a new random order, so that load, and the work a unit
+    leaves to PID 1 after systemd-run returns, hits every variant alike.
+    CPU is the machine's whole CPU time (its cgroup) around each unit."""
+    variants = prop_variants()
+    argv = {k: ["systemd-run", "--wait", "--pipe", "--quiet", "--collect"] +
+            [a for p in ps for a in ("-p", p)] + ["/bin/true"] for k, ps in variants.items()}
+    cpu = {k: [] for k in variants}
+    wall = {k: [] for k in variants}
+    rng = random.Random(24)
+    settle()
+    order = list(variants)
+    for _ in range(n):
+        rng.shuffle(order)
+        for k in order:
+            c0, t0 = cpu_ns(), time.perf_counter()
+            r = subprocess.run(argv[k], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+            wall[k].append((time.perf_counter() - t0) * 1000)
+            cpu[k].append((cpu_ns() - c0) / 1e6)
+            if r.returncode:
+                sys.exit("systemd-run without %s failed: %s" % (k, r.stderr.decode(errors="replace")))
+    fc, fw = statistics.median(cpu["all of them"]), statistics.median(wall["all of them"])
+    print("\n## What each run unit property costs systemd: `systemd-run --wait --pipe` /bin/true, "
+          "%d rounds of %d variants" % (n, len(variants)))
+    print("| left out | CPU ms per unit (p50, whole machine) | saved vs all | wall ms p50 | saved vs all |")
+    print("|---|---:|---:|---:|---:|")
+    for k in sorted(variants, key=lambda k: statistics.median(cpu[k])):
+        c, w = statistics.median(cpu[k]), statistics.median(wall[k])
+        print("| %s | %.1f | %+.1f | %.1f | %+.1f |" % ("nothing (all %d properties)" % len(PROPS)
+                                                    if k == "all of them" else k, c, fc - c, w, fw - w))
+
+
 def pool_ready():
     return run_units().count("warm unit (idle)")
 
@@ -420,6 +486,8 @@ def main():
         breakdown(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
     elif mode == "throughput":
         throughput(int(sys.argv[2]), int(sys.argv[3]))
+    elif mode == "props":
+        props(int(sys.argv[2]) if len(sys.argv) > 2 else 10)
     elif mode == "first":
         first_after_idle(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
     elif mode == "session":
