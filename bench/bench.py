@@ -403,9 +403,10 @@ def breakdown(n):
         time.sleep(max(0.0, 1.0 - (time.perf_counter() - t0)))
     time.sleep(0.5)
     subprocess.run(["journalctl", "--flush"], check=False)
-    out = subprocess.run(["journalctl", "--no-pager", "-o", "json", "--after-cursor=" + cursor,
-                          "MCP_STAGE_TOTAL_US"], capture_output=True, text=True).stdout
-    lines = [json.loads(l) for l in out.splitlines() if l.strip()]
+    # (journalctl matches FIELD=VALUE only: the lines with the field are picked here.)
+    out = subprocess.run(["journalctl", "--no-pager", "-o", "json", "--after-cursor=" + cursor],
+                         capture_output=True, text=True).stdout
+    lines = [e for e in (json.loads(l) for l in out.splitlines() if l.strip()) if "MCP_STAGE_TOTAL_US" in e]
     if len(lines) < n:
         sys.exit("breakdown: %d stage lines for %d calls (is MCP_EXEC_LOG_LEVEL=debug set?)" % (len(lines), n))
     print("\n## Where a paced warm `pass` call's time goes (%d calls, p50)" % n)
