@@ -5,29 +5,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
-#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 
 #include "macro.h"
 
-#if defined(__x86_64__)
-#  define NATIVE_ARCH AUDIT_ARCH_X86_64
-#  define X32_SYSCALL_BIT 0x40000000u
-#elif defined(__aarch64__)
-#  define NATIVE_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__i386__)
-#  define NATIVE_ARCH AUDIT_ARCH_I386
-#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#  define NATIVE_ARCH AUDIT_ARCH_PPC64LE
-#elif defined(__s390x__)
-#  define NATIVE_ARCH AUDIT_ARCH_S390X
-#elif defined(__riscv) && __riscv_xlen == 64
-#  define NATIVE_ARCH AUDIT_ARCH_RISCV64
-#else
-#  error "syscall-filter.c: no AUDIT_ARCH_* for this architecture; add it"
-#endif
 
 static const unsigned allowed[] = {
 #include "syscall-allow.h"
@@ -122,7 +105,7 @@ int syscall_filter_build(struct sock_filter *buf, size_t n_buf) {
         } while (0)
 
         EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
-        EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0));
+        EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_FILTER_NATIVE_ARCH, 1, 0));
         EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
         EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
 #ifdef X32_SYSCALL_BIT

@@ -19,9 +19,28 @@
  * installs (RestrictAddressFamilies=, RestrictNamespaces=, ...) stay
  * beside it: the kernel applies the strictest answer of all. */
 
+#include <linux/audit.h>
 #include <linux/filter.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* The architecture whose calls a run may make (AUDIT_ARCH_*). */
+#if defined(__x86_64__)
+#  define SYSCALL_FILTER_NATIVE_ARCH AUDIT_ARCH_X86_64
+#  define X32_SYSCALL_BIT 0x40000000u
+#elif defined(__aarch64__)
+#  define SYSCALL_FILTER_NATIVE_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__i386__)
+#  define SYSCALL_FILTER_NATIVE_ARCH AUDIT_ARCH_I386
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#  define SYSCALL_FILTER_NATIVE_ARCH AUDIT_ARCH_PPC64LE
+#elif defined(__s390x__)
+#  define SYSCALL_FILTER_NATIVE_ARCH AUDIT_ARCH_S390X
+#elif defined(__riscv) && __riscv_xlen == 64
+#  define SYSCALL_FILTER_NATIVE_ARCH AUDIT_ARCH_RISCV64
+#else
+#  error "syscall-filter.h: no AUDIT_ARCH_* for this architecture; add it"
+#endif
 
 #define SYSCALL_FILTER_MAX 1024         /* instructions; the kernel's limit is 4096 */
 
