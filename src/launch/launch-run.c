@@ -19,6 +19,7 @@
 #include "launch-collect.h"
 #include "egress-proto.h"
 #include "launch-egress.h"
+#include "launch-exitwatch.h"
 #include "launch-input.h"
 #include "launch-interp.h"
 #include "launch-packages.h"
@@ -236,17 +237,22 @@ static int run_hand_over(const LaunchArgs *a, int sock, int fds[static 3], const
 /* Until it exits, take its figures as they come: it never blocks on a full
  * socket. Its "done" (output flushed and closed, only the exit left) ends
  * the reading, nothing else: the program shares that process and can send
- * it too, early, then run on. How the run ended is what waitpid() says
- * (returned); a program that never exits is stopped by the unit's
- * RuntimeMaxSec=, before any STATUS went out. An egress run's connections
- * go to egressd as they come (*listener, *feed: -EBADF when none). */
-static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_images, int *listener, int *feed) {
+ * it too, early, then run on. How the run ended is the status its main
+ * thread gave exit_group(), heard as the call began (launch-exitwatch.h;
+ * *ret_reaped false: the caller reaps it after the report), or else what
+ * waitpid() says (*ret_reaped true); a program that never exits is stopped
+ * by the unit's RuntimeMaxSec=, before any STATUS went out. An egress run's
+ * connections go to egressd as they come (*listener, *feed: -EBADF when
+ * none). */
+static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_images, int *listener, int *feed,
+                         bool *ret_reaped) {
         _cleanup_close_ int pidfd = -EBADF;
         int status;
 
         assert(pid > 0);
         assert(sock);
         assert(figs);
+        assert(ret_reaped);
 
         pidfd = pidfd_open(pid, 0);
         for (bool exited = false, said_done = false; !exited && !said_done && *sock >= 0;) {
@@ -254,6 +260,7 @@ static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_i
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = *sock, .events = POLLIN },
                         { .fd = *listener, .events = POLLIN },
+                        { .fd = exit_watch_fd(), .events = POLLIN },
                 };
 
                 if (pidfd < 0 || poll(p, ELEMENTSOF(p), -1) < 0) {
@@ -266,12 +273,30 @@ static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_i
                         said_done = read_interpreter(figs, sock, max_images, UINT_MAX) > 0;
                 if (p[2].revents)
                         launch_egress_accept(listener, feed);
+                if (p[3].revents && exit_watch_status() >= 0)
+                        break;
+        }
+        /* Its "done" usually comes just before its exit_group(): a moment
+         * for the word that makes the wait for the kernel's teardown moot. */
+        if (pidfd >= 0 && exit_watch_fd() >= 0 && exit_watch_status() < 0) {
+                struct pollfd p[] = {
+                        { .fd = pidfd, .events = POLLIN },
+                        { .fd = exit_watch_fd(), .events = POLLIN },
+                };
+
+                (void) poll(p, ELEMENTSOF(p), -1);
+        }
+        status = exit_watch_status();
+        if (status >= 0) {
+                *ret_reaped = false;
+                return status;
         }
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
                         break;
                 }
+        *ret_reaped = true;
         return status;
 }
 
@@ -308,6 +333,7 @@ int launch_run(const LaunchArgs *a) {
         _cleanup_close_ int listener = -EBADF, feed = -EBADF;
         ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
         uint64_t t0 = 0, t1;
+        bool reaped;
         pid_t pid;
         int r, status;
 
@@ -346,11 +372,13 @@ int launch_run(const LaunchArgs *a) {
         r = run_packages(a, run, &w, sp, &pid);
         if (r != 0)
                 return r;
+        /* From "go" on, its main thread's exit_group() is the run's end. */
+        exit_watch_set_pid(pid);
         r = run_hand_over(a, sp[0], fds, &w, &t0);
         if (r != 0)
                 return r;
 
-        status = run_wait_exit(pid, &sp[0], &figs, w.limits.max_images, &listener, &feed);
+        status = run_wait_exit(pid, &sp[0], &figs, w.limits.max_images, &listener, &feed, &reaped);
         /* Nothing more is taken: what is still in the backlog is refused. */
         listener = safe_close(listener);
         feed = safe_close(feed);
@@ -361,5 +389,8 @@ int launch_run(const LaunchArgs *a) {
                 (void) read_interpreter(&figs, &sp[0], w.limits.max_images, 2 * FIGURE_INBOX_MAX);
 
         run_report(&w, &figs, status, t1 - t0);
+        /* The caller has its answer; now the kernel's teardown. */
+        while (!reaped && waitpid(pid, &(int) { 0 }, 0) < 0 && errno == EINTR)
+                ;
         launch_exit_like(status);
 }

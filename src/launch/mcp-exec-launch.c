@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "launch-exitwatch.h"
 #include "launch-probe.h"
 #include "launch-run.h"
 #include "launch-seccomp.h"
@@ -49,17 +50,37 @@ int main(int argc, char *argv[]) {
                 {},
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
-        bool do_probe = false, do_session = false;
-        int c, r;
+        bool do_probe = false, do_session = false, one_run = true;
+        int c, r, listener = -EBADF;
+
+        /* A one-shot run hears its interpreter's exit at its start
+         * (launch-exitwatch.h). Its filter goes under the main one, which
+         * has no seccomp(2). Without it a run takes waitpid()'s word, as a
+         * session or the probe always do. */
+        for (int i = 1; i < argc; i++)
+                if (streq(argv[i], "--probe") || streq(argv[i], "--session"))
+                        one_run = false;
+        if (one_run)
+                listener = exit_watch_install();
 
         /* First, before an option is read: what the unit's SystemCallFilter=
          * did, without PID 1 compiling it for every unit (syscall-filter.h).
          * No filter, no run. */
         r = launch_seccomp_load();
         if (r < 0) {
+                /* Closed first: nobody would answer our own exit_group(). */
+                (void) safe_close(listener);
                 fprintf(stderr, "mcp-exec-launch: cannot load the system call filter, refusing to run: %s\n",
                         strerror(-r));
                 return LAUNCH_EXIT_FAILED;
+        }
+        if (listener >= 0) {
+                r = exit_watch_start(listener);
+                if (r < 0) {
+                        fprintf(stderr, "mcp-exec-launch: cannot watch for the interpreter's exit, refusing to run: %s\n",
+                                strerror(-r));
+                        return LAUNCH_EXIT_FAILED;
+                }
         }
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0)
