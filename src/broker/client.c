@@ -314,6 +314,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         stats_run_done(&c->manager->stats, res);
         if (!c->warm && (c->state == CLIENT_RUNNING || c->state == CLIENT_DETACHED) && !res->error)
                 pool_note_cold_run(c->manager->pool, res->duration_usec);
+        if (c->warm)
+                pool_warm_run_ended(c->manager->pool);
 
         if (!client_is_gone(c)) {
                 if (res->error)

@@ -32,6 +32,12 @@
  * this far apart, before the unit counts as failed. */
 #define LIMIT_TRIES 5
 #define LIMIT_RETRY_USEC (300 * USEC_PER_MSEC)
+/* How long a new pool waits before its first fill. The broker starts beside
+ * the front end, which a call's connection just activated: that call's unit
+ * goes to PID 1 first, and its interpreter gets the cores, instead of both
+ * queueing behind the warm units' starts and imports. */
+#define START_DELAY_USEC (1 * USEC_PER_SEC)
+#define REFILL_AFTER_TAKE_USEC (100 * USEC_PER_MSEC)
 typedef struct Warm Warm;
 
 struct Warm {
@@ -64,6 +70,7 @@ struct Pool {
         sd_event_source *quiet;                /* the policy's quiet timer */
         unsigned failures;
         uint64_t hits;
+        uint64_t fill_from;             /* no refill before (CLOCK_MONOTONIC): START_DELAY_USEC */
         json_object *preloaded, *failed;        /* of the last ready unit */
         json_object *failed_logged;
 };
@@ -89,8 +96,12 @@ static void warm_free(Warm *w) {
 }
 
 static void schedule_refill_in(Pool *p, uint64_t usec) {
+        uint64_t now = now_usec();
+
         if (!p->refill)
                 return;
+        if (now < p->fill_from)
+                usec = MAX(usec, p->fill_from - now);
         (void) sd_event_source_set_time_relative(p->refill, usec);
         (void) sd_event_source_set_enabled(p->refill, SD_EVENT_ONESHOT);
 }
@@ -410,6 +421,7 @@ int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spe
         if (r < 0)
                 return r;
         (void) sd_event_source_set_enabled(p->quiet, SD_EVENT_OFF);
+        p->fill_from = now_usec() + START_DELAY_USEC;
         schedule_refill(p);
         *ret = TAKE_PTR(p);
         return 0;
@@ -457,7 +469,11 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
          * taken unit described as idle, which is a lie to the admin and
          * made the harness take runs to cold units. */
         (void) pool_promote(p, run_unit(oldest->run));
-        schedule_refill(p);
+        /* Not at once: a replacement's start is PID 1's work and its
+         * imports are a core's, both beside the call that just took this
+         * unit. Most calls are over before this: their end starts it
+         * (pool_warm_run_ended()). */
+        schedule_refill_in(p, REFILL_AFTER_TAKE_USEC);
         *ret_run = TAKE_PTR(oldest->run);
         *ret_control = TAKE_FD(oldest->control);
         oldest->control = -EBADF;
@@ -479,6 +495,12 @@ void pool_note_cold_run(Pool *p, uint64_t usec) {
                 return;
         pool_apply(p, pool_policy_step(&p->policy, POOL_EVENT_COLD_RUN, usec, p->n_warm),
                    "Runs take long next to an import");
+}
+
+void pool_warm_run_ended(Pool *p) {
+        if (!p)
+                return;
+        schedule_refill(p);
 }
 
 void pool_set_runs(Pool *p, unsigned n_runs) {

@@ -47,7 +47,11 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Pool *, pool_free);
 
 /* The oldest ready warm unit: its run (whose callbacks the caller sets with
  * run_set_callbacks()) and the broker's end of its control socket, both the
- * caller's now. -EAGAIN when none is ready. A replacement is started. */
+ * caller's now. -EAGAIN when none is ready. A replacement is started when
+ * the run ends, or 100 ms after the take if it runs longer: not beside a
+ * short call, which a unit start in PID 1 and an import on the other core
+ * slowed by a third. The first fill of a new pool waits a second, for the
+ * call that started the broker. */
 int pool_take(Pool *p, Run **ret_run, int *ret_control);
 
 /* While busy (every slot taken, runs waiting, a run's unit starting), no
@@ -65,6 +69,9 @@ void pool_set_runs(Pool *p, unsigned n_runs);
 /* How long the last run on a cold unit took, from its hand-off; a long one
  * ends being outpaced. */
 void pool_note_cold_run(Pool *p, uint64_t usec);
+/* The run on a unit taken from the pool ended: its replacement starts now,
+ * if the take's short delay has not started it yet (pool_take()). */
+void pool_warm_run_ended(Pool *p);
 
 /* Stops every warm unit and starts new ones (after a package change, a
  * daemon-reload). */
