@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The warm pool (MCP_EXEC_POOL_SIZE): single-use units started ahead, with the preload imported.
 #   asleep     idle warm units take no CPU while they wait (a launcher once polled in a loop)
-#   yield      a warm unit imports at the lowest CPU weight, a taken one has a run's: refills take
-#              only CPU the runs leave (the kernel's own value, not only the property)
+#   yield      a warm unit imports at the lowest CPU weight, a ready or taken one has a run's:
+#              refills take only CPU the runs leave, and code never starts at the importing
+#              weight (the kernel's own value, not only the property; importing: in outpaced)
 #   isolation  two consecutive warm runs: different uids, an empty /tmp, nothing of the first
 #              visible to the second (files, processes); both served by warm units
 #   timeout    the unit that waited longest still gives its run the full timeout; a run past its
@@ -82,10 +83,12 @@ cpu_weight() {
     cg=$(bx systemctl show -P ControlGroup "$1") && [[ -n $cg ]] || return 1
     bx sh -c "if [ -d /sys/fs/cgroup/cpu ]; then cat /sys/fs/cgroup/cpu$cg/cpu.shares; else cat /sys/fs/cgroup$cg/cpu.weight; fi"
 }
+# A ready unit only waits (asleep, above): it has a run's weight already, so that the code it gets
+# does not start at the importing one while PID 1 has yet to change it.
 for u in $(warm_idle_units); do
     w=$(cpu_weight "$u") || fail "no CPU weight for warm unit $u"
-    log "idle warm unit $u: CPU weight $w ($(bx systemctl show -P CPUWeight "$u"))"
-    [[ $w == 10 || $w == 1 ]] || fail "idle warm unit $u has CPU weight $w, not the lowest"
+    log "ready warm unit $u: CPU weight $w ($(bx systemctl show -P CPUWeight "$u"))"
+    [[ $w == 1024 || $w == 100 ]] || fail "ready warm unit $u has CPU weight $w, not a run's"
 done
 call --timeout 20 -- 'import time; time.sleep(4)' >/dev/null &
 yield_pid=$!
@@ -235,6 +238,11 @@ for i in 1 2; do
     was_warm "$out" || fail "run $i was not served by a warm unit"
 done
 wait_for 10 eval '(($(importing_units | grep -c .) == 2))' || fail "no two replacements importing: $(all_units)"
+for u in $(importing_units); do
+    w=$(cpu_weight "$u") || fail "no CPU weight for importing warm unit $u"
+    [[ $w == 10 || $w == 1 ]] || fail "warm unit $u imports at CPU weight $w, not the lowest"
+done
+log "importing warm units: the lowest CPU weight"
 [[ $(quotas) == "2 1s" ]] || fail "warm units import with CPU quotas $(quotas), not a run's (1s)"
 call --timeout 20 -- 'import time; time.sleep(4)' >/dev/null &
 slow_pid=$!
