@@ -56,7 +56,7 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control);
 
 /* While busy (every slot taken, runs waiting, a run's unit starting), no
  * replacements start: they would only delay the runs. Warm units import
- * their preload at the lowest CPUWeight= and get a run's once taken. */
+ * their preload at the lowest CPUWeight= and get a run's once ready. */
 void pool_set_busy(Pool *p, bool busy);
 
 /* How many runs are in flight. Once runs outpace the pool (one found warm
