@@ -2,7 +2,8 @@
 #pragma once
 
 /* The run's system call filter (syscall-filter.h), loaded by the launcher
- * as its first act, before it reads anything of a run: the launcher, the
+ * before it parses an option or reads anything of a run (only the exit
+ * watch's filter goes under it, launch-exitwatch.h): the launcher, the
  * interpreter and everything the code starts live under it, as under the
  * unit's SystemCallFilter= before. */
 

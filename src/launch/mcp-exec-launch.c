@@ -63,8 +63,9 @@ int main(int argc, char *argv[]) {
         if (one_run)
                 listener = exit_watch_install();
 
-        /* First, before an option is read: what the unit's SystemCallFilter=
-         * did, without PID 1 compiling it for every unit (syscall-filter.h).
+        /* Before an option is parsed (only --probe and --session were
+         * looked for, above): what the unit's SystemCallFilter= did,
+         * without PID 1 compiling it for every unit (syscall-filter.h).
          * No filter, no run. */
         r = launch_seccomp_load();
         if (r < 0) {
