@@ -37,10 +37,11 @@ struct Run {
         TmpfsClient *tmpfs;
         TmpfsCall *tmp_call;
         sd_bus_message *start_call;     /* StartTransientUnit, sent once the /tmp is there */
+        const char *describe_later;     /* run_describe() before the start was sent (static text) */
         bool tmp_asked;
         char error[256];
 
-        bool start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
+        bool start_sent, start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
         bool stop_job_seen;             /* someone asked systemd to stop the unit */
         bool expired;                   /* stopped by run_expire(): the run's timeout */
         char *bus_error;                /* why systemd refused to start it */
@@ -560,10 +561,11 @@ static void on_tmp_mounted(int error, const char *message, void *userdata) {
                 return;
         }
 
-        /* Until the reply, freeing the run asks systemd for nothing: the
-         * unit may not exist (see run_free()). */
         r = sd_bus_call_async(run->bus, &run->slot_call, run->start_call, on_start_reply, run, 0);
         run->start_call = sd_bus_message_unref(run->start_call);
+        run->start_sent = r >= 0;
+        if (r >= 0 && run->describe_later)
+                (void) run_describe(run, run->describe_later);
         if (r < 0) {
                 log_warning_errno(r, "Cannot ask systemd for %s: %m", run->unit);
                 run_finish(run, "cannot ask systemd for the sandbox unit");
@@ -669,6 +671,24 @@ int run_expire(Run *run) {
         return run_cancel(run);
 }
 
+int run_describe(Run *run, const char *description) {
+        assert(run);
+        assert(description);
+
+        if (run->done)
+                return 0;
+        if (!run->start_sent) {
+                run->describe_later = description;
+                return 0;
+        }
+        run->describe_later = NULL;
+        /* After the start on the same connection: PID 1 has the unit by
+         * then. Not waited for: a unit that ended meanwhile is no error. */
+        return sd_bus_call_method_async(run->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
+                                        "SetUnitProperties", NULL, NULL, "sba(sv)", run->unit, 1, 1,
+                                        "Description", "s", description);
+}
+
 void run_handed_off(Run *run) {
         assert(run);
         run->handoff_usec = now_usec();
@@ -691,9 +711,12 @@ Run *run_free(Run *run) {
         if (!run)
                 return NULL;
 
-        if (!run->done && run->start_replied) {
+        if (!run->done && run->start_sent) {
                 /* Owner gone mid-run: fire-and-forget stop and unref. Our bus
-                 * reference pins the unit until Unref, so order them. */
+                 * reference pins the unit until Unref, so order them. Before
+                 * the start's reply too: PID 1 reads them after it, on the
+                 * same connection, so the unit (or its queued start job) is
+                 * there to stop; if the start failed, they fail as well. */
                 (void) sd_bus_call_method_async(run->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
                                                 "StopUnit", NULL, NULL, "ss", run->unit, "replace");
                 (void) sd_bus_call_method_async(run->bus, NULL, SYSTEMD_SERVICE, run->path,

@@ -42,6 +42,10 @@ int run_start(sd_bus *bus, const SandboxSpec *spec, int control_fd, run_started_
 void run_set_callbacks(Run *run, run_started_t started, run_done_t done, void *userdata);
 bool run_is_started(const Run *run);
 
+/* Description= from now on (what `systemctl` shows; description is static
+ * text). Before the unit was asked for, right after: not lost. */
+int run_describe(Run *run, const char *description);
+
 /* The caller's run was handed to the unit now: its duration counts from here. */
 void run_handed_off(Run *run);
 
