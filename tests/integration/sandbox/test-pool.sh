@@ -226,13 +226,23 @@ assert_clean 15
 # replacements import; a cold run (no unit ready) beside them is then short next to an import (no
 # cold run known yet): the pool holds them to 5% of a CPU until the runs pause. The next cold run,
 # after a cold one of 4 s (a third of the import), leaves them alone: beside long runs the pool
-# keeps refilling.
-bx sh -ec "mkdir -p $SITE/mcpslowimport && echo 'import time; time.sleep(12)' >$SITE/mcpslowimport/__init__.py"
+# keeps refilling. While the file "gate" is there, the import also waits for its removal (60 s at
+# most): the replacements are still importing when the checks need them to, however slow the
+# machine (without it, a busy machine once let them finish first).
+bx sh -ec "mkdir -p $SITE/mcpslowimport && cat >$SITE/mcpslowimport/__init__.py" <<'PY'
+import os, time
+time.sleep(12)
+for _ in range(600):
+    if not os.path.exists(os.path.join(os.path.dirname(__file__), "gate")):
+        break
+    time.sleep(0.1)
+PY
 at_exit "bx rm -rf $SITE/mcpslowimport"
 set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json,mcpslowimport
 bx systemctl start mcp-exec-broker.service
 quotas() { for u in $(importing_units); do bx systemctl show -P CPUQuotaPerSecUSec "$u"; done | sort | uniq -c | xargs; }
 wait_for 90 pool_full 2 || fail "the pool with a slow preload did not fill: $(all_units)"
+bx touch "$SITE/mcpslowimport/gate"
 for i in 1 2; do
     out=$(call --timeout 20 -- 'pass') || fail "warm run $i failed: $(call_err)"
     was_warm "$out" || fail "run $i was not served by a warm unit"
@@ -256,6 +266,7 @@ sleep 1.5
 (($(importing_units | grep -c .) == 2)) || fail "the replacements stopped importing too early for the check: $(all_units)"
 [[ $(quotas) == "2 1s" ]] || fail "beside a run after a long one, the importing units were held: $(quotas)"
 wait "$slow_pid" || fail "the run beside the importing units failed: $(call_err)"
+bx rm -f "$SITE/mcpslowimport/gate"
 wait_for 60 pool_full 2 || fail "the pool did not fill after the pause"
 call --timeout 20 -- 'import time; time.sleep(2)' >/dev/null &
 slow_pid=$!
