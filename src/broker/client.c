@@ -21,7 +21,8 @@
 
 #define REQUEST_TIMEOUT_USEC (10 * USEC_PER_SEC)
 /* A cold run's RuntimeMaxSec= is its timeout; our own deadline follows a
- * little later, as a backstop. A warm run's timeout is ours alone. */
+ * little later, as a backstop. A warm or spare unit's run's timeout is ours
+ * alone (their RuntimeMaxSec= only caps the unit's life). */
 #define COLD_DEADLINE_SLACK_USEC (5 * USEC_PER_SEC)
 
 void client_close_run_fds(Client *c) {
@@ -218,7 +219,7 @@ void client_try_handoff(Client *c) {
         c->state = CLIENT_RUNNING;
         run_handed_off(c->run);
 
-        deadline = c->timeout_s * USEC_PER_SEC + (c->warm ? 0 : COLD_DEADLINE_SLACK_USEC);
+        deadline = c->timeout_s * USEC_PER_SEC + (c->warm || c->spare ? 0 : COLD_DEADLINE_SLACK_USEC);
         c->timer = sd_event_source_disable_unref(c->timer);
         if (sd_event_add_time_relative(m->event, &c->timer, CLOCK_MONOTONIC, deadline, 10 * USEC_PER_MSEC,
                                        on_deadline, c) < 0)
@@ -541,6 +542,11 @@ int client_start_run(Client *c) {
             pool_take(m->pool, &c->run, &c->control) >= 0) {
                 c->warm = true;
                 run_set_callbacks(c->run, on_run_started, on_run_done, c);
+        } else if (!c->network && c->timeout_s <= m->config.max_timeout_s &&
+                   pool_take_spare(m->pool, &c->run, &c->control) >= 0) {
+                /* A cold run on a unit asked for a moment ago (pool.h). */
+                c->spare = true;
+                run_set_callbacks(c->run, on_run_started, on_run_done, c);
         } else {
                 if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
                         r = negative_errno();
@@ -583,6 +589,7 @@ int client_start_run(Client *c) {
                    "MCP_TAG=%s", c->tag,
                    "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s,
                    "MCP_WARM=%i", c->warm,
+                   "MCP_SPARE=%i", c->spare,
                    "MCP_PACKAGES=%zu", packages_count(c->packages));
         client_try_handoff(c);
         return 0;

@@ -53,6 +53,7 @@ struct Client {
          * its unit is gone. */
         Run *run;
         bool warm;                      /* its run took a unit of the pool */
+        bool spare;                     /* its run took the pool's spare (cold, started ahead) */
         /* Holds one of max_concurrent: from its start until its unit is gone,
          * or until it was cancelled (its unit then dies with SIGKILL). */
         bool counted;
@@ -112,7 +113,7 @@ int client_run_message(Client *c, json_object **ret);
 
 /* Leaves the line for a slot, if it is in it. */
 void client_unwait(Client *c);
-/* A warm unit if one is ready, else a cold one. */
+/* A warm unit if one is ready, else the pool's spare, else a cold one. */
 int client_start_run(Client *c);
 /* The run goes to the launcher once the unit runs and the self-check passed. */
 void client_try_handoff(Client *c);

@@ -56,14 +56,20 @@ void manager_fill_spec(Manager *m, uint64_t timeout_s, SandboxSpec *ret) {
 }
 
 /* A warm unit: the preload, room for what it took (the pool lowers the limit
- * to MemoryMax= plus that once it is ready), and a cap on its whole life. */
-static void manager_fill_warm_spec(void *userdata, SandboxSpec *ret) {
+ * to MemoryMax= plus that once it is ready), and a cap on its whole life.
+ * The spare: a cold run's properties with the same cap, as the pool's
+ * deadline, not RuntimeMaxSec=, ends its run (client.c). */
+static void manager_fill_pool_spec(void *userdata, bool spare, SandboxSpec *ret) {
         Manager *m = userdata;
 
         assert(m);
         assert(ret);
 
         manager_fill_spec(m, m->config.pool_idle_s + m->config.max_timeout_s + 60, ret);
+        if (spare) {
+                ret->description = SANDBOX_DESCRIPTION_SPARE;
+                return;
+        }
         ret->preload = m->preload;
         ret->memory_max = m->config.memory_max + (UINT64_C(512) << 20);
         ret->cpu_weight = SANDBOX_CPU_WEIGHT_IDLE;
@@ -327,7 +333,7 @@ static void manager_sandbox_known(Manager *m, json_object *info) {
         }
         if (pc.size == 0)
                 return;
-        r = pool_new(m->event, m->bus, &pc, manager_fill_warm_spec, on_pool_ready, m, &m->pool);
+        r = pool_new(m->event, m->bus, &pc, manager_fill_pool_spec, on_pool_ready, m, &m->pool);
         if (r < 0)
                 log_warning_errno(r, "Cannot start the warm pool, runs take the cold path: %m");
         else {
@@ -668,11 +674,14 @@ int manager_start(Manager *m) {
         if (mkdir(SANDBOX_MPL_DIR, 0755) < 0 && errno != EEXIST)
                 log_warning_errno(errno, "Cannot create " SANDBOX_MPL_DIR ", ignoring: %m");
         /* A discovery that is still valid makes the next start quick: the
-         * pool starts now, beside the self-check. */
+         * pool starts now, beside the self-check, with its spare for the
+         * call that (in practice) started us (pool.h). */
         {
                 _cleanup_json_ json_object *info = discovery_cache_load(SANDBOX_CACHE_DIR, m->python);
-                if (info)
+                if (info) {
                         manager_sandbox_known(m, info);
+                        (void) pool_start_spare(m->pool);
+                }
         }
 
         /* Clients are taken at once; their units start beside the self-check,

@@ -71,6 +71,9 @@ struct Pool {
         unsigned failures;
         uint64_t hits;
         uint64_t fill_from;             /* no refill before (CLOCK_MONOTONIC): START_DELAY_USEC */
+        Run *spare;                     /* pool_start_spare(), with the broker's end of its control */
+        int spare_control;
+        uint64_t spare_created;
         json_object *preloaded, *failed;        /* of the last ready unit */
         json_object *failed_logged;
 };
@@ -93,6 +96,14 @@ static void warm_free(Warm *w) {
         json_object_put(w->preloaded);
         json_object_put(w->failed);
         free(w);
+}
+
+/* Its unit is stopped with it, whether it runs yet or not (run_free()). */
+static void spare_drop(Pool *p) {
+        assert(p);
+
+        p->spare = run_free(p->spare);
+        p->spare_control = safe_close(p->spare_control);
 }
 
 static void schedule_refill_in(Pool *p, uint64_t usec) {
@@ -217,6 +228,14 @@ static int on_limit_set(sd_bus_message *m, void *userdata, sd_bus_error *ret_err
         }
         w->ready = true;
         p->failures = 0;
+        /* The next call is better served by this one: no second unit
+         * waits in its place. */
+        if (p->spare) {
+                log_struct(LOG_DEBUG, "MESSAGE=Stopping spare unit %s: a warm unit is ready.", run_unit(p->spare),
+                           "MCP_UNIT=%s", run_unit(p->spare),
+                           "MCP_POOL=%s", "spare-unused");
+                spare_drop(p);
+        }
         json_object_put(p->preloaded);
         json_object_put(p->failed);
         p->preloaded = json_object_get(w->preloaded);
@@ -316,7 +335,7 @@ static int start_one(Pool *p) {
         LIST_PREPEND(warm, p->warm, w);
         p->n_warm++;
 
-        p->spec(p->userdata, &spec);
+        p->spec(p->userdata, false, &spec);
         r = run_start(p->bus, &spec, sp[1], NULL, on_warm_done, w, &w->run);
         if (r >= 0)
                 r = sd_event_add_io(p->event, &w->io, sp[0], EPOLLIN, on_control, w);
@@ -353,6 +372,8 @@ static int on_retire(sd_event_source *s, uint64_t usec, void *userdata) {
                                    "MCP_UNIT=%s", run_unit(w->run));
                         warm_free(w);
                 }
+        if (p->spare && now - p->spare_created >= p->config.idle_usec)
+                spare_drop(p);
         schedule_refill(p);
         (void) sd_event_source_set_time_relative(s, RETIRE_CHECK_USEC);
         (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
@@ -386,19 +407,6 @@ static int on_quiet(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* A taken unit is described as a run. Its weight and quota are a run's
- * since it was ready (on_memory()): nothing the code's speed waits for. */
-static int pool_describe_taken(Pool *p, const char *unit) {
-        assert(unit);
-
-        if (!p)
-                return 0;
-        /* Not waited for: a unit that ended meanwhile is no error. */
-        return sd_bus_call_method_async(p->bus, NULL, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE,
-                                        "SetUnitProperties", NULL, NULL, "sba(sv)", unit, 1, 1,
-                                        "Description", "s", SANDBOX_DESCRIPTION_RUN);
-}
-
 int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spec, pool_ready_t ready,
              void *userdata, Pool **ret) {
         _cleanup_(pool_freep) Pool *p = NULL;
@@ -414,7 +422,8 @@ int pool_new(sd_event *e, sd_bus *bus, const PoolConfig *config, pool_spec_t spe
         if (!p)
                 return -ENOMEM;
         *p = (Pool) { .event = sd_event_ref(e), .bus = sd_bus_ref(bus), .config = *config, .spec = spec,
-                      .on_ready = ready, .userdata = userdata, .policy = { .size = config->size } };
+                      .on_ready = ready, .userdata = userdata, .policy = { .size = config->size },
+                      .spare_control = -EBADF };
         r = sd_event_add_time_relative(e, &p->refill, CLOCK_MONOTONIC, 0, 1, on_refill, p);
         if (r < 0)
                 return r;
@@ -436,6 +445,7 @@ Pool *pool_free(Pool *p) {
                 return NULL;
         while (p->warm)
                 warm_free(p->warm);
+        spare_drop(p);
         sd_event_source_disable_unref(p->refill);
         sd_event_source_disable_unref(p->retire);
         sd_event_source_disable_unref(p->quiet);
@@ -471,7 +481,7 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
          * the take, not waited for: deferring it by 100 ms (tried) left a
          * taken unit described as idle, which is a lie to the admin and
          * made the harness take runs to cold units. */
-        (void) pool_describe_taken(p, run_unit(oldest->run));
+        (void) run_describe(oldest->run, SANDBOX_DESCRIPTION_RUN);
         /* Not at once: a replacement's start is PID 1's work and its
          * imports are a core's, both beside the call that just took this
          * unit. Most calls are over before this: their end starts it
@@ -482,6 +492,57 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
         oldest->control = -EBADF;
         warm_free(oldest);
         p->hits++;
+        return 0;
+}
+
+/* Nothing of the pool's waits for it: it is not in the list, its "ready"
+ * stays unread on its control socket, and its end, unused, is only logged. */
+static void on_spare_done(Run *run, const RunResult *res, void *userdata) {
+        Pool *p = userdata;
+
+        assert(run == p->spare);
+        log_struct(LOG_INFO, "MESSAGE=Spare unit %s ended before a run took it (%s).", run_unit(run),
+                   res->error ?: res->unit_result ?: "?",
+                   "MCP_UNIT=%s", run_unit(run),
+                   "MCP_POOL=%s", "spare-ended");
+        spare_drop(p);
+}
+
+int pool_start_spare(Pool *p) {
+        _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
+        SandboxSpec spec;
+        int r;
+
+        if (!p || p->spare || p->policy.broken)
+                return 0;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
+                return negative_errno();
+        p->spec(p->userdata, true, &spec);
+        r = run_start(p->bus, &spec, sp[1], NULL, on_spare_done, p, &p->spare);
+        if (r < 0)
+                return log_warning_errno(r, "Cannot start a spare unit, continuing without: %m");
+        p->spare_control = TAKE_FD(sp[0]);
+        p->spare_created = now_usec();
+        log_struct(LOG_DEBUG, "MESSAGE=Starting spare unit %s", run_unit(p->spare),
+                   "MCP_UNIT=%s", run_unit(p->spare),
+                   "MCP_POOL=%s", "spare");
+        return 0;
+}
+
+int pool_take_spare(Pool *p, Run **ret_run, int *ret_control) {
+        assert(ret_run);
+        assert(ret_control);
+
+        if (!p || !p->spare)
+                return -EAGAIN;
+        /* Maybe before PID 1 was asked for it (its /tmp first): then
+         * right after (run_describe()). */
+        (void) run_describe(p->spare, SANDBOX_DESCRIPTION_RUN);
+        log_struct(LOG_DEBUG, "MESSAGE=Run takes spare unit %s", run_unit(p->spare),
+                   "MCP_UNIT=%s", run_unit(p->spare),
+                   "MCP_POOL=%s", "spare-taken");
+        *ret_run = TAKE_PTR(p->spare);
+        *ret_control = TAKE_FD(p->spare_control);
         return 0;
 }
 
@@ -517,6 +578,7 @@ void pool_recycle(Pool *p) {
                 return;
         while (p->warm)
                 warm_free(p->warm);
+        spare_drop(p);
         p->policy.paused = false;
         schedule_refill(p);
 }

@@ -34,8 +34,9 @@ typedef struct PoolConfig {
         uint64_t cpu_quota_percent;     /* a run's CPUQuota= (MCP_EXEC_CPU_QUOTA) */
 } PoolConfig;
 
-/* Fills the spec of a new warm unit (the caller's fixed property set). */
-typedef void (*pool_spec_t)(void *userdata, SandboxSpec *ret);
+/* Fills the spec of a new warm unit (the caller's fixed property set); with
+ * spare, that of the spare (pool_start_spare()). */
+typedef void (*pool_spec_t)(void *userdata, bool spare, SandboxSpec *ret);
 /* A warm unit became ready: callers waiting for a sandbox may take one. */
 typedef void (*pool_ready_t)(void *userdata);
 
@@ -58,6 +59,19 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control);
  * replacements start: they would only delay the runs. Warm units import
  * their preload at the lowest CPUWeight= and get a run's once ready. */
 void pool_set_busy(Pool *p, bool busy);
+
+/* The spare: one unit with a cold run's properties (no preload, a run's
+ * weight and MemoryMax=), asked for at once, as the broker starts after an
+ * idle exit: what starts it is, in practice, a call on its way, whose
+ * front end systemd is still setting up. pool_take_spare() gives it to the
+ * first run that finds no warm unit ready, even while it is still
+ * starting, so that the run's unit starts beside the daemons' own set-up
+ * instead of after it. The run is a cold one (its interpreter has imported
+ * nothing of the run's). Stopped unused once a warm unit is ready, or after
+ * idle_usec. */
+int pool_start_spare(Pool *p);
+/* As pool_take(), for the spare: -EAGAIN when there is none. */
+int pool_take_spare(Pool *p, Run **ret_run, int *ret_control);
 
 /* How many runs are in flight. Once runs outpace the pool (one found warm
  * units only still importing, and runs are short next to an import), no

@@ -60,6 +60,8 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
  * once taken. */
 #define SANDBOX_DESCRIPTION_WARM "mcp-exec warm unit (starting)"
 #define SANDBOX_DESCRIPTION_WARM_READY "mcp-exec warm unit (idle)"
+/* The pool's spare (pool.h): a cold run's unit, started ahead. */
+#define SANDBOX_DESCRIPTION_SPARE "mcp-exec warm unit (spare)"
 #define SANDBOX_DESCRIPTION_SESSION "mcp-exec session"
 
 /* A warm unit imports its preload on CPU the runs leave over; taken, it

@@ -136,8 +136,9 @@ for r in rs:
 
 # The warm pool's units while they start or wait (MCP_EXEC_POOL_SIZE): no client's run yet, and
 # always there while the broker runs; run_units, active_run_units and dyn_procs leave them out.
-# ("(idle)" once ready, "(starting)" before.)
-WARM_IDLE='mcp-exec warm unit \((idle|starting)\)'
+# ("(idle)" once ready, "(starting)" before; "(spare)": the cold unit a broker asks for as it
+# starts, for the call that started it.)
+WARM_IDLE='mcp-exec warm unit \((idle|starting|spare)\)'
 warm_idle_units() {
     bx systemctl list-units --all 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
         awk -v re="$WARM_IDLE" '$1 ~ /^mcp-exec-run-/ && $0 ~ re { print $1 }'
@@ -164,7 +165,7 @@ run_units() {
 # out, so a test that waits for "the" run does not take one of them for the client's.
 active_run_units() {
     bx systemctl list-units --state=active 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '$1 ~ /^mcp-exec-run-/ && !/mcp-exec sandbox self-check|mcp-exec module discovery|mcp-exec warm unit \((idle|starting)\)/ { print $1 }'
+        awk '$1 ~ /^mcp-exec-run-/ && !/mcp-exec sandbox self-check|mcp-exec module discovery|mcp-exec warm unit \((idle|starting|spare)\)/ { print $1 }'
 }
 
 # dyn_procs: "pid uid cmd" of processes in the box owned by a DynamicUser= uid (but those of

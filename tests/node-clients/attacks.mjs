@@ -172,7 +172,7 @@ function run(cmd, args) {
 }
 
 // Idle warm units of the pool (MCP_EXEC_POOL_SIZE) are no leftovers: they wait for the next run.
-const WARM_IDLE = 'mcp-exec warm unit ('; // "(starting)" or "(idle)"
+const WARM_IDLE = 'mcp-exec warm unit ('; // "(starting)", "(idle)" or "(spare)"
 
 async function listRunUnits() {
     const o = await run('systemctl', ['list-units', '--all', '--plain', '--no-legend', '--no-pager', 'mcp-exec-run-*']);

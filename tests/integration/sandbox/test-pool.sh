@@ -22,6 +22,9 @@
 #   lifetime   a full pool leaves no unit after: SIGKILL of the broker, daemon-reload (replaced),
 #              a stop of mcp-exec.slice (not refilled until the next run), a package change
 #              (replaced, and the next run is not served by a stale unit)
+#   spare      the broker's start asks for one cold run's unit: the call that started it takes
+#              it (a cold run: a run's MemoryMax=, not warm, its timeout held); unused, it ends
+#              once a warm unit is ready
 # Plain pass only: its checks are unit states, CPU weights and quotas, uids and lifetimes that
 # systemd and the kernel set, the same in both builds; the broker's pool code runs under ASan in
 # every test of that pass, which takes warm units by default (MCP_EXEC_POOL_SIZE=2).
@@ -330,5 +333,43 @@ wait_for 15 no_units_at_all || fail "units left after the broker was SIGKILLed w
 bx systemctl reset-failed mcp-exec-broker.service >/dev/null 2>&1
 out=$(call --timeout 20 -- 'print(6*7)') || fail "a run after the broker's SIGKILL failed: $(call_err)"
 jcheck "$out" 'r["stdout"] == "42\n"' "a run after the broker's SIGKILL did not work"
+assert_clean 15
+
+# --- spare ----------------------------------------------------------------------------------------
+# The broker's start asks PID 1 for one cold run's unit at once (no preload, a run's MemoryMax=):
+# the call that started the broker takes it, even before it runs; the run is cold, its timeout
+# holds; the first ready warm unit ends an unused spare.
+spare_units() { units_described 'mcp-exec warm unit \(spare\)' "$@"; }
+set_config MCP_EXEC_POOL_SIZE=2 MCP_EXEC_PRELOAD=json MCP_EXEC_MEMORY_MAX=256M
+bx systemctl stop mcp-exec-broker.service
+wait_for 15 no_units_at_all || fail "units left after the broker's stop: $(all_units)"
+call --timeout 20 -- 'import time; time.sleep(3); print("on the spare")' >"$HDIR/spare.out" &
+spare_pid=$!
+wait_for 10 eval '[[ -n $(running_runs) ]]' || fail "the first run's unit did not show up as a run: $(all_units)"
+u=$(running_runs | head -1)
+mm=$(bx systemctl show -P MemoryMax "$u")
+log "first run after the broker's start: $u, MemoryMax=$mm"
+[[ $mm == $((256 << 20)) ]] || fail "the first run's unit $u has MemoryMax=$mm, not a cold run's $((256 << 20))"
+wait "$spare_pid" || fail "the first run after the broker's start failed: $(call_err)"
+out=$(<"$HDIR/spare.out")
+jcheck "$out" 'r["exit_code"] == 0 and r["stdout"] == "on the spare\n" and not r["timed_out"]' \
+    "the run on the spare did not work"
+id=$(jget "$out" 'r.get("run_id") or ""')
+bx journalctl --no-pager -o export MCP_RUN_ID="$id" 2>/dev/null | grep -aq '^MCP_SPARE=1$' ||
+    fail "the first run after the broker's start did not take the spare"
+was_warm "$out" && fail "the run on the spare was reported warm (it has no preload)"
+# Its timeout is the broker's deadline (its RuntimeMaxSec= only caps the unit's life).
+bx systemctl stop mcp-exec-broker.service
+wait_for 15 no_units_at_all || fail "units left after the broker's stop: $(all_units)"
+out=$(call --timeout 2 -- 'import time; time.sleep(30)') || fail "the timed-out run on the spare failed: $(call_err)"
+jcheck "$out" 'r["timed_out"] is True and r["duration_ms"] < 5000' "a run on the spare was not stopped at its timeout"
+id=$(jget "$out" 'r.get("run_id") or ""')
+bx journalctl --no-pager -o export MCP_RUN_ID="$id" 2>/dev/null | grep -aq '^MCP_SPARE=1$' ||
+    fail "the timed-out run did not take the spare"
+# Not taken: gone once a warm unit is ready.
+bx systemctl restart mcp-exec-broker.service
+wait_for 10 found spare_units || fail "no spare unit after the broker's start: $(all_units)"
+wait_for 30 pool_full 2 || fail "the pool did not fill beside the spare"
+wait_for 10 eval '[[ -z $(spare_units --all) ]]' || fail "an unused spare was left beside a ready pool: $(all_units)"
 assert_clean 15
 pass
