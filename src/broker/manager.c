@@ -439,6 +439,7 @@ Manager *manager_free(Manager *m) {
         /* The warm units stop with their runs. */
         m->pool = pool_free(m->pool);
         sd_bus_slot_unref(m->slot_reload);
+        sd_bus_slot_unref(m->slot_probe_key);
         sd_event_source_disable_unref(m->reload_timer);
         probe_free(m->probe);
         discovery_free(m->discovery);
@@ -586,47 +587,62 @@ static int on_reload_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* The cache key of the self-check for spec, from PID 1's version, its
- * start (the boot) and the time it last loaded units (asked once, at start: a daemon-reload later
- * recycles the pool, not the verdict, as before). NULL: no key, so no
- * verdict is kept or used. */
-static char *manager_probe_key(Manager *m, const SandboxSpec *spec) {
+/* The three of PID 1's properties the self-check's key needs, from a
+ * GetAll reply (a{sv}). Version must be there; the timestamps are 0 when
+ * absent, which probe_cache_key() refuses. */
+static int read_probe_key_properties(sd_bus_message *reply, char **ret_version, ProbeCacheSystemd *ret_sd) {
         _cleanup_free_ char *version = NULL;
         ProbeCacheSystemd sd = {};
-        char *key = NULL;
+        const char *name, *v;
         int r;
 
-        r = sd_bus_get_property_string(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                       "org.freedesktop.systemd1.Manager", "Version", NULL, &version);
-        if (r >= 0)
-                r = sd_bus_get_property_trivial(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                "org.freedesktop.systemd1.Manager", "UnitsLoadTimestampMonotonic",
-                                                NULL, 't', &sd.units_load_usec);
-        if (r >= 0)
-                r = sd_bus_get_property_trivial(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                                "org.freedesktop.systemd1.Manager", "UserspaceTimestamp", NULL, 't',
-                                                &sd.boot_usec);
-        sd.version = version;
-        if (r >= 0)
-                r = probe_cache_key(spec, &sd, &key);
-        if (r < 0) {
-                log_debug_errno(r, "No key for the self-check's verdict, checking: %m");
-                return NULL;
+        assert(reply);
+        assert(ret_version);
+        assert(ret_sd);
+
+        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+                r = sd_bus_message_read(reply, "s", &name);
+                if (r < 0)
+                        return r;
+                if (streq(name, "Version")) {
+                        r = sd_bus_message_read(reply, "v", "s", &v);
+                        if (r >= 0 && !(version = strdup(v)))
+                                r = -ENOMEM;
+                } else if (streq(name, "UnitsLoadTimestampMonotonic"))
+                        r = sd_bus_message_read(reply, "v", "t", &sd.units_load_usec);
+                else if (streq(name, "UserspaceTimestamp"))
+                        r = sd_bus_message_read(reply, "v", "t", &sd.boot_usec);
+                else
+                        r = sd_bus_message_skip(reply, "v");
+                if (r < 0)
+                        return r;
+                r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        return r;
         }
-        return key;
+        if (r < 0)
+                return r;
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                return r;
+        if (!version)
+                return -ENODATA;
+        *ret_version = TAKE_PTR(version);
+        *ret_sd = sd;
+        return 0;
 }
 
-static void manager_start_probe(Manager *m) {
+/* With the key (m->probe_key, NULL: none), a kept verdict for it serves at
+ * once, else the self-check unit starts. */
+static void manager_check_sandbox(Manager *m) {
         SandboxSpec spec;
         int r;
 
         assert(m);
 
-        manager_fill_spec(m, 30, &spec);
-        /* The verdict of an earlier start on the same boot, systemd, binaries
-         * and limits (probe-cache.h): the first call after an idle exit need
-         * not wait for a self-check unit. */
-        m->probe_key = manager_probe_key(m, &spec);
         if (m->probe_key && probe_cache_valid(SANDBOX_CACHE_DIR, m->probe_key)) {
                 log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed on this boot with the same systemd, binaries and limits; serving.",
                            "MCP_PROBE=%s", "kept");
@@ -635,10 +651,57 @@ static void manager_start_probe(Manager *m) {
                 on_probe_done(NULL, m);
                 return;
         }
+        manager_fill_spec(m, 30, &spec);
         r = probe_start(m->event, m->bus, &spec, on_probe_done, m, &m->probe);
         if (r < 0) {
                 log_error_errno(r, "Failed to start the sandbox self-check: %m");
                 on_probe_done("sandbox setup: the self-check could not be started", m);
+        }
+}
+
+/* The key is PID 1's version, its start (the boot) and the time it last
+ * loaded units (asked once, at start: a daemon-reload later recycles the
+ * pool, not the verdict), with the spec's binaries and limits. */
+static int on_probe_key(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        _cleanup_free_ char *version = NULL;
+        Manager *m = userdata;
+        ProbeCacheSystemd sd = {};
+        SandboxSpec spec;
+        int r;
+
+        assert(m);
+
+        m->slot_probe_key = sd_bus_slot_unref(m->slot_probe_key);
+        if (sd_bus_message_is_method_error(reply, NULL))
+                r = -(sd_bus_message_get_errno(reply) ?: EIO);
+        else
+                r = read_probe_key_properties(reply, &version, &sd);
+        if (r >= 0) {
+                sd.version = version;
+                manager_fill_spec(m, 30, &spec);
+                r = probe_cache_key(&spec, &sd, &m->probe_key);
+        }
+        if (r < 0)
+                log_debug_errno(r, "No key for the self-check's verdict, checking: %m");
+        manager_check_sandbox(m);
+        return 0;
+}
+
+/* The verdict of an earlier start on the same boot, systemd, binaries and
+ * limits (probe-cache.h) spares the first call after an idle exit a
+ * self-check unit. Its key is asked of PID 1 without blocking: meanwhile
+ * the loop serves the call that started us and the spare's start. */
+static void manager_start_probe(Manager *m) {
+        int r;
+
+        assert(m);
+
+        r = sd_bus_call_method_async(m->bus, &m->slot_probe_key, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                     "org.freedesktop.DBus.Properties", "GetAll", on_probe_key, m, "s",
+                                     "org.freedesktop.systemd1.Manager");
+        if (r < 0) {
+                log_debug_errno(r, "Cannot ask PID 1 for the self-check's key, checking: %m");
+                manager_check_sandbox(m);
         }
 }
 
