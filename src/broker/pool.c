@@ -172,6 +172,16 @@ static void on_warm_done(Run *run, const RunResult *res, void *userdata) {
                 warm_free(w);
                 return;
         }
+        if (res->pid1_away) {
+                /* Not the unit's fault: another once PID 1 is back. */
+                log_struct(LOG_INFO, "MESSAGE=Warm unit %s: systemd did not answer its start (re-executing).",
+                           run_unit(run),
+                           "MCP_UNIT=%s", run_unit(run),
+                           "MCP_POOL=%s", "pid1-away");
+                warm_free(w);
+                schedule_refill_in(p, FAILURE_BACKOFF_USEC);
+                return;
+        }
         warm_failed(w, res->error ?: "its launcher exited before it was ready");
 }
 

@@ -41,7 +41,7 @@ struct Run {
         bool tmp_asked;
         char error[256];
 
-        bool start_sent, start_replied, job_done, started_notified, done, cancelled, stop_sent, getall_again;
+        bool start_sent, start_replied, pid1_away, job_done, started_notified, done, cancelled, stop_sent, getall_again;
         bool stop_job_seen;             /* someone asked systemd to stop the unit */
         bool expired;                   /* stopped by run_expire(): the run's timeout */
         char *bus_error;                /* why systemd refused to start it */
@@ -108,6 +108,7 @@ static void run_finish(Run *run, const char *error) {
                 .memory_peak = UINT64_MAX,
                 .cancelled = run->cancelled && !run->expired,
                 .bus_error = run->bus_error,
+                .pid1_away = run->pid1_away,
         };
 
         if (run->done)
@@ -319,6 +320,13 @@ static int on_getall_retry(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
+bool run_bus_error_is_pid1_away(const sd_bus_error *e) {
+        /* systemd drops its bus connection while it re-executes. */
+        return e && (sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NoReply") ||
+                     sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.ServiceUnknown") ||
+                     sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NameHasNoOwner"));
+}
+
 static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
         int has_job;
@@ -328,10 +336,7 @@ static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
                 const sd_bus_error *e = sd_bus_message_get_error(m);
                 /* systemd drops its bus connection while it re-executes
                  * (daemon-reexec): ask again shortly, for up to 10 s. */
-                if ((sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NoReply") ||
-                     sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.ServiceUnknown") ||
-                     sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NameHasNoOwner")) &&
-                    run->n_getall_retries < 50 && !run->getall_retry &&
+                if (run_bus_error_is_pid1_away(e) && run->n_getall_retries < 50 && !run->getall_retry &&
                     sd_event_add_time_relative(sd_bus_get_event(run->bus), &run->getall_retry, CLOCK_MONOTONIC,
                                                200 * USEC_PER_MSEC, 0, on_getall_retry, run) >= 0) {
                         run->n_getall_retries++;
@@ -484,13 +489,20 @@ static int on_start_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 
         if (sd_bus_message_is_method_error(m, NULL)) {
                 const sd_bus_error *e = sd_bus_message_get_error(m);
-                log_struct(LOG_ERR,
+                bool away = run_bus_error_is_pid1_away(e);
+
+                /* PID 1 away (daemon-reexec) is no refusal: whether it made
+                 * the unit first is unknown, and if it did, its launcher
+                 * exits once our end of its control socket closes. */
+                log_struct(away ? LOG_NOTICE : LOG_ERR,
                            "MESSAGE=StartTransientUnit for %s failed: %s", run->unit, e->message,
                            "MCP_RUN_ID=%s", run->id,
                            "MCP_UNIT=%s", run->unit,
                            "MCP_BUS_ERROR=%s", e->name);
                 run->bus_error = strdup(e->name ?: "");
-                run_finish(run, "systemd refused the sandbox unit");
+                run->pid1_away = away;
+                run_finish(run, away ? "systemd did not answer (it was re-executing); try again"
+                                     : "systemd refused the sandbox unit");
                 return 0;
         }
 

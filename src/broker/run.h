@@ -15,6 +15,7 @@
 typedef struct RunResult {
         const char *error;              /* non-NULL: the sandbox did not run (start failed) */
         const char *bus_error;          /* the D-Bus error name when systemd refused to start it */
+        bool pid1_away;                 /* with error: PID 1 did not answer the start (daemon-reexec) */
         const char *unit_result;        /* systemd's Result= */
         int exit_code;                  /* -1 when a signal ended it */
         int signal;                     /* 0 when it exited */
@@ -69,6 +70,10 @@ bool run_is_done(const Run *run);
  * effect. Meaningful once started. On a host without them (cgroup v1, no
  * BPF) systemd accepts those settings and does nothing. */
 bool run_ip_firewall_attached(const Run *run);
+
+/* The error says PID 1 was away from the bus (daemon-reexec), not that it
+ * refused anything. */
+bool run_bus_error_is_pid1_away(const sd_bus_error *e);
 
 /* Stops every leftover unit whose name starts with UNIT_PREFIX_RUN or
  * UNIT_PREFIX_SESSION. */
