@@ -10,7 +10,7 @@
 #   runs     MAX_CONCURRENT=4, MAX_QUEUE=256: 4 stdio, 4 Streamable HTTP and 4 SSE clients at once
 #            (v1 SDK Client), 2 calls in flight each; every result is checked exactly (a value only
 #            that call prints; every 4th call echoes its own stdin reversed). Up to MCP_LOAD_RUNS
-#            calls (2000; 300 under MCP_TEST_SANITIZE=1), stopped at a deadline (45 s; 30 s) so the
+#            calls (2000; 300 under MCP_TEST_SANITIZE=1), stopped at a deadline (30 s; 20 s) so the
 #            test fits its time on a slow machine: the summary says how many ran and whether the
 #            deadline cut them short. A benchmark line: runs/s with 1 and with 4 calls in flight
 #            (printed, not asserted).
@@ -152,11 +152,11 @@ fi
 # --- runs ----------------------------------------------------------------------------------------
 runs=${MCP_LOAD_RUNS:-2000}
 nclients=4
-deadline_ms=${MCP_LOAD_DEADLINE_MS:-45000}
+deadline_ms=${MCP_LOAD_DEADLINE_MS:-30000}
 if ((SAN)); then
     runs=${MCP_LOAD_RUNS:-300}
     nclients=2
-    deadline_ms=${MCP_LOAD_DEADLINE_MS:-30000}
+    deadline_ms=${MCP_LOAD_DEADLINE_MS:-20000}
 fi
 log "== runs (t=$((SECONDS - T_START))s): up to $runs calls from $((3 * nclients)) clients ($nclients each on stdio, Streamable HTTP, SSE), 2 in flight each"
 t0=$SECONDS
