@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "broker-proto.h"
+#include "bus-properties.h"
 #include "build-config.h"
 #include "probe-cache.h"
 #include "client.h"
@@ -587,51 +588,28 @@ static int on_reload_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
-/* The three of PID 1's properties the self-check's key needs, from a
- * GetAll reply (a{sv}). Version must be there; the timestamps are 0 when
- * absent, which probe_cache_key() refuses. */
-static int read_probe_key_properties(sd_bus_message *reply, char **ret_version, ProbeCacheSystemd *ret_sd) {
-        _cleanup_free_ char *version = NULL;
-        ProbeCacheSystemd sd = {};
-        const char *name, *v;
+typedef struct ProbeKeyProperties {
+        char *version;                  /* Version */
+        ProbeCacheSystemd sd;
+} ProbeKeyProperties;
+
+static int read_probe_key_property(sd_bus_message *m, const char *name, void *userdata) {
+        ProbeKeyProperties *p = userdata;
+        const char *v;
         int r;
 
-        assert(reply);
-        assert(ret_version);
-        assert(ret_sd);
-
-        r = sd_bus_message_enter_container(reply, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
-                r = sd_bus_message_read(reply, "s", &name);
+        if (streq(name, "Version")) {
+                r = sd_bus_message_read(m, "v", "s", &v);
                 if (r < 0)
                         return r;
-                if (streq(name, "Version")) {
-                        r = sd_bus_message_read(reply, "v", "s", &v);
-                        if (r >= 0 && !(version = strdup(v)))
-                                r = -ENOMEM;
-                } else if (streq(name, "UnitsLoadTimestampMonotonic"))
-                        r = sd_bus_message_read(reply, "v", "t", &sd.units_load_usec);
-                else if (streq(name, "UserspaceTimestamp"))
-                        r = sd_bus_message_read(reply, "v", "t", &sd.boot_usec);
-                else
-                        r = sd_bus_message_skip(reply, "v");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(reply);
-                if (r < 0)
-                        return r;
+                free(p->version);
+                p->version = strdup(v);
+                return p->version ? 1 : -ENOMEM;
         }
-        if (r < 0)
-                return r;
-        r = sd_bus_message_exit_container(reply);
-        if (r < 0)
-                return r;
-        if (!version)
-                return -ENODATA;
-        *ret_version = TAKE_PTR(version);
-        *ret_sd = sd;
+        if (streq(name, "UnitsLoadTimestampMonotonic"))
+                return sd_bus_message_read(m, "v", "t", &p->sd.units_load_usec) < 0 ? -EBADMSG : 1;
+        if (streq(name, "UserspaceTimestamp"))
+                return sd_bus_message_read(m, "v", "t", &p->sd.boot_usec) < 0 ? -EBADMSG : 1;
         return 0;
 }
 
@@ -663,9 +641,8 @@ static void manager_check_sandbox(Manager *m) {
  * loaded units (asked once, at start: a daemon-reload later recycles the
  * pool, not the verdict), with the spec's binaries and limits. */
 static int on_probe_key(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
-        _cleanup_free_ char *version = NULL;
+        ProbeKeyProperties p = {};
         Manager *m = userdata;
-        ProbeCacheSystemd sd = {};
         SandboxSpec spec;
         int r;
 
@@ -675,12 +652,16 @@ static int on_probe_key(sd_bus_message *reply, void *userdata, sd_bus_error *ret
         if (sd_bus_message_is_method_error(reply, NULL))
                 r = -(sd_bus_message_get_errno(reply) ?: EIO);
         else
-                r = read_probe_key_properties(reply, &version, &sd);
+                r = bus_read_properties(reply, read_probe_key_property, &p);
+        if (r >= 0 && !p.version)
+                r = -ENODATA;
         if (r >= 0) {
-                sd.version = version;
+                /* Timestamps that were not there are 0, which it refuses. */
+                p.sd.version = p.version;
                 manager_fill_spec(m, 30, &spec);
-                r = probe_cache_key(&spec, &sd, &m->probe_key);
+                r = probe_cache_key(&spec, &p.sd, &m->probe_key);
         }
+        free(p.version);
         if (r < 0)
                 log_debug_errno(r, "No key for the self-check's verdict, checking: %m");
         manager_check_sandbox(m);

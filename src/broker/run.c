@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bus-properties.h"
 #include "log.h"
 #include "oom-watch.h"
 #include "macro.h"
@@ -198,38 +199,6 @@ static int read_variant_job(sd_bus_message *m, const char **ret_job) {
         return 0;
 }
 
-/* Reads an a{sv} of properties at m's position: handle() reads the value of
- * each property it knows and returns 1, or returns 0 to have it skipped. */
-static int read_properties(sd_bus_message *m, int (*handle)(sd_bus_message *m, const char *name, void *userdata),
-                           void *userdata) {
-        int r;
-
-        assert(m);
-        assert(handle);
-
-        r = sd_bus_message_enter_container(m, 'a', "{sv}");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
-                const char *name;
-
-                r = sd_bus_message_read(m, "s", &name);
-                if (r < 0)
-                        return r;
-                r = handle(m, name, userdata);
-                if (r == 0)
-                        r = sd_bus_message_skip(m, "v");
-                if (r < 0)
-                        return r;
-                r = sd_bus_message_exit_container(m);
-                if (r < 0)
-                        return r;
-        }
-        if (r < 0)
-                return r;
-        return sd_bus_message_exit_container(m);
-}
-
 typedef struct UnitProperties {
         Run *run;
         bool has_job;
@@ -278,7 +247,7 @@ static int parse_properties(Run *run, sd_bus_message *m) {
         assert(run);
         assert(m);
 
-        r = read_properties(m, read_unit_property, &p);
+        r = bus_read_properties(m, read_unit_property, &p);
         if (r < 0)
                 return r;
         return p.has_job;
@@ -420,7 +389,7 @@ static int signal_job(sd_bus_message *m, const char **ret_job) {
                 return r;
         if (!streq(iface, "org.freedesktop.systemd1.Unit"))
                 return 0;
-        r = read_properties(m, read_job_property, &job);
+        r = bus_read_properties(m, read_job_property, &job);
         if (r < 0)
                 return r;
         *ret_job = job;
