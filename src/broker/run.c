@@ -289,8 +289,9 @@ static int on_getall_retry(sd_event_source *es, uint64_t usec, void *userdata) {
         return 0;
 }
 
-bool run_bus_error_is_pid1_away(const sd_bus_error *e) {
-        /* systemd drops its bus connection while it re-executes. */
+/* The error says PID 1 was away from the bus, not that it refused anything:
+ * systemd drops its bus connection while it re-executes. */
+static bool run_bus_error_is_pid1_away(const sd_bus_error *e) {
         return e && (sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NoReply") ||
                      sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.ServiceUnknown") ||
                      sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NameHasNoOwner"));

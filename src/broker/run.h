@@ -71,10 +71,6 @@ bool run_is_done(const Run *run);
  * BPF) systemd accepts those settings and does nothing. */
 bool run_ip_firewall_attached(const Run *run);
 
-/* The error says PID 1 was away from the bus (daemon-reexec), not that it
- * refused anything. */
-bool run_bus_error_is_pid1_away(const sd_bus_error *e);
-
 /* Stops every leftover unit whose name starts with UNIT_PREFIX_RUN or
  * UNIT_PREFIX_SESSION. */
 int run_sweep_stale(sd_bus *bus);
