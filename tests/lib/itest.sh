@@ -139,6 +139,8 @@ for r in rs:
 # ("(idle)" once ready, "(starting)" before; "(spare)": the cold unit a broker asks for as it
 # starts, for the call that started it.)
 WARM_IDLE='mcp-exec warm unit \((idle|starting|spare)\)'
+# Descriptions of run units that hold no client's code: the broker's own runs and those above.
+NOT_A_CLIENT_RUN="mcp-exec sandbox self-check|mcp-exec module discovery|$WARM_IDLE"
 warm_idle_units() {
     bx systemctl list-units --all 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
         awk -v re="$WARM_IDLE" '$1 ~ /^mcp-exec-run-/ && $0 ~ re { print $1 }'
@@ -165,7 +167,7 @@ run_units() {
 # out, so a test that waits for "the" run does not take one of them for the client's.
 active_run_units() {
     bx systemctl list-units --state=active 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '$1 ~ /^mcp-exec-run-/ && !/mcp-exec sandbox self-check|mcp-exec module discovery|mcp-exec warm unit \((idle|starting|spare)\)/ { print $1 }'
+        awk -v re="$NOT_A_CLIENT_RUN" '$1 ~ /^mcp-exec-run-/ && $0 !~ re { print $1 }'
 }
 
 # dyn_procs: "pid uid cmd" of processes in the box owned by a DynamicUser= uid (but those of

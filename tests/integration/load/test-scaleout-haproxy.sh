@@ -61,7 +61,7 @@ bxn() {
 # box: not the broker's own, not idle warm units).
 units_in() {
     bxn "$1" systemctl list-units --state=active 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
-        awk '$1 ~ /^mcp-exec-run-/ && !/mcp-exec sandbox self-check|mcp-exec module discovery|mcp-exec warm unit \((idle|starting|spare)\)/ { print $1 }'
+        awk -v re="$NOT_A_CLIENT_RUN" '$1 ~ /^mcp-exec-run-/ && $0 !~ re { print $1 }'
 }
 no_units_in() { [[ -z $(units_in "$1") ]]; }
 
