@@ -6,6 +6,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -22,10 +23,17 @@
 
 #define WATCH_STACK_SIZE (64 * 1024)
 
-/* The thread's and the main loop's only shared state: set once each. */
+/* The thread's and the main loop's shared state: set once each. */
 static atomic_int watched_pid;
 static atomic_int heard_status = -EAGAIN;
 static int event_fd = -EBADF;
+static int listener_fd = -EBADF;
+
+/* The watched exit_group(), held until exit_watch_release(): under the
+ * lock, as either thread may answer it. */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool held, released;
+static uint64_t held_id;
 
 int exit_watch_install(void) {
         /* exit_group() of the native ABI: a notification; anything else:
@@ -50,16 +58,51 @@ int exit_watch_install(void) {
         return fd;
 }
 
-/* Answers every exit_group() under us, ours included, at once: nothing
- * here may block on anything else, or a process that is ending would wait
- * for it. */
+static bool is_watched_exit(const struct seccomp_notif *req) {
+        pid_t pid = atomic_load(&watched_pid);
+
+        /* Only the main thread's call: its thread id is the pid. */
+        return pid > 0 && (pid_t) req->pid == pid && req->data.nr == __NR_exit_group &&
+                req->data.arch == SYSCALL_FILTER_NATIVE_ARCH;
+}
+
+static void hear_status(const struct seccomp_notif *req) {
+        int expected = -EAGAIN;
+
+        /* The status is what exit_group() takes, as the kernel keeps it;
+         * the first call's (a call interrupted by a signal comes again). */
+        if (atomic_compare_exchange_strong(&heard_status, &expected, W_EXITCODE((int) (req->data.args[0] & 0xff), 0)))
+                (void) eventfd_write(event_fd, 1);
+}
+
+/* Holds the watched process's exit_group() (true), until
+ * exit_watch_release(): while it waits in the call it takes no CPU, and the
+ * kernel's teardown of its memory (milliseconds with the data stack) comes
+ * after our report, not before it on the same core. */
+static bool hold(const struct seccomp_notif *req) {
+        bool r = false;
+
+        if (!is_watched_exit(req))
+                return false;
+        (void) pthread_mutex_lock(&hold_lock);
+        if (!released) {
+                held = true;
+                held_id = req->id;
+                r = true;
+        }
+        (void) pthread_mutex_unlock(&hold_lock);
+        return r;
+}
+
+/* Answers every other exit_group() under us, ours included, at once:
+ * nothing here may block on anything else, or a process that is ending
+ * would wait for it. */
 static void *watch_thread(void *userdata) {
         int listener = (int) (intptr_t) userdata;
 
         for (;;) {
                 struct seccomp_notif req;
                 struct seccomp_notif_resp resp;
-                pid_t pid;
 
                 /* The kernel wants it zeroed. */
                 memset(&req, 0, sizeof req);
@@ -69,23 +112,32 @@ static void *watch_thread(void *userdata) {
                                 continue;
                         return NULL;
                 }
-                pid = atomic_load(&watched_pid);
+                if (hold(&req)) {
+                        hear_status(&req);
+                        continue;
+                }
                 resp = (struct seccomp_notif_resp) { .id = req.id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
                 /* Failing: the caller was killed meanwhile and never exits
                  * this way (waitpid() tells how it did). */
                 if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0)
                         continue;
-                /* Only the main thread's call: its thread id is the pid. The
-                 * status is what exit_group() takes, as the kernel keeps it. */
-                if (pid > 0 && (pid_t) req.pid == pid && req.data.nr == __NR_exit_group &&
-                    req.data.arch == SYSCALL_FILTER_NATIVE_ARCH) {
-                        int expected = -EAGAIN;
-
-                        if (atomic_compare_exchange_strong(&heard_status, &expected,
-                                                           W_EXITCODE((int) (req.data.args[0] & 0xff), 0)))
-                                (void) eventfd_write(event_fd, 1);
-                }
+                if (is_watched_exit(&req))
+                        hear_status(&req);
         }
+}
+
+void exit_watch_release(void) {
+        (void) pthread_mutex_lock(&hold_lock);
+        released = true;
+        if (held) {
+                struct seccomp_notif_resp resp = { .id = held_id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+
+                /* Failing: it was killed meanwhile, or a signal interrupted
+                 * the call; then it comes again and is answered at once. */
+                (void) ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+                held = false;
+        }
+        (void) pthread_mutex_unlock(&hold_lock);
 }
 
 int exit_watch_start(int listener) {
@@ -117,8 +169,9 @@ int exit_watch_start(int listener) {
                 event_fd = safe_close(event_fd);
                 return -r;
         }
-        /* The thread's now, for the life of the process. */
-        (void) TAKE_FD(fd);
+        /* The thread's now, for the life of the process (and ours for
+         * exit_watch_release()). */
+        listener_fd = TAKE_FD(fd);
         return 0;
 }
 

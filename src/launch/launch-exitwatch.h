@@ -10,11 +10,19 @@
  * then its main filter on top (launch-seccomp.h). A thread of the launcher
  * answers every notification at once with "continue"; when the caller was
  * the interpreter's main thread (its thread id is the watched pid), the
- * status it passed is the run's. It is the kernel's word, not the
+ * status it passed is the run's, and that call alone is held until
+ * exit_watch_release(): the launcher reports first, while the process waits
+ * in the call and takes no CPU, and only then does the kernel tear it down
+ * (with the data stack that takes a core for about 2 ms, and the report
+ * waited behind it on that core). It is the kernel's word, not the
  * program's: a program can say "done" on its control socket whenever it
  * likes, but it cannot make this process's exit_group() look like another
- * process's, nor take it back once answered: the call continues, and
- * exit_group() kills every thread of the process and never returns.
+ * process's, nor change the status once the call was made: the first
+ * call's is kept, and once answered the call continues, kills every thread
+ * of the process and never returns. While it is held, other threads of the
+ * program may still run, as a child it forked may: the figures were read
+ * before, and /tmp/outputs, which they could still change, is read as the
+ * untrusted directory it always was (launch-collect.h).
  *
  * What it does not see takes the old way, waitpid(): an exit by a signal,
  * the last thread ending by exit(2), exit_group() from another thread (its
@@ -45,3 +53,7 @@ int exit_watch_fd(void);
 
 /* That status, as waitpid() would give it (W_EXITCODE), or -EAGAIN before. */
 int exit_watch_status(void);
+
+/* Lets the held exit_group() go on, and every later one at once. Before
+ * waiting for the watched process in any way: it cannot end until then. */
+void exit_watch_release(void);

@@ -239,7 +239,8 @@ static int run_hand_over(const LaunchArgs *a, int sock, int fds[static 3], const
  * the reading, nothing else: the program shares that process and can send
  * it too, early, then run on. How the run ended is the status its main
  * thread gave exit_group(), heard as the call began (launch-exitwatch.h;
- * *ret_reaped false: the caller reaps it after the report), or else what
+ * *ret_reaped false: the call waits until the caller's report went out and
+ * exit_watch_release(), then the caller reaps it), or else what
  * waitpid() says (*ret_reaped true); a program that never exits is stopped
  * by the unit's RuntimeMaxSec=, before any STATUS went out. An egress run's
  * connections go to egressd as they come (*listener, *feed: -EBADF when
@@ -291,6 +292,9 @@ static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_i
                 *ret_reaped = false;
                 return status;
         }
+        /* Not heard: an exit_group() that comes now is answered at once,
+         * or it would wait for us while we wait for it. */
+        exit_watch_release();
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR) {
                         status = W_EXITCODE(LAUNCH_EXIT_FAILED, 0);
@@ -390,6 +394,7 @@ int launch_run(const LaunchArgs *a) {
 
         run_report(&w, &figs, status, t1 - t0);
         /* The caller has its answer; now the kernel's teardown. */
+        exit_watch_release();
         while (!reaped && waitpid(pid, &(int) { 0 }, 0) < 0 && errno == EINTR)
                 ;
         launch_exit_like(status);

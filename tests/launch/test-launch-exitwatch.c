@@ -3,8 +3,9 @@
  * in a child that plays the launcher: its filters as main() loads them,
  * then processes of its own. Only the watched process's main thread's
  * exit_group() sets the status, with the code it passed, and before the
- * process is reaped; another process's or another thread's does not; every
- * exit goes on (nothing hangs, the launcher's own exit included). */
+ * process is reaped; that call waits until exit_watch_release(), and every
+ * other one goes on at once (nothing hangs, the launcher's own exit
+ * included); another process's or another thread's sets nothing. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,8 +101,20 @@ static int launcher(void) {
         FAIL_IF(poll(&p, 1, 30 * 1000) != 1, 14);
         status = exit_watch_status();
         FAIL_IF(status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 42, 15);
-        /* Reaped only now: the word did not wait for it. */
-        FAIL_IF(waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 42, 16);
+        /* Held in the call until released: it has not ended, however long
+         * we wait (unheld it would be gone in milliseconds). */
+        FAIL_IF(poll(NULL, 0, 300) != 0, 16);
+        FAIL_IF(waitpid(pid, &status, WNOHANG) != 0, 17);
+        exit_watch_release();
+        FAIL_IF(waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 42, 18);
+
+        /* Once released, a watched exit goes on at once, as any other. */
+        pid = fork();
+        FAIL_IF(pid < 0, 19);
+        if (pid == 0)
+                _exit(5);
+        exit_watch_set_pid(pid);
+        FAIL_IF(waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 5, 20);
         /* Our own exit_group() goes through the same filter: answered too. */
         return 0;
 }
