@@ -182,9 +182,9 @@ def _finish(status, ctl):
     flushed, as at a normal exit. Then the program's stdin, stdout and stderr
     are closed (the caller sees their end at once) and the parent hears
     "done": only that nothing more will come on the control socket. The
-    program could send it too, so the status the caller gets is the one the
-    parent's waitpid() gives when this process is gone (a few milliseconds
-    later with the data stack loaded: the kernel frees the address space)."""
+    program could send it too, so the status the caller gets is the one
+    os._exit() below gives exit_group(), as the parent hears it from the
+    kernel (launch-exitwatch.h), or else what its waitpid() says."""
     try:
         import threading
         threading._shutdown()
