@@ -486,12 +486,6 @@ int pool_take(Pool *p, Run **ret_run, int *ret_control) {
                 pool_apply(p, pool_policy_step(&p->policy, POOL_EVENT_TAKE_MISS, 0, p->n_warm), NULL);
                 return -EAGAIN;
         }
-        /* Admins see it as a run from now on (systemctl list-units; the
-         * tests' harness waits for a unit described as idle). Asked for at
-         * the take, not waited for: deferring it by 100 ms (tried) left a
-         * taken unit described as idle, which is a lie to the admin and
-         * made the harness take runs to cold units. */
-        (void) run_describe(oldest->run, SANDBOX_DESCRIPTION_RUN);
         /* Not at once: a replacement's start is PID 1's work and its
          * imports are a core's, both beside the call that just took this
          * unit. Most calls are over before this: their end starts it
