@@ -20,9 +20,11 @@
  * process's, nor change the status once the call was made: the first
  * call's is kept, and once answered the call continues, kills every thread
  * of the process and never returns. While it is held, other threads of the
- * program may still run, as a child it forked may: the figures were read
- * before, and /tmp/outputs, which they could still change, is read as the
- * untrusted directory it always was (launch-collect.h).
+ * program may still run, as a child it forked may: what they could still
+ * add to the report, figures on the control socket (read a bounded number
+ * of times after the exit) and files in /tmp/outputs, was always read as
+ * untrusted, since such a child could send and write them too
+ * (launch-collect.h).
  *
  * What it does not see takes the old way, waitpid(): an exit by a signal,
  * the last thread ending by exit(2), exit_group() from another thread (its
