@@ -362,75 +362,55 @@ static int get_all(Run *run) {
         return r;
 }
 
-typedef struct SignalState {
-        const char *job, *active_state;
-} SignalState;
-
-static int read_signal_property(sd_bus_message *m, const char *name, void *userdata) {
-        SignalState *st = userdata;
-        const char *p;
+static int read_job_property(sd_bus_message *m, const char *name, void *userdata) {
+        const char **job = userdata, *p;
         int r;
 
-        if (streq(name, "Job")) {
-                r = read_variant_job(m, &p);
-                if (r >= 0 && p)
-                        st->job = p;
-        } else if (streq(name, "ActiveState")) {
-                r = sd_bus_message_read(m, "v", "s", &p);
-                if (r >= 0)
-                        st->active_state = p;
-        } else
+        if (!streq(name, "Job"))
                 return 0;
-        return r < 0 ? r : 1;
+        r = read_variant_job(m, &p);
+        if (r < 0)
+                return r;
+        if (p)
+                *job = p;
+        return 1;
 }
 
-/* What a PropertiesChanged of the Unit interface shows on the unit: its job
- * (NULL if none or not shown) and state (NULL if not shown). 1 for the Unit
- * interface, 0 for another one. */
-static int signal_state(sd_bus_message *m, SignalState *ret) {
-        SignalState st = {};
-        const char *iface;
+/* The job a PropertiesChanged of the Unit interface shows on the unit: 1 and
+ * its path in *ret_job if there is one, 0 if none or not shown. */
+static int signal_job(sd_bus_message *m, const char **ret_job) {
+        const char *iface, *job = NULL;
         int r;
 
         assert(m);
-        assert(ret);
+        assert(ret_job);
 
         r = sd_bus_message_read(m, "s", &iface);
         if (r < 0)
                 return r;
         if (!streq(iface, "org.freedesktop.systemd1.Unit"))
                 return 0;
-        r = bus_read_properties(m, read_signal_property, &st);
+        r = bus_read_properties(m, read_job_property, &job);
         if (r < 0)
                 return r;
-        *ret = st;
-        return 1;
+        *ret_job = job;
+        return !!job;
 }
 
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
-        SignalState st;
-        int r;
+        const char *job;
 
-        if (!run->start_replied)
-                return 0;
-        r = signal_state(m, &st);
         /* A job on the unit other than our start job is a stop someone asked
          * for (the slice or the broker stopping, systemctl stop). The signal
          * carries the state of its moment: by the time a GetAll answers, that
          * job may be gone. Its SIGKILL then is no OOM kill (Result=signal
          * either way). */
-        if (r > 0 && st.job && !(run->job && streq(st.job, run->job)))
+        if (run->start_replied && signal_job(m, &job) > 0 && !(run->job && streq(job, run->job)))
                 run->stop_job_seen = true;
-        /* Once it runs, a change that leaves it running with no job (its
-         * Description, at a warm unit's take) is not worth a GetAll, which
-         * costs PID 1 a core for a while beside the run. systemd sends the
-         * Unit interface's signal with every one of the Service's, so the
-         * Service's alone is skipped too. */
-        if (run->started_notified && r >= 0 &&
-            (r == 0 || (!st.job && st.active_state && streq_ptr(st.active_state, run->active_state))))
-                return 0;
-        (void) get_all(run);
+
+        if (run->start_replied)
+                (void) get_all(run);
         return 0;
 }
 
