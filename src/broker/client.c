@@ -588,8 +588,10 @@ int client_start_run(Client *c) {
          * tests' harness waits for a unit described as idle). Asked for at
          * the take, not waited for: deferring it by 100 ms (tried) left a
          * taken unit described as idle, which is a lie to the admin and
-         * made the harness take runs to cold units. */
-        if (c->warm)
+         * made the harness take runs to cold units. A spare's start may
+         * not even be sent yet (its /tmp first): then right after it
+         * (run_describe()). */
+        if (c->warm || c->spare)
                 (void) run_describe(c->run, SANDBOX_DESCRIPTION_RUN);
         log_struct(LOG_INFO, "MESSAGE=Run %s requested", run_id(c->run),
                    "MCP_RUN_ID=%s", run_id(c->run),

@@ -539,9 +539,6 @@ int pool_take_spare(Pool *p, Run **ret_run, int *ret_control) {
 
         if (!p || !p->spare)
                 return -EAGAIN;
-        /* Maybe before PID 1 was asked for it (its /tmp first): then
-         * right after (run_describe()). */
-        (void) run_describe(p->spare, SANDBOX_DESCRIPTION_RUN);
         log_struct(LOG_DEBUG, "MESSAGE=Run takes spare unit %s", run_unit(p->spare),
                    "MCP_UNIT=%s", run_unit(p->spare),
                    "MCP_POOL=%s", "spare-taken");
