@@ -13,6 +13,7 @@
 #include "oom-watch.h"
 #include "macro.h"
 #include "tmpfs-client.h"
+#include "unit-change.h"
 #include "util.h"
 
 #define SYSTEMD_SERVICE "org.freedesktop.systemd1"
@@ -56,6 +57,7 @@ struct Run {
         int32_t exec_main_code, exec_main_status;
         uint64_t cpu_nsec, memory_peak, main_start_usec, main_exit_usec;
         bool has_memory_peak;
+        bool has_job;                   /* a job was queued on the unit */
         /* IPIngressBytes (IPAccounting=): UINT64_MAX when systemd has no
          * cgroup BPF for the unit, so neither its IP firewall. */
         uint64_t ip_ingress_bytes;
@@ -321,6 +323,7 @@ static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
                 log_warning_errno(has_job, "Failed to parse properties of %s: %m", run->unit);
                 return 0;
         }
+        run->has_job = has_job;
 
         if (run->getall_again) {
                 run->getall_again = false;
@@ -362,54 +365,72 @@ static int get_all(Run *run) {
         return r;
 }
 
-static int read_job_property(sd_bus_message *m, const char *name, void *userdata) {
-        const char **job = userdata, *p;
+static int read_signal_property(sd_bus_message *m, const char *name, void *userdata) {
+        UnitChange *change = userdata;
+        const char *p;
         int r;
 
-        if (!streq(name, "Job"))
+        if (streq(name, "Job")) {
+                r = read_variant_job(m, &p);
+                if (r >= 0 && p)
+                        change->job = p;
+        } else if (streq(name, "ActiveState")) {
+                r = sd_bus_message_read(m, "v", "s", &p);
+                if (r >= 0)
+                        change->active_state = p;
+        } else
                 return 0;
-        r = read_variant_job(m, &p);
-        if (r < 0)
-                return r;
-        if (p)
-                *job = p;
-        return 1;
+        return r < 0 ? r : 1;
 }
 
-/* The job a PropertiesChanged of the Unit interface shows on the unit: 1 and
- * its path in *ret_job if there is one, 0 if none or not shown. */
-static int signal_job(sd_bus_message *m, const char **ret_job) {
-        const char *iface, *job = NULL;
+/* What a PropertiesChanged shows on the unit. Its job and state only for
+ * the Unit interface; the strings point into m. */
+static int signal_change(sd_bus_message *m, UnitChange *ret) {
+        UnitChange change = {};
+        const char *iface;
         int r;
 
         assert(m);
-        assert(ret_job);
+        assert(ret);
 
         r = sd_bus_message_read(m, "s", &iface);
         if (r < 0)
                 return r;
-        if (!streq(iface, "org.freedesktop.systemd1.Unit"))
-                return 0;
-        r = bus_read_properties(m, read_job_property, &job);
-        if (r < 0)
-                return r;
-        *ret_job = job;
-        return !!job;
+        change.unit_interface = streq(iface, "org.freedesktop.systemd1.Unit");
+        if (change.unit_interface) {
+                r = bus_read_properties(m, read_signal_property, &change);
+                if (r < 0)
+                        return r;
+        }
+        *ret = change;
+        return 0;
 }
 
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
-        const char *job;
+        UnitChange change;
+        UnitSeen seen;
 
+        if (!run->start_replied)
+                return 0;
+        if (signal_change(m, &change) < 0) {
+                /* Unreadable: GetAll tells. */
+                (void) get_all(run);
+                return 0;
+        }
         /* A job on the unit other than our start job is a stop someone asked
          * for (the slice or the broker stopping, systemctl stop). The signal
          * carries the state of its moment: by the time a GetAll answers, that
          * job may be gone. Its SIGKILL then is no OOM kill (Result=signal
          * either way). */
-        if (run->start_replied && signal_job(m, &job) > 0 && !(run->job && streq(job, run->job)))
+        if (change.job && !(run->job && streq(change.job, run->job)))
                 run->stop_job_seen = true;
-
-        if (run->start_replied)
+        seen = (UnitSeen) {
+                .running = run->started_notified,
+                .active_state = run->active_state,
+                .has_job = run->has_job,
+        };
+        if (unit_change_needs_getall(&change, &seen))
                 (void) get_all(run);
         return 0;
 }
