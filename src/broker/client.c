@@ -292,6 +292,22 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         if (res->memory_peak != UINT64_MAX)
                 (void) snprintf(peak, sizeof peak, "%" PRIu64, res->memory_peak);
 
+        if (!client_is_gone(c)) {
+                if (res->error)
+                        (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
+                else if (run_exit_event(c, run, res, sig, &j) < 0)
+                        (void) client_send_oom(c);
+                else
+                        (void) broker_send(c->fd, j, NULL, 0);
+        }
+        /* The result goes out first. A replacement's start (PID 1) and the
+         * log line (journald) each take a core for a while, which the front
+         * end's reply need not wait behind. */
+        stats_run_done(&c->manager->stats, res);
+        if (!c->warm && (c->state == CLIENT_RUNNING || c->state == CLIENT_DETACHED) && !res->error)
+                pool_note_cold_run(c->manager->pool, res->duration_usec);
+        if (c->warm)
+                pool_warm_run_ended(c->manager->pool);
         log_struct(res->error ? LOG_ERR : LOG_INFO,
                    "MESSAGE=Run %s finished: %s", run_id(run),
                            res->error ?: res->cancelled ? "cancelled" : res->unit_result ?: "unknown",
@@ -312,20 +328,6 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_EGRESS_POLICY=%s", c->network ?: "",
                    "MCP_WARM=%i", c->warm,
                    "MCP_PACKAGES=%zu", packages_count(c->packages));
-        stats_run_done(&c->manager->stats, res);
-        if (!c->warm && (c->state == CLIENT_RUNNING || c->state == CLIENT_DETACHED) && !res->error)
-                pool_note_cold_run(c->manager->pool, res->duration_usec);
-        if (c->warm)
-                pool_warm_run_ended(c->manager->pool);
-
-        if (!client_is_gone(c)) {
-                if (res->error)
-                        (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
-                else if (run_exit_event(c, run, res, sig, &j) < 0)
-                        (void) client_send_oom(c);
-                else
-                        (void) broker_send(c->fd, j, NULL, 0);
-        }
         /* One connection, one run. */
         client_free(c);
 }
