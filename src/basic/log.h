@@ -7,6 +7,7 @@
  * entries go to the journal with structured fields; elsewhere to stderr. */
 
 #include <syslog.h>
+#include <systemd/sd-event.h>
 
 #include "macro.h"
 
@@ -33,3 +34,16 @@ void log_struct_internal(int level, const char *format, ...) _sentinel_;
 #define log_debug_errno(e, ...) log_internal(LOG_DEBUG, (e), __VA_ARGS__)
 #define log_oom() log_internal(LOG_ERR, ENOMEM, "Out of memory.")
 #define log_struct(level, ...) log_struct_internal((level), __VA_ARGS__, NULL)
+
+/* The same entry, written once the event loop has nothing else to do in
+ * this turn: after the reply it describes went out, so that journald's
+ * waking does not take a core from the client. Its arguments are formatted
+ * at once. Without log_after_attach(), or with LOG_AFTER_MAX entries
+ * waiting, it is written at once. */
+void log_struct_after_internal(int level, const char *format, ...) _sentinel_;
+#define log_struct_after(level, ...) log_struct_after_internal((level), __VA_ARGS__, NULL)
+int log_after_attach(sd_event *event);
+/* Writes what waits. */
+void log_after_flush(void);
+/* Writes what waits and lets go of the loop: before it is freed. */
+void log_after_detach(void);
