@@ -686,6 +686,7 @@ static Daemon *daemon_free(Daemon *d) {
         d->server = mcp_server_free(d->server);
         sd_event_source_disable_unref(d->idle_timer);
         sd_event_source_disable_unref(d->watchdog_timer);
+        log_after_detach();
         sd_event_unref(d->event);
         json_object_put(d->info_reply);
         free(d->modules);
@@ -849,6 +850,10 @@ static int daemon_setup_event(Daemon *d) {
         r = sd_event_default(&d->event);
         if (r < 0)
                 return log_error_errno(r, "Cannot allocate the event loop: %m");
+        /* The per-call lines wait for the loop's idle moment (log.h). */
+        r = log_after_attach(d->event);
+        if (r < 0)
+                return log_error_errno(r, "Cannot set up the log: %m");
         (void) sd_event_add_signal(d->event, NULL, SIGTERM, NULL, NULL);
         (void) sd_event_add_signal(d->event, NULL, SIGINT, NULL, NULL);
         r = sd_event_add_signal(d->event, NULL, SIGHUP, on_sighup, d);

@@ -86,36 +86,36 @@ static void log_call(McpSession *s, const McpRevision *rev, const char *request_
                 (void) snprintf(uid, sizeof uid, "%u", (unsigned) s->peer_uid);
         for (size_t i = 0; r && i < r->n_outputs; i++)
                 outputs_returned += r->outputs[i].data && !r->outputs[i].reason;
-        log_struct(level,
-                   "MESSAGE=exec call %s of session %s: %s", request_id, s->id, result,
-                   "MCP_SESSION=%s", s->id,
-                   "MCP_REQUEST_ID=%s", request_id,
-                   "MCP_RUN_ID=%s", r && r->run_id ? r->run_id : "",
-                   "MCP_TRANSPORT=%s", s->peer_transport,
-                   "MCP_CLIENT_UID=%s", uid,
-                   "MCP_PROTOCOL_VERSION=%s", rev->version,
-                   "MCP_CODE_BYTES=%zu", args ? args->code_len : 0,
-                   "MCP_STDIN_BYTES=%zu", args ? args->stdin_len : 0,
-                   "MCP_INPUT_FILES=%zu", args ? args->n_files : 0,
-                   "MCP_INPUT_FILES_BYTES=%" PRIu64, args ? args->files_bytes : 0,
-                   "MCP_OUTPUT_BYTES=%" PRIu64, output_bytes,
-                   "MCP_OUTPUTS=%zu", r ? r->n_outputs : 0,
-                   "MCP_OUTPUTS_RETURNED=%zu", outputs_returned,
-                   "MCP_RESULT_CHANNEL=%s", channel_state(r),
-                   "MCP_DURATION_MS=%" PRIu64, duration_ms,
-                   "MCP_EGRESS_POLICY=%s", args && args->network ? args->network : "",
-                   /* How many, never which: they are arguments. */
-                   "MCP_PACKAGES=%zu", args && tool_packages_requested(args->packages)
-                                               ? json_object_array_length(args->packages) : (size_t) 0,
-                   "MCP_RESULT=%s", result);
+        log_struct_after(level,
+                         "MESSAGE=exec call %s of session %s: %s", request_id, s->id, result,
+                         "MCP_SESSION=%s", s->id,
+                         "MCP_REQUEST_ID=%s", request_id,
+                         "MCP_RUN_ID=%s", r && r->run_id ? r->run_id : "",
+                         "MCP_TRANSPORT=%s", s->peer_transport,
+                         "MCP_CLIENT_UID=%s", uid,
+                         "MCP_PROTOCOL_VERSION=%s", rev->version,
+                         "MCP_CODE_BYTES=%zu", args ? args->code_len : 0,
+                         "MCP_STDIN_BYTES=%zu", args ? args->stdin_len : 0,
+                         "MCP_INPUT_FILES=%zu", args ? args->n_files : 0,
+                         "MCP_INPUT_FILES_BYTES=%" PRIu64, args ? args->files_bytes : 0,
+                         "MCP_OUTPUT_BYTES=%" PRIu64, output_bytes,
+                         "MCP_OUTPUTS=%zu", r ? r->n_outputs : 0,
+                         "MCP_OUTPUTS_RETURNED=%zu", outputs_returned,
+                         "MCP_RESULT_CHANNEL=%s", channel_state(r),
+                         "MCP_DURATION_MS=%" PRIu64, duration_ms,
+                         "MCP_EGRESS_POLICY=%s", args && args->network ? args->network : "",
+                         /* How many, never which: they are arguments. */
+                         "MCP_PACKAGES=%zu", args && tool_packages_requested(args->packages)
+                                                     ? json_object_array_length(args->packages) : (size_t) 0,
+                         "MCP_RESULT=%s", result);
         if (r && r->outputs_error)
                 /* Our own words about the frames, never their content. */
-                log_struct(LOG_WARNING,
-                           "MESSAGE=exec call %s of session %s: the result channel broke its protocol: %s", request_id,
-                           s->id, r->outputs_error,
-                           "MCP_SESSION=%s", s->id,
-                           "MCP_REQUEST_ID=%s", request_id,
-                           "MCP_RUN_ID=%s", r->run_id ?: "");
+                log_struct_after(LOG_WARNING,
+                                 "MESSAGE=exec call %s of session %s: the result channel broke its protocol: %s",
+                                 request_id, s->id, r->outputs_error,
+                                 "MCP_SESSION=%s", s->id,
+                                 "MCP_REQUEST_ID=%s", request_id,
+                                 "MCP_RUN_ID=%s", r->run_id ?: "");
 }
 
 static void call_log(McpCall *c, const ExecResult *r, int level, const char *result) {
