@@ -157,7 +157,7 @@ void log_struct_internal(int level, const char *format, ...) {
         log_entry_write(&e);
 }
 
-void log_after_flush(void) {
+static void log_after_flush(void) {
         /* In the order they were logged. */
         for (size_t i = 0; i < n_log_after; i++)
                 log_entry_write(&log_after[i]);

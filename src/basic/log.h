@@ -43,7 +43,5 @@ void log_struct_internal(int level, const char *format, ...) _sentinel_;
 void log_struct_after_internal(int level, const char *format, ...) _sentinel_;
 #define log_struct_after(level, ...) log_struct_after_internal((level), __VA_ARGS__, NULL)
 int log_after_attach(sd_event *event);
-/* Writes what waits. */
-void log_after_flush(void);
 /* Writes what waits and lets go of the loop: before it is freed. */
 void log_after_detach(void);
