@@ -57,7 +57,7 @@ struct Run {
         int32_t exec_main_code, exec_main_status;
         uint64_t cpu_nsec, memory_peak, main_start_usec, main_exit_usec;
         bool has_memory_peak;
-        bool has_job;                   /* a job was queued on the unit */
+        bool has_job;                   /* a job on the unit (unit-change.h) */
         /* IPIngressBytes (IPAccounting=): UINT64_MAX when systemd has no
          * cgroup BPF for the unit, so neither its IP firewall. */
         uint64_t ip_ingress_bytes;
