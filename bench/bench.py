@@ -14,7 +14,9 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             (the machine's whole CPU time, from its cgroup)
                             vs N `systemd-run --wait --pipe` units with the
                             same properties running /bin/true, and running
-                            `python3 -I -c pass`
+                            `python3 -I -c pass`; and the floor: /bin/true in
+                            a unit with the run unit's own properties, and
+                            in a bare unit
   bench.py props N          what each run unit property costs systemd here:
                             `systemd-run --wait --pipe` /bin/true with all
                             of them vs the same minus one (or one group), N
@@ -35,6 +37,7 @@ load spikes hit each side alike; only ratios are meant to be compared.
 Prints one table per mode; bench/run collects them."""
 import http.client
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -239,9 +242,9 @@ def throughput(conc, n):
             t.join()
         return n / (time.perf_counter() - t0), (cpu_ns() - c0) / n / 1e6
 
-    def sdrun(*cmd):
+    def sdrun(*cmd, props=PROPS):
         argv = ["systemd-run", "--wait", "--pipe", "--quiet", "--collect"] + \
-            [a for p in PROPS for a in ("-p", p)] + list(cmd)
+            [a for p in props for a in ("-p", p)] + list(cmd)
 
         def work():
             def once():
@@ -263,15 +266,32 @@ def throughput(conc, n):
     rate_p, cpu_p = drive(sdrun(PY, "-I", "-c", "pass"))
     settle()
     rate_m, cpu_m = drive(mcp)
+    # The floor under any call: systemd's own part of a unit. A run unit
+    # carries the old set less the seccomp family (the launcher loads its
+    # filter itself); a bare unit carries nothing at all.
+    settle()
+    rate_o, cpu_o = drive(sdrun("/bin/true", props=[p for p in PROPS if p not in SECCOMP_FAMILY]))
+    settle()
+    rate_b, cpu_b = drive(sdrun("/bin/true", props=[]))
     print("\n## %d calls, %d at a time" % (n, conc))
     print("| what | per second | CPU ms per exec (whole machine) |")
     print("|---|---:|---:|")
     print("| `systemd-run --wait --pipe` /bin/true, same properties | %.1f | %.1f |" % (rate_s, cpu_s))
+    print("| `systemd-run --wait --pipe` /bin/true, same properties less the seccomp family "
+          "(the launcher's now) | %.1f | %.1f |" % (rate_o, cpu_o))
+    print("| `systemd-run --wait --pipe` /bin/true, no properties (a bare unit) | %.1f | %.1f |"
+          % (rate_b, cpu_b))
     print("| `systemd-run --wait --pipe` `python3 -I -c pass`, same properties | %.1f | %.1f |" % (rate_p, cpu_p))
     print("| mcp-exec `pass` over HTTP | %.1f | %.1f |" % (rate_m, cpu_m))
     print("| ratio to systemd-run /bin/true | %.2f× | %.2f× |" % (rate_m / rate_s, cpu_m / cpu_s))
     print("| ratio to systemd-run python (goal: ≥ 1.5× the rate, ≤ 1× the CPU) | %.2f× | %.2f× |"
           % (rate_m / rate_p, cpu_m / cpu_p))
+    # With every core busy the rate is the machine's CPU over the CPU per
+    # call: then 1.5× the rate means two thirds of the CPU per call.
+    print("\nsystemd-run python kept %.0f%% of the %d cores busy; at that, 1.5× its rate needs a call "
+          "at ≤ %.1f ms of CPU (%.2f× systemd-run /bin/true with the run unit's own properties, "
+          "%.2f× a bare unit)" % (rate_p * cpu_p / 10 / os.cpu_count(), os.cpu_count(), cpu_p / 1.5,
+                                  cpu_p / 1.5 / cpu_o, cpu_p / 1.5 / cpu_b))
 
 
 # Properties that only make sense together: left out as one.
