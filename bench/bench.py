@@ -23,6 +23,8 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             rounds, every variant once per round
   bench.py first N          the first call after the front end and the broker
                             stopped (as after idle exit) vs the calls after it
+  bench.py fdstore          what systemd keeps of a service's stored fds
+                            across its exit (what an idle exit could keep)
   bench.py datastack N      `import numpy, pandas, matplotlib.pyplot` (the
                             imports only) paced, vs bare python (goal <= 0.05x)
   bench.py breakdown N      where a paced warm `pass` call's time goes, stage
@@ -396,6 +398,72 @@ def first_after_idle(n):
           % (statistics.median(warms), max(warms), f / statistics.median(warms)))
 
 
+FDSTORE_UNIT = "mcp-exec-bench-fdstore.service"
+FDSTORE_SCRIPT = """import array, os, socket, time
+with open("/run/mcp-exec-bench-fdstore.listen", "a") as f:
+    f.write(os.environ.get("LISTEN_FDS", "0") + "\\n")
+a, b = socket.socketpair()
+addr = os.environ["NOTIFY_SOCKET"]
+addr = "\\0" + addr[1:] if addr.startswith("@") else addr
+n = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+n.sendmsg([b"FDSTORE=1\\nFDNAME=kept"],
+          [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [a.fileno(), b.fileno()]).tobytes())], 0, addr)
+n.sendto(b"READY=1", addr)
+time.sleep(1)
+"""
+
+
+def unit_prop(unit, prop):
+    return subprocess.run(["systemctl", "show", "-p", prop, "--value", unit],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+def fdstore():
+    """What systemd keeps of a service across its exit: the only place a
+    daemon that exits when idle could leave a live sandbox (its control
+    socket) for its next start. A service stores both ends of a socket pair
+    (FDSTORE=1, FileDescriptorStoreMax=4; both, so that neither hangs up
+    when the process exits, which would drop it), is restarted while it
+    runs (the case the store is kept for: the control), exits, and is
+    started again."""
+    unit_path = "/run/systemd/system/" + FDSTORE_UNIT
+    with open("/run/mcp-exec-bench-fdstore.py", "w") as f:
+        f.write(FDSTORE_SCRIPT)
+    with open(unit_path, "w") as f:
+        f.write("[Service]\nType=notify\nNotifyAccess=main\nFileDescriptorStoreMax=4\n"
+                "ExecStart=%s /run/mcp-exec-bench-fdstore.py\n" % PY)
+    try:
+        subprocess.run(["systemctl", "daemon-reload"], check=True)
+        subprocess.run(["systemctl", "start", FDSTORE_UNIT], check=True)
+        running = unit_prop(FDSTORE_UNIT, "NFileDescriptorStore")
+        subprocess.run(["systemctl", "restart", FDSTORE_UNIT], check=True)
+        for _ in range(100):
+            if unit_prop(FDSTORE_UNIT, "ActiveState") != "active":
+                break
+            time.sleep(0.1)
+        exited = unit_prop(FDSTORE_UNIT, "NFileDescriptorStore")
+        subprocess.run(["systemctl", "start", FDSTORE_UNIT], check=True)
+        with open("/run/mcp-exec-bench-fdstore.listen") as f:
+            received = f.read().split()
+        preserve = unit_prop(FDSTORE_UNIT, "FileDescriptorStorePreserve") or "not known to this systemd"
+    finally:
+        subprocess.run(["systemctl", "stop", FDSTORE_UNIT])
+        for p in (unit_path, "/run/mcp-exec-bench-fdstore.py", "/run/mcp-exec-bench-fdstore.listen"):
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
+        subprocess.run(["systemctl", "daemon-reload"], check=True)
+    print("\n## What systemd keeps of a service's stored fds across its exit (FDSTORE=1, a socket pair)")
+    print("| what | |")
+    print("|---|---:|")
+    print("| fds in its store while it runs | %s |" % running)
+    print("| fds a restart while it ran received (LISTEN_FDS) | %s |" % (received[1] if len(received) > 1 else "?"))
+    print("| fds in its store once it exited | %s |" % exited)
+    print("| fds the next start received (LISTEN_FDS) | %s |" % (received[2] if len(received) > 2 else "?"))
+    print("| FileDescriptorStorePreserve= (keeps the store across an exit; systemd 254 and later) | %s |"
+          % preserve)
+
 def journal_cursor():
     out = subprocess.run(["journalctl", "-n", "0", "--show-cursor", "--no-pager"], capture_output=True, text=True).stdout
     return out.rsplit("-- cursor: ", 1)[-1].strip()
@@ -516,6 +584,8 @@ def main():
         props(int(sys.argv[2]) if len(sys.argv) > 2 else 10)
     elif mode == "first":
         first_after_idle(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
+    elif mode == "fdstore":
+        fdstore()
     elif mode == "session":
         sessions(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
     else:
