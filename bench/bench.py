@@ -464,6 +464,7 @@ def fdstore():
     print("| FileDescriptorStorePreserve= (keeps the store across an exit; systemd 254 and later) | %s |"
           % preserve)
 
+
 def journal_cursor():
     out = subprocess.run(["journalctl", "-n", "0", "--show-cursor", "--no-pager"], capture_output=True, text=True).stdout
     return out.rsplit("-- cursor: ", 1)[-1].strip()
