@@ -552,6 +552,7 @@ def beside(n):
     print("| the first call's reply (the pool off: its own cold unit) | %.1f |" % med[0])
     print("| the goal for a first call: 1.5× the cold call after it (%.1f ms) | %.1f |" % (med[3], 1.5 * med[3]))
 
+
 def journal_cursor():
     out = subprocess.run(["journalctl", "-n", "0", "--show-cursor", "--no-pager"], capture_output=True, text=True).stdout
     return out.rsplit("-- cursor: ", 1)[-1].strip()
