@@ -417,6 +417,15 @@ time.sleep(1)
 """
 
 
+def remove(*paths):
+    """Removes what a mode wrote for itself; one already gone is fine."""
+    for p in paths:
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
+
+
 def unit_prop(unit, prop):
     return subprocess.run(["systemctl", "show", "-p", prop, "--value", unit],
                           capture_output=True, text=True, check=True).stdout.strip()
@@ -452,11 +461,7 @@ def fdstore():
         preserve = unit_prop(FDSTORE_UNIT, "FileDescriptorStorePreserve") or "not known to this systemd"
     finally:
         subprocess.run(["systemctl", "stop", FDSTORE_UNIT])
-        for p in (unit_path, "/run/mcp-exec-bench-fdstore.py", "/run/mcp-exec-bench-fdstore.listen"):
-            try:
-                os.unlink(p)
-            except FileNotFoundError:
-                pass
+        remove(unit_path, "/run/mcp-exec-bench-fdstore.py", "/run/mcp-exec-bench-fdstore.listen")
         subprocess.run(["systemctl", "daemon-reload"], check=True)
     print("\n## What systemd keeps of a service's stored fds across its exit (FDSTORE=1, a socket pair)")
     print("| what | |")
@@ -527,17 +532,13 @@ def beside(n):
             rows.append((first, (front - t0) * 1000, (up - t0) * 1000, cold))
     finally:
         subprocess.run(["systemctl", "stop", BESIDE_UNIT])
-        for p in (BESIDE_DROPIN, "/run/systemd/system/" + BESIDE_UNIT):
-            try:
-                os.unlink(p)
-            except FileNotFoundError:
-                pass
+        remove(BESIDE_DROPIN, "/run/systemd/system/" + BESIDE_UNIT)
         try:
             os.rmdir(os.path.dirname(BESIDE_DROPIN))
         except OSError:
             pass                # not empty: somebody else's drop-ins
         if saved is None:
-            os.unlink(conf)
+            remove(conf)
         else:
             with open(conf, "w") as f:
                 f.write(saved)
