@@ -368,18 +368,22 @@ def pool_ready():
     return run_units().count("warm unit (idle)")
 
 
+def idle_exit(*also):
+    """What an idle exit leaves: the front end, the broker and the mount
+    daemon (10 s after the broker) all gone; units in also stopped with the
+    first two. The mount daemon after the broker: a broker that stops sends
+    it its last removals, and that connection would start it again."""
+    subprocess.run(["systemctl", "stop", "mcp-exec.service", "mcp-exec-broker.service", *also], check=True)
+    subprocess.run(["systemctl", "stop", "mcp-exec-tmpfs.service"], check=True)
+
+
 def first_after_idle(n):
     """The first call after idle exit next to a call right after it (the
     daemons up, no warm unit ready yet: the cold path) and calls once the
     pool is full (warm units)."""
     firsts, colds, warms = [], [], []
     for _ in range(n):
-        # What an idle exit leaves: the front end, the broker and the mount
-        # daemon (10 s after the broker) all gone. The mount daemon after
-        # the broker: a broker that stops sends it its last removals, and
-        # that connection would start it again.
-        subprocess.run(["systemctl", "stop", "mcp-exec.service", "mcp-exec-broker.service"], check=True)
-        subprocess.run(["systemctl", "stop", "mcp-exec-tmpfs.service"], check=True)
+        idle_exit()
         time.sleep(1)
         c = Client()
         firsts.append(timed(lambda: c.exec("pass")))
@@ -512,9 +516,7 @@ def beside(n):
     try:
         subprocess.run(["systemctl", "daemon-reload"], check=True)
         for _ in range(n):
-            subprocess.run(["systemctl", "stop", "mcp-exec.service", "mcp-exec-broker.service", BESIDE_UNIT],
-                           check=True)
-            subprocess.run(["systemctl", "stop", "mcp-exec-tmpfs.service"], check=True)
+            idle_exit(BESIDE_UNIT)
             time.sleep(1.5)
             c = Client()
             t0 = time.time()
