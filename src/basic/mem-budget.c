@@ -28,7 +28,9 @@ bool mem_budget_grow_input(MemBudget *b, size_t have, size_t want) {
                 b->used -= from - to;
                 return true;
         }
-        if (b->used > b->max || to - from > b->max - b->used)
+        /* Input is not the reserve's: that is for small calls of callers
+         * holding little, and input has no caller yet. */
+        if (b->used > b->max - mem_budget_reserve(b) || to - from > b->max - mem_budget_reserve(b) - b->used)
                 return false;
         b->used += to - from;
         return true;
@@ -46,6 +48,26 @@ void mem_budget_release_input(MemBudget *b, size_t have) {
 uint64_t mem_budget_caller_max(const MemBudget *b) {
         assert(b);
         return b->max / MEM_BUDGET_CALLER_SHARE;
+}
+
+uint64_t mem_budget_reserve(const MemBudget *b) {
+        assert(b);
+        return b->max / MEM_BUDGET_RESERVE_PART;
+}
+
+uint64_t mem_budget_small(const MemBudget *b) {
+        assert(b);
+        return b->max / MEM_BUDGET_SMALL_PART;
+}
+
+/* The most all callers together may hold when this caller would hold
+ * caller_used bytes: the whole budget for one holding little, the budget
+ * less its reserve for the others. */
+static uint64_t budget_limit_for(const MemBudget *b, uint64_t caller_used) {
+        assert(b);
+        assert(mem_budget_reserve(b) <= b->max);
+
+        return caller_used <= mem_budget_small(b) ? b->max : b->max - mem_budget_reserve(b);
 }
 
 static MemCaller *caller_find(const MemBudget *b, const char *name) {
@@ -111,10 +133,13 @@ int mem_charge_set(MemCharge *c, uint64_t bytes) {
                 return 0;
         }
         if (bytes > c->bytes) {
+                uint64_t limit;
+
                 more = bytes - c->bytes;
-                if (b->used > b->max || more > b->max - b->used)
-                        return -EBUSY;
                 if (c->caller->used > mem_budget_caller_max(b) || more > mem_budget_caller_max(b) - c->caller->used)
+                        return -EBUSY;
+                limit = budget_limit_for(b, c->caller->used + more);
+                if (b->used > limit || more > limit - b->used)
                         return -EBUSY;
         }
         charge_apply(c, bytes);
@@ -138,8 +163,12 @@ uint64_t mem_charge_room(const MemCharge *c) {
         if (!c || !c->budget)
                 return UINT64_MAX;
         b = c->budget;
-        all = b->max - MIN(b->used, b->max);
         mine = mem_budget_caller_max(b) - MIN(c->caller->used, mem_budget_caller_max(b));
+        /* What the budget less its reserve leaves; a caller holding little
+         * may also take the reserve, up to its small part. */
+        all = b->max - mem_budget_reserve(b) - MIN(b->used, b->max - mem_budget_reserve(b));
+        if (c->caller->used < mem_budget_small(b))
+                all = MAX(all, MIN(mem_budget_small(b) - c->caller->used, b->max - MIN(b->used, b->max)));
         return MIN(all, mine);
 }
 

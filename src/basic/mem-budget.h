@@ -27,6 +27,15 @@
 #define MEM_BUDGET_FREE ((size_t) 64 * 1024)
 /* One caller may hold at most this part (1/N) of the budget. */
 #define MEM_BUDGET_CALLER_SHARE 2U
+/* The last 1/N of the budget is kept for callers that hold little (at most
+ * 1/MEM_BUDGET_SMALL_PART of the budget, new charge included): however many
+ * callers fill the rest with large calls and unread results, one that asks
+ * for a small call is still served. Input being received (before its
+ * caller is known) never takes it. To spend the reserve an adversary needs
+ * MEM_BUDGET_SMALL_PART / MEM_BUDGET_RESERVE_PART callers (named tokens or
+ * uids), each holding its whole small part at once. */
+#define MEM_BUDGET_RESERVE_PART 8U
+#define MEM_BUDGET_SMALL_PART 64U
 
 typedef struct MemCaller MemCaller;
 
@@ -76,3 +85,7 @@ void mem_charge_done(MemCharge *c);
  * metrics. */
 uint64_t mem_budget_caller_used(const MemBudget *b, const char *caller);
 uint64_t mem_budget_caller_max(const MemBudget *b);
+/* The part of the budget kept for callers holding little (see
+ * MEM_BUDGET_RESERVE_PART), and what counts as little. */
+uint64_t mem_budget_reserve(const MemBudget *b);
+uint64_t mem_budget_small(const MemBudget *b);
