@@ -40,13 +40,13 @@ TEST(test_admission) {
         for (int i = 0; i < 6; i++)
                 j[i].id = i;
 
-        ASSERT_EQ_INT(call_queue_submit(q, &j[0].slot, on_start, &j[0]), 1);
-        ASSERT_EQ_INT(call_queue_submit(q, &j[1].slot, on_start, &j[1]), 1);
-        ASSERT_EQ_INT(call_queue_submit(q, &j[2].slot, on_start, &j[2]), 0);
-        ASSERT_EQ_INT(call_queue_submit(q, &j[3].slot, on_start, &j[3]), 0);
-        ASSERT_EQ_INT(call_queue_submit(q, &j[4].slot, on_start, &j[4]), -EBUSY);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[0].slot, NULL, false, on_start, &j[0]), 1);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[1].slot, NULL, false, on_start, &j[1]), 1);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[2].slot, NULL, false, on_start, &j[2]), 0);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[3].slot, NULL, false, on_start, &j[3]), 0);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[4].slot, NULL, false, on_start, &j[4]), -EBUSY);
         ASSERT_EQ_INT(j[4].slot.state, QUEUE_SLOT_IDLE);
-        ASSERT_EQ_INT(call_queue_submit(q, &j[2].slot, on_start, &j[2]), -EINVAL);     /* in use */
+        ASSERT_EQ_INT(call_queue_submit(q, &j[2].slot, NULL, false, on_start, &j[2]), -EINVAL);     /* in use */
         ASSERT_EQ_INT(call_queue_running(q), 2);
         ASSERT_EQ_INT(call_queue_waiting(q), 2);
         ASSERT_EQ_INT(call_queue_position(&j[2].slot), 1);
@@ -71,7 +71,7 @@ TEST(test_admission) {
         ASSERT_EQ_INT(call_queue_running(q), 2);
 
         /* A newcomer does not overtake anyone waiting. */
-        ASSERT_EQ_INT(call_queue_submit(q, &j[4].slot, on_start, &j[4]), 0);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[4].slot, NULL, false, on_start, &j[4]), 0);
         call_queue_release(&j[1].slot);
         ASSERT_TRUE(j[4].started);
         call_queue_release(&j[3].slot);
@@ -90,9 +90,9 @@ TEST(test_fifo) {
         ASSERT_EQ_INT(call_queue_new(1, 6, &q), 0);
         for (int i = 0; i < 8; i++)
                 j[i].id = i;
-        ASSERT_EQ_INT(call_queue_submit(q, &j[0].slot, on_start, &j[0]), 1);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[0].slot, NULL, false, on_start, &j[0]), 1);
         for (int i = 1; i <= 6; i++)
-                ASSERT_EQ_INT(call_queue_submit(q, &j[i].slot, on_start, &j[i]), 0);
+                ASSERT_EQ_INT(call_queue_submit(q, &j[i].slot, NULL, false, on_start, &j[i]), 0);
         for (int i = 1; i <= 6; i++)
                 ASSERT_EQ_INT(call_queue_position(&j[i].slot), i);
 
@@ -103,7 +103,7 @@ TEST(test_fifo) {
         ASSERT_EQ_INT(call_queue_position(&j[2].slot), 1);
         ASSERT_EQ_INT(call_queue_position(&j[3].slot), 2);
         ASSERT_EQ_INT(call_queue_position(&j[5].slot), 3);
-        ASSERT_EQ_INT(call_queue_submit(q, &j[7].slot, on_start, &j[7]), 0);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[7].slot, NULL, false, on_start, &j[7]), 0);
         ASSERT_EQ_INT(call_queue_position(&j[7].slot), 4);
 
         /* One runs at a time: each release starts the next in line. */
@@ -132,9 +132,9 @@ TEST(test_release_in_start) {
                 j[i].id = i;
                 j[i].release_on_start = i > 0;
         }
-        ASSERT_EQ_INT(call_queue_submit(q, &j[0].slot, on_start, &j[0]), 1);
+        ASSERT_EQ_INT(call_queue_submit(q, &j[0].slot, NULL, false, on_start, &j[0]), 1);
         for (int i = 1; i < 6; i++)
-                ASSERT_EQ_INT(call_queue_submit(q, &j[i].slot, on_start, &j[i]), 0);
+                ASSERT_EQ_INT(call_queue_submit(q, &j[i].slot, NULL, false, on_start, &j[i]), 0);
         /* Each one finishes as it starts: all run, in order, without recursion. */
         call_queue_release(&j[0].slot);
         ASSERT_EQ_INT(n_order, 5);
@@ -150,10 +150,10 @@ TEST(test_no_waiting) {
         Job a = {}, b = {};
 
         ASSERT_EQ_INT(call_queue_new(1, 0, &q), 0);
-        ASSERT_EQ_INT(call_queue_submit(q, &a.slot, on_start, &a), 1);
-        ASSERT_EQ_INT(call_queue_submit(q, &b.slot, on_start, &b), -EBUSY);
+        ASSERT_EQ_INT(call_queue_submit(q, &a.slot, NULL, false, on_start, &a), 1);
+        ASSERT_EQ_INT(call_queue_submit(q, &b.slot, NULL, false, on_start, &b), -EBUSY);
         call_queue_release(&a.slot);
-        ASSERT_EQ_INT(call_queue_submit(q, &b.slot, on_start, &b), 1);
+        ASSERT_EQ_INT(call_queue_submit(q, &b.slot, NULL, false, on_start, &b), 1);
         call_queue_release(&b.slot);
         call_queue_free(q);
 }
@@ -163,9 +163,9 @@ TEST(test_drop_waiting) {
         Job a = {}, b = {}, c = {};
 
         ASSERT_EQ_INT(call_queue_new(1, 2, &q), 0);
-        ASSERT_EQ_INT(call_queue_submit(q, &a.slot, on_start, &a), 1);
-        ASSERT_EQ_INT(call_queue_submit(q, &b.slot, on_start, &b), 0);
-        ASSERT_EQ_INT(call_queue_submit(q, &c.slot, on_start, &c), 0);
+        ASSERT_EQ_INT(call_queue_submit(q, &a.slot, NULL, false, on_start, &a), 1);
+        ASSERT_EQ_INT(call_queue_submit(q, &b.slot, NULL, false, on_start, &b), 0);
+        ASSERT_EQ_INT(call_queue_submit(q, &c.slot, NULL, false, on_start, &c), 0);
         call_queue_drop_waiting(q);
         ASSERT_EQ_INT(b.slot.state, QUEUE_SLOT_IDLE);
         ASSERT_EQ_INT(c.slot.state, QUEUE_SLOT_IDLE);
