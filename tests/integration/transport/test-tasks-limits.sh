@@ -8,6 +8,11 @@
 #          then completed, tasks/get (Mcp-Name = the task id) returned the output inline
 #   idle   the front end, with an idle exit of 2 s, stays while it holds the unread result
 #   log    the journal has the task's start and end with its id prefix, never its output
+#   fair   with MCP_EXEC_MAX_CONCURRENT=3 and two named tokens, alice starts three 45 s tasks;
+#          bob's print(6*7) then gets its 42 while all three are still working (issue 37: they
+#          held every slot, first come first served, and bob's call waited for them): runs past
+#          the call maximum hold at most 2 of the 3 slots, the free one goes to the caller with
+#          the fewest
 . "$(dirname "$0")/../../lib/itest.sh"
 
 URL=http://127.0.0.1:8080
@@ -21,9 +26,11 @@ restart_http
 
 EXT='"extensions":{"io.modelcontextprotocol/tasks":{}}'
 meta() { printf '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{%s}}' "$1"; }
-# post METHOD NAME BODY: the stateless POST with its mirrored headers; prints the body.
+# post METHOD NAME BODY: the stateless POST with its mirrored headers (and $AUTH's token, if
+# set); prints the body.
 post() {
     bx curl -s --max-time 60 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+        ${AUTH:+-H "X-MCP-AUTH: $AUTH"} \
         -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $1" -H "Mcp-Name: $2" -d "$3" "$URL/mcp"
 }
 call_body() { # CODE CAPS
@@ -95,4 +102,45 @@ j=$(journal_since "$cursor" -o verbose)
 ! grep -q "$TID" <<<"$j" || fail "log: the whole task id (the key to its result) reached the journal"
 log "log: start and end logged with the id prefix only"
 assert_clean 15
+
+# --- fair: one caller's tasks leave a slot to another caller ----------------------------------------
+TOKENS=/etc/mcp-exec/tokens
+TOK_A=tka-$RANDOM$RANDOM$RANDOM$RANDOM TOK_B=tkb-$RANDOM$RANDOM$RANDOM$RANDOM
+at_exit "bx rm -f $TOKENS"
+at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
+printf '%s\n' "alice $TOK_A" "bob $TOK_B" |
+    bx sh -c "umask 077; cat >$TOKENS && chown root:mcp-exec $TOKENS && chmod 0640 $TOKENS" ||
+    fail "fair: cannot write $TOKENS"
+set_config MCP_EXEC_MAX_TIMEOUT_S=5 MCP_EXEC_DEFAULT_TIMEOUT_S=5 MCP_EXEC_TASK_MAX_TIMEOUT_S=60 \
+    MCP_EXEC_TASK_AFTER_MS=300 MCP_EXEC_IDLE_EXIT_S=60 MCP_EXEC_MAX_CONCURRENT=3
+restart_http
+SLEEP='import time\ntime.sleep(45)\nprint(\"a-done\")'
+long_body() {
+    printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"code":"%s","timeout_s":50},%s}}' \
+        "$SLEEP" "$(meta "$EXT")"
+}
+tids=()
+for i in 1 2 3; do
+    out=$(AUTH=$TOK_A post tools/call exec "$(long_body)")
+    jcheck "$out" 'r["result"]["resultType"] == "task" and r["result"]["status"] == "working"' \
+        "fair: alice's task $i did not become a task"
+    tids+=("$(jget "$out" 'r["result"]["taskId"]')")
+done
+two_active() { (($(active_run_units | wc -l) >= 2)); }
+wait_for 30 two_active || fail "fair: alice's tasks did not start: $(active_run_units)"
+log "fair: alice holds $(active_run_units | wc -l) runs of 3 slots with three tasks"
+out=$(AUTH=$TOK_B post tools/call exec "$(call_body 'print(6*7)' "")")
+jcheck "$out" 'r["result"]["structuredContent"]["stdout"] == "42\n"' "fair: bob's print(6*7) did not run"
+# The point: bob's call was served while alice's tasks all still ran (or waited), not after.
+for t in "${tids[@]}"; do
+    out=$(AUTH=$TOK_A post tasks/get "$t" "$(get_body "$t")")
+    jcheck "$out" 'r["result"]["status"] == "working"' \
+        "fair: bob's print(6*7) was only served once alice's tasks had ended"
+done
+log "fair: bob's print(6*7) got 42 while alice's three tasks were working"
+cancel_body() { printf '{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"%s",%s}}' "$1" "$(meta "")"; }
+for t in "${tids[@]}"; do
+    AUTH=$TOK_A post tasks/cancel "$t" "$(cancel_body "$t")" >/dev/null
+done
+assert_clean 30
 pass
