@@ -50,6 +50,7 @@ static void client_release_slot(Client *c) {
                 return;
         c->counted = false;
         c->manager->n_runs--;
+        c->manager->n_long -= c->long_hold;
         manager_slot_freed(c->manager);
 }
 
@@ -77,6 +78,7 @@ Client *client_free(Client *c) {
         free(c->network);
         json_object_put(c->packages);
         client_release_slot(c);
+        free(c->caller);
         sd_event_source_disable_unref(c->io);
         sd_event_source_disable_unref(c->timer);
         safe_close(c->fd);
@@ -580,6 +582,7 @@ int client_start_run(Client *c) {
         }
         c->state = CLIENT_STARTING;
         m->n_runs++;
+        m->n_long += c->long_hold;
         c->counted = true;
         c->timer = sd_event_source_disable_unref(c->timer);
         manager_update_pool(m);
@@ -660,6 +663,31 @@ int client_parse_timeout(Client *c, json_object *req, uint64_t *ret) {
         return 0;
 }
 
+/* The caller the front end names for a run, if any: only a key for the fair
+ * shares (manager.h), never trusted for more. */
+static int client_parse_caller(Client *c, json_object *req) {
+        json_object *v;
+        const char *caller = "";
+
+        assert(c);
+        assert(req);
+
+        if (json_object_object_get_ex(req, "caller", &v)) {
+                if (!json_object_is_type(v, json_type_string) ||
+                    json_object_get_string_len(v) > (int) SANDBOX_SESSION_OWNER_MAX) {
+                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "caller must be a short string");
+                        return -EINVAL;
+                }
+                caller = json_object_get_string(v);
+        }
+        c->caller = strdup(caller);
+        if (!c->caller) {
+                (void) client_send_oom(c);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
 static int client_op_run(Client *c, json_object *req, int fds[], size_t n_fds) {
         const char *tag;
         Manager *m;
@@ -673,6 +701,10 @@ static int client_op_run(Client *c, json_object *req, int fds[], size_t n_fds) {
         if (r < 0)
                 return r;
         r = client_parse_timeout(c, req, &c->timeout_s);
+        if (r < 0)
+                return r;
+        c->long_hold = c->timeout_s > m->config.max_timeout_s;
+        r = client_parse_caller(c, req);
         if (r < 0)
                 return r;
         r = client_parse_network(c, req);
@@ -694,9 +726,10 @@ static int client_op_run(Client *c, json_object *req, int fds[], size_t n_fds) {
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
                                          m->probe_failure ?: "the sandbox self-check failed");
         }
-        if (m->n_runs >= m->config.max_concurrent || m->wait_list) {
+        if (!manager_run_has_room(m, c) || manager_next_waiter(m)) {
                 /* Both front ends (and root) share the slots: wait in line
-                 * rather than refuse, so that neither starves the other. The
+                 * rather than refuse, so that neither starves the other; who
+                 * goes next is decided by fair shares (manager.h). The
                  * line is bounded by the connection limit; its caller's own
                  * timeout covers the wait, and hanging up leaves the line. */
                 c->state = CLIENT_WAITING;

@@ -57,6 +57,11 @@ struct Client {
         /* Holds one of max_concurrent: from its start until its unit is gone,
          * or until it was cancelled (its unit then dies with SIGKILL). */
         bool counted;
+        /* A run's owner for the fair shares of the slots (manager.h): the
+         * caller its front end names ("" for none) under the connection's
+         * uid; and whether it may run past MCP_EXEC_MAX_TIMEOUT_S (a task's). */
+        char *caller;
+        bool long_hold;
         /* Owes an "info" answer until the sandbox is known: a reply, not a
          * state, as it may be asked for on any connection. */
         bool info_pending;

@@ -94,7 +94,7 @@ void manager_update_pool(Manager *m) {
         /* No replacement while the runs need systemd or the CPU: saturated,
          * a unit of a run (or the self-check) starting. Once started, a
          * warm unit's imports yield to the runs by its CPUWeight=. */
-        pool_set_busy(m->pool, m->n_runs >= m->config.max_concurrent || m->wait_list ||
+        pool_set_busy(m->pool, m->n_runs >= m->config.max_concurrent || manager_next_waiter(m) ||
                                        m->probe_state == SELF_CHECK_PENDING || manager_run_starting(m));
         pool_set_runs(m->pool, m->n_runs);
 }
@@ -149,14 +149,62 @@ void manager_check_packages(Manager *m) {
                 m->discovering = true;
 }
 
-/* Starts waiting runs, oldest first, while slots are free. Deferred from
- * wherever a slot frees, so no list changes under a caller's feet. */
+bool manager_run_has_room(const Manager *m, const Client *c) {
+        uint64_t max_long;
+
+        assert(m);
+        assert(c);
+
+        /* One slot: nothing to share, a long hold may take it. */
+        max_long = m->config.max_concurrent > 1 ? m->config.max_concurrent - 1 : 1;
+        return m->n_runs < m->config.max_concurrent && (!c->long_hold || m->n_long < max_long);
+}
+
+/* How many slots w's uid holds, and how many its owner (uid and caller). */
+static void slots_held(const Manager *m, const Client *w, unsigned *ret_uid, unsigned *ret_owner) {
+        unsigned uid = 0, owner = 0;
+
+        LIST_FOREACH(clients, c, m->clients) {
+                if (!c->counted || c->uid != w->uid)
+                        continue;
+                uid++;
+                owner += streq(c->caller ?: "", w->caller ?: "");
+        }
+        *ret_uid = uid;
+        *ret_owner = owner;
+}
+
+/* O(waiting × connections), both bounded by the connection limit. */
+Client *manager_next_waiter(const Manager *m) {
+        unsigned best_uid = 0, best_owner = 0;
+        Client *best = NULL;
+
+        assert(m);
+
+        LIST_FOREACH(wait, w, m->wait_list) {
+                unsigned uid, owner;
+
+                if (!manager_run_has_room(m, w))
+                        continue;
+                slots_held(m, w, &uid, &owner);
+                /* Strictly fewer: of equals, the oldest (first in the list). */
+                if (!best || uid < best_uid || (uid == best_uid && owner < best_owner)) {
+                        best = w;
+                        best_uid = uid;
+                        best_owner = owner;
+                }
+        }
+        return best;
+}
+
+/* Starts waiting runs, by fair shares (manager.h), while slots are free.
+ * Deferred from wherever a slot frees, so no list changes under a caller's
+ * feet. */
 static int on_dispatch(sd_event_source *es, void *userdata) {
         Manager *m = userdata;
+        Client *c;
 
-        while (m->wait_list && m->n_runs < m->config.max_concurrent) {
-                Client *c = m->wait_list;
-
+        while ((c = m->probe_state == SELF_CHECK_FAILED ? m->wait_list : manager_next_waiter(m))) {
                 client_unwait(c);
                 if (m->probe_state == SELF_CHECK_FAILED) {
                         stats_refused(&m->stats);

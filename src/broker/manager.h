@@ -52,7 +52,8 @@ typedef struct Manager {
         bool have_frontend_uid;
         LIST_HEAD(Client, clients);
         unsigned n_clients, n_runs;
-        LIST_HEAD(Client, wait_list);   /* runs waiting for a slot, first come first served */
+        unsigned n_long;                /* of n_runs, the long holds (manager_run_has_room()) */
+        LIST_HEAD(Client, wait_list);   /* runs waiting for a slot, oldest first (manager_next_waiter()) */
         sd_event_source *dispatch;      /* starts waiting runs once slots are free */
         Probe *probe;
         Discovery *discovery;
@@ -100,5 +101,22 @@ void manager_update_idle(Manager *m);
 void manager_update_pool(Manager *m);
 /* A run let go of its slot: the next in line may start. */
 void manager_slot_freed(Manager *m);
+
+/* Fair shares of the run slots (issue 37), as the front end's queue
+ * (src/mcp/call-queue.h): runs cannot be preempted, so the choice is made
+ * when a slot frees. A run may start if a slot is free and, for a long hold
+ * (timeout past MCP_EXEC_MAX_TIMEOUT_S: a task's), fewer than
+ * max_concurrent - 1 long holds run (one slot always turns over within the
+ * call maximum). Of the waiters that may start, the next is the one whose
+ * connection's uid holds the fewest slots, then whose owner (uid and the
+ * caller it names) holds the fewest, then the oldest. The uid comes first
+ * because the caller is only the front end's word: a front end (unprivileged,
+ * maybe compromised) may name as many callers as it likes, and then still
+ * never gets a slot before another uid (root) holding fewer, nor more than
+ * max_concurrent slots, nor more than max_concurrent - 1 long ones, nor
+ * more than its connections (2 × max_concurrent + 16 for everyone). */
+bool manager_run_has_room(const Manager *m, const Client *c);
+/* The waiter to start next, or NULL if none may start now. */
+Client *manager_next_waiter(const Manager *m);
 /* Before each run: replaces the warm units if Python's packages changed. */
 void manager_check_packages(Manager *m);

@@ -432,6 +432,9 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
                 r = json_build(&msg, JB_STR("op", "run"), JB_INT("timeout_s", req->timeout_s), JB_END);
         if (r < 0)
                 return r;
+        /* A run's caller is the broker's key for its fair shares of the slots. */
+        if (!req->session && req->owner.caller && json_add_string(msg, "caller", req->owner.caller) < 0)
+                return -ENOMEM;
         if (req->network && !req->session && json_add_string(msg, "network", req->network) < 0)
                 return -ENOMEM;
         /* A session's call too: it installs more into the session. */

@@ -611,7 +611,10 @@ static int submit_run(McpCall **cp, const McpRequest *req, json_object **ret) {
         assert(req);
         assert(ret);
 
-        r = call_queue_submit(server->queue, &c->slot, on_slot_start, c);
+        /* Fair shares (call-queue.h): the slot is its caller's, tasks too (their
+         * session has the caller's name); past the call maximum it is a long hold. */
+        r = call_queue_submit(server->queue, &c->slot, c->session->caller,
+                              c->args.exec.timeout_s > server->config.max_timeout_s, on_slot_start, c);
         if (r == -EBUSY) {
                 _cleanup_free_ char *m = NULL;
                 log_call(c->session, req->rev, c->request_id, &c->args.exec, NULL, 0, 0, LOG_WARNING, "busy");

@@ -5,7 +5,7 @@
  * per packet, file descriptors alongside as SCM_RIGHTS. One connection is one
  * run; closing it cancels the run.
  *
- *   client → broker  {"op":"run","timeout_s":N,"tag":"…"}  + fds [stdin, stdout, stderr(, results)]
+ *   client → broker  {"op":"run","timeout_s":N,"tag":"…","caller":"…"}  + fds [stdin, stdout, stderr(, results)]
  *   broker → client  {"event":"started","run_id":"…","unit":"…"}
  *   broker → client  {"event":"exit", …result fields…}
  *   broker → client  {"event":"error","code":"…","message":"…"}   (code: BrokerError)
@@ -13,6 +13,10 @@
  *                    report); closing the connection then does not cancel the run
  *   client → broker  {"op":"info"}  →  {"event":"info", …limits…}
  *   client → broker  {"op":"stats"} →  {"event":"stats", …counters…}   (run-stats.h)
+ *
+ * A run's "caller" (optional, "uid:1000", "http:token:NAME", …, at most 256
+ * bytes) is whom the front end runs it for: the broker's key for its fair
+ * share of the run slots (issue 37), trusted for nothing more.
  *
  * Sessions (one interpreter for many calls; the broker mints the id, the
  * front end says who owns it: caller and scope are checked on every use):

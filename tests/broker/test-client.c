@@ -85,6 +85,16 @@ static void expect_closed(Fixture *f) {
         ASSERT_TRUE(!f->m.clients);
 }
 
+/* Nothing to read, and the connection waits in line for a slot. */
+static void expect_open_waiting(Fixture *f) {
+        _cleanup_json_ json_object *j = NULL;
+        int fds[BROKER_MAX_FDS];
+
+        ASSERT_EQ_INT(broker_recv(f->peer, &j, fds, ELEMENTSOF(fds), NULL), -EAGAIN);
+        ASSERT_TRUE(f->m.clients);
+        ASSERT_EQ_INT(f->m.clients->state, CLIENT_WAITING);
+}
+
 static void expect_open(Fixture *f) {
         _cleanup_json_ json_object *j = NULL;
         int fds[BROKER_MAX_FDS];
@@ -147,6 +157,23 @@ TEST(test_bad_run) {
         fixture_init(&f);
         request(&f, "{\"op\":\"run\",\"timeout_s\":\"5\"}", (int[]) { p[0], p[1], p[1] }, 3);
         expect_reply(&f, "error", "timeout_s must be a non-negative integer");
+        expect_closed(&f);
+        fixture_done(&f);
+
+        /* The caller is only a key, but a bounded string. */
+        fixture_init(&f);
+        request(&f, "{\"op\":\"run\",\"caller\":5}", (int[]) { p[0], p[1], p[1] }, 3);
+        expect_reply(&f, "error", "caller must be a short string");
+        expect_closed(&f);
+        fixture_done(&f);
+
+        fixture_init(&f);
+        {
+                char req[600];
+                (void) snprintf(req, sizeof req, "{\"op\":\"run\",\"caller\":\"%0300d\"}", 0);
+                request(&f, req, (int[]) { p[0], p[1], p[1] }, 3);
+        }
+        expect_reply(&f, "error", "caller must be a short string");
         expect_closed(&f);
         fixture_done(&f);
 
@@ -507,6 +534,125 @@ TEST(test_session_too_many_packages) {
         safe_close(peer);
 }
 
+/* A run that finds no room for it waits, with its owner and whether it is a
+ * long hold: a task's past MCP_EXEC_MAX_TIMEOUT_S while all but one slot
+ * hold long ones (issue 37). */
+TEST(test_run_waits) {
+        int p[2];
+        Fixture f;
+
+        ASSERT_EQ_INT(pipe2(p, O_CLOEXEC), 0);
+        fixture_init(&f);
+        f.m.n_runs = 1;
+        f.m.n_long = 1;                 /* of 2: the cap of long holds */
+        request(&f, "{\"op\":\"run\",\"timeout_s\":600,\"caller\":\"http:token:a\"}", (int[]) { p[0], p[1], p[1] }, 3);
+        ASSERT_TRUE(f.m.wait_list);
+        ASSERT_EQ_INT(f.m.wait_list->state, CLIENT_WAITING);
+        ASSERT_STREQ(f.m.wait_list->caller, "http:token:a");
+        ASSERT_TRUE(f.m.wait_list->long_hold);
+        ASSERT_FALSE(manager_run_has_room(&f.m, f.m.wait_list));
+        ASSERT_TRUE(manager_next_waiter(&f.m) == NULL);
+        expect_open_waiting(&f);
+        fixture_done(&f);
+        safe_close(p[0]);
+        safe_close(p[1]);
+}
+
+typedef struct Waiters {
+        Manager m;
+        Client c[8];
+        unsigned n;
+} Waiters;
+
+/* A hand-made connection: running (counted) or waiting, newest last. */
+static Client *add(Waiters *w, uid_t uid, const char *caller, bool long_hold, bool running) {
+        Client *c = &w->c[w->n++];
+
+        *c = (Client) { .manager = &w->m, .uid = uid, .caller = (char *) caller, .long_hold = long_hold };
+        LIST_PREPEND(clients, w->m.clients, c);
+        if (running) {
+                c->counted = true;
+                w->m.n_runs++;
+                w->m.n_long += long_hold;
+        } else {
+                c->state = CLIENT_WAITING;
+                LIST_APPEND(wait, w->m.wait_list, c);
+        }
+        return c;
+}
+
+/* It ends, or it starts. */
+static void set_running(Waiters *w, Client *c, bool running) {
+        if (running) {
+                LIST_REMOVE(wait, w->m.wait_list, c);
+                c->state = CLIENT_STARTING;
+        }
+        c->counted = running;
+        w->m.n_runs += running ? 1 : -1;
+        w->m.n_long += running ? c->long_hold : -(unsigned) c->long_hold;
+}
+
+static void waiters_init(Waiters *w, uint64_t max_concurrent) {
+        *w = (Waiters) {};
+        w->m.config.max_timeout_s = 300;
+        w->m.config.max_concurrent = max_concurrent;
+}
+
+/* The broker's choice of the next run (manager.h). */
+TEST(test_fair_waiters) {
+        Waiters w;
+        Client *a1, *a2, *a3, *b, *b2, *z, *root;
+
+        /* Issue 37: A's tasks hold 2 of 3 slots, its third waits for a long
+         * one; B's short call may take the last slot, and goes first. */
+        waiters_init(&w, 3);
+        add(&w, 994, "http:token:a", true, true);
+        add(&w, 994, "http:token:a", true, true);
+        a3 = add(&w, 994, "http:token:a", true, false);
+        b = add(&w, 994, "http:token:b", false, false);
+        ASSERT_FALSE(manager_run_has_room(&w.m, a3));
+        ASSERT_TRUE(manager_run_has_room(&w.m, b));
+        ASSERT_TRUE(manager_next_waiter(&w.m) == b);
+        set_running(&w, b, true);
+        ASSERT_TRUE(manager_next_waiter(&w.m) == NULL);
+        /* Every slot held: A's short call and B's second wait; when B's
+         * first ends, B (one held) goes before A (two held), though A's
+         * came first. */
+        a1 = add(&w, 994, "http:token:a", false, false);
+        b2 = add(&w, 994, "http:token:b", false, false);
+        ASSERT_TRUE(manager_next_waiter(&w.m) == NULL);
+        set_running(&w, b, false);
+        ASSERT_TRUE(manager_next_waiter(&w.m) == b2);
+        set_running(&w, b2, true);
+        set_running(&w, b2, false);
+        /* B holds none and waits for nothing: A's short call, the oldest
+         * that may start, takes the slot (work-conserving). */
+        ASSERT_TRUE(manager_next_waiter(&w.m) == a1);
+
+        /* The uid first: a front end that names a new caller for each run
+         * does not go before root, who holds fewer. */
+        waiters_init(&w, 2);
+        add(&w, 994, "x", false, true);
+        add(&w, 994, "y", false, true);
+        z = add(&w, 994, "z", false, false);
+        root = add(&w, 0, "", false, false);
+        set_running(&w, &w.c[0], false);
+        ASSERT_TRUE(manager_next_waiter(&w.m) == root);
+        set_running(&w, root, true);
+        set_running(&w, root, false);
+        /* Root's next run again, though z came first: z's uid holds one. */
+        a2 = add(&w, 0, "", false, false);
+        ASSERT_TRUE(manager_next_waiter(&w.m) == a2);
+        /* Equals (none held by either): the oldest. */
+        set_running(&w, &w.c[1], false);
+        ASSERT_TRUE(manager_next_waiter(&w.m) == z);
+
+        /* One slot: nothing to share, a long hold takes it. */
+        waiters_init(&w, 1);
+        a1 = add(&w, 994, "a", true, false);
+        ASSERT_TRUE(manager_next_waiter(&w.m) == a1);
+}
+
 int main(void) {
         RUN(test_new_connection);
         RUN(test_bad_run);
@@ -518,5 +664,7 @@ int main(void) {
         RUN(test_spec_wheelhouse);
         RUN(test_session_packages);
         RUN(test_session_too_many_packages);
+        RUN(test_run_waits);
+        RUN(test_fair_waiters);
         return 0;
 }

@@ -8,6 +8,12 @@
 #          then completed, tasks/get (Mcp-Name = the task id) returned the output inline
 #   idle   the front end, with an idle exit of 2 s, stays while it holds the unread result
 #   log    the journal has the task's start and end with its id prefix, never its output
+#   fair   with MCP_EXEC_MAX_CONCURRENT=3 and two named tokens, alice starts three 45 s tasks;
+#          bob's print(6*7) then gets its 42 while all three are still working (issue 37: they
+#          held every slot, first come first served, and bob's call waited for them): runs past
+#          the call maximum hold at most 2 of the 3 slots, the free one goes to the caller with
+#          the fewest; and root's print(6*7) over the local socket runs past root's own task there,
+#          which the broker (shared by both front ends) keeps from its last slot
 . "$(dirname "$0")/../../lib/itest.sh"
 
 URL=http://127.0.0.1:8080
@@ -21,9 +27,11 @@ restart_http
 
 EXT='"extensions":{"io.modelcontextprotocol/tasks":{}}'
 meta() { printf '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{%s}}' "$1"; }
-# post METHOD NAME BODY: the stateless POST with its mirrored headers; prints the body.
+# post METHOD NAME BODY: the stateless POST with its mirrored headers (and $AUTH's token, if
+# set); prints the body.
 post() {
     bx curl -s --max-time 60 -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+        ${AUTH:+-H "X-MCP-AUTH: $AUTH"} \
         -H 'MCP-Protocol-Version: 2026-07-28' -H "Mcp-Method: $1" -H "Mcp-Name: $2" -d "$3" "$URL/mcp"
 }
 call_body() { # CODE CAPS
@@ -95,4 +103,72 @@ j=$(journal_since "$cursor" -o verbose)
 ! grep -q "$TID" <<<"$j" || fail "log: the whole task id (the key to its result) reached the journal"
 log "log: start and end logged with the id prefix only"
 assert_clean 15
+
+# --- fair: one caller's tasks leave a slot to another caller ----------------------------------------
+TOKENS=/etc/mcp-exec/tokens
+TOK_A=tka-$RANDOM$RANDOM$RANDOM$RANDOM TOK_B=tkb-$RANDOM$RANDOM$RANDOM$RANDOM
+at_exit "bx rm -f $TOKENS"
+at_exit "bx systemctl stop 'mcp-exec-run-*' >/dev/null 2>&1"
+printf '%s\n' "alice $TOK_A" "bob $TOK_B" |
+    bx sh -c "umask 077; cat >$TOKENS && chown root:mcp-exec $TOKENS && chmod 0640 $TOKENS" ||
+    fail "fair: cannot write $TOKENS"
+set_config MCP_EXEC_MAX_TIMEOUT_S=5 MCP_EXEC_DEFAULT_TIMEOUT_S=5 MCP_EXEC_TASK_MAX_TIMEOUT_S=60 \
+    MCP_EXEC_TASK_AFTER_MS=300 MCP_EXEC_IDLE_EXIT_S=60 MCP_EXEC_MAX_CONCURRENT=3
+restart_http
+SLEEP='import time\ntime.sleep(45)\nprint(\"a-done\")'
+long_body() {
+    printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":%s,%s}}' \
+        "{\"code\":\"$SLEEP\",\"timeout_s\":50}" "$(meta "$EXT")"
+}
+tids=()
+for i in 1 2 3; do
+    out=$(AUTH=$TOK_A post tools/call exec "$(long_body)")
+    jcheck "$out" 'r["result"]["resultType"] == "task" and r["result"]["status"] == "working"' \
+        "fair: alice's task $i did not become a task"
+    tids+=("$(jget "$out" 'r["result"]["taskId"]')")
+done
+two_active() { (($(active_run_units | wc -l) >= 2)); }
+wait_for 30 two_active || fail "fair: alice's tasks did not start: $(active_run_units)"
+log "fair: alice holds $(active_run_units | wc -l) runs of 3 slots with three tasks"
+out=$(AUTH=$TOK_B post tools/call exec "$(call_body 'print(6*7)' "")")
+jcheck "$out" 'r["result"]["structuredContent"]["stdout"] == "42\n"' "fair: bob's print(6*7) did not run"
+# The point: bob's call was served while alice's tasks all still ran (or waited), not after.
+for t in "${tids[@]}"; do
+    out=$(AUTH=$TOK_A post tasks/get "$t" "$(get_body "$t")")
+    jcheck "$out" 'r["result"]["status"] == "working"' \
+        "fair: bob's print(6*7) was only served once alice's tasks had ended"
+done
+log "fair: bob's print(6*7) got 42 while alice's three tasks were working"
+# The broker's share, through the other front end: root's task over the local socket (a queue of
+# its own, empty) may not take the broker's last slot, so root's print(6*7) still runs at once.
+# The local front end starts again with this configuration on the next connection.
+restart_stdio() {
+    bx sh -c 'systemctl stop mcp-exec-stdio.service
+              systemctl reset-failed mcp-exec-stdio.service 2>/dev/null
+              systemctl start mcp-exec-stdio.socket' >/dev/null 2>&1
+}
+at_exit restart_stdio
+restart_stdio
+rt=$(printf 'import time\ntime.sleep(45)\n' | bx timeout 30 mcp-exec run --detach --timeout 50 2>&1)
+[[ $rt =~ ^[A-Za-z0-9_-]+\.[0-9a-f]{32}$ ]] || fail "fair: root's task did not start: $rt"
+at_exit "bx mcp-exec task cancel '$rt' >/dev/null 2>&1"
+out=$(printf 'print(6*7)\n' | bx timeout 60 mcp-exec run 2>&1)
+[[ $out == 42 ]] || fail "fair: root's print(6*7) did not run: $out"
+rc=0
+bx timeout 30 mcp-exec task get "$rt" >/dev/null 2>&1 || rc=$?
+((rc == 75)) || fail "fair: root's print(6*7) was only served once its task had ended"
+for t in "${tids[@]}"; do
+    out=$(AUTH=$TOK_A post tasks/get "$t" "$(get_body "$t")")
+    jcheck "$out" 'r["result"]["status"] == "working"' \
+        "fair: root's print(6*7) was only served once alice's tasks had ended"
+done
+bx timeout 30 mcp-exec task cancel "$rt" >/dev/null 2>&1
+log "fair: root's print(6*7) got 42 past its own task and alice's, at the broker"
+cancel_body() {
+    printf '{"jsonrpc":"2.0","id":3,"method":"tasks/cancel","params":{"taskId":"%s",%s}}' "$1" "$(meta "")"
+}
+for t in "${tids[@]}"; do
+    AUTH=$TOK_A post tasks/cancel "$t" "$(cancel_body "$t")" >/dev/null
+done
+assert_clean 30
 pass
