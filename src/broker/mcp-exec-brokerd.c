@@ -6,8 +6,10 @@
  * the fixed sandbox property set, limits clamped to the configured maxima;
  * or, for a session, many pieces one after the other in one such service.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 
 #include "build-config.h"
@@ -15,6 +17,7 @@
 #include "main-func.h"
 #include "manager.h"
 #include "parse-util.h"
+#include "util.h"
 
 static const char *arg_listen;
 static uint64_t arg_idle_sec = 30;
@@ -64,6 +67,24 @@ static int parse_argv(int argc, char *argv[]) {
         return 1;
 }
 
+/* We cannot start (a bad configuration): close what is queued on the socket
+ * systemd passed us. Left there, each client would wait out its whole timeout
+ * while systemd starts us again, once a second (Restart=, see the unit);
+ * closed, its run fails at once ("the broker closed the connection"), and the
+ * journal says why. Bounded: a client that keeps connecting is for our next start. */
+static void refuse_queued(void) {
+        if (sd_listen_fds(false) != 1 || fd_nonblock(SD_LISTEN_FDS_START, true) < 0)
+                return;
+        for (unsigned i = 0; i < 4096; i++) {
+                int fd = accept4(SD_LISTEN_FDS_START, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (fd < 0 && errno == EINTR)
+                        continue;
+                if (fd < 0)
+                        break;
+                (void) safe_close(fd);
+        }
+}
+
 static int run(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
         ManagerArgs args;
@@ -81,8 +102,10 @@ static int run(int argc, char *argv[]) {
                 .bootstrap = arg_bootstrap,
         };
         r = manager_new(&args, &m);
-        if (r < 0)
+        if (r < 0) {
+                refuse_queued();
                 return r;
+        }
         r = manager_start(m);
         if (r < 0)
                 return r;

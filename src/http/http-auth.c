@@ -47,29 +47,42 @@ bool streq_consttime(const char *a, const char *b) {
         return d == 0;
 }
 
-/* 1 if x or y is t, else 0; time depends on the lengths only. */
-static size_t either_is(const char *x, const char *y, const char *t) {
-        bool ok = false;
-
-        assert(t);
-
-        if (x)
-                ok |= streq_consttime(x, t);
-        if (y)
-                ok |= streq_consttime(y, t);
-        return ok;
-}
-
 bool http_auth_has_token(const HttpAuth *a) {
         assert(a);
 
         return a->token || a->named.n > 0 || a->token_required;
 }
 
+/* Which entry t is: 0 none, 1 the single token, i + 2 named token i; with
+ * *ret_hits how many entries it is. Every token is compared, and a hit's
+ * index is selected by mask, never or-ed with another's, so that time depends
+ * on the lengths only and an index is always one entry's. */
+static size_t token_index(const HttpAuth *a, const char *t, size_t *ret_hits) {
+        volatile size_t idx = 0, hits = 0;
+        size_t m;
+
+        assert(a);
+        assert(t);
+        assert(ret_hits);
+
+        if (a->token) {
+                m = (size_t) 0 - (size_t) streq_consttime(t, a->token);
+                idx = (idx & ~m) | (m & 1);
+                hits += m & 1;
+        }
+        for (size_t i = 0; i < a->named.n; i++) {
+                m = (size_t) 0 - (size_t) streq_consttime(t, a->named.entries[i].token);
+                idx = (idx & ~m) | (m & (i + 2));
+                hits += m & 1;
+        }
+        *ret_hits = hits;
+        return idx;
+}
+
 bool http_auth_token_match(const HttpAuth *a, const char *x_mcp_auth, const char *authorization,
                            const char **ret_name) {
-        const char *bearer = http_bearer_token(authorization);
-        volatile size_t found = 0;
+        const char *x = isempty(x_mcp_auth) ? NULL : x_mcp_auth, *bearer = http_bearer_token(authorization);
+        size_t ix = 0, ib = 0, hx = 0, hb = 0, idx;
 
         assert(a);
 
@@ -78,18 +91,22 @@ bool http_auth_token_match(const HttpAuth *a, const char *x_mcp_auth, const char
                         *ret_name = NULL;
                 return true;
         }
-        /* Every token is tried, and the match is picked by mask, not by
-         * branch: tokens are unique (http_auth_set_named()), so at most one
-         * index is or'ed in. Both headers are checked, so timing does not
-         * tell which header was tried either. */
-        if (a->token)
-                found |= (size_t) 0 - either_is(x_mcp_auth, bearer, a->token);
-        for (size_t i = 0; i < a->named.n; i++)
-                found |= ((size_t) 0 - either_is(x_mcp_auth, bearer, a->named.entries[i].token)) & (i + 2);
-        if (found == 0)
+        /* Each header is matched on its own, both with every token, before
+         * anything is decided: timing tells neither which token matched nor
+         * whether any did. Which headers are present is no secret. */
+        if (x)
+                ix = token_index(a, x, &hx);
+        if (bearer)
+                ib = token_index(a, bearer, &hb);
+        /* Every token given must be one entry, and the same one: two names
+         * (or a name and a wrong token) are no caller at all. */
+        if ((!x && !bearer) || (x && hx != 1) || (bearer && hb != 1) || (x && bearer && ix != ib))
                 return false;
+        idx = x ? ix : ib;
+        assert(idx >= 1 && idx <= a->named.n + 1);
+        assert(idx != 1 || a->token);
         if (ret_name)
-                *ret_name = found == SIZE_MAX ? HTTP_TOKEN_DEFAULT_NAME : a->named.entries[found - 2].name;
+                *ret_name = idx == 1 ? HTTP_TOKEN_DEFAULT_NAME : a->named.entries[idx - 2].name;
         return true;
 }
 

@@ -36,10 +36,13 @@ typedef struct HttpAuth {
 
 void http_auth_done(HttpAuth *a);
 
-/* X-MCP-AUTH or "Authorization: Bearer"; either may carry a token. True if
- * one of the tokens is given, with *ret_name (if set) its name (the single
- * token's is "default"); true with NULL when no token is required. Both
- * headers are compared with every token, in constant time, so that timing
+/* X-MCP-AUTH or "Authorization: Bearer"; either may carry a token, and if
+ * both do, they must carry the same one. True if one of the tokens is given,
+ * with *ret_name (if set) its name (the single token's is "default"); true
+ * with NULL when no token is required. False if a header carries a token
+ * that is none of them, even where the other's is right. An empty X-MCP-AUTH
+ * and an Authorization of another scheme (a proxy's own) carry none. Each
+ * header is compared with every token, in constant time, so that timing
  * tells neither which token matched nor whether any did. */
 bool http_auth_token_match(const HttpAuth *a, const char *x_mcp_auth, const char *authorization,
                            const char **ret_name);

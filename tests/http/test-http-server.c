@@ -264,6 +264,14 @@ static void test_named_tokens(void) {
         expect("DELETE by its owner", "DELETE", "/mcp", h, NULL, 200, NULL);
         expect("a token that is alice's with one more byte", "POST", "/mcp", "X-MCP-AUTH: " TOKEN_ALICE "x\r\n" ACCEPT_BOTH,
                INIT_BODY, 401, NULL);
+        /* Two headers, two callers: no caller at all (never a third). Both
+         * with the same token pass (400: the body is no request). */
+        expect("the single token and alice's", "POST", "/mcp",
+               AUTH "Authorization: Bearer " TOKEN_ALICE "\r\n" ACCEPT_BOTH, INIT_BODY, 401, NULL);
+        expect("alice's token and a wrong one", "POST", "/mcp",
+               AUTH_ALICE "Authorization: Bearer nope\r\n" ACCEPT_BOTH, INIT_BODY, 401, NULL);
+        expect("alice's token in both", "POST", "/mcp",
+               AUTH_ALICE "Authorization: Bearer " TOKEN_ALICE "\r\n" ACCEPT_BOTH, "{}", 400, NULL);
 }
 
 static void test_sessions(void) {

@@ -177,7 +177,11 @@ TEST(test_token) {
         ASSERT_TRUE(http_auth_token_ok(&none, NULL, NULL));
         ASSERT_TRUE(http_auth_token_ok(&a, "s3cret", NULL));
         ASSERT_TRUE(http_auth_token_ok(&a, NULL, "Bearer s3cret"));
-        ASSERT_TRUE(http_auth_token_ok(&a, "wrong", "Bearer s3cret"));
+        ASSERT_TRUE(http_auth_token_ok(&a, "s3cret", "Bearer s3cret"));
+        ASSERT_TRUE(http_auth_token_ok(&a, "", "Bearer s3cret"));
+        /* A wrong token is refused even beside the right one. */
+        ASSERT_FALSE(http_auth_token_ok(&a, "wrong", "Bearer s3cret"));
+        ASSERT_FALSE(http_auth_token_ok(&a, "s3cret", "Bearer wrong"));
         ASSERT_TRUE(http_auth_token_ok(&a, "s3cret", "Basic Zm9v"));
         ASSERT_FALSE(http_auth_token_ok(&a, NULL, NULL));
         ASSERT_FALSE(http_auth_token_ok(&a, "s3cre", NULL));
@@ -209,7 +213,7 @@ TEST(test_named_token_match) {
         ASSERT_STREQ(name, "alice");
         ASSERT_TRUE(http_auth_token_match(&a, NULL, "Bearer tok-bob", &name));
         ASSERT_STREQ(name, "bob");
-        ASSERT_TRUE(http_auth_token_match(&a, "wrong", "Bearer tok-ci", &name));
+        ASSERT_TRUE(http_auth_token_match(&a, "tok-ci", "Bearer tok-ci", &name));
         ASSERT_STREQ(name, "ci-2");
         ASSERT_TRUE(http_auth_token_match(&a, "tok-default", NULL, &name));
         ASSERT_STREQ(name, "default");
@@ -236,6 +240,62 @@ TEST(test_named_token_match) {
         ASSERT_TRUE(http_auth_has_token(&a));
         ASSERT_FALSE(http_auth_token_match(&a, "tok-bob", NULL, &name));
         ASSERT_FALSE(http_auth_token_match(&a, NULL, NULL, &name));
+        http_auth_done(&a);
+}
+
+/* Every pair of what the two headers may carry, against the single token and
+ * five named ones: each header is matched on its own, so two tokens are
+ * never a third caller (with indices or-ed, the first and the third named
+ * ones made the fifth, and the fourth and fifth read past the list), and a
+ * request whose headers disagree, or one of whose tokens is wrong, is no
+ * caller at all. */
+TEST(test_token_pairs) {
+        static const char text[] = "n1 tok-n1\nn2 tok-n2\nn3 tok-n3\nn4 tok-n4\nn5 tok-n5\n";
+        static const char *const names[] = { "default", "n1", "n2", "n3", "n4", "n5" };
+        enum { NONE = -2, WRONG = -1 };
+        /* What each header value carries: NONE, WRONG, or an index of names[]. */
+        static const struct {
+                const char *v;
+                int who;
+        } x[] = {
+                { NULL, NONE },     { "", NONE },         { "tok-default", 0 }, { "tok-n1", 1 },
+                { "tok-n2", 2 },    { "tok-n3", 3 },      { "tok-n4", 4 },      { "tok-n5", 5 },
+                { "tok-n", WRONG }, { "tok-n55", WRONG }, { "n1", WRONG },
+        }, b[] = {
+                { NULL, NONE },                 { "Basic tok-n1", NONE },        { "Bearer ", NONE },
+                { "Bearer tok-default", 0 },    { "Bearer tok-n1", 1 },          { "bearer  tok-n2", 2 },
+                { "Bearer tok-n3", 3 },         { "Bearer tok-n4", 4 },          { "Bearer\ttok-n5", 5 },
+                { "Bearer tok-n", WRONG },      { "Bearer tok-n1x", WRONG },     { "Bearer wrong", WRONG },
+        };
+        HttpAuth a = { .token = strdup("tok-default") };
+        HttpTokens t = {};
+        const char *why;
+        char buf[128];
+        size_t n_ok = 0;
+
+        ASSERT_EQ_INT(http_tokens_parse(text, strlen(text), &t, buf, sizeof buf, &why), 0);
+        ASSERT_EQ_INT(t.n, 5);
+        ASSERT_EQ_INT(http_auth_set_named(&a, &t, &why), 0);
+
+        for (size_t i = 0; i < ELEMENTSOF(x); i++)
+                for (size_t j = 0; j < ELEMENTSOF(b); j++) {
+                        int wx = x[i].who, wb = b[j].who;
+                        /* A caller if some header carries a right token and
+                         * every header that carries one carries that one. */
+                        int want = wx == NONE ? wb : wb == NONE || wb == wx ? wx : WRONG;
+                        const char *name = "untouched";
+                        bool ok = http_auth_token_match(&a, x[i].v, b[j].v, &name);
+
+                        if (ok != (want >= 0) || !streq(name, ok ? names[want] : "untouched"))
+                                ASSERT_FAIL_("X-MCP-AUTH: %s, Authorization: %s: %s as \"%s\", want %s",
+                                             x[i].v ?: "(none)", b[j].v ?: "(none)", ok ? "accepted" : "refused",
+                                             name, want >= 0 ? names[want] : "refused");
+                        ASSERT_EQ_INT(http_auth_token_ok(&a, x[i].v, b[j].v), want >= 0);
+                        n_ok += ok;
+                }
+        /* Each of the six alone (beside any of three X-MCP-AUTH-less
+         * Authorization values, or either Authorization-less value), and in both. */
+        ASSERT_EQ_INT(n_ok, 6 * (3 + 2 + 1));
         http_auth_done(&a);
 }
 
@@ -535,6 +595,7 @@ int main(void) {
         RUN(test_loopback);
         RUN(test_sse);
         RUN(test_named_token_match);
+        RUN(test_token_pairs);
         RUN(test_tokens_parse);
         RUN(test_tokens_load);
         RUN(test_header_value_decode);

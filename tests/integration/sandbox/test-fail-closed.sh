@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Fail closed: with MCP_EXEC_MEMORY_MAX=abc the broker refuses to start, says why in one journal
-# line naming the variable, and a run gets an error, not a result. With the file gone again
-# (restored at exit even on failure), runs work again.
+# line naming the variable, and a run gets an error, not a result (at once: the failing broker
+# closes what waits on its socket). While it cannot start, clients keep knocking on its socket,
+# three times more often than the socket's trigger limit (20 activations in 2 s) allows: the
+# socket must still listen afterwards, and once the file is put back (nothing restarted, nothing
+# reset-failed) runs work again. On the old units every failed start woke the socket at once
+# while a connection waited, so the limit was hit within a second or two on a fast machine, the
+# socket was left failed with its path gone, and every later run failed ("No such file or
+# directory") until an admin restarted it. (The file is restored at exit even on failure.)
 # The same for each run's /tmp (mcp-exec-tmpfsd mounts it before the unit starts): with the mount
 # daemon gone (its socket stopped), and with it refusing (/run/mcp-exec-tmp open to others), a run
 # gets an error that says so, its code does not run, and no unit is started for it.
@@ -49,11 +55,46 @@ else
         fail "no error result and no error message (exit $rc): $(call_err)"
 fi
 
-# Fixed again: runs work.
-restore_config   # (the exit handler does it again, harmlessly)
-bx systemctl restart mcp-exec-broker.service >/dev/null 2>&1 ||
-    fail "the broker does not start with the configuration restored: $(journal_since "$cursor" -u mcp-exec-broker.service -o cat | tail -5)"
+# Knocking: three waves of 25 connections at once, each held until the failing broker closes it
+# (or, on the old units, the failed socket did); a connection that finds no socket is refused.
+KNOCK='import socket
+counts = {"closed": 0, "refused": 0, "hung": 0}
+for wave in range(3):
+    held = []
+    for i in range(25):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        s.settimeout(20)
+        try:
+            s.connect("/run/mcp-exec/broker.sock")
+            held.append(s)
+        except OSError:
+            counts["refused"] += 1
+            s.close()
+    for s in held:
+        try:
+            s.recv(1)
+            counts["closed"] += 1
+        except socket.timeout:
+            counts["hung"] += 1
+        except OSError:
+            counts["closed"] += 1
+        s.close()
+print(" ".join("%s=%d" % kv for kv in sorted(counts.items())))'
+knock=$(bx python3 -c "$KNOCK") || fail "the connections to the broker's socket failed: $knock"
+state="$(bx systemctl show -P ActiveState mcp-exec-broker.socket) ($(bx systemctl show -P Result mcp-exec-broker.socket))"
+log "75 connections while the broker cannot start: $knock; the socket: $state"
+[[ $state == "active (success)" ]] || fail "the broker's socket is left $state after 75 activations"
+[[ $knock == "closed=75 hung=0 refused=0" ]] || fail "not every connection was closed by the failing broker: $knock"
+
+# Fixed again, by the file alone: runs work, with no restart and no reset-failed of anything.
+if [[ -e $HDIR/conf.saved ]]; then
+    cp -a "$HDIR/conf.saved" "$BOXROOT$CONF"
+else
+    rm -f "$BOXROOT$CONF"
+fi
 assert_runs_work
+[[ $(journal_since "$cursor" -u mcp-exec-broker.socket -o cat | grep -c "Trigger limit hit") == 0 ]] ||
+    fail "the broker's socket hit its trigger limit: $(journal_since "$cursor" -u mcp-exec-broker.socket -o cat | tail -3)"
 
 # --- the run's /tmp ------------------------------------------------------------------------------
 # No warm unit (its /tmp is mounted ahead): every run asks for its own.
