@@ -5,7 +5,10 @@
 the real launcher, installer and /usr/bin/python3 with its pip, in a private
 mount namespace with its own /tmp and the wheelhouse bound read-only (as a
 unit sees it), without systemd. The wheels are built here: small pure-Python
-ones, one with a dependency, and one that shadows a system package."""
+ones, one with a dependency, and one that shadows a system package.
+Issue 37: in a session, a pip/, a _manylinux.py and pip configuration that an
+earlier call left in the session's site and home never run nor count in a
+later install, which still works."""
 import atexit
 import hashlib
 import json
@@ -107,17 +110,22 @@ def frames(data):
 
 
 class Launcher:
-    def __init__(self, session=False, house=GOOD, readonly=True, wheelhouse=True, preload=None):
+    def __init__(self, session=False, house=GOOD, readonly=True, wheelhouse=True, preload=None, bootstrap=BOOTSTRAP,
+                 egress=False):
         self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ro = 'mount -o remount,bind,ro "$2" && ' if readonly else ""
-        args = [LAUNCHER] + (["--session"] if session else []) + ["--python=" + PYTHON, "--bootstrap=" + BOOTSTRAP]
+        # --egress: a network namespace with lo up and nothing else, as a unit's.
+        ro += "ip link set lo up && " if egress else ""
+        args = [LAUNCHER] + (["--session"] if session else []) + ["--python=" + PYTHON, "--bootstrap=" + bootstrap]
+        if egress:
+            args.append("--egress")
         if wheelhouse:
             args.append("--wheelhouse=" + MOUNT)
         if preload:
             args.append("--preload=" + preload)
         self.proc = subprocess.Popen(
             ["unshare"] + ([] if os.geteuid() == 0 else ["--map-root-user"]) +
-            ["--mount", "--propagation", "private", "sh", "-c",
+            ["--mount", "--propagation", "private"] + (["--net"] if egress else []) + ["sh", "-c",
              'mount --bind "$1" "$2" && ' + ro + 'mount -t tmpfs tmpfs /tmp && shift 2 && cd /tmp && exec "$@"',
              "sh", house, MOUNT] + args,
             stdin=theirs.fileno())
@@ -284,6 +292,41 @@ r = s.call("import six\nprint(six.VALUE)", ["six==1.99.0"])
 pk = r["pk"] or {}
 check(pk.get("ok") is True and pk.get("replaced") == ["six"] and r["stdout"] == "1.99.0\n",
       "before its first code a session may shadow a system package: %s %r" % (pk, r["stdout"] + r["stderr"][-300:]))
+s.close()
+
+# Issue 37: an earlier call of a session leaves code where the installer would import it (the
+# session's site: pip/, and _manylinux.py, which pip imports while it resolves) and pip
+# configuration where pip would read it (the run's home is /tmp). Each writes a marker.
+EVIL = r"""import os, sysconfig
+site = sysconfig.get_path("purelib", sysconfig.get_preferred_scheme("prefix"),
+                          vars={"base": "/tmp/.local", "platbase": "/tmp/.local"})
+def put(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+mark = "open('/tmp/pwned-%s', 'a').write('x')\n"
+put(site + "/pip/__init__.py", mark % "pip")
+put(site + "/pip/__main__.py", mark % "pip-main")
+put(site + "/_manylinux.py", mark % "manylinux")
+for conf in ("/tmp/.config/pip/pip.conf", "/tmp/.pip/pip.conf"):
+    put(conf, "[global]\nlog = /tmp/pwned-pipconf.log\n[install]\nno-deps = true\n")
+put("/tmp/setup.cfg", "[install]\nprefix = /tmp/pwned-setupcfg\n")
+put("/tmp/.pydistutils.cfg", "[install]\nprefix = /tmp/pwned-pydistutils\n")
+print(sorted(os.listdir(site)))
+"""
+PWNED = "import os\nprint(sorted(f for f in os.listdir('/tmp') if f.startswith('pwned')))"
+s = Launcher(session=True)
+r = s.call(EVIL)
+check("'pip'" in r["stdout"] and "_manylinux.py" in r["stdout"], "a session's code writes pip/ and _manylinux.py into "
+      "its site: %r %r" % (r["stdout"], r["stderr"][-300:]))
+r = s.call("import alpha, beta\nprint(alpha.VALUE, beta.VALUE)", ["beta"])
+pk = r["pk"] or {}
+check(pk.get("ok") is True and r["stdout"] == "2.0 0.5\n"
+      and sorted((i["name"], i["version"]) for i in pk.get("installed", [])) == [("alpha", "2.0"), ("beta", "0.5")],
+      "a later install in the session still works, its dependency too (no-deps of pip.conf unread): %s %r"
+      % (pk, r["stdout"] + r["stderr"][-300:]))
+r = s.call(PWNED)
+check(r["stdout"] == "[]\n", "nothing the earlier call left ran in the installer, nor was read by it: %r" % r["stdout"])
 s.close()
 
 print("%d failed" % len(failures))
