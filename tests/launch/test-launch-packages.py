@@ -8,7 +8,9 @@ unit sees it), without systemd. The wheels are built here: small pure-Python
 ones, one with a dependency, and one that shadows a system package.
 Issue 37: in a session, a pip/, a _manylinux.py and pip configuration that an
 earlier call left in the session's site and home never run nor count in a
-later install, which still works."""
+later install, which still works; the installer starts from / with a home
+the run cannot write, and under an egress run's filter (a probe installer
+in its place, in a session with --egress in a network namespace of its own)."""
 import atexit
 import hashlib
 import json
@@ -328,6 +330,37 @@ check(pk.get("ok") is True and r["stdout"] == "2.0 0.5\n"
 r = s.call(PWNED)
 check(r["stdout"] == "[]\n", "nothing the earlier call left ran in the installer, nor was read by it: %r" % r["stdout"])
 s.close()
+
+# The installer's process, seen from inside: a probe in the installer's place (launch-installer.c
+# finds it next to the bootstrap), in an egress session. It answers what it found as its error.
+PROBE_DIR = tempfile.mkdtemp(dir=STAGE)
+shutil.copy2(BOOTSTRAP, PROBE_DIR)
+with open(os.path.join(PROBE_DIR, os.path.basename(INSTALLER)), "w") as f:
+    f.write(r"""import errno, json, os, socket, sys
+r = {"cwd": os.getcwd(), "home": os.environ.get("HOME"), "isolated": sys.flags.isolated}
+r["home_writable"] = os.access(r["home"] or "/tmp", os.W_OK)
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 0))
+    r["bind"] = "allowed"
+except OSError as e:
+    r["bind"] = errno.errorcode.get(e.errno, str(e.errno))
+sys.stdout.write(json.dumps({"ok": False, "error": "probe " + json.dumps(r, sort_keys=True)}))
+""")
+if shutil.which("ip"):
+    s = Launcher(session=True, egress=True, bootstrap=os.path.join(PROBE_DIR, os.path.basename(BOOTSTRAP)))
+    r = s.call(RAN, ["beta"])
+    err = (r["pk"] or {}).get("error", "")
+    got = json.loads(err[len("probe "):]) if err.startswith("probe ") else {}
+    check(got.get("bind") == "EPERM", "the installer of an egress run cannot bind(), as its code cannot: %r" % err)
+    check(got.get("cwd") == "/" and got.get("home") != "/tmp" and got.get("home_writable") is False
+          and got.get("isolated") == 1, "it starts from /, with a home the run cannot write, isolated: %r" % err)
+    r = s.call("import socket\ntry:\n    socket.socket().bind(('127.0.0.1', 0))\nexcept OSError as e:\n"
+               "    print(e.errno)")
+    check(r["stdout"] == "1\n", "(the code of that session cannot bind() either: %r)" % r["stdout"])
+    s.close()
+else:
+    print("skip the egress probe: no ip(8) to bring lo up")
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)
