@@ -25,6 +25,8 @@
 #              `pip -vv` shows the proxy's 403 with its reason, and for an https index plain pip's retry
 #              warning shows it (pip 23.0.1 logs an index page's HTTP error at debug
 #              level only: plain pip says "from versions: none"; reported, not asserted)
+#   isolated   `mcp-exec wheels add` typed in a directory holding pip/ and a sitecustomize, with
+#              PYTHONPATH there (issue 37): none of it runs, the real pip fetches
 #   cost       median of 3 (printed, never asserted), warm pool then no pool: a plain call, one with packages ["pkgb"]
 #              (a fresh install each time), a session call whose packages are installed already
 # Plain pass only: the C code it drives (the front end's argument, errors and report, the broker's
@@ -44,6 +46,24 @@ egress_net_up
 packages_wheelhouse_up
 WH=$PKG_WH
 MARK=$PKG_MARK
+
+# --- issue 37: the operator's command as root, typed in a directory holding pip/ and a
+# sitecustomize, with PYTHONPATH there: none of it runs, the real pip fetches, the manifest is intact.
+mkdir -p "$HDIR/evil/pip"
+for f in pip/__init__.py pip/__main__.py sitecustomize.py; do
+    printf 'import os\nwith open("%s/evil.marker", "a") as m:\n    m.write("%s by uid %%d\\n" %% os.getuid())\n' \
+        "$BDIR" "$f" >"$HDIR/evil/$f"
+done
+echo 'raise SystemExit(0)' >>"$HDIR/evil/pip/__main__.py"
+bx sh -c "cd '$BDIR/evil' && PYTHONPATH='$BDIR/evil' PIP_NO_INDEX=1 PIP_FIND_LINKS='$BDIR/src' \
+          mcp-exec wheels add pkgb" >"$HDIR/evil.out" 2>&1 ||
+    fail "mcp-exec wheels add from a directory holding pip/: $(tail -5 "$HDIR/evil.out")"
+[[ ! -e $HDIR/evil.marker ]] ||
+    fail "mcp-exec wheels ran the current directory's or PYTHONPATH's code: $(cat "$HDIR/evil.marker")"
+grep -q '^2 wheel(s) downloaded' "$HDIR/evil.out" ||
+    fail "the real pip did not fetch pkgb and pkga: $(cat "$HDIR/evil.out")"
+(cd "$BOXROOT$WH" && sha256sum --quiet -c SHA256SUMS) || fail "the manifest's hashes are not the wheels' after it"
+log "mcp-exec wheels add from a directory holding pip/, PYTHONPATH there: none of it ran"
 
 # stop_frontend: the stdio front end (socket-activated) starts again with the configuration.
 stop_frontend() {
