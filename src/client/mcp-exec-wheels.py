@@ -9,6 +9,12 @@ lists: the manifest is written last, by rename, so it is the commit point.
 pip does the downloading with its own configuration (/etc/pip.conf,
 PIP_INDEX_URL, PIP_FIND_LINKS, PIP_NO_INDEX, ...): that is how an operator
 points it at a mirror, and how the tests point it at a local directory.
+
+It runs as root wherever the administrator typed the command, so nothing
+of that place may choose the code that runs: this script runs isolated
+(`python3 -I`, by wheels-cmd.c), then works from / and starts pip isolated
+too (`python3 -I -m pip`), with no PYTHON* variable in its environment
+(child_env()).
 """
 
 import argparse
@@ -243,14 +249,33 @@ def sha256(path):
     return h.hexdigest()
 
 
+def child_env():
+    """pip's environment: ours without what would pick the Python code that
+    runs as root. Dropped: PYTHON* and _PYTHON* (PYTHONPATH, PYTHONHOME,
+    PYTHONSTARTUP, PYTHONUSERBASE, _PYTHON_SYSCONFIGDATA_NAME, ...: -I makes
+    pip's interpreter ignore them, and the interpreters pip starts itself for
+    `--allow-source` builds would not), PIP_PYTHON (pip re-runs itself under
+    that interpreter, not MCP_EXEC_PYTHON's) and the relative entries of
+    PATH (the current directory). Kept: pip's own settings (PIP_INDEX_URL,
+    PIP_FIND_LINKS, PIP_NO_INDEX, PIP_CONFIG_FILE, PIP_CACHE_DIR, ...), the
+    operator's documented way to point it at a mirror or a directory of
+    wheels (README.md, mcp-exec(1)); a relative path in one is taken from /."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTHON", "_PYTHON")) and k != "PIP_PYTHON"}
+    if "PATH" in env:
+        env["PATH"] = ":".join(p for p in env["PATH"].split(":") if p.startswith("/"))
+    return env
+
+
 def run_pip(python, args, verbose):
-    cmd = [python, "-m", "pip", "--disable-pip-version-check", *args]
+    cmd = [python, "-I", "-m", "pip", "--disable-pip-version-check", *args]
+    kw = dict(stdin=subprocess.DEVNULL, cwd="/", env=child_env())
     if verbose:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL)
+        r = subprocess.run(cmd, **kw)
         out = ""
     else:
-        r = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           encoding="utf-8", errors="replace")
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, encoding="utf-8", errors="replace",
+                           **kw)
         out = r.stdout
     if r.returncode != 0:
         sys.stderr.write(out)
@@ -258,9 +283,12 @@ def run_pip(python, args, verbose):
 
 
 def download(wh, python, reqs, allow_source, verbose):
-    """Downloads (or builds) reqs, a requirements file, into a staging
-    directory in the wheelhouse (same file system: the wheels move in by
-    rename). Returns (staging dir, {file: hash}) of the wheels in it."""
+    """Downloads (or builds) reqs, a requirements file with at least one
+    requirement, into a staging directory in the wheelhouse (same file
+    system: the wheels move in by rename). Returns (staging dir, {file:
+    hash}) of the wheels in it: never none, as pip exiting 0 with nothing
+    for a request is no success (every line excluded by its marker, or a pip
+    that is not pip)."""
     staging = tempfile.mkdtemp(dir=wh.path, prefix=STAGING_PREFIX)
     if allow_source:
         args = ["wheel", "--wheel-dir", staging, "-r", reqs]
@@ -277,7 +305,20 @@ def download(wh, python, reqs, allow_source, verbose):
             os.fsync(f.fileno())
         os.chmod(p, 0o644)
         got[e] = sha256(p)
+    if not got:
+        n = len(requirement_lines(reqs))
+        raise Failure(EXIT_PIP, f"pip exited 0 but fetched no wheel for the {n} requirement(s) of {reqs} "
+                                "(excluded by their markers?); the wheelhouse is unchanged")
     return staging, got
+
+
+def check_fetched(specs, got):
+    """Each spec of `add` has a wheel of its project among got."""
+    have = {normalize(WHEEL_RE.fullmatch(f).group(1)) for f in got}
+    missing = [s for s in specs if spec_name(s) not in have]
+    if missing:
+        raise Failure(EXIT_PIP, f"pip exited 0 but fetched no wheel of {', '.join(missing)}; the wheelhouse is "
+                                "unchanged")
 
 
 def move_in(wh, staging, got, listed):
@@ -363,6 +404,7 @@ def cmd_add(wh, opts, python):
         raise Failure(EXIT_FAILED, f"{e}; `mcp-exec wheels sync` writes it anew")
     reqs = write_reqs(wh, opts.names)
     staging, got = download(wh, python, reqs, opts.allow_source, opts.verbose)
+    check_fetched(opts.names, got)
     move_in(wh, staging, got, old)
     # Listed wheels that are gone stay out: the manifest lists what is here.
     entries = {f: h for f, h in old.items() if os.path.isfile(wh.join(f))}
@@ -449,7 +491,8 @@ def parse_args(argv):
         epilog="Exit status: 0 done; 1 verify found a missing or changed wheel; 2 usage (a bad spec, "
                "option or packages.txt line); 3 pip failed (the wheelhouse is unchanged); 4 any other "
                "failure (not root, I/O). pip's own configuration applies: /etc/pip.conf, PIP_INDEX_URL, "
-               "PIP_FIND_LINKS, PIP_NO_INDEX, ...")
+               "PIP_FIND_LINKS, PIP_NO_INDEX, ... (relative paths taken from /); PYTHON* variables and "
+               "PIP_PYTHON are ignored.")
     p.add_argument("--wheelhouse", help="the wheelhouse (default: MCP_EXEC_WHEELHOUSE from the environment or "
                                         f"{CONFIG_DEFAULT}, else {WHEELHOUSE_DEFAULT})")
     p.add_argument("--packages-file", default=PACKAGES_DEFAULT, help=f"the list (default {PACKAGES_DEFAULT})")
@@ -467,12 +510,18 @@ def parse_args(argv):
 
 
 def main(argv):
+    if not sys.flags.isolated:
+        # By then a PYTHONPATH's sitecustomize has run: say so, run nothing.
+        raise Failure(EXIT_FAILED, "must run isolated (python3 -I), as `mcp-exec wheels` starts it")
     opts = parse_args(argv)
+    for attr in ("packages_file", "config"):
+        if getattr(opts, attr) and not os.path.isabs(getattr(opts, attr)):
+            setattr(opts, attr, os.path.abspath(getattr(opts, attr)))
+    # The arguments were the only thing taken from the current directory.
+    os.chdir("/")
     config = read_config(opts.config)
     path = opts.wheelhouse or setting("MCP_EXEC_WHEELHOUSE", config) or WHEELHOUSE_DEFAULT
     check_wheelhouse_path(path)
-    if opts.packages_file and not os.path.isabs(opts.packages_file):
-        opts.packages_file = os.path.abspath(opts.packages_file)
     wh = Wheelhouse(path)
     writes = opts.command in ("add", "sync")
     if not writes:

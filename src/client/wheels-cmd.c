@@ -31,15 +31,21 @@ int wheels_cmd(int argc, char *argv[]) {
                 fprintf(stderr, "mcp-exec wheels: %s\n", err ?: strerror(-r));
                 return EXIT_WHEELS_FAILED;
         }
-        args = new0(char *, (size_t) argc + 2);
+        args = new0(char *, (size_t) argc + 3);
         if (!args) {
                 fprintf(stderr, "mcp-exec wheels: out of memory\n");
                 return EXIT_WHEELS_FAILED;
         }
+        /* Root, in whatever directory and environment the administrator
+         * typed this: -I (no PYTHON* variables, no user site, neither the
+         * current nor the script's directory on sys.path), so that no
+         * sitecustomize, argparse.py or pip/ of theirs runs. The script
+         * starts pip isolated as well, from / (mcp-exec-wheels.py). */
         args[0] = python;
-        args[1] = (char *) WHEELS_SCRIPT;
+        args[1] = (char *) "-I";
+        args[2] = (char *) WHEELS_SCRIPT;
         for (int i = 1; i < argc; i++)
-                args[i + 1] = argv[i];
+                args[i + 2] = argv[i];
         execv(python, args);
         fprintf(stderr, "mcp-exec wheels: cannot run %s %s: %m\n", python, WHEELS_SCRIPT);
         return EXIT_WHEELS_FAILED;

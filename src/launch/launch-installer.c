@@ -16,14 +16,17 @@
 #include <unistd.h>
 
 #include "json-util.h"
+#include "launch-egress.h"
 #include "macro.h"
 #include "result-frame.h"
 #include "util.h"
 
-/* Nothing of the daemon's environment; pip needs only a home and a temp dir. */
+/* Nothing of the daemon's environment; pip needs only a temp dir. A home
+ * the run cannot write (the run's is /tmp): no configuration of its code's
+ * is read there, nor at ~/.config (pip runs --isolated as well). */
 static char *const installer_env[] = {
         (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
-        (char *) "HOME=/tmp",
+        (char *) "HOME=/nonexistent",
         (char *) "TMPDIR=/tmp",
         (char *) "LANG=C.UTF-8",
         NULL,
@@ -45,6 +48,15 @@ static pid_t installer_spawn(const LaunchArgs *a, const char *script, int in, in
         if (dup2(in, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0)
                 _exit(LAUNCH_EXIT_FAILED);
         (void) close_range(3, ~0U, 0);
+        /* Not the run's /tmp, where a session's code may have left a
+         * setup.cfg or the like for it to find. */
+        if (chdir("/") < 0)
+                _exit(LAUNCH_EXIT_FAILED);
+        /* The installer reads files the run's code may have written: it runs
+         * under the code's filters. The launcher's own (syscall-filter.h) it
+         * inherits; an egress run's code also gets no bind() nor listen(). */
+        if (a->egress && launch_egress_seccomp() < 0)
+                _exit(LAUNCH_EXIT_FAILED);
         execve(a->python, argv, installer_env);
         _exit(LAUNCH_EXIT_FAILED);
 }

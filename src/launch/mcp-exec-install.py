@@ -17,7 +17,18 @@
 # the manifest, the unpacked size under the cap, what it would shadow), then
 # the install of exactly that set from a hash-pinned requirements file, so
 # that pip itself checks each wheel against the manifest's hash.
+#
+# In a session the packages site is the session's, which its code can write
+# (issue 37): pip, and everything it is known to import, is imported first,
+# while sys.path is still the interpreter's own (-I: the standard library
+# and the system's packages); then imports come from that path only
+# (_SystemPathOnly), so a pip/ or _manylinux.py an earlier call left in the
+# site never runs here. pip runs --isolated: no PIP_* variable, no user
+# configuration ($HOME, XDG dirs); the launcher gives it an unwritable HOME
+# and / as its working directory (launch-installer.c).
 import hashlib
+import importlib
+import importlib.machinery
 import json
 import os
 import re
@@ -25,6 +36,68 @@ import sys
 import urllib.parse
 import urllib.request
 import zipfile
+
+os.chdir("/")
+try:
+    from pip._internal.cli.main import main as _pip_main
+except Exception:           # no pip (said when it is needed), or a broken one
+    _pip_main = None
+# What an install imports after pip's main (pip 23.0: seen with a tracer);
+# others load through _SystemPathOnly. pkg_resources before all: it reads
+# sys.path once, when imported, and may then load namespace packages of
+# what it finds there without asking sys.meta_path.
+for _m in ("sysconfig", "importlib.metadata", "compileall", "py_compile", "pip._vendor.pkg_resources",
+           "pip._internal.metadata.pkg_resources", "pip._internal.metadata.importlib",
+           "pip._internal.commands.install", "pip._internal.resolution.resolvelib.resolver",
+           "pip._internal.resolution.resolvelib.factory", "pip._internal.operations.install.wheel",
+           "pip._internal.operations.prepare", "pip._internal.models.installation_report",
+           "pip._internal.network.session", "pip._internal.self_outdated_check", "pip._vendor.packaging.version",
+           "pip._vendor.packaging.tags"):
+    try:
+        importlib.import_module(_m)
+    except Exception:       # another pip: left to the guard
+        pass
+
+
+class _SystemPathOnly:
+    """sys.meta_path's path finder once the installer looks at the run's
+    files: a module comes from the path the interpreter started with (and a
+    package's own directories under it), never from an entry sys.path gained
+    since (the packages site), nor a namespace portion there."""
+
+    def __init__(self, trusted):
+        self.trusted = list(trusted)
+
+    def _ok(self, p):
+        return isinstance(p, str) and any(p == t or p.startswith(t.rstrip("/") + "/") for t in self.trusted)
+
+    def find_spec(self, name, path=None, target=None):
+        entries = self.trusted if path is None else [p for p in path if self._ok(p)]
+        return importlib.machinery.PathFinder.find_spec(name, entries, target)
+
+    def invalidate_caches(self):
+        importlib.machinery.PathFinder.invalidate_caches()
+
+    @staticmethod
+    def find_distributions(*args, **kwargs):
+        # Metadata (what is installed) is read on all of sys.path, the
+        # site included: data, never code.
+        return importlib.machinery.PathFinder.find_distributions(*args, **kwargs)
+
+
+# From here on (the request is read, and the run's files looked at, below).
+_GUARD = _SystemPathOnly(p for p in sys.path if os.path.isabs(p))
+sys.meta_path[:] = [_GUARD if f is importlib.machinery.PathFinder else f for f in sys.meta_path]
+
+
+def check_guard(sites):
+    """Fail closed if the guard is not in place, or would trust the site."""
+    if _GUARD not in sys.meta_path:
+        raise Refused("cannot restrict the installer's imports (no path finder to replace)")
+    for d in sites:
+        if _GUARD._ok(d):
+            raise Refused("the packages site %s is under the interpreter's own path; refusing to install" % d)
+
 
 MANIFEST = "SHA256SUMS"         # package-spec.h, WHEELHOUSE_MANIFEST
 REQUEST_MAX = 1 << 20
@@ -139,16 +212,15 @@ class _Tee:
 def pip(args):
     """Runs pip install in this process (its import is most of its start:
     paid once for both runs). Returns its exit status and output."""
-    try:
-        from pip._internal.cli.main import main as pip_main
-    except ImportError:
+    if _pip_main is None:
         raise Refused("pip is not installed for %s (Debian: python3-pip)" % sys.executable)
     tee = _Tee()
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = tee
     try:
-        rc = pip_main(["install", "--disable-pip-version-check", "--no-cache-dir", "--no-index",
-                       "--only-binary=:all:"] + args)
+        # --isolated: no PIP_* variable, no user configuration file.
+        rc = _pip_main(["install", "--isolated", "--disable-pip-version-check", "--no-cache-dir", "--no-index",
+                        "--only-binary=:all:"] + args)
     except SystemExit as e:
         rc = e.code if isinstance(e.code, int) else 1
     finally:
@@ -256,6 +328,7 @@ def run(req):
         if normalize(name) not in projs:
             raise Refused("%s is not in the wheelhouse (it has: %s)" % (name, describe(projs)))
     sites = site_dirs(req["prefix"])
+    check_guard(sites)
     system = list(sys.path)
     # pip sees what the interpreter will see: what an earlier call of a
     # session installed counts as installed (as in _add_sites() of

@@ -7,7 +7,11 @@ dependency and appends to packages.txt once; list; verify catches a tampered
 wheel (exit 1); bad specs are refused (exit 2) and a missing package is pip's
 failure (exit 3), both leaving everything as it was; sync deletes what is no
 longer listed; a run waits for the lock another holds, and holds it itself
-while pip works. Debian's pip (/usr/bin/python3 -m pip), as on the hosts."""
+while pip works. Debian's pip (/usr/bin/python3 -m pip), as on the hosts.
+Issue 37: run as `mcp-exec wheels` runs it (python3 -I), a pip/ package
+in the current directory or on PYTHONPATH (and a sitecustomize there)
+never runs, and the real pip does the work; a run without -I is refused;
+pip exiting 0 having fetched nothing is exit 3, the wheelhouse unchanged."""
 
 import fcntl
 import hashlib
@@ -55,11 +59,12 @@ def check(cond, what):
 
 
 def cmd(*args):
-    return [PY, SCRIPT, "--config", os.devnull, "--wheelhouse", wh, "--packages-file", pkgs, *args]
+    return [PY, "-I", SCRIPT, "--config", os.devnull, "--wheelhouse", wh, "--packages-file", pkgs, *args]
 
 
 def run(*args, **kw):
-    r = subprocess.run(cmd(*args), env=kw.get("env", env), capture_output=True, text=True, timeout=300)
+    r = subprocess.run(kw.get("argv", cmd(*args)), env=kw.get("env", env), cwd=kw.get("cwd"), capture_output=True,
+                       text=True, timeout=300)
     print(f"$ wheels {' '.join(args)} -> {r.returncode}\n{r.stdout}{r.stderr}", flush=True)
     return r
 
@@ -211,6 +216,44 @@ srv.shutdown()
 check(p.returncode == 3 and manifest() == before_m and not leftovers(),
       f"pip's failure: exit 3, manifest unchanged, staging cleaned: {err.strip()[-200:]}")
 
+# --- issue 37: an administrator's current directory and PYTHONPATH choose no code. A pip/ package
+# (and a sitecustomize) that write a marker and say pip succeeded, fetching nothing.
+evil = os.path.join(top, "evil")
+marker = os.path.join(top, "marker")
+os.makedirs(os.path.join(evil, "pip"))
+for f in ("pip/__init__.py", "pip/__main__.py", "sitecustomize.py"):
+    with open(os.path.join(evil, f), "w") as fh:
+        fh.write(f"import os\nwith open({marker!r}, 'a') as m:\n    m.write({f!r} + ' by uid %d\\n' % os.getuid())\n"
+                 + ("raise SystemExit(0)\n" if f.endswith("__main__.py") else ""))
+
+
+def marked():
+    return open(marker).read() if os.path.exists(marker) else ""
+
+
+r = run("add", "mxother", cwd=evil)
+check(r.returncode == 0 and OTHER in listed() and not marked(),
+      f"add from a directory holding pip/: the real pip fetched mxother, nothing of the directory ran: {marked()!r}")
+with open(pkgs) as f:
+    want = f.read()
+r = run("sync", cwd=evil, env=dict(env, PYTHONPATH=evil, PIP_PYTHON=os.path.join(evil, "nopython")))
+check(r.returncode == 0 and set(listed()) == {TOP, BASE, OTHER} and not marked(),
+      f"sync with PYTHONPATH (pip/, sitecustomize) and PIP_PYTHON there: nothing of them ran: {marked()!r}")
+r = run("list", argv=[PY, SCRIPT, "--config", os.devnull, "--wheelhouse", wh, "list"])
+check(r.returncode == 4 and "must run isolated" in r.stderr, "the script run without -I refuses to")
+check(run("verify", cwd=evil).returncode == 0 and not marked(), "verify from there is clean")
+
+# --- pip exiting 0 having fetched nothing (every line excluded by its marker) is no success.
+before_m = manifest()
+with open(pkgs, "w") as f:
+    f.write('mxother ; python_version < "3"\n')
+r = run("sync")
+check(r.returncode == 3 and "fetched no wheel" in r.stderr and manifest() == before_m and not leftovers()
+      and set(listed()) == {TOP, BASE, OTHER} and all(os.path.exists(os.path.join(wh, w)) for w in (TOP, BASE, OTHER)),
+      "sync of a list pip fetches nothing for: exit 3, manifest and wheels as they were")
+with open(pkgs, "w") as f:
+    f.write(want)
+
 # --- not root: refused unless the wheelhouse is the user's own.
 if os.geteuid() == 0:
     # A copy of the script nobody can read (the source tree may be private).
@@ -219,7 +262,7 @@ if os.geteuid() == 0:
     shutil.copy(SCRIPT, os.path.join(pub, "mcp-exec-wheels.py"))
     os.chmod(os.path.join(pub, "mcp-exec-wheels.py"), 0o644)
     argv = cmd("sync")
-    argv[1] = os.path.join(pub, "mcp-exec-wheels.py")
+    argv[2] = os.path.join(pub, "mcp-exec-wheels.py")
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *argv], env=env,
                        capture_output=True, text=True, timeout=120)
     check(r.returncode == 4 and "must run as root" in r.stderr, f"nobody is refused: {r.stderr.strip()}")

@@ -5,7 +5,12 @@
 the real launcher, installer and /usr/bin/python3 with its pip, in a private
 mount namespace with its own /tmp and the wheelhouse bound read-only (as a
 unit sees it), without systemd. The wheels are built here: small pure-Python
-ones, one with a dependency, and one that shadows a system package."""
+ones, one with a dependency, and one that shadows a system package.
+Issue 37: in a session, a pip/, a _manylinux.py and pip configuration that an
+earlier call left in the session's site and home never run nor count in a
+later install, which still works; the installer starts from / with a home
+the run cannot write, and under an egress run's filter (a probe installer
+in its place, in a session with --egress in a network namespace of its own)."""
 import atexit
 import hashlib
 import json
@@ -107,17 +112,22 @@ def frames(data):
 
 
 class Launcher:
-    def __init__(self, session=False, house=GOOD, readonly=True, wheelhouse=True, preload=None):
+    def __init__(self, session=False, house=GOOD, readonly=True, wheelhouse=True, preload=None, bootstrap=BOOTSTRAP,
+                 egress=False):
         self.ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         ro = 'mount -o remount,bind,ro "$2" && ' if readonly else ""
-        args = [LAUNCHER] + (["--session"] if session else []) + ["--python=" + PYTHON, "--bootstrap=" + BOOTSTRAP]
+        # --egress: a network namespace with lo up and nothing else, as a unit's.
+        ro += "ip link set lo up && " if egress else ""
+        args = [LAUNCHER] + (["--session"] if session else []) + ["--python=" + PYTHON, "--bootstrap=" + bootstrap]
+        if egress:
+            args.append("--egress")
         if wheelhouse:
             args.append("--wheelhouse=" + MOUNT)
         if preload:
             args.append("--preload=" + preload)
         self.proc = subprocess.Popen(
             ["unshare"] + ([] if os.geteuid() == 0 else ["--map-root-user"]) +
-            ["--mount", "--propagation", "private", "sh", "-c",
+            ["--mount", "--propagation", "private"] + (["--net"] if egress else []) + ["sh", "-c",
              'mount --bind "$1" "$2" && ' + ro + 'mount -t tmpfs tmpfs /tmp && shift 2 && cd /tmp && exec "$@"',
              "sh", house, MOUNT] + args,
             stdin=theirs.fileno())
@@ -285,6 +295,72 @@ pk = r["pk"] or {}
 check(pk.get("ok") is True and pk.get("replaced") == ["six"] and r["stdout"] == "1.99.0\n",
       "before its first code a session may shadow a system package: %s %r" % (pk, r["stdout"] + r["stderr"][-300:]))
 s.close()
+
+# Issue 37: an earlier call of a session leaves code where the installer would import it (the
+# session's site: pip/, and _manylinux.py, which pip imports while it resolves) and pip
+# configuration where pip would read it (the run's home is /tmp). Each writes a marker.
+EVIL = r"""import os, sysconfig
+site = sysconfig.get_path("purelib", sysconfig.get_preferred_scheme("prefix"),
+                          vars={"base": "/tmp/.local", "platbase": "/tmp/.local"})
+def put(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+mark = "open('/tmp/pwned-%s', 'a').write('x')\n"
+put(site + "/pip/__init__.py", mark % "pip")
+put(site + "/pip/__main__.py", mark % "pip-main")
+put(site + "/_manylinux.py", mark % "manylinux")
+for conf in ("/tmp/.config/pip/pip.conf", "/tmp/.pip/pip.conf"):
+    put(conf, "[global]\nlog = /tmp/pwned-pipconf.log\n[install]\nno-deps = true\n")
+put("/tmp/setup.cfg", "[install]\nprefix = /tmp/pwned-setupcfg\n")
+put("/tmp/.pydistutils.cfg", "[install]\nprefix = /tmp/pwned-pydistutils\n")
+print(sorted(os.listdir(site)))
+"""
+PWNED = "import os\nprint(sorted(f for f in os.listdir('/tmp') if f.startswith('pwned')))"
+s = Launcher(session=True)
+r = s.call(EVIL)
+check("'pip'" in r["stdout"] and "_manylinux.py" in r["stdout"], "a session's code writes pip/ and _manylinux.py into "
+      "its site: %r %r" % (r["stdout"], r["stderr"][-300:]))
+r = s.call("import alpha, beta\nprint(alpha.VALUE, beta.VALUE)", ["beta"])
+pk = r["pk"] or {}
+check(pk.get("ok") is True and r["stdout"] == "2.0 0.5\n"
+      and sorted((i["name"], i["version"]) for i in pk.get("installed", [])) == [("alpha", "2.0"), ("beta", "0.5")],
+      "a later install in the session still works, its dependency too (no-deps of pip.conf unread): %s %r"
+      % (pk, r["stdout"] + r["stderr"][-300:]))
+r = s.call(PWNED)
+check(r["stdout"] == "[]\n", "nothing the earlier call left ran in the installer, nor was read by it: %r" % r["stdout"])
+s.close()
+
+# The installer's process, seen from inside: a probe in the installer's place (launch-installer.c
+# finds it next to the bootstrap), in an egress session. It answers what it found as its error.
+PROBE_DIR = tempfile.mkdtemp(dir=STAGE)
+shutil.copy2(BOOTSTRAP, PROBE_DIR)
+with open(os.path.join(PROBE_DIR, os.path.basename(INSTALLER)), "w") as f:
+    f.write(r"""import errno, json, os, socket, sys
+r = {"cwd": os.getcwd(), "home": os.environ.get("HOME"), "isolated": sys.flags.isolated}
+r["home_writable"] = os.access(r["home"] or "/tmp", os.W_OK)
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", 0))
+    r["bind"] = "allowed"
+except OSError as e:
+    r["bind"] = errno.errorcode.get(e.errno, str(e.errno))
+sys.stdout.write(json.dumps({"ok": False, "error": "probe " + json.dumps(r, sort_keys=True)}))
+""")
+if shutil.which("ip"):
+    s = Launcher(session=True, egress=True, bootstrap=os.path.join(PROBE_DIR, os.path.basename(BOOTSTRAP)))
+    r = s.call(RAN, ["beta"])
+    err = (r["pk"] or {}).get("error", "")
+    got = json.loads(err[len("probe "):]) if err.startswith("probe ") else {}
+    check(got.get("bind") == "EPERM", "the installer of an egress run cannot bind(), as its code cannot: %r" % err)
+    check(got.get("cwd") == "/" and got.get("home") != "/tmp" and got.get("home_writable") is False
+          and got.get("isolated") == 1, "it starts from /, with a home the run cannot write, isolated: %r" % err)
+    r = s.call("import socket\ntry:\n    socket.socket().bind(('127.0.0.1', 0))\nexcept OSError as e:\n"
+               "    print(e.errno)")
+    check(r["stdout"] == "1\n", "(the code of that session cannot bind() either: %r)" % r["stdout"])
+    s.close()
+else:
+    print("skip the egress probe: no ip(8) to bring lo up")
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)

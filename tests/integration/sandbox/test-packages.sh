@@ -8,7 +8,9 @@
 #              lists both as installed, stdout is only the program's
 #   next run   a plain run after it sees neither (ImportError) and an empty /tmp
 #   session    created with packages, it keeps them: the next call imports them without an
-#              install ("already"); a call with more packages adds them for the session's life
+#              install ("already"); a call with more packages adds them for the session's life,
+#              and a pip/, _manylinux.py and pip.conf an earlier call left are not run nor read
+#              by the installer (issue 37)
 #   errors     an unknown package: isError naming it and listing the wheelhouse; a version the
 #              wheelhouse lacks: isError; an option as a spec: isError, and straight to the broker
 #              (mcp-exec-broker-call --package) bad-request; the code never ran
@@ -25,6 +27,8 @@
 #              `pip -vv` shows the proxy's 403 with its reason, and for an https index plain pip's retry
 #              warning shows it (pip 23.0.1 logs an index page's HTTP error at debug
 #              level only: plain pip says "from versions: none"; reported, not asserted)
+#   isolated   `mcp-exec wheels add` typed in a directory holding pip/ and a sitecustomize, with
+#              PYTHONPATH there (issue 37): none of it runs, the real pip fetches
 #   cost       median of 3 (printed, never asserted), warm pool then no pool: a plain call, one with packages ["pkgb"]
 #              (a fresh install each time), a session call whose packages are installed already
 # Plain pass only: the C code it drives (the front end's argument, errors and report, the broker's
@@ -44,6 +48,24 @@ egress_net_up
 packages_wheelhouse_up
 WH=$PKG_WH
 MARK=$PKG_MARK
+
+# --- issue 37: the operator's command as root, typed in a directory holding pip/ and a
+# sitecustomize, with PYTHONPATH there: none of it runs, the real pip fetches, the manifest is intact.
+mkdir -p "$HDIR/evil/pip"
+for f in pip/__init__.py pip/__main__.py sitecustomize.py; do
+    printf 'import os\nwith open("%s/evil.marker", "a") as m:\n    m.write("%s by uid %%d\\n" %% os.getuid())\n' \
+        "$BDIR" "$f" >"$HDIR/evil/$f"
+done
+echo 'raise SystemExit(0)' >>"$HDIR/evil/pip/__main__.py"
+bx sh -c "cd '$BDIR/evil' && PYTHONPATH='$BDIR/evil' PIP_NO_INDEX=1 PIP_FIND_LINKS='$BDIR/src' \
+          mcp-exec wheels add pkgb" >"$HDIR/evil.out" 2>&1 ||
+    fail "mcp-exec wheels add from a directory holding pip/: $(tail -5 "$HDIR/evil.out")"
+[[ ! -e $HDIR/evil.marker ]] ||
+    fail "mcp-exec wheels ran the current directory's or PYTHONPATH's code: $(cat "$HDIR/evil.marker")"
+grep -q '^2 wheel(s) downloaded' "$HDIR/evil.out" ||
+    fail "the real pip did not fetch pkgb and pkga: $(cat "$HDIR/evil.out")"
+(cd "$BOXROOT$WH" && sha256sum --quiet -c SHA256SUMS) || fail "the manifest's hashes are not the wheels' after it"
+log "mcp-exec wheels add from a directory holding pip/, PYTHONPATH there: none of it ran"
 
 # stop_frontend: the stdio front end (socket-activated) starts again with the configuration.
 stop_frontend() {
@@ -169,14 +191,26 @@ x = 41
 print("pkga", pkga.VERSION)
 EOF
 )
+# s2 also leaves, as a session's code may (issue 37), a pip/ and a _manylinux.py (pip imports it
+# as it resolves) in the session's site and a pip.conf in its home, each writing a marker if run
+# or read: the installer of the next call's pkgb must do neither (s3 lists the markers).
 s2=$(code s2 <<'EOF'
-import pkga
+import os, sysconfig, pkga
 print("pkga", pkga.VERSION, x + 1)
+site = sysconfig.get_path("purelib", sysconfig.get_preferred_scheme("prefix"),
+                          vars={"base": "/tmp/.local", "platbase": "/tmp/.local"})
+for path, text in ((site + "/pip/__init__.py", "open('/tmp/pwned-pip', 'a')\n"),
+                   (site + "/_manylinux.py", "open('/tmp/pwned-manylinux', 'a')\n"),
+                   ("/tmp/.config/pip/pip.conf", "[global]\nlog = /tmp/pwned-pipconf\n"),
+                   ("/tmp/.pip/pip.conf", "[global]\nlog = /tmp/pwned-pipconf\n")):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
 EOF
 )
 s3=$(code s3 <<'EOF'
-import pkgb
-print(pkgb.uses())
+import os, pkgb
+print(pkgb.uses(), sorted(f for f in os.listdir("/tmp") if f.startswith("pwned")))
 EOF
 )
 out=$(mcp stdio '{"tool":"session_create","args":{"packages":["pkga==1.0"]}}' \
@@ -197,11 +231,13 @@ print(" ".join(n))' <<<"$out")
 [[ $inst == 'pkga 1.0' ]] || soft "the session did not install pkga 1.0 once (installed: '$inst'): $(head -2 <<<"$out" | cut -c1-1500)"
 pcheck "$(line 3 "$out")" "$OKRUN"' and sc["stdout"] == "pkga 1.0 42\n" and pk["ok"] and pk.get("installed") == [] and "pkga==1.0" in pk.get("already", [])' \
     "the session's second call did not find pkga as installed already (or lost its state)"
-pcheck "$(line 4 "$out")" "$OKRUN"' and sc["stdout"] == "pkgb uses pkga 1.0\n" and '"$(names)"' == ["pkgb"]' \
-    "a session call with packages [\"pkgb\"] did not add pkgb next to the session's pkga 1.0"
-pcheck "$(line 5 "$out")" "$OKRUN"' and sc["stdout"] == "pkgb uses pkga 1.0\n"' "pkgb, added by a call, is gone at the session's next call"
+pcheck "$(line 4 "$out")" "$OKRUN"' and sc["stdout"] == "pkgb uses pkga 1.0 []\n" and '"$(names)"' == ["pkgb"]' \
+    "a session call with packages [\"pkgb\"] did not add pkgb next to pkga 1.0 (or ran or read what s2 left)"
+pcheck "$(line 5 "$out")" "$OKRUN"' and sc["stdout"] == "pkgb uses pkga 1.0 []\n"' \
+    "pkgb, added by a call, is gone at the session's next call"
 pcheck "$(line 6 "$out")" 'not res.get("isError")' "session_close failed"
-log "session: pkga==1.0 at create, 'already' at the next call, pkgb added by a call and kept"
+log "session: pkga==1.0 at create, 'already' at the next call, pkgb added by a call and kept;" \
+    "what a call left (pip/, _manylinux.py, pip.conf) neither ran nor was read"
 
 # --- errors --------------------------------------------------------------------------------------------
 ce=$(code err <<EOF
