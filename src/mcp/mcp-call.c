@@ -724,7 +724,7 @@ static McpCall *call_new(const McpRequest *req, const McpTool *tool, json_object
         (void) snprintf(c->request_id, sizeof c->request_id, "%s", request_id);
         /* Progress is for runs, which may wait and take long. */
         token = json_get(req->meta, "progressToken");
-        if (!tool->broker_op && jsonrpc_id_is_valid(token))
+        if (!tool->broker_op && mcp_progress_token_check(token) > 0)
                 c->progress_token = json_object_get(token);
         return c;
 }

@@ -717,6 +717,8 @@ static int handle_legacy(McpRequest *req, json_object **ret) {
         return methods[i].handler(req, ret);
 }
 
+_Static_assert(MCP_PROGRESS_TOKEN_MAX == 256, "the error below says 256");
+
 static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, uint64_t origin, json_object **ret) {
         assert(s);
         assert(m);
@@ -738,6 +740,12 @@ static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, u
         req.meta = json_get(m->params, "_meta");
         if (!json_object_is_type(req.meta, json_type_object))
                 req.meta = NULL;
+        if (mcp_progress_token_check(json_get(req.meta, "progressToken")) == -E2BIG) {
+                *ret = jsonrpc_error_new(m->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: _meta.progressToken is too long (a string of at most "
+                                         "256 bytes, or an integer within +-(2^53 - 1))", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
 
         return mcp_request_is_stateless(req.method, req.meta) ? handle_stateless(&req, ret) : handle_legacy(&req, ret);
 }

@@ -93,6 +93,21 @@ typedef struct McpInbound {
         bool stateless;                 /* a request of the stateless revision (2026-07-28) */
 } McpInbound;
 
+/* A request's _meta.progressToken is echoed in every progress notification
+ * of its call, once a second for as long as it runs, into a stream the
+ * client may not read: so its size is bounded where it comes in. The spec
+ * says a token is a string or an integer (JSON-RPC ids' types), chosen by
+ * the client only to tell its requests apart: 256 bytes is room for any
+ * UUID, URL-ish or counter scheme a client uses (the SDKs send small
+ * integers), and an integer must be one every JSON peer reads exactly,
+ * within +-(2^53 - 1) (RFC 8259, I-JSON). */
+#define MCP_PROGRESS_TOKEN_MAX 256
+#define MCP_PROGRESS_TOKEN_INT_MAX ((INT64_C(1) << 53) - 1)
+/* 1: token is a progress token we echo; 0: absent or of another type (no
+ * progress, as before: never echoed); -E2BIG: a string or integer past the
+ * bounds above (the request is refused: invalid params). */
+int mcp_progress_token_check(json_object *token);
+
 /* Parses data as mcp_session_handle() does, with ret->error and
  * ret->error_code set (mcp_inbound_done() frees them) on -EBADMSG, when it
  * is not one JSON value or nests too deeply (HTTP: 400), and on -E2BIG, when
