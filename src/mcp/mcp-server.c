@@ -348,7 +348,8 @@ static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
         return 0;
 }
 
-int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
+/* With charge (NULL: none), which the transport may take over. */
+static int send_reply(McpSession *s, uint64_t origin, json_object *m, MemCharge *charge) {
         _cleanup_json_ json_object *msg = m;
         json_object *id;
 
@@ -364,8 +365,13 @@ int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
                                     .origin = origin,
                                     .id = jsonrpc_id_is_valid(id) ? id : NULL,
                                     .error_code = json_object_get_int(json_get(json_get(msg, "error"), "code")),
+                                    .charge = charge,
                             },
                             msg);
+}
+
+int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
+        return send_reply(s, origin, m, NULL);
 }
 
 int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
@@ -394,7 +400,7 @@ static void batch_release(McpBatch *b) {
         if (--b->pending > 0)
                 return;
         if (json_object_array_length(b->replies) > 0)
-                (void) mcp_session_send_reply(b->session, b->origin, json_object_get(b->replies));
+                (void) send_reply(b->session, b->origin, json_object_get(b->replies), &b->charge);
         json_object_put(b->replies);
         mem_charge_done(&b->charge);
         free(b);
@@ -426,10 +432,13 @@ int mcp_reply_charged(McpSession *s, McpBatch *b, uint64_t origin, json_object *
 
         if (s->task)
                 return mcp_task_on_reply(s->task, reply, charge);
-        if (b && reply)
-                /* The reply lives in the batch's array until that is sent. */
-                mem_charge_move(&b->charge, charge);
-        r = mcp_reply(s, b, origin, reply);
+        if (b) {
+                if (reply)
+                        /* The reply lives in the batch's array until that is sent. */
+                        mem_charge_move(&b->charge, charge);
+                r = mcp_reply(s, b, origin, reply);
+        } else
+                r = reply ? send_reply(s, origin, reply, charge) : 0;
         mem_charge_done(charge);
         return r;
 }

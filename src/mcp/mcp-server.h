@@ -47,6 +47,14 @@ typedef struct McpMessage {
          * error about a message whose id could not be read. */
         json_object *id;
         int error_code;                 /* a RESPONSE that is an error: its code (jsonrpc.h); else 0 */
+        /* What the core charged, refusably, for the bytes of this message
+         * (a call's reply: json and room for one copy of it), to the
+         * session's caller; NULL for none. The transport may take it over
+         * (mem_charge_move()) for the copy it keeps; the core gives back
+         * what is left once send returns. What is sent without one the
+         * transport charges refusably itself: a notification that does not
+         * fit is skipped, a reply replaced by a short error. */
+        MemCharge *charge;
 } McpMessage;
 
 /* How a session hands messages back to its transport. */

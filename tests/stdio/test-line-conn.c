@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A local peer that sends requests but never reads the replies: the
  * connection stops reading its requests while its replies are unread (so it
- * cannot make us hold more and more, up to the 64 MiB drop), the unread
+ * cannot make us hold more and more, up to the drop), the unread
  * replies count in the memory budget, and once the peer reads, everything is
  * answered. */
 #include <errno.h>
@@ -91,7 +91,7 @@ int main(void) {
         if (off >= size)
                 ASSERT_FAIL_("the peer got all %zu bytes of requests in without reading a reply", size);
         /* What it holds unread counts, and is bounded by the pause, not by
-         * the 64 MiB at which a peer is dropped. */
+         * the backlog at which a peer is dropped. */
         ASSERT_TRUE(budget.used > 0);
         ASSERT_TRUE(budget.used < 2 << 20);
         ASSERT_TRUE(mem_budget_caller_used(&budget, "uid:1000") == budget.used);
