@@ -182,6 +182,17 @@ unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *call
         return sandbox_session_table_alive_of(s->sandbox_sessions, caller);
 }
 
+void mcp_server_end_caller(McpServer *s, const char *caller, McpCallerEnded *ret) {
+        assert(s);
+        assert(caller);
+        assert(ret);
+
+        *ret = (McpCallerEnded) {
+                .tasks = mcp_tasks_end_caller(s, caller),
+                .sandbox_sessions = sandbox_session_table_close_caller(s->sandbox_sessions, caller),
+        };
+}
+
 unsigned mcp_session_sandbox_sessions(const McpSession *s) {
         assert(s);
 

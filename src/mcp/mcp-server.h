@@ -209,5 +209,14 @@ typedef struct McpPackageStats {
 } McpPackageStats;
 void mcp_server_package_stats(const McpServer *s, McpPackageStats *ret);
 
+/* The caller ("http:token:NAME") is no more: its token was removed or
+ * changed. Its tasks end (their runs stopped) and are forgotten, its
+ * sandbox sessions are closed through the broker. Its MCP sessions are the
+ * transport's to end, first. How many of each ended. */
+typedef struct McpCallerEnded {
+        unsigned tasks, sandbox_sessions;
+} McpCallerEnded;
+void mcp_server_end_caller(McpServer *s, const char *caller, McpCallerEnded *ret);
+
 /* Those of one caller ("http:token:NAME"), for /metrics. */
 unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller);
