@@ -25,9 +25,21 @@
 
 /* Bytes handed to MHD per read of an SSE stream. */
 #define SSE_BLOCK_SIZE ((size_t) 64 * 1024)
-/* A client that lets this much of its stream pile up unread is dropped
- * (a result is at most a few MiB once JSON-escaped). */
-#define SSE_MAX_PENDING ((size_t) 64 * 1024 * 1024)
+/* A stream is dropped, and its bytes freed, when more than this waits
+ * unread behind what its client is reading (HttpSse.mark): a reply of any
+ * size (a result may be several MiB) goes into a stream that keeps up,
+ * however slowly it reads that one, but what queues behind it is small
+ * unless the client stalls: progress notifications (under 1 KiB each, the
+ * token is bounded), task status, keep-alives. 256 KiB is minutes of them
+ * for every call a session may have, and a client that reads at all takes
+ * it in milliseconds. So a stream that stops reading holds at most what it
+ * was reading, this, and one more message; all of it is charged in the
+ * memory budget, refusably, besides. */
+#define SSE_BACKLOG_MAX ((size_t) 256 * 1024)
+/* A short error in place of a reply that the memory budget cannot hold;
+ * this small and once per request, it is not charged (as MHD's own buffer
+ * of each connection). */
+#define BUSY_TEXT "Server busy: the reply does not fit in the server's memory budget now; retry later"
 
 const char *http_request_header(HttpRequest *req, const char *name) {
         assert(req);
@@ -178,27 +190,45 @@ mhd_result http_request_empty(HttpRequest *req, unsigned status) {
 
 /* What a request holds for its client (a reply, an SSE stream's buffer)
  * counts in the memory budget, charged to its MCP session's caller until it
- * is sent. Never refused: the core made room for a call's reply before it
- * let it out (other messages are small), and what is counted keeps the next
- * calls out. */
-static void request_hold(HttpRequest *req, uint64_t bytes) {
+ * is sent: bytes in all. Refusable (-EBUSY, nothing changes): a client
+ * decides how large its replies and how many its notifications are. What
+ * the core charged for the message already (a call's reply) is taken over
+ * first, so that the room it made is the room used. */
+static int request_hold(HttpRequest *req, uint64_t bytes, MemCharge *donor) {
         HttpServer *h = req->server;
+        uint64_t before;
+        int r;
 
         assert(req);
 
         if (!req->held.budget) {
                 if (!h->config.budget || !req->route.session || !req->route.session->mcp || bytes == 0)
-                        return;
-                if (mem_charge_init(&req->held, h->config.budget, mcp_session_caller(req->route.session->mcp)) < 0)
-                        return;         /* out of memory: uncounted, as before */
+                        return 0;
+                r = mem_charge_init(&req->held, h->config.budget, mcp_session_caller(req->route.session->mcp));
+                if (r < 0)
+                        return r;
         }
-        mem_charge_force(&req->held, bytes);
+        before = req->held.bytes;
+        if (donor && donor->budget)
+                mem_charge_move(&req->held, donor);
+        r = mem_charge_set(&req->held, bytes);
+        if (r < 0)
+                /* What the donor held goes back with it: it was to be freed. */
+                (void) mem_charge_set(&req->held, before);
+        return r;
 }
 
-void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
+int http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                           MemCharge *donor) {
+        int r;
+
         assert(req);
 
-        request_hold(req, body ? size : 0);
+        r = request_hold(req, body ? size : 0, donor);
+        if (r < 0) {
+                free(body);
+                return r;
+        }
         free(req->reply.data);
         req->reply.data = body;
         req->reply.size = size;
@@ -206,6 +236,31 @@ void http_request_set_reply(HttpRequest *req, unsigned status, const char *type,
         req->reply.type = type;
         req->reply.ready = true;
         http_request_resume(req);
+        return 0;
+}
+
+int http_request_set_busy_reply(HttpRequest *req, json_object *id) {
+        char *body;
+        size_t len;
+        int r;
+
+        assert(req);
+
+        r = jsonrpc_error_serialize(id, JSONRPC_SERVER_ERROR, BUSY_TEXT, &body, &len);
+        if (r < 0)
+                return r;
+        (void) request_hold(req, 0, NULL);
+        free(req->reply.data);
+        req->reply = (HttpReply) {
+                .ready = true,
+                .session_header = req->reply.session_header,
+                .status = MHD_HTTP_OK,
+                .type = "application/json",
+                .data = body,
+                .size = len,
+        };
+        http_request_resume(req);
+        return 0;
 }
 
 /* A reply handed to MHD, with its charge: given back when MHD is done with
@@ -279,13 +334,16 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
                 n = MIN(n, max);
                 memcpy(buf, req->sse.buf + req->sse.off, n);
                 req->sse.off += n;
+                /* Past what it was reading: what came since is now. */
+                if (req->sse.off >= req->sse.mark)
+                        req->sse.mark = req->sse.size;
                 if (req->sse.off == req->sse.size) {
-                        req->sse.off = req->sse.size = 0;
+                        req->sse.off = req->sse.size = req->sse.mark = 0;
                         /* A large reply went out: its room too. */
                         if (req->sse.alloc > SSE_BLOCK_SIZE) {
                                 req->sse.buf = mfree(req->sse.buf);
                                 req->sse.alloc = 0;
-                                request_hold(req, 0);
+                                (void) request_hold(req, 0, NULL);
                         }
                 }
                 return (ssize_t) n;
@@ -343,20 +401,77 @@ mhd_result http_request_start_sse(HttpRequest *req, const char *initial) {
         return http_request_queue(req, MHD_HTTP_OK, resp);
 }
 
-int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len) {
+/* The client does not read: the stream ends, and what it held goes now. */
+static void sse_drop(HttpRequest *req, size_t backlog) {
         assert(req);
 
-        if (req->sse.end || req->peer_gone)
+        log_struct(LOG_WARNING,
+                   "MESSAGE=HTTP client does not read its event stream (%zu bytes waiting behind what it reads), "
+                   "dropping the stream.", backlog,
+                   "MCP_TRANSPORT=http",
+                   "MCP_CALLER=%s", req->route.session && req->route.session->mcp ?
+                                    mcp_session_caller(req->route.session->mcp) : "",
+                   "MCP_STREAM_BACKLOG_BYTES=%zu", backlog);
+        req->peer_gone = true;
+        req->sse.buf = mfree(req->sse.buf);
+        req->sse.size = req->sse.off = req->sse.alloc = req->sse.mark = 0;
+        (void) request_hold(req, 0, NULL);
+        sse_wake(req);
+}
+
+/* Moves the unread part to the front once the read part is as large:
+ * a stream that never quite catches up must not keep what it read. */
+static void sse_compact(HttpSse *sse) {
+        assert(sse);
+
+        if (sse->off == 0 || sse->off < sse->size - sse->off)
+                return;
+        memmove(sse->buf, sse->buf + sse->off, sse->size - sse->off);
+        sse->size -= sse->off;
+        sse->mark -= MIN(sse->mark, sse->off);
+        sse->off = 0;
+}
+
+int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len, MemCharge *donor) {
+        HttpSse *sse = &req->sse;
+        size_t backlog, n, want;
+        bool empty;
+        char *p;
+        int r;
+
+        assert(req);
+
+        if (sse->end || req->peer_gone)
                 return -EPIPE;
-        if (req->sse.size - req->sse.off + len > SSE_MAX_PENDING) {
-                log_warning("HTTP client does not read its event stream, dropping it.");
-                req->peer_gone = true;
-                sse_wake(req);
+        backlog = sse->size - MAX(sse->off, sse->mark);
+        if (backlog > SSE_BACKLOG_MAX) {
+                sse_drop(req, backlog);
                 return -ENOBUFS;
         }
-        if (sse_append_event(&req->sse.buf, &req->sse.size, &req->sse.alloc, event, data, len) < 0)
-                return log_oom();
-        request_hold(req, req->sse.alloc);
+        sse_compact(sse);
+        empty = sse->off == sse->size;
+        n = sse_event_size(event, data, len);
+        if (n > SIZE_MAX / 2 - sse->size)
+                return -ENOBUFS;
+        want = MAX(sse->alloc, sse->size + n + 1);
+        /* Charged before it is made, exactly: the room, not a doubling. */
+        r = request_hold(req, want, donor);
+        if (r < 0)
+                return r;
+        if (want > sse->alloc) {
+                p = realloc(sse->buf, want);
+                if (!p) {
+                        (void) request_hold(req, sse->alloc, NULL);
+                        return log_oom();
+                }
+                sse->buf = p;
+                sse->alloc = want;
+        }
+        r = sse_append_event(&sse->buf, &sse->size, &sse->alloc, event, data, len);
+        assert(r >= 0);         /* the room is there */
+        /* The first message after the client caught up is what it reads next. */
+        if (empty)
+                sse->mark = sse->size;
         sse_wake(req);
         return 0;
 }

@@ -4,6 +4,7 @@
 /* One HTTP request of the transport (http-request.c): its state, the reply
  * it gives and its suspension while it waits. Internal to src/http. */
 
+#include <json-c/json.h>
 #include <microhttpd.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,6 +63,10 @@ typedef struct HttpSse {
         bool end;                       /* ends once buf is sent */
         char *buf;
         size_t size, off, alloc;
+        /* The end of what the client is reading: the first message queued
+         * after it had read everything, and all that was queued when it
+         * got past that. What lies behind counts against SSE_BACKLOG_MAX. */
+        size_t mark;
         sd_event_source *keepalive;
 } HttpSse;
 
@@ -123,12 +128,23 @@ mhd_result http_request_empty(HttpRequest *req, unsigned status);
 /* Turns the request into an SSE response; initial is sent first (may be
  * NULL). Attach it to its session first: the stream counts there. */
 mhd_result http_request_start_sse(HttpRequest *req, const char *initial);
-/* Queues an SSE event; -ENOBUFS when the client does not read (then the stream is dropped). */
-int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len);
+/* Queues an SSE event, charged (refusably) to the session's caller in the
+ * memory budget, taking donor's charge over first (NULL: none; see
+ * McpMessage.charge). -EBUSY when the budget cannot hold it (nothing
+ * queued; the stream goes on); -ENOBUFS when the client does not read (then
+ * the stream is dropped and its bytes freed); -EPIPE when it has ended. */
+int http_request_sse_event(HttpRequest *req, const char *event, const char *data, size_t len, MemCharge *donor);
 void http_request_sse_finish(HttpRequest *req);
 /* Queues the reply stored by http_request_set_reply(). */
 mhd_result http_request_queue_reply(HttpRequest *req);
-/* Stores a complete reply for a suspended or in-progress request. body taken. */
-void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size);
+/* Stores a complete reply for a suspended or in-progress request. body
+ * taken. Charged as http_request_sse_event() (donor likewise): -EBUSY,
+ * body freed and nothing stored, when the budget cannot hold it. */
+int http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                           MemCharge *donor);
+/* In place of a reply that did not fit: a short JSON-RPC "server busy"
+ * error for request id (borrowed, NULL: null), uncharged (small, once per
+ * request). */
+int http_request_set_busy_reply(HttpRequest *req, json_object *id);
 const char *http_request_header(HttpRequest *req, const char *name);
 void http_request_log_peer(HttpRequest *req, char *buf, size_t size);

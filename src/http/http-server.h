@@ -96,8 +96,10 @@ typedef struct HttpCallerStats {
 int http_server_get_caller_stats(const HttpServer *h, HttpCallerStats **ret, size_t *ret_n);
 
 /* Replaces the named tokens (taken; see http_auth_set_named()). Requests
- * from now on are checked against the new set; sessions made with a token
- * that is gone stay until they expire, unusable (401). */
+ * from now on are checked against the new set. A name the new set drops or
+ * gives another token is revoked: its caller's sessions end (calls
+ * stopped, streams closed), and so do its tasks and sandbox sessions; the
+ * journal says how many. */
 int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **ret_error);
 
 /* Serves the listening socket fd (taken: closed by http_server_free()). auth

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "node-id.h"
+#include "strv.h"
 #include "util.h"
 
 static const char *kind_name(HttpSessionKind k) {
@@ -82,11 +83,60 @@ static unsigned reply_status(HttpSession *s, const McpMessage *m) {
         }
 }
 
+/* A reply for an event stream that the budget cannot hold: a short error
+ * instead, so that the request still ends; if not even that fits, the
+ * stream goes. */
+static int sse_reply_busy(HttpRequest *target, const McpMessage *msg) {
+        _cleanup_free_ char *body = NULL;
+        size_t len;
+        int r;
+
+        assert(target);
+        assert(msg);
+
+        log_struct(LOG_WARNING,
+                   "MESSAGE=HTTP reply of %zu bytes does not fit in the memory budget; sending \"server busy\".",
+                   msg->len,
+                   "MCP_TRANSPORT=http",
+                   "MCP_CALLER=%s", target->route.session && target->route.session->mcp ?
+                                    mcp_session_caller(target->route.session->mcp) : "");
+        r = jsonrpc_error_serialize(msg->id, JSONRPC_SERVER_ERROR,
+                                    "Server busy: the reply does not fit in the server's memory budget now; "
+                                    "retry later", &body, &len);
+        if (r >= 0)
+                r = http_request_sse_event(target, NULL, body, len, NULL);
+        if (r == -EBUSY || r == -ENOMEM) {
+                target->peer_gone = true;
+                http_request_sse_finish(target);
+        }
+        return r;
+}
+
+/* An event on target's stream: a notification that does not fit is
+ * skipped (progress is a courtesy), a reply replaced. */
+static int send_event(HttpRequest *target, const char *event, const McpMessage *msg) {
+        int r;
+
+        assert(target);
+        assert(msg);
+
+        r = http_request_sse_event(target, event, msg->json, msg->len, msg->charge);
+        if (r != -EBUSY)
+                return r;
+        if (msg->kind == MCP_MESSAGE_NOTIFICATION) {
+                log_debug("HTTP stream: a notification of %zu bytes does not fit in the memory budget, skipped.",
+                          msg->len);
+                return 0;
+        }
+        return sse_reply_busy(target, msg);
+}
+
 static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         HttpSession *s = userdata;
         bool ends = msg->kind != MCP_MESSAGE_NOTIFICATION;
         HttpRequest *target;
         char *body;
+        int r;
 
         assert(m);
         assert(msg);
@@ -95,7 +145,11 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         if (s->kind == HTTP_SESSION_LEGACY) {
                 if (!msg->json)
                         return 0;
-                return s->stream ? http_request_sse_event(s->stream, "message", msg->json, msg->len) : -EPIPE;
+                if (!s->stream)
+                        return -EPIPE;
+                r = send_event(s->stream, "message", msg);
+                /* Not read, or ended (not even an error fitted): the session is over. */
+                return r == -ENOBUFS || r == -EPIPE ? r : 0;
         }
 
         target = route(s, msg);
@@ -107,7 +161,7 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         }
         if (target->sse.on) {
                 if (msg->json)
-                        (void) http_request_sse_event(target, NULL, msg->json, msg->len);
+                        (void) send_event(target, NULL, msg);
                 if (ends && target->route.pending) {
                         target->route.pending = false;
                         http_request_sse_finish(target);
@@ -118,14 +172,26 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         if (!msg->json) {
                 /* No reply will come; an event stream that ends at once is a
                  * valid answer to a request. */
-                http_request_set_reply(target, MHD_HTTP_OK, "text/event-stream", NULL, 0);
+                (void) http_request_set_reply(target, MHD_HTTP_OK, "text/event-stream", NULL, 0, NULL);
                 return 0;
         }
         body = malloc(msg->len);
         if (!body)
                 return log_oom();
         memcpy(body, msg->json, msg->len);
-        http_request_set_reply(target, reply_status(s, msg), "application/json", body, msg->len);
+        r = http_request_set_reply(target, reply_status(s, msg), "application/json", body, msg->len, msg->charge);
+        if (r == -EBUSY) {
+                log_struct(LOG_WARNING,
+                           "MESSAGE=HTTP reply of %zu bytes does not fit in the memory budget; answering \"server "
+                           "busy\".", msg->len,
+                           "MCP_TRANSPORT=http",
+                           "MCP_CALLER=%s", mcp_session_caller(m));
+                r = http_request_set_busy_reply(target, msg->id);
+        }
+        if (r < 0) {
+                target->peer_gone = true;
+                http_request_resume(target);
+        }
         return 0;
 }
 
@@ -236,7 +302,8 @@ HttpSession *http_session_free(HttpSession *s) {
                         size_t len;
                         if (jsonrpc_error_serialize(NULL, MCP_ERROR_SESSION_NOT_FOUND,
                                                     "Session not found: it has ended", &body, &len) >= 0)
-                                http_request_set_reply(req, MHD_HTTP_NOT_FOUND, "application/json", body, len);
+                                (void) http_request_set_reply(req, MHD_HTTP_NOT_FOUND, "application/json", body,
+                                                              len, NULL);
                         else {
                                 req->peer_gone = true;
                                 http_request_resume(req);
@@ -480,10 +547,72 @@ int http_server_get_caller_stats(const HttpServer *h, HttpCallerStats **ret, siz
         return 0;
 }
 
+/* Does next drop the name of old, or give it another token? */
+static bool token_revoked(const HttpTokens *next, const HttpToken *old) {
+        assert(next);
+        assert(old);
+
+        for (size_t i = 0; i < next->n; i++)
+                if (streq(next->entries[i].name, old->name))
+                        return !streq(next->entries[i].token, old->token);
+        return true;
+}
+
+/* The token of name was revoked: whatever was made with it ends, so that
+ * nobody holding it goes on, and nobody given the name later finds it. */
+static void end_caller(HttpServer *h, const char *name) {
+        char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
+        unsigned sessions = 0, streams = 0, sandbox_sessions;
+        McpCallerEnded ended = {};
+
+        assert(h);
+        assert(name);
+
+        (void) snprintf(caller, sizeof caller, "http:token:%s", name);
+        /* All of them end, those of its MCP sessions' scopes with those. */
+        sandbox_sessions = h->mcp ? mcp_server_caller_sandbox_sessions(h->mcp, caller) : 0;
+
+        /* Its MCP sessions, with their calls, streams and requests
+         * waiting (each gets its end), and the sandbox sessions scoped to
+         * them. Freeing one frees no other. */
+        LIST_FOREACH_SAFE(sessions, s, next, h->sessions)
+                if (streq(s->token_name, name)) {
+                        streams += s->n_streams;
+                        sessions++;
+                        http_session_free(s);
+                }
+        if (h->mcp)
+                mcp_server_end_caller(h->mcp, caller, &ended);
+        log_struct(LOG_NOTICE,
+                   "MESSAGE=HTTP token \"%s\" was removed or changed: ended %u sessions (%u streams), %u tasks, "
+                   "%u sandbox sessions of its caller.", name, sessions, streams, ended.tasks, sandbox_sessions,
+                   "MCP_TRANSPORT=http",
+                   "MCP_CALLER=%s", caller,
+                   "MCP_HTTP_TOKEN_NAME=%s", name,
+                   "MCP_ENDED_SESSIONS=%u", sessions,
+                   "MCP_ENDED_STREAMS=%u", streams,
+                   "MCP_ENDED_TASKS=%u", ended.tasks,
+                   "MCP_ENDED_SANDBOX_SESSIONS=%u", sandbox_sessions);
+}
+
 int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **ret_error) {
+        _cleanup_strv_free_ char **revoked = NULL;
+        const HttpTokens *cur;
+        int r;
+
+        assert(h);
         assert(named);
         assert(ret_error);
 
-        assert(h);
-        return http_auth_set_named(&h->auth, named, ret_error);
+        cur = &h->auth.named;
+        for (size_t i = 0; i < cur->n; i++)
+                if (token_revoked(named, cur->entries + i) &&
+                    strv_extend_n(&revoked, cur->entries[i].name, strlen(cur->entries[i].name)) < 0)
+                        return -ENOMEM;
+        r = http_auth_set_named(&h->auth, named, ret_error);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(n, revoked)
+                end_caller(h, *n);
+        return 0;
 }

@@ -109,6 +109,6 @@ void http_server_status_ready(HttpServer *h) {
                         http_request_resume(req);
                         continue;
                 }
-                http_request_set_reply(req, a.status, a.content_type, a.body, a.size);
+                (void) http_request_set_reply(req, a.status, a.content_type, a.body, a.size, NULL);
         }
 }

@@ -253,6 +253,25 @@ static int append_event(char **buf, size_t *size, size_t *alloc, const char *eve
         return buf_append(buf, size, alloc, "\n", 1);
 }
 
+size_t sse_event_size(const char *event, const char *data, size_t len) {
+        size_t n = event ? strlen("event: ") + strlen(event) + 1 : 0;
+
+        assert(data || len == 0);
+
+        /* As append_event() splits it. */
+        for (size_t i = 0;;) {
+                size_t k = 0;
+                while (i + k < len && data[i + k] != '\n' && data[i + k] != '\r')
+                        k++;
+                n += strlen("data: ") + k + 1;
+                i += k;
+                if (i >= len)
+                        break;
+                i += (data[i] == '\r' && i + 1 < len && data[i + 1] == '\n') ? 2 : 1;
+        }
+        return n + 1;
+}
+
 int sse_append_event(char **buf, size_t *size, size_t *alloc, const char *event, const char *data, size_t len) {
         size_t old = *size;
         int r;

@@ -33,6 +33,8 @@ uint16_t sockaddr_port(const struct sockaddr *sa);
 
 /* Appends one SSE event (optional "event:" line, data split at newlines so
  * the framing cannot be broken) to *buf. -ENOMEM on failure. */
+/* The bytes sse_append_event() appends for this event. */
+size_t sse_event_size(const char *event, const char *data, size_t len);
 int sse_append_event(char **buf, size_t *size, size_t *alloc, const char *event, const char *data, size_t len);
 
 /* Appends raw bytes; grows the buffer. */

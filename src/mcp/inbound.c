@@ -13,6 +13,19 @@
 #include "mcp-server.h"
 #include "revision.h"
 
+int mcp_progress_token_check(json_object *token) {
+        int64_t v;
+
+        if (json_object_is_type(token, json_type_string))
+                return json_object_get_string_len(token) <= MCP_PROGRESS_TOKEN_MAX ? 1 : -E2BIG;
+        if (!json_object_is_type(token, json_type_int))
+                return 0;
+        /* json-c keeps values above INT64_MAX as uint64, and gives those
+         * as INT64_MAX here: out of range as well. */
+        v = json_object_get_int64(token);
+        return v >= -MCP_PROGRESS_TOKEN_INT_MAX && v <= MCP_PROGRESS_TOKEN_INT_MAX ? 1 : -E2BIG;
+}
+
 void mcp_inbound_done(McpInbound *i) {
         if (!i)
                 return;
@@ -62,8 +75,9 @@ static void add(McpInbound *i, json_object *m) {
         if (c.kind != JSONRPC_REQUEST)
                 return;
         i->n_requests++;
-        /* As the core takes it (mcp-call.c): a string or an integer. */
-        if (jsonrpc_id_is_valid(json_get(meta, "progressToken")))
+        /* As the core takes it: a string or an integer within bounds (one
+         * past them gets an error, at once, not a stream). */
+        if (mcp_progress_token_check(json_get(meta, "progressToken")) > 0)
                 i->progress = true;
         /* A subscription is nothing but notifications: a stream too. */
         if (streq(c.method, "subscriptions/listen"))

@@ -202,10 +202,10 @@ static int charge_admission(McpCall *c) {
 }
 
 /* The reply, until the transport has its own copy: its tree, the text
- * serialized from it, and room for that copy (the transport charges it, to
- * the same caller, until it is sent). The run's output and the arguments
- * are let go first: the reply has what it needs of them. If the budget
- * cannot take it, the reply is "server busy" instead. Takes reply. */
+ * serialized from it, and room for that copy (the transport takes the
+ * charge over for it: McpMessage.charge). The run's output and the
+ * arguments are let go first: the reply has what it needs of them. If the
+ * budget cannot take it, the reply is "server busy" instead. Takes reply. */
 static json_object *charge_reply(McpCall *c, const McpRequest *req, json_object *reply) {
         uint64_t tree;
         size_t len;
@@ -222,14 +222,14 @@ static json_object *charge_reply(McpCall *c, const McpRequest *req, json_object 
         tree = json_estimate_size(reply);
         if (!json_serialize(reply, &len))
                 return reply;   /* out of memory: the send fails the same way */
-        if (mem_charge_set(&c->charge, CALL_OVERHEAD_BYTES + tree + 2 * (uint64_t) len) >= 0) {
-                mem_charge_force(&c->charge, CALL_OVERHEAD_BYTES + tree + len);
+        /* Refusable: the tree, its text, and the transport's copy, which
+         * takes this charge over (McpMessage.charge). Shrinking never fails. */
+        if (mem_charge_set(&c->charge, CALL_OVERHEAD_BYTES + tree + 2 * (uint64_t) len) >= 0)
                 return reply;
-        }
         log_warning("exec call %s of session %s: its reply of %zu bytes is past the memory budget; answering "
                     "\"server busy\" instead.", c->request_id, c->session->id, len);
         json_object_put(reply);
-        mem_charge_force(&c->charge, CALL_OVERHEAD_BYTES);
+        (void) mem_charge_set(&c->charge, CALL_OVERHEAD_BYTES);
         return mcp_result_reply(req, tool_exec_error_result(budget_busy_text));
 }
 
@@ -727,7 +727,7 @@ static McpCall *call_new(const McpRequest *req, const McpTool *tool, json_object
         (void) snprintf(c->request_id, sizeof c->request_id, "%s", request_id);
         /* Progress is for runs, which may wait and take long. */
         token = json_get(req->meta, "progressToken");
-        if (!tool->broker_op && jsonrpc_id_is_valid(token))
+        if (!tool->broker_op && mcp_progress_token_check(token) > 0)
                 c->progress_token = json_object_get(token);
         return c;
 }

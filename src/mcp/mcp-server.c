@@ -182,6 +182,17 @@ unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *call
         return sandbox_session_table_alive_of(s->sandbox_sessions, caller);
 }
 
+void mcp_server_end_caller(McpServer *s, const char *caller, McpCallerEnded *ret) {
+        assert(s);
+        assert(caller);
+        assert(ret);
+
+        *ret = (McpCallerEnded) {
+                .tasks = mcp_tasks_end_caller(s, caller),
+                .sandbox_sessions = sandbox_session_table_close_caller(s->sandbox_sessions, caller),
+        };
+}
+
 unsigned mcp_session_sandbox_sessions(const McpSession *s) {
         assert(s);
 
@@ -348,7 +359,8 @@ static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
         return 0;
 }
 
-int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
+/* With charge (NULL: none), which the transport may take over. */
+static int send_reply(McpSession *s, uint64_t origin, json_object *m, MemCharge *charge) {
         _cleanup_json_ json_object *msg = m;
         json_object *id;
 
@@ -364,8 +376,13 @@ int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
                                     .origin = origin,
                                     .id = jsonrpc_id_is_valid(id) ? id : NULL,
                                     .error_code = json_object_get_int(json_get(json_get(msg, "error"), "code")),
+                                    .charge = charge,
                             },
                             msg);
+}
+
+int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
+        return send_reply(s, origin, m, NULL);
 }
 
 int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
@@ -394,7 +411,7 @@ static void batch_release(McpBatch *b) {
         if (--b->pending > 0)
                 return;
         if (json_object_array_length(b->replies) > 0)
-                (void) mcp_session_send_reply(b->session, b->origin, json_object_get(b->replies));
+                (void) send_reply(b->session, b->origin, json_object_get(b->replies), &b->charge);
         json_object_put(b->replies);
         mem_charge_done(&b->charge);
         free(b);
@@ -426,10 +443,13 @@ int mcp_reply_charged(McpSession *s, McpBatch *b, uint64_t origin, json_object *
 
         if (s->task)
                 return mcp_task_on_reply(s->task, reply, charge);
-        if (b && reply)
-                /* The reply lives in the batch's array until that is sent. */
-                mem_charge_move(&b->charge, charge);
-        r = mcp_reply(s, b, origin, reply);
+        if (b) {
+                if (reply)
+                        /* The reply lives in the batch's array until that is sent. */
+                        mem_charge_move(&b->charge, charge);
+                r = mcp_reply(s, b, origin, reply);
+        } else
+                r = reply ? send_reply(s, origin, reply, charge) : 0;
         mem_charge_done(charge);
         return r;
 }
@@ -717,6 +737,8 @@ static int handle_legacy(McpRequest *req, json_object **ret) {
         return methods[i].handler(req, ret);
 }
 
+_Static_assert(MCP_PROGRESS_TOKEN_MAX == 256, "the error below says 256");
+
 static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, uint64_t origin, json_object **ret) {
         assert(s);
         assert(m);
@@ -738,6 +760,12 @@ static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, u
         req.meta = json_get(m->params, "_meta");
         if (!json_object_is_type(req.meta, json_type_object))
                 req.meta = NULL;
+        if (mcp_progress_token_check(json_get(req.meta, "progressToken")) == -E2BIG) {
+                *ret = jsonrpc_error_new(m->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: _meta.progressToken is too long (a string of at most "
+                                         "256 bytes, or an integer within +-(2^53 - 1))", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
 
         return mcp_request_is_stateless(req.method, req.meta) ? handle_stateless(&req, ret) : handle_legacy(&req, ret);
 }

@@ -47,6 +47,14 @@ typedef struct McpMessage {
          * error about a message whose id could not be read. */
         json_object *id;
         int error_code;                 /* a RESPONSE that is an error: its code (jsonrpc.h); else 0 */
+        /* What the core charged, refusably, for the bytes of this message
+         * (a call's reply: json and room for one copy of it), to the
+         * session's caller; NULL for none. The transport may take it over
+         * (mem_charge_move()) for the copy it keeps; the core gives back
+         * what is left once send returns. What is sent without one the
+         * transport charges refusably itself: a notification that does not
+         * fit is skipped, a reply replaced by a short error. */
+        MemCharge *charge;
 } McpMessage;
 
 /* How a session hands messages back to its transport. */
@@ -92,6 +100,21 @@ typedef struct McpInbound {
         const char *param_session;      /* what Mcp-Param-Session mirrors: a tools/call's "session" string */
         bool stateless;                 /* a request of the stateless revision (2026-07-28) */
 } McpInbound;
+
+/* A request's _meta.progressToken is echoed in every progress notification
+ * of its call, once a second for as long as it runs, into a stream the
+ * client may not read: so its size is bounded where it comes in. The spec
+ * says a token is a string or an integer (JSON-RPC ids' types), chosen by
+ * the client only to tell its requests apart: 256 bytes is room for any
+ * UUID, URL-ish or counter scheme a client uses (the SDKs send small
+ * integers), and an integer must be one every JSON peer reads exactly,
+ * within +-(2^53 - 1) (RFC 8259, I-JSON). */
+#define MCP_PROGRESS_TOKEN_MAX 256
+#define MCP_PROGRESS_TOKEN_INT_MAX ((INT64_C(1) << 53) - 1)
+/* 1: token is a progress token we echo; 0: absent or of another type (no
+ * progress, as before: never echoed); -E2BIG: a string or integer past the
+ * bounds above (the request is refused: invalid params). */
+int mcp_progress_token_check(json_object *token);
 
 /* Parses data as mcp_session_handle() does, with ret->error and
  * ret->error_code set (mcp_inbound_done() frees them) on -EBADMSG, when it
@@ -185,6 +208,15 @@ typedef struct McpPackageStats {
         uint64_t install_usec;
 } McpPackageStats;
 void mcp_server_package_stats(const McpServer *s, McpPackageStats *ret);
+
+/* The caller ("http:token:NAME") is no more: its token was removed or
+ * changed. Its tasks end (their runs stopped) and are forgotten, its
+ * sandbox sessions are closed through the broker. Its MCP sessions are the
+ * transport's to end, first. How many of each ended. */
+typedef struct McpCallerEnded {
+        unsigned tasks, sandbox_sessions;
+} McpCallerEnded;
+void mcp_server_end_caller(McpServer *s, const char *caller, McpCallerEnded *ret);
 
 /* Those of one caller ("http:token:NAME"), for /metrics. */
 unsigned mcp_server_caller_sandbox_sessions(const McpServer *s, const char *caller);

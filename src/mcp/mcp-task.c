@@ -644,6 +644,23 @@ void mcp_task_call_cancel(McpSession *s, json_object *id) {
                 }
 }
 
+unsigned mcp_tasks_end_caller(McpServer *server, const char *caller) {
+        unsigned n = 0;
+
+        assert(server);
+        assert(caller);
+
+        /* Gone, not cancelled and kept: nobody may read them, not even a
+         * caller of that name added again. A run still going is stopped. */
+        LIST_FOREACH_SAFE(tasks, t, next, server->tasks)
+                if (streq(t->caller, caller)) {
+                        task_log(t, LOG_INFO, "ended: its caller's token was revoked");
+                        task_free(t);
+                        n++;
+                }
+        return n;
+}
+
 void mcp_tasks_free_all(McpServer *server) {
         assert(server);
 

@@ -65,6 +65,10 @@ void mcp_tasks_session_gone(McpServer *server, McpSession *s);
 /* Every task ends (server shutdown): runs are stopped, nothing is sent. */
 void mcp_tasks_free_all(McpServer *server);
 
+/* Every task of caller ends, its run stopped, and is forgotten (its token
+ * was revoked); how many. */
+unsigned mcp_tasks_end_caller(McpServer *server, const char *caller);
+
 /* notifications/cancelled for request id of s: if it is a
  * subscriptions/listen, the subscription ends (stdio's way to end one). */
 void mcp_task_listener_cancel(McpSession *s, json_object *id);

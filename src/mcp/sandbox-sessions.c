@@ -216,32 +216,26 @@ static void on_closed(BrokerRequest *r, json_object *reply, BrokerError error, c
         close_free(c);
 }
 
-void sandbox_session_table_close_scope(SandboxSessionTable *t, const SandboxOwner *owner) {
+/* Asks the broker for op (session_close_scope, or session_close of id)
+ * on what owner has, without waiting for the answer. */
+static void close_start(SandboxSessionTable *t, const char *op, const char *caller, const char *scope,
+                        const char *id) {
         _cleanup_json_ json_object *msg = NULL;
-        bool any = false;
         Close *c;
 
         assert(t);
-        assert(owner);
-        assert(owner->caller);
+        assert(op);
+        assert(caller);
+        assert(scope);
 
-        if (isempty(owner->scope))
-                return;
-        LIST_FOREACH_SAFE(entries, e, n, t->entries)
-                if (streq(e->scope, owner->scope)) {
-                        entry_free(t, e);
-                        any = true;
-                }
-        if (!any)
-                return;
         if (t->n_closes >= CLOSES_MAX) {
                 log_warning("Too many sandbox session closes outstanding; these end when idle.");
                 return;
         }
         msg = json_object_new_object();
         c = new0(Close, 1);
-        if (!msg || !c || json_add_string(msg, "op", "session_close_scope") < 0 ||
-            json_add_string(msg, "caller", owner->caller) < 0 || json_add_string(msg, "scope", owner->scope) < 0) {
+        if (!msg || !c || json_add_string(msg, "op", op) < 0 || json_add_string(msg, "caller", caller) < 0 ||
+            json_add_string(msg, "scope", scope) < 0 || (id && json_add_string(msg, "session", id) < 0)) {
                 free(c);
                 (void) log_oom();
                 return;
@@ -255,4 +249,39 @@ void sandbox_session_table_close_scope(SandboxSessionTable *t, const SandboxOwne
         }
         LIST_PREPEND(closes, t->closes, c);
         t->n_closes++;
+}
+
+void sandbox_session_table_close_scope(SandboxSessionTable *t, const SandboxOwner *owner) {
+        bool any = false;
+
+        assert(t);
+        assert(owner);
+        assert(owner->caller);
+
+        if (isempty(owner->scope))
+                return;
+        LIST_FOREACH_SAFE(entries, e, n, t->entries)
+                if (streq(e->scope, owner->scope)) {
+                        entry_free(t, e);
+                        any = true;
+                }
+        if (any)
+                close_start(t, "session_close_scope", owner->caller, owner->scope, NULL);
+}
+
+unsigned sandbox_session_table_close_caller(SandboxSessionTable *t, const char *caller) {
+        unsigned n = 0;
+
+        assert(t);
+        assert(caller);
+
+        /* One by one, as session_close: those made in no scope (stateless
+         * requests) have none to close by. */
+        LIST_FOREACH_SAFE(entries, e, next, t->entries)
+                if (streq(e->caller, caller)) {
+                        close_start(t, "session_close", e->caller, e->scope, e->id);
+                        entry_free(t, e);
+                        n++;
+                }
+        return n;
 }

@@ -46,3 +46,7 @@ unsigned sandbox_session_table_alive_in_scope(SandboxSessionTable *t, const Sand
 /* The MCP session scope (caller's) ended: asks the broker to close its
  * sandbox sessions, without waiting for the answer, and forgets them. */
 void sandbox_session_table_close_scope(SandboxSessionTable *t, const SandboxOwner *owner);
+/* The caller is no more (its token was revoked): asks the broker to close
+ * each of its sandbox sessions, in any scope, as session_close does,
+ * without waiting for the answers, and forgets them. How many. */
+unsigned sandbox_session_table_close_caller(SandboxSessionTable *t, const char *caller);

@@ -17,8 +17,15 @@
 #include "macro.h"
 #include "util.h"
 
-/* A peer that lets this much of our output pile up unread is dropped. */
-#define MAX_PENDING_OUTPUT (64U * 1024U * 1024U)
+/* A peer is dropped, and its bytes freed, when more than this waits unread
+ * behind the line it is reading (out_mark): a reply of any size (a result
+ * may be several MiB) goes to a peer that keeps up, however slowly it reads
+ * that one, but what queues behind is small unless the peer stalls:
+ * progress notifications (under 1 KiB each: the token is bounded) of the
+ * calls it has running, and replies to what it sent before we stopped
+ * reading it (OUT_PAUSE_BYTES). A peer that reads at all takes 256 KiB in
+ * milliseconds. Everything out holds is charged in the budget, refusably. */
+#define OUT_BACKLOG_MAX (256U * 1024U)
 /* Past this much unread output we stop reading the peer's requests until it
  * has read: a peer that does not read cannot make us hold more and more. */
 #define OUT_PAUSE_BYTES (256U * 1024U)
@@ -38,10 +45,19 @@ struct LineConn {
         bool received;          /* a whole message came */
         bool read_eof, close_after_flush, closed;
 
-        Buffer out;             /* no limit of its own: MAX_PENDING_OUTPUT counts from out_off */
+        Buffer out;             /* no limit of its own: OUT_BACKLOG_MAX counts from out_mark */
         size_t out_off;
+        /* The end of what the peer is reading: the first line queued after
+         * it had read everything, and all that was queued when it got past
+         * that. */
+        size_t out_mark;
         MemCharge out_charge;   /* out, in budget, to the session's caller */
         bool in_paused;         /* reading stopped while out is full */
+        /* What was read but not yet handled: the rest of a read once out
+         * filled up behind one of its lines (at most one read; handled
+         * before anything new is read), and the source that handles it. */
+        Buffer rest;
+        sd_event_source *rest_defer;
 
         line_conn_closed_t on_closed;
         void *userdata;
@@ -90,6 +106,7 @@ static void conn_close(LineConn *c) {
                 return;
         c->closed = true;
         c->in_io = sd_event_source_disable_unref(c->in_io);
+        c->rest_defer = sd_event_source_disable_unref(c->rest_defer);
         c->out_io = sd_event_source_disable_unref(c->out_io);
         conn_schedule_check(c);
 }
@@ -119,24 +136,46 @@ static int flush_output(LineConn *c) {
                 }
                 c->out_off += (size_t) k;
         }
+        /* Past what it was reading: what came since is now. */
+        if (c->out_off >= c->out_mark)
+                c->out_mark = c->out.size;
         if (c->out_off == c->out.size)
-                c->out_off = c->out.size = 0;
+                c->out_off = c->out.size = c->out_mark = 0;
         return 0;
 }
 
-/* out counts in the memory budget while it lives. Never refused: the
- * core made room for a call's reply before it let it out, and what is
- * counted keeps the next calls out. */
-static void out_charge(LineConn *c) {
+/* out counts in the memory budget while it lives, bytes in all, to the
+ * session's caller. Refusable (-EBUSY, nothing changes): the peer decides
+ * how large its replies and how many its notifications are. What the core
+ * charged for the message already (a call's reply) is taken over first. */
+static int out_hold(LineConn *c, uint64_t bytes, MemCharge *donor) {
+        uint64_t before;
+        int r;
+
         assert(c);
 
         if (!c->out_charge.budget) {
-                if (!c->budget || !c->session || c->out.allocated == 0)
-                        return;
-                if (mem_charge_init(&c->out_charge, c->budget, mcp_session_caller(c->session)) < 0)
-                        return;         /* out of memory: uncounted */
+                if (!c->budget || !c->session || bytes == 0)
+                        return 0;
+                r = mem_charge_init(&c->out_charge, c->budget, mcp_session_caller(c->session));
+                if (r < 0)
+                        return r;
         }
-        mem_charge_force(&c->out_charge, c->out.allocated);
+        before = c->out_charge.bytes;
+        if (donor && donor->budget)
+                mem_charge_move(&c->out_charge, donor);
+        r = mem_charge_set(&c->out_charge, bytes);
+        if (r < 0)
+                /* What the donor held goes back with it: it was to be freed. */
+                (void) mem_charge_set(&c->out_charge, before);
+        return r;
+}
+
+/* Past this the peer's requests wait until it has read. */
+static bool out_full(const LineConn *c) {
+        assert(c);
+
+        return c->out.size - c->out_off > OUT_PAUSE_BYTES;
 }
 
 static int update_out_watch(LineConn *c) {
@@ -145,15 +184,20 @@ static int update_out_watch(LineConn *c) {
         assert(c);
 
         want = c->out.size > c->out_off;
-        pause = c->out.size - c->out_off > OUT_PAUSE_BYTES;
+        pause = out_full(c);
 
         if (!want && c->out.allocated > MEM_BUDGET_FREE)
                 /* A large reply went out: give its room back. */
                 buffer_free(&c->out);
-        out_charge(c);
+        (void) out_hold(c, c->out.allocated, NULL);     /* never more than before: cannot fail */
+        /* What was read already goes first, then new input. */
+        pause = pause || c->rest.size > 0;
         if (c->in_io && pause != c->in_paused &&
             sd_event_source_set_enabled(c->in_io, pause ? SD_EVENT_OFF : SD_EVENT_ON) >= 0)
                 c->in_paused = pause;
+        if (c->rest_defer)
+                (void) sd_event_source_set_enabled(c->rest_defer, c->rest.size > 0 && !out_full(c) ? SD_EVENT_ONESHOT
+                                                                                                 : SD_EVENT_OFF);
         if (c->out_io)
                 return sd_event_source_set_enabled(c->out_io, want ? SD_EVENT_ON : SD_EVENT_OFF);
         return 0;
@@ -173,7 +217,40 @@ static int on_out(sd_event_source *s, int fd, uint32_t revents, void *userdata) 
         return 0;
 }
 
-static int queue_line(LineConn *c, const char *json, size_t len) {
+/* The peer does not read: the connection ends, and what it held goes now. */
+static void out_drop(LineConn *c, size_t backlog) {
+        assert(c);
+
+        log_struct(LOG_WARNING,
+                   "MESSAGE=Peer does not read its replies (%zu bytes waiting behind what it reads), dropping the "
+                   "connection.", backlog,
+                   "MCP_TRANSPORT=%s", c->peer.transport ?: "stdio",
+                   "MCP_CALLER=%s", c->session ? mcp_session_caller(c->session) : "",
+                   "MCP_STREAM_BACKLOG_BYTES=%zu", backlog);
+        buffer_free(&c->out);
+        c->out_off = c->out_mark = 0;
+        (void) out_hold(c, 0, NULL);
+        conn_close(c);
+}
+
+/* Room for n more bytes, exactly (no doubling: what is allocated is what
+ * is charged), after moving what is unread to the front once the part
+ * already written is as large. */
+static size_t out_room_for(LineConn *c, size_t n) {
+        assert(c);
+
+        if (c->out_off > 0 && c->out_off >= c->out.size - c->out_off) {
+                memmove(c->out.data, c->out.data + c->out_off, c->out.size - c->out_off);
+                c->out.size -= c->out_off;
+                c->out_mark -= MIN(c->out_mark, c->out_off);
+                c->out_off = 0;
+        }
+        return MAX(c->out.allocated, c->out.size + n);
+}
+
+static int queue_line(LineConn *c, const char *json, size_t len, MemCharge *donor) {
+        size_t backlog, want, limit;
+        bool empty;
         int r;
 
         assert(c);
@@ -181,17 +258,34 @@ static int queue_line(LineConn *c, const char *json, size_t len) {
 
         if (c->closed)
                 return -EPIPE;
-        if (c->out.size - c->out_off + len + 1 > MAX_PENDING_OUTPUT) {
-                log_warning("Peer does not read its replies, dropping the connection.");
-                conn_close(c);
+        backlog = c->out.size - MAX(c->out_off, c->out_mark);
+        if (backlog > OUT_BACKLOG_MAX) {
+                out_drop(c, backlog);
                 return -ENOBUFS;
         }
-        r = buffer_reserve(&c->out, len + 1);
+        if (len >= SIZE_MAX / 2 - c->out.size)
+                return -ENOBUFS;
+        want = out_room_for(c, len + 1);
+        /* Charged before it is taken. */
+        r = out_hold(c, want, donor);
         if (r < 0)
                 return r;
+        /* Grows to exactly want: buffer_reserve() doubles up to the limit. */
+        limit = c->out.limit;
+        c->out.limit = want;
+        r = buffer_reserve(&c->out, len + 1);
+        c->out.limit = limit;
+        if (r < 0) {
+                (void) out_hold(c, c->out.allocated, NULL);
+                return r;
+        }
+        empty = c->out_off == c->out.size;
         memcpy(c->out.data + c->out.size, json, len);
         c->out.data[c->out.size + len] = '\n';
         c->out.size += len + 1;
+        /* The first line after the peer caught up is what it reads next. */
+        if (empty)
+                c->out_mark = c->out.size;
 
         if (flush_output(c) < 0) {
                 conn_close(c);
@@ -202,7 +296,9 @@ static int queue_line(LineConn *c, const char *json, size_t len) {
 }
 
 static int session_send(McpSession *s, const McpMessage *m, void *userdata) {
+        _cleanup_free_ char *busy = NULL;
         LineConn *c = userdata;
+        size_t len;
         int r = 0;
 
         assert(m);
@@ -210,7 +306,26 @@ static int session_send(McpSession *s, const McpMessage *m, void *userdata) {
 
         /* A request that ends unanswered needs nothing on a line stream. */
         if (m->json)
-                r = queue_line(c, m->json, m->len);
+                r = queue_line(c, m->json, m->len, m->charge);
+        if (r == -EBUSY && m->kind == MCP_MESSAGE_NOTIFICATION) {
+                /* Progress is a courtesy: skipped when it does not fit. */
+                log_debug("A notification of %zu bytes does not fit in the memory budget, skipped.", m->len);
+                r = 0;
+        } else if (r == -EBUSY) {
+                log_struct(LOG_WARNING,
+                           "MESSAGE=A reply of %zu bytes does not fit in the memory budget; sending \"server busy\".",
+                           m->len,
+                           "MCP_TRANSPORT=%s", c->peer.transport ?: "stdio",
+                           "MCP_CALLER=%s", mcp_session_caller(s));
+                r = jsonrpc_error_serialize(m->id, JSONRPC_SERVER_ERROR,
+                                            "Server busy: the reply does not fit in the server's memory budget now; "
+                                            "retry later", &busy, &len);
+                if (r >= 0)
+                        r = queue_line(c, busy, len, NULL);
+                if (r == -EBUSY || r == -ENOMEM)
+                        /* Not even that: the peer would wait for ever. */
+                        conn_close(c);
+        }
         conn_check_done(c);
         return r;
 }
@@ -240,7 +355,9 @@ static void too_long(LineConn *c) {
                 (void) log_oom();
                 return;
         }
-        (void) queue_line(c, msg, len);
+        if (queue_line(c, msg, len, NULL) == -EBUSY)
+                /* Not even this fits: the peer learns by the end of the stream. */
+                conn_close(c);
 }
 
 static void over_budget(LineConn *c) {
@@ -255,7 +372,9 @@ static void over_budget(LineConn *c) {
                 (void) log_oom();
                 return;
         }
-        (void) queue_line(c, msg, len);
+        if (queue_line(c, msg, len, NULL) == -EBUSY)
+                /* Not even this fits: the peer learns by the end of the stream. */
+                conn_close(c);
 }
 
 /* Room for n more bytes of a line (plus its NUL), charged to the budget
@@ -293,6 +412,70 @@ static void in_shrink(LineConn *c) {
         (void) mem_budget_grow_input(c->budget, have, c->in.allocated);
 }
 
+/* Handles the lines in data; once out is full behind one, what follows is
+ * kept in rest, for when the peer has read: replies to one read of small
+ * requests could otherwise be many times OUT_BACKLOG_MAX. */
+static void feed(LineConn *c, const char *data, size_t len) {
+        assert(c);
+        assert(data || len == 0);
+
+        for (const char *p = data, *end = data + len; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t n = (size_t) ((nl ? nl : end) - p);
+
+                if (c->skipping) {
+                        if (nl)
+                                c->skipping = false;
+                } else if (c->in.size + n > c->in.limit) {
+                        too_long(c);
+                        c->in.size = 0;
+                        c->skipping = !nl;
+                        in_shrink(c);
+                } else if (in_reserve(c, n) < 0) {
+                        over_budget(c);
+                        c->in.size = 0;
+                        c->skipping = !nl;
+                        in_shrink(c);
+                } else {
+                        memcpy(c->in.data + c->in.size, p, n);
+                        c->in.size += n;
+                        if (nl) {
+                                c->in.data[c->in.size] = 0;
+                                size_t l = c->in.size;
+                                c->in.size = 0;
+                                c->received = true;
+                                handle_line(c, c->in.data, l);
+                                if (c->closed)
+                                        return;
+                                in_shrink(c);
+                                if (out_full(c) && p + n + 1 < end) {
+                                        if (buffer_append(&c->rest, p + n + 1, (size_t) (end - p - n - 1)) < 0)
+                                                conn_close(c);  /* out of memory: a request would be lost */
+                                        (void) update_out_watch(c);
+                                        return;
+                                }
+                        }
+                }
+                p += n + (nl ? 1 : 0);
+        }
+}
+
+static int on_rest(sd_event_source *s, void *userdata) {
+        LineConn *c = userdata;
+        Buffer rest;
+
+        assert(c);
+
+        /* feed() may keep a new rest: it goes into c->rest again. */
+        rest = c->rest;
+        c->rest = BUFFER_INIT(c->rest.limit);
+        feed(c, rest.data, rest.size);
+        buffer_free(&rest);
+        if (!c->closed)
+                (void) update_out_watch(c);
+        return 0;
+}
+
 static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         LineConn *c = userdata;
         char buf[64 * 1024];
@@ -322,39 +505,7 @@ static int on_in(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
                 return 0;
         }
 
-        for (char *p = buf, *end = buf + k; p < end;) {
-                char *nl = memchr(p, '\n', (size_t) (end - p));
-                size_t n = (size_t) ((nl ? nl : end) - p);
-
-                if (c->skipping) {
-                        if (nl)
-                                c->skipping = false;
-                } else if (c->in.size + n > c->in.limit) {
-                        too_long(c);
-                        c->in.size = 0;
-                        c->skipping = !nl;
-                        in_shrink(c);
-                } else if (in_reserve(c, n) < 0) {
-                        over_budget(c);
-                        c->in.size = 0;
-                        c->skipping = !nl;
-                        in_shrink(c);
-                } else {
-                        memcpy(c->in.data + c->in.size, p, n);
-                        c->in.size += n;
-                        if (nl) {
-                                c->in.data[c->in.size] = 0;
-                                size_t l = c->in.size;
-                                c->in.size = 0;
-                                c->received = true;
-                                handle_line(c, c->in.data, l);
-                                if (c->closed)
-                                        return 0;
-                                in_shrink(c);
-                        }
-                }
-                p += n + (nl ? 1 : 0);
-        }
+        feed(c, buf, (size_t) k);
         return 0;
 }
 
@@ -401,12 +552,18 @@ int line_conn_new(sd_event *e, McpServer *server, int in_fd, int out_fd, const M
         c->userdata = userdata;
         c->in = BUFFER_INIT(max_line);
         c->out = BUFFER_INIT(SIZE_MAX);
+        c->rest = BUFFER_INIT(64 * 1024);
         if (buffer_reserve(&c->in, MIN(max_line, MEM_BUDGET_FREE)) < 0) {
                 line_conn_free(c);
                 return -ENOMEM;
         }
         (void) fd_nonblock(in_fd, true);
         (void) fd_nonblock(c->out_fd, true);
+        if (sd_event_add_defer(e, &c->rest_defer, on_rest, c) < 0 ||
+            sd_event_source_set_enabled(c->rest_defer, SD_EVENT_OFF) < 0) {
+                line_conn_free(c);
+                return -ENOMEM;
+        }
         if (sd_event_add_io(e, &c->out_io, c->out_fd, EPOLLOUT, on_out, c) < 0) {
                 /* Regular files cannot be polled; they never block either. */
                 c->out_io = NULL;
@@ -454,7 +611,7 @@ int line_conn_send_and_close(LineConn *c, const char *json) {
         assert(c);
         assert(json);
 
-        r = queue_line(c, json, strlen(json));
+        r = queue_line(c, json, strlen(json), NULL);
         c->close_after_flush = true;
         conn_check_done(c);
         return r;
@@ -467,6 +624,7 @@ LineConn *line_conn_free(LineConn *c) {
         c->closed = true;
         c->session = mcp_session_free(c->session);
         sd_event_source_disable_unref(c->in_io);
+        sd_event_source_disable_unref(c->rest_defer);
         sd_event_source_disable_unref(c->out_io);
         sd_event_source_disable_unref(c->defer);
         if (c->in_fd != c->out_fd)
@@ -475,6 +633,7 @@ LineConn *line_conn_free(LineConn *c) {
         mem_budget_release_input(c->budget, c->in.allocated);
         mem_charge_done(&c->out_charge);
         buffer_free(&c->in);
+        buffer_free(&c->rest);
         buffer_free(&c->out);
         sd_event_unref(c->event);
         free(c);

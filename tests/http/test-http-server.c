@@ -29,6 +29,7 @@
 #include "http-internal.h"
 #include "http-server.h"
 #include "macro.h"
+#include "mcp-internal.h"  /* mcp_server_set_progress_interval() */
 #include "mcp-server.h"
 #include "node-id.h"
 #include "test-helpers.h"
@@ -36,8 +37,9 @@
 #define TOKEN "t0ken"
 #define MAX_BODY 4096
 
-static uint16_t port, port_limits, port_flood;
+static uint16_t port, port_limits, port_flood, port_stream;
 static MemBudget flood_budget = { .max = 128 * 1024 };
+static MemBudget stream_budget = { .max = 64 << 20 };
 static unsigned failures;
 
 #define CHECK(cond, ...)                                                                \
@@ -685,6 +687,54 @@ static bool closed_by_server(int fd, uint64_t until) {
         }
 }
 
+/* Issue 37: a legacy stream whose client reads its endpoint and then
+ * nothing more, while progress of calls that never end goes to it (each
+ * millisecond, on the fourth server): dropped once more than a small
+ * backlog waits behind what it read (before: at 64 MiB), its session
+ * ended with its calls, and what it held given back (checked in main). */
+static void test_unread_stream(void) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port_stream),
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct timeval tv = { .tv_sec = 10 };
+        char token[201], body[512], path[128], *r, *req;
+        int fd, small = 4096;
+        const char *p;
+        uint16_t saved = port;
+
+        memset(token, 'k', sizeof token - 1);
+        token[sizeof token - 1] = 0;
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_TRUE(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) == 0);
+        ASSERT_TRUE(connect(fd, (struct sockaddr *) &sa, sizeof sa) == 0);
+        ASSERT_TRUE(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0);
+        port = port_stream;     /* build() and exchange() go there for now */
+        req = build("GET", "/sse", AUTH "Accept: text/event-stream\r\n", NULL, false);
+        send_all(fd, req, strlen(req));
+        free(req);
+        r = read_response(fd, "sessionId=");
+        p = strstr(r, "data: /messages?sessionId=");
+        CHECK(p, "unread stream: no endpoint: %.300s", r);
+        if (p) {
+                (void) snprintf(path, sizeof path, "%.*s", (int) strcspn(p + 6, "\r\n"), p + 6);
+                expect("unread stream: initialize", "POST", path, AUTH "MCP-Protocol-Version: 2024-11-05\r\n",
+                       INIT_BODY, 202, NULL);
+                for (int i = 0; i < 8; i++) {
+                        (void) snprintf(body, sizeof body,
+                                        "{\"jsonrpc\":\"2.0\",\"id\":\"wait%i\",\"method\":\"tools/call\",\"params\":{"
+                                        "\"name\":\"exec\",\"arguments\":{\"code\":\"1\"},\"_meta\":"
+                                        "{\"progressToken\":\"%s\"}}}", i, token);
+                        expect("unread stream: a call", "POST", path, AUTH, body, 202, NULL);
+                }
+                /* Reads nothing for a while, then everything there is. */
+                (void) usleep(3000 * 1000);
+                CHECK(closed_by_server(fd, mono_usec() + 10 * USEC_PER_SEC), "unread stream: not dropped");
+        }
+        free(r);
+        close(fd);
+        port = saved;
+}
+
 static void test_flood(void) {
         char half[128], *r;
         int fds[FLOOD_CLIENTS], fd;
@@ -872,6 +922,7 @@ static int child(void) {
         test_flood();
         test_budget();
         test_liveness();
+        test_unread_stream();
         fprintf(stderr, "client: %u failures\n", failures);
         return failures == 0 ? 0 : 1;
 }
@@ -965,8 +1016,8 @@ int main(void) {
         HttpAuth auth = {};
         struct sockaddr_un su = { .sun_family = AF_UNIX };
         sd_event *e = NULL;
-        McpServer *mcp = NULL;
-        HttpServer *h = NULL, *h2 = NULL, *h3 = NULL;
+        McpServer *mcp = NULL, *mcp4 = NULL;
+        HttpServer *h = NULL, *h2 = NULL, *h3 = NULL, *h4 = NULL;
         char dir[] = "/tmp/test-http-server.XXXXXX";
         int lfd, bfd, status = -1;
         unsigned activity = 0;
@@ -1046,6 +1097,24 @@ int main(void) {
                 ASSERT_EQ_INT(http_server_new(e, mcp, lfd3, &flood, &a3, NULL, NULL, &h3), 0);
         }
 
+        /* The fourth, for streams: progress every millisecond, a budget of its own. */
+        {
+                McpServerConfig c4 = cfg;
+                HttpServerConfig sc = HTTP_SERVER_CONFIG_DEFAULTS;
+                HttpAuth a4 = { .token = strdup(TOKEN), .check_host = true };
+                int lfd4;
+
+                c4.budget = &stream_budget;
+                ASSERT_EQ_INT(mcp_server_new(e, &c4, &mcp4), 0);
+                mcp_server_set_progress_interval(mcp4, 1000);
+                ASSERT_EQ_INT(http_listen("127.0.0.1:0", &lfd4), 0);
+                ASSERT_EQ_INT(http_socket_describe(lfd4, &loopback, &port_stream, &a4.bound_host), 0);
+                a4.port = port_stream;
+                sc.max_body = MAX_BODY;
+                sc.budget = &stream_budget;
+                ASSERT_EQ_INT(http_server_new(e, mcp4, lfd4, &sc, &a4, NULL, NULL, &h4), 0);
+        }
+
         pid = fork();
         ASSERT_TRUE(pid >= 0);
         if (pid == 0)
@@ -1065,8 +1134,12 @@ int main(void) {
                 ASSERT_EQ_U64(st.accepted, 0);
         }
 
+        /* The dropped stream's session and calls are gone, and all they held. */
+        ASSERT_EQ_U64(stream_budget.used, 0);
         http_server_quiesce(h);
         h = http_server_free(h);
+        h4 = http_server_free(h4);
+        mcp4 = mcp_server_free(mcp4);
         h2 = http_server_free(h2);
         h3 = http_server_free(h3);
         mcp = mcp_server_free(mcp);

@@ -12,6 +12,13 @@
 #   flood.py http SCENARIO PORT N HOLD  SCENARIO: slow-headers | slow-body | abandoned | sse | sessions
 #   flood.py stdio SOCKET N HOLD        N connections to the stdio socket that never speak; the probe
 #                                       is run by the caller (another uid); prints what each got
+#   flood.py http-token PORT N HOLD PID N stateless calls of HOLD seconds, each with a 2.5 MiB progressToken,
+#                                       whose streams are never read (issue 37, item 4), while the probe
+#                                       runs; "answers" classifies what each got first, "hwm_kib" is the
+#                                       highest VmHWM of PID seen
+#   flood.py http-unread PORT N PID     a legacy /sse stream read up to its endpoint and then never again,
+#                                       N calls of 1 MB of output each with progress on it: "eof" says
+#                                       whether the server ended the stream; RSS of PID before and after
 import json
 import os
 import socket
@@ -306,6 +313,117 @@ def stdio(path, n, hold_s):
     return {"scenario": "stdio-end", "closed_by_server": closed}
 
 
+def status_kib(pid, field):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def unread_socket(port, request):
+    """A connection that sends request and then reads nothing: a tiny receive buffer, so the server's
+    bytes stay on its side."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", port))
+    s.sendall(request)
+    return s
+
+
+def token_flood(port, n, hold_s, pid):
+    """Issue 37, item 4: a 2.5 MiB progress token is echoed in every progress notification, once a
+    second, into streams nobody reads."""
+    out = {"scenario": "token"}
+    probe = Prober(port)
+    probe.start()
+    token = "t" * (5 * 1024 * 1024 // 2)
+    socks = []
+    for k in range(n):
+        body = json.dumps({"jsonrpc": "2.0", "id": k + 1, "method": "tools/call", "params": {
+            "name": "exec", "arguments": {"code": "import time; time.sleep(%d)" % hold_s, "timeout_s": hold_s + 10},
+            "_meta": dict(META, progressToken=token + str(k))}}).encode()
+        head = ("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nContent-Type: application/json\r\n"
+                "Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n"
+                "Mcp-Method: tools/call\r\nMcp-Name: exec\r\nContent-Length: %d\r\n\r\n" % (port, len(body)))
+        try:
+            socks.append(unread_socket(port, head.encode() + body))
+        except OSError:
+            pass
+    hwm = 0
+    end = time.monotonic() + hold_s
+    while time.monotonic() < end:
+        hwm = max(hwm, status_kib(pid, "VmHWM") or 0)
+        time.sleep(0.5)
+    probe.stop.set()
+    probe.join()
+    out["opened"] = len(socks)
+    out["during"] = probe.result()
+    out["hwm_kib"] = hwm
+    answers = {}
+    for s in socks:
+        s.settimeout(2)
+        try:
+            b = s.recv(4096)
+        except OSError:
+            b = b""
+        kind = ("invalid-params" if b" 200 " in b.split(b"\r\n", 1)[0] and b"-32602" in b and b"progressToken" in b
+                else "stream" if b"text/event-stream" in b else "closed" if not b else "other")
+        answers[kind] = answers.get(kind, 0) + 1
+        s.close()
+    out["answers"] = answers
+    out["recovered_s"] = recover(port)
+    return out
+
+
+def unread_stream(port, n, pid):
+    """A stream that stops reading is dropped once its backlog passes the bound, and its bytes go."""
+    out = {"scenario": "unread", "rss_before_kib": status_kib(pid, "VmRSS")}
+    s = unread_socket(port, ("GET /sse HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: text/event-stream\r\n\r\n"
+                             % port).encode())
+    s.settimeout(10)
+    got = b""
+    while b"sessionId=" not in got or b"\n" not in got.split(b"sessionId=", 1)[1]:
+        b = s.recv(4096)
+        if not b:
+            raise SystemExit("the /sse stream ended before its endpoint")
+        got += b
+    sid = got.split(b"sessionId=", 1)[1].split(b"\n", 1)[0].decode()
+    init = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "flood", "version": "1"}}})
+    posted = []
+    for body in (init, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})):
+        st, _ = http_request(port, "POST", "/messages?sessionId=" + sid, {"Content-Type": "application/json"}, body)
+        posted.append(st)
+    for k in range(n):
+        body = json.dumps({"jsonrpc": "2.0", "id": k + 1, "method": "tools/call", "params": {
+            "name": "exec", "arguments": {"code": "import time; print('x' * 1000000); time.sleep(4)"},
+            "_meta": {"progressToken": k + 1}}})
+        st, _ = http_request(port, "POST", "/messages?sessionId=" + sid, {"Content-Type": "application/json"}, body)
+        posted.append(st)
+    out["posted"] = posted
+    # The calls end within seconds; a stream still open well after them was not dropped.
+    time.sleep(12)
+    s.settimeout(5)
+    eof = False
+    try:
+        while True:
+            b = s.recv(1 << 20)
+            if not b:
+                eof = True
+                break
+    except OSError as e:
+        eof = not isinstance(e, socket.timeout)
+    s.close()
+    out["eof"] = eof
+    time.sleep(2)
+    out["rss_after_kib"] = status_kib(pid, "VmRSS")
+    return out
+
+
 def main():
     a = sys.argv[1:]
     if a[:1] == ["http-probe"]:
@@ -316,6 +434,10 @@ def main():
         r = repro(int(a[1]))
     elif a[:1] == ["http"]:
         r = scenario_http(a[1], int(a[2]), int(a[3]), float(a[4]))
+    elif a[:1] == ["http-token"]:
+        r = token_flood(int(a[1]), int(a[2]), int(a[3]), int(a[4]))
+    elif a[:1] == ["http-unread"]:
+        r = unread_stream(int(a[1]), int(a[2]), int(a[3]))
     elif a[:1] == ["stdio"]:
         r = stdio(a[1], int(a[2]), float(a[3]))
     else:

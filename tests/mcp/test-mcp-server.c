@@ -1721,6 +1721,68 @@ TEST(test_progress) {
         env_done(&env);
 }
 
+/* Issue 37, item 4: a token is echoed in every progress notification of
+ * its call, so one past its bound is refused at once (invalid params), and
+ * no run starts; one at the bound is echoed. */
+TEST(test_progress_token_bound) {
+        _cleanup_free_ char *at = NULL, *past = NULL;
+        Env env;
+        Peer p;
+        json_object *r;
+        unsigned n;
+        bool started, running, queued;
+
+        at = malloc(MCP_PROGRESS_TOKEN_MAX + 2);
+        past = malloc(MCP_PROGRESS_TOKEN_MAX + 2);
+        ASSERT_TRUE(at && past);
+        memset(at, 'a', MCP_PROGRESS_TOKEN_MAX);
+        at[MCP_PROGRESS_TOKEN_MAX] = 0;
+        memset(past, 'b', MCP_PROGRESS_TOKEN_MAX + 1);
+        past[MCP_PROGRESS_TOKEN_MAX + 1] = 0;
+
+        env_init(&env, 1, 2);
+        peer_open(&env, &p, "stdio");
+        initialize(&p, "2025-11-25");
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"past\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":\"%s\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#sleep 150\"}}}", past);
+        r = reply_to(&p, "past");
+        ASSERT_TRUE(r);
+        ASSERT_EQ_INT(error_code(r), JSONRPC_INVALID_PARAMS);
+        ASSERT_TRUE(strstr(error_message(r), "progressToken"));
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"big\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":9007199254740992},\"name\":\"exec\",\"arguments\":{\"code\":\"#sleep 150\"}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "big")), JSONRPC_INVALID_PARAMS);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"neg\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":-9007199254740992},\"name\":\"exec\",\"arguments\":{\"code\":\"#sleep 150\"}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "neg")), JSONRPC_INVALID_PARAMS);
+        /* Any request: the rule is about the token, not the method. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ping\",\"method\":\"ping\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":18446744073709551615}}}");
+        ASSERT_EQ_INT(error_code(reply_to(&p, "ping")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(env.broker->n_runs, 0);
+
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"at\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":\"%s\"},\"name\":\"exec\",\"arguments\":{\"code\":\"#sleep 150\"}}}", at);
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"max\",\"method\":\"tools/call\",\"params\":{\"_meta\":"
+                  "{\"progressToken\":9007199254740991},\"name\":\"exec\",\"arguments\":{\"code\":\"#sleep 150\"}}}");
+        r = wait_reply(&env, &p, "at");
+        ASSERT_FALSE(json_get(r, "error"));
+        check_progress(&p, at, true, &n, &started, &running, &queued);
+        ASSERT_TRUE(n >= 1);
+        ASSERT_FALSE(json_get(wait_reply(&env, &p, "max"), "error"));
+        check_progress(&p, "9007199254740991", false, &n, &started, &running, &queued);
+        ASSERT_TRUE(n >= 1);
+        peer_close(&p);
+        env_done(&env);
+
+        ASSERT_EQ_INT(mcp_progress_token_check(NULL), 0);
+        {
+                json_object *f = json_object_new_double(1.5);
+                ASSERT_EQ_INT(mcp_progress_token_check(f), 0);
+                json_object_put(f);
+        }
+}
+
 TEST(test_concurrency) {
         Env env;
         Peer p, q;
@@ -2106,6 +2168,7 @@ int main(void) {
         RUN(test_cancel_running);
         RUN(test_cancel_queued);
         RUN(test_progress);
+        RUN(test_progress_token_bound);
         RUN(test_concurrency);
         RUN(test_session_free_queued);
         RUN(test_duplicate_id);

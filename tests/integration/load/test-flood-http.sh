@@ -14,6 +14,11 @@
 #      margin.
 # After all of it the front end's fds are back to their count after the warm-up, its RSS grew
 # by less than 16 MiB, and no run unit is left.
+#   3. what clients make a stream hold (issue 37, item 4): 12 calls with a 2.5 MiB progressToken
+#      on streams never read are refused as invalid params (before: the token, echoed in every
+#      progress notification, had the front end SIGKILLed), MainPID and NRestarts unchanged, a
+#      witness served throughout; a legacy stream that stops reading while 1 MB results and
+#      progress are sent to it is dropped, and the front end's RSS is back within 16 MiB.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 PORT=8080
@@ -102,4 +107,32 @@ log "after the floods: VmRSS $E_RSS0 -> $E_RSS1 KiB, fds $E_FD0 -> $(fd_count "$
 if [[ -z ${MCP_TEST_SANITIZE-} ]]; then
     ((E_RSS1 - E_RSS0 < 16384)) || fail "the front end grew by $((E_RSS1 - E_RSS0)) KiB over the floods"
 fi
+
+# --- 3. what clients make a stream hold (issue 37, item 4) --------------------------------------
+# 12 calls with a 2.5 MiB progressToken whose streams nobody reads: the token is refused at once
+# (invalid params), so nothing echoes it; before, every progress notification copied it into
+# the unread streams until the front end was SIGKILLed. A witness is served throughout.
+set_config MCP_EXEC_IDLE_EXIT_S=600
+restart_http
+warm_up
+E_PID=$(pid_of mcp-exec.service) E_NR=$(bx systemctl show -P NRestarts mcp-exec.service)
+out=$(flood http-token "$PORT" 12 20 "$E_PID") || fail "flood.py http-token failed: $out"
+log "progress tokens: $out"
+[[ $(pid_of mcp-exec.service) == "$E_PID" && $(bx systemctl show -P NRestarts mcp-exec.service) == "$E_NR" ]] ||
+    fail "progress tokens: the front end was killed or restarted (MainPID $E_PID -> $(pid_of mcp-exec.service))"
+check "$out" 'r["answers"] == {"invalid-params": 12}' "progress tokens: not all refused as invalid params"
+check "$out" 'r["during"]["hang"] == 0 and r["during"]["other"] == 0 and r["during"]["ok"] >= 3' \
+    "progress tokens: the witness was not served throughout"
+# A legacy stream read up to its endpoint and then never again, with 8 results of 1 MB and their
+# progress sent to it: dropped once more than a small backlog waits behind what it reads (before:
+# up to 64 MiB per stream), its session ended, its bytes given back.
+out=$(flood http-unread "$PORT" 8 "$E_PID") || fail "flood.py http-unread failed: $out"
+log "unread stream: $out"
+check "$out" 'r["posted"] == [202] * 10' "unread stream: the calls were not accepted"
+check "$out" 'r["eof"]' "unread stream: not dropped"
+[[ $(pid_of mcp-exec.service) == "$E_PID" ]] || fail "unread stream: the front end was killed or restarted"
+if [[ -z ${MCP_TEST_SANITIZE-} ]]; then
+    check "$out" 'r["rss_after_kib"] - r["rss_before_kib"] < 16384' "unread stream: its memory was not given back"
+fi
+assert_clean 30
 pass

@@ -16,7 +16,9 @@
 #             name's sandbox session cannot be used or closed with another name's token, nor its
 #             MCP session (404);
 #             systemctl reload picks up an added name and drops a removed one with the same
-#             MainPID; a world-readable file on reload is refused and the old set stays; at the cap
+#             MainPID, ending what the removed one made (its task, sandbox sessions, MCP sessions and
+#             stream; issue 37, item 8), which the name given again later does not see; a
+#             world-readable file on reload is refused and the old set stays; at the cap
 #             one name's flood of initializes ends its own empty sessions, not another's; with more
 #             than one name, one name's held streams get at most half of the sessions; /metrics
 #             shows the names; no token text is in /metrics, the journal or systemctl show
@@ -139,11 +141,39 @@ done
 grep -q '^mcp_exec_http_caller_sandbox_sessions{caller="alice"} 4$' <<<"$metrics" ||
     fail "names: /metrics does not count alice's 4 sandbox sessions: $(grep caller <<<"$metrics")"
 
-# Reload: dave is added, alice removed, without a restart.
+# Alice also has a task running (2026-07-28, the tasks extension) and a legacy stream open.
+stateless() { # TOKEN METHOD NAME BODY
+    bx curl -s --max-time 30 -H "X-MCP-AUTH: $1" -H 'Content-Type: application/json' \
+        -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28' \
+        -H "Mcp-Method: $2" -H "Mcp-Name: $3" -d "$4" "$URL/mcp"
+}
+META='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+META+='"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}'
+out=$(stateless "$TOK_A" tools/call exec \
+    '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"exec","arguments":{"code":"import time\ntime.sleep(300)","timeout_s":300},'"$META"'}}')
+jcheck "$out" 'r["result"]["resultType"] == "task" and r["result"]["status"] == "working"' "names: alice's task did not start"
+A_TASK=$(jget "$out" 'r["result"]["taskId"]')
+task_of() { # TOKEN: tasks/get of alice's task
+    stateless "$1" tasks/get "$A_TASK" '{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"'"$A_TASK"'",'"$META"'}}'
+}
+jcheck "$(task_of "$TOK_A")" 'r["result"]["status"] == "working"' "names: alice cannot see her task"
+wait_for 15 found active_run_units || fail "names: alice's task has no run unit"
+bx rm -f /run/alice-sse.rc
+bx sh -c "curl -sN --max-time 120 -H 'X-MCP-AUTH: $TOK_A' -H 'Accept: text/event-stream' $URL/sse >/dev/null 2>&1; echo \$? >/run/alice-sse.rc" &
+SSE_PID=$!
+at_exit "kill $SSE_PID 2>/dev/null"
+sse_open() { local o; o=$(bx curl -s --max-time 10 -H "X-MCP-AUTH: $TOK_C" "$URL/metrics") && grep -q '^mcp_exec_http_streams [1-9]' <<<"$o"; }
+wait_for 10 sse_open || fail "names: alice's /sse stream did not open"
+n_sessions=$(session_units --state=active | wc -l)
+
+# Reload: dave is added, alice removed, without a restart; whatever alice's token made ends
+# (issue 37, item 8): her task (its run stopped), her 4 sandbox sessions, her MCP sessions and
+# her stream, and the journal says so by name, never by token.
 PID=$(pid_of)
 [[ -n $PID && $PID != 0 ]] || fail "names: mcp-exec.service does not run"
 dave_ok() { local o; o=$(iso clients 1 "$TOK_D") && [[ $(jget "$o" 'r["ok"]') == 1 ]]; }
 dave_ok && fail "names: dave was served before he was added"
+rcursor=$(journal_cursor)
 write_tokens 0640 "bob $TOK_B" "carol $TOK_C" "dave $TOK_D"
 bx systemctl reload mcp-exec.service || fail "names: systemctl reload mcp-exec.service failed"
 wait_for 15 dave_ok || fail "names: an added token does not work after the reload"
@@ -151,6 +181,31 @@ wait_for 15 dave_ok || fail "names: an added token does not work after the reloa
 st=$(bx curl -s -o /dev/null -w '%{http_code}' --max-time 10 -H "X-MCP-AUTH: $TOK_A" -H 'Content-Type: application/json' \
     -H 'Accept: application/json, text/event-stream' -d '{}' "$URL/mcp")
 [[ $st == 401 ]] || fail "names: a removed token got $st after the reload, want 401"
+ended() {
+    journal_since "$rcursor" -u mcp-exec.service -o verbose |
+        awk '/MCP_HTTP_TOKEN_NAME=alice$/ { a = 1 } /MCP_ENDED_TASKS=1$/ { t = 1 } /MCP_ENDED_SANDBOX_SESSIONS=4$/ { s = 1 }
+             /MCP_ENDED_STREAMS=[1-9]/ { st = 1 } END { exit !(a && t && s && st) }'
+}
+wait_for 10 ended || fail "names: the journal does not say what alice's revoked token ended:
+$(journal_since "$rcursor" -u mcp-exec.service -o cat | tail -5)"
+wait_for 30 bx test -s /run/alice-sse.rc || fail "names: alice's /sse stream is still open after the reload"
+no_active_runs() { [[ -z $(active_run_units) ]]; }
+wait_for 30 no_active_runs || fail "names: alice's task still runs after the reload: $(active_run_units)"
+# Alice's 4 end; dave_ok made one of dave's.
+fewer_sessions() { (($(session_units --state=active | wc -l) <= n_sessions - 4 + 1)); }
+wait_for 30 fewer_sessions || fail "names: alice's sandbox sessions live on after the reload ($n_sessions before)"
+# The name given again, with a new token, finds nothing of hers.
+TOK_A2=tka2-$RANDOM$RANDOM$RANDOM$RANDOM
+write_tokens 0640 "bob $TOK_B" "carol $TOK_C" "dave $TOK_D" "alice $TOK_A2"
+bx systemctl reload mcp-exec.service || fail "names: the reload adding alice again failed"
+alice2_ok() { local o; o=$(iso clients 1 "$TOK_A2") && [[ $(jget "$o" 'r["ok"]') == 1 ]]; }
+wait_for 15 alice2_ok || fail "names: alice's new token does not work"
+jcheck "$(task_of "$TOK_A2")" '"error" in r' "names: the name given again sees the old task"
+out=$(iso call "$TOK_A2" "$A_SID" exec '{"code":"print(1)"}')
+jcheck "$out" 'r["status"] == 404' "names: the name given again reached the old MCP session"
+out=$(iso call "$TOK_A2" "$(jget "$(iso init "$TOK_A2")" 'r["sid"]')" exec "{\"code\":\"print(y)\",\"session\":\"$A_HANDLE\"}")
+jcheck "$out" 'r["status"] == 200 and r["result"]["isError"]' "names: the name given again used the old sandbox session"
+log "names: a revoked token's task, sandbox sessions, MCP sessions and stream ended; the name anew sees none"
 # A file others may read is refused on reload; the old set stays.
 write_tokens 0644 "bob $TOK_B"
 bx systemctl reload mcp-exec.service || fail "names: the second reload failed"
