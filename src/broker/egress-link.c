@@ -305,7 +305,7 @@ static int on_end_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         EgressLink *l = userdata;
 
         if (!l->ended)
-                log_warning("egressd sent no final counts for run %s in time; its result counts what was reported.",
+                log_warning("egressd sent no final counts for run %s (gone, or not in time); its result counts what was reported.",
                             l->run_id);
         l->end_timer = sd_event_source_disable_unref(l->end_timer);
         link_close(l);
