@@ -75,6 +75,7 @@ Client *client_free(Client *c) {
         c->control = safe_close(c->control);
         /* egressd cuts the run's connections now. */
         c->egress = egress_link_free(c->egress);
+        json_object_put(c->exit_event);
         free(c->network);
         json_object_put(c->packages);
         client_release_slot(c);
@@ -269,18 +270,33 @@ static int run_exit_event(Client *c, Run *run, const RunResult *res, const char 
                                                    : json_add_int(j, "memory_peak_bytes", (int64_t) res->memory_peak);
         if (r >= 0)
                 r = json_build_into(j, JB_STR("result", res->unit_result ?: ""), JB_BOOL("warm", c->warm), JB_END);
-        if (r >= 0 && c->egress) {
-                /* What egressd reported until now: a connection it ends
-                 * only after the unit is gone is in its journal, not here. */
-                json_object *e = NULL;
-                r = egress_link_stats(c->egress, false, &e);
-                if (r >= 0)
-                        r = json_add(j, "egress", e);
-        }
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(j);
         return 0;
+}
+
+/* The run's "exit" goes out, with its egress counts. */
+static void client_send_exit(Client *c, json_object *j) {
+        json_object *e = NULL;
+
+        assert(c);
+        assert(j);
+
+        if (c->egress && (egress_link_stats(c->egress, false, &e) < 0 || json_add(j, "egress", e) < 0))
+                (void) client_send_oom(c);
+        else
+                (void) broker_send(c->fd, j, NULL, 0);
+}
+
+/* egressd's final counts are in (or its time is up): the held "exit" goes,
+ * and the client with it. */
+static void on_egress_ended(EgressLink *l, void *userdata) {
+        Client *c = userdata;
+
+        if (c->exit_event && !client_is_gone(c))
+                client_send_exit(c, c->exit_event);
+        client_free(c);
 }
 
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
@@ -299,8 +315,13 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
                 else if (run_exit_event(c, run, res, sig, &j) < 0)
                         (void) client_send_oom(c);
-                else
-                        (void) broker_send(c->fd, j, NULL, 0);
+                else if (c->egress && egress_link_end(c->egress, EGRESS_LINK_END_TIMEOUT_USEC, on_egress_ended, c) > 0) {
+                        /* What the run left open is cut now and counted:
+                         * the result waits for egressd's final counts. */
+                        c->timer = sd_event_source_disable_unref(c->timer);
+                        c->exit_event = TAKE_PTR(j);
+                } else
+                        client_send_exit(c, j);
         }
         /* The result goes out first. A replacement's start (PID 1) and the
          * log line (journald) each take a core for a while, which the front
@@ -330,6 +351,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_EGRESS_POLICY=%s", c->network ?: "",
                    "MCP_WARM=%i", c->warm,
                    "MCP_PACKAGES=%zu", packages_count(c->packages));
+        if (c->exit_event)
+                return;         /* on_egress_ended() frees it */
         /* One connection, one run. */
         client_free(c);
 }

@@ -78,6 +78,9 @@ struct Client {
          * the run's life; its feed goes to the launcher as a fifth fd. */
         char *network;
         EgressLink *egress;
+        /* The run's "exit", held until egressd's final counts are in
+         * (egress_link_end()), so that they count what was cut at its end. */
+        json_object *exit_event;
         /* Packages on demand (issue 23): the request's specs (packages.h),
          * NULL for none; a session_create's become its session's. */
         json_object *packages;

@@ -24,6 +24,11 @@ struct EgressLink {
         char *policy;
         char run_id[33];
         bool ready, notified;
+        /* egress_link_end(): waiting for "ended" (end_timer), then done. */
+        sd_event_source *end_timer;
+        bool ended;
+        egress_link_ended_t on_ended;
+        void *ended_userdata;
         EgressCounts counts, mark;
         EgressCounts *totals;
         egress_link_ready_t on_ready;
@@ -49,6 +54,40 @@ static void link_close(EgressLink *l) {
 
         l->io = sd_event_source_disable_unref(l->io);
         l->fd = safe_close(l->fd);
+        /* Nothing more comes: egress_link_end()'s done is due, from its
+         * timer at once (never from within egress_link_stats() and its
+         * caller). */
+        if (l->end_timer)
+                (void) sd_event_source_set_time_relative(l->end_timer, 0);
+}
+
+static void add_counts(EgressLink *l, EgressVerdict v, uint64_t n, uint64_t up, uint64_t down) {
+        l->counts.connections[v] += n;
+        l->counts.bytes_up += up;
+        l->counts.bytes_down += down;
+        if (l->totals) {
+                l->totals->connections[v] += n;
+                l->totals->bytes_up += up;
+                l->totals->bytes_down += down;
+        }
+}
+
+/* egressd's counts of the whole run: what our reports lack (the connections
+ * cut at the end, reports a full socket lost) is added. */
+static void add_final(EgressLink *l, json_object *msg) {
+        json_object *conns = NULL;
+        int64_t up = json_get_int64(msg, "bytes_up", 0), down = json_get_int64(msg, "bytes_down", 0);
+
+        if (json_object_object_get_ex(msg, "connections", &conns) && json_object_is_type(conns, json_type_object))
+                for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++) {
+                        int64_t n = json_get_int64(conns, egress_verdict_to_string(v), 0);
+                        if (n > 0 && (uint64_t) n > l->counts.connections[v])
+                                add_counts(l, v, (uint64_t) n - l->counts.connections[v], 0, 0);
+                }
+        if (up > 0 && (uint64_t) up > l->counts.bytes_up)
+                add_counts(l, 0, 0, (uint64_t) up - l->counts.bytes_up, 0);
+        if (down > 0 && (uint64_t) down > l->counts.bytes_down)
+                add_counts(l, 0, 0, 0, (uint64_t) down - l->counts.bytes_down);
 }
 
 static void add_report(EgressLink *l, json_object *msg) {
@@ -60,14 +99,7 @@ static void add_report(EgressLink *l, json_object *msg) {
                             l->run_id);
                 v = EGRESS_VERDICT_BAD_REQUEST;
         }
-        l->counts.connections[v]++;
-        l->counts.bytes_up += (uint64_t) MAX(up, 0);
-        l->counts.bytes_down += (uint64_t) MAX(down, 0);
-        if (l->totals) {
-                l->totals->connections[v]++;
-                l->totals->bytes_up += (uint64_t) MAX(up, 0);
-                l->totals->bytes_down += (uint64_t) MAX(down, 0);
-        }
+        add_counts(l, v, 1, (uint64_t) MAX(up, 0), (uint64_t) MAX(down, 0));
 }
 
 static bool fd_is_seqpacket(int fd) {
@@ -113,6 +145,11 @@ static int read_one(EgressLink *l) {
         if (l->ready && streq_ptr(event, "conn") && n_fds == 0) {
                 add_report(l, msg);
                 return 1;
+        }
+        if (l->ready && l->end_timer && streq_ptr(event, "ended") && n_fds == 0) {
+                add_final(l, msg);
+                l->ended = true;
+                return -ECONNRESET;     /* link_close() calls done */
         }
         log_warning("egressd sent an unexpected packet for run %s; closing its control connection.", l->run_id);
         link_notify(l, -EBADMSG, "mcp-exec-egressd broke its protocol");
@@ -264,11 +301,53 @@ void egress_link_mark(EgressLink *l) {
         l->mark = l->counts;
 }
 
+static int on_end_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        EgressLink *l = userdata;
+
+        if (!l->ended)
+                log_warning("egressd sent no final counts for run %s (gone, or not in time); its result counts what was reported.",
+                            l->run_id);
+        l->end_timer = sd_event_source_disable_unref(l->end_timer);
+        link_close(l);
+        /* Last: done may free l. */
+        l->on_ended(l, l->ended_userdata);
+        return 0;
+}
+
+int egress_link_end(EgressLink *l, uint64_t timeout_usec, egress_link_ended_t done, void *userdata) {
+        _cleanup_json_ json_object *msg = NULL;
+        int r;
+
+        assert(l);
+        assert(done);
+
+        if (!l->ready || l->fd < 0 || l->end_timer)
+                return 0;
+        /* What is queued first: a full socket would refuse "end". */
+        read_queued(l);
+        if (l->fd < 0)
+                return 0;
+        r = json_build(&msg, JB_STR("op", "end"), JB_END);
+        if (r >= 0)
+                r = broker_send(l->fd, msg, NULL, 0);
+        if (r >= 0)
+                r = sd_event_add_time_relative(l->event, &l->end_timer, CLOCK_MONOTONIC, timeout_usec, 0,
+                                               on_end_timer, l);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot ask egressd for the final counts of run %s: %m", l->run_id);
+                return 0;
+        }
+        l->on_ended = done;
+        l->ended_userdata = userdata;
+        return 1;
+}
+
 EgressLink *egress_link_free(EgressLink *l) {
         if (!l)
                 return NULL;
         sd_event_source_disable_unref(l->io);
         sd_event_source_disable_unref(l->timer);
+        sd_event_source_disable_unref(l->end_timer);
         safe_close(l->fd);
         safe_close(l->feed);
         free(l->policy);

@@ -17,6 +17,11 @@
 /* How long egressd (socket-activated: it may have to start) has to hand
  * over the feed. */
 #define EGRESS_LINK_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* How long a run's result waits for egressd's final counts after its unit
+ * is gone (egress_link_end()). egressd answers "end" in the same turn of its
+ * loop, so this only bounds a stuck or overloaded egressd: the result then
+ * goes out with what was reported. */
+#define EGRESS_LINK_END_TIMEOUT_USEC (2 * USEC_PER_SEC)
 
 /* What egressd reported, added up: of one link, and of all (/metrics). */
 typedef struct EgressCounts {
@@ -52,6 +57,15 @@ int egress_link_take_feed(EgressLink *l);
  * egress_link_mark() if since_mark. */
 int egress_link_stats(EgressLink *l, bool since_mark, json_object **ret);
 void egress_link_mark(EgressLink *l);
+
+/* The run's unit is gone: asks egressd to cut what the run still has open
+ * and to send its final counts, which are added to the link's (connections
+ * cut at the end, and reports a full socket lost). Returns 1 when done will
+ * be called (from the event loop, once, within timeout_usec; the link stays
+ * the caller's, who may free it in done); 0 when there is nothing to wait
+ * for (no feed was ever handed over, or egressd is gone). */
+typedef void (*egress_link_ended_t)(EgressLink *l, void *userdata);
+int egress_link_end(EgressLink *l, uint64_t timeout_usec, egress_link_ended_t done, void *userdata);
 
 EgressLink *egress_link_free(EgressLink *l);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EgressLink *, egress_link_free);

@@ -27,7 +27,12 @@
 #define IN_MAX MAX((size_t) EGRESS_REQUEST_HEAD_MAX, (size_t) EGRESS_TLS_PEEK_MAX)
 /* Upstream to client, and our own answers. */
 #define OUT_MAX ((size_t) 16384)
-#define HEAD_USEC (10 * USEC_PER_SEC)          /* request head, ClientHello */
+/* The request head and the ClientHello. An idle connection holds one of its
+ * run's max_connections from the moment it is taken, so this only bounds
+ * how long a run can park its own slots: clients send the head right after
+ * the connect, and 10 s leaves room for a sandbox starved of CPU (its
+ * CPUQuota=) between the connect and the write. */
+#define HEAD_USEC (10 * USEC_PER_SEC)
 #define CONNECT_USEC (30 * USEC_PER_SEC)       /* lookup and connect */
 #define IDLE_USEC (120 * USEC_PER_SEC)         /* relay without a byte */
 #define DRAIN_USEC (2 * USEC_PER_SEC)
@@ -58,7 +63,6 @@ struct EgressConn {
         EgressVerdict verdict;
         bool cut;
         EgressRequest req;
-        bool admitted;
         EgressLookup *lookup;
         ConnAddr addrs[ADDRS_MAX];
         size_t n_addrs, next_addr;
@@ -85,8 +89,8 @@ static void conn_free(EgressConn *c) {
         sd_event_source_disable_unref(c->timer);
         safe_close(c->cfd);
         safe_close(c->ufd);
-        if (c->admitted)
-                egress_run_release(c->run);
+        assert(c->run->n_conns > 0);
+        c->run->n_conns--;
         LIST_REMOVE(conns, c->run->conns, c);
         c->run->server->n_conns--;
         egress_request_done(&c->req);
@@ -300,7 +304,6 @@ static void connect_next(EgressConn *c) {
 static void conn_decide(EgressConn *c) {
         EgressRun *run = c->run;
         const char *why;
-        char buf[128];
         int r;
 
         if (egress_host_is_ip_literal(c->req.host))
@@ -313,10 +316,10 @@ static void conn_decide(EgressConn *c) {
                                    "blocked by policy \"%s\": %s:%u is not in it", run->policy->name, c->req.host,
                                    (unsigned) c->req.port);
         }
-        why = egress_run_admit(run, buf, sizeof buf);
+        /* The connection itself was counted when it was taken (feed_one()). */
+        why = egress_run_admit(run);
         if (why)
                 return conn_refuse(c, EGRESS_VERDICT_CAP, "403 Forbidden", "%s", why);
-        c->admitted = true;
 
         r = egress_resolve(run->server->resolver, c->req.host, on_resolved, c, &c->lookup);
         if (r == -EBUSY)
@@ -606,6 +609,7 @@ int egress_conn_new(EgressRun *run, int fd) {
         c->cfd = c->ufd = -EBADF;
         c->verdict = EGRESS_VERDICT_BAD_REQUEST;
         LIST_PREPEND(conns, run->conns, c);
+        run->n_conns++;
         run->server->n_conns++;
 
         r = sd_event_add_io(run->server->event, &c->cio, cfd, EPOLLIN, on_client, c);

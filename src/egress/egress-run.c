@@ -32,6 +32,13 @@ EgressRun *egress_run_free(EgressRun *r) {
         /* The run is over: cut its connections at once, each still logged. */
         while (r->conns)
                 egress_conn_end(r->conns);
+        if (r->n_refused > 1 || r->n_bad_handovers > 0)
+                log_struct(LOG_WARNING,
+                           "MESSAGE=Run %.12s: %" PRIu64 " connections closed at once over its cap, %" PRIu64
+                           " bad hand-overs on its feed", r->run_id, r->n_refused, r->n_bad_handovers,
+                           "MCP_RUN=%.12s", r->run_id,
+                           "EGRESS_REFUSED_AT_ONCE=%" PRIu64, r->n_refused,
+                           "EGRESS_BAD_HANDOVERS=%" PRIu64, r->n_bad_handovers);
         sd_event_source_disable_unref(r->control_io);
         sd_event_source_disable_unref(r->feed_io);
         sd_event_source_disable_unref(r->timer);
@@ -44,22 +51,10 @@ EgressRun *egress_run_free(EgressRun *r) {
         return NULL;
 }
 
-const char *egress_run_admit(EgressRun *r, char *buf, size_t size) {
+const char *egress_run_admit(EgressRun *r) {
         assert(r);
 
-        if (r->bytes >= r->max_bytes)
-                return "byte cap of this run reached";
-        if (r->n_admitted >= r->max_connections) {
-                (void) snprintf(buf, size, "connection cap of this run reached (%" PRIu64 ")", r->max_connections);
-                return buf;
-        }
-        r->n_admitted++;
-        return NULL;
-}
-
-void egress_run_release(EgressRun *r) {
-        assert(r && r->n_admitted > 0);
-        r->n_admitted--;
+        return r->bytes >= r->max_bytes ? "byte cap of this run reached" : NULL;
 }
 
 uint64_t egress_run_bytes_left(const EgressRun *r) {
@@ -70,9 +65,35 @@ void egress_run_add_bytes(EgressRun *r, uint64_t n) {
         r->bytes += n;
 }
 
+/* Counts a connection that ended and tells the broker. At the run's end
+ * (ending) the "ended" packet carries the counts instead. */
+static void conn_report(EgressRun *r, EgressVerdict v, const char *host, uint16_t port, uint64_t bytes_up,
+                        uint64_t bytes_down) {
+        _cleanup_json_ json_object *j = NULL;
+
+        assert(r);
+        assert(v >= 0 && v < _EGRESS_VERDICT_MAX);
+
+        r->ended[v]++;
+        r->bytes_up += bytes_up;
+        r->bytes_down += bytes_down;
+        if (r->control_fd < 0 || r->ending ||
+            json_build(&j,
+                       JB_STR("event", "conn"),
+                       JB_STR("verdict", egress_verdict_to_string(v)),
+                       JB_STR("host", host),
+                       JB_INT("port", port),
+                       JB_INT("bytes_up", (int64_t) MIN(bytes_up, (uint64_t) INT64_MAX)),
+                       JB_INT("bytes_down", (int64_t) MIN(bytes_down, (uint64_t) INT64_MAX)),
+                       JB_END) < 0)
+                return;
+        /* Accounting: a broker that does not read loses reports, never
+         * stalls us (the socket is non-blocking); "ended" sums them up. */
+        (void) broker_send(r->control_fd, j, NULL, 0);
+}
+
 void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint16_t port, uint64_t bytes_up,
                            uint64_t bytes_down, bool cut) {
-        _cleanup_json_ json_object *j = NULL;
         const char *verdict = egress_verdict_to_string(v);
 
         assert(r);
@@ -89,20 +110,7 @@ void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint
                    "EGRESS_BYTES_UP=%" PRIu64, bytes_up,
                    "EGRESS_BYTES_DOWN=%" PRIu64, bytes_down,
                    "EGRESS_CUT=%s", cut ? "byte-cap" : "no");
-
-        if (r->control_fd < 0 ||
-            json_build(&j,
-                       JB_STR("event", "conn"),
-                       JB_STR("verdict", verdict),
-                       JB_STR("host", host),
-                       JB_INT("port", port),
-                       JB_INT("bytes_up", (int64_t) MIN(bytes_up, (uint64_t) INT64_MAX)),
-                       JB_INT("bytes_down", (int64_t) MIN(bytes_down, (uint64_t) INT64_MAX)),
-                       JB_END) < 0)
-                return;
-        /* Accounting: a broker that does not read loses reports, never
-         * stalls us (the socket is non-blocking). */
-        (void) broker_send(r->control_fd, j, NULL, 0);
+        conn_report(r, v, host, port, bytes_up, bytes_down);
 }
 
 static void feed_end(EgressRun *r, const char *why) {
@@ -126,9 +134,31 @@ static bool fd_is_tcp_peer(int fd) {
         return getpeername(fd, (struct sockaddr *) &sa, &salen) >= 0;
 }
 
-/* 1: one packet taken; 0: nothing now; < 0: the feed is over. */
+/* A connection over a cap: closed at once, before it holds anything but
+ * this moment's descriptor. The 403 is a courtesy (a fresh socket's send
+ * buffer is empty, so it fits); the verdict goes to the journal (the first
+ * of the run; egress_run_free() sums up the rest) and to the broker. */
+static void refuse_at_once(EgressRun *r, int fd, const char *why) {
+        char answer[320];
+        int n;
+
+        n = snprintf(answer, sizeof answer,
+                     "HTTP/1.1 403 Forbidden (mcp-exec egress: %s)\r\nContent-Type: text/plain\r\n"
+                     "Connection: close\r\nContent-Length: %zu\r\n\r\nmcp-exec egress: %s\n",
+                     why, strlen(why) + strlen("mcp-exec egress: \n"), why);
+        if (n > 0 && (size_t) n < sizeof answer)
+                (void) send(fd, answer, (size_t) n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        safe_close(fd);
+        if (r->n_refused++ == 0)
+                egress_run_conn_ended(r, EGRESS_VERDICT_CAP, "-", 0, 0, 0, false);
+        else
+                conn_report(r, EGRESS_VERDICT_CAP, "-", 0, 0, 0);
+}
+
+/* 1: one packet taken (a connection, or a bad hand-over dropped); 0: nothing
+ * now; < 0: the feed is over (the launcher closed it, or the socket broke). */
 static int feed_one(EgressRun *r) {
-        char buf[sizeof EGRESS_FEED_MSG + 1];
+        char buf[sizeof EGRESS_FEED_MSG + 1], why[96];
         union {
                 struct cmsghdr h;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * FEED_FDS_MAX)];
@@ -162,22 +192,31 @@ static int feed_one(EgressRun *r) {
                 } else
                         other = true;
         }
-        if (n == 0 && n_fds == 0)
+        if (n == 0 && n_fds == 0 && !(mh.msg_flags & MSG_CTRUNC))
                 return -ECONNRESET;
+        /* A bad or truncated hand-over (descriptors the kernel could not
+         * give us arrive as MSG_CTRUNC) ends what it carried, never the
+         * feed: the run's other connections come the same way. */
         if (other || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) || n_fds != 1 || (size_t) n != strlen(EGRESS_FEED_MSG) ||
-            memcmp(buf, EGRESS_FEED_MSG, strlen(EGRESS_FEED_MSG)) != 0 || !fd_is_tcp_peer(fds[0])) {
+            memcmp(buf, EGRESS_FEED_MSG, strlen(EGRESS_FEED_MSG)) != 0 || !fd_is_tcp_peer(fds[0]) ||
+            fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK) < 0) {
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(fds[i]);
-                return -EBADMSG;
+                if (r->n_bad_handovers++ == 0)
+                        log_warning("Run %.12s: its launcher passed something else than one TCP connection; "
+                                    "dropped, the feed goes on.", r->run_id);
+                return 1;
         }
-        if (fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK) < 0) {
-                safe_close(fds[0]);
-                return -errno;
+        if (r->n_conns >= r->max_connections) {
+                (void) snprintf(why, sizeof why, "connection cap of this run reached (%" PRIu64 ")",
+                                r->max_connections);
+                refuse_at_once(r, fds[0], why);
+                return 1;
         }
         if (r->server->n_conns >= EGRESS_CONNS_MAX) {
-                log_warning("Run %.12s: %u connections open in all runs; one more is closed unanswered.", r->run_id,
+                log_warning("Run %.12s: %u connections open in all runs; one more is closed at once.", r->run_id,
                             EGRESS_CONNS_MAX);
-                safe_close(fds[0]);
+                refuse_at_once(r, fds[0], "too many connections in all runs");
                 return 1;
         }
         if (egress_conn_new(r, fds[0]) < 0)
@@ -193,7 +232,7 @@ static int on_feed(sd_event_source *es, int fd, uint32_t revents, void *userdata
                 if (k == 0)
                         return 0;
                 if (k < 0) {
-                        feed_end(r, k == -ECONNRESET ? NULL : "the launcher sent something else than one TCP connection");
+                        feed_end(r, k == -ECONNRESET ? NULL : "its feed broke");
                         return 0;
                 }
         }
@@ -254,18 +293,67 @@ static int run_start(EgressRun *r, json_object *msg) {
         return 0;
 }
 
+/* {"event":"ended","connections":{verdict:n},"bytes_up":n,"bytes_down":n}:
+ * every connection the run had, the ones just cut too. */
+static int send_ended(EgressRun *r) {
+        _cleanup_json_ json_object *j = NULL, *conns = json_object_new_object();
+
+        if (!conns)
+                return -ENOMEM;
+        for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++)
+                if (r->ended[v] > 0 &&
+                    json_add_int(conns, egress_verdict_to_string(v), (int64_t) MIN(r->ended[v], (uint64_t) INT64_MAX)) < 0)
+                        return -ENOMEM;
+        if (json_build(&j,
+                       JB_STR("event", "ended"),
+                       JB_OBJ("connections", TAKE_PTR(conns)),
+                       JB_INT("bytes_up", (int64_t) MIN(r->bytes_up, (uint64_t) INT64_MAX)),
+                       JB_INT("bytes_down", (int64_t) MIN(r->bytes_down, (uint64_t) INT64_MAX)),
+                       JB_END) < 0)
+                return -ENOMEM;
+        return broker_send(r->control_fd, j, NULL, 0);
+}
+
+/* {"op":"end"}: the run's unit is gone. Its connections are cut now, all
+ * counted in one "ended" packet, then the run is forgotten: the broker
+ * builds the result from it (issue 37: what was open at the end counts). */
+static void run_end(EgressRun *r) {
+        int k;
+
+        r->ending = true;
+        feed_end(r, NULL);
+        while (r->conns)
+                egress_conn_end(r->conns);
+        k = send_ended(r);
+        if (k == -EAGAIN && sd_event_source_set_io_events(r->control_io, EPOLLOUT) >= 0)
+                return;         /* reports the broker has not read yet: on_control() sends it on room */
+        if (k < 0)
+                log_warning_errno(k, "Run %.12s: cannot send its final counts: %m", r->run_id);
+        egress_run_free(r);
+}
+
 static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         EgressRun *r = userdata;
 
+        if (r->ending) {
+                /* Room for "ended", or the broker gave up waiting. */
+                if ((revents & EPOLLOUT) && send_ended(r) == -EAGAIN && !(revents & (EPOLLHUP | EPOLLERR)))
+                        return 0;
+                egress_run_free(r);
+                return 0;
+        }
         for (unsigned i = 0; i < FEED_PER_WAKEUP; i++) {
                 _cleanup_json_ json_object *msg = NULL;
                 int k = broker_recv(fd, &msg, NULL, 0, NULL);
 
                 if (k == -EAGAIN)
                         return 0;
+                if (k > 0 && r->started && streq_ptr(json_get_string(msg, "op"), "end"))
+                        return run_end(r), 0;
                 if (k <= 0 || r->started) {
                         /* EOF: the run is over. After the run packet the
-                         * broker sends nothing: anything is a broken peer. */
+                         * broker sends only "end": anything else is a
+                         * broken peer. */
                         egress_run_free(r);
                         return 0;
                 }

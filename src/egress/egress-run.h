@@ -25,8 +25,20 @@ struct EgressRun {
         char run_id[33];
         const EgressPolicy *policy;     /* in server->config */
         uint64_t max_connections, max_bytes;
-        uint64_t n_admitted;            /* connections past their head, open */
+        /* Connections open now, counted from the moment egressd takes them
+         * off the feed (idle ones too): one over max_connections is closed
+         * at once, so no run holds more than its cap of egressd's
+         * descriptors (mcp-exec-egressd.c: the budget). */
+        uint64_t n_conns;
+        uint64_t n_refused;             /* closed at once over the cap, for the journal's summary */
+        uint64_t n_bad_handovers;       /* feed packets that were not one TCP connection */
         uint64_t bytes;                 /* both directions, all connections */
+        /* Every connection that ended, by verdict, and its bytes: the
+         * "ended" packet carries them, so that the result counts what a
+         * full control socket lost. */
+        uint64_t ended[_EGRESS_VERDICT_MAX];
+        uint64_t bytes_up, bytes_down;
+        bool ending;                    /* {"op":"end"} taken: "ended" waits for room on the control socket */
         LIST_HEAD(EgressConn, conns);
 };
 
@@ -35,10 +47,9 @@ int egress_run_new(EgressServer *s, int control_fd);
 /* Cuts every connection of the run (each still logged) and forgets it. */
 EgressRun *egress_run_free(EgressRun *r);
 
-/* May one more connection be served now? Counts it if so; NULL, or a
+/* May a connection (counted since it was taken) be served now? NULL, or a
  * refusal text (static) naming the cap reached. */
-const char *egress_run_admit(EgressRun *r, char *buf, size_t size);
-void egress_run_release(EgressRun *r);
+const char *egress_run_admit(EgressRun *r);
 /* Bytes the run may still move, both directions together. */
 uint64_t egress_run_bytes_left(const EgressRun *r);
 void egress_run_add_bytes(EgressRun *r, uint64_t n);

@@ -28,8 +28,8 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
                            "MCP_DECISION=%s", "denied");
                 return 0;
         }
-        if (s->n_runs >= EGRESS_RUNS_MAX) {
-                log_warning("%u runs at once already; a control connection is closed.", EGRESS_RUNS_MAX);
+        if (s->n_runs >= s->runs_max) {
+                log_warning("%u runs at once already; a control connection is closed.", s->n_runs);
                 return 0;
         }
         r = egress_run_new(s, TAKE_FD(cfd));
@@ -56,8 +56,15 @@ void egress_server_update_idle(EgressServer *s) {
         daemon_idle_update(s->event, &s->idle_timer, s->idle_usec, s->n_runs > 0, on_idle, s);
 }
 
+uint64_t egress_fd_budget(uint64_t runs_max, uint64_t max_connections) {
+        /* Both at most a few thousand (config.c, egress-policy.c): no overflow. */
+        assert(runs_max <= UINT32_MAX && max_connections <= UINT32_MAX);
+        return EGRESS_FDS_FIXED + runs_max * EGRESS_FDS_PER_RUN +
+               EGRESS_FDS_PER_CONN * MIN(runs_max * max_connections, (uint64_t) EGRESS_CONNS_MAX);
+}
+
 int egress_server_new(sd_event *e, EgressConfig *config, int listen_fd, bool socket_activated, uint64_t idle_usec,
-                      EgressServer **ret) {
+                      uint64_t runs_max, EgressServer **ret) {
         _cleanup_(egress_server_freep) EgressServer *s = NULL;
         int r;
 
@@ -75,6 +82,7 @@ int egress_server_new(sd_event *e, EgressConfig *config, int listen_fd, bool soc
         s->listen_fd = listen_fd;
         s->socket_activated = socket_activated;
         s->idle_usec = idle_usec;
+        s->runs_max = runs_max;
         s->config = *config;
         *config = (EgressConfig) {};
 

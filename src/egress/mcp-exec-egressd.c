@@ -14,14 +14,17 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "daemon-util.h"
 #include "egress-address.h"
 #include "egress-policy.h"
@@ -73,6 +76,48 @@ static void check_resolvers(const EgressConfig *cfg) {
         }
 }
 
+/* Runs at once: one control connection per run and per session the
+ * broker allows, read from the same file (EnvironmentFile=). Then the
+ * descriptors those runs may hold (egress_fd_budget()) must fit the
+ * open-file limit, LimitNOFILE= of the unit: the soft limit is raised to
+ * what they need, and a configuration that needs more than the hard one is
+ * refused (fail closed), rather than a flood of one run reaching EMFILE and
+ * taking every other run's network with it (issue 37). */
+static int setup_budget(const EgressConfig *egress, uint64_t *ret_runs_max) {
+        _cleanup_free_ char *error = NULL;
+        struct rlimit rl;
+        uint64_t runs_max, need;
+        Config c;
+        int r;
+
+        r = config_parse(environ, &c, &error);
+        if (r < 0)
+                return log_error_errno(r, "Bad configuration: %s", error ?: "invalid");
+        runs_max = c.max_concurrent + c.max_sessions + EGRESS_RUNS_SLACK;
+        config_done(&c);
+        need = egress_fd_budget(runs_max, egress->max_connections);
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return log_error_errno(errno, "Cannot read the open-file limit: %m");
+        if (rl.rlim_cur < need && rl.rlim_max >= need) {
+                rl.rlim_cur = need;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        return log_error_errno(errno, "Cannot raise the open-file limit to %" PRIu64 ": %m", need);
+        }
+        if (rl.rlim_cur < need)
+                return log_error_errno(EMFILE,
+                                       "Up to %" PRIu64 " runs (MCP_EXEC_MAX_CONCURRENT + MCP_EXEC_MAX_SESSIONS + %u) "
+                                       "with %" PRIu64 " connections each (MCP_EXEC_EGRESS_MAX_CONNECTIONS) need %" PRIu64
+                                       " descriptors, above the open-file limit %" PRIu64 ": refusing to start. Lower "
+                                       "them, or raise LimitNOFILE= of mcp-exec-egress.service.",
+                                       runs_max, EGRESS_RUNS_SLACK, egress->max_connections, need,
+                                       (uint64_t) rl.rlim_cur);
+        log_debug("Up to %" PRIu64 " runs, %" PRIu64 " descriptors of %" PRIu64 ".", runs_max, need,
+                  (uint64_t) rl.rlim_cur);
+        *ret_runs_max = runs_max;
+        return 0;
+}
+
 static void help(void) {
         printf("mcp-exec-egressd [OPTIONS]\n\n"
                "The egress proxy of mcp-exec runs with a network policy.\n"
@@ -116,6 +161,7 @@ static int run(int argc, char *argv[]) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         _cleanup_free_ char *error = NULL;
         EgressConfig config = {};
+        uint64_t runs_max = 0;
         int r, fd, activated;
 
         log_open("mcp-exec-egressd");
@@ -129,6 +175,11 @@ static int run(int argc, char *argv[]) {
         if (config.n_policies == 0)
                 log_warning("No egress policy is configured (MCP_EXEC_EGRESS_POLICY_*): every run is refused.");
         check_resolvers(&config);
+        r = setup_budget(&config, &runs_max);
+        if (r < 0) {
+                egress_config_done(&config);
+                return r;
+        }
 
         activated = daemon_listen_unix(arg_listen ?: EGRESS_SOCKET_PATH, 64, &fd);
         if (activated < 0) {
@@ -140,7 +191,7 @@ static int run(int argc, char *argv[]) {
                 egress_config_done(&config);
                 return log_error_errno(r, "Failed to allocate event loop: %m");
         }
-        r = egress_server_new(e, &config, fd, activated > 0, arg_idle_sec * USEC_PER_SEC, &s);
+        r = egress_server_new(e, &config, fd, activated > 0, arg_idle_sec * USEC_PER_SEC, runs_max, &s);
         egress_config_done(&config);
         if (r < 0)
                 return log_error_errno(r, "Failed to start serving: %m");

@@ -17,7 +17,15 @@
  *                         "bytes_up":N,"bytes_down":N}   once per ended
  *                         connection (verdict: egress_verdict_to_string())
  *
- *    The broker closing it is the run's end: egressd then cuts every
+ *      broker → egressd  {"op":"end"}  when the run's unit is gone:
+ *      egressd → broker  {"event":"ended","connections":{verdict:n},
+ *                         "bytes_up":N,"bytes_down":N}
+ *                         after cutting what the run still had open: the
+ *                         counts of every connection the run had, so that
+ *                         its result counts the ones cut at its end too
+ *                         (issue 37); then egressd forgets the run.
+ *
+ *    The broker closing it is the run's end too: egressd then cuts every
  *    connection of the run at once and forgets it. egressd takes policy and
  *    caps from its own configuration (egress-policy.h): the broker names the
  *    policy, caps may only be lower than the configured ones.
@@ -29,7 +37,10 @@
  *    feed as one packet "conn" + 1 fd (SCM_RIGHTS), then closes its copy:
  *    egressd serves the connection directly, nobody copies bytes in the
  *    sandbox. egressd accepts only connected SOCK_STREAM AF_INET/AF_INET6
- *    sockets there and one fd per packet; anything else ends the feed.
+ *    sockets there and one fd per packet; anything else is closed and the
+ *    feed goes on. A run's connections count against its max_connections
+ *    from the moment egressd takes them off the feed, idle or not: one over
+ *    it is answered 403 and closed at once (issue 37).
  *
  * The code gets HTTP_PROXY, HTTPS_PROXY, ALL_PROXY (and lower case) =
  * EGRESS_PROXY_URL. */

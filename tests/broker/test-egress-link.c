@@ -223,8 +223,113 @@ TEST(test_failures) {
         (void) unlink(path);
 }
 
+typedef struct Ended {
+        unsigned calls;
+        bool free_it;
+} Ended;
+
+static void on_ended(EgressLink *l, void *userdata) {
+        Ended *d = userdata;
+
+        d->calls++;
+        if (d->free_it)
+                egress_link_free(l);    /* as client.c does: the link may go in done */
+}
+
+/* A link with its feed handed over, and egressd's end of it. */
+static EgressLink *ready_link(sd_event *e, int listener, EgressCounts *totals, int *ret_conn) {
+        Outcome o = {};
+        EgressLink *l = start(e, totals, &o, 5 * USEC_PER_SEC);
+        int conn = accept_request(listener), sp[2];
+
+        ASSERT_EQ_INT(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), 0);
+        send_json(conn, "{\"event\":\"feed\"}", &sp[1], 1);
+        close(sp[1]);
+        close(sp[0]);
+        wait_for(e, &o);
+        ASSERT_EQ_INT(o.error, 0);
+        *ret_conn = conn;
+        return l;
+}
+
+static void expect_end_op(int conn) {
+        _cleanup_json_ json_object *req = NULL;
+
+        ASSERT_EQ_INT(broker_recv(conn, &req, NULL, 0, NULL), 1);
+        ASSERT_STREQ(json_get_string(req, "op"), "end");
+}
+
+/* Issue 37: the result counts what was cut at the run's end. */
+TEST(test_end) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        EgressCounts totals = {};
+        json_object *stats = NULL;
+        Ended d = {};
+        EgressLink *l;
+        int listener = fake_egressd(), conn;
+
+        ASSERT_EQ_INT(sd_event_new(&e), 0);
+
+        /* Without a feed there is nothing to wait for. */
+        {
+                Outcome o = {};
+                l = start(e, NULL, &o, 5 * USEC_PER_SEC);
+                conn = accept_request(listener);
+                ASSERT_EQ_INT(egress_link_end(l, USEC_PER_SEC, on_ended, &d), 0);
+                l = egress_link_free(l);
+                close(conn);
+        }
+
+        /* egressd reports one connection, then its final counts: two
+         * allowed (a tunnel cut at the end) and 900 bytes down. */
+        l = ready_link(e, listener, &totals, &conn);
+        send_json(conn, "{\"event\":\"conn\",\"verdict\":\"allowed\",\"host\":\"a\",\"port\":443,"
+                        "\"bytes_up\":10,\"bytes_down\":100}", NULL, 0);
+        ASSERT_EQ_INT(egress_link_end(l, 10 * USEC_PER_SEC, on_ended, &d), 1);
+        ASSERT_EQ_INT(egress_link_end(l, 10 * USEC_PER_SEC, on_ended, &d), 0);        /* once */
+        expect_end_op(conn);
+        send_json(conn, "{\"event\":\"ended\",\"connections\":{\"allowed\":2,\"cap\":5},"
+                        "\"bytes_up\":10,\"bytes_down\":900}", NULL, 0);
+        for (unsigned i = 0; i < 100 && d.calls == 0; i++)
+                ASSERT_TRUE(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) d.calls, 1);
+        ASSERT_EQ_INT(egress_link_stats(l, false, &stats), 0);
+        ASSERT_STREQ(json_serialize(stats, NULL),
+                     "{\"connections\":{\"allowed\":2,\"cap\":5},\"bytes_up\":10,\"bytes_down\":900,"
+                     "\"policy\":\"pypi\"}");
+        json_object_put(stats);
+        ASSERT_EQ_U64(totals.connections[EGRESS_VERDICT_ALLOWED], 2);
+        ASSERT_EQ_U64(totals.connections[EGRESS_VERDICT_CAP], 5);
+        ASSERT_EQ_U64(totals.bytes_down, 900);
+        l = egress_link_free(l);
+        close(conn);
+
+        /* egressd never answers: done within the bound, with what was
+         * reported; freeing the link in done is fine. */
+        d = (Ended) { .free_it = true };
+        l = ready_link(e, listener, NULL, &conn);
+        ASSERT_EQ_INT(egress_link_end(l, 50 * USEC_PER_MSEC, on_ended, &d), 1);
+        for (unsigned i = 0; i < 100 && d.calls == 0; i++)
+                ASSERT_TRUE(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) d.calls, 1);
+        close(conn);
+
+        /* egressd hangs up instead: done, not a wait for the bound. */
+        d = (Ended) { .free_it = true };
+        l = ready_link(e, listener, NULL, &conn);
+        ASSERT_EQ_INT(egress_link_end(l, 3600 * USEC_PER_SEC, on_ended, &d), 1);
+        close(conn);
+        for (unsigned i = 0; i < 100 && d.calls == 0; i++)
+                ASSERT_TRUE(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) d.calls, 1);
+
+        close(listener);
+        (void) unlink(path);
+}
+
 int main(void) {
         RUN(test_feed_and_reports);
         RUN(test_failures);
+        RUN(test_end);
         return 0;
 }

@@ -11,6 +11,7 @@ passes each connection over the feed), and a client.
 argv: EGRESSD_BINARY WORKDIR"""
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -64,19 +65,62 @@ env = dict(os.environ,
            MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test dnsonly.test *.slow.test :80 :443",
            MCP_EXEC_EGRESS_MAX_CONNECTIONS="32",
            MCP_EXEC_EGRESS_MAX_BYTES="1M",
+           MCP_EXEC_MAX_CONCURRENT="4",
+           MCP_EXEC_MAX_SESSIONS="4",
            MCP_EXEC_LOG_LEVEL="debug")
+# The flood below holds thousands of sockets on our side.
+resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
+
+# Fail closed: 4 + 4 + 8 runs of 32 connections need 128 + 32 + 2 * 512 = 1184
+# descriptors; with a hard limit of 256 egressd refuses to start, naming it.
+small = subprocess.Popen([egressd, "--listen=" + sock_path + ".small"], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256)))
+try:
+    _, err = small.communicate(timeout=10)
+except subprocess.TimeoutExpired:
+    small.kill()
+    _, err = small.communicate()
+    err = "(still running after 10 s) " + err
+check(small.returncode not in (None, 0, -9) and "LimitNOFILE=" in err and "1184" in err,
+      "open-file limit below the budget: egressd refuses to start (%s: %s)" % (small.returncode, err.strip()[-300:]))
+
 log = open(os.path.join(work, "egressd.log"), "w")
-proc = subprocess.Popen([egressd, "--listen=" + sock_path], env=env, stderr=log, stdout=log)
+# The default soft limit of a service (1024), which egressd raises to its budget.
+proc = subprocess.Popen([egressd, "--listen=" + sock_path], env=env, stderr=log, stdout=log,
+                        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 4096)))
 wait_for(sock_path)
 
 
-def start_run(policy="web", max_bytes=0, max_connections=4):
+def start_run(policy="web", max_bytes=0, max_connections=4, timeout=10):
     ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ctl.settimeout(timeout)
     ctl.connect(sock_path)
     ctl.send(json.dumps({"op": "run", "run_id": "0123456789abcdef" * 2, "policy": policy,
                          "max_connections": max_connections, "max_bytes": max_bytes}).encode())
-    msg, fds, _, _ = socket.recv_fds(ctl, 65536, 4)
-    return ctl, json.loads(msg), fds
+    try:
+        msg, fds, _, _ = socket.recv_fds(ctl, 65536, 4)
+    except OSError as e:
+        return ctl, {"event": "none", "error": repr(e)}, []
+    return ctl, (json.loads(msg) if msg else {"event": "eof"}), fds
+
+
+def end_run(ctl):
+    """{"op":"end"}: the reports still queued, then egressd's "ended" (None if none came)."""
+    ctl.settimeout(10)
+    ctl.send(b'{"op":"end"}')
+    got = []
+    while True:
+        try:
+            m = ctl.recv(65536)
+        except OSError:
+            return got, None
+        if not m:
+            return got, None
+        m = json.loads(m)
+        if m.get("event") == "ended":
+            return got, m
+        got.append(m)
 
 
 # Unknown policy: an error and no feed.
@@ -224,8 +268,17 @@ print("reports:", verdicts)
 for v in ("allowed", "policy", "non-public", "ip-literal", "sni-mismatch", "cap"):
     check(v in verdicts, "a %s report" % v)
 
-# The run's end: close the control connection; egressd cuts the run's
-# connections (the tunnel still open gets EOF) and forgets the run.
+# The run's end: {"op":"end"}; egressd cuts the run's connections (the
+# tunnel still open gets EOF) and sends the run's counts, the cut tunnel in
+# them (issue 37: the broker builds the result from them), then forgets it.
+more, ended = end_run(ctl)
+reports += more
+n_allowed = [r["verdict"] for r in reports].count("allowed")
+check(ended is not None and ended["connections"].get("allowed") == n_allowed + 1 and
+      ended["connections"].get("cap") == [r["verdict"] for r in reports].count("cap"),
+      "the run's final counts have the tunnel cut at its end (%d allowed reported before, ended: %s)"
+      % (n_allowed, ended))
+check(ended is not None and ended["bytes_down"] >= 150000, "the final counts have the run's bytes")
 ctl.close()
 held.settimeout(10)
 try:
@@ -271,18 +324,91 @@ p = subprocess.run(["curl", "-s", "--max-time", "20", "-x", "http://127.0.0.1:31
 check(p.stdout == "x" * 100, "egressd serves on after the cancelled lookups came back")
 ctl4.close()
 
-# A feed packet that is not "conn" + one TCP socket ends the feed.
+# A bad or truncated hand-over ends what it carried, never the feed: a pipe,
+# five sockets in one packet (more than egressd takes: MSG_CTRUNC), a packet
+# without one; then a real connection on the same feed is served.
 ctl2, msg, fds = start_run()
 feed2 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
 r, w = os.pipe()
-socket.send_fds(feed2, [b"conn"], [r])
-feed2.settimeout(10)
-check(feed2.recv(16) == b"", "a pipe passed on the feed: feed closed")
+five = [socket.socket() for _ in range(5)]
+try:
+    socket.send_fds(feed2, [b"conn"], [r])
+    socket.send_fds(feed2, [b"conn"], [x.fileno() for x in five])
+    feed2.send(b"conn")
+except OSError as e:
+    check(False, "the bad hand-overs were taken (%r)" % e)
 os.close(r)
 os.close(w)
+listener2 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener2.bind(("127.0.0.1", 3131))
+listener2.listen(4)
+threading.Thread(target=launcher, args=(listener2, feed2), daemon=True).start()
+p = subprocess.run(["curl", "-s", "--max-time", "20", "-x", "http://127.0.0.1:3131", "http://allowed.test/small"],
+                   capture_output=True, text=True)
+check(p.stdout == "x" * 100, "bad hand-overs (a pipe, five sockets, none): the feed goes on and serves")
 ctl2.close()
+
+# Issue 37: one run opens far more idle connections than its cap (4) and
+# sends nothing on them. Each counts from the moment egressd takes it, so
+# the ones over the cap are closed at once: egressd holds 4, not 1200, stays
+# far from its open-file limit, and another run started during the flood
+# gets its feed and its connection served.
+ctlA, msg, fds = start_run(max_connections=4)
+feedA = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+feedA.settimeout(10)
+lA = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+lA.bind(("127.0.0.1", 3132))
+lA.listen(64)
+idle, passed = [], 0
+for i in range(1200):
+    c = socket.create_connection(("127.0.0.1", 3132), timeout=10)
+    a, _ = lA.accept()
+    idle.append(c)
+    try:
+        socket.send_fds(feedA, [b"conn"], [a.fileno()])
+        passed += 1
+    except OSError:
+        break
+    finally:
+        a.close()
+check(passed == 1200, "the launcher passed all 1200 idle connections on the run's feed (%d)" % passed)
+time.sleep(0.5)     # not a timing assertion: lets egressd take the last packets before we count
+n_fds = len(os.listdir("/proc/%d/fd" % proc.pid))
+check(n_fds < 100, "egressd holds %d descriptors during the flood (the run's cap is 4)" % n_fds)
+# Within the broker's own wait for a feed (EGRESS_LINK_TIMEOUT_USEC).
+ctlB, msg, fds = start_run(timeout=5)
+check(msg == {"event": "feed"} and len(fds) == 1, "another run started during the flood gets its feed (%s)" % msg)
+if fds:
+    feedB = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+    lB = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    lB.bind(("127.0.0.1", 3133))
+    lB.listen(4)
+    threading.Thread(target=launcher, args=(lB, feedB), daemon=True).start()
+    p = subprocess.run(["curl", "-s", "--max-time", "20", "-x", "http://127.0.0.1:3133", "http://allowed.test/small"],
+                       capture_output=True, text=True)
+    check(p.stdout == "x" * 100, "... and its connection is served during the flood")
+    ctlB.close()
+# The flooding run's feed lives on: once its idle connections are closed,
+# its next one is served (tried a few times: egressd may take it off the
+# feed before it saw the others close).
+for c in idle:
+    c.close()
+threading.Thread(target=launcher, args=(lA, feedA), daemon=True).start()
+for _ in range(25):
+    p = subprocess.run(["curl", "-s", "--max-time", "10", "-x", "http://127.0.0.1:3132", "http://allowed.test/small"],
+                       capture_output=True, text=True)
+    if p.stdout == "x" * 100:
+        break
+    time.sleep(0.2)
+check(p.stdout == "x" * 100, "the flooding run's feed still serves after the flood (%r)" % p.stdout[:80])
+more, ended = end_run(ctlA)
+n_total = sum(ended["connections"].values()) if ended else 0
+check(ended is not None and ended["connections"].get("cap", 0) >= 1100 and n_total >= 1201,
+      "the flooding run's final counts: every connection, most refused over its cap (%s)"
+      % (ended and ended["connections"]))
+ctlA.close()
 time.sleep(0.5)
-check(proc.poll() is None, "egressd still running after the run ended")
+check(proc.poll() is None, "egressd still running after the runs ended")
 proc.terminate()
 proc.wait(timeout=10)
 log.close()

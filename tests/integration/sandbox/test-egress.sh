@@ -14,6 +14,8 @@
 #   - egressd's journal: one entry per connection with its verdict, no payload (a canary)
 #   - a byte cap (MCP_EXEC_EGRESS_MAX_BYTES=1M) cuts a 4 MB download
 #   - a slow download still running at the run's timeout is cut (the server sees it close)
+#   - one run's 1,200 idle proxy connections (cap 8): egressd closes those over the cap at once and
+#     stays far from its open-file limit, another caller's run during it gets network (issue 37)
 #   - after the runs no unit and no process is left; a run without network has no AF_INET;
 #     network with an unknown policy, and with none configured, is a clear isError
 # Both passes: egressd is C parsing what the sandbox sends (request heads, ClientHellos); the
@@ -180,6 +182,67 @@ jcheck "$out" 'r["structuredContent"].get("timed_out") is True and "finished" no
 wait_for 15 grep -q 'http slow cut' "$(egress_http_log)" ||
     fail "the server's slow download was not cut at the run's end: $(grep slow "$(egress_http_log)")"
 log "a download running at the run's timeout is cut (the server saw the connection go)"
+assert_clean 15
+
+# --- 4b. one run's idle flood denies no one else (issue 37) -------------------------------------
+# A run opens 1,200 connections to its proxy and sends nothing (its cap is 8): egressd closes those
+# over the cap at once, so it stays far from its open-file limit, and another caller's run (stdio:
+# another uid) started during the flood gets network. The flood's own network works after it.
+flood='import resource, socket, time, urllib.request
+try:
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+except (OSError, ValueError):
+    pass
+s = []
+for i in range(1200):
+    try:
+        s.append(socket.create_connection(("127.0.0.1", 3128), timeout=5))
+    except OSError as e:
+        print("STOP", i, e)
+        break
+print("OPEN", len(s), flush=True)
+time.sleep(8)
+for x in s:
+    x.close()
+for i in range(30):
+    try:
+        print("AFTER", urllib.request.urlopen("http://allowed.test/small.txt", timeout=5).status)
+        break
+    except Exception as e:
+        time.sleep(0.3)'
+f=$(printf '%s' "$flood" | put flood.py)
+since=$(bx date +%s)
+bx python3 "$BDIR/mcp-http.py" "$f" web 40 >"$HDIR/flood.out" 2>&1 &
+flood_pid=$!
+# Until the flood is under way (egressd closed one over the cap, or, the old egressd, holds many
+# descriptors), then egressd's descriptors, during the flood (it holds its connections 8 s).
+# (--since, not --after-cursor: the entries of egressd, a dynamic user, are in a journal file of
+# their own, and a cursor of the system's missed its first ones.)
+under_way='journalctl --flush; journalctl --no-pager --since="@$1" -o cat SYSLOG_IDENTIFIER=mcp-exec-egressd |
+    grep -q "^egress -:0 cap" && exit 0
+pid=$(systemctl show -P MainPID mcp-exec-egress.service)
+[ "$pid" -gt 0 ] && [ "$(ls /proc/$pid/fd | wc -l)" -gt 200 ]'
+for _ in $(seq 150); do
+    bx sh -c "$under_way" sh "$since" && break
+    sleep 0.2
+done
+pid=$(bx systemctl show -P MainPID mcp-exec-egress.service)
+n_fds=$(bx sh -c "ls /proc/$pid/fd | wc -l")
+other='import urllib.request
+print("OTHER", urllib.request.urlopen("http://allowed.test/small.txt", timeout=10).status)'
+f=$(printf '%s' "$other" | put other.py)
+bx sh -c "mcp-exec run --network web --timeout 20 $f" >"$HDIR/other.out" 2>"$HDIR/other.err"
+wait "$flood_pid" || fail "the flooding run failed: $(cat "$HDIR/flood.out")"
+out=$(cat "$HDIR/flood.out")
+grep -qx 'OTHER 200' "$HDIR/other.out" ||
+    fail "another caller's run during the flood got no network: $(cat "$HDIR/other.out" "$HDIR/other.err" | head -c 800)"
+((n_fds < 200)) || fail "egressd held $n_fds descriptors during one run's flood (its cap is 8)"
+jcheck "$out" 'int(r["structuredContent"]["stdout"].split("OPEN ")[1].split()[0]) >= 1000 and "AFTER 200" in r["structuredContent"]["stdout"]' \
+    "the flooding run did not open 1000 connections, or its network did not work after them"
+jcheck "$out" 'r["structuredContent"]["egress"]["connections"].get("cap", 0) >= 900' \
+    "the flooding run's result does not count its connections refused over the cap"
+log "idle flood of 1200: egressd held $n_fds descriptors, another caller's run got 200, the flood's result $(jget "$out" 'r["structuredContent"]["egress"]["connections"]')"
 assert_clean 15
 
 # --- 5. the byte cap -----------------------------------------------------------------------------
