@@ -164,6 +164,45 @@ static void log_stages(const ExecClient *c, uint64_t now) {
                    "MCP_STAGE_TOTAL_US=%s", stage(f, c->start_usec, now));
 }
 
+/* The longest prefix of the UTF-8 text s[0..n) that ends on a whole
+ * character and has at most max bytes. */
+static size_t utf8_cut(const char *s, size_t n, size_t max) {
+        size_t k = MIN(n, max);
+
+        while (k > 0 && k < n && ((unsigned char) s[k] & 0xC0) == 0x80)
+                k--;
+        return k;
+}
+
+/* The texts are what is kept: the output's buffers went, and their charge
+ * with them (held bytes). The texts are charged refusably: where invalid
+ * UTF-8 made them longer than the output they came from (U+FFFD for a bad
+ * byte) and the budget cannot give more, they are cut to what the output
+ * held, stdout first, and the result says truncated. */
+static void charge_texts(ExecClient *c, ExecResult *r, uint64_t held) {
+        uint64_t want = (uint64_t) r->stdout_len + r->stderr_len;
+
+        assert(c);
+        assert(r->stdout_text && r->stderr_text);
+
+        if (mem_charge_grow(c->charge, want) < 0) {
+                r->stdout_len = utf8_cut(r->stdout_text, r->stdout_len, (size_t) MIN(held, (uint64_t) SIZE_MAX));
+                r->stderr_len = utf8_cut(r->stderr_text, r->stderr_len, (size_t) (held - r->stdout_len));
+                r->stdout_text[r->stdout_len] = 0;
+                r->stderr_text[r->stderr_len] = 0;
+                r->truncated = true;
+                want = (uint64_t) r->stdout_len + r->stderr_len;
+                if (mem_charge_grow(c->charge, want) < 0) {
+                        /* Even what was held is refused now (the caller's
+                         * share shrank under it): nothing is kept. */
+                        r->stdout_len = r->stderr_len = 0;
+                        r->stdout_text[0] = r->stderr_text[0] = 0;
+                        want = 0;
+                }
+        }
+        c->text_charged = want;
+}
+
 static void finish(ExecClient *c) {
         ExecResult *r = &c->result;
 
@@ -181,12 +220,12 @@ static void finish(ExecClient *c) {
         if (r->error == BROKER_ERROR_NONE) {
                 r->stdout_text = utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
                 r->stderr_text = utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
+                uint64_t held = c->out.charged;
+
                 r->truncated = c->out.truncated;
-                /* The texts are what is kept: the buffers go, the charge
-                 * moves onto the texts. */
                 output_capture_done(&c->out);
-                c->text_charged = (uint64_t) r->stdout_len + r->stderr_len;
-                mem_charge_grow_force(c->charge, c->text_charged);
+                if (r->stdout_text && r->stderr_text)
+                        charge_texts(c, r, held);
                 if (!r->stdout_text || !r->stderr_text || (c->result_channel && take_results(c) < 0)) {
                         r->error = BROKER_ERROR_INTERNAL;
                         r->error_message = strdup("out of memory");

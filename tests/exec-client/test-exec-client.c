@@ -35,6 +35,12 @@ typedef struct Env {
         uint64_t unlisted;
         size_t n_outputs;
         ResultItem outputs[64];
+        /* The text results and what the request's charge held at done. */
+        char stdout_text[1024];
+        size_t stdout_len;
+        bool truncated;
+        MemCharge *charge;
+        uint64_t charged;
 } Env;
 
 static const ResultLimits limits = {
@@ -58,6 +64,10 @@ static void on_done(ExecClient *c, const ExecResult *r, void *userdata) {
         env->lost = r->outputs_lost;
         (void) snprintf(env->error_text, sizeof env->error_text, "%s", r->outputs_error ?: "");
         env->unlisted = r->outputs_unlisted;
+        env->stdout_len = MIN(r->stdout_len, sizeof env->stdout_text - 1);
+        memcpy(env->stdout_text, r->stdout_text ?: "", env->stdout_len);
+        env->truncated = r->truncated;
+        env->charged = env->charge ? env->charge->bytes : 0;
         env->n_outputs = MIN(r->n_outputs, ELEMENTSOF(env->outputs));
         /* Shallow copies: the client, and so the data, lives until env_done(). */
         for (size_t i = 0; i < env->n_outputs; i++)
@@ -312,6 +322,42 @@ TEST(test_cancel) {
         env_done(&env);
 }
 
+/* Invalid UTF-8 grows as text (U+FFFD for each bad byte): the texts are
+ * charged refusably, and what the budget cannot give is cut at a whole
+ * character, never forced past the caller's share. */
+TEST(test_text_charge) {
+        MemBudget b = { .max = 1000 };
+        MemCharge charge = {};
+        char code[256];
+        Env env;
+
+        /* 200 bad bytes: 201 bytes of output (the caller's share of 500
+         * takes them), 601 of text (it does not). */
+        memcpy(code, "#out ", 5);
+        memset(code + 5, 0xff, 200);
+        code[205] = 0;
+        ASSERT_EQ_INT(mem_charge_init(&charge, &b, "uid:1"), 0);
+        env_init(&env, false);
+        env.charge = &charge;
+        {
+                ExecRequest req = { .code = code, .code_len = strlen(code), .max_output_bytes = 1 << 20,
+                                    .charge = &charge };
+                ASSERT_EQ_INT(exec_client_start(env.event, env.broker->path, &req, on_done, &env, &env.client), 0);
+                while (!env.done)
+                        ASSERT_TRUE(sd_event_run(env.event, 10 * USEC_PER_MSEC) >= 0);
+        }
+        ASSERT_EQ_INT(env.error, BROKER_ERROR_NONE);
+        ASSERT_TRUE(env.charged <= mem_budget_caller_max(&b));
+        ASSERT_TRUE(env.truncated);
+        ASSERT_TRUE(env.stdout_len > 0 && env.stdout_len <= 201 && env.stdout_len % 3 == 0);
+        ASSERT_TRUE(memcmp(env.stdout_text, "\xef\xbf\xbd", 3) == 0);
+        ASSERT_TRUE(b.used <= b.max);
+        env_done(&env);
+        ASSERT_EQ_U64(charge.bytes, 0);
+        mem_charge_done(&charge);
+        ASSERT_EQ_U64(b.used, 0);
+}
+
 int main(void) {
         /* The fake launcher writes on after the reader hangs up: EPIPE, as in the sandbox. */
         (void) signal(SIGPIPE, SIG_IGN);
@@ -320,5 +366,6 @@ int main(void) {
         RUN(test_exit_first);
         RUN(test_hostile_launcher);
         RUN(test_cancel);
+        RUN(test_text_charge);
         return 0;
 }
