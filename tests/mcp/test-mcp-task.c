@@ -23,6 +23,9 @@ typedef struct Peer {
         McpSession *session;
         json_object *msgs;              /* every message received, parsed */
         uint64_t origin;
+        /* Set: what it receives stays unread, charged as the transports
+         * charge what they hold (by force, once they have it). */
+        MemCharge held;
 } Peer;
 
 typedef struct Env {
@@ -36,6 +39,8 @@ static int peer_send(McpSession *s, const McpMessage *m, void *userdata) {
 
         if (m->json)
                 ASSERT_EQ_INT(json_object_array_add(p->msgs, json_tokener_parse(m->json)), 0);
+        if (m->json && p->held.budget)
+                mem_charge_grow_force(&p->held, m->len);
         return 0;
 }
 
@@ -88,8 +93,16 @@ static void peer_open(Env *env, Peer *p, const char *caller) {
         ASSERT_EQ_INT(mcp_session_new(env->server, &transport, p, &who, &p->session), 0);
 }
 
+/* A peer that leaves what it is sent unread (an HTTP client that does
+ * not read its replies): the transport's copies stay charged. */
+static void peer_open_held(Env *env, Peer *p, const char *caller, MemBudget *budget) {
+        peer_open(env, p, caller);
+        ASSERT_EQ_INT(mem_charge_init(&p->held, budget, caller), 0);
+}
+
 static void peer_close(Peer *p) {
         p->session = mcp_session_free(p->session);
+        mem_charge_done(&p->held);
         p->msgs = (json_object_put(p->msgs), NULL);
 }
 
@@ -292,8 +305,9 @@ TEST(test_core_cancel) {
                 (void) snprintf(rid, sizeof rid, "w%u", i);
                 task_req(&a, rid, "tasks/result", id);
         }
-        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "w31")), JSONRPC_INVALID_REQUEST);
-        ASSERT_TRUE(!reply_to(&a, "w30"));
+        /* Eight per task, each a copy of the result when it ends. */
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "w7")), JSONRPC_INVALID_REQUEST);
+        ASSERT_TRUE(!reply_to(&a, "w6"));
         run_for(&env, 100);
         ASSERT_EQ_INT(fake_broker_n_started(env.broker), 1);
         task_req(&a, "x1", "tasks/cancel", id);
@@ -633,6 +647,163 @@ TEST(test_extension) {
         env_done(&env);
 }
 
+/* A large result and many readers of it, as issue 37 drove them: forty
+ * subscriptions, forty unread tasks/get, waiting tasks/result. The outcome
+ * is kept once (its text, not its tree and a copy); each reader's copy is
+ * charged before it is built, and those the caller's share cannot take get
+ * a small error or the status alone; readers are capped per caller and per
+ * task, not per session; another caller is served throughout. */
+TEST(test_readers) {
+        MemBudget budget = { .max = 1200 << 10 };       /* a caller's share: 600 KiB */
+        _cleanup_free_ char *big = NULL, *id = NULL;
+        Peer a, w, readers[40];
+        unsigned acked = 0, listening = 0, full = 0, status_only = 0, ok = 0, busy = 0;
+        size_t len = 0;
+        uint64_t held;
+        Env env;
+        json_object *r;
+
+        /* Less than a pipe holds: the fake broker writes it at once. */
+        big = malloc(60001);
+        ASSERT_TRUE(big);
+        memset(big, 'x', 60000);
+        big[60000] = 0;
+        env_init_full(&env, 8, 4, 7200, &budget);
+        peer_open(&env, &a, "http:token:alice");
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#sleep 300\\n#echo\",\"stdin\":\"%s\"},\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":"
+                  "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}}}", big);
+        r = result(wait_reply(&env, &a, "s"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "task");
+        id = strdup(json_get_string(r, "taskId"));
+
+        /* Forty subscriptions, each its own session (its own request):
+         * sixteen per caller, four of them for this task. */
+        for (unsigned i = 0; i < 40; i++) {
+                peer_open_held(&env, &readers[i], "http:token:alice", &budget);
+                sendf(&readers[i], "{\"jsonrpc\":\"2.0\",\"id\":\"sub\",\"method\":\"subscriptions/listen\","
+                                   "\"params\":{\"notifications\":{\"taskIds\":[\"%s\"]},\"_meta\":"
+                                   "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                                   "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", id);
+                r = json_object_array_get_idx(readers[i].msgs, 0);
+                if (json_get(r, "error"))
+                        continue;
+                listening++;
+                acked += json_object_array_length(
+                        json_get(json_get(json_get(r, "params"), "notifications"), "taskIds")) > 0;
+        }
+        ASSERT_EQ_INT(listening, 16);
+        ASSERT_EQ_INT(acked, 4);
+
+        /* It ends: the outcome is kept once, as text. */
+        for (unsigned i = 0; i < 200 && json_object_array_length(readers[0].msgs) < 2; i++)
+                run_for(&env, 10);
+        for (unsigned i = 0; i < 40; i++) {
+                json_object *n = json_object_array_get_idx(readers[i].msgs, 1);
+                if (!n)
+                        continue;
+                ASSERT_STREQ(json_get_string(n, "method"), "notifications/tasks");
+                ASSERT_STREQ(json_get_string(json_get(n, "params"), "status"), "completed");
+                if (json_get(json_get(n, "params"), "result")) {
+                        full++;
+                        len = strlen(json_object_to_json_string_ext(json_get(json_get(n, "params"), "result"),
+                                                                     JSON_C_TO_STRING_PLAIN));
+                } else
+                        status_only++;
+        }
+        ASSERT_EQ_INT(full + status_only, 4);
+        ASSERT_TRUE(full >= 1);
+        ASSERT_TRUE(status_only >= 1);
+        ASSERT_TRUE(len > 120000);
+        held = mem_budget_caller_used(&budget, "http:token:alice");
+        ASSERT_TRUE(held <= budget.max / 2);
+        for (unsigned i = 0; i < 40; i++)
+                held -= readers[i].held.bytes;
+        /* The task holds its result once: not its tree beside it. */
+        ASSERT_TRUE(held < len + 16384);
+
+        /* Forty tasks/get, never read: what fits is served, the rest told
+         * the server is busy; the caller's share holds. */
+        for (unsigned i = 0; i < 40; i++) {
+                char rid[16];
+                (void) snprintf(rid, sizeof rid, "g%u", i);
+                stateless_req(&readers[i], rid, "tasks/get", id);
+                r = wait_reply(&env, &readers[i], rid);
+                if (json_get(r, "error")) {
+                        ASSERT_EQ_INT(error_code(r), JSONRPC_SERVER_ERROR);
+                        ASSERT_TRUE(strstr(json_get_string(json_get(r, "error"), "message"), "server busy"));
+                        busy++;
+                } else {
+                        ASSERT_TRUE(json_get(json_get(r, "result"), "result"));
+                        ok++;
+                }
+                ASSERT_TRUE(mem_budget_caller_used(&budget, "http:token:alice") <= budget.max / 2);
+        }
+        ASSERT_TRUE(busy > 30);
+        /* Another caller is served: a call of its own, and its result. */
+        peer_open(&env, &w, "http:token:bob");
+        stateless_call(&w, "q", "#out witness", true);
+        ASSERT_TRUE(strstr(text_of(result(wait_reply(&env, &w, "q"))), "witness"));
+        peer_close(&w);
+        /* Readers gone, their room is back: tasks/get is served again. */
+        for (unsigned i = 0; i < 40; i++)
+                peer_close(&readers[i]);
+        stateless_req(&a, "again", "tasks/get", id);
+        ASSERT_TRUE(json_get(result(wait_reply(&env, &a, "again")), "result"));
+        peer_close(&a);
+        env_done(&env);
+        ASSERT_EQ_U64(budget.used, 0);
+}
+
+/* The core's tasks/result: waiters answered one by one when the task
+ * ends, each charged first; the deep copy per waiter is gone. */
+TEST(test_result_waiters) {
+        MemBudget budget = { .max = 1200 << 10 };
+        _cleanup_free_ char *big = NULL, *id = NULL;
+        unsigned ok = 0, busy = 0;
+        Env env;
+        Peer a, readers[8];
+        json_object *r;
+
+        big = malloc(60001);
+        ASSERT_TRUE(big);
+        memset(big, 'y', 60000);
+        big[60000] = 0;
+        env_init_full(&env, 8, 4, 7200, &budget);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#sleep 200\\n#echo\",\"stdin\":\"%s\"},\"task\":{}}}", big);
+        id = strdup(json_get_string(json_get(result(wait_reply(&env, &a, "c")), "task"), "taskId"));
+        for (unsigned i = 0; i < 8; i++) {
+                peer_open_held(&env, &readers[i], "uid:1000", &budget);
+                initialize(&env, &readers[i]);
+                task_req(&readers[i], "r", "tasks/result", id);
+        }
+        for (unsigned i = 0; i < 8; i++) {
+                r = wait_reply(&env, &readers[i], "r");
+                if (json_get(r, "error")) {
+                        ASSERT_EQ_INT(error_code(r), JSONRPC_SERVER_ERROR);
+                        busy++;
+                } else {
+                        ASSERT_STREQ(json_get_string(json_get(json_get(json_get(r, "result"), "_meta"),
+                                                              "io.modelcontextprotocol/related-task"), "taskId"), id);
+                        ASSERT_TRUE(strstr(text_of(json_get(r, "result")), "yyyy"));
+                        ok++;
+                }
+        }
+        ASSERT_TRUE(ok >= 1);
+        ASSERT_TRUE(busy >= 1);
+        ASSERT_TRUE(mem_budget_caller_used(&budget, "uid:1000") <= budget.max / 2);
+        for (unsigned i = 0; i < 8; i++)
+                peer_close(&readers[i]);
+        peer_close(&a);
+        env_done(&env);
+        ASSERT_EQ_U64(budget.used, 0);
+}
+
 int main(void) {
         /* The log goes to stderr; the ids are random. */
         RUN(test_core_capability_and_tool);
@@ -644,5 +815,7 @@ int main(void) {
         RUN(test_expiry);
         RUN(test_budget);
         RUN(test_extension);
+        RUN(test_readers);
+        RUN(test_result_waiters);
         return 0;
 }
