@@ -397,6 +397,12 @@ void task_answer_waiters(McpTask *t) {
         }
 }
 
+void task_delete(McpTask *t, const char *why) {
+        assert(t);
+
+        task_log(t, LOG_INFO, why);
+        task_free(t);
+}
 
 /* The first text block of a failed result: why it failed, for clients
  * that show only statusMessage. */
@@ -598,26 +604,53 @@ static uint64_t granted_ttl_ms(const McpServerConfig *c, json_object *task_param
 }
 
 static const char too_many_text[] =
-        "too many tasks: %u of %" PRIu64 " are %s; fetch or cancel finished ones (they are kept until their ttl "
-        "ends) and retry";
+        "too many tasks: %u of %" PRIu64 " are %s; wait for yours to end or cancel some (an ended one of yours "
+        "makes room by itself), then retry";
 
-/* -EBUSY when a cap is reached; then, if ret is given, the error for
- * the client. */
+/* One caller's share of the task cap: never all of it, so that one
+ * caller cannot fill it. */
+static uint64_t caller_share(const McpServerConfig *c) {
+        return MAX((uint64_t) 1, MIN(c->max_tasks_per_caller, c->max_tasks > 1 ? c->max_tasks - 1 : 1));
+}
+
+/* The caller's own oldest ended task, which goes first when it needs room:
+ * never another caller's (their results are theirs until their ttl). */
+static McpTask *oldest_ended(McpServer *server, const char *caller) {
+        McpTask *found = NULL;
+
+        /* Newest first: the last one seen is the oldest. */
+        LIST_FOREACH(tasks, t, server->tasks)
+                if (t->shown && t->status != MCP_TASK_WORKING && streq(t->caller, caller))
+                        found = t;
+        return found;
+}
+
+/* -EBUSY when a cap is reached and the caller has no ended task to make
+ * room with; then, if ret is given, the error for the client. */
 static int task_admit(const McpRequest *req, json_object **ret) {
         McpServer *server = req->session->server;
         const McpServerConfig *c = &server->config;
-        unsigned mine = caller_tasks(server, req->session->caller);
+        unsigned mine;
         _cleanup_free_ char *m = NULL;
+        McpTask *old;
         int r;
 
-        if (server->n_tasks < c->max_tasks && mine < c->max_tasks_per_caller)
-                return 0;
+        for (;;) {
+                mine = caller_tasks(server, req->session->caller);
+                if (server->n_tasks < c->max_tasks && mine < caller_share(c))
+                        return 0;
+                old = oldest_ended(server, req->session->caller);
+                if (!old)
+                        break;
+                task_delete(old, "deleted: its caller needed room for a new task");
+        }
         if (!ret)
                 return -EBUSY;
-        if (server->n_tasks >= c->max_tasks)
-                r = asprintf(&m, too_many_text, server->n_tasks, c->max_tasks, "held for all callers");
+        if (mine < caller_share(c))
+                r = asprintf(&m, too_many_text, server->n_tasks, c->max_tasks,
+                             "held for all callers, none of them your ended ones");
         else
-                r = asprintf(&m, too_many_text, mine, c->max_tasks_per_caller, "yours");
+                r = asprintf(&m, too_many_text, mine, caller_share(c), "yours, all still running");
         if (r < 0)
                 return -ENOMEM;
         *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST, m, NULL);

@@ -119,6 +119,8 @@ void task_ended(McpTask *t);
 json_object *task_result_reply(McpTask *t, json_object *id);
 /* Answers tasks/result request id (of batch b, if any) now. */
 int task_answer_result(McpTask *t, McpSession *s, McpBatch *b, uint64_t origin, json_object *id);
+/* The task goes: its caller deleted it, or needs its room. */
+void task_delete(McpTask *t, const char *why);
 void task_answer_waiters(McpTask *t);
 TaskWaiter *task_waiter_free(TaskWaiter *w);
 /* Is the caller someone (a uid, a token), not every anonymous peer? */

@@ -179,13 +179,19 @@ int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
                 task_answer_waiters(t);
                 if (t->session)
                         mcp_call_cancel(t->session, t->call_id);
-        } else if (t->format == MCP_TASK_CORE) {
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: the task already ended",
-                                         NULL);
+        } else {
+                /* Cancelling one that ended deletes it: its caller wants
+                 * no more of it, and its room is the caller's again. The
+                 * core must refuse the cancel itself (-32602); the
+                 * extension acks it (cancelling is eventually consistent). */
+                *ret = t->format == MCP_TASK_CORE ?
+                        jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                          "Invalid params: the task already ended; it is deleted now", NULL) :
+                        mcp_result_reply(req, json_object_new_object());
+                task_delete(t, "deleted by its caller");
                 return *ret ? 0 : -ENOMEM;
         }
-        /* The core answers with the task, the extension with an empty ack
-         * (also for one that ended: cancelling is eventually consistent). */
+        /* The core answers with the task, the extension with an empty ack. */
         *ret = mcp_result_reply(req, t->format == MCP_TASK_CORE ? task_json(t) : json_object_new_object());
         return *ret ? 0 : -ENOMEM;
 }

@@ -278,10 +278,13 @@ TEST(test_core_lifecycle) {
         task_req(&other, "g4", "tasks/get", "local.0123456789abcdef0123456789abcdef");
         ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "g4")), JSONRPC_INVALID_PARAMS);
 
-        /* Cancelling one that ended is an error in this format. */
+        /* Cancelling one that ended is an error in this format, and
+         * deletes it: its caller wants no more of it. */
         task_req(&b, "x1", "tasks/cancel", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "x1")), JSONRPC_INVALID_PARAMS);
-        ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
+        task_req(&b, "g5", "tasks/get", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "g5")), JSONRPC_INVALID_PARAMS);
         peer_close(&b);
         peer_close(&other);
         env_done(&env);
@@ -318,10 +321,14 @@ TEST(test_core_cancel) {
         for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
                 run_for(&env, 10);
         ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        mcp_server_task_stats(env.server, &stats);
+        ASSERT_EQ_INT(stats.cancelled, 1);
+        /* Once ended, cancelling it again deletes it. */
         task_req(&a, "x2", "tasks/cancel", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "x2")), JSONRPC_INVALID_PARAMS);
         mcp_server_task_stats(env.server, &stats);
-        ASSERT_EQ_INT(stats.cancelled, 1);
+        ASSERT_EQ_INT(stats.cancelled, 0);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
         ASSERT_EQ_INT(stats.working, 0);
         ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
         peer_close(&a);
@@ -418,7 +425,29 @@ TEST(test_packages) {
         ASSERT_EQ_INT(rmdir(dir), 0);
 }
 
+/* Polls tasks/get (core) until the task is no longer working. */
+static void wait_ended(Env *env, Peer *p, const char *task_id) {
+        for (unsigned i = 0; i < 500; i++) {
+                _cleanup_free_ char *rid = NULL;
+                ASSERT_TRUE(asprintf(&rid, "poll-%s-%u", task_id, i) >= 0);
+                task_req(p, rid, "tasks/get", task_id);
+                if (!streq(json_get_string(result(wait_reply(env, p, rid)), "status"), "working"))
+                        return;
+                run_for(env, 10);
+        }
+        ASSERT_FAIL_("task %s did not end", task_id);
+}
+
+static json_object *call_task_raw(Env *env, Peer *p, const char *id, const char *code) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"%s\"},\"task\":{}}}", id, code);
+        return wait_reply(env, p, id);
+}
+
+/* The caps: per caller and for all. A caller's own oldest ended task makes
+ * room for its next; another caller's never does. */
 TEST(test_caps) {
+        _cleanup_free_ char *ended = NULL, *third = NULL;
         Env env;
         Peer a, b;
         json_object *r;
@@ -427,11 +456,15 @@ TEST(test_caps) {
         peer_open(&env, &a, "uid:1000");
         initialize(&env, &a);
         (void) call_task(&env, &a, "c1", "#hang");
-        (void) call_task(&env, &a, "c2", "#out x");
-        /* The caller's share is full, even with one finished. */
-        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c3\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"},\"task\":{}}}");
-        r = wait_reply(&env, &a, "c3");
+        ended = strdup(call_task(&env, &a, "c2", "#out x"));
+        wait_ended(&env, &a, ended);
+        /* The caller's share is full, but one of them ended: it goes. */
+        third = strdup(call_task(&env, &a, "c3", "#hang"));
+        task_req(&a, "g2", "tasks/get", ended);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "g2")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
+        /* All of its share running: refused. */
+        r = call_task_raw(&env, &a, "c4", "#out x");
         ASSERT_EQ_INT(error_code(r), JSONRPC_INVALID_REQUEST);
         ASSERT_TRUE(strstr(json_get_string(json_get(r, "error"), "message"), "too many tasks"));
         /* The extension leaves it to us: past the cap a slow call is answered inline. */
@@ -442,15 +475,38 @@ TEST(test_caps) {
         r = result(wait_reply(&env, &a, "e1"));
         ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
         ASSERT_TRUE(strstr(text_of(r), "inline"));
-        /* Another caller still gets one; then all are taken. */
+        /* Another caller gets one; then all are taken. */
         peer_open(&env, &b, "uid:1001");
         initialize(&env, &b);
-        (void) call_task(&env, &b, "c4", "#hang");
-        sendf(&b, "{\"jsonrpc\":\"2.0\",\"id\":\"c5\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"},\"task\":{}}}");
-        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "c5")), JSONRPC_INVALID_REQUEST);
+        (void) call_task(&env, &b, "c5", "#hang");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 3);
+        /* The first caller's task ends (cancelled): not the other's to
+         * evict, so the cap holds for it. */
+        task_req(&a, "x3", "tasks/cancel", third);
+        ASSERT_STREQ(json_get_string(result(wait_reply(&env, &a, "x3")), "status"), "cancelled");
+        ASSERT_EQ_INT(error_code(call_task_raw(&env, &b, "c6", "#out x")), JSONRPC_INVALID_REQUEST);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 3);
+        /* Its caller deletes it: there is room. */
+        task_req(&a, "x4", "tasks/cancel", third);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "x4")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
+        ASSERT_TRUE(json_get(result(call_task_raw(&env, &b, "c7", "#hang")), "task"));
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 3);
         /* Shutdown with runs going stops them. */
+        peer_close(&a);
+        peer_close(&b);
+        env_done(&env);
+
+        /* A per-caller maximum as large as the cap: one caller still
+         * cannot take all of it. */
+        env_init(&env, 2, 2);
+        peer_open(&env, &a, "uid:1000");
+        peer_open(&env, &b, "uid:1001");
+        initialize(&env, &a);
+        initialize(&env, &b);
+        (void) call_task(&env, &a, "c1", "#hang");
+        ASSERT_EQ_INT(error_code(call_task_raw(&env, &a, "c2", "#hang")), JSONRPC_INVALID_REQUEST);
+        (void) call_task(&env, &b, "c3", "#hang");
         peer_close(&a);
         peer_close(&b);
         env_done(&env);
@@ -609,9 +665,10 @@ TEST(test_extension) {
         ASSERT_STREQ(json_get_string(json_get(json_get(r, "params"), "result"), "resultType"), "complete");
         stateless_req(&b, "u", "tasks/update", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "u")), JSONRPC_INVALID_PARAMS);
-        /* Cancel: an empty ack, also for one that ended. */
+        /* Cancel: an empty ack, also for one that ended, which goes. */
         stateless_req(&b, "x", "tasks/cancel", id);
         ASSERT_STREQ(json_get_string(result(wait_reply(&env, &b, "x")), "resultType"), "complete");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
         /* No tasks/list or tasks/result in this format. */
         stateless_req(&b, "r", "tasks/result", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "r")), JSONRPC_METHOD_NOT_FOUND);
@@ -626,9 +683,9 @@ TEST(test_extension) {
         /* notifications/cancelled before it became a task: no reply, the run stops. */
         stateless_call(&a, "k", "#hang", true);
         run_for(&env, 30);
-        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
-        sendf(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"k\"}}");
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"k\"}}");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
         for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
                 run_for(&env, 10);
         ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
@@ -638,9 +695,9 @@ TEST(test_extension) {
         /* A client that hangs up before its call became a task stops the run. */
         stateless_call(&a, "h", "#hang", true);
         run_for(&env, 30);
-        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
-        peer_close(&a);
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        peer_close(&a);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
         for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 2; i++)
                 run_for(&env, 10);
         ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 2);
@@ -752,6 +809,11 @@ TEST(test_readers) {
                 peer_close(&readers[i]);
         stateless_req(&a, "again", "tasks/get", id);
         ASSERT_TRUE(json_get(result(wait_reply(&env, &a, "again")), "result"));
+        /* Deleted by its caller (cancel once ended): all of it given back. */
+        stateless_req(&a, "del", "tasks/cancel", id);
+        ASSERT_STREQ(json_get_string(result(wait_reply(&env, &a, "del")), "resultType"), "complete");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
+        ASSERT_EQ_U64(mem_budget_caller_used(&budget, "http:token:alice"), 0);
         peer_close(&a);
         env_done(&env);
         ASSERT_EQ_U64(budget.used, 0);
