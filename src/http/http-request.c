@@ -195,17 +195,44 @@ static void request_hold(HttpRequest *req, uint64_t bytes) {
         mem_charge_force(&req->held, bytes);
 }
 
-void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
+static void shared_drop(McpShared *s) {
+        if (s->owner)
+                s->unref(s->owner);
+        *s = (McpShared) {};
+}
+
+static void set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                      const McpShared *shared) {
         assert(req);
 
         request_hold(req, body ? size : 0);
+        shared_drop(&req->reply.shared);
         free(req->reply.data);
         req->reply.data = body;
         req->reply.size = size;
         req->reply.status = status;
         req->reply.type = type;
         req->reply.ready = true;
+        if (shared) {
+                shared->ref(shared->owner);
+                req->reply.shared = *shared;
+        }
         http_request_resume(req);
+}
+
+void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size) {
+        set_reply(req, status, type, body, size, NULL);
+}
+
+void http_request_set_reply_shared(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                                   const McpShared *shared) {
+        assert(body);
+        assert(shared);
+        assert(shared->at <= size);
+
+        /* Only the bytes around it are this reply's: the shared part is
+         * charged once, where it is kept. */
+        set_reply(req, status, type, body, size, shared);
 }
 
 /* A reply handed to MHD, with its charge: given back when MHD is done with
@@ -213,6 +240,7 @@ void http_request_set_reply(HttpRequest *req, unsigned status, const char *type,
 typedef struct HeldReply {
         char *data;
         MemCharge charge;
+        McpShared shared;
 } HeldReply;
 
 static void held_reply_free(void *p) {
@@ -220,6 +248,7 @@ static void held_reply_free(void *p) {
 
         assert(p);
 
+        shared_drop(&r->shared);
         mem_charge_done(&r->charge);
         free(r->data);
         free(r);
@@ -236,12 +265,25 @@ mhd_result http_request_queue_reply(HttpRequest *req) {
         held = new0(HeldReply, 1);
         if (!held)
                 return MHD_NO;
-        resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply.size, req->reply.data, held_reply_free,
-                                                                      held);
+        if (req->reply.shared.data) {
+                /* The part around the shared one, and that one from its
+                 * one copy: nothing of it is copied for this reply. */
+                const McpShared *sh = &req->reply.shared;
+                const struct MHD_IoVec iov[3] = {
+                        { req->reply.data, sh->at },
+                        { sh->data, sh->len },
+                        { req->reply.data + sh->at, req->reply.size - sh->at },
+                };
+                resp = MHD_create_response_from_iovec(iov, 3, held_reply_free, held);
+        } else
+                resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply.size, req->reply.data,
+                                                                              held_reply_free, held);
         if (!resp) {
                 free(held);
                 return MHD_NO;
         }
+        held->shared = req->reply.shared;
+        req->reply.shared = (McpShared) {};
         held->data = TAKE_PTR(req->reply.data);
         mem_charge_move(&held->charge, &req->held);
         if (MHD_add_response_header(resp, "Content-Type", req->reply.type) == MHD_NO ||
@@ -413,6 +455,7 @@ HttpRequest *http_request_free(HttpRequest *req) {
         mem_budget_release_input(h->config.budget, req->budget_held);
         mem_charge_done(&req->held);
         buffer_free(&req->body);
+        shared_drop(&req->reply.shared);
         free(req->reply.data);
         free(req->sse.buf);
         free(req);

@@ -54,6 +54,9 @@ typedef struct HttpReply {
         char *data;
         size_t size;
         const char *type;
+        /* Set: data is the reply around this part, which is sent from its
+         * one copy (a task's result); a reference is held. */
+        McpShared shared;
 } HttpReply;
 
 /* An SSE response. */
@@ -130,5 +133,9 @@ void http_request_sse_finish(HttpRequest *req);
 mhd_result http_request_queue_reply(HttpRequest *req);
 /* Stores a complete reply for a suspended or in-progress request. body taken. */
 void http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size);
+/* The same for body around a shared part (McpShared), of which it takes a
+ * reference rather than a copy. */
+void http_request_set_reply_shared(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                                   const McpShared *shared);
 const char *http_request_header(HttpRequest *req, const char *name);
 void http_request_log_peer(HttpRequest *req, char *buf, size_t size);

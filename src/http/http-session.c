@@ -82,6 +82,20 @@ static unsigned reply_status(HttpSession *s, const McpMessage *m) {
         }
 }
 
+/* An event of the whole message: a stream keeps its bytes in one buffer,
+ * so a shared part is copied into it here. */
+static int send_event(HttpRequest *req, const char *event, const McpMessage *msg) {
+        _cleanup_free_ char *flat = NULL;
+        size_t len;
+
+        if (!msg->shared)
+                return http_request_sse_event(req, event, msg->json, msg->len);
+        flat = mcp_message_flatten(msg, &len);
+        if (!flat)
+                return log_oom();
+        return http_request_sse_event(req, event, flat, len);
+}
+
 static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         HttpSession *s = userdata;
         bool ends = msg->kind != MCP_MESSAGE_NOTIFICATION;
@@ -95,7 +109,7 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         if (s->kind == HTTP_SESSION_LEGACY) {
                 if (!msg->json)
                         return 0;
-                return s->stream ? http_request_sse_event(s->stream, "message", msg->json, msg->len) : -EPIPE;
+                return s->stream ? send_event(s->stream, "message", msg) : -EPIPE;
         }
 
         target = route(s, msg);
@@ -107,7 +121,7 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         }
         if (target->sse.on) {
                 if (msg->json)
-                        (void) http_request_sse_event(target, NULL, msg->json, msg->len);
+                        (void) send_event(target, NULL, msg);
                 if (ends && target->route.pending) {
                         target->route.pending = false;
                         http_request_sse_finish(target);
@@ -125,11 +139,16 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         if (!body)
                 return log_oom();
         memcpy(body, msg->json, msg->len);
-        http_request_set_reply(target, reply_status(s, msg), "application/json", body, msg->len);
+        if (msg->shared)
+                /* A task's result, sent from its one copy. */
+                http_request_set_reply_shared(target, reply_status(s, msg), "application/json", body, msg->len,
+                                              msg->shared);
+        else
+                http_request_set_reply(target, reply_status(s, msg), "application/json", body, msg->len);
         return 0;
 }
 
-static const McpTransport http_transport = { .send = session_send };
+static const McpTransport http_transport = { .send = session_send, .shared_parts = true };
 
 static void on_session_idle(McpSession *m, void *userdata) {
         HttpSession *s = userdata;

@@ -151,10 +151,49 @@ TaskOutcome *task_outcome_unref(TaskOutcome *o) {
         return mfree(o);
 }
 
+static void outcome_ref(void *p) {
+        TaskOutcome *o = p;
+
+        o->n_ref++;
+}
+
+static void outcome_unref(void *p) {
+        task_outcome_unref(p);
+}
+
+/* Set while mcp_task_serialize() runs: where the outcome is described
+ * instead of written. One event loop, no threads. */
+static McpShared *capture;
+
 static int outcome_serialize(json_object *jso, struct printbuf *pb, int level, int flags) {
         TaskOutcome *o = json_object_get_userdata(jso);
 
+        if (capture && !capture->data) {
+                *capture = (McpShared) {
+                        .data = o->text,
+                        .len = o->len,
+                        .at = (size_t) pb->bpos,
+                        .owner = o,
+                        .ref = outcome_ref,
+                        .unref = outcome_unref,
+                };
+                return 0;
+        }
         return printbuf_memappend(pb, o->text, (int) o->len) < 0 ? -1 : 0;
+}
+
+const char *mcp_task_serialize(json_object *msg, size_t *ret_len, McpShared *ret_shared) {
+        const char *text;
+
+        assert(msg);
+        assert(ret_shared);
+        assert(!capture);
+
+        *ret_shared = (McpShared) {};
+        capture = ret_shared;
+        text = json_serialize(msg, ret_len);
+        capture = NULL;
+        return text;
 }
 
 static void outcome_json_free(json_object *jso, void *userdata) {

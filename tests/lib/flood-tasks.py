@@ -7,9 +7,11 @@
 #                                          3.9 MB file in /tmp/outputs): {"task": ID}
 #   flood-tasks.py listen PORT TOKEN ID N STOP  N subscriptions/listen for ID, each its own request
 #                                          on its own connection, never read (a small receive
-#                                          buffer); prints {"open": N}, then holds them until the
-#                                          file STOP exists
-#   flood-tasks.py get PORT TOKEN ID N STOP  N tasks/get for ID the same way, never read
+#                                          buffer); prints {"open": N}, holds them until the file
+#                                          STOP exists
+#   flood-tasks.py get PORT TOKEN ID N STOP  N tasks/get for ID the same way, never read until STOP
+#                                          exists; then the start of each: {"served", "busy"} (a
+#                                          result or an error)
 #   flood-tasks.py wait PORT TOKEN ID      polls tasks/get until ID ended, reading only the status
 #                                          line and headers: {"status", "bytes"}
 #   flood-tasks.py task PORT TOKEN SECONDS a call sleeping SECONDS: {"resultType", "taskId"?}
@@ -107,8 +109,24 @@ def hold(port, token, method, tid, n, make, stop):
     t = time.monotonic()
     while not os.path.exists(stop) and time.monotonic() - t < 300:
         time.sleep(0.2)
+    # The start of each reply: a result or an error (a stream never ends: not read).
+    served = busy = 0
+    for s in socks if method == "tasks/get" else []:
+        s.settimeout(10)
+        head = b""
+        try:
+            while b'"result"' not in head and b'"error"' not in head and len(head) < 65536:
+                b = s.recv(4096)
+                if not b:
+                    break
+                head += b
+        except OSError:
+            pass
+        served += b'"result"' in head
+        busy += b'"error"' in head and b'"result"' not in head
     for s in socks:
         s.close()
+    out({"served": served, "busy": busy})
 
 
 def main():

@@ -26,6 +26,11 @@ typedef struct Peer {
         /* Set: what it receives stays unread, charged as the transports
          * charge what they hold (by force, once they have it). */
         MemCharge held;
+        /* A shared_parts peer: the shared parts it was handed (and keeps a
+         * reference to), as HTTP's JSON replies do. */
+        const char *shared_seen[4];
+        McpShared shared_kept[4];
+        unsigned n_shared;
 } Peer;
 
 typedef struct Env {
@@ -45,6 +50,28 @@ static int peer_send(McpSession *s, const McpMessage *m, void *userdata) {
 }
 
 static const McpTransport transport = { .send = peer_send };
+
+static int peer_send_shared(McpSession *s, const McpMessage *m, void *userdata) {
+        _cleanup_free_ char *flat = NULL;
+        Peer *p = userdata;
+        size_t len;
+
+        if (!m->json)
+                return 0;
+        flat = mcp_message_flatten(m, &len);
+        ASSERT_TRUE(flat);
+        ASSERT_EQ_INT(json_object_array_add(p->msgs, json_tokener_parse(flat)), 0);
+        if (m->shared) {
+                ASSERT_TRUE(p->n_shared < ELEMENTSOF(p->shared_kept));
+                /* Kept past the message, as a transport that sends later. */
+                m->shared->ref(m->shared->owner);
+                p->shared_seen[p->n_shared] = m->shared->data;
+                p->shared_kept[p->n_shared++] = *m->shared;
+        }
+        return 0;
+}
+
+static const McpTransport transport_shared = { .send = peer_send_shared, .shared_parts = true };
 
 static void env_init_full(Env *env, uint64_t max_tasks, uint64_t per_caller, uint64_t ttl_max_s, MemBudget *budget) {
         McpServerConfig config;
@@ -866,6 +893,54 @@ TEST(test_result_waiters) {
         ASSERT_EQ_U64(budget.used, 0);
 }
 
+/* A transport that takes shared parts is handed the outcome's one copy:
+ * the same bytes for every reader, and the whole message is what any
+ * other transport gets. The copy lives as long as a reader holds it, also
+ * past its task. */
+TEST(test_shared_outcome) {
+        _cleanup_free_ char *id = NULL, *plain = NULL;
+        McpPeer who = { .transport = "test", .uid = 1000, .caller = "uid:1000" };
+        MemBudget budget = { .max = 64 << 20 };
+        Env env;
+        Peer a, r1, r2;
+        json_object *r;
+
+        env_init_full(&env, 8, 4, 7200, &budget);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        id = strdup(call_task(&env, &a, "c1", "#out shared-bytes"));
+        wait_ended(&env, &a, id);
+        task_req(&a, "r0", "tasks/result", id);
+        plain = strdup(json_object_to_json_string_ext(wait_reply(&env, &a, "r0"), JSON_C_TO_STRING_PLAIN));
+        for (Peer *p = &r1; p; p = p == &r1 ? &r2 : NULL) {
+                *p = (Peer) { .msgs = json_object_new_array() };
+                ASSERT_EQ_INT(mcp_session_new(env.server, &transport_shared, p, &who, &p->session), 0);
+                initialize(&env, p);
+                task_req(p, "r0", "tasks/result", id);
+                r = wait_reply(&env, p, "r0");
+                ASSERT_STREQ(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN), plain);
+                ASSERT_EQ_INT(p->n_shared, 1);
+        }
+        /* One copy for both. */
+        ASSERT_TRUE(r1.shared_seen[0] == r2.shared_seen[0]);
+        ASSERT_TRUE(strstr(r1.shared_seen[0], "shared-bytes"));
+        /* The task goes; the readers still hold its bytes, charged. */
+        task_req(&a, "x", "tasks/cancel", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "x")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
+        ASSERT_TRUE(strstr(r1.shared_seen[0], "shared-bytes"));
+        ASSERT_TRUE(mem_budget_caller_used(&budget, "uid:1000") > 0);
+        for (Peer *p = &r1; p; p = p == &r1 ? &r2 : NULL) {
+                for (unsigned i = 0; i < p->n_shared; i++)
+                        p->shared_kept[i].unref(p->shared_kept[i].owner);
+                peer_close(p);
+        }
+        peer_close(&a);
+        ASSERT_EQ_U64(mem_budget_caller_used(&budget, "uid:1000"), 0);
+        env_done(&env);
+        ASSERT_EQ_U64(budget.used, 0);
+}
+
 int main(void) {
         /* The log goes to stderr; the ids are random. */
         RUN(test_core_capability_and_tool);
@@ -879,5 +954,6 @@ int main(void) {
         RUN(test_extension);
         RUN(test_readers);
         RUN(test_result_waiters);
+        RUN(test_shared_outcome);
         return 0;
 }

@@ -223,6 +223,8 @@ attack() {
     hwm=$(bx awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
     touch "$HDIR/stop"
     wait
+    counts=n/a
+    [[ $name != get ]] || counts=$(tail -1 "$HDIR/$name.out")
     [[ $pid != 0 && $(bx systemctl show -P MainPID mcp-exec.service) == "$pid" &&
         $(bx systemctl show -P NRestarts mcp-exec.service) == "$restarts" ]] ||
         fail "$name: the front end (pid $pid) was killed or restarted:"$'\n'"$(journal_since "$cursor" -u mcp-exec.service | tail -5)"
@@ -230,7 +232,9 @@ attack() {
         fail "$name: the journal has a kill of the front end:"$'\n'"$(journal_since "$cursor" -u mcp-exec.service | tail -5)"
     jcheck "$wit" 'r["stdout"] == "42\n"' "$name: the witness was not served: $wit"
     [[ -n $hwm ]] || fail "$name: no VmHWM for the front end"
-    log "$name: the front end lived on, peak RSS $((hwm / 1024)) MiB (MemoryMax $((max_kib / 1024)) MiB), witness in $(jget "$wit" 'r["seconds"]') s"
+    log "$name: the front end lived on, peak RSS $((hwm / 1024)) MiB (MemoryMax $((max_kib / 1024)) MiB), witness in $(jget "$wit" 'r["seconds"]') s; readers: $counts"
+    # tasks/get answered as JSON is sent from the result's one copy: every one is served.
+    [[ $name != get ]] || jcheck "$counts" 'r["served"] == 40' "$name: not every tasks/get was served: $counts"
     (( hwm < max_kib / 2 )) || fail "$name: peak RSS $hwm KiB is past half of MemoryMax= ($max_kib KiB)"
 }
 attack listen
