@@ -218,23 +218,36 @@ static int request_hold(HttpRequest *req, uint64_t bytes, MemCharge *donor) {
         return r;
 }
 
-int http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
-                           MemCharge *donor) {
+static void shared_drop(McpShared *s) {
+        if (s->owner)
+                s->unref(s->owner);
+        *s = (McpShared) {};
+}
+
+static int set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                     const McpShared *shared, MemCharge *donor) {
         int r;
 
         assert(req);
 
+        /* Only body's bytes are this reply's: a shared part is charged once,
+         * where it is kept. */
         r = request_hold(req, body ? size : 0, donor);
         if (r < 0) {
                 free(body);
                 return r;
         }
+        shared_drop(&req->reply.shared);
         free(req->reply.data);
         req->reply.data = body;
         req->reply.size = size;
         req->reply.status = status;
         req->reply.type = type;
         req->reply.ready = true;
+        if (shared) {
+                shared->ref(shared->owner);
+                req->reply.shared = *shared;
+        }
         http_request_resume(req);
         return 0;
 }
@@ -250,6 +263,7 @@ int http_request_set_busy_reply(HttpRequest *req, json_object *id) {
         if (r < 0)
                 return r;
         (void) request_hold(req, 0, NULL);
+        shared_drop(&req->reply.shared);
         free(req->reply.data);
         req->reply = (HttpReply) {
                 .ready = true,
@@ -263,11 +277,26 @@ int http_request_set_busy_reply(HttpRequest *req, json_object *id) {
         return 0;
 }
 
+int http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                           MemCharge *donor) {
+        return set_reply(req, status, type, body, size, NULL, donor);
+}
+
+int http_request_set_reply_shared(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                                  const McpShared *shared, MemCharge *donor) {
+        assert(body);
+        assert(shared);
+        assert(shared->at <= size);
+
+        return set_reply(req, status, type, body, size, shared, donor);
+}
+
 /* A reply handed to MHD, with its charge: given back when MHD is done with
  * it (sent, or the connection gone or timed out). */
 typedef struct HeldReply {
         char *data;
         MemCharge charge;
+        McpShared shared;
 } HeldReply;
 
 static void held_reply_free(void *p) {
@@ -275,6 +304,7 @@ static void held_reply_free(void *p) {
 
         assert(p);
 
+        shared_drop(&r->shared);
         mem_charge_done(&r->charge);
         free(r->data);
         free(r);
@@ -291,12 +321,25 @@ mhd_result http_request_queue_reply(HttpRequest *req) {
         held = new0(HeldReply, 1);
         if (!held)
                 return MHD_NO;
-        resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply.size, req->reply.data, held_reply_free,
-                                                                      held);
+        if (req->reply.shared.data) {
+                /* The part around the shared one, and that one from its
+                 * one copy: nothing of it is copied for this reply. */
+                const McpShared *sh = &req->reply.shared;
+                const struct MHD_IoVec iov[3] = {
+                        { req->reply.data, sh->at },
+                        { sh->data, sh->len },
+                        { req->reply.data + sh->at, req->reply.size - sh->at },
+                };
+                resp = MHD_create_response_from_iovec(iov, 3, held_reply_free, held);
+        } else
+                resp = MHD_create_response_from_buffer_with_free_callback_cls(req->reply.size, req->reply.data,
+                                                                              held_reply_free, held);
         if (!resp) {
                 free(held);
                 return MHD_NO;
         }
+        held->shared = req->reply.shared;
+        req->reply.shared = (McpShared) {};
         held->data = TAKE_PTR(req->reply.data);
         mem_charge_move(&held->charge, &req->held);
         if (MHD_add_response_header(resp, "Content-Type", req->reply.type) == MHD_NO ||
@@ -528,6 +571,7 @@ HttpRequest *http_request_free(HttpRequest *req) {
         mem_budget_release_input(h->config.budget, req->budget_held);
         mem_charge_done(&req->held);
         buffer_free(&req->body);
+        shared_drop(&req->reply.shared);
         free(req->reply.data);
         free(req->sse.buf);
         free(req);

@@ -55,6 +55,9 @@ typedef struct HttpReply {
         char *data;
         size_t size;
         const char *type;
+        /* Set: data is the reply around this part, which is sent from its
+         * one copy (a task's result); a reference is held. */
+        McpShared shared;
 } HttpReply;
 
 /* An SSE response. */
@@ -142,6 +145,10 @@ mhd_result http_request_queue_reply(HttpRequest *req);
  * body freed and nothing stored, when the budget cannot hold it. */
 int http_request_set_reply(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
                            MemCharge *donor);
+/* The same for body around a shared part (McpShared), of which it takes a
+ * reference rather than a copy; only body's bytes are charged here. */
+int http_request_set_reply_shared(HttpRequest *req, unsigned status, const char *type, char *body, size_t size,
+                                  const McpShared *shared, MemCharge *donor);
 /* In place of a reply that did not fit: a short JSON-RPC "server busy"
  * error for request id (borrowed, NULL: null), uncharged (small, once per
  * request). */

@@ -86,9 +86,9 @@ static unsigned reply_status(HttpSession *s, const McpMessage *m) {
 /* A reply for an event stream that the budget cannot hold: a short error
  * instead, so that the request still ends; if not even that fits, the
  * stream goes. */
-static int sse_reply_busy(HttpRequest *target, const McpMessage *msg) {
+static int sse_reply_busy(HttpRequest *target, const McpMessage *msg, size_t len) {
         _cleanup_free_ char *body = NULL;
-        size_t len;
+        size_t n;
         int r;
 
         assert(target);
@@ -96,15 +96,15 @@ static int sse_reply_busy(HttpRequest *target, const McpMessage *msg) {
 
         log_struct(LOG_WARNING,
                    "MESSAGE=HTTP reply of %zu bytes does not fit in the memory budget; sending \"server busy\".",
-                   msg->len,
+                   len,
                    "MCP_TRANSPORT=http",
                    "MCP_CALLER=%s", target->route.session && target->route.session->mcp ?
                                     mcp_session_caller(target->route.session->mcp) : "");
         r = jsonrpc_error_serialize(msg->id, JSONRPC_SERVER_ERROR,
                                     "Server busy: the reply does not fit in the server's memory budget now; "
-                                    "retry later", &body, &len);
+                                    "retry later", &body, &n);
         if (r >= 0)
-                r = http_request_sse_event(target, NULL, body, len, NULL);
+                r = http_request_sse_event(target, NULL, body, n, NULL);
         if (r == -EBUSY || r == -ENOMEM) {
                 target->peer_gone = true;
                 http_request_sse_finish(target);
@@ -112,23 +112,34 @@ static int sse_reply_busy(HttpRequest *target, const McpMessage *msg) {
         return r;
 }
 
-/* An event on target's stream: a notification that does not fit is
- * skipped (progress is a courtesy), a reply replaced. */
+/* An event of the whole message on target's stream: a stream keeps its
+ * bytes in one buffer, so a shared part is copied into it here. A
+ * notification that does not fit is skipped (progress is a courtesy), a
+ * reply replaced. */
 static int send_event(HttpRequest *target, const char *event, const McpMessage *msg) {
+        _cleanup_free_ char *flat = NULL;
+        const char *data = msg->json;
+        size_t len = msg->len;
         int r;
 
         assert(target);
         assert(msg);
 
-        r = http_request_sse_event(target, event, msg->json, msg->len, msg->charge);
+        if (msg->shared) {
+                flat = mcp_message_flatten(msg, &len);
+                if (!flat)
+                        return log_oom();
+                data = flat;
+        }
+        r = http_request_sse_event(target, event, data, len, msg->charge);
         if (r != -EBUSY)
                 return r;
         if (msg->kind == MCP_MESSAGE_NOTIFICATION) {
                 log_debug("HTTP stream: a notification of %zu bytes does not fit in the memory budget, skipped.",
-                          msg->len);
+                          len);
                 return 0;
         }
-        return sse_reply_busy(target, msg);
+        return sse_reply_busy(target, msg, len);
 }
 
 static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
@@ -179,7 +190,13 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         if (!body)
                 return log_oom();
         memcpy(body, msg->json, msg->len);
-        r = http_request_set_reply(target, reply_status(s, msg), "application/json", body, msg->len, msg->charge);
+        if (msg->shared)
+                /* A task's result, sent from its one copy. */
+                r = http_request_set_reply_shared(target, reply_status(s, msg), "application/json", body, msg->len,
+                                                  msg->shared, msg->charge);
+        else
+                r = http_request_set_reply(target, reply_status(s, msg), "application/json", body, msg->len,
+                                           msg->charge);
         if (r == -EBUSY) {
                 log_struct(LOG_WARNING,
                            "MESSAGE=HTTP reply of %zu bytes does not fit in the memory budget; answering \"server "
@@ -195,7 +212,7 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         return 0;
 }
 
-static const McpTransport http_transport = { .send = session_send };
+static const McpTransport http_transport = { .send = session_send, .shared_parts = true };
 
 static void on_session_idle(McpSession *m, void *userdata) {
         HttpSession *s = userdata;

@@ -336,6 +336,7 @@ const char *mcp_session_protocol_version(const McpSession *s) {
 /* Hands the message (serialized here; NULL for none) with its facts to the
  * transport. */
 static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
+        McpShared shared = {};
         int r;
 
         assert(s);
@@ -344,9 +345,11 @@ static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
         if (s->dead || s->freeing)
                 return 0;
         if (msg) {
-                m->json = json_serialize(msg, &m->len);
+                m->json = s->transport.shared_parts ? mcp_task_serialize(msg, &m->len, &shared) :
+                                                      json_serialize(msg, &m->len);
                 if (!m->json)
                         return log_oom();
+                m->shared = shared.data ? &shared : NULL;
         }
         s->in_callout++;
         r = s->transport.send(s, m, s->userdata);
@@ -357,6 +360,28 @@ static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
                 s->dead = true;
         }
         return 0;
+}
+
+char *mcp_message_flatten(const McpMessage *m, size_t *ret_len) {
+        size_t n = m->len + (m->shared ? m->shared->len : 0);
+        char *t;
+
+        assert(m->json);
+        assert(ret_len);
+
+        t = malloc(n + 1);
+        if (!t)
+                return NULL;
+        if (m->shared) {
+                assert(m->shared->at <= m->len);
+                memcpy(t, m->json, m->shared->at);
+                memcpy(t + m->shared->at, m->shared->data, m->shared->len);
+                memcpy(t + m->shared->at + m->shared->len, m->json + m->shared->at, m->len - m->shared->at);
+        } else
+                memcpy(t, m->json, m->len);
+        t[n] = 0;
+        *ret_len = n;
+        return t;
 }
 
 /* With charge (NULL: none), which the transport may take over. */

@@ -30,6 +30,19 @@ typedef enum McpMessageKind {
         MCP_MESSAGE_UNANSWERED,
 } McpMessageKind;
 
+/* A large part of a message kept once and shared by every message that
+ * carries it (a task's result, issue 37): the message is json's first at
+ * bytes, then data, then the rest of json. A transport that keeps the
+ * message takes a reference (ref(owner), unref(owner) when done) rather
+ * than a copy of data. Only for transports that ask for it. */
+typedef struct McpShared {
+        const char *data;
+        size_t len, at;
+        void *owner;
+        void (*ref)(void *owner);
+        void (*unref)(void *owner);
+} McpShared;
+
 /* What a session hands its transport: the message and the facts needed to
  * route it, so that no transport reads JSON-RPC. */
 typedef struct McpMessage {
@@ -55,12 +68,22 @@ typedef struct McpMessage {
          * transport charges refusably itself: a notification that does not
          * fit is skipped, a reply replaced by a short error. */
         MemCharge *charge;
+        /* Set (only for a transport with shared_parts) when json leaves
+         * out a shared part; borrowed. */
+        const McpShared *shared;
 } McpMessage;
+
+/* The whole text of m, json and its shared part together (malloc'd, with
+ * a NUL), for a transport that must copy it after all; NULL on out of
+ * memory. */
+char *mcp_message_flatten(const McpMessage *m, size_t *ret_len);
 
 /* How a session hands messages back to its transport. */
 typedef struct McpTransport {
         /* Returns < 0 if the peer is gone. */
         int (*send)(McpSession *s, const McpMessage *m, void *userdata);
+        /* It takes McpMessage.shared: a large part shared, not copied. */
+        bool shared_parts;
 } McpTransport;
 
 /* Who is on the other end: for the journal, and for whose sandbox sessions

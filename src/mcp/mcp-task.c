@@ -5,6 +5,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <json-c/printbuf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,8 @@
 #define TASK_OVERHEAD_BYTES ((uint64_t) 2048)
 /* statusMessage of a failed task: the start of the tool's error text. */
 #define TASK_STATUS_MESSAGE_MAX 512
+/* A reader's message beside the outcome's bytes (the task, the envelope). */
+#define TASK_READER_OVERHEAD_BYTES ((uint64_t) 4096)
 
 static const char *const status_names[_MCP_TASK_STATUS_MAX] = {
         [MCP_TASK_WORKING] = "working",
@@ -137,6 +141,153 @@ TaskWaiter *task_waiter_free(TaskWaiter *w) {
         return mfree(w);
 }
 
+TaskOutcome *task_outcome_unref(TaskOutcome *o) {
+        if (!o)
+                return NULL;
+        assert(o->n_ref > 0);
+        if (--o->n_ref > 0)
+                return NULL;
+        mem_charge_done(&o->charge);
+        return mfree(o);
+}
+
+static void outcome_ref(void *p) {
+        TaskOutcome *o = p;
+
+        o->n_ref++;
+}
+
+static void outcome_unref(void *p) {
+        task_outcome_unref(p);
+}
+
+/* Set while mcp_task_serialize() runs: where the outcome is described
+ * instead of written. One event loop, no threads. */
+static McpShared *capture;
+
+static int outcome_serialize(json_object *jso, struct printbuf *pb, int level, int flags) {
+        TaskOutcome *o = json_object_get_userdata(jso);
+
+        if (capture && !capture->data) {
+                *capture = (McpShared) {
+                        .data = o->text,
+                        .len = o->len,
+                        .at = (size_t) pb->bpos,
+                        .owner = o,
+                        .ref = outcome_ref,
+                        .unref = outcome_unref,
+                };
+                return 0;
+        }
+        return printbuf_memappend(pb, o->text, (int) o->len) < 0 ? -1 : 0;
+}
+
+const char *mcp_task_serialize(json_object *msg, size_t *ret_len, McpShared *ret_shared) {
+        const char *text;
+
+        assert(msg);
+        assert(ret_shared);
+        assert(!capture);
+
+        *ret_shared = (McpShared) {};
+        capture = ret_shared;
+        text = json_serialize(msg, ret_len);
+        capture = NULL;
+        return text;
+}
+
+static void outcome_json_free(json_object *jso, void *userdata) {
+        task_outcome_unref(userdata);
+}
+
+json_object *task_outcome_json(TaskOutcome *o) {
+        json_object *j;
+
+        assert(o);
+
+        j = json_object_new_object();
+        if (!j)
+                return NULL;
+        o->n_ref++;
+        json_object_set_serializer(j, outcome_serialize, o, outcome_json_free);
+        return j;
+}
+
+/* Serializes value once, for all readers; the tree can go then. Charged
+ * refusably to the task's caller: -EBUSY if it does not fit. */
+static int task_outcome_new(McpTask *t, json_object *value, TaskOutcome **ret) {
+        _cleanup_free_ TaskOutcome *o = NULL;
+        const char *text;
+        size_t len;
+        int r;
+
+        text = json_serialize(value, &len);
+        if (!text)
+                return -ENOMEM;
+        if (len >= INT_MAX)     /* printbuf's limit; a result is never near it */
+                return -EBUSY;
+        o = malloc(sizeof *o + len + 1);
+        if (!o)
+                return -ENOMEM;
+        *o = (TaskOutcome) { .n_ref = 1, .len = len };
+        memcpy(o->text, text, len + 1);
+        r = mem_charge_init(&o->charge, t->server ? t->server->config.budget : NULL, t->caller);
+        if (r < 0)
+                return r;
+        r = mem_charge_set(&o->charge, sizeof *o + len + 1);
+        if (r < 0) {
+                mem_charge_done(&o->charge);
+                return r;
+        }
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int task_reader_charge(McpTask *t, MemCharge *ret) {
+        MemCharge c = {};
+        int r;
+
+        assert(t);
+        assert(ret);
+
+        *ret = (MemCharge) {};
+        if (t->outcome) {
+                /* Its text in the message while that is serialized, then
+                 * in the transport's buffer until it is read (which the
+                 * transport charges itself once it has it). */
+                r = mem_charge_init(&c, t->server ? t->server->config.budget : NULL, t->caller);
+                if (r < 0)
+                        return r;
+                r = mem_charge_set(&c, 2 * (uint64_t) t->outcome->len + TASK_READER_OVERHEAD_BYTES);
+                if (r < 0) {
+                        mem_charge_done(&c);
+                        return r;
+                }
+        }
+        *ret = c;
+        return 0;
+}
+
+json_object *task_busy_error(const McpTask *t, json_object *id) {
+        _cleanup_free_ char *m = NULL;
+
+        if (asprintf(&m, "server busy: this task's result (%zu bytes) does not fit in your share of the server's "
+                     "memory now (replies and results not yet read); read or delete those, then ask again",
+                     t->outcome ? t->outcome->len : 0) < 0)
+                return NULL;
+        return jsonrpc_error_new(id, JSONRPC_SERVER_ERROR, m, NULL);
+}
+
+int task_send_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply, MemCharge *charge) {
+        assert(s);
+        assert(charge);
+
+        /* As a call's deferred reply: the batch waits for it. */
+        if (b)
+                b->pending++;
+        return mcp_reply_charged(s, b, origin, reply, charge);
+}
+
 static McpTask *task_free(McpTask *t) {
         if (!t)
                 return NULL;
@@ -155,7 +306,7 @@ static McpTask *task_free(McpTask *t) {
         sd_event_source_disable_unref(t->expire_timer);
         sd_event_source_disable_unref(t->show_timer);
         json_object_put(t->call_id);
-        json_object_put(t->result);
+        task_outcome_unref(t->outcome);
         json_object_put(t->error);
         free(t->status_message);
         free(t->caller);
@@ -184,13 +335,18 @@ json_object *task_json(const McpTask *t) {
 }
 
 /* The extension's DetailedTask: the task with its outcome inline. */
-json_object *detailed_task_json(const McpTask *t) {
+json_object *detailed_task_json(const McpTask *t, bool outcome) {
         _cleanup_json_ json_object *o = task_json(t);
 
         if (!o)
                 return NULL;
         if (t->format == MCP_TASK_EXTENSION && t->status != MCP_TASK_WORKING) {
-                if (t->result && json_add(o, "result", json_object_get(t->result)) < 0)
+                if (t->outcome && outcome && json_add(o, "result", task_outcome_json(t->outcome)) < 0)
+                        return NULL;
+                if (t->outcome && !outcome &&
+                    json_add_string(o, "statusMessage",
+                                    "completed; the result did not fit on this stream now: fetch it with "
+                                    "tasks/get") < 0)
                         return NULL;
                 if (t->error && json_add(o, "error", json_object_get(t->error)) < 0)
                         return NULL;
@@ -242,43 +398,49 @@ static int on_expire(sd_event_source *src, uint64_t usec, void *userdata) {
 /* The reply a tasks/result gets: the call's own result with the related
  * task in its _meta, or its error. */
 json_object *task_result_reply(McpTask *t, json_object *id) {
-        json_object *meta, *copy = NULL;
-
         if (t->status == MCP_TASK_CANCELLED)
                 return jsonrpc_error_new(id, JSONRPC_INVALID_PARAMS, "Invalid params: the task was cancelled", NULL);
-        if (t->error)
+        if (t->error || !t->outcome)
                 return jsonrpc_error_new(id, (int) json_get_int64(t->error, "code", JSONRPC_INTERNAL_ERROR),
                                          json_get_string(t->error, "message") ?: "Internal error", NULL);
-        if (json_object_deep_copy(t->result, &copy, NULL) < 0)
-                return NULL;
-        meta = json_get(copy, "_meta");
-        if (!meta) {
-                meta = json_object_new_object();
-                if (json_add(copy, "_meta", meta) < 0) {
-                        json_object_put(copy);
-                        return NULL;
-                }
-        }
-        _cleanup_json_ json_object *related = NULL;
-        if (json_build(&related, JB_STR("taskId", t->id), JB_END) < 0 ||
-            json_add(meta, MCP_META_RELATED_TASK, TAKE_PTR(related)) < 0) {
-                json_object_put(copy);
-                return NULL;
-        }
-        return jsonrpc_result_new(id, copy);
+        /* Its related-task _meta is in the outcome already (the core's). */
+        return jsonrpc_result_new(id, task_outcome_json(t->outcome));
+}
+
+int task_answer_result(McpTask *t, McpSession *s, McpBatch *b, uint64_t origin, json_object *id) {
+        MemCharge charge;
+        json_object *reply;
+        int r;
+
+        r = task_reader_charge(t, &charge);
+        if (r == -EBUSY)
+                reply = task_busy_error(t, id);
+        else if (r < 0)
+                return r;
+        else
+                reply = task_result_reply(t, id);
+        if (!reply)
+                reply = jsonrpc_error_new(id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        return task_send_reply(s, b, origin, reply, &charge);
 }
 
 void task_answer_waiters(McpTask *t) {
         TaskWaiter *w;
 
+        /* One at a time, each charged before it is built: those the
+         * caller's share cannot take get a small error and may ask again. */
         while ((w = t->waiters)) {
                 LIST_REMOVE(waiters, t->waiters, w);
-                json_object *reply = task_result_reply(t, w->id);
-                if (!reply)
-                        reply = jsonrpc_error_new(w->id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
-                (void) mcp_reply(w->session, NULL, w->origin, reply);
+                (void) task_answer_result(t, w->session, NULL, w->origin, w->id);
                 task_waiter_free(w);
         }
+}
+
+void task_delete(McpTask *t, const char *why) {
+        assert(t);
+
+        task_log(t, LOG_INFO, why);
+        task_free(t);
 }
 
 /* The first text block of a failed result: why it failed, for clients
@@ -316,6 +478,53 @@ static int task_reply_inline(McpTask *t, json_object *reply, MemCharge *charge) 
         return mcp_reply_charged(o, NULL, t->origin, reply, charge);
 }
 
+/* The outcome, serialized once, replaces the result's tree and what the
+ * call's charge held for it. */
+static int task_keep_outcome(McpTask *t, json_object *result) {
+        _cleanup_json_ json_object *related = NULL;
+        json_object *meta;
+        int r;
+
+        if (t->format == MCP_TASK_CORE) {
+                /* What tasks/result answers: the result with its related
+                 * task in its _meta. */
+                meta = json_get(result, "_meta");
+                if (!json_object_is_type(meta, json_type_object)) {
+                        meta = json_object_new_object();
+                        if (json_add(result, "_meta", meta) < 0)
+                                return -ENOMEM;
+                }
+                if (json_build(&related, JB_STR("taskId", t->id), JB_END) < 0 ||
+                    json_add(meta, MCP_META_RELATED_TASK, TAKE_PTR(related)) < 0)
+                        return -ENOMEM;
+        }
+        /* The tree is about to go: only the task itself stays charged
+         * here (shrinking always works), the text in its own charge. */
+        (void) mem_charge_set(&t->charge, TASK_OVERHEAD_BYTES);
+        r = task_outcome_new(t, result, &t->outcome);
+        if (r < 0)
+                return r;
+        return 0;
+}
+
+/* A result the budget cannot keep: the task failed, and says why. */
+static int task_fail_busy(McpTask *t) {
+        static const char m[] = "server busy: the result is past your share of the server's memory budget "
+                                "(results not yet read, calls running); fetch or delete some tasks and retry";
+
+        t->error = jsonrpc_error_new(NULL, JSONRPC_SERVER_ERROR, m, NULL);
+        if (t->error) {
+                /* Only the error object, not the envelope around it. */
+                json_object *e = json_object_get(json_get(t->error, "error"));
+                json_object_put(t->error);
+                t->error = e;
+        }
+        task_set_status(t, MCP_TASK_FAILED, m);
+        task_ended(t);
+        task_answer_waiters(t);
+        return 0;
+}
+
 int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge) {
         _cleanup_json_ json_object *r = reply;
         json_object *result, *error;
@@ -338,14 +547,22 @@ int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge) {
         error = json_get(r, "error");
         if (result) {
                 bool is_error = json_get_bool(result, "isError");
-                t->result = json_object_get(result);
+                _cleanup_free_ char *why = is_error && result_text(result) ?
+                        strndup(result_text(result), TASK_STATUS_MESSAGE_MAX) : NULL;
+                int k;
+
                 /* The extension's result stays as tools/call would have
                  * answered it, resultType "complete" included: clients
                  * (ext-tasks) check it against the CallToolResult schema. */
+                result = json_object_get(result);
+                json_object_put(TAKE_PTR(r));   /* the reply's own text goes first */
+                k = task_keep_outcome(t, result);
+                json_object_put(result);
+                if (k < 0)
+                        return task_fail_busy(t);       /* nowhere to keep it */
                 /* The core has failed for an isError result; the extension
                  * calls that completed, with the result inline. */
-                task_set_status(t, is_error && t->format == MCP_TASK_CORE ? MCP_TASK_FAILED : MCP_TASK_COMPLETED,
-                                is_error ? result_text(result) : NULL);
+                task_set_status(t, is_error && t->format == MCP_TASK_CORE ? MCP_TASK_FAILED : MCP_TASK_COMPLETED, why);
         } else {
                 t->error = json_object_get(error);
                 task_set_status(t, MCP_TASK_FAILED, json_get_string(error, "message"));
@@ -426,26 +643,53 @@ static uint64_t granted_ttl_ms(const McpServerConfig *c, json_object *task_param
 }
 
 static const char too_many_text[] =
-        "too many tasks: %u of %" PRIu64 " are %s; fetch or cancel finished ones (they are kept until their ttl "
-        "ends) and retry";
+        "too many tasks: %u of %" PRIu64 " are %s; wait for yours to end or cancel some (an ended one of yours "
+        "makes room by itself), then retry";
 
-/* -EBUSY when a cap is reached; then, if ret is given, the error for
- * the client. */
+/* One caller's share of the task cap: never all of it, so that one
+ * caller cannot fill it. */
+static uint64_t caller_share(const McpServerConfig *c) {
+        return MAX((uint64_t) 1, MIN(c->max_tasks_per_caller, c->max_tasks > 1 ? c->max_tasks - 1 : 1));
+}
+
+/* The caller's own oldest ended task, which goes first when it needs room:
+ * never another caller's (their results are theirs until their ttl). */
+static McpTask *oldest_ended(McpServer *server, const char *caller) {
+        McpTask *found = NULL;
+
+        /* Newest first: the last one seen is the oldest. */
+        LIST_FOREACH(tasks, t, server->tasks)
+                if (t->shown && t->status != MCP_TASK_WORKING && streq(t->caller, caller))
+                        found = t;
+        return found;
+}
+
+/* -EBUSY when a cap is reached and the caller has no ended task to make
+ * room with; then, if ret is given, the error for the client. */
 static int task_admit(const McpRequest *req, json_object **ret) {
         McpServer *server = req->session->server;
         const McpServerConfig *c = &server->config;
-        unsigned mine = caller_tasks(server, req->session->caller);
+        unsigned mine;
         _cleanup_free_ char *m = NULL;
+        McpTask *old;
         int r;
 
-        if (server->n_tasks < c->max_tasks && mine < c->max_tasks_per_caller)
-                return 0;
+        for (;;) {
+                mine = caller_tasks(server, req->session->caller);
+                if (server->n_tasks < c->max_tasks && mine < caller_share(c))
+                        return 0;
+                old = oldest_ended(server, req->session->caller);
+                if (!old)
+                        break;
+                task_delete(old, "deleted: its caller needed room for a new task");
+        }
         if (!ret)
                 return -EBUSY;
-        if (server->n_tasks >= c->max_tasks)
-                r = asprintf(&m, too_many_text, server->n_tasks, c->max_tasks, "held for all callers");
+        if (mine < caller_share(c))
+                r = asprintf(&m, too_many_text, server->n_tasks, c->max_tasks,
+                             "held for all callers, none of them your ended ones");
         else
-                r = asprintf(&m, too_many_text, mine, c->max_tasks_per_caller, "yours");
+                r = asprintf(&m, too_many_text, mine, caller_share(c), "yours, all still running");
         if (r < 0)
                 return -ENOMEM;
         *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST, m, NULL);

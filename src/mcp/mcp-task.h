@@ -62,6 +62,12 @@ int mcp_task_on_notification(McpTask *t, json_object *m);
  * become a task yet is stopped (its client hung up). */
 void mcp_tasks_session_gone(McpServer *server, McpSession *s);
 
+/* Serializes msg as json_serialize() does, but a task's outcome in it (the
+ * first) is left out and described in *ret_shared, so that a transport can
+ * send it from the one copy (McpShared); ret_shared->data is NULL if there
+ * is none. The text is msg's, as json_serialize()'s. */
+const char *mcp_task_serialize(json_object *msg, size_t *ret_len, McpShared *ret_shared);
+
 /* Every task ends (server shutdown): runs are stopped, nothing is sent. */
 void mcp_tasks_free_all(McpServer *server);
 

@@ -22,6 +22,23 @@ typedef enum McpTaskFormat {
         MCP_TASK_EXTENSION,             /* 2026-07-28, io.modelcontextprotocol/tasks */
 } McpTaskFormat;
 
+/* A task's outcome (its CallToolResult), serialized once when the task
+ * ends and shared by every reader: each reader's message is built around
+ * these bytes (a json value whose serializer writes them) rather than from
+ * a copy of the result's tree. Refcounted, as a batch may hold a reply past
+ * the task's life; its charge lives exactly as long as its bytes. */
+typedef struct TaskOutcome {
+        unsigned n_ref;
+        MemCharge charge;
+        size_t len;
+        char text[];
+} TaskOutcome;
+
+TaskOutcome *task_outcome_unref(TaskOutcome *o);
+/* A json value that serializes as o's text; it holds a reference. NULL on
+ * out of memory. */
+json_object *task_outcome_json(TaskOutcome *o);
+
 /* A tasks/result that waits for the task to end. */
 typedef struct TaskWaiter TaskWaiter;
 struct TaskWaiter {
@@ -70,7 +87,7 @@ struct McpTask {
         McpSession *origin_session;
         uint64_t origin;
 
-        json_object *result;            /* the CallToolResult, once ended with one */
+        TaskOutcome *outcome;           /* the CallToolResult, once ended with one */
         json_object *error;             /* or the JSON-RPC error object */
         char *status_message;
         MemCharge charge;               /* the task and its result, the caller's */
@@ -80,9 +97,19 @@ struct McpTask {
 /* The task of that id, whoever's it is; NULL if none. */
 McpTask *task_find(McpServer *server, const char *id);
 /* The Task object of the task's format; the extension's DetailedTask with
- * the outcome inline. NULL on out of memory. */
+ * the outcome inline, or, if !outcome, without a completed task's result
+ * and a statusMessage that says to fetch it. NULL on out of memory. */
 json_object *task_json(const McpTask *t);
-json_object *detailed_task_json(const McpTask *t);
+json_object *detailed_task_json(const McpTask *t, bool outcome);
+/* Readers of a task's outcome: each copy of it a transport will hold is
+ * charged, refusably, to the caller before it is built. -EBUSY if the
+ * caller's share cannot take it; an empty charge for a task without one. */
+int task_reader_charge(McpTask *t, MemCharge *ret);
+/* The small error for a reader refused so. */
+json_object *task_busy_error(const McpTask *t, json_object *id);
+/* Sends the reply to a request now (in its batch, if any), with what
+ * charge holds for it. Takes reply. */
+int task_send_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply, MemCharge *charge);
 /* From working to status, with the reason (may be NULL); logged, and the
  * core's status notification sent. */
 void task_set_status(McpTask *t, McpTaskStatus status, const char *message);
@@ -90,6 +117,10 @@ void task_set_status(McpTask *t, McpTaskStatus status, const char *message);
 void task_ended(McpTask *t);
 /* What tasks/result answers to request id, once the task ended. */
 json_object *task_result_reply(McpTask *t, json_object *id);
+/* Answers tasks/result request id (of batch b, if any) now. */
+int task_answer_result(McpTask *t, McpSession *s, McpBatch *b, uint64_t origin, json_object *id);
+/* The task goes: its caller deleted it, or needs its room. */
+void task_delete(McpTask *t, const char *why);
 void task_answer_waiters(McpTask *t);
 TaskWaiter *task_waiter_free(TaskWaiter *w);
 /* Is the caller someone (a uid, a token), not every anonymous peer? */

@@ -15,9 +15,13 @@
 #include "macro.h"
 #include "task-internal.h"
 
-/* Task ids in one subscription, and subscriptions open per session. */
+/* Task ids in one subscription; subscriptions open per caller (not per
+ * MCP session: each 2026-07-28 request is a session of its own); and
+ * subscriptions that may hear of one task, as each gets a copy of its
+ * result when it ends. */
 #define LISTENER_IDS_MAX 64
-#define LISTENERS_PER_SESSION_MAX 16
+#define LISTENERS_PER_CALLER_MAX 16
+#define LISTENERS_PER_TASK_MAX 4
 #define MCP_META_SUBSCRIPTION_ID "io.modelcontextprotocol/subscriptionId"
 
 TaskListener *task_listener_free(McpServer *server, TaskListener *l) {
@@ -32,30 +36,51 @@ TaskListener *task_listener_free(McpServer *server, TaskListener *l) {
 }
 
 
+static bool listener_has(const TaskListener *l, const char *id) {
+        for (size_t i = 0; i < l->n_task_ids; i++)
+                if (streq(l->task_ids[i], id))
+                        return true;
+        return false;
+}
+
+/* One subscriber hears of t: with the outcome inline if the caller's share
+ * can take that copy now, else the status alone (tasks/get has the rest). */
+static void listener_notify(McpTask *t, TaskListener *l) {
+        _cleanup_json_ json_object *params = NULL, *meta = NULL;
+        _cleanup_(mem_charge_done) MemCharge charge = {};
+        int r;
+
+        r = task_reader_charge(t, &charge);
+        if (r < 0 && r != -EBUSY)
+                return (void) log_oom();
+        params = detailed_task_json(t, r >= 0);
+        if (!params || json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(l->id)), JB_END) < 0 ||
+            json_add(params, "_meta", TAKE_PTR(meta)) < 0)
+                return (void) log_oom();
+        /* The transport charges its own copy; this charge covered making it. */
+        (void) mcp_session_send_notification(l->session, l->origin, l->id,
+                                             jsonrpc_notification_new("notifications/tasks", TAKE_PTR(params)));
+}
+
 void task_notify_listeners(McpTask *t) {
         if (t->format != MCP_TASK_EXTENSION || !t->server)
                 return;
-        LIST_FOREACH(listeners, l, t->server->task_listeners) {
-                _cleanup_json_ json_object *params = NULL, *meta = NULL;
-                bool match = false;
-
-                for (size_t i = 0; i < l->n_task_ids && !match; i++)
-                        match = streq(l->task_ids[i], t->id);
-                if (!match)
-                        continue;
-                params = detailed_task_json(t);
-                if (!params || json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(l->id)), JB_END) < 0 ||
-                    json_add(params, "_meta", TAKE_PTR(meta)) < 0) {
-                        (void) log_oom();
-                        continue;
-                }
-                (void) mcp_session_send_notification(l->session, l->origin, l->id,
-                                                     jsonrpc_notification_new("notifications/tasks", TAKE_PTR(params)));
-        }
+        LIST_FOREACH(listeners, l, t->server->task_listeners)
+                if (listener_has(l, t->id))
+                        listener_notify(t, l);
 }
 
 /* The task ids of the filter that the caller may hear about; the rest are
  * left out of the acknowledgment, as for any kind we do not serve. */
+/* Subscriptions of the caller that may hear of task id. */
+static unsigned task_listeners(McpServer *server, const char *caller, const char *id) {
+        unsigned n = 0;
+
+        LIST_FOREACH(listeners, l, server->task_listeners)
+                n += streq(l->session->caller, caller) && listener_has(l, id);
+        return n;
+}
+
 static int listener_take_ids(McpRequest *req, TaskListener *l, json_object **ret_ack) {
         McpServer *server = req->session->server;
         json_object *ids = json_get(json_get(req->params, "notifications"), "taskIds");
@@ -71,7 +96,8 @@ static int listener_take_ids(McpRequest *req, TaskListener *l, json_object **ret
         for (size_t i = 0; i < n && l->n_task_ids < LISTENER_IDS_MAX; i++) {
                 McpTask *t = task_find(server, json_object_get_string(json_object_array_get_idx(ids, i)));
                 if (!json_object_is_type(json_object_array_get_idx(ids, i), json_type_string) || !t || !t->shown ||
-                    t->format != MCP_TASK_EXTENSION || !streq(t->caller, req->session->caller))
+                    t->format != MCP_TASK_EXTENSION || !streq(t->caller, req->session->caller) ||
+                    listener_has(l, t->id) || task_listeners(server, t->caller, t->id) >= LISTENERS_PER_TASK_MAX)
                         continue;
                 l->task_ids[l->n_task_ids] = strdup(t->id);
                 if (!l->task_ids[l->n_task_ids] || json_append(acked, json_object_new_string(t->id)) < 0)
@@ -98,8 +124,8 @@ int mcp_task_handle_listen(McpRequest *req, json_object **ret) {
                 return *ret ? 0 : -ENOMEM;
         }
         LIST_FOREACH(listeners, i, server->task_listeners)
-                n += i->session == req->session;
-        if (n >= LISTENERS_PER_SESSION_MAX) {
+                n += streq(i->session->caller, req->session->caller);
+        if (n >= LISTENERS_PER_CALLER_MAX) {
                 *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
                                          "Invalid Request: too many subscriptions open; end some first", NULL);
                 return *ret ? 0 : -ENOMEM;

@@ -14,9 +14,11 @@
 
 /* tasks/list pages. */
 #define TASK_LIST_PAGE 50
-/* tasks/result requests open for one task: only its caller can add them,
- * and over stdio nothing else bounds how many it sends. */
-#define TASK_WAITERS_MAX 32
+/* tasks/result requests open for one task, and for all tasks of one
+ * caller: each gets a copy of the result when the task ends, and over
+ * stdio nothing else bounds how many it sends. */
+#define TASK_WAITERS_MAX 8
+#define CALLER_WAITERS_MAX 32
 
 /* The task of the request's taskId, if the caller may see it; else the
  * reply is the error, the same for every reason. */
@@ -41,42 +43,63 @@ static bool method_missing(McpRequest *req, json_object **ret) {
 }
 
 int mcp_task_handle_get(McpRequest *req, json_object **ret) {
-        json_object *o;
+        json_object *o, *reply;
+        MemCharge charge;
         McpTask *t;
+        int r;
 
         assert(req);
         assert(ret);
 
         if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
                 return *ret ? 0 : -ENOMEM;
-        o = detailed_task_json(t);
-        if (!o)
+        if (!t->outcome || t->status == MCP_TASK_WORKING) {
+                o = detailed_task_json(t, false);
+                *ret = o ? mcp_result_reply(req, o) : NULL;
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* The outcome inline: charged before it is built, refused small. */
+        r = task_reader_charge(t, &charge);
+        if (r == -EBUSY) {
+                *ret = task_busy_error(t, req->id);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        o = detailed_task_json(t, true);
+        reply = o ? mcp_result_reply(req, o) : NULL;
+        if (!reply) {
+                mem_charge_done(&charge);
                 return -ENOMEM;
-        *ret = mcp_result_reply(req, o);
-        return *ret ? 0 : -ENOMEM;
+        }
+        return task_send_reply(req->session, req->batch, req->origin, reply, &charge);
 }
 
 int mcp_task_handle_result(McpRequest *req, json_object **ret) {
         TaskWaiter *w;
         McpTask *t;
-        unsigned n;
+        unsigned n, mine;
 
         assert(req);
         assert(ret);
 
         if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
                 return *ret ? 0 : -ENOMEM;
-        if (t->status != MCP_TASK_WORKING) {
-                *ret = task_result_reply(t, req->id);
-                return *ret ? 0 : -ENOMEM;
-        }
+        if (t->status != MCP_TASK_WORKING)
+                return task_answer_result(t, req->session, req->batch, req->origin, req->id);
         /* It blocks until the task ends. */
-        n = 0;
-        LIST_FOREACH(waiters, i, t->waiters)
-                n++;
-        if (n >= TASK_WAITERS_MAX) {
+        n = mine = 0;
+        LIST_FOREACH(tasks, i, req->session->server->tasks)
+                if (streq(i->caller, t->caller))
+                        LIST_FOREACH(waiters, j, i->waiters) {
+                                n += i == t;
+                                mine++;
+                        }
+        if (n >= TASK_WAITERS_MAX || mine >= CALLER_WAITERS_MAX) {
                 *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_REQUEST,
-                                         "Invalid Request: too many tasks/result requests wait for this task", NULL);
+                                         n >= TASK_WAITERS_MAX ?
+                                         "Invalid Request: too many tasks/result requests wait for this task" :
+                                         "Invalid Request: too many of your tasks/result requests wait", NULL);
                 return *ret ? 0 : -ENOMEM;
         }
         w = new0(TaskWaiter, 1);
@@ -156,13 +179,19 @@ int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
                 task_answer_waiters(t);
                 if (t->session)
                         mcp_call_cancel(t->session, t->call_id);
-        } else if (t->format == MCP_TASK_CORE) {
-                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: the task already ended",
-                                         NULL);
+        } else {
+                /* Cancelling one that ended deletes it: its caller wants
+                 * no more of it, and its room is the caller's again. The
+                 * core must refuse the cancel itself (-32602); the
+                 * extension acks it (cancelling is eventually consistent). */
+                *ret = t->format == MCP_TASK_CORE ?
+                        jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                          "Invalid params: the task already ended; it is deleted now", NULL) :
+                        mcp_result_reply(req, json_object_new_object());
+                task_delete(t, "deleted by its caller");
                 return *ret ? 0 : -ENOMEM;
         }
-        /* The core answers with the task, the extension with an empty ack
-         * (also for one that ended: cancelling is eventually consistent). */
+        /* The core answers with the task, the extension with an empty ack. */
         *ret = mcp_result_reply(req, t->format == MCP_TASK_CORE ? task_json(t) : json_object_new_object());
         return *ret ? 0 : -ENOMEM;
 }

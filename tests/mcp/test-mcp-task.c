@@ -23,6 +23,14 @@ typedef struct Peer {
         McpSession *session;
         json_object *msgs;              /* every message received, parsed */
         uint64_t origin;
+        /* Set: what it receives stays unread, charged as the transports
+         * charge what they hold (by force, once they have it). */
+        MemCharge held;
+        /* A shared_parts peer: the shared parts it was handed (and keeps a
+         * reference to), as HTTP's JSON replies do. */
+        const char *shared_seen[4];
+        McpShared shared_kept[4];
+        unsigned n_shared;
 } Peer;
 
 typedef struct Env {
@@ -36,10 +44,34 @@ static int peer_send(McpSession *s, const McpMessage *m, void *userdata) {
 
         if (m->json)
                 ASSERT_EQ_INT(json_object_array_add(p->msgs, json_tokener_parse(m->json)), 0);
+        if (m->json && p->held.budget)
+                mem_charge_grow_force(&p->held, m->len);
         return 0;
 }
 
 static const McpTransport transport = { .send = peer_send };
+
+static int peer_send_shared(McpSession *s, const McpMessage *m, void *userdata) {
+        _cleanup_free_ char *flat = NULL;
+        Peer *p = userdata;
+        size_t len;
+
+        if (!m->json)
+                return 0;
+        flat = mcp_message_flatten(m, &len);
+        ASSERT_TRUE(flat);
+        ASSERT_EQ_INT(json_object_array_add(p->msgs, json_tokener_parse(flat)), 0);
+        if (m->shared) {
+                ASSERT_TRUE(p->n_shared < ELEMENTSOF(p->shared_kept));
+                /* Kept past the message, as a transport that sends later. */
+                m->shared->ref(m->shared->owner);
+                p->shared_seen[p->n_shared] = m->shared->data;
+                p->shared_kept[p->n_shared++] = *m->shared;
+        }
+        return 0;
+}
+
+static const McpTransport transport_shared = { .send = peer_send_shared, .shared_parts = true };
 
 static void env_init_full(Env *env, uint64_t max_tasks, uint64_t per_caller, uint64_t ttl_max_s, MemBudget *budget) {
         McpServerConfig config;
@@ -88,8 +120,16 @@ static void peer_open(Env *env, Peer *p, const char *caller) {
         ASSERT_EQ_INT(mcp_session_new(env->server, &transport, p, &who, &p->session), 0);
 }
 
+/* A peer that leaves what it is sent unread (an HTTP client that does
+ * not read its replies): the transport's copies stay charged. */
+static void peer_open_held(Env *env, Peer *p, const char *caller, MemBudget *budget) {
+        peer_open(env, p, caller);
+        ASSERT_EQ_INT(mem_charge_init(&p->held, budget, caller), 0);
+}
+
 static void peer_close(Peer *p) {
         p->session = mcp_session_free(p->session);
+        mem_charge_done(&p->held);
         p->msgs = (json_object_put(p->msgs), NULL);
 }
 
@@ -265,10 +305,13 @@ TEST(test_core_lifecycle) {
         task_req(&other, "g4", "tasks/get", "local.0123456789abcdef0123456789abcdef");
         ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "g4")), JSONRPC_INVALID_PARAMS);
 
-        /* Cancelling one that ended is an error in this format. */
+        /* Cancelling one that ended is an error in this format, and
+         * deletes it: its caller wants no more of it. */
         task_req(&b, "x1", "tasks/cancel", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "x1")), JSONRPC_INVALID_PARAMS);
-        ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
+        task_req(&b, "g5", "tasks/get", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "g5")), JSONRPC_INVALID_PARAMS);
         peer_close(&b);
         peer_close(&other);
         env_done(&env);
@@ -292,8 +335,9 @@ TEST(test_core_cancel) {
                 (void) snprintf(rid, sizeof rid, "w%u", i);
                 task_req(&a, rid, "tasks/result", id);
         }
-        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "w31")), JSONRPC_INVALID_REQUEST);
-        ASSERT_TRUE(!reply_to(&a, "w30"));
+        /* Eight per task, each a copy of the result when it ends. */
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "w7")), JSONRPC_INVALID_REQUEST);
+        ASSERT_TRUE(!reply_to(&a, "w6"));
         run_for(&env, 100);
         ASSERT_EQ_INT(fake_broker_n_started(env.broker), 1);
         task_req(&a, "x1", "tasks/cancel", id);
@@ -304,10 +348,14 @@ TEST(test_core_cancel) {
         for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
                 run_for(&env, 10);
         ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
+        mcp_server_task_stats(env.server, &stats);
+        ASSERT_EQ_INT(stats.cancelled, 1);
+        /* Once ended, cancelling it again deletes it. */
         task_req(&a, "x2", "tasks/cancel", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "x2")), JSONRPC_INVALID_PARAMS);
         mcp_server_task_stats(env.server, &stats);
-        ASSERT_EQ_INT(stats.cancelled, 1);
+        ASSERT_EQ_INT(stats.cancelled, 0);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
         ASSERT_EQ_INT(stats.working, 0);
         ASSERT_EQ_INT(mcp_server_in_flight(env.server), 0);
         peer_close(&a);
@@ -404,7 +452,29 @@ TEST(test_packages) {
         ASSERT_EQ_INT(rmdir(dir), 0);
 }
 
+/* Polls tasks/get (core) until the task is no longer working. */
+static void wait_ended(Env *env, Peer *p, const char *task_id) {
+        for (unsigned i = 0; i < 500; i++) {
+                _cleanup_free_ char *rid = NULL;
+                ASSERT_TRUE(asprintf(&rid, "poll-%s-%u", task_id, i) >= 0);
+                task_req(p, rid, "tasks/get", task_id);
+                if (!streq(json_get_string(result(wait_reply(env, p, rid)), "status"), "working"))
+                        return;
+                run_for(env, 10);
+        }
+        ASSERT_FAIL_("task %s did not end", task_id);
+}
+
+static json_object *call_task_raw(Env *env, Peer *p, const char *id, const char *code) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"%s\"},\"task\":{}}}", id, code);
+        return wait_reply(env, p, id);
+}
+
+/* The caps: per caller and for all. A caller's own oldest ended task makes
+ * room for its next; another caller's never does. */
 TEST(test_caps) {
+        _cleanup_free_ char *ended = NULL, *third = NULL;
         Env env;
         Peer a, b;
         json_object *r;
@@ -413,11 +483,15 @@ TEST(test_caps) {
         peer_open(&env, &a, "uid:1000");
         initialize(&env, &a);
         (void) call_task(&env, &a, "c1", "#hang");
-        (void) call_task(&env, &a, "c2", "#out x");
-        /* The caller's share is full, even with one finished. */
-        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c3\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"},\"task\":{}}}");
-        r = wait_reply(&env, &a, "c3");
+        ended = strdup(call_task(&env, &a, "c2", "#out x"));
+        wait_ended(&env, &a, ended);
+        /* The caller's share is full, but one of them ended: it goes. */
+        third = strdup(call_task(&env, &a, "c3", "#hang"));
+        task_req(&a, "g2", "tasks/get", ended);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "g2")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
+        /* All of its share running: refused. */
+        r = call_task_raw(&env, &a, "c4", "#out x");
         ASSERT_EQ_INT(error_code(r), JSONRPC_INVALID_REQUEST);
         ASSERT_TRUE(strstr(json_get_string(json_get(r, "error"), "message"), "too many tasks"));
         /* The extension leaves it to us: past the cap a slow call is answered inline. */
@@ -428,15 +502,38 @@ TEST(test_caps) {
         r = result(wait_reply(&env, &a, "e1"));
         ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
         ASSERT_TRUE(strstr(text_of(r), "inline"));
-        /* Another caller still gets one; then all are taken. */
+        /* Another caller gets one; then all are taken. */
         peer_open(&env, &b, "uid:1001");
         initialize(&env, &b);
-        (void) call_task(&env, &b, "c4", "#hang");
-        sendf(&b, "{\"jsonrpc\":\"2.0\",\"id\":\"c5\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\"},\"task\":{}}}");
-        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "c5")), JSONRPC_INVALID_REQUEST);
+        (void) call_task(&env, &b, "c5", "#hang");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 3);
+        /* The first caller's task ends (cancelled): not the other's to
+         * evict, so the cap holds for it. */
+        task_req(&a, "x3", "tasks/cancel", third);
+        ASSERT_STREQ(json_get_string(result(wait_reply(&env, &a, "x3")), "status"), "cancelled");
+        ASSERT_EQ_INT(error_code(call_task_raw(&env, &b, "c6", "#out x")), JSONRPC_INVALID_REQUEST);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 3);
+        /* Its caller deletes it: there is room. */
+        task_req(&a, "x4", "tasks/cancel", third);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "x4")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
+        ASSERT_TRUE(json_get(result(call_task_raw(&env, &b, "c7", "#hang")), "task"));
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 3);
         /* Shutdown with runs going stops them. */
+        peer_close(&a);
+        peer_close(&b);
+        env_done(&env);
+
+        /* A per-caller maximum as large as the cap: one caller still
+         * cannot take all of it. */
+        env_init(&env, 2, 2);
+        peer_open(&env, &a, "uid:1000");
+        peer_open(&env, &b, "uid:1001");
+        initialize(&env, &a);
+        initialize(&env, &b);
+        (void) call_task(&env, &a, "c1", "#hang");
+        ASSERT_EQ_INT(error_code(call_task_raw(&env, &a, "c2", "#hang")), JSONRPC_INVALID_REQUEST);
+        (void) call_task(&env, &b, "c3", "#hang");
         peer_close(&a);
         peer_close(&b);
         env_done(&env);
@@ -595,9 +692,10 @@ TEST(test_extension) {
         ASSERT_STREQ(json_get_string(json_get(json_get(r, "params"), "result"), "resultType"), "complete");
         stateless_req(&b, "u", "tasks/update", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "u")), JSONRPC_INVALID_PARAMS);
-        /* Cancel: an empty ack, also for one that ended. */
+        /* Cancel: an empty ack, also for one that ended, which goes. */
         stateless_req(&b, "x", "tasks/cancel", id);
         ASSERT_STREQ(json_get_string(result(wait_reply(&env, &b, "x")), "resultType"), "complete");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
         /* No tasks/list or tasks/result in this format. */
         stateless_req(&b, "r", "tasks/result", id);
         ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "r")), JSONRPC_METHOD_NOT_FOUND);
@@ -612,9 +710,9 @@ TEST(test_extension) {
         /* notifications/cancelled before it became a task: no reply, the run stops. */
         stateless_call(&a, "k", "#hang", true);
         run_for(&env, 30);
-        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
-        sendf(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"k\"}}");
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"k\"}}");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
         for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 1; i++)
                 run_for(&env, 10);
         ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 1);
@@ -624,13 +722,223 @@ TEST(test_extension) {
         /* A client that hangs up before its call became a task stops the run. */
         stateless_call(&a, "h", "#hang", true);
         run_for(&env, 30);
-        ASSERT_EQ_INT(mcp_server_tasks(env.server), 2);
-        peer_close(&a);
         ASSERT_EQ_INT(mcp_server_tasks(env.server), 1);
+        peer_close(&a);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
         for (unsigned i = 0; i < 200 && fake_broker_n_cancelled(env.broker) < 2; i++)
                 run_for(&env, 10);
         ASSERT_EQ_INT(fake_broker_n_cancelled(env.broker), 2);
         env_done(&env);
+}
+
+/* A large result and many readers of it, as issue 37 drove them: forty
+ * subscriptions, forty unread tasks/get, waiting tasks/result. The outcome
+ * is kept once (its text, not its tree and a copy); each reader's copy is
+ * charged before it is built, and those the caller's share cannot take get
+ * a small error or the status alone; readers are capped per caller and per
+ * task, not per session; another caller is served throughout. */
+TEST(test_readers) {
+        MemBudget budget = { .max = 1200 << 10 };       /* a caller's share: 600 KiB */
+        _cleanup_free_ char *big = NULL, *id = NULL;
+        Peer a, w, readers[40];
+        unsigned acked = 0, listening = 0, full = 0, status_only = 0, ok = 0, busy = 0;
+        size_t len = 0;
+        uint64_t held;
+        Env env;
+        json_object *r;
+
+        /* Less than a pipe holds: the fake broker writes it at once. */
+        big = malloc(60001);
+        ASSERT_TRUE(big);
+        memset(big, 'x', 60000);
+        big[60000] = 0;
+        env_init_full(&env, 8, 4, 7200, &budget);
+        peer_open(&env, &a, "http:token:alice");
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#sleep 300\\n#echo\",\"stdin\":\"%s\"},\"_meta\":{"
+                  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                  "\"io.modelcontextprotocol/clientCapabilities\":"
+                  "{\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}}}}}", big);
+        r = result(wait_reply(&env, &a, "s"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "task");
+        id = strdup(json_get_string(r, "taskId"));
+
+        /* Forty subscriptions, each its own session (its own request):
+         * sixteen per caller, four of them for this task. */
+        for (unsigned i = 0; i < 40; i++) {
+                peer_open_held(&env, &readers[i], "http:token:alice", &budget);
+                sendf(&readers[i], "{\"jsonrpc\":\"2.0\",\"id\":\"sub\",\"method\":\"subscriptions/listen\","
+                                   "\"params\":{\"notifications\":{\"taskIds\":[\"%s\"]},\"_meta\":"
+                                   "{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                                   "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", id);
+                r = json_object_array_get_idx(readers[i].msgs, 0);
+                if (json_get(r, "error"))
+                        continue;
+                listening++;
+                acked += json_object_array_length(
+                        json_get(json_get(json_get(r, "params"), "notifications"), "taskIds")) > 0;
+        }
+        ASSERT_EQ_INT(listening, 16);
+        ASSERT_EQ_INT(acked, 4);
+
+        /* It ends: the outcome is kept once, as text. */
+        for (unsigned i = 0; i < 200 && json_object_array_length(readers[0].msgs) < 2; i++)
+                run_for(&env, 10);
+        for (unsigned i = 0; i < 40; i++) {
+                json_object *n = json_object_array_get_idx(readers[i].msgs, 1);
+                if (!n)
+                        continue;
+                ASSERT_STREQ(json_get_string(n, "method"), "notifications/tasks");
+                ASSERT_STREQ(json_get_string(json_get(n, "params"), "status"), "completed");
+                if (json_get(json_get(n, "params"), "result")) {
+                        full++;
+                        len = strlen(json_object_to_json_string_ext(json_get(json_get(n, "params"), "result"),
+                                                                     JSON_C_TO_STRING_PLAIN));
+                } else
+                        status_only++;
+        }
+        ASSERT_EQ_INT(full + status_only, 4);
+        ASSERT_TRUE(full >= 1);
+        ASSERT_TRUE(status_only >= 1);
+        ASSERT_TRUE(len > 120000);
+        held = mem_budget_caller_used(&budget, "http:token:alice");
+        ASSERT_TRUE(held <= budget.max / 2);
+        for (unsigned i = 0; i < 40; i++)
+                held -= readers[i].held.bytes;
+        /* The task holds its result once: not its tree beside it. */
+        ASSERT_TRUE(held < len + 16384);
+
+        /* Forty tasks/get, never read: what fits is served, the rest told
+         * the server is busy; the caller's share holds. */
+        for (unsigned i = 0; i < 40; i++) {
+                char rid[16];
+                (void) snprintf(rid, sizeof rid, "g%u", i);
+                stateless_req(&readers[i], rid, "tasks/get", id);
+                r = wait_reply(&env, &readers[i], rid);
+                if (json_get(r, "error")) {
+                        ASSERT_EQ_INT(error_code(r), JSONRPC_SERVER_ERROR);
+                        ASSERT_TRUE(strstr(json_get_string(json_get(r, "error"), "message"), "server busy"));
+                        busy++;
+                } else {
+                        ASSERT_TRUE(json_get(json_get(r, "result"), "result"));
+                        ok++;
+                }
+                ASSERT_TRUE(mem_budget_caller_used(&budget, "http:token:alice") <= budget.max / 2);
+        }
+        ASSERT_TRUE(busy > 30);
+        /* Another caller is served: a call of its own, and its result. */
+        peer_open(&env, &w, "http:token:bob");
+        stateless_call(&w, "q", "#out witness", true);
+        ASSERT_TRUE(strstr(text_of(result(wait_reply(&env, &w, "q"))), "witness"));
+        peer_close(&w);
+        /* Readers gone, their room is back: tasks/get is served again. */
+        for (unsigned i = 0; i < 40; i++)
+                peer_close(&readers[i]);
+        stateless_req(&a, "again", "tasks/get", id);
+        ASSERT_TRUE(json_get(result(wait_reply(&env, &a, "again")), "result"));
+        /* Deleted by its caller (cancel once ended): all of it given back. */
+        stateless_req(&a, "del", "tasks/cancel", id);
+        ASSERT_STREQ(json_get_string(result(wait_reply(&env, &a, "del")), "resultType"), "complete");
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
+        ASSERT_EQ_U64(mem_budget_caller_used(&budget, "http:token:alice"), 0);
+        peer_close(&a);
+        env_done(&env);
+        ASSERT_EQ_U64(budget.used, 0);
+}
+
+/* The core's tasks/result: waiters answered one by one when the task
+ * ends, each charged first; the deep copy per waiter is gone. */
+TEST(test_result_waiters) {
+        MemBudget budget = { .max = 1200 << 10 };
+        _cleanup_free_ char *big = NULL, *id = NULL;
+        unsigned ok = 0, busy = 0;
+        Env env;
+        Peer a, readers[8];
+        json_object *r;
+
+        big = malloc(60001);
+        ASSERT_TRUE(big);
+        memset(big, 'y', 60000);
+        big[60000] = 0;
+        env_init_full(&env, 8, 4, 7200, &budget);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                  "\"arguments\":{\"code\":\"#sleep 200\\n#echo\",\"stdin\":\"%s\"},\"task\":{}}}", big);
+        id = strdup(json_get_string(json_get(result(wait_reply(&env, &a, "c")), "task"), "taskId"));
+        for (unsigned i = 0; i < 8; i++) {
+                peer_open_held(&env, &readers[i], "uid:1000", &budget);
+                initialize(&env, &readers[i]);
+                task_req(&readers[i], "r", "tasks/result", id);
+        }
+        for (unsigned i = 0; i < 8; i++) {
+                r = wait_reply(&env, &readers[i], "r");
+                if (json_get(r, "error")) {
+                        ASSERT_EQ_INT(error_code(r), JSONRPC_SERVER_ERROR);
+                        busy++;
+                } else {
+                        ASSERT_STREQ(json_get_string(json_get(json_get(json_get(r, "result"), "_meta"),
+                                                              "io.modelcontextprotocol/related-task"), "taskId"), id);
+                        ASSERT_TRUE(strstr(text_of(json_get(r, "result")), "yyyy"));
+                        ok++;
+                }
+        }
+        ASSERT_TRUE(ok >= 1);
+        ASSERT_TRUE(busy >= 1);
+        ASSERT_TRUE(mem_budget_caller_used(&budget, "uid:1000") <= budget.max / 2);
+        for (unsigned i = 0; i < 8; i++)
+                peer_close(&readers[i]);
+        peer_close(&a);
+        env_done(&env);
+        ASSERT_EQ_U64(budget.used, 0);
+}
+
+/* A transport that takes shared parts is handed the outcome's one copy:
+ * the same bytes for every reader, and the whole message is what any
+ * other transport gets. The copy lives as long as a reader holds it, also
+ * past its task. */
+TEST(test_shared_outcome) {
+        _cleanup_free_ char *id = NULL, *plain = NULL;
+        McpPeer who = { .transport = "test", .uid = 1000, .caller = "uid:1000" };
+        MemBudget budget = { .max = 64 << 20 };
+        Env env;
+        Peer a, r1, r2;
+        json_object *r;
+
+        env_init_full(&env, 8, 4, 7200, &budget);
+        peer_open(&env, &a, "uid:1000");
+        initialize(&env, &a);
+        id = strdup(call_task(&env, &a, "c1", "#out shared-bytes"));
+        wait_ended(&env, &a, id);
+        task_req(&a, "r0", "tasks/result", id);
+        plain = strdup(json_object_to_json_string_ext(wait_reply(&env, &a, "r0"), JSON_C_TO_STRING_PLAIN));
+        for (Peer *p = &r1; p; p = p == &r1 ? &r2 : NULL) {
+                *p = (Peer) { .msgs = json_object_new_array() };
+                ASSERT_EQ_INT(mcp_session_new(env.server, &transport_shared, p, &who, &p->session), 0);
+                initialize(&env, p);
+                task_req(p, "r0", "tasks/result", id);
+                r = wait_reply(&env, p, "r0");
+                ASSERT_STREQ(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN), plain);
+                ASSERT_EQ_INT(p->n_shared, 1);
+        }
+        /* One copy for both. */
+        ASSERT_TRUE(r1.shared_seen[0] == r2.shared_seen[0]);
+        ASSERT_TRUE(strstr(r1.shared_seen[0], "shared-bytes"));
+        /* The task goes; the readers still hold its bytes, charged. */
+        task_req(&a, "x", "tasks/cancel", id);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "x")), JSONRPC_INVALID_PARAMS);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 0);
+        ASSERT_TRUE(strstr(r1.shared_seen[0], "shared-bytes"));
+        ASSERT_TRUE(mem_budget_caller_used(&budget, "uid:1000") > 0);
+        for (Peer *p = &r1; p; p = p == &r1 ? &r2 : NULL) {
+                for (unsigned i = 0; i < p->n_shared; i++)
+                        p->shared_kept[i].unref(p->shared_kept[i].owner);
+                peer_close(p);
+        }
+        peer_close(&a);
+        ASSERT_EQ_U64(mem_budget_caller_used(&budget, "uid:1000"), 0);
+        env_done(&env);
+        ASSERT_EQ_U64(budget.used, 0);
 }
 
 int main(void) {
@@ -644,5 +952,8 @@ int main(void) {
         RUN(test_expiry);
         RUN(test_budget);
         RUN(test_extension);
+        RUN(test_readers);
+        RUN(test_result_waiters);
+        RUN(test_shared_outcome);
         return 0;
 }

@@ -6,7 +6,8 @@
 //                                          format: capabilities, taskSupport, a task's result with
 //                                          related-task _meta, invalid arguments make a failed
 //                                          task, cancelTask mid-run (the run unit goes), a second
-//                                          cancel and a guessed id are -32602, listTasks shows only
+//                                          cancel is -32602 and deletes the ended task, a guessed
+//                                          id is -32602, listTasks shows only
 //                                          the caller's own, another token's client gets -32602
 //   node tasks.mjs long URL TOKEN FIG      a 65 s run (longer than the SDK's 60 s request timeout)
 //                                          through callToolStream completes with its stdout and,
@@ -33,9 +34,10 @@
 //   node tasks.mjs start URL TOKEN N       N tasks sleeping 60 s; their ids to $MCP_TEST_STATE/ids
 //   node tasks.mjs gone URL TOKEN          each id in $MCP_TEST_STATE/ids is -32602 for tasks/get
 //   node tasks.mjs caps URL TOK_A TOK_B N  with MCP_EXEC_MAX_TASKS_PER_CALLER=N, N finished tasks
-//                                          held: the next task call is -32600 "too many tasks";
+//                                          held: the next task call deletes the oldest of them;
+//                                          N running: the next is -32600 "too many tasks";
 //                                          TOK_B's task still works
-//   node tasks.mjs budget URL TOK_A TOK_B  finished, unread results of 200 kB fill TOK_A's share
+//   node tasks.mjs budget URL TOK_A TOK_B  finished, unread results of 500 kB fill TOK_A's share
 //                                          of the front end's budget: a further task call gets
 //                                          "server busy"; TOK_B's task still works
 //
@@ -219,7 +221,7 @@ async function v1(base, tokA, tokB) {
         check(r.isError === true && r._meta?.[RELATED]?.taskId === t.taskId, 'tasks/result of a failed task', r);
     });
 
-    await suite.step('cancelTask mid-run: cancelled, the run unit goes; again is -32602', async () => {
+    await suite.step('cancelTask mid-run: cancelled, the run unit goes; again is -32602 and deletes it', async () => {
         const t = await create(a, { code: 'import time\nprint("up", flush=True)\ntime.sleep(60)\nprint("woke")', timeout_s: 120 });
         mine.push(t.taskId);
         await waitUnits('before the cancel', 'active', 30000);
@@ -229,10 +231,12 @@ async function v1(base, tokA, tokB) {
         const g = await a.tasks.getTask(t.taskId);
         check(g.status === 'cancelled', 'getTask after the cancel', g);
         await waitUnits('after the cancel', 'none', 15000);
-        await rpcError(a.tasks.cancelTask(t.taskId), -32602, null, 'a second cancelTask');
         await rpcError(a.tasks.getTaskResult(t.taskId, (await sdkTypes()).CallToolResultSchema), -32602, null,
             'tasks/result of a cancelled task');
-        check((await a.tasks.getTask(t.taskId)).status === 'cancelled', 'the status changed after the second cancel');
+        // Cancelling one that ended is refused (-32602) and deletes it: its caller is done with it.
+        await rpcError(a.tasks.cancelTask(t.taskId), -32602, /deleted/, 'a second cancelTask');
+        await rpcError(a.tasks.getTask(t.taskId), -32602, NO_SUCH, 'getTask after the second cancel');
+        mine.pop();
     }, { timeoutMs: 60000 });
 
     await suite.step('a guessed id is -32602 for getTask, getTaskResult and cancelTask', async () => {
@@ -662,9 +666,10 @@ async function budget(base, tokA, tokB) {
     await suite.step('connect', async () => {
         a = await v1Http(base, tokA);
     }, { fatal: true });
-    const BIG = 'import sys\nsys.stdout.write("x" * 200000)';
+    // Large enough that the share fills before the count cap (where the oldest would go).
+    const BIG = 'import sys\nsys.stdout.write("x" * 500000)';
     let refused, made = 0;
-    await suite.step('results of 200 kB left unread until a task call is refused', async () => {
+    await suite.step('results of 500 kB left unread until a task call is refused', async () => {
         // The refusal is either the task call's error (no room for the task) or the task failed
         // at once with the tool's "server busy" (no room for its call).
         for (let i = 0; i < 30 && !refused; i++) {
@@ -687,8 +692,8 @@ async function budget(base, tokA, tokB) {
                 made++;
             }
         }
-        log(`  ${made} results of 200 kB held; then ${short(refused)}`);
-        check(refused, `${made} tasks of 200 kB unread and no refusal`);
+        log(`  ${made} results of 500 kB held; then ${short(refused)}`);
+        check(refused, `${made} tasks of 500 kB unread and no refusal`);
         check(/^server busy/.test(refused.message), 'the refusal does not say server busy', refused);
         if (refused.how === 'error')
             check(refused.code === -32600 || refused.code === 400, 'the refusal\'s code', refused);
@@ -712,16 +717,31 @@ async function caps(base, tokA, tokB, n) {
     await suite.step('connect', async () => {
         a = await v1Http(base, tokA);
     }, { fatal: true });
-    await suite.step(`${n} finished tasks held, the next task call is -32600 "too many tasks"`, async () => {
+    await suite.step(`${n} finished tasks held: the next task call deletes the oldest`, async () => {
+        const done = [];
         for (let i = 0; i < Number(n); i++) {
             const t = await create(a, { code: `print(${i})` });
             await waitStatus(a, t.taskId, 'completed', 20000);
+            done.push(t.taskId);
         }
+        const t = await create(a, { code: 'import time\ntime.sleep(60)', timeout_s: 120 });
+        const ids = (await a.tasks.listTasks()).tasks.map((x) => x.taskId);
+        check(ids.length === Number(n) && !ids.includes(done[0]) && ids.includes(t.taskId),
+            'the oldest finished task did not make room', { ids, done });
+        await rpcError(a.tasks.getTask(done[0]), -32602, NO_SUCH, 'getTask of the oldest finished task');
+    }, { timeoutMs: 60000 });
+    await suite.step(`${n} running tasks: the next task call is -32600 "too many tasks"`, async () => {
+        for (let i = 1; i < Number(n); i++)
+            await create(a, { code: 'import time\ntime.sleep(60)', timeout_s: 120 });
         const { CreateTaskResultSchema } = await sdkTypes();
         const e = await rpcError(a.client.request({ method: 'tools/call', params: { name: 'exec', arguments: { code: 'print(1)' }, task: { ttl: 60000 } } },
             CreateTaskResultSchema), -32600, /too many tasks/, 'a task past the cap');
         log(`  ${e.message}`);
-        check((await a.tasks.listTasks()).tasks.length === Number(n), 'the refused call left a task');
+        const running = (await a.tasks.listTasks()).tasks;
+        check(running.length === Number(n) && running.every((x) => x.status === 'working'),
+            'the refused call left a task, or a finished one was kept', running);
+        for (const x of running)
+            await a.tasks.cancelTask(x.taskId);
     }, { timeoutMs: 60000 });
     await suite.step('another token still gets its task done', async () => {
         const b = await v1Http(base, tokB, 'mcp-exec-tasks-b');

@@ -14,6 +14,15 @@
 #          the call maximum hold at most 2 of the 3 slots, the free one goes to the caller with
 #          the fewest; and root's print(6*7) over the local socket runs past root's own task there,
 #          which the broker (shared by both front ends) keeps from its last slot
+# and, with two named tokens (mallory attacks, walt is the witness), issue 37:
+#   listen 40 subscriptions/listen, each its own request, left unread while a task with a result of
+#          several MiB ends (item 2); each on a fresh front end:
+#   get    40 tasks/get of that result, left unread (item 3): the front end is not killed (MainPID
+#          and NRestarts unchanged, no SIGKILL in the journal), its peak RSS (VmHWM, logged) stays
+#          under half its MemoryMax=, and walt's print(6*7) is served meanwhile
+#   cap    with MCP_EXEC_MAX_TASKS=4 and 4 per caller (item 9): mallory's share is 3 of the 4, its
+#          oldest ended task makes room for its next, walt still gets a task, and mallory deletes an
+#          ended task with tasks/cancel
 . "$(dirname "$0")/../../lib/itest.sh"
 
 URL=http://127.0.0.1:8080
@@ -171,4 +180,92 @@ for t in "${tids[@]}"; do
     AUTH=$TOK_A post tasks/cancel "$t" "$(cancel_body "$t")" >/dev/null
 done
 assert_clean 30
+
+# --- issue 37: many readers of a large result, and the task cap ---------------------------------------
+TOKENS=/etc/mcp-exec/tokens
+TOK_M=tkm-$RANDOM$RANDOM$RANDOM$RANDOM
+TOK_W=tkw-$RANDOM$RANDOM$RANDOM$RANDOM
+set_http_token "tok-$RANDOM$RANDOM$RANDOM$RANDOM"
+at_exit "bx rm -f $TOKENS"
+printf '%s\n' "mallory $TOK_M" "walt $TOK_W" |
+    bx sh -c "umask 077; cat >$TOKENS && chown root:mcp-exec $TOKENS && chmod 0640 $TOKENS" ||
+    fail "cannot write $TOKENS"
+install -m0755 "$ITEST_DIR/lib/flood-tasks.py" "$HDIR/flood-tasks.py"
+ft() { bx "$PY" "$BDIR/flood-tasks.py" "$1" 8080 "${@:2}"; }
+max_kib=$(( $(bx systemctl show -P MemoryMax mcp-exec.service) / 1024 ))
+opened() { grep -q '"open"' "$HDIR/$1.out" 2>/dev/null; }
+
+# attack NAME: a fresh front end and a task of mallory's whose result is several MiB; then 40
+# unread readers of it (NAME: listen, before it ends; get, after); the front end must live on.
+attack() {
+    local name=$1 out tid pid restarts cursor hwm wit
+    restart_http
+    cursor=$(journal_cursor)
+    out=$(ft big "$TOK_M") || fail "$name: the big task did not start: $out"
+    tid=$(jget "$out" 'r["task"]')
+    pid=$(bx systemctl show -P MainPID mcp-exec.service)
+    restarts=$(bx systemctl show -P NRestarts mcp-exec.service)
+    rm -f "$HDIR/stop"
+    if [[ $name == listen ]]; then
+        ft listen "$TOK_M" "$tid" 40 "$BDIR/stop" >"$HDIR/$name.out" 2>&1 &
+        wait_for 30 opened "$name" || fail "$name: the subscriptions were not sent: $(cat "$HDIR/$name.out")"
+        out=$(ft wait "$TOK_M" "$tid")
+    else
+        out=$(ft wait "$TOK_M" "$tid")
+        jcheck "$out" 'r["status"] == "completed" and r["bytes"] > 5 * 2**20' \
+            "$name: the task did not end with a result of several MiB"
+        log "$name: the result is $(jget "$out" 'r["bytes"]') bytes"
+        ft get "$TOK_M" "$tid" 40 "$BDIR/stop" >"$HDIR/$name.out" 2>&1 &
+        wait_for 30 opened "$name" || fail "$name: the requests were not sent: $(cat "$HDIR/$name.out")"
+    fi
+    sleep 3
+    wit=$(ft witness "$TOK_W")
+    hwm=$(bx awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null)
+    touch "$HDIR/stop"
+    wait
+    counts=n/a
+    [[ $name != get ]] || counts=$(tail -1 "$HDIR/$name.out")
+    [[ $pid != 0 && $(bx systemctl show -P MainPID mcp-exec.service) == "$pid" &&
+        $(bx systemctl show -P NRestarts mcp-exec.service) == "$restarts" ]] ||
+        fail "$name: the front end (pid $pid) was killed or restarted:"$'\n'"$(journal_since "$cursor" -u mcp-exec.service | tail -5)"
+    ! journal_since "$cursor" -u mcp-exec.service | grep -Eiq 'SIGKILL|oom|status=9' ||
+        fail "$name: the journal has a kill of the front end:"$'\n'"$(journal_since "$cursor" -u mcp-exec.service | tail -5)"
+    jcheck "$wit" 'r["stdout"] == "42\n"' "$name: the witness was not served: $wit"
+    [[ -n $hwm ]] || fail "$name: no VmHWM for the front end"
+    log "$name: the front end lived on, peak RSS $((hwm / 1024)) MiB (MemoryMax $((max_kib / 1024)) MiB), witness in $(jget "$wit" 'r["seconds"]') s; readers: $counts"
+    # tasks/get answered as JSON is sent from the result's one copy: every one is served.
+    [[ $name != get ]] || jcheck "$counts" 'r["served"] == 40' "$name: not every tasks/get was served: $counts"
+    (( hwm < max_kib / 2 )) || fail "$name: peak RSS $hwm KiB is past half of MemoryMax= ($max_kib KiB)"
+}
+attack listen
+attack get
+
+# --- cap: shares of the task cap, and deleting -------------------------------------------------------
+set_config MCP_EXEC_MAX_TIMEOUT_S=5 MCP_EXEC_DEFAULT_TIMEOUT_S=5 MCP_EXEC_TASK_MAX_TIMEOUT_S=60 \
+    MCP_EXEC_TASK_AFTER_MS=300 MCP_EXEC_IDLE_EXIT_S=600 MCP_EXEC_MAX_TASKS=4 MCP_EXEC_MAX_TASKS_PER_CALLER=4
+restart_http
+ids=()
+for i in 1 2 3; do
+    out=$(ft task "$TOK_M" 1)
+    jcheck "$out" 'r["resultType"] == "task"' "cap: mallory's task $i was not a task: $out"
+    ids+=("$(jget "$out" 'r["taskId"]')")
+done
+for id in "${ids[@]}"; do
+    jcheck "$(ft wait "$TOK_M" "$id")" 'r["status"] == "completed"' "cap: mallory's task ${id:0:20} did not end"
+done
+# Its share (3 of 4) is full of ended tasks: the oldest goes for the next.
+out=$(ft task "$TOK_M" 1)
+jcheck "$out" 'r["resultType"] == "task"' "cap: mallory's fourth task was not a task: $out"
+jcheck "$(ft do "$TOK_M" tasks/get "${ids[0]}")" 'r["reply"]["error"]["code"] == -32602' \
+    "cap: mallory's oldest ended task was not deleted for its next"
+# Walt is not shut out by mallory's tasks.
+out=$(ft task "$TOK_W" 1)
+jcheck "$out" 'r["resultType"] == "task"' "cap: walt got no task beside mallory's share: $out"
+# Mallory deletes an ended task of its own: tasks/cancel.
+jcheck "$(ft do "$TOK_M" tasks/cancel "${ids[1]}")" 'r["reply"]["result"]["resultType"] == "complete"' \
+    "cap: tasks/cancel of an ended task was not acknowledged"
+jcheck "$(ft do "$TOK_M" tasks/get "${ids[1]}")" 'r["reply"]["error"]["code"] == -32602' \
+    "cap: the ended task mallory cancelled is still there"
+log "cap: the oldest ended task made room, walt got a task, tasks/cancel deleted an ended task"
+assert_clean 15
 pass

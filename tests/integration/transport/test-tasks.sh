@@ -15,8 +15,9 @@
 #   kill       with two live tasks the HTTP front end is SIGKILLed: no run unit is left, and the
 #              socket-activated new one answers tasks/get of the old ids with -32602
 #   caps       with MCP_EXEC_MAX_TASKS_PER_CALLER=3, three finished tasks held: the next task call
-#              is -32600 "too many tasks", the other token's works
-#   budget     with MCP_EXEC_FRONTEND_BUDGET=16M, one token's unread 200 kB results fill its half:
+#              deletes the oldest; three running: the next is -32600 "too many tasks"; the other
+#              token's works
+#   budget     with MCP_EXEC_FRONTEND_BUDGET=16M, one token's unread 500 kB results fill its half:
 #              its next task call gets "server busy", the other token's task still works
 # The 65 s run is test-tasks-long.
 . "$(dirname "$0")/../../lib/itest.sh"
