@@ -97,6 +97,11 @@ typedef struct McpRequest {
 int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m);
 /* A notification about request id, which came with origin (0, NULL: none). */
 int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m);
+/* The same, for a notification whose bytes charge holds (a task's outcome
+ * for a listener): the transport may take it over for its copy; what is
+ * left is given back when this returns. */
+int mcp_session_send_notification_charged(McpSession *s, uint64_t origin, json_object *id, json_object *m,
+                                          MemCharge *charge);
 /* Request id, which came with origin, ends without a reply. */
 int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id);
 /* The session's last call is gone: tell the transport. */

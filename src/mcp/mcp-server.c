@@ -410,7 +410,8 @@ int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
         return send_reply(s, origin, m, NULL);
 }
 
-int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
+int mcp_session_send_notification_charged(McpSession *s, uint64_t origin, json_object *id, json_object *m,
+                                          MemCharge *charge) {
         _cleanup_json_ json_object *msg = m;
 
         assert(s);
@@ -419,7 +420,13 @@ int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *i
                 return log_oom();
         if (s->task)
                 return mcp_task_on_notification(s->task, TAKE_PTR(msg));
-        return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_NOTIFICATION, .origin = origin, .id = id }, msg);
+        return session_send(
+                s, &(McpMessage) { .kind = MCP_MESSAGE_NOTIFICATION, .origin = origin, .id = id, .charge = charge },
+                msg);
+}
+
+int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
+        return mcp_session_send_notification_charged(s, origin, id, m, NULL);
 }
 
 int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id) {

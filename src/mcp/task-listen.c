@@ -57,9 +57,12 @@ static void listener_notify(McpTask *t, TaskListener *l) {
         if (!params || json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(l->id)), JB_END) < 0 ||
             json_add(params, "_meta", TAKE_PTR(meta)) < 0)
                 return (void) log_oom();
-        /* The transport charges its own copy; this charge covered making it. */
-        (void) mcp_session_send_notification(l->session, l->origin, l->id,
-                                             jsonrpc_notification_new("notifications/tasks", TAKE_PTR(params)));
+        /* The transport takes the charge over for its copy (a stream that
+         * cannot keep it drops the stream, never charges past the budget). */
+        (void) mcp_session_send_notification_charged(l->session, l->origin, l->id,
+                                                     jsonrpc_notification_new("notifications/tasks",
+                                                                              TAKE_PTR(params)),
+                                                     r >= 0 ? &charge : NULL);
 }
 
 void task_notify_listeners(McpTask *t) {
