@@ -146,8 +146,10 @@ int mem_charge_set(MemCharge *c, uint64_t bytes) {
         return 0;
 }
 
-void mem_charge_force(MemCharge *c, uint64_t bytes) {
+/* Only ever to shrink: nothing outside grows a charge past its limits. */
+static void charge_shrink_to(MemCharge *c, uint64_t bytes) {
         assert(c);
+        assert(bytes <= c->bytes);
 
         if (!c->budget) {
                 c->bytes = bytes;
@@ -180,16 +182,10 @@ int mem_charge_grow(MemCharge *c, uint64_t delta) {
         return mem_charge_set(c, c->bytes + delta);
 }
 
-void mem_charge_grow_force(MemCharge *c, uint64_t delta) {
-        if (!c)
-                return;
-        mem_charge_force(c, delta > UINT64_MAX - c->bytes ? UINT64_MAX : c->bytes + delta);
-}
-
 void mem_charge_shrink(MemCharge *c, uint64_t delta) {
         if (!c)
                 return;
-        mem_charge_force(c, c->bytes - MIN(delta, c->bytes));
+        charge_shrink_to(c, c->bytes - MIN(delta, c->bytes));
 }
 
 void mem_charge_move(MemCharge *to, MemCharge *from) {

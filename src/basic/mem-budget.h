@@ -16,7 +16,14 @@
  *   arguments, decoded input files, collected output and results, and the
  *   serialized reply. These are charged to the caller (McpSession's caller),
  *   who may hold at most 1/MEM_BUDGET_CALLER_SHARE of the budget, so that one
- *   client cannot starve the others. */
+ *   client cannot starve the others.
+ *
+ * Every charge can be refused: there is no way to charge by force. Whatever
+ * a client's request makes us hold (a result, a copy of it for a reader, a
+ * progress notification, a stream's unread bytes) is charged before it is
+ * built, and what does not fit is answered with a small error, skipped or
+ * its stream ended (issue 37: each forced charge "for something small" was
+ * one a client found a way to make large). */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -64,15 +71,10 @@ int mem_charge_init(MemCharge *c, MemBudget *budget, const char *caller);
 /* The charge becomes bytes: -EBUSY (nothing changes) if that would take the
  * budget or the caller's share past its limit. Shrinking always works. */
 int mem_charge_set(MemCharge *c, uint64_t bytes);
-/* The same, but never refused: for what is held already and cannot be
- * dropped. It counts, so what comes next is refused. */
-void mem_charge_force(MemCharge *c, uint64_t bytes);
 /* By delta bytes more (-EBUSY as mem_charge_set()), or less (never
  * below 0). NULL: nothing to charge, always works. */
 int mem_charge_grow(MemCharge *c, uint64_t delta);
 void mem_charge_shrink(MemCharge *c, uint64_t delta);
-/* By delta bytes more, never refused (mem_charge_force()). */
-void mem_charge_grow_force(MemCharge *c, uint64_t delta);
 /* How many bytes more the charge could take now; UINT64_MAX unbounded. */
 uint64_t mem_charge_room(const MemCharge *c);
 /* Moves from's holding onto to (same budget and caller, or to empty and

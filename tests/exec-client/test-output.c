@@ -256,7 +256,7 @@ TEST(test_total_allocation_within_limit) {
  * done gives everything back. */
 TEST(test_budget) {
         MemBudget b = { .max = 16384 };
-        MemCharge charge = {}, other = {};
+        MemCharge charge = {}, other = {}, third = {};
         OutputCapture c;
         char buf[8192];
 
@@ -290,13 +290,15 @@ TEST(test_budget) {
          * holding little), not its share. */
         ASSERT_EQ_INT(mem_charge_set(&other, 8192 + 4096), -EBUSY);
         ASSERT_EQ_INT(mem_charge_set(&other, 8192), 0);
-        mem_charge_force(&other, 12288);
+        ASSERT_EQ_INT(mem_charge_init(&third, &b, "uid:3"), 0);
+        ASSERT_EQ_INT(mem_charge_set(&third, 4096), 0);
         output_capture_init(&c, UINT64_C(1) << 20, &charge);
         ASSERT_EQ_INT(output_capture_append(&c, OUTPUT_STDOUT, buf, sizeof buf), 0);
         ASSERT_TRUE(c.truncated);
         ASSERT_TRUE(b.used <= b.max);
         ASSERT_EQ_U64(c.size[OUTPUT_STDOUT], b.max - mem_budget_reserve(&b) - 12288);
         output_capture_done(&c);
+        mem_charge_done(&third);
         mem_charge_done(&other);
         mem_charge_done(&charge);
         ASSERT_EQ_U64(b.used, 0);

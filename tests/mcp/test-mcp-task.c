@@ -44,8 +44,18 @@ static int peer_send(McpSession *s, const McpMessage *m, void *userdata) {
 
         if (m->json)
                 ASSERT_EQ_INT(json_object_array_add(p->msgs, json_tokener_parse(m->json)), 0);
-        if (m->json && p->held.budget)
-                mem_charge_grow_force(&p->held, m->len);
+        /* As the transports: a charge that came with the message is taken
+         * over for the copy kept; else the copy is charged refusably (a
+         * stream would drop past that). A peer that never reads holds it. */
+        if (m->json && p->held.budget) {
+                if (m->charge && m->charge->budget) {
+                        uint64_t before = p->held.bytes;
+
+                        mem_charge_move(&p->held, m->charge);
+                        ASSERT_EQ_INT(mem_charge_set(&p->held, before + m->len), 0);
+                } else
+                        (void) mem_charge_grow(&p->held, m->len);
+        }
         return 0;
 }
 
