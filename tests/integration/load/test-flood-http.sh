@@ -14,6 +14,7 @@
 #      margin.
 # After all of it the front end's fds are back to their count after the warm-up, its RSS grew
 # by less than 16 MiB, and no run unit is left.
+# Alone: it floods the front end on purpose and takes both cores while it does.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 PORT=8080
