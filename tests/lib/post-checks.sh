@@ -55,10 +55,10 @@ broker_sanitizer_dropin() {
     } >"$f"
 }
 
-# leak_check VARIANT BOX: restart the broker with its leak check on, take it through the usual
+# leak_check VARIANT BOX [TAG]: restart the broker with its leak check on, take it through the usual
 # paths (runs, a timeout, cancels, a malformed request), stop it and see that it exits cleanly.
 leak_check() {
-    local v=$1 box=$2 root log=$LOGDIR/$1-post-leak-check.log cursor
+    local v=$1 box=$2 root log=$LOGDIR/$1${3:+-$3}-post-leak-check.log cursor rp=$1/post${3:+/$3}
     root=$("$BOXCMD" root "$box")
     broker_sanitizer_dropin "$root" 1
     {
@@ -86,15 +86,18 @@ print(s.recv(4096))"
     "$BOXCMD" exec "$box" -- systemctl daemon-reload >/dev/null 2>&1
     if grep -q '^Result=success' "$log" && grep -q '^ExecMainCode=1' "$log" && grep -q '^ExecMainStatus=0' "$log" &&
         ! grep -q 'Sanitizer' "$log"; then
-        record PASS "$v/post/broker-leak-check"
+        record PASS "$rp/broker-leak-check"
     else
-        TAIL_LINES=60 record FAIL "$v/post/broker-leak-check" "$log"
+        TAIL_LINES=60 record FAIL "$rp/broker-leak-check" "$log"
     fi
 }
 
-# post_checks VARIANT BOX SANITIZED: box-wide checks after the integration tests.
+# post_checks VARIANT BOX SANITIZED [TAG]: box-wide checks after the integration tests. TAG
+# names the box among those of the pass (w1, w2, w1r1, ...) in the result lines
+# (VARIANT/post/TAG/CHECK) and logs (VARIANT-TAG-post-*.log).
 post_checks() {
-    local v=$1 box=$2 san=$3 log root
+    local v=$1 box=$2 san=$3 tag=${4-} log root
+    local rp=$v/post${tag:+/$tag} lp=$v${tag:+-$tag}
     root=$("$BOXCMD" root "$box")
     # The broker exits cleanly when stopped (and runs its leak check then).
     "$BOXCMD" exec "$box" -- systemctl stop mcp-exec-broker.service >/dev/null 2>&1
@@ -102,23 +105,23 @@ post_checks() {
 
     # No run unit and no session unit (session_create) of any test is left: the broker's stop
     # takes them all.
-    log=$LOGDIR/$v-post-leftovers.log
+    log=$LOGDIR/$lp-post-leftovers.log
     "$BOXCMD" exec "$box" -- systemctl list-units --all 'mcp-exec-run-*' 'mcp-exec-session-*' --plain --no-legend \
         --no-pager >"$log" 2>&1
-    if grep -Eq 'mcp-exec-(run|session)-' "$log"; then record FAIL "$v/post/no-leftover-runs" "$log"; else record PASS "$v/post/no-leftover-runs"; fi
+    if grep -Eq 'mcp-exec-(run|session)-' "$log"; then record FAIL "$rp/no-leftover-runs" "$log"; else record PASS "$rp/no-leftover-runs"; fi
 
     # Privacy over the whole suite: no canary from any test's code, stdin or output in the
     # journal, a unit property or a process's argv/environment (tests/lib/privacy-scan).
-    log=$LOGDIR/$v-post-privacy.log
+    log=$LOGDIR/$lp-post-privacy.log
     local ctrl=mcpprivctrl$RANDOM$RANDOM
     install -m0755 tests/lib/privacy-scan "$root/usr/local/lib/privacy-scan"
     if "$BOXCMD" exec "$box" -- sh -c 'logger -t mcp-privacy-control "$1" && exec /usr/local/lib/privacy-scan "$1"' sh "$ctrl" >"$log" 2>&1; then
-        record PASS "$v/post/no-canary-anywhere"
+        record PASS "$rp/no-canary-anywhere"
     else
-        record FAIL "$v/post/no-canary-anywhere" "$log"
+        record FAIL "$rp/no-canary-anywhere" "$log"
     fi
 
-    log=$LOGDIR/$v-post-crashes.log
+    log=$LOGDIR/$lp-post-crashes.log
     "$BOXCMD" exec "$box" -- journalctl --no-pager -o short-monotonic -u mcp-exec-broker.service >"$log" 2>&1
     # test-fault-broker-kill SIGKILLs the broker on purpose and announces each kill first; those
     # SIGKILLs are not crashes. Any other signal, a core dump or one SIGKILL more is.
@@ -130,14 +133,14 @@ post_checks() {
     if grep -E 'mcp-exec-broker\.service: Main process exited, code=(killed|dumped)' "$log" |
         grep -vq 'code=killed, status=9/KILL' || ((sigkills > deliberate)); then
         grep -E -B30 'Main process exited, code=(killed|dumped)' "$log" >"$log.excerpt"
-        record FAIL "$v/post/broker-no-crash" "$log.excerpt"
+        record FAIL "$rp/broker-no-crash" "$log.excerpt"
     else
-        record PASS "$v/post/broker-no-crash"
+        record PASS "$rp/broker-no-crash"
     fi
 
     if ((san)); then
-        leak_check "$v" "$box"
-        log=$LOGDIR/$v-post-sanitizers.log
+        leak_check "$v" "$box" "$tag"
+        log=$LOGDIR/$lp-post-sanitizers.log
         {
             "$BOXCMD" exec "$box" -- journalctl --no-pager -o short-monotonic |
                 grep -E -A40 'ERROR: (Address|Leak|Undefined)Sanitizer|LeakSanitizer has encountered|runtime error:|SUMMARY: (Address|Undefined)'
@@ -146,6 +149,6 @@ post_checks() {
             done
             grep -l -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$LOGDIR/$v"-integration-*.log 2>/dev/null
         } >"$log" 2>&1
-        if [[ -s $log ]]; then TAIL_LINES=80 record FAIL "$v/post/no-sanitizer-reports" "$log"; else record PASS "$v/post/no-sanitizer-reports"; fi
+        if [[ -s $log ]]; then TAIL_LINES=80 record FAIL "$rp/no-sanitizer-reports" "$log"; else record PASS "$rp/no-sanitizer-reports"; fi
     fi
 }

@@ -4,6 +4,9 @@
 # --tool-args-json (a result, a tool error: exit 5), the --strict tool-schema lint (exit 0),
 # a load run (--load --load-requests 20 --load-concurrency 4) without errors, and the modern
 # (2026-07-28) and auto protocol eras.
+# Plain pass only: its calls (tools/list, tools/call, argument errors, 4 at once, both eras) are
+# those test-mcp-sdk-v1, test-mcp-client-v2 and test-mcp-revisions make to the sanitized build;
+# the --strict lint reads the same tools/list in both builds.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 

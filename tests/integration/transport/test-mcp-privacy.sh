@@ -4,6 +4,9 @@
 # privacy), appear nowhere in the box's journal (every field of every entry, -o export) and
 # nowhere in `systemctl show` of any mcp-exec-run unit (queried while the run is going on).
 # Controls show that both probes do find a canary where there is one.
+# Plain pass only: what it checks is what the journal and unit properties hold, the same in both
+# builds; its calls are test-mcp-sdk-v1's, and the ASan pass's post-check scans its boxes
+# for canaries of every test.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 
