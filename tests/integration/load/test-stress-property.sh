@@ -15,6 +15,7 @@
 # Plain pass only: its measure is the front ends' peak RSS, which the ASan pass cannot check
 # (shadow memory and quarantine); the paths it drives run sanitized in test-flood-* and the unit
 # tests of the tasks, the streams and the budget.
+# Alone: it drives both front ends hard and takes both cores while it does.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 PORT=8080
