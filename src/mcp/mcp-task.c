@@ -664,6 +664,39 @@ static McpTask *oldest_ended(McpServer *server, const char *caller) {
         return found;
 }
 
+/* At the global cap, the oldest ended task of the caller that holds the
+ * most, if that is more than one above what this caller holds (mine): the
+ * cap is shared, so a few callers' unread results cannot hold it until
+ * their ttl (issue 37, item 9). A working task is never ended for room. */
+static McpTask *oldest_ended_over_share(McpServer *server, const char *caller, unsigned mine) {
+        McpTask *found = NULL;
+        unsigned most = 0;
+        const char *seen = NULL;
+
+        /* Newest first, so the last ended task of a caller is its oldest
+         * (and of callers holding as many, the one seen last has the
+         * oldest); the count is asked again only when the caller changes. */
+        LIST_FOREACH(tasks, t, server->tasks) {
+                unsigned n;
+
+                if (!t->shown || t->status == MCP_TASK_WORKING || streq(t->caller, caller))
+                        continue;
+                if (found && streq(t->caller, found->caller)) {
+                        found = t;
+                        continue;
+                }
+                if (seen && streq(t->caller, seen))
+                        continue;
+                n = caller_tasks(server, t->caller);
+                if (n > mine + 1 && n >= most) {
+                        most = n;
+                        found = t;
+                } else
+                        seen = t->caller;
+        }
+        return found;
+}
+
 /* -EBUSY when a cap is reached and the caller has no ended task to make
  * room with; then, if ret is given, the error for the client. */
 static int task_admit(const McpRequest *req, json_object **ret) {
@@ -679,9 +712,16 @@ static int task_admit(const McpRequest *req, json_object **ret) {
                 if (server->n_tasks < c->max_tasks && mine < caller_share(c))
                         return 0;
                 old = oldest_ended(server, req->session->caller);
+                if (old) {
+                        task_delete(old, "deleted: its caller needed room for a new task");
+                        continue;
+                }
+                if (mine >= caller_share(c))
+                        break;
+                old = oldest_ended_over_share(server, req->session->caller, mine);
                 if (!old)
                         break;
-                task_delete(old, "deleted: its caller needed room for a new task");
+                task_delete(old, "deleted: the task cap was full and its caller held more than its share");
         }
         if (!ret)
                 return -EBUSY;

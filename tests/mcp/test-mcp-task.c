@@ -547,6 +547,46 @@ TEST(test_caps) {
         peer_close(&a);
         peer_close(&b);
         env_done(&env);
+
+        /* Two callers' ended tasks fill the cap: a third caller makes room
+         * with the oldest ended task of one holding more than one above it
+         * (never a working one), until the cap is shared. */
+        {
+                _cleanup_free_ char *a1 = NULL, *a2 = NULL, *b1 = NULL, *b2 = NULL;
+                Peer c;
+
+                env_init(&env, 4, 2);
+                peer_open(&env, &a, "uid:1000");
+                peer_open(&env, &b, "uid:1001");
+                peer_open(&env, &c, "uid:1002");
+                initialize(&env, &a);
+                initialize(&env, &b);
+                initialize(&env, &c);
+                a1 = strdup(call_task(&env, &a, "a1", "#out x"));
+                wait_ended(&env, &a, a1);
+                a2 = strdup(call_task(&env, &a, "a2", "#out x"));
+                wait_ended(&env, &a, a2);
+                b1 = strdup(call_task(&env, &b, "b1", "#hang"));
+                b2 = strdup(call_task(&env, &b, "b2", "#out x"));
+                wait_ended(&env, &b, b2);
+                ASSERT_EQ_INT(mcp_server_tasks(env.server), 4);
+                /* a's oldest ended goes (a holds 2, c none). */
+                (void) call_task(&env, &c, "c1", "#hang");
+                task_req(&a, "g1", "tasks/get", a1);
+                ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "g1")), JSONRPC_INVALID_PARAMS);
+                task_req(&a, "g2", "tasks/get", a2);
+                (void) result(wait_reply(&env, &a, "g2"));
+                /* Now c holds 1, a 1, b 2: b is not more than one above c. */
+                ASSERT_EQ_INT(error_code(call_task_raw(&env, &c, "c2", "#hang")), JSONRPC_INVALID_REQUEST);
+                task_req(&b, "g3", "tasks/get", b1);
+                (void) result(wait_reply(&env, &b, "g3"));
+                task_req(&b, "g4", "tasks/get", b2);
+                (void) result(wait_reply(&env, &b, "g4"));
+                peer_close(&a);
+                peer_close(&b);
+                peer_close(&c);
+                env_done(&env);
+        }
 }
 
 /* The configuration's floor is a minute; the core takes any ttl, so a
