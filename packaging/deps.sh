@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
-# packaging/deps.sh [--box|--test] - install what building and running mcp-exec
+# packaging/deps.sh [--box|--test] [--list] - install what building and running mcp-exec
 # needs (with --box also what the systemd box, tests/box/box, needs; with --test
 # everything testing needs), from Debian's archive. Idempotent and quiet when
-# everything is there already.
+# everything is there already. Debian 12 and 13 (the package names are the same).
+# With --list it installs nothing and prints the packages, one a line (tests/box/make-root
+# puts them into a release root).
 set -euo pipefail
+list=0
+args=()
+for a in "$@"; do
+    if [[ $a == --list ]]; then list=1; else args+=("$a"); fi
+done
+set -- ${args[@]+"${args[@]}"}
+(($# <= 1)) || { echo "deps.sh: one of --box or --test, and --list" >&2; exit 2; }
 # Build, then run: dbus and polkitd (every stdio session asks polkit, root's too).
 pkgs=(meson ninja-build gcc pkg-config libsystemd-dev libmicrohttpd-dev libjson-c-dev
     python3 systemd dbus polkitd)
@@ -26,9 +35,13 @@ case ${1-} in
     # ps in the tests; clang for the fuzzers; rpm (rpmbuild) for test-packaging-rpm; the load
     # balancer and promtool (prometheus) for test-scaleout-haproxy.
     pkgs+=(procps clang rpm haproxy prometheus)
+    # six for test-launch-packages (a wheel of it shadows the system's): Debian 12 has it
+    # through python3-dateutil, 13 no more.
+    pkgs+=(python3-six)
     # The real MCP clients run on Node.js (>= 20; Debian 12's own nodejs is 18,
     # with which those tests say they skip). npm comes with nodesource's build.
-    command -v node >/dev/null || pkgs+=(nodejs npm)
+    # Debian 13's is 20. --list names them whatever this machine has.
+    if ((list)) || ! command -v node >/dev/null; then pkgs+=(nodejs npm); fi
     ;;
 '' | --box) ;;
 *)
@@ -36,6 +49,10 @@ case ${1-} in
     exit 2
     ;;
 esac
+if ((list)); then
+    printf '%s\n' "${pkgs[@]}"
+    exit 0
+fi
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -219,3 +219,251 @@ void str_printable(const char *s, char *buf, size_t size) {
                 buf[n++] = *s >= 0x20 && *s < 0x7f ? *s : '?';
         buf[n] = 0;
 }
+
+static bool json_is_space(char c) {
+        return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static bool json_is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+/* The scanners below move *p past what they read: 0 if it is valid, -EAGAIN
+ * if the input ends inside it, -EBADMSG if it is not valid. */
+
+/* A string whose opening quote is just before *p. */
+static int json_skip_string(const char **p, const char *end) {
+        const char *q = *p;
+
+        while (q < end) {
+                unsigned char c = (unsigned char) *q++;
+
+                if (c == '"') {
+                        *p = q;
+                        return 0;
+                }
+                if (c < 0x20)
+                        return -EBADMSG;        /* raw control characters must be escaped */
+                if (c != '\\')
+                        continue;
+                if (q >= end)
+                        return -EAGAIN;
+                c = (unsigned char) *q++;
+                if (c != 'u') {
+                        if (c == 0 || !strchr("\"\\/bfnrt", (char) c))
+                                return -EBADMSG;
+                        continue;
+                }
+                for (unsigned i = 0; i < 4; i++, q++) {
+                        if (q >= end)
+                                return -EAGAIN;
+                        if (*q == 0 || !strchr("0123456789abcdefABCDEF", *q))
+                                return -EBADMSG;
+                }
+        }
+        return -EAGAIN;
+}
+
+/* One or more digits. */
+static int json_skip_digits(const char **p, const char *end) {
+        const char *q = *p;
+
+        while (q < end && json_is_digit(*q))
+                q++;
+        if (q == *p)
+                return q >= end ? -EAGAIN : -EBADMSG;
+        *p = q;
+        return 0;
+}
+
+/* -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int json_skip_number(const char **p, const char *end) {
+        const char *q = *p;
+        int r;
+
+        if (*q == '-')
+                q++;
+        if (q < end && *q == '0')
+                q++;
+        else if ((r = json_skip_digits(&q, end)) < 0)
+                return r;
+        if (q < end && *q == '.') {
+                q++;
+                if ((r = json_skip_digits(&q, end)) < 0)
+                        return r;
+        }
+        if (q < end && (*q == 'e' || *q == 'E')) {
+                q++;
+                if (q < end && (*q == '+' || *q == '-'))
+                        q++;
+                if ((r = json_skip_digits(&q, end)) < 0)
+                        return r;
+        }
+        *p = q;
+        return 0;
+}
+
+/* A string, number or literal at *p < end. */
+static int json_skip_scalar(const char **p, const char *end) {
+        static const char *const literals[] = { "true", "false", "null" };
+
+        if (**p == '"') {
+                (*p)++;
+                return json_skip_string(p, end);
+        }
+        if (**p == '-' || json_is_digit(**p))
+                return json_skip_number(p, end);
+        for (size_t i = 0; i < ELEMENTSOF(literals); i++) {
+                size_t n = strlen(literals[i]), have = (size_t) (end - *p);
+                if (memcmp(*p, literals[i], MIN(n, have)) != 0)
+                        continue;
+                if (have < n)
+                        return -EAGAIN;
+                *p += n;
+                return 0;
+        }
+        return -EBADMSG;
+}
+
+typedef enum JsonCheckState {
+        JSON_CHECK_VALUE,               /* a value: at the top, after a colon, after a comma in an array */
+        JSON_CHECK_VALUE_OR_CLOSE,      /* after [ */
+        JSON_CHECK_KEY,                 /* after a comma in an object */
+        JSON_CHECK_KEY_OR_CLOSE,        /* after { */
+        JSON_CHECK_COLON,               /* after a key */
+        JSON_CHECK_AFTER,               /* after a value */
+} JsonCheckState;
+
+/* One step of json_check_strict() at *p (no whitespace, before end); *why says what -EBADMSG found wrong. */
+static int json_check_step(const char **p, const char *end, bool *in_object, unsigned *depth, unsigned max_depth,
+                           JsonCheckState *state, const char **why) {
+        char c = **p;
+
+        switch (*state) {
+        case JSON_CHECK_VALUE_OR_CLOSE:
+        case JSON_CHECK_KEY_OR_CLOSE:
+                if (c == (*state == JSON_CHECK_KEY_OR_CLOSE ? '}' : ']')) {
+                        (*depth)--, (*p)++;
+                        *state = JSON_CHECK_AFTER;
+                        return 0;
+                }
+                *state = *state == JSON_CHECK_KEY_OR_CLOSE ? JSON_CHECK_KEY : JSON_CHECK_VALUE;
+                return json_check_step(p, end, in_object, depth, max_depth, state, why);
+        case JSON_CHECK_VALUE:
+                if (c != '{' && c != '[') {
+                        *state = JSON_CHECK_AFTER;
+                        *why = "invalid JSON value";
+                        return json_skip_scalar(p, end);
+                }
+                if (*depth >= max_depth)
+                        return -ELOOP;
+                in_object[(*depth)++] = c == '{';
+                (*p)++;
+                *state = c == '{' ? JSON_CHECK_KEY_OR_CLOSE : JSON_CHECK_VALUE_OR_CLOSE;
+                return 0;
+        case JSON_CHECK_KEY:
+                *why = "quoted object property name expected";
+                if (c != '"')
+                        return -EBADMSG;
+                (*p)++;
+                *state = JSON_CHECK_COLON;
+                return json_skip_string(p, end);
+        case JSON_CHECK_COLON:
+                *why = "object property name separator ':' expected";
+                if (c != ':')
+                        return -EBADMSG;
+                (*p)++;
+                *state = JSON_CHECK_VALUE;
+                return 0;
+        case JSON_CHECK_AFTER:
+                assert(*depth > 0);
+                (*p)++;
+                if (c == ',')
+                        *state = in_object[*depth - 1] ? JSON_CHECK_KEY : JSON_CHECK_VALUE;
+                else if (c == (in_object[*depth - 1] ? '}' : ']'))
+                        (*depth)--;
+                else {
+                        *why = in_object[*depth - 1] ? "object value separator ',' expected" :
+                                                       "array value separator ',' expected";
+                        return -EBADMSG;
+                }
+                return 0;
+        }
+        assert(!"unknown state");
+        return -EBADMSG;
+}
+
+int json_check_strict(const char *data, size_t len, unsigned max_depth, size_t *ret_end, const char **ret_error) {
+        const char *p = data, *end = data + len;
+        bool in_object[JSON_CHECK_MAX_DEPTH];   /* the containers around p, innermost last */
+        JsonCheckState state = JSON_CHECK_VALUE;
+        const char *why = "invalid JSON";
+        unsigned depth = 0;
+        int r = 0;
+
+        assert(data || len == 0);
+        assert(max_depth <= JSON_CHECK_MAX_DEPTH);
+        assert(ret_end);
+        assert(ret_error);
+
+        for (;;) {
+                if (state == JSON_CHECK_AFTER && depth == 0) {
+                        *ret_end = (size_t) (p - data);
+                        return 0;
+                }
+                while (p < end && json_is_space(*p))
+                        p++;
+                if (p >= end) {
+                        r = -EAGAIN;
+                        break;
+                }
+                r = json_check_step(&p, end, in_object, &depth, max_depth, &state, &why);
+                if (r < 0)
+                        break;
+        }
+        *ret_error = r == -ELOOP ? "JSON nested too deeply" : r == -EAGAIN ? "incomplete JSON" : why;
+        return r == -ELOOP ? -ELOOP : -EBADMSG;
+}
+
+int json_parse_strict(const char *data, size_t len, unsigned max_depth, int tokener_flags, json_object **ret,
+                      size_t *ret_end, const char **ret_error) {
+        json_tokener *tok;
+        json_object *j;
+        enum json_tokener_error e;
+        size_t end;
+        int r;
+
+        assert(ret);
+        assert(ret_error);
+        assert(!(tokener_flags & JSON_TOKENER_STRICT));
+
+        if (len > INT32_MAX) {
+                *ret_error = "message too large";
+                return -EBADMSG;
+        }
+        r = json_check_strict(data, len, max_depth, &end, ret_error);
+        if (r < 0)
+                return -EBADMSG;
+        tok = json_tokener_new_ex((int) max_depth);
+        if (!tok)
+                return -ENOMEM;
+        json_tokener_set_flags(tok, tokener_flags);
+        j = json_tokener_parse_ex(tok, data, (int) end);
+        e = json_tokener_get_error(tok);
+        if (!j && e == json_tokener_continue) {
+                /* A bare number or literal at the very end waits for a
+                 * delimiter that cannot come: the value is complete. */
+                j = json_tokener_parse_ex(tok, " ", 1);
+                e = json_tokener_get_error(tok);
+        }
+        json_tokener_free(tok);
+        if (e != json_tokener_success) {
+                json_object_put(j);
+                *ret_error = e == json_tokener_error_depth ? "JSON nested too deeply" : json_tokener_error_desc(e);
+                return -EBADMSG;
+        }
+        *ret = j;
+        if (ret_end)
+                *ret_end = end;
+        return 0;
+}

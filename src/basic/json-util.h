@@ -80,3 +80,25 @@ int utf8_prefix_len(const char *s, size_t max);
 /* Copies s into buf for logs: printable ASCII only (others become '?'),
  * truncated to size-1 bytes. */
 void str_printable(const char *s, char *buf, size_t size);
+
+/* Strict JSON without json-c's JSON_TOKENER_STRICT. json-c 0.18 (Debian 13)
+ * refuses every string holding a byte above 0x7f in strict mode (a signed
+ * char compared with 0x1f: json-c issue 875, fixed in 0.19), so UTF-8 text
+ * cannot be parsed strictly there; 0.17 also began to refuse integers past
+ * 64 bits in strict mode, which 0.16 clamps. So the grammar is ours, the same
+ * on every json-c: json_check_strict() says whether data starts with one
+ * RFC 8259 value (whitespace before it allowed): no comments, single quotes,
+ * trailing commas, leading zeros, NaN or raw control characters in strings,
+ * nothing json-c merely tolerates. 0 with the offset just past the value in
+ * *ret_end; -EBADMSG with a reason ("incomplete JSON", "invalid JSON") in
+ * *ret_error; -ELOOP past max_depth (<= JSON_CHECK_MAX_DEPTH) containers.
+ * Bytes above 0x7f are left to JSON_TOKENER_VALIDATE_UTF8. */
+#define JSON_CHECK_MAX_DEPTH 256U
+int json_check_strict(const char *data, size_t len, unsigned max_depth, size_t *ret_end, const char **ret_error);
+
+/* json_check_strict(), then json-c's parse of that value (a tokener of
+ * max_depth, with tokener_flags, never JSON_TOKENER_STRICT): 0 with the value
+ * in *ret (NULL for a JSON null) and its end in *ret_end (bytes after it are
+ * the caller's to judge); -EBADMSG with a reason, -ENOMEM. */
+int json_parse_strict(const char *data, size_t len, unsigned max_depth, int tokener_flags, json_object **ret,
+                      size_t *ret_end, const char **ret_error);

@@ -129,20 +129,17 @@ static bool output_path_valid(const char *p, size_t n) {
 }
 
 static json_object *parse_meta(ResultReader *r) {
-        json_tokener *tok;
-        json_object *j;
+        json_object *j = NULL;
+        const char *why;
+        size_t end;
 
         assert(r);
 
-        tok = json_tokener_new_ex(4);
-        if (!tok)
+        /* Strict (json-util.h says why not json-c's strict mode). */
+        if (json_parse_strict(r->meta, r->meta_have, 4, 0, &j, &end, &why) < 0)
                 return NULL;
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-        j = json_tokener_parse_ex(tok, r->meta, (int) r->meta_have);
-        if (j && (json_tokener_get_error(tok) != json_tokener_success ||
-                  json_tokener_get_parse_end(tok) != r->meta_have || !json_object_is_type(j, json_type_object)))
+        if (end != r->meta_have || !json_object_is_type(j, json_type_object))
                 j = (json_object_put(j), NULL);
-        json_tokener_free(tok);
         return j;
 }
 

@@ -293,8 +293,12 @@ def install(req, manifest, plan):
     fd = os.memfd_create("requirements")
     text = "".join("%s==%s --hash=sha256:%s\n" % (n, v, manifest[f]) for n, v, f in plan)
     os.write(fd, text.encode())
-    rc, err = pip(["--require-hashes", "--no-deps", "--find-links", w, "--prefix", req["prefix"],
-                   "-r", "/proc/self/fd/%d" % fd])
+    # --ignore-installed: a version the system has is shadowed in the prefix, never
+    # uninstalled (shadowed() refused changing one an earlier call put there). pip 25
+    # (Debian 13) tries to uninstall the system's copy first, and fails: Debian's own
+    # packages have no RECORD file.
+    rc, err = pip(["--require-hashes", "--no-deps", "--ignore-installed", "--find-links", w,
+                   "--prefix", req["prefix"], "-r", "/proc/self/fd/%d" % fd])
     os.close(fd)
     if rc == 0:
         return

@@ -16,10 +16,9 @@
 #define STRINGIFY(x) STRINGIFY_(x)
 
 int jsonrpc_parse(const char *data, size_t len, json_object **ret, const char **ret_error) {
-        json_tokener *tok;
         json_object *j;
-        enum json_tokener_error e;
         size_t end;
+        int r;
 
         *ret_error = NULL;
         if (len > INT32_MAX) {
@@ -36,34 +35,12 @@ int jsonrpc_parse(const char *data, size_t len, json_object **ret, const char **
                 *ret_error = "JSON nested too deeply (more than " STRINGIFY(JSONRPC_MAX_DEPTH) " levels)";
                 return -EBADMSG;
         }
-        tok = json_tokener_new_ex(JSONRPC_MAX_DEPTH);
-        if (!tok)
-                return -ENOMEM;
-        /* Strict: no comments, single quotes or other json-c leniencies;
-         * strings must be valid UTF-8 so what we echo back is too. Trailing
-         * bytes are checked below, where whitespace is allowed. */
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
-                                            JSON_TOKENER_VALIDATE_UTF8);
-        j = json_tokener_parse_ex(tok, data, (int) len);
-        e = json_tokener_get_error(tok);
-        end = json_tokener_get_parse_end(tok);
-        if (!j && e == json_tokener_continue) {
-                /* A bare number or literal at the very end waits for a
-                 * delimiter that cannot come: the message is complete. */
-                j = json_tokener_parse_ex(tok, " ", 1);
-                e = json_tokener_get_error(tok);
-                if (j)
-                        end = len;
-        }
-        json_tokener_free(tok);
-
-        if (e != json_tokener_success) {
-                json_object_put(j);
-                *ret_error = e == json_tokener_continue ? "incomplete JSON" :
-                             e == json_tokener_error_depth ? "JSON nested too deeply" :
-                                                             json_tokener_error_desc(e);
-                return -EBADMSG;
-        }
+        /* Strict (json-util.h says why not json-c's strict mode); strings must
+         * be valid UTF-8 so what we echo back is too. Trailing bytes are
+         * checked below, where whitespace is allowed. */
+        r = json_parse_strict(data, len, JSONRPC_MAX_DEPTH, JSON_TOKENER_VALIDATE_UTF8, &j, &end, ret_error);
+        if (r < 0)
+                return r;
         for (; end < len; end++)
                 if (!strchr(" \t\r\n", data[end]) || data[end] == 0) {
                         json_object_put(j);

@@ -113,10 +113,11 @@ int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, siz
         _cleanup_free_ char *buf = NULL;
         struct iovec iov;
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
-        json_tokener *tok;
-        json_object *j;
-        size_t n_fds = 0;
+        json_object *j = NULL;
+        const char *why;
+        size_t n_fds = 0, end;
         ssize_t k;
+        int r;
 
         buf = malloc(BROKER_MAX_PACKET + 1);
         if (!buf)
@@ -157,24 +158,14 @@ int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, siz
                 return 0;
         }
 
-        tok = json_tokener_new_ex(16);
-        if (tok)
-                json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        if (!tok) {
+        /* Strict, UTF-8 (json-util.h says why not json-c's strict mode). */
+        r = json_parse_strict(buf, (size_t) k, 16, JSON_TOKENER_VALIDATE_UTF8, &j, &end, &why);
+        if (r < 0 || end != (size_t) k || !json_object_is_type(j, json_type_object)) {
+                json_object_put(r < 0 ? NULL : j);
                 for (size_t i = 0; i < n_fds; i++)
                         safe_close(ret_fds[i]);
-                return -ENOMEM;
+                return r == -ENOMEM ? -ENOMEM : -EBADMSG;
         }
-        j = json_tokener_parse_ex(tok, buf, (int) k);
-        if (!j || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != (size_t) k ||
-            !json_object_is_type(j, json_type_object)) {
-                json_tokener_free(tok);
-                json_object_put(j);
-                for (size_t i = 0; i < n_fds; i++)
-                        safe_close(ret_fds[i]);
-                return -EBADMSG;
-        }
-        json_tokener_free(tok);
 
         *ret_msg = j;
         if (ret_n_fds)

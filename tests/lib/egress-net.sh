@@ -64,14 +64,19 @@ with open(www + "/1m.bin", "wb") as f:
 PYEOF
 }
 
-# A test CA and a certificate for tls.test and other.test signed by it.
+# A test CA and a certificate for tls.test and other.test signed by it. With the extensions
+# RFC 5280 asks for (key usages, key identifiers): Python 3.13's default context verifies with
+# X509_STRICT, which refuses a CA without keyUsage.
 egress_make_certs() {
     local d=$EGRESS_INET
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-        -subj '/CN=mcp-exec egress test CA' -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null &&
+        -subj '/CN=mcp-exec egress test CA' -addext 'keyUsage=critical,keyCertSign,cRLSign' \
+        -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null &&
         openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj '/CN=tls.test' \
             -keyout "$d/tls.key" -out "$d/tls.csr" 2>/dev/null &&
-        printf 'subjectAltName=DNS:tls.test,DNS:other.test\n' >"$d/ext.cnf" &&
+        printf '%s\n' 'subjectAltName=DNS:tls.test,DNS:other.test' 'basicConstraints=critical,CA:FALSE' \
+            'keyUsage=critical,digitalSignature' 'extendedKeyUsage=serverAuth' \
+            'subjectKeyIdentifier=hash' 'authorityKeyIdentifier=keyid' >"$d/ext.cnf" &&
         openssl x509 -req -in "$d/tls.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
             -days 2 -extfile "$d/ext.cnf" -out "$d/tls.pem" 2>/dev/null
 }

@@ -57,6 +57,16 @@ TEST(test_parse) {
         parse_bad("{\"a\":1,}", 8, NULL);
         parse_bad("{\"a\":\"\xff\"}", 9, NULL);         /* not UTF-8 */
         parse_bad("{\"a\":1}\0{}", 10, "trailing");     /* an embedded NUL ends nothing */
+        /* UTF-8 text and integers past 64 bits are JSON: json-c 0.18's strict
+         * mode refused both (json-util.h). A raw control character in a string
+         * is not, on every json-c. */
+        {
+                _cleanup_json_ json_object *u = parse_ok(
+                        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":"
+                        "{\"code\":\"print('caf\xc3\xa9 \xe2\x82\xac')\",\"n\":18446744073709551616}}");
+                ASSERT_STREQ(json_get_string(json_get(u, "params"), "code"), "print('caf\xc3\xa9 \xe2\x82\xac')");
+        }
+        parse_bad("{\"a\":\"x\ty\"}", 11, NULL);
 
         /* Nesting past the limit is refused, just below it is fine. */
         for (size_t i = 0; i < JSONRPC_MAX_DEPTH + 10; i++) {
