@@ -29,6 +29,8 @@
 #     and the first one typed by root runs again (a re-install) and exits 0;
 #   - `./tests/run` typed by the user re-runs itself through sudo (an unknown option then ends
 #     it at once as root, and the journal shows sudo's COMMAND=).
+# Alone: its fallback writes the HTTP token into this host's /etc/credstore, which every other box
+# sees through its overlay of the host's root (a test beside it would find a token it did not set).
 . "$(dirname "$0")/../../lib/itest.sh"
 
 TOP=$(cd "$ITEST_DIR/.." && pwd)
