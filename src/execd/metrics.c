@@ -158,8 +158,8 @@ static void render_runs(MetricsWriter *w, const RunStats *b) {
                 metrics_sample(w, "mcp_exec_self_check", labels, b->self_check == (SelfCheckState) st);
         }
         if (b->has_pool) {
-                metrics_gauge(w, "mcp_exec_pool_size", "Warm units the broker keeps ready (MCP_EXEC_POOL_SIZE; 0 if it gave up).",
-                              b->pool_size);
+                metrics_gauge(w, "mcp_exec_pool_size",
+                              "Warm units the broker keeps ready (MCP_EXEC_POOL_SIZE; 0 if it gave up).", b->pool_size);
                 metrics_gauge(w, "mcp_exec_pool_ready", "Warm units ready now.", b->pool_ready);
                 metrics_counter(w, "mcp_exec_pool_hits_total", "Runs that took a warm unit; since the broker started.",
                                 b->pool_hits);
@@ -205,13 +205,15 @@ static void render_callers(MetricsWriter *w, const MetricsCaller *c, size_t n) {
         metrics_family(w, "mcp_exec_http_caller_sessions", "gauge",
                        "HTTP sessions open now, by caller (the name of the token they use).");
         for (size_t i = 0; i < n; i++) {
-                (void) snprintf(labels, sizeof labels, "caller=\"%s\"", metrics_label_escape(c[i].name, name, sizeof name));
+                (void) snprintf(labels, sizeof labels, "caller=\"%s\"",
+                                metrics_label_escape(c[i].name, name, sizeof name));
                 metrics_sample(w, "mcp_exec_http_caller_sessions", labels, c[i].http_sessions);
         }
         metrics_family(w, "mcp_exec_http_caller_sandbox_sessions", "gauge",
                        "Sandbox sessions (session_create) of this front end that may live, by HTTP caller.");
         for (size_t i = 0; i < n; i++) {
-                (void) snprintf(labels, sizeof labels, "caller=\"%s\"", metrics_label_escape(c[i].name, name, sizeof name));
+                (void) snprintf(labels, sizeof labels, "caller=\"%s\"",
+                                metrics_label_escape(c[i].name, name, sizeof name));
                 metrics_sample(w, "mcp_exec_http_caller_sandbox_sessions", labels, c[i].sandbox_sessions);
         }
 }
@@ -234,7 +236,8 @@ int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {
                         metrics_label_escape(s->version, version, sizeof version));
         metrics_family(&w, "mcp_exec_info", "gauge", "This front end: its node id and version.");
         metrics_sample(&w, "mcp_exec_info", labels, 1);
-        metrics_gauge(&w, "mcp_exec_healthy", "1 if this node can run code now (GET /healthz answers 200).", s->healthy);
+        metrics_gauge(&w, "mcp_exec_healthy", "1 if this node can run code now (GET /healthz answers 200).",
+                      s->healthy);
         metrics_gauge(&w, "mcp_exec_broker_up", "1 if the broker answered this scrape's question.", s->broker != NULL);
         if (s->broker)
                 render_runs(&w, s->broker);
@@ -286,8 +289,10 @@ int metrics_render(const MetricsSnapshot *s, char **ret, size_t *ret_size) {
                               s->stdio_connections);
                 metrics_family(&w, "mcp_exec_stdio_connections_refused_total", "counter",
                                "Local connections refused, by limit.");
-                metrics_sample(&w, "mcp_exec_stdio_connections_refused_total", "limit=\"total\"", s->stdio_refused_full);
-                metrics_sample(&w, "mcp_exec_stdio_connections_refused_total", "limit=\"per_uid\"", s->stdio_refused_uid);
+                metrics_sample(&w, "mcp_exec_stdio_connections_refused_total", "limit=\"total\"",
+                               s->stdio_refused_full);
+                metrics_sample(&w, "mcp_exec_stdio_connections_refused_total", "limit=\"per_uid\"",
+                               s->stdio_refused_uid);
                 metrics_counter(&w, "mcp_exec_stdio_connections_silent_total",
                                 "Local connections closed for sending nothing in time.", s->stdio_closed_silent);
         }

@@ -3,12 +3,14 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "json-util.h"
 #include "macro.h"
 #include "socket-util.h"
+#include "strv.h"
 
 static const char *const broker_error_table[_BROKER_ERROR_MAX] = {
         [BROKER_ERROR_ACCESS_DENIED] = "access-denied",
@@ -310,4 +312,93 @@ int broker_event_info(const BrokerInfoReply *i, json_object **ret) {
                 return r;
         *ret = TAKE_PTR(j);
         return 0;
+}
+
+/* ---- The "info" reply, read back ---- */
+
+static uint64_t info_u64(json_object *reply, const char *key) {
+        int64_t v;
+
+        assert(key);
+
+        v = json_get_int64(reply, key, -1);
+        return v < 0 ? BROKER_INFO_UNSET : (uint64_t) v;
+}
+
+static int info_str(json_object *reply, const char *key, char **ret) {
+        const char *s;
+
+        assert(key);
+        assert(ret);
+
+        s = json_get_string(reply, key);
+        *ret = NULL;
+        if (s && !(*ret = strdup(s)))
+                return -ENOMEM;
+        return 0;
+}
+
+/* An array's members as strings (json-c's string form; null members are
+ * skipped); NULL when the member is no array. */
+static int info_strv(json_object *reply, const char *key, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        json_object *v;
+        size_t n, k = 0;
+
+        assert(key);
+        assert(ret);
+
+        v = json_get(reply, key);
+        if (json_object_is_type(v, json_type_array)) {
+                n = json_object_array_length(v);
+                l = new0(char *, n + 1);
+                if (!l)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        const char *m = json_object_get_string(json_object_array_get_idx(v, i));
+                        if (m && !(l[k++] = strdup(m)))
+                                return -ENOMEM;
+                }
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int broker_sandbox_info_parse(json_object *reply, BrokerSandboxInfo *ret) {
+        _cleanup_(broker_sandbox_info_done) BrokerSandboxInfo i = {
+                .max_timeout_s = info_u64(reply, "max_timeout_s"),
+                .task_max_timeout_s = info_u64(reply, "task_max_timeout_s"),
+                .max_code_bytes = info_u64(reply, "max_code_bytes"),
+                .memory_max_bytes = info_u64(reply, "memory_max_bytes"),
+                .tasks_max = info_u64(reply, "tasks_max"),
+                .cpu_quota_percent = info_u64(reply, "cpu_quota_percent"),
+                .max_sessions = info_u64(reply, "max_sessions"),
+                .max_sessions_per_caller = info_u64(reply, "max_sessions_per_caller"),
+                .session_idle_s = info_u64(reply, "session_idle_s"),
+                .session_max_s = info_u64(reply, "session_max_s"),
+                .result_channel = json_get_bool(reply, "result_channel"),
+        };
+
+        assert(ret);
+
+        if (info_str(reply, "sandbox", &i.sandbox) < 0 ||
+            info_str(reply, "sandbox_failure", &i.sandbox_failure) < 0 ||
+            info_str(reply, "python_version", &i.python_version) < 0 ||
+            info_strv(reply, "modules", &i.modules) < 0 ||
+            info_strv(reply, "preloaded", &i.preloaded) < 0)
+                return -ENOMEM;
+        *ret = i;
+        i = (BrokerSandboxInfo) {};
+        return 0;
+}
+
+void broker_sandbox_info_done(BrokerSandboxInfo *info) {
+        if (!info)
+                return;
+        free(info->sandbox);
+        free(info->sandbox_failure);
+        free(info->python_version);
+        strv_free(info->modules);
+        strv_free(info->preloaded);
+        *info = (BrokerSandboxInfo) {};
 }

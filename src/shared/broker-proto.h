@@ -163,7 +163,8 @@ typedef struct BrokerInfoReply {
         const char *python;             /* the interpreter's path */
         const char *sandbox;            /* "ok", "failed" or "probing" */
         const char *sandbox_failure;
-        uint64_t default_timeout_s, max_timeout_s, task_max_timeout_s, max_code_bytes, memory_max_bytes, tasks_max, cpu_quota_percent;
+        uint64_t default_timeout_s, max_timeout_s, task_max_timeout_s, max_code_bytes;
+        uint64_t memory_max_bytes, tasks_max, cpu_quota_percent;
         uint64_t file_size_max_bytes, tmp_size_max_bytes, max_concurrent;
         json_object *python_version, *modules;  /* what the discovery found */
         uint64_t pool_size, pool_ready, pool_hits;
@@ -172,3 +173,25 @@ typedef struct BrokerInfoReply {
         uint64_t sessions;              /* live ones */
 } BrokerInfoReply;
 int broker_event_info(const BrokerInfoReply *info, json_object **ret);
+
+/* ---- The "info" reply, read back ----
+ * What a front end reads of broker_event_info()'s reply, parsed once here
+ * beside the builder so that both ends of "info" are one file. A member the
+ * reply lacks (an older broker, or no reply at all) is BROKER_INFO_UNSET for
+ * a number (a negative one counts as lacking), NULL for a string or a list. */
+#define BROKER_INFO_UNSET UINT64_MAX
+typedef struct BrokerSandboxInfo {
+        char *sandbox;                  /* "ok", "failed" or "probing" */
+        char *sandbox_failure;
+        char *python_version;           /* "3.11.2" */
+        uint64_t max_timeout_s, task_max_timeout_s, max_code_bytes;
+        uint64_t memory_max_bytes, tasks_max, cpu_quota_percent;
+        uint64_t max_sessions, max_sessions_per_caller, session_idle_s, session_max_s;
+        bool result_channel;            /* runs take a fourth fd, the result channel */
+        char **modules, **preloaded;    /* the members of each array that have a string form */
+} BrokerSandboxInfo;
+
+/* Fills *ret from reply (NULL: everything unset). -ENOMEM with *ret left
+ * untouched, or 0; free with broker_sandbox_info_done(). */
+int broker_sandbox_info_parse(json_object *reply, BrokerSandboxInfo *ret);
+void broker_sandbox_info_done(BrokerSandboxInfo *info);
