@@ -96,7 +96,7 @@ Connect a local MCP client with:  {"command": "mcp-exec", "args": ["stdio"]}
 Run a file by hand with:          mcp-exec run script.py
 Users without an active local session need the group mcp-exec-users.
 HTTP (127.0.0.1:8080) is off; README.md, "Connect a client", says how to turn it on.
-Packages on demand: mcp-exec wheels add NAME (README.md, "Packages on demand").
+Packages on demand: mcp-exec wheels add NAME (docs/packages.md).
 MSG
     exit 0
 fi

@@ -259,7 +259,7 @@ def child_env():
     PATH (the current directory). Kept: pip's own settings (PIP_INDEX_URL,
     PIP_FIND_LINKS, PIP_NO_INDEX, PIP_CONFIG_FILE, PIP_CACHE_DIR, ...), the
     operator's documented way to point it at a mirror or a directory of
-    wheels (README.md, mcp-exec(1)); a relative path in one is taken from /."""
+    wheels (docs/packages.md, mcp-exec(1)); a relative path in one is taken from /."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTHON", "_PYTHON")) and k != "PIP_PYTHON"}
     if "PATH" in env:

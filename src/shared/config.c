@@ -148,7 +148,7 @@ static uint64_t default_concurrency(void) {
         return n > 0 ? (uint64_t) n : 1;
 }
 
-/* The documented defaults (README, "Configuration"). */
+/* The documented defaults (docs/configuration.md). */
 static Config config_defaults(void) {
         return (Config) {
                 .default_timeout_s = 30,

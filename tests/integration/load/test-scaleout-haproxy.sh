@@ -22,7 +22,7 @@
 #      stream): its unit is gone on the host that ran it, well before the run would end (within
 #      5 s; measured 0.1-0.5 s and 1.4-2.0 s)
 #   7  runs per second through the balancer with one host (the other in maintenance) and with
-#      both (printed for the README, not checked; plain pass only)
+#      both (printed for docs/several-hosts.md, not checked; plain pass only)
 #   8  failover: the broker of exec1 stops (its runs stop, /healthz says 503, HAProxy marks it down
 #      on that): exec1's sessions get 404 from exec2 and the client starts over there; exec1 comes
 #      back, then its front end stops hard: again 404, never a 5xx
@@ -286,13 +286,13 @@ for era in v1 v2; do
     wait "$cpid" || fail "6 $era: the client failed: $(tail -n 20 "$HDIR/clients.log")"
     OUT=$(cat "$HDIR/cancel.out")
     judge "$OUT" 'r["outcome"]["ms"] < 5000 and r["status_5xx"] == 0' "6 $era: the aborted call did not end at once"
-    # Well before the 30 s run would end; what it took is logged (README, "Several hosts").
+    # Well before the 30 s run would end; what it took is logged (docs/several-hosts.md).
     ((ms <= 5000)) || fail "6 $era: the unit on $ran went only $ms ms after the cancel (want within 5 s)"
     log "6 $era: cancelled on $ran, unit gone after $ms ms: $OUT"
 done
 
 # --- 7: runs per second, one host and two --------------------------------------------------------
-# A measurement for the README, not a check (timing goals are for benchmarks); meaningless under
+# A measurement for docs/several-hosts.md, not a check (timing goals are for benchmarks); meaningless under
 # the sanitizers, so left out there.
 if [[ -n ${MCP_TEST_SANITIZE-} ]]; then
     log "7: skipped under the sanitizers"

@@ -4,8 +4,8 @@
 #   - README.md's "Quick start" section holds exactly two commands (indented code lines), the
 #     second is exactly what .ci/run execs (CI runs it as root on a fresh clone; it cannot run
 #     here, where it would boot boxes inside this test);
-#   - every ```json block in README.md parses, and each client configuration in them points at
-#     what the install provides (`mcp-exec stdio`, http://127.0.0.1:8080/mcp);
+#   - every ```json block in README.md and docs/*.md parses, and each client configuration in them
+#     points at what the install provides (`mcp-exec stdio`, http://127.0.0.1:8080/mcp);
 #   - on this test's host, whose PID 1 is not systemd, the first command (plus --box and --port,
 #     so that it collides with nothing) says so and falls back to a systemd box: it exits 0,
 #     installs nothing on the host, the README's curl call (on that port) gets 42 with the token
@@ -23,6 +23,11 @@
 #     run as written, read from README.md at test time, by that user: token, `systemctl enable
 #     --now mcp-exec.socket`, the curl call, which gets 42; the token is 0600 root:root and a
 #     call without it gets 401; then the open session's exec call gets 42;
+#   - README.md's "First configuration" steps, read from it at test time, typed by that user (in
+#     the group mcp-exec-users, whom polkit lets run code): the settings land in
+#     /etc/mcp-exec/mcp-exec.conf, the services read them on their next start, and the example run
+#     ends as the README says (exit 124: the new default timeout, not the old one); the file is
+#     put back after;
 #   - the pinned v1 TypeScript SDK (tests/node-clients, Node >= 20) runs its basic suite through
 #     `mcp-exec stdio` (calls, structuredContent it validates, progress, parallel calls);
 #   - with sudo gone, both commands typed by the user say they need root and sudo is missing,
@@ -65,10 +70,11 @@ grep -q 'systemctl enable --now mcp-exec.socket' <<<"$http_steps" && grep -q "^c
 http_curl=$(sed -n '/^curl /,$p' <<<"$http_steps")
 log "README's HTTP steps: $(wc -l <<<"$http_steps") lines"
 
-jout=$("$PY" - "$README" <<'EOF'
+jout=$("$PY" - "$README" "$TOP"/docs/*.md <<'EOF'
 import json, re, sys
-text = open(sys.argv[1]).read()
-blocks = re.findall(r"^```json\n(.*?)^```$", text, re.S | re.M)
+blocks = []
+for doc in sys.argv[1:]:
+    blocks += re.findall(r"^```json\n(.*?)^```$", open(doc).read(), re.S | re.M)
 if not blocks:
     sys.exit("no ```json block in README.md")
 servers = 0
@@ -98,8 +104,19 @@ for i, b in enumerate(blocks, 1):
     walk(doc)
 print("%d json blocks parse, %d server entries" % (len(blocks), servers))
 EOF
-) || fail "README.md: $jout"
-log "README: $jout"
+) || fail "README.md or docs/: $jout"
+log "README.md and docs/: $jout"
+
+# The first configuration: the indented block of README.md's "First configuration" section.
+conf_steps=$(awk '
+    /^## / { c = ($0 == "## First configuration"); next }
+    c && /^    / { sub(/^    /, ""); print; b = 1; next }
+    c && b && /^[^ ]/ { exit }' "$README")
+grep -q '^printf .*MCP_EXEC_DEFAULT_TIMEOUT_S=10.* | sudo tee -a /etc/mcp-exec/mcp-exec.conf$' <<<"$conf_steps" &&
+    grep -q '^sudo systemctl stop mcp-exec-broker.service' <<<"$conf_steps" &&
+    grep -q '^echo .*| mcp-exec run; echo "exit \$?" *# exit 124' <<<"$conf_steps" ||
+    fail "README.md's First configuration lacks the setting, the stop or the run that shows it:"$'\n'"$conf_steps"
+log "README's first configuration: $(wc -l <<<"$conf_steps") lines"
 
 # A raw newline-delimited JSON-RPC client: starts the command ARGV[2] (JSON list, default
 # `mcp-exec stdio`), initializes, lists the tools, marks ARGV[1]/session-open, waits for
@@ -320,6 +337,31 @@ log "the README's HTTP steps, as $QSUSER with a stdio session open: the curl cal
 touch "$HDIR/go"
 wait "$rawpid" || fail "the raw stdio client failed: $(cat "$HDIR/raw.py.err" "$HDIR/raw.err" 2>/dev/null)"
 log "raw stdio session: $(cat "$HDIR/raw.out")"
+
+# --- README.md's first configuration, as written, typed by the user -------------------------------
+bx usermod -aG mcp-exec-users "$QSUSER" || fail "cannot add $QSUSER to mcp-exec-users"
+conf=/etc/mcp-exec/mcp-exec.conf
+had_conf=0
+bx test -e "$conf" && had_conf=1 && bx cat "$conf" >"$HDIR/conf.before"
+# restore_conf: the file as it was before the README's steps.
+restore_conf() {
+    if ((had_conf)); then bx tee "$conf" <"$HDIR/conf.before" >/dev/null; else bx rm -f "$conf"; fi
+}
+at_exit restore_conf
+bx runuser -u "$QSUSER" -- bash -c "cd && $conf_steps" >"$HDIR/conf.out" 2>"$HDIR/conf.err" ||
+    fail "the README's first configuration failed: $(tail -20 "$HDIR/conf.out" "$HDIR/conf.err")"
+grep -qx 'exit 124' "$HDIR/conf.out" ||
+    fail "the README's first configuration's run did not exit 124:"$'\n'"$(cat "$HDIR/conf.out" "$HDIR/conf.err")"
+for v in MCP_EXEC_DEFAULT_TIMEOUT_S=10 MCP_EXEC_MEMORY_MAX=512M; do
+    bx grep -qx "$v" "$conf" || fail "$conf lacks $v after the README's first configuration: $(bx cat "$conf")"
+done
+# The control: the same run with the file as it was ends normally (the default timeout, 30 s).
+restore_conf
+bx systemctl stop mcp-exec-broker.service mcp-exec-stdio.service mcp-exec.service
+rc=0
+printf 'import time; time.sleep(12)\n' | bx mcp-exec run >/dev/null 2>"$HDIR/run.err" || rc=$?
+((rc == 0)) || fail "with $conf as before, the README's sleep exited $rc: $(cat "$HDIR/run.err")"
+log "the README's first configuration, as $QSUSER: $conf has the settings, the run exits 124; without them 0"
 
 # --- the pinned v1 TypeScript SDK through `mcp-exec stdio` ----------------------------------------
 node_major=$(bx node -p 'process.versions.node.split(".")[0]' 2>/dev/null) || node_major=0

@@ -17,7 +17,7 @@
 #                                 ProtectProc=invisible, ProcSubset=pid)
 #   mcp-exec-stdio.service  0.5  (issue 5: at most 1.0; reads /proc of its polkit-checked peers)
 #   per-run unit            2.3  as systemd-analyze sees it; 0.8 with the system call filter, which
-#                                 the launcher loads itself since issue 24 (README, "Who enforces
+#                                 the launcher loads itself since issue 24 (docs/architecture.md, "Who enforces
 #                                 what"): systemd-analyze cannot see that filter, so its items
 #                                 (SystemCallFilter=~@..., SystemCallArchitectures=) count against
 #                                 the unit. Below, the items that fail must be those and the ones

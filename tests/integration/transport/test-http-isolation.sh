@@ -97,7 +97,7 @@ jcheck "$out" 'r["ok"] == 0 and "MCP_EXEC_MAX_SESSIONS_PER_CALLER" in r["refused
 log "scope: ok"
 
 # --- names ---------------------------------------------------------------------------------------
-# write_tokens MODE LINE...: the tokens file as the README says (root:mcp-exec, MODE).
+# write_tokens MODE LINE...: the tokens file as docs/several-hosts.md says (root:mcp-exec, MODE).
 write_tokens() {
     local mode=$1
     shift

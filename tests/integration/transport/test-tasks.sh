@@ -39,7 +39,7 @@ at_exit "bx systemctl reset-failed mcp-exec.service >/dev/null 2>&1"
 at_exit stop_frontend
 set_config MCP_EXEC_TASK_AFTER_MS=200
 stop_frontend
-# Two named tokens (README, Several hosts): two callers.
+# Two named tokens (docs/several-hosts.md): two callers.
 at_exit "bx rm -f $TOKENS"
 printf '%s\n' "alice $TOK_A" "bob $TOK_B" |
     bx sh -c "umask 077; cat >$TOKENS && chown root:mcp-exec $TOKENS && chmod 0640 $TOKENS" ||
