@@ -15,7 +15,7 @@ size_t execd_max_line(const Config *c) {
          * \u00XX escape: parsing holds up to about three times a message
          * beside it (the parsed strings, json-c's growing buffer), outside
          * the memory budget, so this bounds what one message costs the front
-         * end (README, "The front ends' memory budget"). Binary content
+         * end (docs/configuration.md, "The front ends' memory budget"). Binary content
          * travels as a base64 input file. */
         return (size_t) (2 * (c->max_code_bytes + c->max_stdin_bytes + c->max_input_bytes) +
                          LAUNCH_FILES_MAX * (6 * LAUNCH_FILE_NAME_MAX + 64) + 64 * 1024);
