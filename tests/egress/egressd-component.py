@@ -301,7 +301,9 @@ for i in range(16):
     t = socket.create_connection(("127.0.0.1", 3129), timeout=10)
     t.sendall(b"GET http://n%d.slow.test/ HTTP/1.1\r\nHost: n%d.slow.test\r\n\r\n" % (i, i))
     slow.append(t)
-for _ in range(100):
+# (Up to 30 s: on a loaded machine the 16 may take seconds to be sent; the
+# resolver waits 8 s for each, so they are all still hanging for the 17th.)
+for _ in range(600):
     if len([q for q in dns_queries if q.endswith(".slow.test")]) >= 16:
         break
     time.sleep(0.05)
@@ -312,7 +314,7 @@ check(answer.startswith(b"HTTP/1.1 503") and b"too many lookups" in answer, "17t
 t.close()
 ctl3.close()
 check(all(s.recv(4096) == b"" for s in slow), "the run's end cut the connections waiting for lookups")
-time.sleep(4)   # the hanging lookups time out (resolv.conf: timeout:2 attempts:1) and come back
+time.sleep(10)  # the hanging lookups time out (resolv.conf: timeout:8 attempts:1) and come back
 ctl4, msg, fds = start_run()
 feed4 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
 listener4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

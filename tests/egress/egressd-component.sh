@@ -27,7 +27,7 @@ ip addr add 192.0.2.53/32 dev lo
 printf '192.0.2.10 allowed.test\n127.0.0.1 loop.test\n' > "$work/hosts"
 mount --bind "$work/hosts" /etc/hosts
 # The only resolver: the test's counting DNS stub (egressd-component.py).
-printf 'nameserver 192.0.2.53\noptions attempts:1 timeout:2\n' > "$work/resolv.conf"
+printf 'nameserver 192.0.2.53\noptions attempts:1 timeout:8\n' > "$work/resolv.conf"
 mount --bind "$work/resolv.conf" /etc/resolv.conf
 
 mkdir "$work/www"
