@@ -181,7 +181,7 @@ int client_run_message(Client *c, json_object **ret) {
  * counts. */
 void client_try_handoff(Client *c) {
         _cleanup_json_ json_object *msg = NULL, *started = NULL;
-        int fds[BROKER_MAX_FDS], feed = -EBADF;
+        int fds[PACKET_MAX_FDS], feed = -EBADF;
         size_t n_fds;
         Manager *m;
         uint64_t deadline;
@@ -193,7 +193,7 @@ void client_try_handoff(Client *c) {
         if (c->state != CLIENT_STARTING || m->probe_state != SELF_CHECK_PASSED || !run_is_started(c->run) ||
             client_is_gone(c) || !client_egress_ready(c))
                 return;
-        assert(c->n_run_fds < BROKER_MAX_FDS);
+        assert(c->n_run_fds < PACKET_MAX_FDS);
         n_fds = c->n_run_fds;
         memcpy(fds, c->run_fds, n_fds * sizeof(int));
         if (c->network) {
@@ -211,7 +211,7 @@ void client_try_handoff(Client *c) {
                 log_oom();
                 return (void) run_cancel(c->run);
         }
-        r = broker_send(c->control, msg, fds, n_fds);
+        r = packet_send(c->control, msg, fds, n_fds);
         client_close_run_fds(c);
         safe_close(feed);
         if (r < 0) {
@@ -229,7 +229,7 @@ void client_try_handoff(Client *c) {
                 log_warning("Cannot arm the deadline of run %s; systemd's RuntimeMaxSec= still ends it.",
                             run_id(c->run));
 
-        (void) broker_send(c->fd, started, NULL, 0);
+        (void) packet_send(c->fd, started, NULL, 0);
 }
 
 static void on_run_started(Run *run, void *userdata) {
@@ -286,7 +286,7 @@ static void client_send_exit(Client *c, json_object *j) {
         if (c->egress && (egress_link_stats(c->egress, false, &e) < 0 || json_add(j, "egress", e) < 0))
                 (void) client_send_oom(c);
         else
-                (void) broker_send(c->fd, j, NULL, 0);
+                (void) packet_send(c->fd, j, NULL, 0);
 }
 
 /* egressd's final counts are in (or its time is up): the held "exit" goes,
@@ -436,7 +436,7 @@ void client_answer_info(Client *c) {
         if (r < 0)
                 (void) client_send_oom(c);
         else
-                (void) broker_send(c->fd, j, NULL, 0);
+                (void) packet_send(c->fd, j, NULL, 0);
 }
 
 /* Counters and gauges for the front end's /metrics and /healthz; answered
@@ -462,7 +462,7 @@ static int client_op_stats(Client *c, json_object *req, int fds[], size_t n_fds)
         m->stats.egress_bytes_down = m->egress_totals.bytes_down;
         if (stats_reply(&m->stats, m->n_runs, queued, m->probe_state, &j) < 0)
                 return client_send_oom(c);
-        return broker_send(c->fd, j, NULL, 0);
+        return packet_send(c->fd, j, NULL, 0);
 }
 
 static int client_op_info(Client *c, json_object *req, int fds[], size_t n_fds) {
@@ -861,11 +861,11 @@ static void client_hang_up(Client *c, int error) {
 static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         _cleanup_json_ json_object *req = NULL;
         Client *c = userdata;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
         size_t n_fds = 0;
         int r;
 
-        r = broker_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
+        r = packet_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0) {

@@ -67,7 +67,7 @@ struct Client {
         bool info_pending;
         /* The caller's stdin, stdout, stderr and maybe result channel, until
          * they are handed to the launcher. */
-        int run_fds[BROKER_MAX_FDS];
+        int run_fds[PACKET_MAX_FDS];
         size_t n_run_fds;
         int control;                    /* ours of the launcher's control socket */
         SandboxSession *session;        /* CLIENT_SESSION_*: the session it creates, or calls in */

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "json-util.h"
 #include "log.h"
 #include "util.h"
@@ -117,7 +117,7 @@ static int read_one(EgressLink *l) {
         const char *event;
         int r;
 
-        r = broker_recv(l->fd, &msg, fds, 1, &n_fds);
+        r = packet_recv(l->fd, &msg, fds, 1, &n_fds);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0) {
@@ -210,7 +210,7 @@ int egress_link_start(sd_event *e, const EgressLinkRequest *req, egress_link_rea
 
         /* Non-blocking: socket activation queues us while egressd starts;
          * a full backlog is an error, never a stall of the broker. */
-        l->fd = broker_connect(req->socket_path);
+        l->fd = packet_connect(req->socket_path);
         if (l->fd < 0)
                 return l->fd;
         r = json_build(&msg,
@@ -222,7 +222,7 @@ int egress_link_start(sd_event *e, const EgressLinkRequest *req, egress_link_rea
                        JB_END);
         if (r < 0)
                 return r;
-        r = broker_send(l->fd, msg, NULL, 0);
+        r = packet_send(l->fd, msg, NULL, 0);
         if (r < 0)
                 return r;
         r = sd_event_add_io(e, &l->io, l->fd, EPOLLIN, on_io, l);
@@ -329,7 +329,7 @@ int egress_link_end(EgressLink *l, uint64_t timeout_usec, egress_link_ended_t do
                 return 0;
         r = json_build(&msg, JB_STR("op", "end"), JB_END);
         if (r >= 0)
-                r = broker_send(l->fd, msg, NULL, 0);
+                r = packet_send(l->fd, msg, NULL, 0);
         if (r >= 0)
                 r = sd_event_add_time_relative(l->event, &l->end_timer, CLOCK_MONOTONIC, timeout_usec, 0,
                                                on_end_timer, l);

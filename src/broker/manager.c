@@ -228,9 +228,9 @@ static void refuse(int fd, BrokerError error, const char *message) {
 
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_json_ json_object *m = NULL;
-                int fds[BROKER_MAX_FDS];
+                int fds[PACKET_MAX_FDS];
                 size_t n = 0;
-                int r = broker_recv(fd, &m, fds, ELEMENTSOF(fds), &n);
+                int r = packet_recv(fd, &m, fds, ELEMENTSOF(fds), &n);
                 for (size_t k = 0; k < n && r > 0; k++)
                         safe_close(fds[k]);
                 if (r <= 0 && r != -EBADMSG)

@@ -237,7 +237,7 @@ static void session_maybe_ready(SandboxSession *s) {
                                                         "a network are refused");
                 feed = egress_link_take_feed(s->egress);
                 if (feed < 0 || json_build(&m, JB_STR("op", "egress"), JB_END) < 0 ||
-                    broker_send(s->control, m, &feed, 1) < 0)
+                    packet_send(s->control, m, &feed, 1) < 0)
                         return session_egress_failed(s, "the feed could not be handed to the session's launcher");
         }
         s->ready = true;
@@ -268,7 +268,7 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
         const char *event;
         int r;
 
-        r = broker_recv(fd, &m, NULL, 0, NULL);
+        r = packet_recv(fd, &m, NULL, 0, NULL);
         if (r == -EAGAIN || r == -EINTR)
                 return 0;
         if (r <= 0) {
@@ -395,7 +395,7 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *pa
 
         assert(s);
         assert(fds);
-        assert(n_fds >= 3 && n_fds <= BROKER_MAX_FDS);
+        assert(n_fds >= 3 && n_fds <= PACKET_MAX_FDS);
 
         if (s->ending)
                 return -ESHUTDOWN;
@@ -410,7 +410,7 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *pa
                 r = packages_add_to_run(m, packages, packages_max_bytes);
         if (r < 0)
                 return r;
-        r = broker_send(s->control, m, fds, n_fds);
+        r = packet_send(s->control, m, fds, n_fds);
         if (r < 0)
                 return r;
         if (s->egress)
@@ -434,5 +434,5 @@ void sandbox_session_interrupt(SandboxSession *s) {
                 return;
         if (json_build(&m, JB_STR("op", "interrupt"), JB_END) < 0)
                 return (void) log_oom();
-        (void) broker_send(s->control, m, NULL, 0);
+        (void) packet_send(s->control, m, NULL, 0);
 }

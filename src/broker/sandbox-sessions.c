@@ -134,7 +134,7 @@ void client_answer_session(Client *c) {
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_SESSIONS=%u", m->sessions.n,
                    "MCP_PACKAGES=%zu", packages_count(se->packages));
-        if (broker_send(c->fd, j, NULL, 0) < 0) {
+        if (packet_send(c->fd, j, NULL, 0) < 0) {
                 client_free(c);
                 return;
         }
@@ -200,7 +200,7 @@ static void on_session_call_done(SandboxSession *se, const SandboxSessionCallRes
                     (se->egress && (egress_link_stats(se->egress, true, &e) < 0 || json_add(j, "egress", e) < 0)))
                         (void) client_send_oom(c);
                 else
-                        (void) broker_send(c->fd, j, NULL, 0);
+                        (void) packet_send(c->fd, j, NULL, 0);
         }
         client_free(c);
 }
@@ -380,7 +380,7 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_TIMEOUT_S=%" PRIu64, timeout_s,
                    "MCP_PACKAGES=%zu", packages_count(packages));
-        (void) broker_send(c->fd, started, NULL, 0);
+        (void) packet_send(c->fd, started, NULL, 0);
         return 0;
 }
 
@@ -391,7 +391,7 @@ static int client_send_closed(Client *c, unsigned count) {
 
         if (broker_event_closed(count, &j) < 0)
                 return client_send_oom(c);
-        return broker_send(c->fd, j, NULL, 0);
+        return packet_send(c->fd, j, NULL, 0);
 }
 
 int client_op_session_close(Client *c, json_object *req, int fds[], size_t n_fds) {

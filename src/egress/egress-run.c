@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "egress-conn.h"
 #include "egress-server.h"
 #include "json-util.h"
@@ -89,7 +89,7 @@ static void conn_report(EgressRun *r, EgressVerdict v, const char *host, uint16_
                 return;
         /* Accounting: a broker that does not read loses reports, never
          * stalls us (the socket is non-blocking); "ended" sums them up. */
-        (void) broker_send(r->control_fd, j, NULL, 0);
+        (void) packet_send(r->control_fd, j, NULL, 0);
 }
 
 void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint16_t port, uint64_t bytes_up,
@@ -244,7 +244,7 @@ static int send_error(EgressRun *r, const char *message) {
 
         log_warning("Refused a run: %s", message);
         if (json_build(&j, JB_STR("event", "error"), JB_STR("message", message), JB_END) >= 0)
-                (void) broker_send(r->control_fd, j, NULL, 0);
+                (void) packet_send(r->control_fd, j, NULL, 0);
         return -EINVAL;
 }
 
@@ -283,7 +283,7 @@ static int run_start(EgressRun *r, json_object *msg) {
         r->feed_fd = TAKE_FD(pair[0]);
         if (json_build(&reply, JB_STR("event", "feed"), JB_END) < 0)
                 return log_oom();
-        k = broker_send(r->control_fd, reply, &pair[1], 1);
+        k = packet_send(r->control_fd, reply, &pair[1], 1);
         if (k < 0)
                 return log_warning_errno(k, "Cannot hand run %.12s its feed: %m", r->run_id);
         r->started = true;
@@ -311,7 +311,7 @@ static int send_ended(EgressRun *r) {
                        JB_INT("bytes_down", (int64_t) MIN(r->bytes_down, (uint64_t) INT64_MAX)),
                        JB_END) < 0)
                 return -ENOMEM;
-        return broker_send(r->control_fd, j, NULL, 0);
+        return packet_send(r->control_fd, j, NULL, 0);
 }
 
 /* {"op":"end"}: the run's unit is gone. Its connections are cut now, all
@@ -344,7 +344,7 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
         }
         for (unsigned i = 0; i < FEED_PER_WAKEUP; i++) {
                 _cleanup_json_ json_object *msg = NULL;
-                int k = broker_recv(fd, &msg, NULL, 0, NULL);
+                int k = packet_recv(fd, &msg, NULL, 0, NULL);
 
                 if (k == -EAGAIN)
                         return 0;

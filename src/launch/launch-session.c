@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "json-util.h"
 #include "launch-collect.h"
 #include "launch-egress.h"
@@ -136,14 +136,14 @@ static int read_child(LaunchSession *s, LaunchCall *c) {
 /* The broker, during a call: "interrupt", or EOF (the session is closed). */
 static void read_broker(LaunchSession *s, LaunchCall *c) {
         _cleanup_json_ json_object *m = NULL;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
         size_t n_fds = 0;
         int r;
 
         assert(s);
         assert(c);
 
-        r = broker_recv(CONTROL_FD, &m, fds, ELEMENTSOF(fds), &n_fds);
+        r = packet_recv(CONTROL_FD, &m, fds, ELEMENTSOF(fds), &n_fds);
         if (r > 0)
                 (void) take_feed(s, m, fds, n_fds);
         for (size_t i = 0; i < n_fds; i++)
@@ -288,7 +288,7 @@ static void report(LaunchSession *s, LaunchCall *c) {
          * and ends the session as lost (the interpreter dies with us). */
         if (r < 0)
                 launch_exit_like(W_EXITCODE(LAUNCH_EXIT_FAILED, 0));
-        (void) broker_send(CONTROL_FD, done, NULL, 0);
+        (void) packet_send(CONTROL_FD, done, NULL, 0);
 }
 
 /* The call's "packages", before its code is read; the install's time is
@@ -414,7 +414,7 @@ int launch_session(const LaunchArgs *a) {
                         return launch_fail(reason, r);
                 }
         }
-        r = broker_send(CONTROL_FD, ready, NULL, 0);
+        r = packet_send(CONTROL_FD, ready, NULL, 0);
         if (r < 0) {
                 launch_session_kill(&s);
                 return launch_fail("telling the broker we are ready", r);
@@ -427,7 +427,7 @@ int launch_session(const LaunchArgs *a) {
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = listener_to_poll(&s), .events = POLLIN },
                 };
-                int fds[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -EBADF };
+                int fds[PACKET_MAX_FDS] = { [0 ... PACKET_MAX_FDS - 1] = -EBADF };
                 size_t n_fds = 0;
 
                 if (poll(p, ELEMENTSOF(p), -1) < 0) {
@@ -446,7 +446,7 @@ int launch_session(const LaunchArgs *a) {
                 }
                 if (!p[0].revents)
                         continue;
-                r = broker_recv(CONTROL_FD, &msg, fds, ELEMENTSOF(fds), &n_fds);
+                r = packet_recv(CONTROL_FD, &msg, fds, ELEMENTSOF(fds), &n_fds);
                 if (r == -EAGAIN || r == -EINTR)
                         continue;
                 if (r == 0) {

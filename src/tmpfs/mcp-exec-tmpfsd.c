@@ -31,7 +31,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "daemon-util.h"
 #include "json-util.h"
 #include "list.h"
@@ -208,7 +208,7 @@ static int reply(Conn *c, const char *error) {
         j = json_object_new_object();
         if (!j || json_add_bool(j, "ok", !error) < 0 || (error && json_add_string(j, "error", error) < 0))
                 return -ENOMEM;
-        r = broker_send(c->fd, j, NULL, 0);
+        r = packet_send(c->fd, j, NULL, 0);
         if (r == -EPIPE || r == -ECONNRESET) {
                 c->deaf = true;
                 return 0;
@@ -283,7 +283,7 @@ static int on_conn_io(sd_event_source *es, int fd, uint32_t revents, void *userd
         const char *error;
         int r;
 
-        r = broker_recv(fd, &j, NULL, 0, NULL);
+        r = packet_recv(fd, &j, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
         if (r == -EBADMSG) {
@@ -332,12 +332,12 @@ static void refuse(int fd, const char *why) {
 
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_json_ json_object *m = NULL;
-                int r = broker_recv(fd, &m, NULL, 0, NULL);
+                int r = packet_recv(fd, &m, NULL, 0, NULL);
                 if (r <= 0 && r != -EBADMSG)
                         break;
         }
         if (j && json_add_bool(j, "ok", false) >= 0 && json_add_string(j, "error", why) >= 0)
-                (void) broker_send(fd, j, NULL, 0);
+                (void) packet_send(fd, j, NULL, 0);
         (void) shutdown(fd, SHUT_WR);
 }
 
