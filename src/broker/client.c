@@ -315,7 +315,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
                 else if (run_exit_event(c, run, res, sig, &j) < 0)
                         (void) client_send_oom(c);
-                else if (c->egress && egress_link_end(c->egress, EGRESS_LINK_END_TIMEOUT_USEC, on_egress_ended, c) > 0) {
+                else if (c->egress &&
+                         egress_link_end(c->egress, EGRESS_LINK_END_TIMEOUT_USEC, on_egress_ended, c) > 0) {
                         /* What the run left open is cut now and counted:
                          * the result waits for egressd's final counts. */
                         c->timer = sd_event_source_disable_unref(c->timer);
@@ -643,9 +644,10 @@ int client_take_fds(Client *c, const char *what, int fds[], size_t n_fds) {
         assert(c->n_run_fds == 0);
 
         if (n_fds < 3 || n_fds > 4) {
-                (void) snprintf(message, sizeof message,
-                                "a %s needs three or four pipe or socket fds: stdin, stdout, stderr and the result channel",
-                                what);
+                (void) snprintf(
+                        message, sizeof message,
+                        "a %s needs three or four pipe or socket fds: stdin, stdout, stderr and the result channel",
+                        what);
                 (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
                 return -EINVAL;
         }
@@ -682,7 +684,8 @@ int client_parse_timeout(Client *c, json_object *req, uint64_t *ret) {
          * task's run (MCP tasks) to MCP_EXEC_TASK_MAX_TIMEOUT_S, the most a
          * run may take here: both are the operator's, and a compromised
          * front end gains a longer sandboxed run at most. */
-        *ret = t > 0 ? CLAMP((uint64_t) t, 1, c->manager->config.task_max_timeout_s) : c->manager->config.default_timeout_s;
+        *ret = t > 0 ? CLAMP((uint64_t) t, 1, c->manager->config.task_max_timeout_s)
+                     : c->manager->config.default_timeout_s;
         return 0;
 }
 

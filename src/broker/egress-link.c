@@ -254,8 +254,8 @@ int egress_counts_to_json(const EgressCounts *c, json_object **ret) {
         if (!conns)
                 return -ENOMEM;
         for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++)
-                if (c->connections[v] > 0 &&
-                    json_add_int(conns, egress_verdict_to_string(v), (int64_t) MIN(c->connections[v], (uint64_t) INT64_MAX)) < 0)
+                if (c->connections[v] > 0 && json_add_int(conns, egress_verdict_to_string(v),
+                                                          (int64_t) MIN(c->connections[v], (uint64_t) INT64_MAX)) < 0)
                         return -ENOMEM;
         if (json_build(&j,
                        JB_OBJ("connections", TAKE_PTR(conns)),
@@ -305,7 +305,8 @@ static int on_end_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         EgressLink *l = userdata;
 
         if (!l->ended)
-                log_warning("egressd sent no final counts for run %s (gone, or not in time); its result counts what was reported.",
+                log_warning("egressd sent no final counts for run %s (gone, or not in time); "
+                            "its result counts what was reported.",
                             l->run_id);
         l->end_timer = sd_event_source_disable_unref(l->end_timer);
         link_close(l);

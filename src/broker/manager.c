@@ -138,7 +138,8 @@ void manager_check_packages(Manager *m) {
         now = discovery_stamp(m->python, json_get(m->sandbox_info, "path"));
         if (!now || streq(now, m->stamp))
                 return;
-        log_struct(LOG_NOTICE, "MESSAGE=Python or its packages changed; replacing the warm units and discovering again.",
+        log_struct(LOG_NOTICE,
+                   "MESSAGE=Python or its packages changed; replacing the warm units and discovering again.",
                    "MCP_POOL=%s", "recycled");
         free(m->stamp);
         m->stamp = TAKE_PTR(now);
@@ -472,7 +473,8 @@ static void on_probe_done(const char *failure, void *userdata) {
 static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
 
-        log_struct(LOG_WARNING, "MESSAGE=Lost the connection to the system bus; exiting, socket activation starts us again.",
+        log_struct(LOG_WARNING,
+                   "MESSAGE=Lost the connection to the system bus; exiting, socket activation starts us again.",
                    "MCP_BUS=%s", "disconnected");
         (void) sd_notify(false, "STOPPING=1");
         return sd_event_exit(m->event, EXIT_FAILURE);
@@ -552,8 +554,9 @@ int manager_new(const ManagerArgs *args, Manager **ret) {
                         log_warning("Unknown setting %.*s in the environment, ignoring.", (int) strcspn(*e, "="), *e);
         /* With a pool, we stay (and the warm units with us) as long as a warm
          * unit is kept unused. */
-        m->idle_usec = (m->config.pool_size > 0 ? MAX(m->args.idle_exit_sec, m->config.pool_idle_s) : m->args.idle_exit_sec) *
-                       USEC_PER_SEC;
+        m->idle_usec =
+                (m->config.pool_size > 0 ? MAX(m->args.idle_exit_sec, m->config.pool_idle_s) : m->args.idle_exit_sec) *
+                USEC_PER_SEC;
 
         pw = getpwnam(FRONTEND_USER);
         if (pw) {
@@ -670,7 +673,9 @@ static void manager_check_sandbox(Manager *m) {
         assert(m);
 
         if (m->probe_key && probe_cache_valid(SANDBOX_CACHE_DIR, m->probe_key)) {
-                log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed on this boot with the same systemd, binaries and limits; serving.",
+                log_struct(LOG_INFO,
+                           "MESSAGE=Sandbox self-check passed on this boot with the same systemd, binaries and limits; "
+                           "serving.",
                            "MCP_PROBE=%s", "kept");
                 m->probe_state = SELF_CHECK_PASSED;
                 m->probe_key = mfree(m->probe_key);     /* nothing new to keep */
@@ -725,9 +730,9 @@ static void manager_start_probe(Manager *m) {
 
         assert(m);
 
-        r = sd_bus_call_method_async(m->bus, &m->slot_probe_key, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                     "org.freedesktop.DBus.Properties", "GetAll", on_probe_key, m, "s",
-                                     "org.freedesktop.systemd1.Manager");
+        r = sd_bus_call_method_async(m->bus, &m->slot_probe_key, "org.freedesktop.systemd1",
+                                     "/org/freedesktop/systemd1", "org.freedesktop.DBus.Properties", "GetAll",
+                                     on_probe_key, m, "s", "org.freedesktop.systemd1.Manager");
         if (r < 0) {
                 log_debug_errno(r, "Cannot ask PID 1 for the self-check's key, checking: %m");
                 manager_check_sandbox(m);

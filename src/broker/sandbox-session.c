@@ -85,7 +85,9 @@ static void send_gone(SandboxSession *s) {
         if (s->gone_sent)
                 return;
         s->gone_sent = true;
-        log_struct(s->end == SANDBOX_SESSION_END_LOST || s->end == SANDBOX_SESSION_END_START_FAILED ? LOG_WARNING : LOG_INFO,
+        bool bad = s->end == SANDBOX_SESSION_END_LOST || s->end == SANDBOX_SESSION_END_START_FAILED;
+
+        log_struct(bad ? LOG_WARNING : LOG_INFO,
                    "MESSAGE=Session %s ended: %s", sandbox_session_unit(s), sandbox_session_end_to_string(s->end),
                    "MCP_UNIT=%s", sandbox_session_unit(s),
                    "MCP_SESSION_END=%s", sandbox_session_end_to_string(s->end),
@@ -150,7 +152,8 @@ static void arm_idle(SandboxSession *s) {
         s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
         if (sd_event_add_time_relative(s->event, &s->idle_timer, CLOCK_MONOTONIC, s->idle_usec, USEC_PER_SEC,
                                        on_idle, s) < 0)
-                log_warning("Cannot arm the idle timer of session %s; its lifetime still ends it.", sandbox_session_unit(s));
+                log_warning("Cannot arm the idle timer of session %s; its lifetime still ends it.",
+                            sandbox_session_unit(s));
 }
 
 static void call_finished(SandboxSession *s, const SandboxSessionCallResult *res) {
@@ -165,11 +168,11 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
 
         if (!s->ending) {
                 s->ending = true;
-                s->end = !s->ready && !s->busy                                            ? SANDBOX_SESSION_END_START_FAILED
-                         : res->oom_killed                                                ? SANDBOX_SESSION_END_LOST
-                         : res->timed_out                                                 ? SANDBOX_SESSION_END_LIFETIME
-                         : res->exit_code != 0 || res->signal != 0 || s->busy             ? SANDBOX_SESSION_END_LOST
-                                                                                          : SANDBOX_SESSION_END_STOPPED;
+                s->end = !s->ready && !s->busy                                ? SANDBOX_SESSION_END_START_FAILED
+                         : res->oom_killed                                    ? SANDBOX_SESSION_END_LOST
+                         : res->timed_out                                     ? SANDBOX_SESSION_END_LIFETIME
+                         : res->exit_code != 0 || res->signal != 0 || s->busy ? SANDBOX_SESSION_END_LOST
+                                                                              : SANDBOX_SESSION_END_STOPPED;
         }
         if (s->busy) {
                 SandboxSessionCallResult r = {
@@ -290,9 +293,9 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
         return 0;
 }
 
-int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SandboxOwner *owner, pid_t frontend_pid,
-                uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress, const SandboxSessionCallbacks *cb,
-                void *userdata, SandboxSession **ret) {
+int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SandboxOwner *owner,
+                        pid_t frontend_pid, uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress,
+                        const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_(sandbox_session_freep) SandboxSession *s = NULL;
         SandboxSpec spec = *spec_in;
@@ -420,7 +423,8 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *pa
         s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
         s->call_timer = sd_event_source_disable_unref(s->call_timer);
         if (sd_event_add_time_relative(s->event, &s->call_timer, CLOCK_MONOTONIC,
-                                       timeout_usec + SANDBOX_SESSION_CALL_SLACK_USEC, USEC_PER_SEC, on_call_timer, s) < 0)
+                                       timeout_usec + SANDBOX_SESSION_CALL_SLACK_USEC, USEC_PER_SEC, on_call_timer,
+                                       s) < 0)
                 log_warning("Cannot arm the deadline of a call in session %s; its lifetime still ends it.",
                             sandbox_session_unit(s));
         return 0;

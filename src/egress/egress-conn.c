@@ -210,9 +210,10 @@ static void on_resolved(int error, const struct addrinfo *ai, void *userdata) {
                 if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
                         continue;
                 if (!egress_address_is_public(ai->ai_addr, ai->ai_addrlen, &c->run->server->config)) {
-                        const void *a = ai->ai_family == AF_INET
-                                                ? (const void *) &((const struct sockaddr_in *) ai->ai_addr)->sin_addr
-                                                : (const void *) &((const struct sockaddr_in6 *) ai->ai_addr)->sin6_addr;
+                        const void *a =
+                                ai->ai_family == AF_INET
+                                        ? (const void *) &((const struct sockaddr_in *) ai->ai_addr)->sin_addr
+                                        : (const void *) &((const struct sockaddr_in6 *) ai->ai_addr)->sin6_addr;
                         if (!inet_ntop(ai->ai_family, a, text, sizeof text))
                                 strcpy(text, "?");
                         conn_refuse(c, EGRESS_VERDICT_NON_PUBLIC, "403 Forbidden",
@@ -614,7 +615,8 @@ int egress_conn_new(EgressRun *run, int fd) {
 
         r = sd_event_add_io(run->server->event, &c->cio, cfd, EPOLLIN, on_client, c);
         if (r >= 0)
-                r = sd_event_add_time_relative(run->server->event, &c->timer, CLOCK_MONOTONIC, HEAD_USEC, 0, on_timer, c);
+                r = sd_event_add_time_relative(run->server->event, &c->timer, CLOCK_MONOTONIC, HEAD_USEC, 0, on_timer,
+                                               c);
         if (r < 0) {
                 conn_free(c);
                 return r;

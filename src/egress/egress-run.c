@@ -301,8 +301,8 @@ static int send_ended(EgressRun *r) {
         if (!conns)
                 return -ENOMEM;
         for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++)
-                if (r->ended[v] > 0 &&
-                    json_add_int(conns, egress_verdict_to_string(v), (int64_t) MIN(r->ended[v], (uint64_t) INT64_MAX)) < 0)
+                if (r->ended[v] > 0 && json_add_int(conns, egress_verdict_to_string(v),
+                                                    (int64_t) MIN(r->ended[v], (uint64_t) INT64_MAX)) < 0)
                         return -ENOMEM;
         if (json_build(&j,
                        JB_STR("event", "ended"),
@@ -392,7 +392,8 @@ int egress_run_new(EgressServer *s, int control_fd) {
 
         k = sd_event_add_io(s->event, &r->control_io, fd, EPOLLIN, on_control, r);
         if (k >= 0)
-                k = sd_event_add_time_relative(s->event, &r->timer, CLOCK_MONOTONIC, RUN_PACKET_USEC, 0, on_run_timeout, r);
+                k = sd_event_add_time_relative(s->event, &r->timer, CLOCK_MONOTONIC, RUN_PACKET_USEC, 0, on_run_timeout,
+                                               r);
         if (k < 0) {
                 egress_run_free(r);
                 return k;

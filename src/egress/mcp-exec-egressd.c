@@ -105,13 +105,13 @@ static int setup_budget(const EgressConfig *egress, uint64_t *ret_runs_max) {
                         return log_error_errno(errno, "Cannot raise the open-file limit to %" PRIu64 ": %m", need);
         }
         if (rl.rlim_cur < need)
-                return log_error_errno(EMFILE,
-                                       "Up to %" PRIu64 " runs (MCP_EXEC_MAX_CONCURRENT + MCP_EXEC_MAX_SESSIONS + %u) "
-                                       "with %" PRIu64 " connections each (MCP_EXEC_EGRESS_MAX_CONNECTIONS) need %" PRIu64
-                                       " descriptors, above the open-file limit %" PRIu64 ": refusing to start. Lower "
-                                       "them, or raise LimitNOFILE= of mcp-exec-egress.service.",
-                                       runs_max, EGRESS_RUNS_SLACK, egress->max_connections, need,
-                                       (uint64_t) rl.rlim_cur);
+                return log_error_errno(
+                        EMFILE,
+                        "Up to %" PRIu64 " runs (MCP_EXEC_MAX_CONCURRENT + MCP_EXEC_MAX_SESSIONS + %u) "
+                        "with %" PRIu64 " connections each (MCP_EXEC_EGRESS_MAX_CONNECTIONS) need %" PRIu64
+                        " descriptors, above the open-file limit %" PRIu64 ": refusing to start. Lower "
+                        "them, or raise LimitNOFILE= of mcp-exec-egress.service.",
+                        runs_max, EGRESS_RUNS_SLACK, egress->max_connections, need, (uint64_t) rl.rlim_cur);
         log_debug("Up to %" PRIu64 " runs, %" PRIu64 " descriptors of %" PRIu64 ".", runs_max, need,
                   (uint64_t) rl.rlim_cur);
         *ret_runs_max = runs_max;

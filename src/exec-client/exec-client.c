@@ -218,8 +218,10 @@ static void finish(ExecClient *c) {
         c->timer = sd_event_source_disable_unref(c->timer);
 
         if (r->error == BROKER_ERROR_NONE) {
-                r->stdout_text = utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
-                r->stderr_text = utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
+                r->stdout_text =
+                        utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
+                r->stderr_text =
+                        utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
                 uint64_t held = c->out.charged;
 
                 r->truncated = c->out.truncated;
@@ -248,8 +250,8 @@ static void fail(ExecClient *c, BrokerError error, const char *message) {
 /* The launcher said the program exited (not killed: only the broker knows
  * whether by the OOM killer or a timeout) and ended its report. */
 static bool launcher_reported_exit(const ExecClient *c) {
-        return c->result_channel && !c->session && !c->network && c->res_done && c->results.ended && c->results.have_status &&
-               c->results.signal == 0;
+        return c->result_channel && !c->session && !c->network && c->res_done && c->results.ended &&
+               c->results.have_status && c->results.signal == 0;
 }
 
 static void maybe_finish(ExecClient *c) {
