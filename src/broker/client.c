@@ -11,11 +11,11 @@
 
 #include "broker-proto.h"
 #include "build-config.h"
+#include "client-sessions.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
 #include "packages.h"
-#include "sandbox-sessions.h"
 #include "stats.h"
 #include "util.h"
 

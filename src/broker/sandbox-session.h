@@ -5,7 +5,7 @@
  * unit named UNIT_PREFIX_SESSION… with the runs' fixed property set, running
  * the launcher in session mode (launch-session.h), the broker's end of its
  * control socket, who owns it, and the timers that end it. Knows systemd through Run; not the client
- * protocol: sandbox-sessions.c maps calls and ends onto that.
+ * protocol: client-sessions.c maps calls and ends onto that.
  *
  * Every way a session ends goes through one place (sandbox_session_end()): the
  * unit is stopped (never left behind), and the owner hears it once.

@@ -34,7 +34,7 @@
 #include "config.h"
 #include "daemon-util.h"
 #include "egress-policy.h"
-#include "tool-packages.h"
+#include "tool-arg-packages.h"
 #include "health.h"
 #include "launch-frame.h"
 #include "http-auth.h"

@@ -14,8 +14,8 @@
 #include "macro.h"
 #include "mcp-tool.h"
 #include "node-id.h"
-#include "tool-network.h"
-#include "tool-packages.h"
+#include "tool-arg-network.h"
+#include "tool-arg-packages.h"
 #include "util.h"
 
 const char tool_session_gone_text[] =

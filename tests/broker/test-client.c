@@ -19,7 +19,7 @@
 #include "manager.h"
 #include "package-spec.h"
 #include "packages.h"
-#include "sandbox-sessions.h"
+#include "client-sessions.h"
 #include "test-helpers.h"
 
 typedef struct Fixture {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for src/mcp/tool-session.[ch] (the session tools' definitions,
- * handles, arguments and results) and src/mcp/sandbox-sessions.[ch] (the front
+ * handles, arguments and results) and src/mcp/sandbox-session-table.[ch] (the front
  * end's bookkeeping of the sessions it handed out). */
 
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox-sessions.h"
+#include "sandbox-session-table.h"
 #include "json-util.h"
 #include "node-id.h"
 #include "revision.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/mcp/tool-network.[ch] and the `network` argument of
+/* Unit tests for src/mcp/tool-arg-network.[ch] and the `network` argument of
  * exec and session_create (issue 22): the isError texts the model reads,
  * the schemas and descriptions with and without egress policies. */
 
@@ -13,7 +13,7 @@
 #include "revision.h"
 #include "test-helpers.h"
 #include "tool-exec.h"
-#include "tool-network.h"
+#include "tool-arg-network.h"
 #include "tool-session.h"
 
 static char *pypi_hosts[] = { (char *) "pypi.org", (char *) "files.pythonhosted.org", NULL };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "sandbox-sessions.h"
+#include "client-sessions.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/mcp/tool-packages.[ch] and the `packages` argument of
+/* Unit tests for src/mcp/tool-arg-packages.[ch] and the `packages` argument of
  * exec and session_create (issue 23): the schemas and descriptions with and
  * without a wheelhouse, every isError text the model reads, and when the
  * manifest is read again. */
@@ -18,7 +18,7 @@
 #include "revision.h"
 #include "test-helpers.h"
 #include "tool-exec.h"
-#include "tool-packages.h"
+#include "tool-arg-packages.h"
 #include "tool-session.h"
 
 #define HASH "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
