@@ -129,3 +129,32 @@ int daemon_accept(int listen_fd, int *ret_fd, pid_t *ret_pid, uid_t *ret_uid) {
         *ret_uid = uid;
         return 1;
 }
+
+int daemon_accept_root(int listen_fd, uid_t also_uid, daemon_refuse_t refuse, void *userdata, int *ret_fd,
+                       pid_t *ret_pid, uid_t *ret_uid) {
+        _cleanup_close_ int fd = -EBADF;
+        pid_t pid;
+        uid_t uid;
+        int r;
+
+        assert(listen_fd >= 0);
+        assert(ret_fd);
+        assert(ret_pid);
+        assert(ret_uid);
+
+        r = daemon_accept(listen_fd, &fd, &pid, &uid);
+        if (r <= 0)
+                return r;
+        if (uid != 0 && (also_uid == UID_INVALID || uid != also_uid)) {
+                log_struct(LOG_WARNING, "MESSAGE=Refused a connection from uid %u", (unsigned) uid,
+                           "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
+                           "MCP_DECISION=%s", "denied");
+                if (refuse)
+                        refuse(fd, userdata);
+                return 0;
+        }
+        *ret_fd = TAKE_FD(fd);
+        *ret_pid = pid;
+        *ret_uid = uid;
+        return 1;
+}

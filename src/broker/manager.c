@@ -241,6 +241,10 @@ static void refuse(int fd, BrokerError error, const char *message) {
         (void) shutdown(fd, SHUT_WR);
 }
 
+static void refuse_not_allowed(int fd, void *userdata) {
+        refuse(fd, BROKER_ERROR_ACCESS_DENIED, "only root and the mcp-exec user may use the broker");
+}
+
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
         _cleanup_close_ int cfd = -EBADF;
@@ -250,16 +254,10 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 
         assert(m);
 
-        r = daemon_accept(fd, &cfd, &pid, &uid);
+        r = daemon_accept_root(fd, m->have_frontend_uid ? m->frontend_uid : UID_INVALID, refuse_not_allowed, NULL,
+                               &cfd, &pid, &uid);
         if (r <= 0)
                 return 0;
-        if (uid != 0 && !(m->have_frontend_uid && uid == m->frontend_uid)) {
-                log_struct(LOG_WARNING, "MESSAGE=Refused broker connection from uid %u", (unsigned) uid,
-                           "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
-                           "MCP_DECISION=%s", "denied");
-                refuse(cfd, BROKER_ERROR_ACCESS_DENIED, "only root and the mcp-exec user may use the broker");
-                return 0;
-        }
 
         /* Connections cost little, but every one is bounded. */
         if (m->n_clients >= 2 * m->config.max_concurrent + 16) {

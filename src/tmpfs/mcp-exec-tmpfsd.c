@@ -341,6 +341,10 @@ static void refuse(int fd, const char *why) {
         (void) shutdown(fd, SHUT_WR);
 }
 
+static void refuse_not_root(int fd, void *userdata) {
+        refuse(fd, "only root may use mcp-exec-tmpfsd");
+}
+
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Server *s = userdata;
         _cleanup_close_ int cfd = -EBADF;
@@ -351,16 +355,9 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 
         assert(s);
 
-        r = daemon_accept(fd, &cfd, &pid, &uid);
+        r = daemon_accept_root(fd, UID_INVALID, refuse_not_root, NULL, &cfd, &pid, &uid);
         if (r <= 0)
                 return 0;
-        if (uid != 0) {
-                log_struct(LOG_WARNING, "MESSAGE=Refused a connection from uid %u", (unsigned) uid,
-                           "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
-                           "MCP_DECISION=%s", "denied");
-                refuse(cfd, "only root may use mcp-exec-tmpfsd");
-                return 0;
-        }
         if (s->n_conns >= CONN_MAX) {
                 refuse(cfd, "too many connections");
                 return 0;
