@@ -58,10 +58,14 @@ const char *egress_run_admit(EgressRun *r) {
 }
 
 uint64_t egress_run_bytes_left(const EgressRun *r) {
+        assert(r);
+
         return r->bytes >= r->max_bytes ? 0 : r->max_bytes - r->bytes;
 }
 
 void egress_run_add_bytes(EgressRun *r, uint64_t n) {
+        assert(r);
+
         r->bytes += n;
 }
 
@@ -71,6 +75,7 @@ static void conn_report(EgressRun *r, EgressVerdict v, const char *host, uint16_
                         uint64_t bytes_down) {
         _cleanup_json_ json_object *j = NULL;
 
+        assert(host);
         assert(r);
         assert(v >= 0 && v < _EGRESS_VERDICT_MAX);
 
@@ -96,6 +101,7 @@ void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint
                            uint64_t bytes_down, bool cut) {
         const char *verdict = egress_verdict_to_string(v);
 
+        assert(host);
         assert(r);
         assert(verdict);
 
@@ -114,6 +120,8 @@ void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint
 }
 
 static void feed_end(EgressRun *r, const char *why) {
+        assert(r);
+
         if (why)
                 log_warning("Run %.12s: %s; its feed is closed.", r->run_id, why);
         r->feed_io = sd_event_source_disable_unref(r->feed_io);
@@ -141,6 +149,8 @@ static bool fd_is_tcp_peer(int fd) {
 static void refuse_at_once(EgressRun *r, int fd, const char *why) {
         char answer[320];
         int n;
+
+        assert(r);
 
         n = snprintf(answer, sizeof answer,
                      "HTTP/1.1 403 Forbidden (mcp-exec egress: %s)\r\nContent-Type: text/plain\r\n"
@@ -242,6 +252,9 @@ static int on_feed(sd_event_source *es, int fd, uint32_t revents, void *userdata
 static int send_error(EgressRun *r, const char *message) {
         _cleanup_json_ json_object *j = NULL;
 
+        assert(r);
+        assert(message);
+
         log_warning("Refused a run: %s", message);
         if (json_build(&j, JB_STR("event", "error"), JB_STR("message", message), JB_END) >= 0)
                 (void) packet_send(r->control_fd, j, NULL, 0);
@@ -264,6 +277,9 @@ static int run_start(EgressRun *r, json_object *msg) {
         const char *id = json_get_string(msg, "run_id"), *policy = json_get_string(msg, "policy");
         int64_t maxc = json_get_int64(msg, "max_connections", 0), maxb = json_get_int64(msg, "max_bytes", 0);
         int k;
+
+        assert(r);
+        assert(msg);
 
         if (!streq_ptr(json_get_string(msg, "op"), "run") || !valid_run_id(id))
                 return send_error(r, "expected {\"op\":\"run\"} with a run_id of 32 hex digits");
@@ -298,6 +314,8 @@ static int run_start(EgressRun *r, json_object *msg) {
 static int send_ended(EgressRun *r) {
         _cleanup_json_ json_object *j = NULL, *conns = json_object_new_object();
 
+        assert(r);
+
         if (!conns)
                 return -ENOMEM;
         for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++)
@@ -319,6 +337,8 @@ static int send_ended(EgressRun *r) {
  * builds the result from it (issue 37: what was open at the end counts). */
 static void run_end(EgressRun *r) {
         int k;
+
+        assert(r);
 
         r->ending = true;
         feed_end(r, NULL);

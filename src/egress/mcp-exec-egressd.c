@@ -90,6 +90,9 @@ static int setup_budget(const EgressConfig *egress, uint64_t *ret_runs_max) {
         Config c;
         int r;
 
+        assert(egress);
+        assert(ret_runs_max);
+
         r = config_parse(environ, &c, &error);
         if (r < 0)
                 return log_error_errno(r, "Bad configuration: %s", error ?: "invalid");
