@@ -45,6 +45,21 @@ int daemon_exit_idle(sd_event *e);
  * whose credentials cannot be read is closed: it is refused). */
 int daemon_accept(int listen_fd, int *ret_fd, pid_t *ret_pid, uid_t *ret_uid);
 
+/* The command line every daemon takes, and what one adds. */
+struct option;
+typedef struct DaemonArgv {
+        void (*help)(void);                     /* prints the daemon's --help */
+        const struct option *extra;             /* its own long options, {}-terminated, at most 8; NULL: none */
+        int (*on_extra)(int c, char *arg);      /* sets one of them; < 0: invalid (logged there) */
+        const char **listen;                    /* --listen=PATH */
+        uint64_t *idle_exit_sec;                /* --idle-exit-sec=SEC */
+} DaemonArgv;
+
+/* Parses -h/--help, --listen=PATH, --idle-exit-sec=SEC and d->extra (no
+ * positional arguments). Returns 1 to run, 0 after printing the help, or a
+ * negative errno with the error logged. */
+int daemon_parse_argv(const DaemonArgv *d, int argc, char *argv[]);
+
 /* Answers a refused connection on fd before it is closed (the caller's words). */
 typedef void (*daemon_refuse_t)(int fd, void *userdata);
 

@@ -31,13 +31,13 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "packet.h"
 #include "daemon-util.h"
 #include "json-util.h"
 #include "list.h"
 #include "log.h"
 #include "macro.h"
 #include "main-func.h"
+#include "packet.h"
 #include "parse-util.h"
 #include "run-tmpfs.h"
 #include "tmpfs-proto.h"
@@ -446,32 +446,9 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "listen", required_argument, NULL, 'l' },
-                { "idle-exit-sec", required_argument, NULL, 'i' },
-                {},
-        };
-        int c;
-
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case 'l':
-                        arg_listen = optarg;
-                        break;
-                case 'i':
-                        if (parse_uint(optarg, &arg_idle_sec) < 0)
-                                return log_error_errno(EINVAL, "Invalid --idle-exit-sec=%s", optarg);
-                        break;
-                default:
-                        return -EINVAL;
-                }
-        if (optind < argc)
-                return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
-        return 1;
+        return daemon_parse_argv(&(DaemonArgv) {
+                .help = help, .listen = &arg_listen, .idle_exit_sec = &arg_idle_sec,
+        }, argc, argv);
 }
 
 static int run(int argc, char *argv[]) {

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +212,70 @@ TEST(test_accept_root) {
         (void) rmdir(dir);
 }
 
+static unsigned n_help;
+static char *last_launcher;
+
+static void count_help(void) {
+        n_help++;
+}
+
+static int on_launcher(int c, char *arg) {
+        ASSERT_EQ_INT(c, 'L');
+        if (arg[0] == '\0')
+                return -EINVAL;
+        last_launcher = arg;
+        return 0;
+}
+
+/* daemon_parse_argv() on a command line of words (at most 7). */
+static int parse(const DaemonArgv *d, const char *const *words) {
+        char *argv[8] = { (char *) "daemon" };
+        int argc = 1;
+
+        for (; words[argc - 1]; argc++)
+                argv[argc] = (char *) words[argc - 1];
+        optind = 0;     /* getopt starts over */
+        return daemon_parse_argv(d, argc, argv);
+}
+
+TEST(test_parse_argv) {
+        static const struct option extra[] = {
+                { "launcher", required_argument, NULL, 'L' },
+                {},
+        };
+        const char *listen = NULL;
+        uint64_t idle = 30;
+        DaemonArgv plain = { .help = count_help, .listen = &listen, .idle_exit_sec = &idle };
+        DaemonArgv more = { .help = count_help, .extra = extra, .on_extra = on_launcher,
+                            .listen = &listen, .idle_exit_sec = &idle };
+
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { NULL }), 1);
+        ASSERT_TRUE(!listen);
+        ASSERT_EQ_INT(idle, 30u);
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--listen=/run/x", "--idle-exit-sec", "7", NULL }), 1);
+        ASSERT_STREQ(listen, "/run/x");
+        ASSERT_EQ_INT(idle, 7u);
+
+        /* --help: printed, and 0 (exit, successfully). */
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "-h", NULL }), 0);
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--help", "--bogus", NULL }), 0);
+        ASSERT_EQ_INT(n_help, 2u);
+
+        /* Bad input: an error, never a run. */
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--idle-exit-sec=soon", NULL }), -EINVAL);
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--bogus", NULL }), -EINVAL);
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "extra", NULL }), -EINVAL);
+        /* Another daemon's option is not this one's. */
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--launcher=/x", NULL }), -EINVAL);
+
+        /* A daemon's own options go to its callback, which may refuse them. */
+        ASSERT_EQ_INT(parse(&more, (const char *const[]) { "--launcher=/usr/x", "--idle-exit-sec=0", NULL }), 1);
+        ASSERT_STREQ(last_launcher, "/usr/x");
+        ASSERT_EQ_INT(idle, 0u);
+        ASSERT_EQ_INT(parse(&more, (const char *const[]) { "--launcher=", NULL }), -EINVAL);
+        ASSERT_EQ_INT(n_help, 2u);
+}
+
 /* In a child: fd 3 and $LISTEN_* are the process's own. */
 static void activated_child(int n_fds) {
         int s, fd = -EBADF, r;
@@ -290,6 +355,7 @@ int main(void) {
         RUN(test_listen_activated);
         RUN(test_accept);
         RUN(test_accept_root);
+        RUN(test_parse_argv);
         RUN(test_idle_timer);
         return 0;
 }
