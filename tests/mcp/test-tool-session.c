@@ -8,23 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox-session-table.h"
 #include "json-util.h"
 #include "node-id.h"
 #include "revision.h"
+#include "sandbox-session-table.h"
 #include "test-helpers.h"
+#include "tool-config.h"
 #include "tool-exec.h"
 #include "tool-session.h"
 
 static const McpServerConfig config = {
-        .default_timeout_s = 30,
-        .max_timeout_s = 300,
-        .max_output_bytes = 1 << 20,
-        .max_stdin_bytes = 100,
-        .max_code_bytes = 50,
-        .max_concurrent = 2,
-        .max_queue = 4,
-        .memory_max_bytes = 256ULL << 20,
+        TOOL_CONFIG,
         .max_sessions = 16,
         .max_sessions_per_caller = 4,
         .session_idle_s = 600,
