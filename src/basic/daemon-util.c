@@ -3,7 +3,9 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
@@ -11,6 +13,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "parse-util.h"
 #include "socket-util.h"
 #include "util.h"
 
@@ -127,5 +130,84 @@ int daemon_accept(int listen_fd, int *ret_fd, pid_t *ret_pid, uid_t *ret_uid) {
         *ret_fd = TAKE_FD(fd);
         *ret_pid = pid;
         *ret_uid = uid;
+        return 1;
+}
+
+int daemon_accept_root(int listen_fd, uid_t also_uid, daemon_refuse_t refuse, void *userdata, int *ret_fd,
+                       pid_t *ret_pid, uid_t *ret_uid) {
+        _cleanup_close_ int fd = -EBADF;
+        pid_t pid;
+        uid_t uid;
+        int r;
+
+        assert(listen_fd >= 0);
+        assert(ret_fd);
+        assert(ret_pid);
+        assert(ret_uid);
+
+        r = daemon_accept(listen_fd, &fd, &pid, &uid);
+        if (r <= 0)
+                return r;
+        if (uid != 0 && (also_uid == UID_INVALID || uid != also_uid)) {
+                log_struct(LOG_WARNING, "MESSAGE=Refused a connection from uid %u", (unsigned) uid,
+                           "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
+                           "MCP_DECISION=%s", "denied");
+                if (refuse)
+                        refuse(fd, userdata);
+                return 0;
+        }
+        *ret_fd = TAKE_FD(fd);
+        *ret_pid = pid;
+        *ret_uid = uid;
+        return 1;
+}
+
+#define DAEMON_EXTRA_MAX 8
+
+int daemon_parse_argv(const DaemonArgv *d, int argc, char *argv[]) {
+        struct option options[3 + DAEMON_EXTRA_MAX + 1] = {
+                { "help", no_argument, NULL, 'h' },
+                { "listen", required_argument, NULL, 'l' },
+                { "idle-exit-sec", required_argument, NULL, 'i' },
+        };
+        size_t n = 3;
+        int c, r;
+
+        assert(d);
+        assert(d->help);
+        assert(d->listen);
+        assert(d->idle_exit_sec);
+        assert(!d->extra || d->on_extra);
+        assert(argv);
+
+        for (const struct option *o = d->extra; o && o->name; o++) {
+                assert(n < 3 + DAEMON_EXTRA_MAX);
+                assert(!strchr("hli", o->val));
+                options[n++] = *o;
+        }
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        d->help();
+                        return 0;
+                case 'l':
+                        *d->listen = optarg;
+                        break;
+                case 'i':
+                        if (parse_uint(optarg, d->idle_exit_sec) < 0)
+                                return log_error_errno(EINVAL, "Invalid --idle-exit-sec=%s", optarg);
+                        break;
+                case '?':
+                        return -EINVAL;
+                default:
+                        if (!d->on_extra)
+                                return -EINVAL;
+                        r = d->on_extra(c, optarg);
+                        if (r < 0)
+                                return r;
+                }
+        if (optind < argc)
+                return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
         return 1;
 }

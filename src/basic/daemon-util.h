@@ -10,6 +10,11 @@
 #include <sys/types.h>
 #include <systemd/sd-event.h>
 
+/* No uid (systemd's spelling). */
+#ifndef UID_INVALID
+#define UID_INVALID ((uid_t) -1)
+#endif
+
 /* The daemon's one loop: the thread's default sd-event, which exits on
  * SIGTERM and SIGINT (blocked here so that sd-event can take them) and pings
  * the service watchdog when the unit has one. */
@@ -39,3 +44,29 @@ int daemon_exit_idle(sd_event *e);
  * reading the credentials failed, logged here as a warning (a connection
  * whose credentials cannot be read is closed: it is refused). */
 int daemon_accept(int listen_fd, int *ret_fd, pid_t *ret_pid, uid_t *ret_uid);
+
+/* The command line every daemon takes, and what one adds. */
+struct option;
+typedef struct DaemonArgv {
+        void (*help)(void);                     /* prints the daemon's --help */
+        const struct option *extra;             /* its own long options, {}-terminated, at most 8; NULL: none */
+        int (*on_extra)(int c, char *arg);      /* sets one of them; < 0: invalid (logged there) */
+        const char **listen;                    /* --listen=PATH */
+        uint64_t *idle_exit_sec;                /* --idle-exit-sec=SEC */
+} DaemonArgv;
+
+/* Parses -h/--help, --listen=PATH, --idle-exit-sec=SEC and d->extra (no
+ * positional arguments). Returns 1 to run, 0 after printing the help, or a
+ * negative errno with the error logged. */
+int daemon_parse_argv(const DaemonArgv *d, int argc, char *argv[]);
+
+/* Answers a refused connection on fd before it is closed (the caller's words). */
+typedef void (*daemon_refuse_t)(int fd, void *userdata);
+
+/* daemon_accept() for the daemons only root may use: a peer whose uid is
+ * neither 0 nor also_uid (UID_INVALID: none) is logged as refused, answered
+ * by refuse (if not NULL), closed, and 0 is returned as when there was
+ * nothing to take. Their sockets are 0600 root already; this holds if a mode
+ * is wrong, and lets the broker admit the front end's user too. */
+int daemon_accept_root(int listen_fd, uid_t also_uid, daemon_refuse_t refuse, void *userdata, int *ret_fd,
+                       pid_t *ret_pid, uid_t *ret_uid);

@@ -11,11 +11,11 @@
 
 #include "broker-proto.h"
 #include "build-config.h"
+#include "client-sessions.h"
 #include "json-util.h"
 #include "log.h"
 #include "manager.h"
 #include "packages.h"
-#include "sandbox-sessions.h"
 #include "stats.h"
 #include "util.h"
 
@@ -181,7 +181,7 @@ int client_run_message(Client *c, json_object **ret) {
  * counts. */
 void client_try_handoff(Client *c) {
         _cleanup_json_ json_object *msg = NULL, *started = NULL;
-        int fds[BROKER_MAX_FDS], feed = -EBADF;
+        int fds[PACKET_MAX_FDS], feed = -EBADF;
         size_t n_fds;
         Manager *m;
         uint64_t deadline;
@@ -193,7 +193,7 @@ void client_try_handoff(Client *c) {
         if (c->state != CLIENT_STARTING || m->probe_state != SELF_CHECK_PASSED || !run_is_started(c->run) ||
             client_is_gone(c) || !client_egress_ready(c))
                 return;
-        assert(c->n_run_fds < BROKER_MAX_FDS);
+        assert(c->n_run_fds < PACKET_MAX_FDS);
         n_fds = c->n_run_fds;
         memcpy(fds, c->run_fds, n_fds * sizeof(int));
         if (c->network) {
@@ -211,7 +211,7 @@ void client_try_handoff(Client *c) {
                 log_oom();
                 return (void) run_cancel(c->run);
         }
-        r = broker_send(c->control, msg, fds, n_fds);
+        r = packet_send(c->control, msg, fds, n_fds);
         client_close_run_fds(c);
         safe_close(feed);
         if (r < 0) {
@@ -229,7 +229,7 @@ void client_try_handoff(Client *c) {
                 log_warning("Cannot arm the deadline of run %s; systemd's RuntimeMaxSec= still ends it.",
                             run_id(c->run));
 
-        (void) broker_send(c->fd, started, NULL, 0);
+        (void) packet_send(c->fd, started, NULL, 0);
 }
 
 static void on_run_started(Run *run, void *userdata) {
@@ -286,7 +286,7 @@ static void client_send_exit(Client *c, json_object *j) {
         if (c->egress && (egress_link_stats(c->egress, false, &e) < 0 || json_add(j, "egress", e) < 0))
                 (void) client_send_oom(c);
         else
-                (void) broker_send(c->fd, j, NULL, 0);
+                (void) packet_send(c->fd, j, NULL, 0);
 }
 
 /* egressd's final counts are in (or its time is up): the held "exit" goes,
@@ -315,7 +315,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
                 else if (run_exit_event(c, run, res, sig, &j) < 0)
                         (void) client_send_oom(c);
-                else if (c->egress && egress_link_end(c->egress, EGRESS_LINK_END_TIMEOUT_USEC, on_egress_ended, c) > 0) {
+                else if (c->egress &&
+                         egress_link_end(c->egress, EGRESS_LINK_END_TIMEOUT_USEC, on_egress_ended, c) > 0) {
                         /* What the run left open is cut now and counted:
                          * the result waits for egressd's final counts. */
                         c->timer = sd_event_source_disable_unref(c->timer);
@@ -355,11 +356,6 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                 return;         /* on_egress_ended() frees it */
         /* One connection, one run. */
         client_free(c);
-}
-
-static bool fd_is_stream(int fd) {
-        struct stat st;
-        return fstat(fd, &st) >= 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
 /* Before a warm unit is ready, "info" says what they will import. */
@@ -436,7 +432,7 @@ void client_answer_info(Client *c) {
         if (r < 0)
                 (void) client_send_oom(c);
         else
-                (void) broker_send(c->fd, j, NULL, 0);
+                (void) packet_send(c->fd, j, NULL, 0);
 }
 
 /* Counters and gauges for the front end's /metrics and /healthz; answered
@@ -462,7 +458,7 @@ static int client_op_stats(Client *c, json_object *req, int fds[], size_t n_fds)
         m->stats.egress_bytes_down = m->egress_totals.bytes_down;
         if (stats_reply(&m->stats, m->n_runs, queued, m->probe_state, &j) < 0)
                 return client_send_oom(c);
-        return broker_send(c->fd, j, NULL, 0);
+        return packet_send(c->fd, j, NULL, 0);
 }
 
 static int client_op_info(Client *c, json_object *req, int fds[], size_t n_fds) {
@@ -499,55 +495,6 @@ static int client_start_egress(Client *c) {
         assert(c->network);
 
         return egress_link_start(m->event, &req, on_egress_ready, c, &c->egress);
-}
-
-int client_parse_network(Client *c, json_object *req) {
-        json_object *v;
-
-        assert(c);
-        assert(req);
-
-        if (!json_object_object_get_ex(req, "network", &v) || json_object_is_type(v, json_type_null))
-                return 0;
-        /* Fail closed: the front end checked the name against the same
-         * file, but a policy we do not know is no network at all. */
-        if (!json_object_is_type(v, json_type_string) ||
-            !egress_config_find(&c->manager->egress, json_object_get_string(v))) {
-                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST,
-                                         "network: not an egress policy of this server");
-                return -EINVAL;
-        }
-        free(c->network);
-        c->network = strdup(json_object_get_string(v));
-        if (!c->network) {
-                (void) client_send_oom(c);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-int client_parse_packages(Client *c, json_object *req) {
-        json_object *p = NULL;
-        char message[512];
-        int r;
-
-        assert(c);
-        assert(req);
-
-        /* Fail closed, as the network: the front end checked the specs
-         * already, but nothing else ever reaches a launcher. */
-        r = packages_parse(req, packages_enabled(&c->manager->config), c->manager->config.max_packages, &p,
-                           message, sizeof message);
-        if (r < 0) {
-                if (r == -ENOMEM)
-                        (void) client_send_oom(c);
-                else
-                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
-                return r;
-        }
-        json_object_put(c->packages);
-        c->packages = p;
-        return 0;
 }
 
 /* A warm unit if one is ready, else a cold one; the run is handed over as
@@ -631,83 +578,6 @@ int client_start_run(Client *c) {
                    "MCP_WARM=%i", c->warm,
                    "MCP_SPARE=%i", c->spare,
                    "MCP_PACKAGES=%zu", packages_count(c->packages));
-        return 0;
-}
-
-int client_take_fds(Client *c, const char *what, int fds[], size_t n_fds) {
-        char message[128];
-
-        assert(c);
-        assert(what);
-        assert(fds || n_fds == 0);
-        assert(c->n_run_fds == 0);
-
-        if (n_fds < 3 || n_fds > 4) {
-                (void) snprintf(message, sizeof message,
-                                "a %s needs three or four pipe or socket fds: stdin, stdout, stderr and the result channel",
-                                what);
-                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
-                return -EINVAL;
-        }
-        for (size_t i = 0; i < n_fds; i++)
-                if (!fd_is_stream(fds[i])) {
-                        (void) snprintf(message, sizeof message, "a %s's fds must be pipes or sockets", what);
-                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
-                        return -EINVAL;
-                }
-        for (size_t i = 0; i < n_fds; i++)
-                c->run_fds[i] = TAKE_FD(fds[i]);
-        c->n_run_fds = n_fds;
-        return 0;
-}
-
-int client_parse_timeout(Client *c, json_object *req, uint64_t *ret) {
-        json_object *v;
-        int64_t t;
-
-        assert(c);
-        assert(req);
-        assert(ret);
-
-        if (!json_object_object_get_ex(req, "timeout_s", &v)) {
-                *ret = c->manager->config.default_timeout_s;
-                return 0;
-        }
-        if (!json_object_is_type(v, json_type_int) || (t = json_object_get_int64(v)) < 0) {
-                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "timeout_s must be a non-negative integer");
-                return -EINVAL;
-        }
-        /* 0 means the default; anything else is clamped to [1, max]. The
-         * front ends clamp a plain call to MCP_EXEC_MAX_TIMEOUT_S and only a
-         * task's run (MCP tasks) to MCP_EXEC_TASK_MAX_TIMEOUT_S, the most a
-         * run may take here: both are the operator's, and a compromised
-         * front end gains a longer sandboxed run at most. */
-        *ret = t > 0 ? CLAMP((uint64_t) t, 1, c->manager->config.task_max_timeout_s) : c->manager->config.default_timeout_s;
-        return 0;
-}
-
-/* The caller the front end names for a run, if any: only a key for the fair
- * shares (manager.h), never trusted for more. */
-static int client_parse_caller(Client *c, json_object *req) {
-        json_object *v;
-        const char *caller = "";
-
-        assert(c);
-        assert(req);
-
-        if (json_object_object_get_ex(req, "caller", &v)) {
-                if (!json_object_is_type(v, json_type_string) ||
-                    json_object_get_string_len(v) > (int) SANDBOX_SESSION_OWNER_MAX) {
-                        (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "caller must be a short string");
-                        return -EINVAL;
-                }
-                caller = json_object_get_string(v);
-        }
-        c->caller = strdup(caller);
-        if (!c->caller) {
-                (void) client_send_oom(c);
-                return -ENOMEM;
-        }
         return 0;
 }
 
@@ -861,11 +731,11 @@ static void client_hang_up(Client *c, int error) {
 static int on_client_io(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         _cleanup_json_ json_object *req = NULL;
         Client *c = userdata;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
         size_t n_fds = 0;
         int r;
 
-        r = broker_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
+        r = packet_recv(fd, &req, fds, ELEMENTSOF(fds), &n_fds);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0) {

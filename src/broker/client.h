@@ -67,7 +67,7 @@ struct Client {
         bool info_pending;
         /* The caller's stdin, stdout, stderr and maybe result channel, until
          * they are handed to the launcher. */
-        int run_fds[BROKER_MAX_FDS];
+        int run_fds[PACKET_MAX_FDS];
         size_t n_run_fds;
         int control;                    /* ours of the launcher's control socket */
         SandboxSession *session;        /* CLIENT_SESSION_*: the session it creates, or calls in */
@@ -99,8 +99,9 @@ int client_send_error(Client *c, BrokerError error, const char *message);
 /* A reply that could not be built: the caller hears why. */
 int client_send_oom(Client *c);
 
-/* A run's or a session call's fds (what: "run" or "call"): three or four
- * pipes or sockets, taken into c->run_fds. The timeout_s of either: the
+/* Parsing a request (client-request.c). A run's or a session call's fds
+ * (what: "run" or "call"): three or four pipes or sockets, taken into
+ * c->run_fds. The timeout_s of either: the
  * default, or clamped to [1, max]. Both answer a bad request themselves and
  * then return -EINVAL. */
 int client_take_fds(Client *c, const char *what, int fds[], size_t n_fds);
@@ -114,6 +115,10 @@ int client_parse_network(Client *c, json_object *req);
 /* The request's "packages", if any, into c->packages (packages_parse()),
  * else a bad request answered here (-EINVAL). */
 int client_parse_packages(Client *c, json_object *req);
+
+/* The request's "caller", if any ("" if none), into c->caller: a key for the
+ * fair shares, else a bad request answered here (-EINVAL). */
+int client_parse_caller(Client *c, json_object *req);
 
 /* What goes to the launcher of c's run: {"op":"run"} with the result
  * limits, "egress" for a run with a network, and its packages. */

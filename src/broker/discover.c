@@ -24,7 +24,8 @@
 
 static const char discovery_code[] =
         "import glob, json, os, pkgutil, platform, sys\n"
-        "std = set(sys.stdlib_module_names) | {'test', 'sitecustomize', 'usercustomize', 'xxlimited', 'xxlimited_35', 'xxsubtype'}\n"
+        "std = set(sys.stdlib_module_names) | {'test', 'sitecustomize', 'usercustomize', "
+        "'xxlimited', 'xxlimited_35', 'xxsubtype'}\n"
         "mods = sorted({m.name for m in pkgutil.iter_modules()\n"
         "               if m.name.isidentifier() and not m.name.startswith('_') and m.name not in std})\n"
         "out = {'python': platform.python_version(), 'modules': mods, 'path': [p for p in sys.path if p],\n"
@@ -32,7 +33,8 @@ static const char discovery_code[] =
         "if 'matplotlib' in mods:\n"
         "    try:\n"
         "        import matplotlib.font_manager\n"
-        "        c = sorted(glob.glob(os.path.join(os.environ.get('MPLCONFIGDIR', '/nonexistent'), 'fontlist-*.json')))\n"
+        "        c = sorted(glob.glob(os.path.join(os.environ.get('MPLCONFIGDIR', '/nonexistent'), "
+        "'fontlist-*.json')))\n"
         "        if c:\n"
         "            with open(c[-1]) as f:\n"
         "                out['mpl_fontlist'] = {'name': os.path.basename(c[-1]), 'data': f.read()}\n"
@@ -116,7 +118,8 @@ char *discovery_stamp(const char *python, json_object *paths) {
                         continue;
                 if (stat(p, &st) < 0)
                         st = (struct stat) {};
-                if (asprintf(&next, "%s|%s:%lld.%09ld", stamp, p, (long long) st.st_mtim.tv_sec, st.st_mtim.tv_nsec) < 0)
+                if (asprintf(&next, "%s|%s:%lld.%09ld", stamp, p, (long long) st.st_mtim.tv_sec,
+                             st.st_mtim.tv_nsec) < 0)
                         return NULL;
                 free(stamp);
                 stamp = next;
@@ -135,7 +138,8 @@ json_object *discovery_cache_load(const char *dir, const char *python) {
                 return NULL;
         j = json_object_from_file(path);
         info = json_get(j, "info");
-        if (!json_object_is_type(info, json_type_object) || !json_object_is_type(json_get(info, "modules"), json_type_array))
+        if (!json_object_is_type(info, json_type_object) ||
+            !json_object_is_type(json_get(info, "modules"), json_type_array))
                 return NULL;
         stamp = discovery_stamp(python, json_get(info, "path"));
         if (!stamp || !streq_ptr(stamp, json_get_string(j, "stamp")))
@@ -180,8 +184,9 @@ int discovery_cache_store(const char *dir, const char *python, json_object *info
         f = json_get(info, "mpl_fontlist");
         name = json_get_string(f, "name");
         data = json_get_string(f, "data");
-        if (name && data && strlen(name) < 64 && strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-.") == strlen(name) &&
-            name[0] != '.' && strlen(data) <= FONTLIST_MAX) {
+        if (name && data && strlen(name) < 64 &&
+            strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-.") == strlen(name) && name[0] != '.' &&
+            strlen(data) <= FONTLIST_MAX) {
                 r = write_atomic(dir, name, data, strlen(data));
                 if (r < 0)
                         log_warning_errno(r, "Cannot keep matplotlib's font cache in %s, ignoring: %m", dir);

@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "json-util.h"
 #include "log.h"
 #include "util.h"
@@ -117,7 +117,7 @@ static int read_one(EgressLink *l) {
         const char *event;
         int r;
 
-        r = broker_recv(l->fd, &msg, fds, 1, &n_fds);
+        r = packet_recv(l->fd, &msg, fds, 1, &n_fds);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0) {
@@ -210,7 +210,7 @@ int egress_link_start(sd_event *e, const EgressLinkRequest *req, egress_link_rea
 
         /* Non-blocking: socket activation queues us while egressd starts;
          * a full backlog is an error, never a stall of the broker. */
-        l->fd = broker_connect(req->socket_path);
+        l->fd = packet_connect(req->socket_path);
         if (l->fd < 0)
                 return l->fd;
         r = json_build(&msg,
@@ -222,7 +222,7 @@ int egress_link_start(sd_event *e, const EgressLinkRequest *req, egress_link_rea
                        JB_END);
         if (r < 0)
                 return r;
-        r = broker_send(l->fd, msg, NULL, 0);
+        r = packet_send(l->fd, msg, NULL, 0);
         if (r < 0)
                 return r;
         r = sd_event_add_io(e, &l->io, l->fd, EPOLLIN, on_io, l);
@@ -254,8 +254,8 @@ int egress_counts_to_json(const EgressCounts *c, json_object **ret) {
         if (!conns)
                 return -ENOMEM;
         for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++)
-                if (c->connections[v] > 0 &&
-                    json_add_int(conns, egress_verdict_to_string(v), (int64_t) MIN(c->connections[v], (uint64_t) INT64_MAX)) < 0)
+                if (c->connections[v] > 0 && json_add_int(conns, egress_verdict_to_string(v),
+                                                          (int64_t) MIN(c->connections[v], (uint64_t) INT64_MAX)) < 0)
                         return -ENOMEM;
         if (json_build(&j,
                        JB_OBJ("connections", TAKE_PTR(conns)),
@@ -305,7 +305,8 @@ static int on_end_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         EgressLink *l = userdata;
 
         if (!l->ended)
-                log_warning("egressd sent no final counts for run %s (gone, or not in time); its result counts what was reported.",
+                log_warning("egressd sent no final counts for run %s (gone, or not in time); "
+                            "its result counts what was reported.",
                             l->run_id);
         l->end_timer = sd_event_source_disable_unref(l->end_timer);
         link_close(l);
@@ -329,7 +330,7 @@ int egress_link_end(EgressLink *l, uint64_t timeout_usec, egress_link_ended_t do
                 return 0;
         r = json_build(&msg, JB_STR("op", "end"), JB_END);
         if (r >= 0)
-                r = broker_send(l->fd, msg, NULL, 0);
+                r = packet_send(l->fd, msg, NULL, 0);
         if (r >= 0)
                 r = sd_event_add_time_relative(l->event, &l->end_timer, CLOCK_MONOTONIC, timeout_usec, 0,
                                                on_end_timer, l);

@@ -18,12 +18,12 @@
 #include "build-config.h"
 #include "probe-cache.h"
 #include "client.h"
+#include "client-sessions.h"
 #include "daemon-util.h"
 #include "json-util.h"
 #include "log.h"
 #include "packages.h"
 #include "run.h"
-#include "sandbox-sessions.h"
 #include "stats.h"
 #include "tmpfs-proto.h"
 #include "util.h"
@@ -138,7 +138,8 @@ void manager_check_packages(Manager *m) {
         now = discovery_stamp(m->python, json_get(m->sandbox_info, "path"));
         if (!now || streq(now, m->stamp))
                 return;
-        log_struct(LOG_NOTICE, "MESSAGE=Python or its packages changed; replacing the warm units and discovering again.",
+        log_struct(LOG_NOTICE,
+                   "MESSAGE=Python or its packages changed; replacing the warm units and discovering again.",
                    "MCP_POOL=%s", "recycled");
         free(m->stamp);
         m->stamp = TAKE_PTR(now);
@@ -228,9 +229,9 @@ static void refuse(int fd, BrokerError error, const char *message) {
 
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_json_ json_object *m = NULL;
-                int fds[BROKER_MAX_FDS];
+                int fds[PACKET_MAX_FDS];
                 size_t n = 0;
-                int r = broker_recv(fd, &m, fds, ELEMENTSOF(fds), &n);
+                int r = packet_recv(fd, &m, fds, ELEMENTSOF(fds), &n);
                 for (size_t k = 0; k < n && r > 0; k++)
                         safe_close(fds[k]);
                 if (r <= 0 && r != -EBADMSG)
@@ -238,6 +239,10 @@ static void refuse(int fd, BrokerError error, const char *message) {
         }
         (void) broker_send_error(fd, error, message);
         (void) shutdown(fd, SHUT_WR);
+}
+
+static void refuse_not_allowed(int fd, void *userdata) {
+        refuse(fd, BROKER_ERROR_ACCESS_DENIED, "only root and the mcp-exec user may use the broker");
 }
 
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
@@ -249,16 +254,10 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 
         assert(m);
 
-        r = daemon_accept(fd, &cfd, &pid, &uid);
+        r = daemon_accept_root(fd, m->have_frontend_uid ? m->frontend_uid : UID_INVALID, refuse_not_allowed, NULL,
+                               &cfd, &pid, &uid);
         if (r <= 0)
                 return 0;
-        if (uid != 0 && !(m->have_frontend_uid && uid == m->frontend_uid)) {
-                log_struct(LOG_WARNING, "MESSAGE=Refused broker connection from uid %u", (unsigned) uid,
-                           "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
-                           "MCP_DECISION=%s", "denied");
-                refuse(cfd, BROKER_ERROR_ACCESS_DENIED, "only root and the mcp-exec user may use the broker");
-                return 0;
-        }
 
         /* Connections cost little, but every one is bounded. */
         if (m->n_clients >= 2 * m->config.max_concurrent + 16) {
@@ -472,7 +471,8 @@ static void on_probe_done(const char *failure, void *userdata) {
 static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
 
-        log_struct(LOG_WARNING, "MESSAGE=Lost the connection to the system bus; exiting, socket activation starts us again.",
+        log_struct(LOG_WARNING,
+                   "MESSAGE=Lost the connection to the system bus; exiting, socket activation starts us again.",
                    "MCP_BUS=%s", "disconnected");
         (void) sd_notify(false, "STOPPING=1");
         return sd_event_exit(m->event, EXIT_FAILURE);
@@ -552,8 +552,9 @@ int manager_new(const ManagerArgs *args, Manager **ret) {
                         log_warning("Unknown setting %.*s in the environment, ignoring.", (int) strcspn(*e, "="), *e);
         /* With a pool, we stay (and the warm units with us) as long as a warm
          * unit is kept unused. */
-        m->idle_usec = (m->config.pool_size > 0 ? MAX(m->args.idle_exit_sec, m->config.pool_idle_s) : m->args.idle_exit_sec) *
-                       USEC_PER_SEC;
+        m->idle_usec =
+                (m->config.pool_size > 0 ? MAX(m->args.idle_exit_sec, m->config.pool_idle_s) : m->args.idle_exit_sec) *
+                USEC_PER_SEC;
 
         pw = getpwnam(FRONTEND_USER);
         if (pw) {
@@ -670,7 +671,9 @@ static void manager_check_sandbox(Manager *m) {
         assert(m);
 
         if (m->probe_key && probe_cache_valid(SANDBOX_CACHE_DIR, m->probe_key)) {
-                log_struct(LOG_INFO, "MESSAGE=Sandbox self-check passed on this boot with the same systemd, binaries and limits; serving.",
+                log_struct(LOG_INFO,
+                           "MESSAGE=Sandbox self-check passed on this boot with the same systemd, binaries and limits; "
+                           "serving.",
                            "MCP_PROBE=%s", "kept");
                 m->probe_state = SELF_CHECK_PASSED;
                 m->probe_key = mfree(m->probe_key);     /* nothing new to keep */
@@ -725,9 +728,9 @@ static void manager_start_probe(Manager *m) {
 
         assert(m);
 
-        r = sd_bus_call_method_async(m->bus, &m->slot_probe_key, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-                                     "org.freedesktop.DBus.Properties", "GetAll", on_probe_key, m, "s",
-                                     "org.freedesktop.systemd1.Manager");
+        r = sd_bus_call_method_async(m->bus, &m->slot_probe_key, "org.freedesktop.systemd1",
+                                     "/org/freedesktop/systemd1", "org.freedesktop.DBus.Properties", "GetAll",
+                                     on_probe_key, m, "s", "org.freedesktop.systemd1.Manager");
         if (r < 0) {
                 log_debug_errno(r, "Cannot ask PID 1 for the self-check's key, checking: %m");
                 manager_check_sandbox(m);

@@ -5,7 +5,7 @@
  * who may connect, the system bus, the run slots and the line waiting for
  * them, the idle exit, and the glue to the sandbox's self-check (probe.h),
  * its discovery (discover.h) and the warm pool (pool.h). One connection is a
- * Client (client.h); the sandbox sessions are sandbox-sessions.h's. */
+ * Client (client.h); the sandbox sessions are client-sessions.h's. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "config.h"
+#include "client-sessions.h"
 #include "discover.h"
 #include "egress-link.h"
 #include "egress-policy.h"
@@ -26,7 +27,6 @@
 #include "run-stats.h"
 #include "sandbox-properties.h"
 #include "sandbox-session.h"
-#include "sandbox-sessions.h"
 #include "tmpfs-client.h"
 
 typedef struct Client Client;

@@ -13,6 +13,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "build-config.h"
+#include "daemon-util.h"
 #include "log.h"
 #include "main-func.h"
 #include "manager.h"
@@ -34,37 +35,23 @@ static void help(void) {
                "     --launcher=PATH      The in-sandbox launcher (default " LIBEXECDIR "/mcp-exec-launch)\n");
 }
 
+static int on_option(int c, char *arg) {
+        assert(c == 'L');
+
+        arg_launcher = arg;
+        return 0;
+}
+
 static int parse_argv(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "listen", required_argument, NULL, 'l' },
-                { "idle-exit-sec", required_argument, NULL, 'i' },
+        static const struct option extra[] = {
                 { "launcher", required_argument, NULL, 'L' },
                 {},
         };
-        int c;
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case 'l':
-                        arg_listen = optarg;
-                        break;
-                case 'i':
-                        if (parse_uint(optarg, &arg_idle_sec) < 0)
-                                return log_error_errno(EINVAL, "Invalid --idle-exit-sec=%s", optarg);
-                        break;
-                case 'L':
-                        arg_launcher = optarg;
-                        break;
-                default:
-                        return -EINVAL;
-                }
-        if (optind < argc)
-                return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
-        return 1;
+        return daemon_parse_argv(&(DaemonArgv) {
+                .help = help, .extra = extra, .on_extra = on_option,
+                .listen = &arg_listen, .idle_exit_sec = &arg_idle_sec,
+        }, argc, argv);
 }
 
 /* We cannot start (a bad configuration): close what is queued on the socket

@@ -68,7 +68,8 @@ int packages_parse(json_object *req, bool enabled, uint64_t max, json_object **r
                 return -EINVAL;
         }
         if (n > max) {
-                (void) snprintf(error, error_size, "packages: %zu specs, at most %" PRIu64 " (MCP_EXEC_MAX_PACKAGES)", n, max);
+                (void) snprintf(error, error_size, "packages: %zu specs, at most %" PRIu64 " (MCP_EXEC_MAX_PACKAGES)",
+                                n, max);
                 return -EINVAL;
         }
         out = json_object_new_array_ext((int) n);

@@ -9,7 +9,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "json-util.h"
 #include "list.h"
 #include "log.h"
@@ -300,7 +300,7 @@ static int on_control(sd_event_source *s, int fd, uint32_t revents, void *userda
         Pool *p = w->pool;
         int r;
 
-        r = broker_recv(fd, &msg, NULL, 0, NULL);
+        r = packet_recv(fd, &msg, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
         w->io = sd_event_source_disable_unref(w->io);

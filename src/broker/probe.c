@@ -91,10 +91,12 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
                 return failed(ret_failure, "non-root uid (DynamicUser): the probe ran with euid %s", s ?: "unknown");
         s = report_get(report, "netdevs", v, sizeof v);
         if (!s || !streq(s, "lo"))
-                return failed(ret_failure, "network isolation (PrivateNetwork): interfaces visible: %s", s ?: "unknown");
+                return failed(ret_failure, "network isolation (PrivateNetwork): interfaces visible: %s",
+                              s ?: "unknown");
         s = report_get(report, "af_inet", v, sizeof v);
         if (!s || !streq(s, "blocked"))
-                return failed(ret_failure, "address families (RestrictAddressFamilies): AF_INET sockets can be created");
+                return failed(ret_failure,
+                              "address families (RestrictAddressFamilies): AF_INET sockets can be created");
         s = report_get(report, "usr_readonly", v, sizeof v);
         if (!s || !streq(s, "1"))
                 return failed(ret_failure, "read-only /usr (ProtectSystem=strict): /usr is writable");
@@ -128,12 +130,13 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
                 const char *t = report_get(report, "tmp_dev", w, sizeof w);
                 s = report_get(report, "var_tmp_dev", v, sizeof v);
                 if (!s || !t || !streq(s, t))
-                        return failed(ret_failure, "private /var/tmp (the run's own tmpfs): /var/tmp is another file system");
+                        return failed(ret_failure,
+                                      "private /var/tmp (the run's own tmpfs): /var/tmp is another file system");
         }
         s = report_get(report, "memory_max", v, sizeof v);
         if (!limit_ok(s, spec->memory_max))
-                return failed(ret_failure, "memory limit (MemoryMax=%" PRIu64 "): the cgroup reports %s", spec->memory_max,
-                              s ?: "nothing");
+                return failed(ret_failure, "memory limit (MemoryMax=%" PRIu64 "): the cgroup reports %s",
+                              spec->memory_max, s ?: "nothing");
         s = report_get(report, "tasks_max", v, sizeof v);
         if (!limit_ok(s, spec->tasks_max))
                 return failed(ret_failure, "task limit (TasksMax=%" PRIu64 "): the cgroup reports %s", spec->tasks_max,

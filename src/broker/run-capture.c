@@ -11,7 +11,7 @@
 
 #include <sys/socket.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "json-util.h"
 #include "macro.h"
 #include "util.h"
@@ -135,7 +135,7 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
                         return r;
                 /* Our own code, no caller waiting on it: the run can wait in
                  * the socket until the launcher is up. */
-                r = broker_send(sp[0], msg, (int[]) { in[0], out[1], err }, 3);
+                r = packet_send(sp[0], msg, (int[]) { in[0], out[1], err }, 3);
                 if (r < 0)
                         return r;
                 c->control = TAKE_FD(sp[0]);

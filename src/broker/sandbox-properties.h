@@ -27,7 +27,8 @@ typedef struct SandboxSpec {
         uint64_t memory_max;
         uint64_t tasks_max;
         uint64_t cpu_quota_percent;
-        uint64_t cpu_weight;            /* CPUWeight=, 0: systemd's default (a warm unit's preload: SANDBOX_CPU_WEIGHT_IDLE) */
+        uint64_t cpu_weight;            /* CPUWeight=, 0: systemd's default (a warm unit's preload:
+                                         * SANDBOX_CPU_WEIGHT_IDLE) */
         uint64_t file_size_max;
         uint64_t tmp_size_max;
         const char *slice;              /* "mcp-exec.slice" */

@@ -85,7 +85,9 @@ static void send_gone(SandboxSession *s) {
         if (s->gone_sent)
                 return;
         s->gone_sent = true;
-        log_struct(s->end == SANDBOX_SESSION_END_LOST || s->end == SANDBOX_SESSION_END_START_FAILED ? LOG_WARNING : LOG_INFO,
+        bool bad = s->end == SANDBOX_SESSION_END_LOST || s->end == SANDBOX_SESSION_END_START_FAILED;
+
+        log_struct(bad ? LOG_WARNING : LOG_INFO,
                    "MESSAGE=Session %s ended: %s", sandbox_session_unit(s), sandbox_session_end_to_string(s->end),
                    "MCP_UNIT=%s", sandbox_session_unit(s),
                    "MCP_SESSION_END=%s", sandbox_session_end_to_string(s->end),
@@ -150,7 +152,8 @@ static void arm_idle(SandboxSession *s) {
         s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
         if (sd_event_add_time_relative(s->event, &s->idle_timer, CLOCK_MONOTONIC, s->idle_usec, USEC_PER_SEC,
                                        on_idle, s) < 0)
-                log_warning("Cannot arm the idle timer of session %s; its lifetime still ends it.", sandbox_session_unit(s));
+                log_warning("Cannot arm the idle timer of session %s; its lifetime still ends it.",
+                            sandbox_session_unit(s));
 }
 
 static void call_finished(SandboxSession *s, const SandboxSessionCallResult *res) {
@@ -165,11 +168,11 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
 
         if (!s->ending) {
                 s->ending = true;
-                s->end = !s->ready && !s->busy                                            ? SANDBOX_SESSION_END_START_FAILED
-                         : res->oom_killed                                                ? SANDBOX_SESSION_END_LOST
-                         : res->timed_out                                                 ? SANDBOX_SESSION_END_LIFETIME
-                         : res->exit_code != 0 || res->signal != 0 || s->busy             ? SANDBOX_SESSION_END_LOST
-                                                                                          : SANDBOX_SESSION_END_STOPPED;
+                s->end = !s->ready && !s->busy                                ? SANDBOX_SESSION_END_START_FAILED
+                         : res->oom_killed                                    ? SANDBOX_SESSION_END_LOST
+                         : res->timed_out                                     ? SANDBOX_SESSION_END_LIFETIME
+                         : res->exit_code != 0 || res->signal != 0 || s->busy ? SANDBOX_SESSION_END_LOST
+                                                                              : SANDBOX_SESSION_END_STOPPED;
         }
         if (s->busy) {
                 SandboxSessionCallResult r = {
@@ -237,7 +240,7 @@ static void session_maybe_ready(SandboxSession *s) {
                                                         "a network are refused");
                 feed = egress_link_take_feed(s->egress);
                 if (feed < 0 || json_build(&m, JB_STR("op", "egress"), JB_END) < 0 ||
-                    broker_send(s->control, m, &feed, 1) < 0)
+                    packet_send(s->control, m, &feed, 1) < 0)
                         return session_egress_failed(s, "the feed could not be handed to the session's launcher");
         }
         s->ready = true;
@@ -268,7 +271,7 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
         const char *event;
         int r;
 
-        r = broker_recv(fd, &m, NULL, 0, NULL);
+        r = packet_recv(fd, &m, NULL, 0, NULL);
         if (r == -EAGAIN || r == -EINTR)
                 return 0;
         if (r <= 0) {
@@ -290,9 +293,9 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
         return 0;
 }
 
-int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SandboxOwner *owner, pid_t frontend_pid,
-                uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress, const SandboxSessionCallbacks *cb,
-                void *userdata, SandboxSession **ret) {
+int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, const SandboxOwner *owner,
+                        pid_t frontend_pid, uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress,
+                        const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_(sandbox_session_freep) SandboxSession *s = NULL;
         SandboxSpec spec = *spec_in;
@@ -395,7 +398,7 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *pa
 
         assert(s);
         assert(fds);
-        assert(n_fds >= 3 && n_fds <= BROKER_MAX_FDS);
+        assert(n_fds >= 3 && n_fds <= PACKET_MAX_FDS);
 
         if (s->ending)
                 return -ESHUTDOWN;
@@ -410,7 +413,7 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *pa
                 r = packages_add_to_run(m, packages, packages_max_bytes);
         if (r < 0)
                 return r;
-        r = broker_send(s->control, m, fds, n_fds);
+        r = packet_send(s->control, m, fds, n_fds);
         if (r < 0)
                 return r;
         if (s->egress)
@@ -420,7 +423,8 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *pa
         s->idle_timer = sd_event_source_disable_unref(s->idle_timer);
         s->call_timer = sd_event_source_disable_unref(s->call_timer);
         if (sd_event_add_time_relative(s->event, &s->call_timer, CLOCK_MONOTONIC,
-                                       timeout_usec + SANDBOX_SESSION_CALL_SLACK_USEC, USEC_PER_SEC, on_call_timer, s) < 0)
+                                       timeout_usec + SANDBOX_SESSION_CALL_SLACK_USEC, USEC_PER_SEC, on_call_timer,
+                                       s) < 0)
                 log_warning("Cannot arm the deadline of a call in session %s; its lifetime still ends it.",
                             sandbox_session_unit(s));
         return 0;
@@ -434,5 +438,5 @@ void sandbox_session_interrupt(SandboxSession *s) {
                 return;
         if (json_build(&m, JB_STR("op", "interrupt"), JB_END) < 0)
                 return (void) log_oom();
-        (void) broker_send(s->control, m, NULL, 0);
+        (void) packet_send(s->control, m, NULL, 0);
 }

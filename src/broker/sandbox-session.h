@@ -5,7 +5,7 @@
  * unit named UNIT_PREFIX_SESSION… with the runs' fixed property set, running
  * the launcher in session mode (launch-session.h), the broker's end of its
  * control socket, who owns it, and the timers that end it. Knows systemd through Run; not the client
- * protocol: sandbox-sessions.c maps calls and ends onto that.
+ * protocol: client-sessions.c maps calls and ends onto that.
  *
  * Every way a session ends goes through one place (sandbox_session_end()): the
  * unit is stopped (never left behind), and the owner hears it once.
@@ -38,7 +38,8 @@ typedef enum SandboxSessionEnd {
         SANDBOX_SESSION_END_SCOPE,              /* its MCP session ended (DELETE, expiry) */
         SANDBOX_SESSION_END_IDLE,               /* no call for idle_usec */
         SANDBOX_SESSION_END_LIFETIME,           /* max_usec after it was created */
-        SANDBOX_SESSION_END_LOST,               /* the interpreter died: a crash, os._exit(), the OOM killer, a kill after a timeout */
+        SANDBOX_SESSION_END_LOST,               /* the interpreter died: a crash, os._exit(), the OOM killer,
+                                                 * a kill after a timeout */
         SANDBOX_SESSION_END_FRONTEND,           /* the front end that made it exited */
         SANDBOX_SESSION_END_STOPPED,            /* its unit was stopped by someone else */
         SANDBOX_SESSION_END_START_FAILED,       /* it never became ready */
@@ -111,9 +112,9 @@ struct SandboxSession {
  * not counted); frontend_pid > 0: the session ends when that process does. */
 /* egress: NULL, or the request for egressd (its run_id is filled in here,
  * the unit's): the session's unit is an egress unit then (spec->egress). */
-int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const SandboxOwner *owner, pid_t frontend_pid,
-                uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress, const SandboxSessionCallbacks *cb,
-                void *userdata, SandboxSession **ret);
+int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const SandboxOwner *owner,
+                        pid_t frontend_pid, uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress,
+                        const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret);
 /* Stops its unit if it still runs; no callback fires. */
 SandboxSession *sandbox_session_free(SandboxSession *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxSession *, sandbox_session_free);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "json-util.h"
 #include "list.h"
 #include "log.h"
@@ -155,7 +155,7 @@ static void client_send(TmpfsClient *c) {
         LIST_FOREACH(queue, call, c->queue) {
                 if (call->sent)
                         continue;
-                r = broker_send(c->fd, call->packet, NULL, 0);
+                r = packet_send(c->fd, call->packet, NULL, 0);
                 if (r == -EAGAIN) {
                         blocked = true;
                         break;
@@ -181,7 +181,7 @@ static void client_receive(TmpfsClient *c) {
                 TmpfsCall *call = c->queue;
                 int r;
 
-                r = broker_recv(c->fd, &j, NULL, 0, NULL);
+                r = packet_recv(c->fd, &j, NULL, 0, NULL);
                 if (r == -EAGAIN)
                         break;
                 if (r <= 0 || !call || !call->sent) {
@@ -226,7 +226,7 @@ static int on_kick(sd_event_source *es, void *userdata) {
         if (!c->queue)
                 return 0;
         if (c->fd < 0) {
-                fd = broker_connect(c->path);
+                fd = packet_connect(c->path);
                 if (fd >= 0) {
                         r = sd_event_add_io(c->event, &c->io, fd, EPOLLIN, on_io, c);
                         if (r < 0)
@@ -284,9 +284,9 @@ TmpfsClient *tmpfs_client_free(TmpfsClient *c) {
         /* Best effort, without waiting: what is not sent now is left to the
          * daemon's watch of closed connections and the next start's sweep. */
         if (c->queue && c->fd < 0)
-                c->fd = broker_connect(c->path);
+                c->fd = packet_connect(c->path);
         LIST_FOREACH(queue, call, c->queue)
-                if (c->fd >= 0 && !call->sent && broker_send(c->fd, call->packet, NULL, 0) < 0)
+                if (c->fd >= 0 && !call->sent && packet_send(c->fd, call->packet, NULL, 0) < 0)
                         break;
         while (c->queue) {
                 TmpfsCall *call = c->queue;

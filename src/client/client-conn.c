@@ -179,7 +179,8 @@ int client_initialize(LineReader *lr, const char *protocol_version) {
 
         if (json_build(&info, JB_STR("name", "mcp-exec-run"), JB_STR("version", PACKAGE_VERSION), JB_END) < 0 ||
             json_build(&params, JB_STR("protocolVersion", protocol_version),
-                       JB_OBJ("capabilities", json_object_new_object()), JB_OBJ("clientInfo", TAKE_PTR(info)), JB_END) < 0 ||
+                       JB_OBJ("capabilities", json_object_new_object()), JB_OBJ("clientInfo", TAKE_PTR(info)),
+                       JB_END) < 0 ||
             json_build(&req, JB_STR("jsonrpc", "2.0"), JB_INT("id", 1), JB_STR("method", "initialize"),
                        JB_OBJ("params", params), JB_END) < 0 ||
             json_build(&note, JB_STR("jsonrpc", "2.0"), JB_STR("method", "notifications/initialized"), JB_END) < 0) {

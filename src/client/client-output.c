@@ -284,8 +284,10 @@ int save_outputs(json_object *resp, const char *dir) {
                         json_object *e = json_object_array_get_idx(list, i), *v;
                         if (json_object_object_get_ex(e, "returned", &v) && !json_object_get_boolean(v)) {
                                 fprintf(stderr, "mcp-exec: left out: ");
-                                print_name(stderr, json_object_get_string(json_object_object_get(e, "path")) ?: "a figure");
-                                fprintf(stderr, " (%s)\n", json_object_get_string(json_object_object_get(e, "reason")) ?: "no reason");
+                                print_name(stderr,
+                                           json_object_get_string(json_object_object_get(e, "path")) ?: "a figure");
+                                fprintf(stderr, " (%s)\n",
+                                        json_object_get_string(json_object_object_get(e, "reason")) ?: "no reason");
                         }
                 }
         }
@@ -309,8 +311,8 @@ int save_outputs(json_object *resp, const char *dir) {
         for (size_t i = 1; i < json_object_array_length(content); i++) {
                 int r = save_block(dir_fd, dir, json_object_array_get_idx(content, i), images, &image, &figures);
                 if (r == -EBADMSG)
-                        fprintf(stderr, "mcp-exec: the server sent an output that cannot be saved (content block %zu)\n",
-                                i);
+                        fprintf(stderr,
+                                "mcp-exec: the server sent an output that cannot be saved (content block %zu)\n", i);
                 if (r < 0 && ret == 0)
                         ret = r;
         }

@@ -243,7 +243,8 @@ static int task_list(void) {
                 if (json_get(resp, "error"))
                         return report_error(resp, NULL);
                 tasks = json_get(json_get(resp, "result"), "tasks");
-                for (size_t i = 0; json_object_is_type(tasks, json_type_array) && i < json_object_array_length(tasks); i++)
+                for (size_t i = 0; json_object_is_type(tasks, json_type_array) && i < json_object_array_length(tasks);
+                     i++)
                         print_task_line(json_object_array_get_idx(tasks, i));
                 next = json_get_string(json_get(resp, "result"), "nextCursor");
                 if (!next)

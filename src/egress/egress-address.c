@@ -85,6 +85,8 @@ static bool ip6_is_public(const struct in6_addr *a, const EgressConfig *cfg) {
         static const uint8_t zero[12] = {};
         uint32_t v4;
 
+        assert(a);
+
         /* ::ffff:0:0/96 (mapped) and ::/96 (compatible, and :: and ::1 with
          * it): the kernel may reach the IPv4 inside, so judge that. */
         if (memcmp(a->s6_addr, mapped, 12) == 0 || memcmp(a->s6_addr, zero, 12) == 0) {
@@ -121,6 +123,8 @@ static bool ip6_literal(const char *s, size_t n) {
         char buf[INET6_ADDRSTRLEN + 1];
         struct in6_addr a;
         const char *pct;
+
+        assert(s);
 
         pct = memchr(s, '%', n);
         if (pct) {

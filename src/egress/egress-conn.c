@@ -49,6 +49,16 @@ typedef enum ConnState {
         CONN_DRAINING,          /* answer sent: reading what the client still sends, so no reset hides it */
 } ConnState;
 
+/* One direction of a relayed connection, client to upstream ("up") or
+ * upstream to client ("down"), in the order it ends: its source sent EOF,
+ * then everything read was sent on and the far side's write half is shut.
+ * Absolute-form requests end with the response instead of half-closing. */
+typedef enum ConnFlow {
+        FLOW_OPEN,
+        FLOW_ENDED,             /* EOF read; bytes may still wait to be sent on */
+        FLOW_SHUT,              /* all sent on, and shutdown(SHUT_WR) done */
+} ConnFlow;
+
 typedef struct ConnAddr {
         struct sockaddr_storage sa;
         socklen_t len;
@@ -60,6 +70,7 @@ struct EgressConn {
         int cfd, ufd;
         sd_event_source *cio, *uio, *timer;
         ConnState state;
+        ConnFlow up, down;              /* in CONN_RELAY */
         EgressVerdict verdict;
         bool cut;
         EgressRequest req;
@@ -76,7 +87,6 @@ struct EgressConn {
         size_t out_off, out_len;
         size_t out_ours;                /* leading bytes of out that are our own (not counted) */
         size_t drained;
-        bool client_eof, upstream_eof, upstream_shut, client_shut;
         uint64_t bytes_up, bytes_down;
 };
 
@@ -105,6 +115,8 @@ void egress_conn_end(EgressConn *c) {
 }
 
 static void set_timer(EgressConn *c, uint64_t usec) {
+        assert(c);
+
         (void) sd_event_source_set_time_relative(c->timer, usec);
         (void) sd_event_source_set_enabled(c->timer, SD_EVENT_ONESHOT);
 }
@@ -121,12 +133,16 @@ static void set_io(sd_event_source *es, uint32_t events) {
 }
 
 static bool up_pending(const EgressConn *c) {
+        assert(c);
+
         return (c->req.upstream_head && c->head_sent < c->req.upstream_head_len) || c->in_len > c->in_off;
 }
 
 static void conn_update(EgressConn *c) {
         uint32_t ce = 0, ue = 0;
         bool out_pending = c->out_len > c->out_off;
+
+        assert(c);
 
         switch (c->state) {
         case CONN_HEAD:
@@ -140,11 +156,11 @@ static void conn_update(EgressConn *c) {
                 ce = (c->in_len < IN_MAX ? EPOLLIN : 0) | (out_pending ? EPOLLOUT : 0);
                 break;
         case CONN_RELAY:
-                if (!c->client_eof && c->in_len < IN_MAX && (c->req.connect || c->body_left > 0))
+                if (c->up == FLOW_OPEN && c->in_len < IN_MAX && (c->req.connect || c->body_left > 0))
                         ce |= EPOLLIN;
                 if (out_pending)
                         ce |= EPOLLOUT;
-                if (!c->upstream_eof && c->out_len < OUT_MAX)
+                if (c->down == FLOW_OPEN && c->out_len < OUT_MAX)
                         ue |= EPOLLIN;
                 if (up_pending(c))
                         ue |= EPOLLOUT;
@@ -210,9 +226,10 @@ static void on_resolved(int error, const struct addrinfo *ai, void *userdata) {
                 if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
                         continue;
                 if (!egress_address_is_public(ai->ai_addr, ai->ai_addrlen, &c->run->server->config)) {
-                        const void *a = ai->ai_family == AF_INET
-                                                ? (const void *) &((const struct sockaddr_in *) ai->ai_addr)->sin_addr
-                                                : (const void *) &((const struct sockaddr_in6 *) ai->ai_addr)->sin6_addr;
+                        const void *a =
+                                ai->ai_family == AF_INET
+                                        ? (const void *) &((const struct sockaddr_in *) ai->ai_addr)->sin_addr
+                                        : (const void *) &((const struct sockaddr_in6 *) ai->ai_addr)->sin6_addr;
                         if (!inet_ntop(ai->ai_family, a, text, sizeof text))
                                 strcpy(text, "?");
                         conn_refuse(c, EGRESS_VERDICT_NON_PUBLIC, "403 Forbidden",
@@ -243,6 +260,8 @@ static bool sni_read(EgressConn *c);
 static void connected(EgressConn *c) {
         static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 
+        assert(c);
+
         c->state = c->req.connect ? CONN_SNI : CONN_RELAY;
         c->verdict = EGRESS_VERDICT_ALLOWED;
         if (c->req.connect) {
@@ -268,6 +287,8 @@ static void connected(EgressConn *c) {
 
 static void connect_next(EgressConn *c) {
         int r;
+
+        assert(c);
 
         c->uio = sd_event_source_disable_unref(c->uio);
         c->ufd = safe_close(c->ufd);
@@ -306,6 +327,8 @@ static void conn_decide(EgressConn *c) {
         const char *why;
         int r;
 
+        assert(c);
+
         if (egress_host_is_ip_literal(c->req.host))
                 return conn_refuse(c, EGRESS_VERDICT_IP_LITERAL, "403 Forbidden",
                                    "%s is an IP address; only host names of the policy are served", c->req.host);
@@ -336,6 +359,8 @@ static void head_read(EgressConn *c) {
         const char *reason = NULL;
         int r;
 
+        assert(c);
+
         r = egress_request_parse((const char *) c->in, c->in_len, &c->req, &reason);
         if (r == 0)
                 return;
@@ -356,6 +381,8 @@ static bool sni_read(EgressConn *c) {
         char name[254];
         int r;
 
+        assert(c);
+
         r = egress_tls_client_hello_sni(c->in + c->in_off, c->in_len - c->in_off, name);
         if (r == 0 && c->in_len < IN_MAX)
                 return true;
@@ -371,6 +398,9 @@ static bool sni_read(EgressConn *c) {
 }
 
 static void compact(uint8_t *buf, size_t *off, size_t *len) {
+        assert(off);
+        assert(len);
+
         if (*off == 0)
                 return;
         memmove(buf, buf + *off, *len - *off);
@@ -382,6 +412,8 @@ static void compact(uint8_t *buf, size_t *off, size_t *len) {
 static bool client_read(EgressConn *c) {
         size_t want;
         ssize_t n;
+
+        assert(c);
 
         if (c->state == CONN_DRAINING) {
                 uint8_t sink[4096];
@@ -412,7 +444,9 @@ static bool client_read(EgressConn *c) {
                 return egress_conn_end(c), false;
         }
         if (n == 0) {
-                c->client_eof = true;
+                /* Once: a hang-up after our shutdown reads 0 again. */
+                if (c->up == FLOW_OPEN)
+                        c->up = FLOW_ENDED;
                 return true;
         }
         c->in_len += (size_t) n;
@@ -436,6 +470,8 @@ static ssize_t send_counted(EgressConn *c, int fd, const uint8_t *buf, size_t n,
         size_t limit = ours + (size_t) MIN((uint64_t) (n - ours), left);
         ssize_t k;
 
+        assert(c);
+        assert(counter);
         assert(ours <= n);
         if (n == 0)
                 return 0;
@@ -458,6 +494,8 @@ static bool client_write(EgressConn *c) {
         size_t ours = MIN(c->out_ours, c->out_len - c->out_off);
         ssize_t k;
 
+        assert(c);
+
         k = send_counted(c, c->cfd, c->out + c->out_off, c->out_len - c->out_off, ours, &c->bytes_down);
         if (k < 0)
                 return egress_conn_end(c), false;
@@ -477,6 +515,8 @@ static bool client_write(EgressConn *c) {
 
 static bool upstream_write(EgressConn *c) {
         ssize_t k;
+
+        assert(c);
 
         if (c->req.upstream_head && c->head_sent < c->req.upstream_head_len) {
                 k = send_counted(c, c->ufd, (const uint8_t *) c->req.upstream_head + c->head_sent,
@@ -501,6 +541,8 @@ static bool upstream_write(EgressConn *c) {
 static bool upstream_read(EgressConn *c) {
         ssize_t n;
 
+        assert(c);
+
         compact(c->out, &c->out_off, &c->out_len);
         if (c->out_len >= OUT_MAX)
                 return true;
@@ -509,8 +551,8 @@ static bool upstream_read(EgressConn *c) {
                 return true;
         if (n < 0)
                 return egress_conn_end(c), false;
-        if (n == 0)
-                c->upstream_eof = true;
+        if (n == 0 && c->down == FLOW_OPEN)
+                c->down = FLOW_ENDED;
         c->out_len += (size_t) n;
         set_timer(c, IDLE_USEC);
         return true;
@@ -518,22 +560,24 @@ static bool upstream_read(EgressConn *c) {
 
 /* Half-closes what is done; true when both directions are. */
 static bool relay_done(EgressConn *c) {
+        assert(c);
+
         if (c->state != CONN_RELAY)
                 return false;
-        if (c->upstream_eof && c->out_len == 0) {
+        if (c->down != FLOW_OPEN && c->out_len == 0) {
                 /* Absolute form: the response is complete, one per connection. */
                 if (!c->req.connect)
                         return true;
-                if (!c->client_shut) {
+                if (c->down == FLOW_ENDED) {
                         (void) shutdown(c->cfd, SHUT_WR);
-                        c->client_shut = true;
+                        c->down = FLOW_SHUT;
                 }
         }
-        if (c->req.connect && c->client_eof && !up_pending(c) && !c->upstream_shut) {
+        if (c->req.connect && c->up == FLOW_ENDED && !up_pending(c)) {
                 (void) shutdown(c->ufd, SHUT_WR);
-                c->upstream_shut = true;
+                c->up = FLOW_SHUT;
         }
-        return c->client_shut && c->upstream_shut;
+        return c->up == FLOW_SHUT && c->down == FLOW_SHUT;
 }
 
 static int on_client(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
@@ -614,7 +658,8 @@ int egress_conn_new(EgressRun *run, int fd) {
 
         r = sd_event_add_io(run->server->event, &c->cio, cfd, EPOLLIN, on_client, c);
         if (r >= 0)
-                r = sd_event_add_time_relative(run->server->event, &c->timer, CLOCK_MONOTONIC, HEAD_USEC, 0, on_timer, c);
+                r = sd_event_add_time_relative(run->server->event, &c->timer, CLOCK_MONOTONIC, HEAD_USEC, 0, on_timer,
+                                               c);
         if (r < 0) {
                 conn_free(c);
                 return r;

@@ -58,6 +58,9 @@ static bool is_ldh_or_dot(char c) {
 }
 
 static bool token_eq(const char *s, size_t n, const char *word) {
+        assert(s);
+        assert(word);
+
         return strlen(word) == n && strncasecmp(s, word, n) == 0;
 }
 
@@ -65,6 +68,8 @@ static bool token_eq(const char *s, size_t n, const char *word) {
  * a byte no head may hold, seen as early as it arrives. */
 static int find_head_end(const char *buf, size_t n, size_t *ret_len, const char **ret_reason) {
         size_t m = MIN(n, (size_t) EGRESS_REQUEST_HEAD_MAX);
+
+        assert(ret_len);
 
         for (size_t i = 0; i < m; i++) {
                 unsigned char c = (unsigned char) buf[i];
@@ -98,6 +103,9 @@ static int parse_authority(const char *s, size_t n, bool need_port, uint16_t def
                            uint16_t *ret_port, const char **ret_reason) {
         const char *h = s, *colon = NULL;
         size_t hl;
+
+        assert(s);
+        assert(ret_port);
 
         if (n == 0)
                 return bad(ret_reason, "empty host");
@@ -171,6 +179,8 @@ static int parse_authority(const char *s, size_t n, bool need_port, uint16_t def
 static int parse_absolute(Parser *p, const char **ret_reason) {
         const char *t = p->target, *e = p->target + p->target_len, *a, *end;
 
+        assert(p);
+
         if (p->target_len >= 8 && strncasecmp(t, "https://", 8) == 0)
                 return bad(ret_reason, "https:// in absolute form; use CONNECT");
         if (p->target_len < 7 || strncasecmp(t, "http://", 7) != 0)
@@ -191,6 +201,9 @@ static int parse_absolute(Parser *p, const char **ret_reason) {
 static int parse_request_line(Parser *p, const char *line, size_t n, const char **ret_reason) {
         const char *sp1, *sp2, *version;
         size_t i;
+
+        assert(p);
+        assert(line);
 
         sp1 = memchr(line, ' ', n);
         if (!sp1)
@@ -227,6 +240,9 @@ static int check_host_header(Parser *p, const Header *h, const char **ret_reason
         uint16_t port;
         int r;
 
+        assert(p);
+        assert(h);
+
         if (p->has_host)
                 return bad(ret_reason, "more than one Host header");
         p->has_host = true;
@@ -242,6 +258,10 @@ static int check_host_header(Parser *p, const Header *h, const char **ret_reason
 
 static int check_content_length(Parser *p, const Header *h, bool *seen, const char **ret_reason) {
         uint64_t v = 0;
+
+        assert(p);
+        assert(h);
+        assert(seen);
 
         if (h->value_len == 0)
                 return bad(ret_reason, "invalid Content-Length");
@@ -265,6 +285,9 @@ static int check_content_length(Parser *p, const Header *h, bool *seen, const ch
 static int parse_header_line(Parser *p, const char *line, size_t n, const char **ret_reason) {
         const char *colon, *v, *e = line + n;
         Header *h;
+
+        assert(p);
+        assert(line);
 
         if (line[0] == ' ' || line[0] == '\t')
                 return bad(ret_reason, "folded header line (obs-fold)");
@@ -295,6 +318,8 @@ static int check_headers(Parser *p, const char **ret_reason) {
         bool seen_length = false;
         int r = 0;
 
+        assert(p);
+
         for (size_t i = 0; i < p->n_headers && r >= 0; i++) {
                 const Header *h = p->headers + i;
 
@@ -311,6 +336,9 @@ static int check_headers(Parser *p, const char **ret_reason) {
 /* Is name one that a Connection header of the request lists? Those are
  * hop-by-hop too (RFC 9110 7.6.1). */
 static bool listed_in_connection(const Parser *p, const char *name, size_t nl) {
+        assert(p);
+        assert(name);
+
         for (size_t i = 0; i < p->n_headers; i++) {
                 const Header *h = p->headers + i;
                 const char *s = h->value, *e = h->value + h->value_len;
@@ -337,6 +365,9 @@ static bool is_hop_by_hop(const Parser *p, const Header *h) {
                 "Host", "Connection", "Keep-Alive", "TE", "Trailer", "Upgrade", "Proxy-Connection",
         };
 
+        assert(p);
+        assert(h);
+
         if (h->name_len >= 6 && strncasecmp(h->name, "Proxy-", 6) == 0)
                 return true;
         for (size_t i = 0; i < ELEMENTSOF(dropped); i++)
@@ -350,6 +381,8 @@ static int build_upstream_head(Parser *p) {
         size_t len = 0;
         FILE *f;
         bool v6 = strchr(p->req.host, ':'), length_sent = false;
+
+        assert(p);
 
         f = open_memstream(&buf, &len);
         if (!f)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "egress-conn.h"
 #include "egress-server.h"
 #include "json-util.h"
@@ -58,10 +58,14 @@ const char *egress_run_admit(EgressRun *r) {
 }
 
 uint64_t egress_run_bytes_left(const EgressRun *r) {
+        assert(r);
+
         return r->bytes >= r->max_bytes ? 0 : r->max_bytes - r->bytes;
 }
 
 void egress_run_add_bytes(EgressRun *r, uint64_t n) {
+        assert(r);
+
         r->bytes += n;
 }
 
@@ -71,6 +75,7 @@ static void conn_report(EgressRun *r, EgressVerdict v, const char *host, uint16_
                         uint64_t bytes_down) {
         _cleanup_json_ json_object *j = NULL;
 
+        assert(host);
         assert(r);
         assert(v >= 0 && v < _EGRESS_VERDICT_MAX);
 
@@ -89,13 +94,14 @@ static void conn_report(EgressRun *r, EgressVerdict v, const char *host, uint16_
                 return;
         /* Accounting: a broker that does not read loses reports, never
          * stalls us (the socket is non-blocking); "ended" sums them up. */
-        (void) broker_send(r->control_fd, j, NULL, 0);
+        (void) packet_send(r->control_fd, j, NULL, 0);
 }
 
 void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint16_t port, uint64_t bytes_up,
                            uint64_t bytes_down, bool cut) {
         const char *verdict = egress_verdict_to_string(v);
 
+        assert(host);
         assert(r);
         assert(verdict);
 
@@ -114,6 +120,8 @@ void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint
 }
 
 static void feed_end(EgressRun *r, const char *why) {
+        assert(r);
+
         if (why)
                 log_warning("Run %.12s: %s; its feed is closed.", r->run_id, why);
         r->feed_io = sd_event_source_disable_unref(r->feed_io);
@@ -141,6 +149,8 @@ static bool fd_is_tcp_peer(int fd) {
 static void refuse_at_once(EgressRun *r, int fd, const char *why) {
         char answer[320];
         int n;
+
+        assert(r);
 
         n = snprintf(answer, sizeof answer,
                      "HTTP/1.1 403 Forbidden (mcp-exec egress: %s)\r\nContent-Type: text/plain\r\n"
@@ -242,9 +252,12 @@ static int on_feed(sd_event_source *es, int fd, uint32_t revents, void *userdata
 static int send_error(EgressRun *r, const char *message) {
         _cleanup_json_ json_object *j = NULL;
 
+        assert(r);
+        assert(message);
+
         log_warning("Refused a run: %s", message);
         if (json_build(&j, JB_STR("event", "error"), JB_STR("message", message), JB_END) >= 0)
-                (void) broker_send(r->control_fd, j, NULL, 0);
+                (void) packet_send(r->control_fd, j, NULL, 0);
         return -EINVAL;
 }
 
@@ -265,6 +278,9 @@ static int run_start(EgressRun *r, json_object *msg) {
         int64_t maxc = json_get_int64(msg, "max_connections", 0), maxb = json_get_int64(msg, "max_bytes", 0);
         int k;
 
+        assert(r);
+        assert(msg);
+
         if (!streq_ptr(json_get_string(msg, "op"), "run") || !valid_run_id(id))
                 return send_error(r, "expected {\"op\":\"run\"} with a run_id of 32 hex digits");
         memcpy(r->run_id, id, 33);
@@ -283,7 +299,7 @@ static int run_start(EgressRun *r, json_object *msg) {
         r->feed_fd = TAKE_FD(pair[0]);
         if (json_build(&reply, JB_STR("event", "feed"), JB_END) < 0)
                 return log_oom();
-        k = broker_send(r->control_fd, reply, &pair[1], 1);
+        k = packet_send(r->control_fd, reply, &pair[1], 1);
         if (k < 0)
                 return log_warning_errno(k, "Cannot hand run %.12s its feed: %m", r->run_id);
         r->started = true;
@@ -298,11 +314,13 @@ static int run_start(EgressRun *r, json_object *msg) {
 static int send_ended(EgressRun *r) {
         _cleanup_json_ json_object *j = NULL, *conns = json_object_new_object();
 
+        assert(r);
+
         if (!conns)
                 return -ENOMEM;
         for (EgressVerdict v = 0; v < _EGRESS_VERDICT_MAX; v++)
-                if (r->ended[v] > 0 &&
-                    json_add_int(conns, egress_verdict_to_string(v), (int64_t) MIN(r->ended[v], (uint64_t) INT64_MAX)) < 0)
+                if (r->ended[v] > 0 && json_add_int(conns, egress_verdict_to_string(v),
+                                                    (int64_t) MIN(r->ended[v], (uint64_t) INT64_MAX)) < 0)
                         return -ENOMEM;
         if (json_build(&j,
                        JB_STR("event", "ended"),
@@ -311,7 +329,7 @@ static int send_ended(EgressRun *r) {
                        JB_INT("bytes_down", (int64_t) MIN(r->bytes_down, (uint64_t) INT64_MAX)),
                        JB_END) < 0)
                 return -ENOMEM;
-        return broker_send(r->control_fd, j, NULL, 0);
+        return packet_send(r->control_fd, j, NULL, 0);
 }
 
 /* {"op":"end"}: the run's unit is gone. Its connections are cut now, all
@@ -319,6 +337,8 @@ static int send_ended(EgressRun *r) {
  * builds the result from it (issue 37: what was open at the end counts). */
 static void run_end(EgressRun *r) {
         int k;
+
+        assert(r);
 
         r->ending = true;
         feed_end(r, NULL);
@@ -344,7 +364,7 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
         }
         for (unsigned i = 0; i < FEED_PER_WAKEUP; i++) {
                 _cleanup_json_ json_object *msg = NULL;
-                int k = broker_recv(fd, &msg, NULL, 0, NULL);
+                int k = packet_recv(fd, &msg, NULL, 0, NULL);
 
                 if (k == -EAGAIN)
                         return 0;
@@ -392,7 +412,8 @@ int egress_run_new(EgressServer *s, int control_fd) {
 
         k = sd_event_add_io(s->event, &r->control_io, fd, EPOLLIN, on_control, r);
         if (k >= 0)
-                k = sd_event_add_time_relative(s->event, &r->timer, CLOCK_MONOTONIC, RUN_PACKET_USEC, 0, on_run_timeout, r);
+                k = sd_event_add_time_relative(s->event, &r->timer, CLOCK_MONOTONIC, RUN_PACKET_USEC, 0, on_run_timeout,
+                                               r);
         if (k < 0) {
                 egress_run_free(r);
                 return k;

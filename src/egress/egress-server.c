@@ -18,16 +18,11 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         uid_t uid;
         int r;
 
-        r = daemon_accept(fd, &cfd, &pid, &uid);
+        assert(s);
+
+        r = daemon_accept_root(fd, UID_INVALID, NULL, NULL, &cfd, &pid, &uid);
         if (r <= 0)
                 return 0;
-        /* The socket is 0600 root already; this holds if a mode is wrong. */
-        if (uid != 0) {
-                log_struct(LOG_WARNING, "MESSAGE=Refused a connection from uid %u", (unsigned) uid,
-                           "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
-                           "MCP_DECISION=%s", "denied");
-                return 0;
-        }
         if (s->n_runs >= s->runs_max) {
                 log_warning("%u runs at once already; a control connection is closed.", s->n_runs);
                 return 0;

@@ -23,6 +23,9 @@ typedef struct Reader {
 } Reader;
 
 static bool get_u8(Reader *r, unsigned *ret) {
+        assert(r);
+        assert(ret);
+
         if (r->n < 1)
                 return false;
         *ret = r->p[0];
@@ -32,6 +35,9 @@ static bool get_u8(Reader *r, unsigned *ret) {
 }
 
 static bool get_u16(Reader *r, unsigned *ret) {
+        assert(r);
+        assert(ret);
+
         if (r->n < 2)
                 return false;
         *ret = (unsigned) r->p[0] << 8 | r->p[1];
@@ -41,6 +47,9 @@ static bool get_u16(Reader *r, unsigned *ret) {
 }
 
 static bool get_u24(Reader *r, size_t *ret) {
+        assert(r);
+        assert(ret);
+
         if (r->n < 3)
                 return false;
         *ret = (size_t) r->p[0] << 16 | (size_t) r->p[1] << 8 | r->p[2];
@@ -51,6 +60,9 @@ static bool get_u24(Reader *r, size_t *ret) {
 
 /* The next len bytes as a reader of their own. */
 static bool get_sub(Reader *r, size_t len, Reader *ret) {
+        assert(r);
+        assert(ret);
+
         if (r->n < len)
                 return false;
         *ret = (Reader) { r->p, len };
@@ -62,6 +74,9 @@ static bool get_sub(Reader *r, size_t len, Reader *ret) {
 /* A vector with a 1- or 2-byte length prefix. */
 static bool get_vec(Reader *r, unsigned len_bytes, Reader *ret) {
         unsigned len;
+
+        assert(r);
+        assert(ret);
 
         if (!(len_bytes == 1 ? get_u8(r, &len) : get_u16(r, &len)))
                 return false;

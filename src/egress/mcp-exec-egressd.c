@@ -90,6 +90,9 @@ static int setup_budget(const EgressConfig *egress, uint64_t *ret_runs_max) {
         Config c;
         int r;
 
+        assert(egress);
+        assert(ret_runs_max);
+
         r = config_parse(environ, &c, &error);
         if (r < 0)
                 return log_error_errno(r, "Bad configuration: %s", error ?: "invalid");
@@ -105,13 +108,13 @@ static int setup_budget(const EgressConfig *egress, uint64_t *ret_runs_max) {
                         return log_error_errno(errno, "Cannot raise the open-file limit to %" PRIu64 ": %m", need);
         }
         if (rl.rlim_cur < need)
-                return log_error_errno(EMFILE,
-                                       "Up to %" PRIu64 " runs (MCP_EXEC_MAX_CONCURRENT + MCP_EXEC_MAX_SESSIONS + %u) "
-                                       "with %" PRIu64 " connections each (MCP_EXEC_EGRESS_MAX_CONNECTIONS) need %" PRIu64
-                                       " descriptors, above the open-file limit %" PRIu64 ": refusing to start. Lower "
-                                       "them, or raise LimitNOFILE= of mcp-exec-egress.service.",
-                                       runs_max, EGRESS_RUNS_SLACK, egress->max_connections, need,
-                                       (uint64_t) rl.rlim_cur);
+                return log_error_errno(
+                        EMFILE,
+                        "Up to %" PRIu64 " runs (MCP_EXEC_MAX_CONCURRENT + MCP_EXEC_MAX_SESSIONS + %u) "
+                        "with %" PRIu64 " connections each (MCP_EXEC_EGRESS_MAX_CONNECTIONS) need %" PRIu64
+                        " descriptors, above the open-file limit %" PRIu64 ": refusing to start. Lower "
+                        "them, or raise LimitNOFILE= of mcp-exec-egress.service.",
+                        runs_max, EGRESS_RUNS_SLACK, egress->max_connections, need, (uint64_t) rl.rlim_cur);
         log_debug("Up to %" PRIu64 " runs, %" PRIu64 " descriptors of %" PRIu64 ".", runs_max, need,
                   (uint64_t) rl.rlim_cur);
         *ret_runs_max = runs_max;
@@ -128,32 +131,9 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "listen", required_argument, NULL, 'l' },
-                { "idle-exit-sec", required_argument, NULL, 'i' },
-                {},
-        };
-        int c;
-
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case 'l':
-                        arg_listen = optarg;
-                        break;
-                case 'i':
-                        if (parse_uint(optarg, &arg_idle_sec) < 0)
-                                return log_error_errno(EINVAL, "Invalid --idle-exit-sec=%s", optarg);
-                        break;
-                default:
-                        return -EINVAL;
-                }
-        if (optind < argc)
-                return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
-        return 1;
+        return daemon_parse_argv(&(DaemonArgv) {
+                .help = help, .listen = &arg_listen, .idle_exit_sec = &arg_idle_sec,
+        }, argc, argv);
 }
 
 static int run(int argc, char *argv[]) {

@@ -35,7 +35,7 @@ static int on_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         BrokerError e;
         int r;
 
-        r = broker_recv(fd, &msg, NULL, 0, NULL);
+        r = packet_recv(fd, &msg, NULL, 0, NULL);
         if (r == -EAGAIN || r == -EINTR)
                 return 0;
         if (r <= 0) {
@@ -78,10 +78,10 @@ int broker_request_start(sd_event *e, const char *socket_path, json_object *msg,
                 return -ENOMEM;
         b->done = done;
         b->userdata = userdata;
-        b->fd = broker_connect(socket_path);
+        b->fd = packet_connect(socket_path);
         if (b->fd < 0)
                 return b->fd;
-        r = broker_send(b->fd, msg, NULL, 0);
+        r = packet_send(b->fd, msg, NULL, 0);
         if (r < 0)
                 return r;
         r = sd_event_add_io(e, &b->io, b->fd, EPOLLIN, on_io, b);

@@ -218,8 +218,10 @@ static void finish(ExecClient *c) {
         c->timer = sd_event_source_disable_unref(c->timer);
 
         if (r->error == BROKER_ERROR_NONE) {
-                r->stdout_text = utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
-                r->stderr_text = utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
+                r->stdout_text =
+                        utf8_sanitize(c->out.data[OUTPUT_STDOUT] ?: "", c->out.size[OUTPUT_STDOUT], &r->stdout_len);
+                r->stderr_text =
+                        utf8_sanitize(c->out.data[OUTPUT_STDERR] ?: "", c->out.size[OUTPUT_STDERR], &r->stderr_len);
                 uint64_t held = c->out.charged;
 
                 r->truncated = c->out.truncated;
@@ -248,8 +250,8 @@ static void fail(ExecClient *c, BrokerError error, const char *message) {
 /* The launcher said the program exited (not killed: only the broker knows
  * whether by the OOM killer or a timeout) and ended its report. */
 static bool launcher_reported_exit(const ExecClient *c) {
-        return c->result_channel && !c->session && !c->network && c->res_done && c->results.ended && c->results.have_status &&
-               c->results.signal == 0;
+        return c->result_channel && !c->session && !c->network && c->res_done && c->results.ended &&
+               c->results.have_status && c->results.signal == 0;
 }
 
 static void maybe_finish(ExecClient *c) {
@@ -269,7 +271,7 @@ static void maybe_finish(ExecClient *c) {
                 return;
         /* Done for our caller; the unit's teardown is the broker's. */
         detach = json_object_new_object();
-        if (!detach || json_add_string(detach, "op", "detach") < 0 || broker_send(c->sock, detach, NULL, 0) < 0)
+        if (!detach || json_add_string(detach, "op", "detach") < 0 || packet_send(c->sock, detach, NULL, 0) < 0)
                 return;         /* then the broker's exit event it is */
         if (c->results.duration_us != UINT64_MAX)
                 c->result.duration_ms = c->results.duration_us / 1000;
@@ -400,7 +402,7 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
         const char *event;
         int r;
 
-        r = broker_recv(fd, &msg, NULL, 0, NULL);
+        r = packet_recv(fd, &msg, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
         if (r <= 0) {
@@ -481,7 +483,7 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
                 return -ENOMEM;
         if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
                 return -ENOMEM;
-        return broker_send(sock, msg, fds, n_fds);
+        return packet_send(sock, msg, fds, n_fds);
 }
 
 static void add_segment(ExecClient *c, const void *data, size_t size) {
@@ -572,7 +574,7 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         if (r < 0)
                 return r;
 
-        c->sock = broker_connect(socket_path);
+        c->sock = packet_connect(socket_path);
         if (c->sock < 0)
                 return c->sock;
 

@@ -354,10 +354,11 @@ static int finish_data(ResultReader *r) {
                                 i->width = info.width;
                                 i->height = info.height;
                                 if (!image_size_ok(info.width, info.height))
-                                        k = result_item_refuse(
-                                                i, "%" PRIu32 "x%" PRIu32 " pixels, more than %ux%u or %" PRIu64 " Mpixel",
-                                                info.width, info.height, IMAGE_MAX_SIDE, IMAGE_MAX_SIDE,
-                                                IMAGE_MAX_PIXELS / 1000000);
+                                        k = result_item_refuse(i,
+                                                               "%" PRIu32 "x%" PRIu32
+                                                               " pixels, more than %ux%u or %" PRIu64 " Mpixel",
+                                                               info.width, info.height, IMAGE_MAX_SIDE, IMAGE_MAX_SIDE,
+                                                               IMAGE_MAX_PIXELS / 1000000);
                         }
                         if (k >= 0 && i->reason) {
                                 r->n_images--;  /* its place is free again */
@@ -415,8 +416,8 @@ static json_object *clean_installed(json_object *a) {
                 if (!json_object_is_type(name, json_type_string) || !json_object_is_type(version, json_type_string))
                         continue;
                 e = json_object_new_object();
-                if (!e || json_add(e, "name", clean_string(name)) < 0 || json_add(e, "version", clean_string(version)) < 0 ||
-                    json_append(o, e) < 0) {
+                if (!e || json_add(e, "name", clean_string(name)) < 0 ||
+                    json_add(e, "version", clean_string(version)) < 0 || json_append(o, e) < 0) {
                         json_object_put(e);
                         return NULL;
                 }
@@ -450,7 +451,8 @@ static int packages_meta(json_object *meta, json_object **ret) {
         if (json_object_is_type(v, json_type_boolean) &&
             json_add_bool(o, "fresh_interpreter", json_object_get_boolean(v)) < 0)
                 return -ENOMEM;
-        if (get_uint(meta, "duration_us", UINT64_C(1) << 52, &us) == 0 && json_add_int(o, "duration_us", (int64_t) us) < 0)
+        if (get_uint(meta, "duration_us", UINT64_C(1) << 52, &us) == 0 &&
+            json_add_int(o, "duration_us", (int64_t) us) < 0)
                 return -ENOMEM;
         *ret = TAKE_PTR(o);
         return 0;

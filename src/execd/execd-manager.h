@@ -23,7 +23,7 @@
 #include "mem-budget.h"
 #include "node-status.h"
 #include "stdio-server.h"
-#include "tool-packages.h"
+#include "tool-arg-packages.h"
 
 /* What the command line says (mcp-execd.c). */
 typedef struct ManagerArgs {

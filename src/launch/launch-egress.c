@@ -182,7 +182,8 @@ int launch_egress_check(int listener, const char **ret_reason) {
         }
         r = check_no_route();
         if (r < 0) {
-                *ret_reason = "egress self-check: a connect() to 192.0.2.1:80 did not fail with ENETUNREACH (a route out?)";
+                *ret_reason =
+                        "egress self-check: a connect() to 192.0.2.1:80 did not fail with ENETUNREACH (a route out?)";
                 return r;
         }
         if (fstat(listener, &st) < 0) {

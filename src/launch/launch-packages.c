@@ -49,7 +49,8 @@ static int fail(LaunchInstall *i, const char *error) {
 static json_object *answer_list(json_object *ans, const char *key, json_type type) {
         json_object *l = json_get(ans, key), *out = json_object_new_array();
 
-        for (size_t k = 0; out && l && json_object_is_type(l, json_type_array) && k < json_object_array_length(l); k++) {
+        for (size_t k = 0; out && l && json_object_is_type(l, json_type_array) && k < json_object_array_length(l);
+             k++) {
                 json_object *e = json_object_array_get_idx(l, k);
                 if (json_object_is_type(e, type) &&
                     (type != json_type_object || (json_get_string(e, "name") && json_get_string(e, "version"))))
@@ -83,28 +84,26 @@ static int sort_specs(json_object *run, char **session, LaunchInstall *i, json_o
         return 0;
 }
 
-int launch_packages_install(const LaunchArgs *a, json_object *run, char ***session, bool allow_replace,
-                            uint64_t deadline, LaunchInstall *ret) {
+/* Sorts, then installs what is new with the installer: the steps of
+ * launch_packages_install(), each failure returned as it happens. */
+static int install(const LaunchArgs *a, json_object *run, char ***session, bool allow_replace, uint64_t deadline,
+                   LaunchInstall *i) {
         _cleanup_json_ json_object *fresh = NULL, *req = NULL, *ans = NULL;
-        LaunchInstall *i = ret;
-        uint64_t t0 = now_usec();
         const char *why = NULL;
         int r;
 
         assert(a);
-        assert(ret);
+        assert(run);
+        assert(i);
 
-        *i = (LaunchInstall) {};
         r = sort_specs(run, session ? *session : NULL, i, &fresh);
         if (r < 0 || i->error)
-                goto out;
-        if (!a->wheelhouse) {
-                r = fail(i, "packages are not enabled on this server");
-                goto out;
-        }
+                return r;
+        if (!a->wheelhouse)
+                return fail(i, "packages are not enabled on this server");
         i->ok = true;
         if (json_object_array_length(fresh) == 0)
-                goto out;
+                return 0;
         r = json_build(&req,
                        JB_STR("wheelhouse", a->wheelhouse),
                        JB_STR("prefix", SANDBOX_PACKAGES_PREFIX),
@@ -113,31 +112,39 @@ int launch_packages_install(const LaunchArgs *a, json_object *run, char ***sessi
                        JB_BOOL("allow_replace", allow_replace),
                        JB_END);
         if (r < 0)
-                goto out;
+                return r;
         ans = launch_installer_run(a, req, deadline, i, &why);
-        if (!ans) {
-                r = fail(i, why);
-                goto out;
-        }
+        if (!ans)
+                return fail(i, why);
         i->ok = json_get_bool(ans, "ok");
-        if (!i->ok) {
-                r = fail(i, json_get_string(ans, "error") ?: "the installer failed");
-                goto out;
-        }
+        if (!i->ok)
+                return fail(i, json_get_string(ans, "error") ?: "the installer failed");
         i->installed = answer_list(ans, "installed", json_type_object);
         i->replaced = answer_list(ans, "replaced", json_type_string);
-        if (!i->installed || !i->replaced) {
-                r = -ENOMEM;
-                goto out;
-        }
+        if (!i->installed || !i->replaced)
+                return -ENOMEM;
         for (size_t k = 0; session && k < json_object_array_length(fresh); k++) {
                 const char *s = json_object_get_string(json_object_array_get_idx(fresh, k));
+
                 r = strv_extend_n(session, s, strlen(s));
                 if (r < 0)
-                        goto out;
+                        return r;
         }
-out:
-        i->duration_usec = now_usec() - t0;
+        return 0;
+}
+
+int launch_packages_install(const LaunchArgs *a, json_object *run, char ***session, bool allow_replace,
+                            uint64_t deadline, LaunchInstall *ret) {
+        uint64_t t0 = now_usec();
+        int r;
+
+        assert(a);
+        assert(run);
+        assert(ret);
+
+        *ret = (LaunchInstall) {};
+        r = install(a, run, session, allow_replace, deadline, ret);
+        ret->duration_usec = now_usec() - t0;
         return r < 0 ? r : 0;
 }
 
@@ -173,9 +180,11 @@ void launch_packages_send(const LaunchInstall *i, bool fresh_interpreter, Result
                 if (r >= 0 && !i->ok)
                         /* Even cut to ERROR_MAX, a text of control bytes
                          * grows sixfold in JSON: then it is left out. */
-                        r = json_build_into(m, JB_STR("error", n > 0 ? i->error ?: "failed"
-                                                                     : "the installer failed (its error text is too long to report)"),
-                                            JB_END);
+                        r = json_build_into(
+                                m,
+                                JB_STR("error", n > 0 ? i->error ?: "failed"
+                                                      : "the installer failed (its error text is too long to report)"),
+                                JB_END);
                 if (r < 0 || !json_serialize(m, &len))
                         return;
                 if (len <= RESULT_FRAME_META_MAX || n == 0) {

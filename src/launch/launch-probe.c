@@ -152,7 +152,8 @@ static void probe_run_entries(void) {
                         /* A name that is not plain is only counted, never echoed. */
                         size_t l = strlen(de->d_name);
                         bool plain = l <= 64 &&
-                                     strspn(de->d_name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == l;
+                                     strspn(de->d_name,
+                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == l;
                         printf("%s%s", n++ ? "," : "", plain ? de->d_name : "?");
                 }
                 (void) closedir(d);

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "json-util.h"
 #include "launch-collect.h"
 #include "egress-proto.h"
@@ -60,7 +60,7 @@ static int run_ready(int sock, pid_t pid) {
                 (void) waitpid(pid, &status, 0);
                 return launch_fail("the interpreter did not start (a preloaded module may have crashed it)", 0);
         }
-        r = broker_send(CONTROL_FD, ready, NULL, 0);
+        r = packet_send(CONTROL_FD, ready, NULL, 0);
         if (r < 0)
                 return launch_fail("telling the broker we are ready", r);
         return 0;
@@ -69,7 +69,7 @@ static int run_ready(int sock, pid_t pid) {
 /* An egress run's feed is the last fd of the run, with "egress": true; a run
  * has one exactly when we have a listener (--egress). 0 with *ret_feed
  * (non-blocking) taken out of fds, or the exit status. */
-static int run_take_feed(const LaunchArgs *a, json_object *run, int fds[static BROKER_MAX_FDS], size_t *n_fds,
+static int run_take_feed(const LaunchArgs *a, json_object *run, int fds[static PACKET_MAX_FDS], size_t *n_fds,
                          int *ret_feed) {
         int r;
 
@@ -97,7 +97,7 @@ static int run_take_feed(const LaunchArgs *a, json_object *run, int fds[static B
  * *ret_run set; 0 with *ret_run NULL at EOF: the broker stopped us (the pool
  * drained), nothing ran; or the exit status. fds[] gets the fds, also on
  * failure (the caller closes them). */
-static int run_receive(const LaunchArgs *a, int fds[static BROKER_MAX_FDS], ResultWriter *w, int *ret_feed,
+static int run_receive(const LaunchArgs *a, int fds[static PACKET_MAX_FDS], ResultWriter *w, int *ret_feed,
                        json_object **ret_run) {
         _cleanup_json_ json_object *run = NULL;
         size_t n_fds = 0;
@@ -108,13 +108,13 @@ static int run_receive(const LaunchArgs *a, int fds[static BROKER_MAX_FDS], Resu
         assert(ret_run);
 
         for (;;) {
-                /* broker_recv() never blocks: wait here, asleep (a warm unit
+                /* packet_recv() never blocks: wait here, asleep (a warm unit
                  * may wait many minutes). */
                 struct pollfd p = { .fd = CONTROL_FD, .events = POLLIN };
 
                 if (poll(&p, 1, -1) < 0 && errno != EINTR)
                         return launch_fail("waiting for the run", errno);
-                r = broker_recv(CONTROL_FD, &run, fds, BROKER_MAX_FDS, &n_fds);
+                r = packet_recv(CONTROL_FD, &run, fds, PACKET_MAX_FDS, &n_fds);
                 if (r != -EAGAIN && r != -EINTR)
                         break;
         }
@@ -333,7 +333,7 @@ int launch_run(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_object *run = NULL;
         static FigureInbox figs;
-        int fds[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -EBADF };
+        int fds[PACKET_MAX_FDS] = { [0 ... PACKET_MAX_FDS - 1] = -EBADF };
         _cleanup_close_ int listener = -EBADF, feed = -EBADF;
         ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
         uint64_t t0 = 0, t1;

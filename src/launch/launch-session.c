@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker-proto.h"
+#include "packet.h"
 #include "json-util.h"
 #include "launch-collect.h"
 #include "launch-egress.h"
@@ -136,14 +136,14 @@ static int read_child(LaunchSession *s, LaunchCall *c) {
 /* The broker, during a call: "interrupt", or EOF (the session is closed). */
 static void read_broker(LaunchSession *s, LaunchCall *c) {
         _cleanup_json_ json_object *m = NULL;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
         size_t n_fds = 0;
         int r;
 
         assert(s);
         assert(c);
 
-        r = broker_recv(CONTROL_FD, &m, fds, ELEMENTSOF(fds), &n_fds);
+        r = packet_recv(CONTROL_FD, &m, fds, ELEMENTSOF(fds), &n_fds);
         if (r > 0)
                 (void) take_feed(s, m, fds, n_fds);
         for (size_t i = 0; i < n_fds; i++)
@@ -288,7 +288,7 @@ static void report(LaunchSession *s, LaunchCall *c) {
          * and ends the session as lost (the interpreter dies with us). */
         if (r < 0)
                 launch_exit_like(W_EXITCODE(LAUNCH_EXIT_FAILED, 0));
-        (void) broker_send(CONTROL_FD, done, NULL, 0);
+        (void) packet_send(CONTROL_FD, done, NULL, 0);
 }
 
 /* The call's "packages", before its code is read; the install's time is
@@ -368,6 +368,63 @@ static void launch_session_call(LaunchSession *s, json_object *msg, int fds[], s
         report(s, &c);
 }
 
+/* Serves the broker's calls until it closes the session or the interpreter is gone. */
+static int serve(LaunchSession *s) {
+        int r;
+
+        assert(s);
+
+        for (;;) {
+                _cleanup_json_ json_object *msg = NULL;
+                struct pollfd p[] = {
+                        { .fd = CONTROL_FD, .events = POLLIN },
+                        { .fd = s->pidfd, .events = POLLIN },
+                        { .fd = listener_to_poll(s), .events = POLLIN },
+                };
+                int fds[PACKET_MAX_FDS] = { [0 ... PACKET_MAX_FDS - 1] = -EBADF };
+                size_t n_fds = 0;
+
+                if (poll(p, ELEMENTSOF(p), -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        launch_session_kill(s);
+                        return launch_fail("poll", errno);
+                }
+                /* Between calls a background thread may still connect. */
+                if (p[2].revents)
+                        launch_egress_accept(&s->listener, &s->feed);
+                if (p[1].revents) {
+                        /* Died between calls: a thread's os._exit(), the OOM killer. */
+                        launch_session_reap(s);
+                        launch_exit_like(s->status);
+                }
+                if (!p[0].revents)
+                        continue;
+                r = packet_recv(CONTROL_FD, &msg, fds, ELEMENTSOF(fds), &n_fds);
+                if (r == -EAGAIN || r == -EINTR)
+                        continue;
+                if (r == 0) {
+                        /* The broker closed the session. */
+                        launch_session_kill(s);
+                        return 0;
+                }
+                if (r < 0) {
+                        launch_session_kill(s);
+                        return launch_fail("reading from the broker", r);
+                }
+                if (take_feed(s, msg, fds, n_fds) || !streq_ptr(json_get_string(msg, "op"), "run") || n_fds < 3) {
+                        for (size_t i = 0; i < n_fds; i++)
+                                safe_close(fds[i]);
+                        continue;       /* the feed, or a late "interrupt": the call is over */
+                }
+                launch_session_call(s, msg, fds, n_fds);
+                for (size_t i = 0; i < n_fds; i++)
+                        safe_close(fds[i]);
+                if (s->gone)
+                        launch_exit_like(s->status);
+        }
+}
+
 int launch_session(const LaunchArgs *a) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         _cleanup_json_ json_object *ready = NULL;
@@ -414,59 +471,11 @@ int launch_session(const LaunchArgs *a) {
                         return launch_fail(reason, r);
                 }
         }
-        r = broker_send(CONTROL_FD, ready, NULL, 0);
+        r = packet_send(CONTROL_FD, ready, NULL, 0);
         if (r < 0) {
                 launch_session_kill(&s);
                 return launch_fail("telling the broker we are ready", r);
         }
 
-        for (;;) {
-                _cleanup_json_ json_object *msg = NULL;
-                struct pollfd p[] = {
-                        { .fd = CONTROL_FD, .events = POLLIN },
-                        { .fd = pidfd, .events = POLLIN },
-                        { .fd = listener_to_poll(&s), .events = POLLIN },
-                };
-                int fds[BROKER_MAX_FDS] = { [0 ... BROKER_MAX_FDS - 1] = -EBADF };
-                size_t n_fds = 0;
-
-                if (poll(p, ELEMENTSOF(p), -1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        launch_session_kill(&s);
-                        return launch_fail("poll", errno);
-                }
-                /* Between calls a background thread may still connect. */
-                if (p[2].revents)
-                        launch_egress_accept(&s.listener, &s.feed);
-                if (p[1].revents) {
-                        /* Died between calls: a thread's os._exit(), the OOM killer. */
-                        launch_session_reap(&s);
-                        launch_exit_like(s.status);
-                }
-                if (!p[0].revents)
-                        continue;
-                r = broker_recv(CONTROL_FD, &msg, fds, ELEMENTSOF(fds), &n_fds);
-                if (r == -EAGAIN || r == -EINTR)
-                        continue;
-                if (r == 0) {
-                        /* The broker closed the session. */
-                        launch_session_kill(&s);
-                        return 0;
-                }
-                if (r < 0) {
-                        launch_session_kill(&s);
-                        return launch_fail("reading from the broker", r);
-                }
-                if (take_feed(&s, msg, fds, n_fds) || !streq_ptr(json_get_string(msg, "op"), "run") || n_fds < 3) {
-                        for (size_t i = 0; i < n_fds; i++)
-                                safe_close(fds[i]);
-                        continue;       /* the feed, or a late "interrupt": the call is over */
-                }
-                launch_session_call(&s, msg, fds, n_fds);
-                for (size_t i = 0; i < n_fds; i++)
-                        safe_close(fds[i]);
-                if (s.gone)
-                        launch_exit_like(s.status);
-        }
+        return serve(&s);
 }

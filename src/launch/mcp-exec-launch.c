@@ -27,11 +27,12 @@
 #include "parse-util.h"
 
 static int usage(void) {
-        fprintf(stderr, "usage: mcp-exec-launch --python=PATH --bootstrap=PATH [--max-code-bytes=N] [--preload=MODULES]\n"
-                        "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
-                        "                       [--egress] [--wheelhouse=DIR]\n"
-                        "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
-                        "       mcp-exec-launch --probe\n");
+        fprintf(stderr,
+                "usage: mcp-exec-launch --python=PATH --bootstrap=PATH [--max-code-bytes=N] [--preload=MODULES]\n"
+                "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
+                "                       [--egress] [--wheelhouse=DIR]\n"
+                "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
+                "       mcp-exec-launch --probe\n");
         return LAUNCH_EXIT_FAILED;
 }
 
@@ -78,7 +79,8 @@ int main(int argc, char *argv[]) {
         if (listener >= 0) {
                 r = exit_watch_start(listener);
                 if (r < 0) {
-                        fprintf(stderr, "mcp-exec-launch: cannot watch for the interpreter's exit, refusing to run: %s\n",
+                        fprintf(stderr,
+                                "mcp-exec-launch: cannot watch for the interpreter's exit, refusing to run: %s\n",
                                 strerror(-r));
                         return LAUNCH_EXIT_FAILED;
                 }

@@ -22,8 +22,8 @@
 #include "mcp-task.h"
 #include "broker-proto.h"
 #include "mcp-tool.h"
-#include "tool-network.h"
-#include "tool-packages.h"
+#include "tool-arg-network.h"
+#include "tool-arg-packages.h"
 #include "util.h"
 
 /* Request ids as logged and as part of the broker's run tag. */

@@ -10,7 +10,7 @@
 
 #include "egress-policy.h"
 #include "mem-budget.h"
-#include "tool-packages.h"
+#include "tool-arg-packages.h"
 
 typedef struct McpServerConfig {
         const char *broker_socket;      /* broker socket path */

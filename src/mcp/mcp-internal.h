@@ -11,7 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "call-queue.h"
-#include "sandbox-sessions.h"
+#include "sandbox-session-table.h"
 #include "list.h"
 #include "mcp-server.h"
 #include "revision.h"

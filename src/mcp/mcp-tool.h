@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "broker-proto.h"
-#include "sandbox-sessions.h"
+#include "sandbox-session-table.h"
 #include "mcp-config.h"
 #include "revision.h"
 #include "tool-exec.h"

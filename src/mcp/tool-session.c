@@ -14,8 +14,8 @@
 #include "macro.h"
 #include "mcp-tool.h"
 #include "node-id.h"
-#include "tool-network.h"
-#include "tool-packages.h"
+#include "tool-arg-network.h"
+#include "tool-arg-packages.h"
 #include "util.h"
 
 const char tool_session_gone_text[] =
@@ -138,7 +138,8 @@ json_object *tool_session_create_definition(const McpServerConfig *c, const McpR
         if (network && json_add(json_get(json_get(t, "inputSchema"), "properties"), "network", TAKE_PTR(network)) < 0)
                 return NULL;
         if (tool_packages_schema(c->packages, &packages) < 0 ||
-            (packages && json_add(json_get(json_get(t, "inputSchema"), "properties"), "packages", TAKE_PTR(packages)) < 0))
+            (packages &&
+             json_add(json_get(json_get(t, "inputSchema"), "properties"), "packages", TAKE_PTR(packages)) < 0))
                 return NULL;
         return TAKE_PTR(t);
 }

@@ -5,7 +5,7 @@
  * handle exec takes. A handle is "<node>.<32 hex>" (node-id.h): the node
  * lets a load balancer route it, the hex is the broker's 128-bit random id.
  * The definitions, argument checks, results and the front end's table of
- * handles given out (sandbox-sessions.h); no I/O here. */
+ * handles given out (sandbox-session-table.h); no I/O here. */
 
 #include <json-c/json.h>
 
@@ -34,9 +34,9 @@ int tool_session_parse_handle(const char *handle, char ret_id[static TOOL_SESSIO
 int tool_session_format_handle(const char *id, char **ret);
 
 /* session_create takes nothing but an optional "network" (an egress
- * policy's name, checked later with the caller: tool-network.h), *ret_network
+ * policy's name, checked later with the caller: tool-arg-network.h), *ret_network
  * borrowed from arguments or NULL, and optional "packages" (checked later
- * with the wheelhouse: tool-packages.h), *ret_packages borrowed or NULL;
+ * with the wheelhouse: tool-arg-packages.h), *ret_packages borrowed or NULL;
  * session_close {"session": handle}:
  * -EINVAL with *ret_error for the model. A handle that is well-formed but
  * not ours is not an argument error: it is gone. */

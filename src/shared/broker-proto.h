@@ -2,7 +2,7 @@
 #pragma once
 
 /* The broker's wire protocol, on a SOCK_SEQPACKET unix socket: one JSON object
- * per packet, file descriptors alongside as SCM_RIGHTS. One connection is one
+ * per packet, file descriptors alongside as SCM_RIGHTS (packet.h). One connection is one
  * run; closing it cancels the run.
  *
  *   client → broker  {"op":"run","timeout_s":N,"tag":"…","caller":"…"}  + fds [stdin, stdout, stderr(, results)]
@@ -65,6 +65,7 @@
 #include <stdint.h>
 
 #include "json-util.h"
+#include "packet.h"
 
 #define BROKER_SOCKET_PATH "/run/mcp-exec/broker.sock"
 
@@ -103,27 +104,9 @@ typedef enum BrokerError {
 const char *broker_error_to_string(BrokerError e);
 /* The error a wire name stands for; _BROKER_ERROR_INVALID for any other. */
 BrokerError broker_error_from_string(const char *s);
-#define BROKER_MAX_PACKET (64U * 1024U)
-/* The most fds of one packet, either way: a client sends at most four (the
- * run's stdin, stdout, stderr, result channel); the broker hands the
- * launcher a fifth for an egress run, the feed (egress-proto.h). */
-#define BROKER_MAX_FDS 5
-
-/* A non-blocking connection to the broker at path (BROKER_SOCKET_PATH). With
- * socket activation the broker need not run yet: systemd holds the queue. A
- * full backlog is an error (-EAGAIN), never a stall. */
-int broker_connect(const char *path);
-
-/* Sends msg with n_fds descriptors; never raises SIGPIPE. */
-int broker_send(int fd, json_object *msg, const int *fds, size_t n_fds);
-
-/* Receives one packet. Returns 1 with *ret_msg set (a JSON object), 0 on EOF,
- * -EAGAIN when nothing is waiting, -EBADMSG for a malformed or truncated
- * packet. Received fds are O_CLOEXEC; on any failure none stay open. */
-int broker_recv(int fd, json_object **ret_msg, int *ret_fds, size_t max_fds, size_t *ret_n_fds);
 
 
-/* The events the broker sends, built here beside the packet parser so that
+/* The events the broker sends, built here so that
  * both sides of the protocol are one file. Each returns -ENOMEM with nothing
  * built, or 0 with *ret set; never a message with a member silently null. */
 

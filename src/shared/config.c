@@ -99,7 +99,8 @@ static const Spec specs[] = {
         { "MCP_EXEC_SESSION_IDLE_S", KIND_UINT, offsetof(Config, session_idle_s), 10, 7 * 86400, "seconds" },
         { "MCP_EXEC_SESSION_MAX_S", KIND_UINT, offsetof(Config, session_max_s), 60, 7 * 86400, "seconds" },
         { "MCP_EXEC_MAX_SESSIONS", KIND_UINT, offsetof(Config, max_sessions), 0, 4096, "a count" },
-        { "MCP_EXEC_MAX_SESSIONS_PER_CALLER", KIND_UINT, offsetof(Config, max_sessions_per_caller), 1, 4096, "a count" },
+        { "MCP_EXEC_MAX_SESSIONS_PER_CALLER", KIND_UINT, offsetof(Config, max_sessions_per_caller), 1, 4096,
+          "a count" },
         { "MCP_EXEC_MAX_SESSIONS_PER_SCOPE", KIND_UINT, offsetof(Config, max_sessions_per_scope), 1, 4096, "a count" },
         { "MCP_EXEC_HTTP_MAX_CONNECTIONS", KIND_UINT, offsetof(Config, http_max_connections), 16, 16384, "a count" },
         { "MCP_EXEC_HTTP_HEADER_TIMEOUT_S", KIND_UINT, offsetof(Config, http_header_timeout_s), 1, 300, "seconds" },
@@ -208,8 +209,9 @@ static int parse_numbers(char *const *envp, Config *c, char **ret_error) {
                     : s->kind == KIND_PERCENT ? parse_percent(v, &x)
                                               : parse_uint(v, &x);
                 if (r < 0 || x < s->min || x > s->max)
-                        return config_fail(ret_error, "%s=%s: invalid value, expected %s between %" PRIu64 " and %" PRIu64,
-                                    s->name, v, s->hint, s->min, s->max);
+                        return config_fail(ret_error,
+                                           "%s=%s: invalid value, expected %s between %" PRIu64 " and %" PRIu64,
+                                           s->name, v, s->hint, s->min, s->max);
                 *(uint64_t *) ((uint8_t *) c + s->offset) = x;
         }
         return 0;
@@ -225,17 +227,20 @@ static int check_relations(char *const *envp, Config *c, char **ret_error) {
                             "MCP_EXEC_HTTP_HEADER_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_HTTP_TIMEOUT_S=%" PRIu64,
                             c->http_header_timeout_s, c->http_timeout_s);
         if (c->default_timeout_s > c->max_timeout_s)
-                return config_fail(ret_error, "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
-                            c->default_timeout_s, c->max_timeout_s);
+                return config_fail(ret_error,
+                                   "MCP_EXEC_DEFAULT_TIMEOUT_S=%" PRIu64 " exceeds MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
+                                   c->default_timeout_s, c->max_timeout_s);
         /* A task may run as long as a call, never shorter. */
         if (!config_env_lookup(envp, "MCP_EXEC_TASK_MAX_TIMEOUT_S"))
                 c->task_max_timeout_s = MAX(c->task_max_timeout_s, c->max_timeout_s);
         if (c->task_max_timeout_s < c->max_timeout_s)
-                return config_fail(ret_error, "MCP_EXEC_TASK_MAX_TIMEOUT_S=%" PRIu64 " is below MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
-                            c->task_max_timeout_s, c->max_timeout_s);
+                return config_fail(ret_error,
+                                   "MCP_EXEC_TASK_MAX_TIMEOUT_S=%" PRIu64 " is below MCP_EXEC_MAX_TIMEOUT_S=%" PRIu64,
+                                   c->task_max_timeout_s, c->max_timeout_s);
         if (c->session_idle_s > c->session_max_s)
-                return config_fail(ret_error, "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
-                            c->session_idle_s, c->session_max_s);
+                return config_fail(ret_error,
+                                   "MCP_EXEC_SESSION_IDLE_S=%" PRIu64 " exceeds MCP_EXEC_SESSION_MAX_S=%" PRIu64,
+                                   c->session_idle_s, c->session_max_s);
 
         /* Unset: half the caller's, rounded up; never more than it. */
         if (!config_env_lookup(envp, "MCP_EXEC_MAX_SESSIONS_PER_SCOPE"))
@@ -247,8 +252,9 @@ static int check_relations(char *const *envp, Config *c, char **ret_error) {
         if (!config_env_lookup(envp, "MCP_EXEC_MAX_INSTALL_BYTES"))
                 c->max_install_bytes = MIN(c->max_install_bytes, c->tmp_size_max / 4 * 3);
         else if (c->max_install_bytes > c->tmp_size_max)
-                return config_fail(ret_error, "MCP_EXEC_MAX_INSTALL_BYTES=%" PRIu64 " exceeds MCP_EXEC_TMP_SIZE_MAX=%" PRIu64,
-                            c->max_install_bytes, c->tmp_size_max);
+                return config_fail(ret_error,
+                                   "MCP_EXEC_MAX_INSTALL_BYTES=%" PRIu64 " exceeds MCP_EXEC_TMP_SIZE_MAX=%" PRIu64,
+                                   c->max_install_bytes, c->tmp_size_max);
         return 0;
 }
 
@@ -259,7 +265,8 @@ static int check_words(char *const *envp, char **ret_error) {
 
         v = config_env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE");
         if (v && !isempty(v) && v[0] != '/')
-                return config_fail(ret_error, "MCP_EXEC_AUTH_TOKENS_FILE=%s: must be an absolute path (or empty: none)", v);
+                return config_fail(ret_error, "MCP_EXEC_AUTH_TOKENS_FILE=%s: must be an absolute path (or empty: none)",
+                                   v);
 
         v = config_env_lookup(envp, "MCP_EXEC_TRANSPORT");
         if (v && !isempty(v) && !streq(v, "stdio") && !streq(v, "http") && !streq(v, "sse"))
@@ -267,16 +274,17 @@ static int check_words(char *const *envp, char **ret_error) {
 
         v = config_env_lookup(envp, "MCP_EXEC_NODE_ID");
         if (v && !isempty(v) && !node_id_is_valid(v))
-                return config_fail(ret_error, "MCP_EXEC_NODE_ID=%s: invalid value, expected 1 to %u of a-z, 0-9 and -", v,
-                            NODE_ID_MAX);
+                return config_fail(ret_error, "MCP_EXEC_NODE_ID=%s: invalid value, expected 1 to %u of a-z, 0-9 and -",
+                                   v, NODE_ID_MAX);
 
         v = config_env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS");
         if (strv_split_list(v, &entries) < 0)
                 return -ENOMEM;
         STRV_FOREACH(h, entries)
                 if (!config_host_entry_is_valid(*h, strlen(*h)))
-                        return config_fail(ret_error, "MCP_EXEC_ALLOWED_HOSTS=%s: invalid entry '%s', expected host or host:port",
-                                    v, *h);
+                        return config_fail(ret_error,
+                                           "MCP_EXEC_ALLOWED_HOSTS=%s: invalid entry '%s', expected host or host:port",
+                                           v, *h);
 
         v = config_env_lookup(envp, "MCP_EXEC_PYTHON");
         if (v && isempty(v))
@@ -284,13 +292,18 @@ static int check_words(char *const *envp, char **ret_error) {
 
         v = config_env_lookup(envp, "MCP_EXEC_WHEELHOUSE");
         if (v && !isempty(v) && !wheelhouse_path_valid(v))
-                return config_fail(ret_error, "MCP_EXEC_WHEELHOUSE=%s: must be an absolute, normalized path that runs "
-                            "see read-only (not under /tmp, /var/tmp, /run, /dev, /proc, /sys, /home or /root), or empty: no packages", v);
+                return config_fail(ret_error,
+                                   "MCP_EXEC_WHEELHOUSE=%s: must be an absolute, normalized path that runs "
+                                   "see read-only (not under /tmp, /var/tmp, /run, /dev, /proc, /sys, /home or /root), "
+                                   "or empty: no packages",
+                                   v);
 
         v = config_env_lookup(envp, "MCP_EXEC_PRELOAD");
         if (v && !preload_valid(v))
-                return config_fail(ret_error, "MCP_EXEC_PRELOAD=%s: invalid value, expected comma-separated module names "
-                            "(letters, digits, '_' and '.')", v);
+                return config_fail(ret_error,
+                                   "MCP_EXEC_PRELOAD=%s: invalid value, expected comma-separated module names "
+                                   "(letters, digits, '_' and '.')",
+                                   v);
         return 0;
 }
 
@@ -407,7 +420,8 @@ int config_resolve_python(const char *value, char **ret_path, char **ret_error) 
 
         if (strchr(value, '/')) {
                 if (value[0] != '/')
-                        return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: must be a bare name or an absolute path", value);
+                        return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: must be a bare name or an absolute path",
+                                           value);
                 resolved = realpath(value, NULL);
         } else
                 for (size_t i = 0; i < ELEMENTSOF(search) && !resolved; i++) {
@@ -420,9 +434,11 @@ int config_resolve_python(const char *value, char **ret_path, char **ret_error) 
                 }
 
         if (!resolved)
-                return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: no such executable in /usr/local/bin or /usr/bin", value);
+                return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: no such executable in /usr/local/bin or /usr/bin",
+                                   value);
         if (!strneq(resolved, "/usr/", 5))
-                return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: resolves to %s, which is outside /usr", value, resolved);
+                return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: resolves to %s, which is outside /usr", value,
+                                   resolved);
         if (stat(resolved, &st) < 0 || !S_ISREG(st.st_mode) || access(resolved, X_OK) < 0)
                 return config_fail(ret_error, "MCP_EXEC_PYTHON=%s: %s is not an executable file", value, resolved);
 

@@ -48,7 +48,8 @@ typedef struct Config {
         uint64_t task_ttl_max_s;        /* MCP_EXEC_TASK_TTL_MAX_S, longest a task and its result are kept, 7200 */
         uint64_t max_tasks;             /* MCP_EXEC_MAX_TASKS, live tasks in all, 64; 0: no tasks */
         uint64_t max_tasks_per_caller;  /* MCP_EXEC_MAX_TASKS_PER_CALLER, of one token or uid, 16 */
-        uint64_t task_after_ms;         /* MCP_EXEC_TASK_AFTER_MS, 2026-07-28: a call running this long becomes a task, 1000 */
+        uint64_t task_after_ms;         /* MCP_EXEC_TASK_AFTER_MS, 2026-07-28: a call running this long becomes
+                                         * a task, 1000 */
         uint64_t max_sessions;          /* MCP_EXEC_MAX_SESSIONS, live sessions in all, 16; 0: no sessions */
         uint64_t max_sessions_per_caller; /* MCP_EXEC_MAX_SESSIONS_PER_CALLER, of one token or uid, 4 */
         /* MCP_EXEC_MAX_SESSIONS_PER_SCOPE, of one MCP session (Mcp-Session-Id,
@@ -64,11 +65,13 @@ typedef struct Config {
         uint64_t stdio_hello_timeout_s; /* MCP_EXEC_STDIO_HELLO_TIMEOUT_S, a local session's first message, 30 */
         char *node_id;                  /* MCP_EXEC_NODE_ID, [a-z0-9-]{1,32}; "": from the machine id */
         char *allowed_hosts;            /* MCP_EXEC_ALLOWED_HOSTS, comma-separated host[:port]; "" none */
-        char *auth_tokens_file;         /* MCP_EXEC_AUTH_TOKENS_FILE, named HTTP tokens, /etc/mcp-exec/tokens; "" none */
+        char *auth_tokens_file;         /* MCP_EXEC_AUTH_TOKENS_FILE, named HTTP tokens, /etc/mcp-exec/tokens;
+                                         * "" none */
         /* Packages on demand (issue 23, package-spec.h, wheelhouse.h). */
         char *wheelhouse;               /* MCP_EXEC_WHEELHOUSE, /var/lib/mcp-exec/wheels; "": no packages */
         uint64_t max_packages;          /* MCP_EXEC_MAX_PACKAGES, specs per call or session, 16; 0: no packages */
-        uint64_t max_install_bytes;     /* MCP_EXEC_MAX_INSTALL_BYTES, unpacked size of one install, 48M; <= MCP_EXEC_TMP_SIZE_MAX */
+        uint64_t max_install_bytes;     /* MCP_EXEC_MAX_INSTALL_BYTES, unpacked size of one install, 48M;
+                                         * <= MCP_EXEC_TMP_SIZE_MAX */
 } Config;
 
 /* Fills *ret from envp ("NAME=VALUE" strings, NULL-terminated; pass environ).

@@ -72,7 +72,8 @@ static int parse_port_token(const char *var, const char *t, size_t n, EgressPoli
         uint16_t port;
 
         if (n < 2 || n - 1 >= sizeof buf)
-                return config_fail(ret_error, "%s: invalid port '%.*s', expected :1 to :65535", var, (int) MIN(n, QUOTE_MAX), t);
+                return config_fail(ret_error, "%s: invalid port '%.*s', expected :1 to :65535", var,
+                                   (int) MIN(n, QUOTE_MAX), t);
         memcpy(buf, t + 1, n - 1);
         buf[n - 1] = 0;
         if (parse_port(buf, &port) < 0 || port == 0)
@@ -111,7 +112,8 @@ static int parse_policy_value(const char *var, const char *value, EgressPolicy *
                 n_hosts++;
         }
         if (n_hosts == 0)
-                return config_fail(ret_error, "%s: no host pattern, expected e.g. \"pypi.org files.pythonhosted.org :443\"", var);
+                return config_fail(ret_error,
+                                   "%s: no host pattern, expected e.g. \"pypi.org files.pythonhosted.org :443\"", var);
         if (p->n_ports == 0)
                 p->ports[p->n_ports++] = 443;
         return 0;
@@ -135,8 +137,9 @@ static int parse_policies(char *const *envp, EgressConfig *c, char **ret_error) 
                 if (!var)
                         return -ENOMEM;
                 if (!policy_suffix_is_valid(name, nl))
-                        return config_fail(ret_error, "%s: invalid policy name, expected %s and 1 to %d of A-Z, 0-9 and _",
-                                    var, POLICY_PREFIX, EGRESS_POLICY_NAME_MAX);
+                        return config_fail(ret_error,
+                                           "%s: invalid policy name, expected %s and 1 to %d of A-Z, 0-9 and _", var,
+                                           POLICY_PREFIX, EGRESS_POLICY_NAME_MAX);
                 if (c->n_policies >= EGRESS_POLICIES_MAX)
                         return config_fail(ret_error, "%s: more than %d egress policies", var, EGRESS_POLICIES_MAX);
                 if (!c->policies && !(c->policies = new0(EgressPolicy, EGRESS_POLICIES_MAX)))
@@ -173,7 +176,8 @@ static bool caller_is_valid(const char *s, size_t n) {
                 return true;
         if (n > 11 && n <= 11 + 32 && strneq(s, "http:token:", 11)) {
                 for (size_t i = 11; i < n; i++)
-                        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+                        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+                              s[i] == '-'))
                                 return false;
                 return true;
         }
@@ -220,8 +224,9 @@ static int parse_callers(char *const *envp, EgressConfig *c, char **ret_error) {
                 if (!var)
                         return -ENOMEM;
                 if (!policy_suffix_is_valid(*e + pl, (size_t) (eq - *e - pl)))
-                        return config_fail(ret_error, "%s: invalid policy name, expected %s and 1 to %d of A-Z, 0-9 and _",
-                                    var, CALLERS_PREFIX, EGRESS_POLICY_NAME_MAX);
+                        return config_fail(ret_error,
+                                           "%s: invalid policy name, expected %s and 1 to %d of A-Z, 0-9 and _", var,
+                                           CALLERS_PREFIX, EGRESS_POLICY_NAME_MAX);
                 name = strndup_lower(*e + pl, (size_t) (eq - *e - pl));
                 if (!name)
                         return -ENOMEM;
@@ -279,15 +284,18 @@ static int parse_caps(char *const *envp, EgressConfig *c, char **ret_error) {
         v = config_env_lookup(envp, "MCP_EXEC_EGRESS_MAX_CONNECTIONS");
         if (v) {
                 if (parse_uint(v, &x) < 0 || x < 1 || x > 256)
-                        return config_fail(ret_error,
-                                    "MCP_EXEC_EGRESS_MAX_CONNECTIONS=%s: invalid value, expected a count between 1 and 256", v);
+                        return config_fail(
+                                ret_error,
+                                "MCP_EXEC_EGRESS_MAX_CONNECTIONS=%s: invalid value, expected a count between 1 and 256",
+                                v);
                 c->max_connections = x;
         }
         v = config_env_lookup(envp, "MCP_EXEC_EGRESS_MAX_BYTES");
         if (v) {
                 if (parse_size(v, &x) < 0 || x < 4 * KiB || x > 1024 * GiB)
-                        return config_fail(ret_error,
-                                    "MCP_EXEC_EGRESS_MAX_BYTES=%s: invalid value, expected a size between 4K and 1024G", v);
+                        return config_fail(
+                                ret_error,
+                                "MCP_EXEC_EGRESS_MAX_BYTES=%s: invalid value, expected a size between 4K and 1024G", v);
                 c->max_bytes = x;
         }
         return 0;

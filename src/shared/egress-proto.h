@@ -7,7 +7,7 @@
  * 1. Control: the broker (root) connects to EGRESS_SOCKET_PATH, a
  *    SOCK_SEQPACKET socket that only root may open (egressd checks
  *    SO_PEERCRED uid 0 too). One control connection is one run. JSON packets
- *    as in broker-proto.h (broker_send()/broker_recv()):
+ *    as in packet.h (packet_send()/packet_recv()):
  *
  *      broker → egressd  {"op":"run","run_id":"<32 hex>","policy":"pypi",
  *                         "max_connections":N,"max_bytes":N}

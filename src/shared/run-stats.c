@@ -196,8 +196,8 @@ int run_stats_from_json(json_object *j, RunStats *ret) {
                 return -EBADMSG;
         pool = json_get(j, "pool");
         if (pool) {
-                if (!get_u64(json_get(pool, "size"), &s.pool_size) || !get_u64(json_get(pool, "ready"), &s.pool_ready) ||
-                    !get_u64(json_get(pool, "hits"), &s.pool_hits))
+                if (!get_u64(json_get(pool, "size"), &s.pool_size) ||
+                    !get_u64(json_get(pool, "ready"), &s.pool_ready) || !get_u64(json_get(pool, "hits"), &s.pool_hits))
                         return -EBADMSG;
                 s.has_pool = true;
         }

@@ -3,7 +3,7 @@
 
 /* The protocol of mcp-exec-tmpfsd, which mounts and removes each run's
  * private /tmp for the broker: on a SOCK_SEQPACKET unix socket that only root
- * may use, one JSON object per packet (broker_send()/broker_recv(), no fds),
+ * may use, one JSON object per packet (packet_send()/packet_recv(), no fds),
  * answered one by one, in order:
  *
  *   {"op":"mount","id":"<32 hex>","size":N}  tmpfs of N bytes on /run/mcp-exec-tmp/ID

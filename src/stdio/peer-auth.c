@@ -140,7 +140,8 @@ int peer_auth_start(sd_bus *bus, int pidfd, pid_t pid, uid_t uid, peer_auth_done
         if (!pidfd_alive(fd))
                 return -ESRCH;
 
-        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+        r = sd_bus_message_new_method_call(bus, &m, "org.freedesktop.PolicyKit1",
+                                           "/org/freedesktop/PolicyKit1/Authority",
                                            "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
         if (r < 0)
                 return r;

@@ -110,7 +110,8 @@ static void on_auth_done(bool allowed, const char *reason, void *userdata) {
 
         c->auth = peer_auth_free(c->auth);
         log_struct(allowed ? LOG_INFO : LOG_NOTICE,
-                   "MESSAGE=Local MCP session for uid %u %s: %s", (unsigned) c->uid, allowed ? "allowed" : "denied", reason,
+                   "MESSAGE=Local MCP session for uid %u %s: %s",
+                   (unsigned) c->uid, allowed ? "allowed" : "denied", reason,
                    "MCP_TRANSPORT=%s", "stdio-socket",
                    "MCP_CLIENT_UID=%u", (unsigned) c->uid,
                    "MCP_CLIENT_PID=%i", (int) c->pid,
@@ -204,7 +205,8 @@ static int on_hello_timeout(sd_event_source *source, uint64_t usec, void *userda
         log_debug("Local session of uid %u sent nothing in time, closing it.", (unsigned) c->uid);
         c->server->n_silent++;
         note_refusal(c->server);
-        e = jsonrpc_error_new(NULL, JSONRPC_SERVER_ERROR, "no message in time: send initialize right after connecting", NULL);
+        e = jsonrpc_error_new(NULL, JSONRPC_SERVER_ERROR, "no message in time: send initialize right after connecting",
+                              NULL);
         if (!e || !(text = json_serialize(e, NULL)) || line_conn_send_and_close(c->line, text) < 0)
                 conn_free(c);
         return 0;

@@ -31,13 +31,13 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "broker-proto.h"
 #include "daemon-util.h"
 #include "json-util.h"
 #include "list.h"
 #include "log.h"
 #include "macro.h"
 #include "main-func.h"
+#include "packet.h"
 #include "parse-util.h"
 #include "run-tmpfs.h"
 #include "tmpfs-proto.h"
@@ -208,7 +208,7 @@ static int reply(Conn *c, const char *error) {
         j = json_object_new_object();
         if (!j || json_add_bool(j, "ok", !error) < 0 || (error && json_add_string(j, "error", error) < 0))
                 return -ENOMEM;
-        r = broker_send(c->fd, j, NULL, 0);
+        r = packet_send(c->fd, j, NULL, 0);
         if (r == -EPIPE || r == -ECONNRESET) {
                 c->deaf = true;
                 return 0;
@@ -283,7 +283,7 @@ static int on_conn_io(sd_event_source *es, int fd, uint32_t revents, void *userd
         const char *error;
         int r;
 
-        r = broker_recv(fd, &j, NULL, 0, NULL);
+        r = packet_recv(fd, &j, NULL, 0, NULL);
         if (r == -EAGAIN)
                 return 0;
         if (r == -EBADMSG) {
@@ -332,13 +332,17 @@ static void refuse(int fd, const char *why) {
 
         for (unsigned i = 0; i < 8; i++) {
                 _cleanup_json_ json_object *m = NULL;
-                int r = broker_recv(fd, &m, NULL, 0, NULL);
+                int r = packet_recv(fd, &m, NULL, 0, NULL);
                 if (r <= 0 && r != -EBADMSG)
                         break;
         }
         if (j && json_add_bool(j, "ok", false) >= 0 && json_add_string(j, "error", why) >= 0)
-                (void) broker_send(fd, j, NULL, 0);
+                (void) packet_send(fd, j, NULL, 0);
         (void) shutdown(fd, SHUT_WR);
+}
+
+static void refuse_not_root(int fd, void *userdata) {
+        refuse(fd, "only root may use mcp-exec-tmpfsd");
 }
 
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
@@ -351,16 +355,9 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
 
         assert(s);
 
-        r = daemon_accept(fd, &cfd, &pid, &uid);
+        r = daemon_accept_root(fd, UID_INVALID, refuse_not_root, NULL, &cfd, &pid, &uid);
         if (r <= 0)
                 return 0;
-        if (uid != 0) {
-                log_struct(LOG_WARNING, "MESSAGE=Refused a connection from uid %u", (unsigned) uid,
-                           "MCP_CLIENT_UID=%u", (unsigned) uid, "MCP_CLIENT_PID=%i", (int) pid,
-                           "MCP_DECISION=%s", "denied");
-                refuse(cfd, "only root may use mcp-exec-tmpfsd");
-                return 0;
-        }
         if (s->n_conns >= CONN_MAX) {
                 refuse(cfd, "too many connections");
                 return 0;
@@ -449,32 +446,9 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "listen", required_argument, NULL, 'l' },
-                { "idle-exit-sec", required_argument, NULL, 'i' },
-                {},
-        };
-        int c;
-
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        help();
-                        return 0;
-                case 'l':
-                        arg_listen = optarg;
-                        break;
-                case 'i':
-                        if (parse_uint(optarg, &arg_idle_sec) < 0)
-                                return log_error_errno(EINVAL, "Invalid --idle-exit-sec=%s", optarg);
-                        break;
-                default:
-                        return -EINVAL;
-                }
-        if (optind < argc)
-                return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
-        return 1;
+        return daemon_parse_argv(&(DaemonArgv) {
+                .help = help, .listen = &arg_listen, .idle_exit_sec = &arg_idle_sec,
+        }, argc, argv);
 }
 
 static int run(int argc, char *argv[]) {

@@ -165,7 +165,29 @@ static int start_next(sd_event *unused) {
         return 0;
 }
 
-static int run(int argc, char *argv[]) {
+/* --file NAME=PATH: the file's bytes, read now, go into the run's /tmp as NAME. */
+static int add_file(char *arg) {
+        _cleanup_(fclosep) FILE *ff = NULL;
+        char *eq = strchr(arg, '=');
+        size_t n;
+
+        assert(arg);
+
+        if (!eq || arg_n_files >= LAUNCH_FILES_MAX || !(ff = fopen(eq + 1, "re")) ||
+            read_full_stream(ff, SIZE_MAX / 2, &file_data[arg_n_files], &n) < 0) {
+                fprintf(stderr, "mcp-exec-broker-call: --file NAME=PATH: cannot read %s\n", arg);
+                return -EINVAL;
+        }
+        arg_files[arg_n_files] = (ExecInputFile) {
+                .name = arg, .name_len = (size_t) (eq - arg),
+                .data = (const uint8_t *) file_data[arg_n_files], .size = n,
+        };
+        arg_n_files++;
+        return 0;
+}
+
+/* Returns 0, or -EINVAL after saying what is wrong on stderr. */
+static int parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "socket", required_argument, NULL, 's' },   { "timeout", required_argument, NULL, 't' },
                 { "stdin-file", required_argument, NULL, 'i' }, { "max-output", required_argument, NULL, 'o' },
@@ -175,16 +197,9 @@ static int run(int argc, char *argv[]) {
                 { "package", required_argument, NULL, 'P' },
                 {},
         };
-        Config config = {};
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        _cleanup_(fclosep) FILE *f = NULL, *g = NULL;
-        _cleanup_free_ char *code = NULL, *in = NULL;
-        _cleanup_free_ Job *all_jobs = NULL;
-        size_t code_len = 0, in_len = 0;
-        int c, r;
+        int c;
 
-        /* A program that does not read all of its stdin closes the pipe. */
-        (void) signal(SIGPIPE, SIG_IGN);
+        assert(argv);
 
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
                 uint64_t *dst = c == 't' ? &arg_timeout : c == 'o' ? &arg_max_output : c == 'n' ? &arg_count :
@@ -192,15 +207,8 @@ static int run(int argc, char *argv[]) {
                 if (c == 'r')
                         arg_result_channel = true;
                 else if (c == 'f') {
-                        _cleanup_(fclosep) FILE *ff = NULL;
-                        char *eq = strchr(optarg, '=');
-                        size_t n;
-                        if (!eq || arg_n_files >= LAUNCH_FILES_MAX || !(ff = fopen(eq + 1, "re")) ||
-                            read_full_stream(ff, SIZE_MAX / 2, &file_data[arg_n_files], &n) < 0)
-                                return fprintf(stderr, "mcp-exec-broker-call: --file NAME=PATH: cannot read %s\n", optarg), 2;
-                        arg_files[arg_n_files] = (ExecInputFile) { .name = optarg, .name_len = (size_t) (eq - optarg),
-                                                                   .data = (const uint8_t *) file_data[arg_n_files], .size = n };
-                        arg_n_files++;
+                        if (add_file(optarg) < 0)
+                                return -EINVAL;
                 } else if (c == 's')
                         arg_socket = optarg;
                 else if (c == 'N')
@@ -208,7 +216,7 @@ static int run(int argc, char *argv[]) {
                 else if (c == 'P') {
                         /* A few more than any broker takes: "too many" is tested too. */
                         if (arg_n_packages >= ELEMENTSOF(arg_packages))
-                                return fprintf(stderr, "mcp-exec-broker-call: too many --package\n"), 2;
+                                return fprintf(stderr, "mcp-exec-broker-call: too many --package\n"), -EINVAL;
                         arg_packages[arg_n_packages++] = optarg;
                 }
                 else if (c == 'i')
@@ -216,12 +224,30 @@ static int run(int argc, char *argv[]) {
                 else if (!dst || parse_size(optarg, dst) < 0) {
                         fprintf(stderr, "usage: mcp-exec-broker-call [--socket P] [--timeout S] [--stdin-file F] "
                                         "[--max-output N] [--count N] [--parallel N] [--cancel-after-ms N] "
-                                        "[--result-channel] [--file NAME=PATH]... [--network NAME] [--package SPEC]... FILE|-\n");
-                        return 2;
+                                        "[--result-channel] [--file NAME=PATH]... [--network NAME] "
+                                        "[--package SPEC]... FILE|-\n");
+                        return -EINVAL;
                 }
         }
         if (optind != argc - 1 || arg_parallel == 0)
-                return fprintf(stderr, "mcp-exec-broker-call: one FILE or - expected\n"), 2;
+                return fprintf(stderr, "mcp-exec-broker-call: one FILE or - expected\n"), -EINVAL;
+        return 0;
+}
+
+static int run(int argc, char *argv[]) {
+        Config config = {};
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_(fclosep) FILE *f = NULL, *g = NULL;
+        _cleanup_free_ char *code = NULL, *in = NULL;
+        _cleanup_free_ Job *all_jobs = NULL;
+        size_t code_len = 0, in_len = 0;
+        int r;
+
+        /* A program that does not read all of its stdin closes the pipe. */
+        (void) signal(SIGPIPE, SIG_IGN);
+
+        if (parse_argv(argc, argv) < 0)
+                return 2;
 
         if (!streq(argv[optind], "-"))
                 f = fopen(argv[optind], "re");

@@ -4,8 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -103,6 +106,176 @@ TEST(test_accept) {
         (void) rmdir(dir);
 }
 
+static unsigned n_refused;
+
+static void count_refused(int fd, void *userdata) {
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_TRUE(userdata == &n_refused);
+        n_refused++;
+        ASSERT_EQ_INT(write(fd, "no", 2), 2);
+}
+
+/* A child connected to path as uid as (root drops to it), which exits with
+ * 0 if it read the daemon's "no", 1 if the connection was simply closed. */
+static pid_t connect_as(const char *path, uid_t as) {
+        pid_t child = fork();
+        char buf[8];
+        ssize_t n;
+        int c;
+
+        ASSERT_TRUE(child >= 0);
+        if (child > 0)
+                return child;
+        if (as != getuid() && setresuid(as, as, as) < 0)
+                _exit(3);
+        c = socket_connect_unix(SOCK_SEQPACKET, path);
+        if (c < 0)
+                _exit(4);
+        n = read(c, buf, sizeof buf);
+        _exit(n == 2 && memcmp(buf, "no", 2) == 0 ? 0 : n == 0 ? 1 : 2);
+}
+
+static int wait_child(pid_t child) {
+        int status;
+
+        ASSERT_EQ_INT(waitpid(child, &status, 0), child);
+        ASSERT_TRUE(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+/* Takes the one connection that is coming (the listener is non-blocking). */
+static int accept_root(int l, uid_t also, daemon_refuse_t refuse, int *fd, pid_t *pid, uid_t *uid) {
+        struct pollfd p = { .fd = l, .events = POLLIN };
+
+        ASSERT_EQ_INT(poll(&p, 1, -1), 1);
+        return daemon_accept_root(l, also, refuse, &n_refused, fd, pid, uid);
+}
+
+TEST(test_accept_root) {
+        char dir[] = "/tmp/test-daemon-util-XXXXXX", path[64];
+        /* A uid that is not root and not ours: root's child drops to it. */
+        uid_t other = getuid() == 0 ? 65534 : getuid();
+        int l = -EBADF, fd = -EBADF;
+        pid_t pid = 0, child;
+        uid_t uid = 4242;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        ASSERT_EQ_INT(chmod(dir, 0755), 0);
+        (void) snprintf(path, sizeof path, "%s/s", dir);
+        ASSERT_EQ_INT(unsetenv("LISTEN_FDS"), 0);
+        ASSERT_EQ_INT(daemon_listen_unix(path, 5, &l), 0);
+        /* So that the other uid may connect and be refused by us, not by the mode. */
+        ASSERT_EQ_INT(chmod(path, 0666), 0);
+
+        /* Nobody there: 0, nothing in the out-params. */
+        ASSERT_EQ_INT(daemon_accept_root(l, UID_INVALID, count_refused, &n_refused, &fd, &pid, &uid), 0);
+        ASSERT_EQ_INT(fd, -EBADF);
+
+        /* Neither root nor the one other uid: refused, answered, closed; 0 as for nothing. */
+        child = connect_as(path, other);
+        ASSERT_EQ_INT(accept_root(l, UID_INVALID, count_refused, &fd, &pid, &uid), 0);
+        ASSERT_EQ_INT(fd, -EBADF);
+        ASSERT_EQ_INT(uid, 4242);
+        ASSERT_EQ_INT(n_refused, 1u);
+        ASSERT_EQ_INT(wait_child(child), 0);
+
+        /* Without an answer: just closed. */
+        child = connect_as(path, other);
+        ASSERT_EQ_INT(accept_root(l, UID_INVALID, NULL, &fd, &pid, &uid), 0);
+        ASSERT_EQ_INT(fd, -EBADF);
+        ASSERT_EQ_INT(n_refused, 1u);
+        ASSERT_EQ_INT(wait_child(child), 1);
+
+        /* The one other uid the caller admits (the broker: the front end's user). */
+        child = connect_as(path, other);
+        ASSERT_EQ_INT(accept_root(l, other, count_refused, &fd, &pid, &uid), 1);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ_INT(pid, child);
+        ASSERT_EQ_INT(uid, other);
+        ASSERT_EQ_INT(n_refused, 1u);
+        (void) close(fd);
+        ASSERT_EQ_INT(wait_child(child), 1);
+
+        /* Root, always (only where the test runs as root). */
+        if (getuid() == 0) {
+                fd = -EBADF;
+                child = connect_as(path, 0);
+                ASSERT_EQ_INT(accept_root(l, UID_INVALID, count_refused, &fd, &pid, &uid), 1);
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_EQ_INT(uid, 0);
+                (void) close(fd);
+                ASSERT_EQ_INT(wait_child(child), 1);
+        }
+
+        (void) close(l);
+        (void) unlink(path);
+        (void) rmdir(dir);
+}
+
+static unsigned n_help;
+static char *last_launcher;
+
+static void count_help(void) {
+        n_help++;
+}
+
+static int on_launcher(int c, char *arg) {
+        ASSERT_EQ_INT(c, 'L');
+        if (arg[0] == '\0')
+                return -EINVAL;
+        last_launcher = arg;
+        return 0;
+}
+
+/* daemon_parse_argv() on a command line of words (at most 7). */
+static int parse(const DaemonArgv *d, const char *const *words) {
+        char *argv[8] = { (char *) "daemon" };
+        int argc = 1;
+
+        for (; words[argc - 1]; argc++)
+                argv[argc] = (char *) words[argc - 1];
+        optind = 0;     /* getopt starts over */
+        return daemon_parse_argv(d, argc, argv);
+}
+
+TEST(test_parse_argv) {
+        static const struct option extra[] = {
+                { "launcher", required_argument, NULL, 'L' },
+                {},
+        };
+        const char *listen = NULL;
+        uint64_t idle = 30;
+        DaemonArgv plain = { .help = count_help, .listen = &listen, .idle_exit_sec = &idle };
+        DaemonArgv more = { .help = count_help, .extra = extra, .on_extra = on_launcher,
+                            .listen = &listen, .idle_exit_sec = &idle };
+
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { NULL }), 1);
+        ASSERT_TRUE(!listen);
+        ASSERT_EQ_INT(idle, 30u);
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--listen=/run/x", "--idle-exit-sec", "7", NULL }), 1);
+        ASSERT_STREQ(listen, "/run/x");
+        ASSERT_EQ_INT(idle, 7u);
+
+        /* --help: printed, and 0 (exit, successfully). */
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "-h", NULL }), 0);
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--help", "--bogus", NULL }), 0);
+        ASSERT_EQ_INT(n_help, 2u);
+
+        /* Bad input: an error, never a run. */
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--idle-exit-sec=soon", NULL }), -EINVAL);
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--bogus", NULL }), -EINVAL);
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "extra", NULL }), -EINVAL);
+        /* Another daemon's option is not this one's. */
+        ASSERT_EQ_INT(parse(&plain, (const char *const[]) { "--launcher=/x", NULL }), -EINVAL);
+
+        /* A daemon's own options go to its callback, which may refuse them. */
+        ASSERT_EQ_INT(parse(&more, (const char *const[]) { "--launcher=/usr/x", "--idle-exit-sec=0", NULL }), 1);
+        ASSERT_STREQ(last_launcher, "/usr/x");
+        ASSERT_EQ_INT(idle, 0u);
+        ASSERT_EQ_INT(parse(&more, (const char *const[]) { "--launcher=", NULL }), -EINVAL);
+        ASSERT_EQ_INT(n_help, 2u);
+}
+
 /* In a child: fd 3 and $LISTEN_* are the process's own. */
 static void activated_child(int n_fds) {
         int s, fd = -EBADF, r;
@@ -181,6 +354,8 @@ int main(void) {
         RUN(test_listen_own);
         RUN(test_listen_activated);
         RUN(test_accept);
+        RUN(test_accept_root);
+        RUN(test_parse_argv);
         RUN(test_idle_timer);
         return 0;
 }

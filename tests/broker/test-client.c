@@ -19,7 +19,7 @@
 #include "manager.h"
 #include "package-spec.h"
 #include "packages.h"
-#include "sandbox-sessions.h"
+#include "client-sessions.h"
 #include "test-helpers.h"
 
 typedef struct Fixture {
@@ -59,7 +59,7 @@ static void request(Fixture *f, const char *req, const int *fds, size_t n_fds) {
         _cleanup_json_ json_object *j = json_tokener_parse(req);
 
         ASSERT_TRUE(j);
-        ASSERT_EQ_INT(broker_send(f->peer, j, fds, n_fds), 0);
+        ASSERT_EQ_INT(packet_send(f->peer, j, fds, n_fds), 0);
         for (unsigned i = 0; i < 8; i++)
                 ASSERT_TRUE(sd_event_run(f->m.event, 0) >= 0);
 }
@@ -67,10 +67,10 @@ static void request(Fixture *f, const char *req, const int *fds, size_t n_fds) {
 /* The next reply: its event, and for an error its message. */
 static void expect_reply(Fixture *f, const char *event, const char *message) {
         _cleanup_json_ json_object *j = NULL;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
         size_t n_fds = 0;
 
-        ASSERT_EQ_INT(broker_recv(f->peer, &j, fds, ELEMENTSOF(fds), &n_fds), 1);
+        ASSERT_EQ_INT(packet_recv(f->peer, &j, fds, ELEMENTSOF(fds), &n_fds), 1);
         ASSERT_EQ_INT(n_fds, 0);
         ASSERT_STREQ(json_get_string(j, "event"), event);
         if (message)
@@ -79,27 +79,27 @@ static void expect_reply(Fixture *f, const char *event, const char *message) {
 
 static void expect_closed(Fixture *f) {
         _cleanup_json_ json_object *j = NULL;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
 
-        ASSERT_EQ_INT(broker_recv(f->peer, &j, fds, ELEMENTSOF(fds), NULL), 0);
+        ASSERT_EQ_INT(packet_recv(f->peer, &j, fds, ELEMENTSOF(fds), NULL), 0);
         ASSERT_TRUE(!f->m.clients);
 }
 
 /* Nothing to read, and the connection waits in line for a slot. */
 static void expect_open_waiting(Fixture *f) {
         _cleanup_json_ json_object *j = NULL;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
 
-        ASSERT_EQ_INT(broker_recv(f->peer, &j, fds, ELEMENTSOF(fds), NULL), -EAGAIN);
+        ASSERT_EQ_INT(packet_recv(f->peer, &j, fds, ELEMENTSOF(fds), NULL), -EAGAIN);
         ASSERT_TRUE(f->m.clients);
         ASSERT_EQ_INT(f->m.clients->state, CLIENT_WAITING);
 }
 
 static void expect_open(Fixture *f) {
         _cleanup_json_ json_object *j = NULL;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
 
-        ASSERT_EQ_INT(broker_recv(f->peer, &j, fds, ELEMENTSOF(fds), NULL), -EAGAIN);
+        ASSERT_EQ_INT(packet_recv(f->peer, &j, fds, ELEMENTSOF(fds), NULL), -EAGAIN);
         ASSERT_TRUE(f->m.clients);
         ASSERT_EQ_INT(f->m.clients->state, CLIENT_NEW);
 }
@@ -491,7 +491,7 @@ TEST(test_session_packages) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_json_ json_object *msg = NULL;
-                int peer, fds[BROKER_MAX_FDS];
+                int peer, fds[PACKET_MAX_FDS];
                 size_t n_fds = 0;
                 Fixture f;
 
@@ -499,7 +499,7 @@ TEST(test_session_packages) {
                 (void) fake_session(&f, cases[i].session, &peer);
                 session_call(&f, cases[i].call);
                 expect_reply(&f, "started", NULL);
-                ASSERT_EQ_INT(broker_recv(peer, &msg, fds, ELEMENTSOF(fds), &n_fds), 1);
+                ASSERT_EQ_INT(packet_recv(peer, &msg, fds, ELEMENTSOF(fds), &n_fds), 1);
                 ASSERT_EQ_INT(n_fds, 3);
                 for (size_t k = 0; k < n_fds; k++)
                         safe_close(fds[k]);
@@ -520,7 +520,7 @@ TEST(test_session_packages) {
  * bad request, and the session's launcher hears nothing. */
 TEST(test_session_too_many_packages) {
         _cleanup_json_ json_object *msg = NULL;
-        int peer, fds[BROKER_MAX_FDS];
+        int peer, fds[PACKET_MAX_FDS];
         Fixture f;
 
         fixture_init(&f);
@@ -528,7 +528,7 @@ TEST(test_session_too_many_packages) {
         session_call(&f, "[\"d\",\"e\"]");
         expect_reply(&f, "error", "packages: the session's 3 and this call's 2 make 5, at most 4 (MCP_EXEC_MAX_PACKAGES)");
         expect_closed(&f);
-        ASSERT_EQ_INT(broker_recv(peer, &msg, fds, ELEMENTSOF(fds), NULL), -EAGAIN);
+        ASSERT_EQ_INT(packet_recv(peer, &msg, fds, ELEMENTSOF(fds), NULL), -EAGAIN);
         ASSERT_TRUE(!f.m.sessions.list->busy);
         fixture_done(&f);
         safe_close(peer);

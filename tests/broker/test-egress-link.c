@@ -80,7 +80,7 @@ static void send_json(int fd, const char *text, const int *fds, size_t n_fds) {
         _cleanup_json_ json_object *j = json_tokener_parse(text);
 
         ASSERT_TRUE(j);
-        ASSERT_EQ_INT(broker_send(fd, j, fds, n_fds), 0);
+        ASSERT_EQ_INT(packet_send(fd, j, fds, n_fds), 0);
 }
 
 /* The broker's request, as egressd gets it. */
@@ -91,7 +91,7 @@ static int accept_request(int listener) {
 
         ASSERT_TRUE(conn >= 0);
         ASSERT_EQ_INT(fd_nonblock(conn, false), 0);
-        ASSERT_EQ_INT(broker_recv(conn, &req, NULL, 0, &n), 1);
+        ASSERT_EQ_INT(packet_recv(conn, &req, NULL, 0, &n), 1);
         ASSERT_STREQ(json_get_string(req, "op"), "run");
         ASSERT_STREQ(json_get_string(req, "run_id"), RUN_ID);
         ASSERT_STREQ(json_get_string(req, "policy"), "pypi");
@@ -255,7 +255,7 @@ static EgressLink *ready_link(sd_event *e, int listener, EgressCounts *totals, i
 static void expect_end_op(int conn) {
         _cleanup_json_ json_object *req = NULL;
 
-        ASSERT_EQ_INT(broker_recv(conn, &req, NULL, 0, NULL), 1);
+        ASSERT_EQ_INT(packet_recv(conn, &req, NULL, 0, NULL), 1);
         ASSERT_STREQ(json_get_string(req, "op"), "end");
 }
 

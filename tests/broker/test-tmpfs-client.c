@@ -54,7 +54,7 @@ static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         const char *err;
         int k;
 
-        k = broker_recv(fd, &req, NULL, 0, NULL);
+        k = packet_recv(fd, &req, NULL, 0, NULL);
         if (k == -EAGAIN)
                 return 0;
         if (k <= 0) {
@@ -74,7 +74,7 @@ static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         if (d->mode == MODE_REFUSE)
                 ASSERT_TRUE(json_add_string(ans, "error", "no room") >= 0);
         /* A client on its way out takes no answer. */
-        (void) broker_send(fd, ans, NULL, 0);
+        (void) packet_send(fd, ans, NULL, 0);
         return 0;
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libFuzzer target: the input is one SOCK_SEQPACKET packet from the broker
- * (or a client); broker_recv must not crash nor leak memory or fds. The
+ * (or a client); packet_recv must not crash nor leak memory or fds. The
  * first byte picks how many fds travel alongside (0..5, where 5 is past
- * BROKER_MAX_FDS) and whether the receiver allows fewer than are sent. */
+ * PACKET_MAX_FDS) and whether the receiver allows fewer than are sent. */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The lowest free descriptor number. Descriptors are allocated lowest
- * first, so an fd leaked by broker_recv takes this slot and moves it.
+ * first, so an fd leaked by packet_recv takes this slot and moves it.
  * (Scanning the table with fcntl() is too slow to do on every input.) */
 static int lowest_free_fd(void) {
         int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -28,21 +28,21 @@ static int lowest_free_fd(void) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        int sv[2], fds[BROKER_MAX_FDS] = { -1, -1, -1, -1 }, n_send = 0, before;
-        size_t max_fds = BROKER_MAX_FDS, n_fds = 0;
+        int sv[2], fds[PACKET_MAX_FDS] = { -1, -1, -1, -1 }, n_send = 0, before;
+        size_t max_fds = PACKET_MAX_FDS, n_fds = 0;
         json_object *msg = NULL;
         unsigned mode = 0;
         int r;
 
-        if (size > BROKER_MAX_PACKET + 16)
+        if (size > PACKET_MAX_SIZE + 16)
                 return 0;
         if (size > 0) {
                 mode = data[0];
                 data++;
                 size--;
         }
-        n_send = mode % (BROKER_MAX_FDS + 2);
-        max_fds = (mode >> 3) % (BROKER_MAX_FDS + 1);
+        n_send = mode % (PACKET_MAX_FDS + 2);
+        max_fds = (mode >> 3) % (PACKET_MAX_FDS + 1);
 
         before = lowest_free_fd();
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         close(send_fds[i]);
         }
 
-        r = broker_recv(sv[1], &msg, fds, max_fds, &n_fds);
+        r = packet_recv(sv[1], &msg, fds, max_fds, &n_fds);
         if (r == 1) {
                 if (!msg || !json_object_is_type(msg, json_type_object))
                         abort();
@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 abort();
 
         /* A second read finds nothing: one packet is one message. */
-        if (broker_recv(sv[1], &msg, fds, max_fds, &n_fds) != -EAGAIN)
+        if (packet_recv(sv[1], &msg, fds, max_fds, &n_fds) != -EAGAIN)
                 abort();
 
         close(sv[0]);

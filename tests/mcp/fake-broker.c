@@ -49,7 +49,7 @@ static void run_free(FakeRun *r) {
 
 static void send_event(FakeRun *r, json_object *ev) {
         /* The client may be gone already (EPIPE): the real broker shrugs too. */
-        (void) broker_send(r->sock, ev, NULL, 0);
+        (void) packet_send(r->sock, ev, NULL, 0);
         json_object_put(ev);
 }
 
@@ -383,11 +383,11 @@ static int on_sock(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         FakeRun *r = userdata;
         FakeBroker *b = r->broker;
         json_object *msg = NULL, *ev;
-        int fds[BROKER_MAX_FDS];
+        int fds[PACKET_MAX_FDS];
         size_t n_fds = 0;
         int k;
 
-        k = broker_recv(fd, &msg, fds, BROKER_MAX_FDS, &n_fds);
+        k = packet_recv(fd, &msg, fds, PACKET_MAX_FDS, &n_fds);
         if (k == -EAGAIN)
                 return 0;
         if (k <= 0) {

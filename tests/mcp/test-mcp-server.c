@@ -292,6 +292,16 @@ static uint64_t call_exec(Peer *p, const char *id, const char *code) {
                      "\"arguments\":{\"code\":\"%s\"}}}", id, code);
 }
 
+/* A tools/call of exec whose "arguments" object has the members ARGS, as JSON
+ * ("\"code\":\"#out x\",\"network\":\"pypi\""); ID a string. */
+static uint64_t call_exec_with(Peer *p, const char *id, const char *args) {
+        assert(p);
+        assert(id);
+        assert(args);
+        return sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                     "\"arguments\":{%s}}}", id, args);
+}
+
 static uint64_t call_exec_int(Peer *p, int id, const char *code) {
         assert(p);
         assert(code);
@@ -762,8 +772,8 @@ TEST(test_call_result) {
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-06-18");
 
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ok\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out hello\\n#err warn\\n#echo\",\"stdin\":\"IN\\u00e9\",\"timeout_s\":999}}}");
+        call_exec_with(&p, "ok",
+                       "\"code\":\"#out hello\\n#err warn\\n#echo\",\"stdin\":\"IN\\u00e9\",\"timeout_s\":999");
         ASSERT_TRUE(!reply_to(&p, "ok"));       /* comes later, from the loop */
         ASSERT_EQ_INT(mcp_session_in_flight(p.session), 1);
         res = result(wait_reply(&env, &p, "ok"));
@@ -800,8 +810,7 @@ TEST(test_call_result) {
         ASSERT_EQ_INT(json_object_get_int(json_get(json_get(res, "structuredContent"), "exit_code")), 3);
         ASSERT_EQ_INT(json_object_get_int(json_object_object_get(env.broker->runs[1]->request, "timeout_s")), 30);
 
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"to\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#timeout\",\"timeout_s\":2}}}");
+        call_exec_with(&p, "to", "\"code\":\"#timeout\",\"timeout_s\":2");
         res = result(wait_reply(&env, &p, "to"));
         ASSERT_FALSE(is_error_result(res));
         sc = json_get(res, "structuredContent");
@@ -1071,8 +1080,7 @@ TEST(test_call_network) {
         env_init(&env, 2, 2);
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"off\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"pypi\"}}}");
+        call_exec_with(&p, "off", "\"code\":\"#out x\",\"network\":\"pypi\"");
         res = result(reply_to(&p, "off"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_STREQ(text_of(res), "network access is not enabled on this server (no egress policy configured); "
@@ -1089,13 +1097,11 @@ TEST(test_call_network) {
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");
 
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"unknown\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"github\"}}}");
+        call_exec_with(&p, "unknown", "\"code\":\"#out x\",\"network\":\"github\"");
         res = result(reply_to(&p, "unknown"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_CONTAINS(text_of(res), "unknown network \"github\": this server's egress policies are \"pypi\", \"api\"");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"notmine\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"api\"}}}");
+        call_exec_with(&p, "notmine", "\"code\":\"#out x\",\"network\":\"api\"");
         res = result(reply_to(&p, "notmine"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_CONTAINS(text_of(res), "not available to you");
@@ -1104,8 +1110,7 @@ TEST(test_call_network) {
 
         /* Allowed: the broker gets it, the result shows the counts, only
          * the known members and verdicts. */
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"ok\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"pypi\"}}}");
+        call_exec_with(&p, "ok", "\"code\":\"#out x\",\"network\":\"pypi\"");
         res = result(wait_reply(&env, &p, "ok"));
         ASSERT_TRUE(!is_error_result(res));
         ASSERT_EQ_INT(env.broker->n_runs, 1);
@@ -1129,16 +1134,14 @@ TEST(test_call_network) {
         ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"late\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\\n#exitlate 300\",\"network\":\"pypi\"}}}");
+        call_exec_with(&p, "late", "\"code\":\"#out x\\n#exitlate 300\",\"network\":\"pypi\"");
         res = result(wait_reply(&env, &p, "late"));
         ASSERT_TRUE(!is_error_result(res));
         ASSERT_TRUE(json_get(json_get(res, "structuredContent"), "egress"));
 
         env.broker->fail_code = "egress-unavailable";
         env.broker->fail_message = "mcp-exec-egressd is not reachable";
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"down\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\",\"network\":\"pypi\"}}}");
+        call_exec_with(&p, "down", "\"code\":\"#out x\",\"network\":\"pypi\"");
         res = result(wait_reply(&env, &p, "down"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_STREQ(text_of(res), "the code did not run: its network (the egress proxy) could not be set up: "
@@ -1176,8 +1179,7 @@ TEST(test_call_packages) {
         ASSERT_EQ_INT(mcp_server_new(env.event, &env.config, &env.server), 0);
         peer_open(&env, &p, "stdio");
         initialize(&p, "2025-11-25");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"off\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\",\"packages\":[\"a\"]}}}");
+        call_exec_with(&p, "off", "\"code\":\"#out x\",\"packages\":[\"a\"]");
         res = result(reply_to(&p, "off"));
         ASSERT_TRUE(is_error_result(res));
         (void) snprintf(want, sizeof want, "packages are not enabled on this server: its wheelhouse %s is empty or "
@@ -1197,13 +1199,11 @@ TEST(test_call_packages) {
         ASSERT_TRUE(json_get(json_get(json_get(res, "inputSchema"), "properties"), "packages"));
         ASSERT_CONTAINS(json_get_string(res, "description"), "at most 4 per call: a (1.0).");
 
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"nope\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\",\"packages\":[\"polars\"]}}}");
+        call_exec_with(&p, "nope", "\"code\":\"#out x\",\"packages\":[\"polars\"]");
         res = result(reply_to(&p, "nope"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_STREQ(text_of(res), "package 'polars' is not in this server's wheelhouse; it has: a (1.0)");
-        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"opt\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
-                  "\"arguments\":{\"code\":\"#out x\",\"packages\":[\"-r/etc/shadow\"]}}}");
+        call_exec_with(&p, "opt", "\"code\":\"#out x\",\"packages\":[\"-r/etc/shadow\"]");
         res = result(reply_to(&p, "opt"));
         ASSERT_TRUE(is_error_result(res));
         ASSERT_CONTAINS(text_of(res), "'-r/etc/shadow' is not a package spec");

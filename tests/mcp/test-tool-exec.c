@@ -9,25 +9,19 @@
 #include <string.h>
 
 #include "base64.h"
+#include "broker-proto.h"
 #include "json-util.h"
 #include "macro.h"
 #include "revision.h"
-#include "broker-proto.h"
 #include "test-helpers.h"
 #include "test-images.h"
+#include "tool-config.h"
 #include "tool-exec.h"
 
 static const char *const modules[] = { "numpy", "pandas", NULL };
 
 static const McpServerConfig config = {
-        .default_timeout_s = 30,
-        .max_timeout_s = 300,
-        .max_output_bytes = 1 << 20,
-        .max_stdin_bytes = 100,
-        .max_code_bytes = 50,
-        .max_concurrent = 2,
-        .max_queue = 4,
-        .memory_max_bytes = 256ULL << 20,
+        TOOL_CONFIG,
         .tasks_max = 128,
         .cpu_quota_percent = 100,
         .python_version = "3.11.2",

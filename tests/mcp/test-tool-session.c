@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests for src/mcp/tool-session.[ch] (the session tools' definitions,
- * handles, arguments and results) and src/mcp/sandbox-sessions.[ch] (the front
+ * handles, arguments and results) and src/mcp/sandbox-session-table.[ch] (the front
  * end's bookkeeping of the sessions it handed out). */
 
 #include <errno.h>
@@ -8,23 +8,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sandbox-sessions.h"
 #include "json-util.h"
 #include "node-id.h"
 #include "revision.h"
+#include "sandbox-session-table.h"
 #include "test-helpers.h"
+#include "tool-config.h"
 #include "tool-exec.h"
 #include "tool-session.h"
 
 static const McpServerConfig config = {
-        .default_timeout_s = 30,
-        .max_timeout_s = 300,
-        .max_output_bytes = 1 << 20,
-        .max_stdin_bytes = 100,
-        .max_code_bytes = 50,
-        .max_concurrent = 2,
-        .max_queue = 4,
-        .memory_max_bytes = 256ULL << 20,
+        TOOL_CONFIG,
         .max_sessions = 16,
         .max_sessions_per_caller = 4,
         .session_idle_s = 600,

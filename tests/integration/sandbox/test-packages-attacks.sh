@@ -10,7 +10,7 @@
 #
 # ATTACK_CASES='pkg-spec*' (globs on the file name) runs a subset.
 # Plain pass only: the specs are refused by C parsers that run sanitized in the ASan pass's unit
-# tests (tests/mcp test-tool-packages, tests/shared); the rest is pip against a read-only mount,
+# tests (tests/mcp test-tool-arg-packages, tests/shared); the rest is pip against a read-only mount,
 # the same in both builds.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "tool-network.h"
+#include "tool-arg-network.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "sandbox-sessions.h"
+#include "client-sessions.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -32,7 +32,8 @@ static int parse_owner(json_object *req, const char **ret_caller, const char **r
         assert(ret_caller);
         assert(ret_scope);
 
-        if (!caller || isempty(caller) || strlen(caller) > SANDBOX_SESSION_OWNER_MAX || strlen(scope) > SANDBOX_SESSION_OWNER_MAX)
+        if (!caller || isempty(caller) || strlen(caller) > SANDBOX_SESSION_OWNER_MAX ||
+            strlen(scope) > SANDBOX_SESSION_OWNER_MAX)
                 return -EINVAL;
         for (const char *p = caller; *p; p++)
                 if (*p < 0x20 || *p == 0x7f)
@@ -134,7 +135,7 @@ void client_answer_session(Client *c) {
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_SESSIONS=%u", m->sessions.n,
                    "MCP_PACKAGES=%zu", packages_count(se->packages));
-        if (broker_send(c->fd, j, NULL, 0) < 0) {
+        if (packet_send(c->fd, j, NULL, 0) < 0) {
                 client_free(c);
                 return;
         }
@@ -179,7 +180,8 @@ static void on_session_call_done(SandboxSession *se, const SandboxSessionCallRes
         };
 
         log_struct(r->lost ? LOG_WARNING : LOG_INFO,
-                   "MESSAGE=Call in session %s finished%s", sandbox_session_unit(se), r->lost ? "; the session is lost" : "",
+                   "MESSAGE=Call in session %s finished%s", sandbox_session_unit(se),
+                   r->lost ? "; the session is lost" : "",
                    "MCP_UNIT=%s", sandbox_session_unit(se),
                    "MCP_EXIT_CODE=%i", r->exit_code,
                    "MCP_SIGNAL=%s", sig ?: "",
@@ -200,7 +202,7 @@ static void on_session_call_done(SandboxSession *se, const SandboxSessionCallRes
                     (se->egress && (egress_link_stats(se->egress, true, &e) < 0 || json_add(j, "egress", e) < 0)))
                         (void) client_send_oom(c);
                 else
-                        (void) broker_send(c->fd, j, NULL, 0);
+                        (void) packet_send(c->fd, j, NULL, 0);
         }
         client_free(c);
 }
@@ -221,7 +223,8 @@ static void on_session_gone(SandboxSession *se, SandboxSessionEnd why, void *use
                 if (creating && se->egress_failure[0])
                         (void) client_send_error(c, BROKER_ERROR_EGRESS_UNAVAILABLE, se->egress_failure);
                 else
-                        (void) client_send_error(c, creating ? BROKER_ERROR_START_FAILED : BROKER_ERROR_SESSION_NOT_FOUND,
+                        (void) client_send_error(c,
+                                                 creating ? BROKER_ERROR_START_FAILED : BROKER_ERROR_SESSION_NOT_FOUND,
                                                  creating ? "the session's unit did not start" : "the session ended");
                 client_free(c);
         }
@@ -255,8 +258,9 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
 
         m = c->manager;
         if (parse_owner(req, &caller, &scope) < 0)
-                return client_send_error(c, BROKER_ERROR_BAD_REQUEST,
-                                         "a session needs a caller (and may have a scope): printable, at most 256 bytes");
+                return client_send_error(
+                        c, BROKER_ERROR_BAD_REQUEST,
+                        "a session needs a caller (and may have a scope): printable, at most 256 bytes");
         /* A policy we do not know is a bad request (fail closed). */
         r = client_parse_network(c, req);
         if (r < 0)
@@ -265,9 +269,11 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
         if (r < 0)
                 return r;
         if (m->probe_state == SELF_CHECK_FAILED)
-                return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, m->probe_failure ?: "the sandbox self-check failed");
+                return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
+                                         m->probe_failure ?: "the sandbox self-check failed");
         if (m->config.max_sessions == 0)
-                return client_send_error(c, BROKER_ERROR_SESSION_LIMIT, "sessions are turned off (MCP_EXEC_MAX_SESSIONS=0)");
+                return client_send_error(c, BROKER_ERROR_SESSION_LIMIT,
+                                         "sessions are turned off (MCP_EXEC_MAX_SESSIONS=0)");
         if (m->sessions.n >= m->config.max_sessions)
                 return client_send_error(c, BROKER_ERROR_SESSION_LIMIT,
                                          "the server holds as many sessions as it may (MCP_EXEC_MAX_SESSIONS); "
@@ -300,8 +306,9 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
                         .timeout_usec = EGRESS_LINK_TIMEOUT_USEC,
                         .totals = &m->egress_totals,
                 };
-        r = sandbox_session_new(m->event, m->bus, &spec, &owner, client_frontend_pid(c), m->config.session_idle_s * USEC_PER_SEC,
-                        m->config.session_max_s * USEC_PER_SEC, c->network ? &egress : NULL, &session_callbacks, m, &se);
+        r = sandbox_session_new(m->event, m->bus, &spec, &owner, client_frontend_pid(c),
+                                m->config.session_idle_s * USEC_PER_SEC, m->config.session_max_s * USEC_PER_SEC,
+                                c->network ? &egress : NULL, &session_callbacks, m, &se);
         if (r < 0) {
                 log_error_errno(r, "Failed to start a session: %m");
                 return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a session unit");
@@ -362,8 +369,8 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
         /* A session has one client at a time; one waiting on it already
          * means a call is running (or its creator has not heard back). */
         r = se->client ? -EBUSY
-                       : sandbox_session_call(se, limits, packages, m->config.max_install_bytes, timeout_s * USEC_PER_SEC,
-                                              c->run_fds, c->n_run_fds);
+                       : sandbox_session_call(se, limits, packages, m->config.max_install_bytes,
+                                              timeout_s * USEC_PER_SEC, c->run_fds, c->n_run_fds);
         /* The launcher has its own copies now: ours would keep the caller's
          * pipes open after the call. */
         client_close_run_fds(c);
@@ -380,7 +387,7 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
                    "MCP_CLIENT_PID=%i", (int) c->pid,
                    "MCP_TIMEOUT_S=%" PRIu64, timeout_s,
                    "MCP_PACKAGES=%zu", packages_count(packages));
-        (void) broker_send(c->fd, started, NULL, 0);
+        (void) packet_send(c->fd, started, NULL, 0);
         return 0;
 }
 
@@ -391,7 +398,7 @@ static int client_send_closed(Client *c, unsigned count) {
 
         if (broker_event_closed(count, &j) < 0)
                 return client_send_oom(c);
-        return broker_send(c->fd, j, NULL, 0);
+        return packet_send(c->fd, j, NULL, 0);
 }
 
 int client_op_session_close(Client *c, json_object *req, int fds[], size_t n_fds) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "tool-packages.h"
+#include "tool-arg-packages.h"
 
 #include <assert.h>
 #include <errno.h>

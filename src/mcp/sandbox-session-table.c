@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "sandbox-sessions.h"
+#include "sandbox-session-table.h"
 
 #include <assert.h>
 #include <errno.h>

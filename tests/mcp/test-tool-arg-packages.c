@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/mcp/tool-packages.[ch] and the `packages` argument of
+/* Unit tests for src/mcp/tool-arg-packages.[ch] and the `packages` argument of
  * exec and session_create (issue 23): the schemas and descriptions with and
  * without a wheelhouse, every isError text the model reads, and when the
  * manifest is read again. */
@@ -17,8 +17,9 @@
 #include "package-spec.h"
 #include "revision.h"
 #include "test-helpers.h"
+#include "tool-arg-packages.h"
+#include "tool-config.h"
 #include "tool-exec.h"
-#include "tool-packages.h"
 #include "tool-session.h"
 
 #define HASH "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -28,14 +29,7 @@ static char dir[] = "/tmp/test-tool-packages.XXXXXX";
 static char manifest[128];
 
 static McpServerConfig config = {
-        .default_timeout_s = 30,
-        .max_timeout_s = 300,
-        .max_output_bytes = 1 << 20,
-        .max_stdin_bytes = 100,
-        .max_code_bytes = 50,
-        .max_concurrent = 2,
-        .max_queue = 4,
-        .memory_max_bytes = 256ULL << 20,
+        TOOL_CONFIG,
         .max_sessions = 4,
         .max_sessions_per_caller = 2,
         .session_idle_s = 600,

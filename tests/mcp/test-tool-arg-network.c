@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/mcp/tool-network.[ch] and the `network` argument of
+/* Unit tests for src/mcp/tool-arg-network.[ch] and the `network` argument of
  * exec and session_create (issue 22): the isError texts the model reads,
  * the schemas and descriptions with and without egress policies. */
 
@@ -12,8 +12,9 @@
 #include "macro.h"
 #include "revision.h"
 #include "test-helpers.h"
+#include "tool-arg-network.h"
+#include "tool-config.h"
 #include "tool-exec.h"
-#include "tool-network.h"
 #include "tool-session.h"
 
 static char *pypi_hosts[] = { (char *) "pypi.org", (char *) "files.pythonhosted.org", NULL };
@@ -34,14 +35,7 @@ static const EgressConfig egress = {
 static const EgressConfig egress_off = {};
 
 static McpServerConfig config = {
-        .default_timeout_s = 30,
-        .max_timeout_s = 300,
-        .max_output_bytes = 1 << 20,
-        .max_stdin_bytes = 100,
-        .max_code_bytes = 50,
-        .max_concurrent = 2,
-        .max_queue = 4,
-        .memory_max_bytes = 256ULL << 20,
+        TOOL_CONFIG,
         .max_sessions = 4,
         .max_sessions_per_caller = 2,
         .session_idle_s = 600,

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for src/mcp/sandbox-sessions.[ch], the front end's record of the
+/* Unit tests for src/mcp/sandbox-session-table.[ch], the front end's record of the
  * sandbox sessions it handed out: an entry is its owner's (id, caller and
  * scope), so what anyone else hears from the broker about that id leaves it
  * alone. */
 
 #include <systemd/sd-event.h>
 
-#include "sandbox-sessions.h"
+#include "sandbox-session-table.h"
 #include "macro.h"
 #include "test-helpers.h"
 
