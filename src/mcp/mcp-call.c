@@ -230,7 +230,7 @@ static json_object *charge_reply(McpCall *c, const McpRequest *req, json_object 
                     "\"server busy\" instead.", c->request_id, c->session->id, len);
         json_object_put(reply);
         (void) mem_charge_set(&c->charge, CALL_OVERHEAD_BYTES);
-        return mcp_result_reply(req, tool_exec_error_result(budget_busy_text));
+        return mcp_result_reply(req, tool_error_result(budget_busy_text));
 }
 
 /* The reply goes out first, then the slot is freed: the next call's
@@ -268,7 +268,7 @@ static void call_fail(McpCall *c, const char *text, const char *result) {
         assert(text);
 
         call_log(c, NULL, LOG_WARNING, result);
-        call_finish(c, tool_exec_error_result(text));
+        call_finish(c, tool_error_result(text));
 }
 
 static void progress_send(McpCall *c, const char *message) {
@@ -405,7 +405,7 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                         sandbox_session_table_remove(table, c->args.session_id, &owner);
                 text = tool_session_failure_text(r->error, r->error_message);
                 call_log(c, r, LOG_INFO, r->error == BROKER_ERROR_SESSION_BUSY ? "session-busy" : "session-not-found");
-                call_finish(c, text ? tool_exec_error_result(text) : NULL);
+                call_finish(c, text ? tool_error_result(text) : NULL);
                 return;
         }
         if (c->args.session_id[0]) {
@@ -419,12 +419,12 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 if (asprintf(&result, "error:%s", broker_error_to_string(r->error)) < 0)
                         result = NULL;
                 call_log(c, r, LOG_WARNING, result ?: "error");
-                call_finish(c, text ? tool_exec_error_result(text) : NULL);
+                call_finish(c, text ? tool_error_result(text) : NULL);
                 return;
         }
         if (r->cancelled) {
                 call_log(c, r, LOG_WARNING, "error:cancelled");
-                call_finish(c, tool_exec_error_result("the run was stopped by the sandbox broker before it ended"));
+                call_finish(c, tool_error_result("the run was stopped by the sandbox broker before it ended"));
                 return;
         }
 
@@ -514,7 +514,7 @@ static int reject(const McpRequest *req, const char *text, json_object **ret) {
         assert(text);
         assert(ret);
 
-        *ret = mcp_result_reply(req, tool_exec_error_result(text));
+        *ret = mcp_result_reply(req, tool_error_result(text));
         return *ret ? 0 : -ENOMEM;
 }
 
