@@ -19,7 +19,6 @@
 #include "macro.h"
 #include "list.h"
 #include "mcp-internal.h"
-#include "mcp-task.h"
 #include "broker-proto.h"
 #include "mcp-tool.h"
 #include "tool-network.h"
@@ -400,7 +399,8 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 call_free(c);
                 return;
         }
-        if (c->args.session_id[0] && (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
+        if (c->args.session_id[0] &&
+            (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
                 if (r->error == BROKER_ERROR_SESSION_NOT_FOUND)
                         sandbox_session_table_remove(table, c->args.session_id, &owner);
                 text = tool_session_failure_text(r->error, r->error_message);
@@ -429,14 +429,14 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
         }
 
         if (r->packages) {
-                McpPackageStats *st = &c->session->server->package_stats;
+                McpServer *server = c->session->server;
                 int64_t us = json_get_int64(r->packages, "duration_us", 0);
 
                 if (json_get_bool(r->packages, "ok"))
-                        st->ok++;
+                        server->package_stats.ok++;
                 else
-                        st->failed++;
-                st->install_usec += (uint64_t) MAX(us, (int64_t) 0);
+                        server->package_stats.failed++;
+                server->package_stats.install_usec += (uint64_t) MAX(us, (int64_t) 0);
         }
         if (r->packages && !json_get_bool(r->packages, "ok"))
                 result = strdup("packages-failed");
@@ -732,6 +732,12 @@ static McpCall *call_new(const McpRequest *req, const McpTool *tool, json_object
         return c;
 }
 
+int mcp_call_resolve(const McpRequest *req, const McpTool **ret_tool, json_object **ret) {
+        json_object *arguments;
+
+        return call_resolve(req, ret_tool, &arguments, ret);
+}
+
 int mcp_call_handle(const McpRequest *req, json_object **ret) {
         McpSession *s = req->session;
         const McpServerConfig *config = &s->server->config;
@@ -751,16 +757,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         r = call_resolve(req, &tool, &arguments, ret);
         if (r <= 0)
                 return r;
-        if (mcp_task_requested(req)) {
-                if (tool->tasks && config->max_tasks > 0)
-                        return mcp_task_call(req, ret);
-                /* The core: a task for a tool that has none is no method;
-                 * the extension leaves it to us, so this one is a call. */
-                if (req->rev->tasks)
-                        return protocol_error(req, JSONRPC_METHOD_NOT_FOUND,
-                                              "Method not found: this tool does not run as a task", ret);
-        }
-        if (s->task) {
+        if (req->task_run) {
                 /* A task's run may take longer than a call's. */
                 task_config = *config;
                 task_config.max_timeout_s = config->task_max_timeout_s;
