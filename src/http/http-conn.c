@@ -219,7 +219,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
                 (void) shutdown(conn_fd(hc->conn), SHUT_RDWR);
         }
         if (expired)
-                http_server_run_soon(h);
+                http_pump_run_soon(h);
 
         for (size_t i = 0; i < h->n_lingering;) {
                 ssize_t k;
@@ -289,8 +289,8 @@ void http_conn_closed(HttpServer *h, void **socket_context) {
         overflow_update(h);
         /* MHD takes its listening socket back into its epoll set only at the
          * start of its next run, and nothing else may come to wake it: run
-         * it again now (see http_server_run_soon()). */
-        http_server_run_soon(h);
+         * it again now (see http_pump_run_soon()). */
+        http_pump_run_soon(h);
 }
 
 void http_conn_request_begins(HttpRequest *req) {

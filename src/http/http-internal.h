@@ -3,23 +3,18 @@
 
 /* Shared by the HTTP transport's files; not for the rest of the daemon.
  *
- * Who calls whom (A -> B: A calls B's functions):
+ * Who calls whom (A -> B: A calls B's functions), always downward:
  *
- *   http-server.c (MHD glue, access gate, lifecycle)
+ *   http-server.c (MHD callbacks, access gate, lifecycle, callers' tokens)
  *       -> streamable.c, legacy-sse.c, http-status.c (the routes)
- *       -> http-session.c, http-conn.c, http-request.c
+ *       -> http-session.c, http-conn.c, http-request.c, http-pump.c
  *   streamable.c, legacy-sse.c -> http-session.c, http-request.c
- *   legacy-sse.c -> streamable.c (http_request_parse(), one parser for both)
  *   http-session.c, http-status.c -> http-request.c
- *   http-request.c -> nothing above, but for one arrow back:
+ *   http-session.c -> http-pump.c (the daemon's idle exit hears of sessions)
+ *   http-request.c, http-conn.c -> http-pump.c (MHD must run again after a
+ *       resume, or after a connection closed while MHD sat at its limit)
  *
- * The arrows that still point back up, and why:
- *   http-request.c -> http_server_run_soon(): MHD must run again after a
- *       resume, and only the server owns MHD's timer.
- *   http-session.c -> http_server_activity(): the daemon's idle exit hears
- *       of sessions that come and go.
- *   http-conn.c -> http_server_run_soon(): same as the first, after a
- *       connection it closed while MHD sat at its limit.
+ * Only http-server.c names the routes' handlers.
  * http-request.c reads HttpServer (loop, budget, suspended list) and
  * HttpSession (caller, id, stream count) fields but calls neither; the
  * server takes a request off its session and the status line
@@ -111,10 +106,13 @@ struct HttpSession {
         uint64_t last_mcp_origin;       /* the last HttpRequest.route.mcp_origin handed out */
 };
 
-/* http-server.c */
-void http_server_activity(HttpServer *h);
+/* http-pump.c: MHD driven by the loop */
+int http_pump_init(HttpServer *h);
+void http_pump_done(HttpServer *h);
 /* MHD_run() from the loop, as soon as it gets there (never from inside MHD). */
-void http_server_run_soon(HttpServer *h);
+void http_pump_run_soon(HttpServer *h);
+/* Connections or sessions came or went: the daemon's idle exit hears of it. */
+void http_pump_activity(HttpServer *h);
 
 /* http-conn.c: connection deadlines, overflow refusals, liveness */
 int http_conns_init(HttpServer *h);
@@ -158,11 +156,6 @@ void http_sessions_sweep(HttpServer *h);
 
 /* streamable.c: /mcp */
 mhd_result streamable_handle(HttpRequest *req);
-/* Parses the POST body into *ret, once, and frees the body: as
- * mcp_inbound_parse(). http_request_refuse_unparsed() then answers what it
- * refused: 400 unreadable or nested too deeply, 413 too many values. */
-int http_request_parse(HttpRequest *req, McpInbound *ret);
-mhd_result http_request_refuse_unparsed(HttpRequest *req, int r, const McpInbound *i);
 
 /* http-status.c: /healthz and /metrics */
 mhd_result http_status_handle(HttpRequest *req);

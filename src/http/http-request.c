@@ -110,7 +110,7 @@ void http_request_resume(HttpRequest *req) {
         LIST_REMOVE(susp, h->suspended, req);
         req->suspended = false;
         MHD_resume_connection(req->conn);
-        http_server_run_soon(h);
+        http_pump_run_soon(h);
 }
 
 mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Response *resp) {
@@ -122,7 +122,8 @@ mhd_result http_request_queue(HttpRequest *req, unsigned status, struct MHD_Resp
                 return MHD_NO;
         if (req->origin &&
             (MHD_add_response_header(resp, "Access-Control-Allow-Origin", req->origin) == MHD_NO ||
-             MHD_add_response_header(resp, "Access-Control-Expose-Headers", "Mcp-Session-Id, WWW-Authenticate") == MHD_NO ||
+             MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+                                     "Mcp-Session-Id, WWW-Authenticate") == MHD_NO ||
              MHD_add_response_header(resp, "Vary", "Origin") == MHD_NO)) {
                 MHD_destroy_response(resp);
                 return MHD_NO;
@@ -576,4 +577,40 @@ HttpRequest *http_request_free(HttpRequest *req) {
         free(req->sse.buf);
         free(req);
         return NULL;
+}
+
+int http_request_parse(HttpRequest *req, McpInbound *ret) {
+        int r = mcp_inbound_parse(req->body.data, req->body.size, ret);
+
+        assert(req);
+        assert(ret);
+
+        /* The tree is all that is needed from here on: the text goes now
+         * rather than after the core is done (http-server.c). */
+        buffer_free(&req->body);
+        return r;
+}
+
+mhd_result http_request_refuse_unparsed(HttpRequest *req, int r, const McpInbound *i) {
+        char peer[64];
+
+        assert(req);
+        assert(i);
+
+        if (r == -E2BIG) {
+                http_request_log_peer(req, peer, sizeof peer);
+                log_struct(LOG_NOTICE,
+                           "MESSAGE=HTTP %s %s from %s refused (413): too many JSON values", req->method, req->url,
+                           peer,
+                           "MCP_TRANSPORT=http",
+                           "MCP_HTTP_METHOD=%s", req->method,
+                           "MCP_HTTP_PATH=%s", req->url,
+                           "MCP_HTTP_STATUS=413",
+                           "MCP_HTTP_PEER=%s", peer,
+                           "MCP_DECISION=%s", "denied");
+                return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, i->error_code, i->error);
+        }
+        if (r == -EBADMSG)
+                return http_request_error(req, MHD_HTTP_BAD_REQUEST, i->error_code, i->error);
+        return MHD_NO;
 }

@@ -2,7 +2,8 @@
 #pragma once
 
 /* One HTTP request of the transport (http-request.c): its state, the reply
- * it gives and its suspension while it waits. Internal to src/http. */
+ * it gives and its suspension while it waits. Internal to src/http, but
+ * for the status handler's types, which http-server.h hands on. */
 
 #include <json-c/json.h>
 #include <microhttpd.h>
@@ -12,9 +13,9 @@
 #include <systemd/sd-event.h>
 
 #include "buffer.h"
-#include "http-server.h"
 #include "http-tokens.h"
 #include "list.h"
+#include "mcp-server.h"
 #include "mem-budget.h"
 
 #if MHD_VERSION >= 0x00097002
@@ -23,8 +24,30 @@ typedef enum MHD_Result mhd_result;
 typedef int mhd_result;
 #endif
 
+typedef struct HttpServer HttpServer;
 typedef struct HttpRequest HttpRequest;
 typedef struct HttpSession HttpSession;
+
+/* GET /healthz and GET /metrics, answered by whoever knows the node's state
+ * (the daemon: the broker's view, the queue). /healthz is for load
+ * balancers, which send no token and often no Host: anyone gets the status
+ * code, the details only a caller who passed the token, Host and Origin
+ * checks. /metrics is checked like /mcp. Without a handler both are 404. */
+typedef enum HttpStatusKind {
+        HTTP_STATUS_HEALTH,
+        HTTP_STATUS_METRICS,
+} HttpStatusKind;
+
+typedef struct HttpStatusAnswer {
+        unsigned status;                /* 200, 503, ... */
+        const char *content_type;       /* static */
+        char *body;                     /* taken */
+        size_t size;
+} HttpStatusAnswer;
+
+/* 1 with *ret filled; 0 if the answer is not there yet (the request waits
+ * for http_server_status_ready(), then asks again); < 0 on failure (500). */
+typedef int (*http_status_t)(HttpServer *h, HttpStatusKind kind, bool details, HttpStatusAnswer *ret, void *userdata);
 
 typedef enum HttpRequestState {
         REQUEST_RECEIVING,              /* headers checked, body coming */
@@ -155,3 +178,8 @@ int http_request_set_reply_shared(HttpRequest *req, unsigned status, const char 
 int http_request_set_busy_reply(HttpRequest *req, json_object *id);
 const char *http_request_header(HttpRequest *req, const char *name);
 void http_request_log_peer(HttpRequest *req, char *buf, size_t size);
+/* Parses the POST body into *ret, once, and frees the body: as
+ * mcp_inbound_parse(). http_request_refuse_unparsed() then answers what it
+ * refused: 400 unreadable or nested too deeply, 413 too many values. */
+int http_request_parse(HttpRequest *req, McpInbound *ret);
+mhd_result http_request_refuse_unparsed(HttpRequest *req, int r, const McpInbound *i);

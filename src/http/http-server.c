@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
+#include "strv.h"
 #include "util.h"
 
 /* Per connection; the request line and headers must fit (431 past it). */
@@ -33,85 +33,6 @@
 #define ALLOWED_HEADERS                                                                                          \
         "Content-Type, Accept, Authorization, X-MCP-AUTH, Mcp-Session-Id, MCP-Protocol-Version, Last-Event-ID, " \
         "Mcp-Method, Mcp-Name"
-
-/*
- * What libmicrohttpd 0.9.75 needs from an external loop in epoll mode
- * (MHD_USE_EPOLL without a thread; we watch MHD's epoll fd and call MHD_run()):
- *
- * - MHD_run() whenever MHD's epoll fd is readable, and again within the time
- *   MHD_get_timeout() gives (relative milliseconds; "none" when no connection
- *   has a timeout pending).
- * - MHD_run() after every MHD_resume_connection(): a resumed connection is
- *   only picked up at the start of a run, and nothing wakes the epoll fd.
- * - MHD_run() after a connection closed while MHD was at its connection limit
- *   (or at a process fd limit, "at_limit"): at the limit MHD takes its
- *   listening socket out of its epoll set, and puts it back only at the start
- *   of a later run, once below the limit. Connections are freed at the end of
- *   a run, after which MHD_get_timeout() may well say "none" (no connection
- *   left), and the epoll fd, without the listening socket, stays quiet while
- *   the backlog fills: nothing would ever run MHD again. This is what wedged
- *   the front end under a connection flood: fds of timed-out connections were
- *   gone, the backlog held thousands, and only the idle timer still fired.
- * - Never MHD_run() from inside one of MHD's callbacks: a zero-delay timer
- *   runs it from the loop (http_server_run_soon()).
- * - MHD_quiesce_daemon() before MHD_stop_daemon(), with MHD_USE_ITC, so that
- *   MHD never shutdown()s the listening socket systemd shares with us; every
- *   suspended connection must be resumed before MHD_stop_daemon().
- *
- * While MHD sits at its limit, http-conn.c accepts from the listening socket
- * itself and answers 503, so that nobody waits in the backlog for a slot.
- */
-void http_server_run_soon(HttpServer *h) {
-        assert(h);
-
-        if (!h->mhd_timer)
-                return;
-        h->run_again = true;
-        (void) sd_event_source_set_time_relative(h->mhd_timer, 0);
-        (void) sd_event_source_set_enabled(h->mhd_timer, SD_EVENT_ONESHOT);
-}
-
-static void run_mhd(HttpServer *h) {
-        MHD_UNSIGNED_LONG_LONG ms;
-
-        assert(h);
-
-        h->run_again = false;
-        if (MHD_run(h->mhd) == MHD_NO)
-                log_debug("MHD_run() failed.");
-        /* A resume from inside that run asked for another one. */
-        if (h->run_again)
-                return;
-        /* Relative milliseconds, not an absolute time. */
-        if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
-                (void) sd_event_source_set_time_relative(h->mhd_timer, (uint64_t) ms * USEC_PER_MSEC);
-                (void) sd_event_source_set_enabled(h->mhd_timer, SD_EVENT_ONESHOT);
-        } else
-                (void) sd_event_source_set_enabled(h->mhd_timer, SD_EVENT_OFF);
-}
-
-static int on_mhd_io(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        assert(s);
-        assert(userdata);
-
-        run_mhd(userdata);
-        return 0;
-}
-
-static int on_mhd_timer(sd_event_source *s, uint64_t usec, void *userdata) {
-        assert(s);
-        assert(userdata);
-
-        run_mhd(userdata);
-        return 0;
-}
-
-void http_server_activity(HttpServer *h) {
-        assert(h);
-
-        if (!h->stopping && h->on_activity)
-                h->on_activity(h, h->userdata);
-}
 
 void http_server_get_stats(const HttpServer *h, HttpServerStats *ret) {
         assert(ret);
@@ -183,7 +104,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                 http_conn_started(h, c, socket_context);
         else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
                 http_conn_closed(h, socket_context);
-        http_server_activity(h);
+        http_pump_activity(h);
 }
 
 _printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
@@ -299,6 +220,15 @@ static mhd_result post_begin(HttpRequest *req) {
         return MHD_YES;
 }
 
+/* The token, in either header it may come in. */
+static bool token_ok(HttpServer *h, struct MHD_Connection *conn) {
+        assert(h);
+        assert(conn);
+
+        return http_auth_token_ok(&h->auth, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-MCP-AUTH"),
+                                  MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization"));
+}
+
 /* Everything decided from the request line and the headers, before the body
  * is read: a refusal here closes the connection unread. */
 static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, const char *url, const char *method,
@@ -326,12 +256,9 @@ static mhd_result request_begin(HttpServer *h, struct MHD_Connection *conn, cons
          * the verdict is for anyone, its reasons only for who passes every
          * check below. */
         if (is_health)
-                return status_begin(
-                        req, HTTP_STATUS_HEALTH,
-                        host_ok(h, conn) && http_auth_origin_ok(&h->auth, origin) &&
-                                http_auth_token_ok(&h->auth,
-                                                   MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-MCP-AUTH"),
-                                                   MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization")));
+                return status_begin(req, HTTP_STATUS_HEALTH,
+                                    host_ok(h, conn) && http_auth_origin_ok(&h->auth, origin) &&
+                                            token_ok(h, conn));
 
         /* DNS rebinding: a browser tricked into calling us names the
          * attacker's host, and carries its Origin. */
@@ -488,7 +415,6 @@ static int on_sweep(sd_event_source *s, uint64_t usec, void *userdata) {
 int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServerConfig *config, HttpAuth *auth,
                     http_server_activity_t on_activity, void *userdata, HttpServer **ret) {
         _cleanup_(http_server_freep) HttpServer *h = NULL;
-        const union MHD_DaemonInfo *info;
         int r;
 
         assert(e);
@@ -533,15 +459,7 @@ int http_server_new(sd_event *e, McpServer *mcp, int listen_fd, const HttpServer
                                   MHD_OPTION_END);
         if (!h->mhd)
                 return -EIO;
-        info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-        if (!info)
-                return -EIO;
-        r = sd_event_add_io(e, &h->mhd_io, info->epoll_fd, EPOLLIN, on_mhd_io, h);
-        if (r < 0)
-                return r;
-        /* Accuracy 1 µs: 0 would mean sd-event's default of 250 ms, and
-         * every run MHD asks for "now" would wait that long. */
-        r = sd_event_add_time_relative(e, &h->mhd_timer, CLOCK_MONOTONIC, 0, 1, on_mhd_timer, h);
+        r = http_pump_init(h);
         if (r < 0)
                 return r;
         r = sd_event_add_time_relative(e, &h->sweep_timer, CLOCK_MONOTONIC,
@@ -573,14 +491,129 @@ HttpServer *http_server_free(HttpServer *h) {
         while (h->sessions)
                 http_session_free(h->sessions);
         http_conns_done(h);
-        sd_event_source_disable_unref(h->mhd_io);
-        sd_event_source_disable_unref(h->mhd_timer);
+        http_pump_done(h);
         sd_event_source_disable_unref(h->sweep_timer);
         safe_close(h->listen_fd);
         http_auth_done(&h->auth);
         sd_event_unref(h->event);
         free(h);
         return NULL;
+}
+
+static void caller_count(const HttpServer *h, HttpCallerStats *c) {
+        char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
+        const char *token_name = streq(c->name, "loopback") ? "" : c->name;
+
+        assert(h);
+        assert(c);
+
+        LIST_FOREACH(sessions, s, h->sessions)
+                c->sessions += s->kind != HTTP_SESSION_STATELESS && streq(s->token_name, token_name);
+        if (token_name[0])
+                (void) snprintf(caller, sizeof caller, "http:token:%s", token_name);
+        else
+                (void) snprintf(caller, sizeof caller, "http:loopback");
+        c->sandbox_sessions = h->mcp ? mcp_server_caller_sandbox_sessions(h->mcp, caller) : 0;
+}
+
+int http_server_get_caller_stats(const HttpServer *h, HttpCallerStats **ret, size_t *ret_n) {
+        const HttpAuth *a;
+        HttpCallerStats *l;
+        size_t n = 0;
+
+        assert(ret);
+        assert(ret_n);
+
+        if (!h) {
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        a = &h->auth;
+        l = new0(HttpCallerStats, a->named.n + 1);
+        if (!l)
+                return -ENOMEM;
+        if (a->token)
+                (void) snprintf(l[n++].name, sizeof l->name, "%s", HTTP_TOKEN_DEFAULT_NAME);
+        for (size_t i = 0; i < a->named.n; i++)
+                (void) snprintf(l[n++].name, sizeof l->name, "%s", a->named.entries[i].name);
+        if (!http_auth_has_token(a))
+                (void) snprintf(l[n++].name, sizeof l->name, "loopback");
+        for (size_t i = 0; i < n; i++)
+                caller_count(h, l + i);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+}
+
+/* Does next drop the name of old, or give it another token? */
+static bool token_revoked(const HttpTokens *next, const HttpToken *old) {
+        assert(next);
+        assert(old);
+
+        for (size_t i = 0; i < next->n; i++)
+                if (streq(next->entries[i].name, old->name))
+                        return !streq(next->entries[i].token, old->token);
+        return true;
+}
+
+/* The token of name was revoked: whatever was made with it ends, so that
+ * nobody holding it goes on, and nobody given the name later finds it. */
+static void end_caller(HttpServer *h, const char *name) {
+        char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
+        unsigned sessions = 0, streams = 0, sandbox_sessions;
+        McpCallerEnded ended = {};
+
+        assert(h);
+        assert(name);
+
+        (void) snprintf(caller, sizeof caller, "http:token:%s", name);
+        /* All of them end, those of its MCP sessions' scopes with those. */
+        sandbox_sessions = h->mcp ? mcp_server_caller_sandbox_sessions(h->mcp, caller) : 0;
+
+        /* Its MCP sessions, with their calls, streams and requests
+         * waiting (each gets its end), and the sandbox sessions scoped to
+         * them. Freeing one frees no other. */
+        LIST_FOREACH_SAFE(sessions, s, next, h->sessions)
+                if (streq(s->token_name, name)) {
+                        streams += s->n_streams;
+                        sessions++;
+                        http_session_free(s);
+                }
+        if (h->mcp)
+                mcp_server_end_caller(h->mcp, caller, &ended);
+        log_struct(LOG_NOTICE,
+                   "MESSAGE=HTTP token \"%s\" was removed or changed: ended %u sessions (%u streams), %u tasks, "
+                   "%u sandbox sessions of its caller.", name, sessions, streams, ended.tasks, sandbox_sessions,
+                   "MCP_TRANSPORT=http",
+                   "MCP_CALLER=%s", caller,
+                   "MCP_HTTP_TOKEN_NAME=%s", name,
+                   "MCP_ENDED_SESSIONS=%u", sessions,
+                   "MCP_ENDED_STREAMS=%u", streams,
+                   "MCP_ENDED_TASKS=%u", ended.tasks,
+                   "MCP_ENDED_SANDBOX_SESSIONS=%u", sandbox_sessions);
+}
+
+int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **ret_error) {
+        _cleanup_strv_free_ char **revoked = NULL;
+        const HttpTokens *cur;
+        int r;
+
+        assert(h);
+        assert(named);
+        assert(ret_error);
+
+        cur = &h->auth.named;
+        for (size_t i = 0; i < cur->n; i++)
+                if (token_revoked(named, cur->entries + i) &&
+                    strv_extend_n(&revoked, cur->entries[i].name, strlen(cur->entries[i].name)) < 0)
+                        return -ENOMEM;
+        r = http_auth_set_named(&h->auth, named, ret_error);
+        if (r < 0)
+                return r;
+        STRV_FOREACH(n, revoked)
+                end_caller(h, *n);
+        return 0;
 }
 
 int http_listen(const char *addr, int *ret_fd) {

@@ -13,11 +13,10 @@
 #include <systemd/sd-event.h>
 
 #include "http-auth.h"
+#include "http-request.h"
 #include "mem-budget.h"
 #include "macro.h"
 #include "mcp-server.h"
-
-typedef struct HttpServer HttpServer;
 
 typedef struct HttpServerConfig {
         size_t max_body;                /* bytes of one POST body (413 past it) */
@@ -46,27 +45,10 @@ typedef struct HttpServerConfig {
 /* Called when connections or sessions come or go (for idle exit). */
 typedef void (*http_server_activity_t)(HttpServer *h, void *userdata);
 
-/* GET /healthz and GET /metrics, answered by whoever knows the node's state
- * (the daemon: the broker's view, the queue). /healthz is for load
- * balancers, which send no token and often no Host: anyone gets the status
- * code, the details only a caller who passed the token, Host and Origin
- * checks. /metrics is checked like /mcp. Without a handler both are 404. */
-typedef enum HttpStatusKind {
-        HTTP_STATUS_HEALTH,
-        HTTP_STATUS_METRICS,
-} HttpStatusKind;
-
-typedef struct HttpStatusAnswer {
-        unsigned status;                /* 200, 503, ... */
-        const char *content_type;       /* static */
-        char *body;                     /* taken */
-        size_t size;
-} HttpStatusAnswer;
-
-/* 1 with *ret filled; 0 if the answer is not there yet (the request waits
- * for http_server_status_ready(), then asks again); < 0 on failure (500). */
-typedef int (*http_status_t)(HttpServer *h, HttpStatusKind kind, bool details, HttpStatusAnswer *ret, void *userdata);
-
+/* GET /healthz and GET /metrics are answered by whoever knows the node's
+ * state (HttpStatusKind, HttpStatusAnswer, http_status_t: in
+ * http-request.h, beside the request that carries them). Without a handler
+ * both are 404. */
 void http_server_set_status_handler(HttpServer *h, http_status_t handler, void *userdata);
 /* The handler can answer now: the requests waiting for it are asked again. */
 void http_server_status_ready(HttpServer *h);

@@ -18,7 +18,6 @@
 #include "log.h"
 #include "macro.h"
 #include "node-id.h"
-#include "strv.h"
 #include "util.h"
 
 static const char *kind_name(HttpSessionKind k) {
@@ -222,7 +221,7 @@ static void on_session_idle(McpSession *m, void *userdata) {
 
         /* Expiry counts from the end of the last run; idle exit may start. */
         http_session_touch(s);
-        http_server_activity(s->server);
+        http_pump_activity(s->server);
 }
 
 int http_session_new(HttpServer *h, HttpSessionKind kind, HttpRequest *req, HttpSession **ret) {
@@ -279,7 +278,7 @@ int http_session_new(HttpServer *h, HttpSessionKind kind, HttpRequest *req, Http
                         (void) sd_event_source_set_enabled(h->sweep_timer, SD_EVENT_ONESHOT);
                 }
         }
-        http_server_activity(h);
+        http_pump_activity(h);
         *ret = s;
         return 0;
 }
@@ -333,7 +332,7 @@ HttpSession *http_session_free(HttpSession *s) {
         if (s->kind != HTTP_SESSION_STATELESS && h->n_sessions > 0)
                 h->n_sessions--;
         free(s);
-        http_server_activity(h);
+        http_pump_activity(h);
         return NULL;
 }
 
@@ -516,120 +515,4 @@ void http_sessions_sweep(HttpServer *h) {
                            "MCP_TRANSPORT=%s", kind_name(s->kind));
                 http_session_free(s);
         }
-}
-
-static void caller_count(const HttpServer *h, HttpCallerStats *c) {
-        char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
-        const char *token_name = streq(c->name, "loopback") ? "" : c->name;
-
-        assert(h);
-        assert(c);
-
-        LIST_FOREACH(sessions, s, h->sessions)
-                c->sessions += s->kind != HTTP_SESSION_STATELESS && streq(s->token_name, token_name);
-        if (token_name[0])
-                (void) snprintf(caller, sizeof caller, "http:token:%s", token_name);
-        else
-                (void) snprintf(caller, sizeof caller, "http:loopback");
-        c->sandbox_sessions = h->mcp ? mcp_server_caller_sandbox_sessions(h->mcp, caller) : 0;
-}
-
-int http_server_get_caller_stats(const HttpServer *h, HttpCallerStats **ret, size_t *ret_n) {
-        const HttpAuth *a;
-        HttpCallerStats *l;
-        size_t n = 0;
-
-        assert(ret);
-        assert(ret_n);
-
-        if (!h) {
-                *ret = NULL;
-                *ret_n = 0;
-                return 0;
-        }
-        a = &h->auth;
-        l = new0(HttpCallerStats, a->named.n + 1);
-        if (!l)
-                return -ENOMEM;
-        if (a->token)
-                (void) snprintf(l[n++].name, sizeof l->name, "%s", HTTP_TOKEN_DEFAULT_NAME);
-        for (size_t i = 0; i < a->named.n; i++)
-                (void) snprintf(l[n++].name, sizeof l->name, "%s", a->named.entries[i].name);
-        if (!http_auth_has_token(a))
-                (void) snprintf(l[n++].name, sizeof l->name, "loopback");
-        for (size_t i = 0; i < n; i++)
-                caller_count(h, l + i);
-        *ret = l;
-        *ret_n = n;
-        return 0;
-}
-
-/* Does next drop the name of old, or give it another token? */
-static bool token_revoked(const HttpTokens *next, const HttpToken *old) {
-        assert(next);
-        assert(old);
-
-        for (size_t i = 0; i < next->n; i++)
-                if (streq(next->entries[i].name, old->name))
-                        return !streq(next->entries[i].token, old->token);
-        return true;
-}
-
-/* The token of name was revoked: whatever was made with it ends, so that
- * nobody holding it goes on, and nobody given the name later finds it. */
-static void end_caller(HttpServer *h, const char *name) {
-        char caller[sizeof "http:token:" + HTTP_TOKEN_NAME_MAX];
-        unsigned sessions = 0, streams = 0, sandbox_sessions;
-        McpCallerEnded ended = {};
-
-        assert(h);
-        assert(name);
-
-        (void) snprintf(caller, sizeof caller, "http:token:%s", name);
-        /* All of them end, those of its MCP sessions' scopes with those. */
-        sandbox_sessions = h->mcp ? mcp_server_caller_sandbox_sessions(h->mcp, caller) : 0;
-
-        /* Its MCP sessions, with their calls, streams and requests
-         * waiting (each gets its end), and the sandbox sessions scoped to
-         * them. Freeing one frees no other. */
-        LIST_FOREACH_SAFE(sessions, s, next, h->sessions)
-                if (streq(s->token_name, name)) {
-                        streams += s->n_streams;
-                        sessions++;
-                        http_session_free(s);
-                }
-        if (h->mcp)
-                mcp_server_end_caller(h->mcp, caller, &ended);
-        log_struct(LOG_NOTICE,
-                   "MESSAGE=HTTP token \"%s\" was removed or changed: ended %u sessions (%u streams), %u tasks, "
-                   "%u sandbox sessions of its caller.", name, sessions, streams, ended.tasks, sandbox_sessions,
-                   "MCP_TRANSPORT=http",
-                   "MCP_CALLER=%s", caller,
-                   "MCP_HTTP_TOKEN_NAME=%s", name,
-                   "MCP_ENDED_SESSIONS=%u", sessions,
-                   "MCP_ENDED_STREAMS=%u", streams,
-                   "MCP_ENDED_TASKS=%u", ended.tasks,
-                   "MCP_ENDED_SANDBOX_SESSIONS=%u", sandbox_sessions);
-}
-
-int http_server_set_named_tokens(HttpServer *h, HttpTokens *named, const char **ret_error) {
-        _cleanup_strv_free_ char **revoked = NULL;
-        const HttpTokens *cur;
-        int r;
-
-        assert(h);
-        assert(named);
-        assert(ret_error);
-
-        cur = &h->auth.named;
-        for (size_t i = 0; i < cur->n; i++)
-                if (token_revoked(named, cur->entries + i) &&
-                    strv_extend_n(&revoked, cur->entries[i].name, strlen(cur->entries[i].name)) < 0)
-                        return -ENOMEM;
-        r = http_auth_set_named(&h->auth, named, ret_error);
-        if (r < 0)
-                return r;
-        STRV_FOREACH(n, revoked)
-                end_caller(h, *n);
-        return 0;
 }

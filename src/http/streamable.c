@@ -29,42 +29,6 @@ static mhd_result reply_message(HttpRequest *req, unsigned status, json_object *
         return http_request_json(req, status, body, len, NULL);
 }
 
-int http_request_parse(HttpRequest *req, McpInbound *ret) {
-        int r = mcp_inbound_parse(req->body.data, req->body.size, ret);
-
-        assert(req);
-        assert(ret);
-
-        /* The tree is all that is needed from here on: the text goes now
-         * rather than after the core is done (http-server.c). */
-        buffer_free(&req->body);
-        return r;
-}
-
-mhd_result http_request_refuse_unparsed(HttpRequest *req, int r, const McpInbound *i) {
-        char peer[64];
-
-        assert(req);
-        assert(i);
-
-        if (r == -E2BIG) {
-                http_request_log_peer(req, peer, sizeof peer);
-                log_struct(LOG_NOTICE,
-                           "MESSAGE=HTTP %s %s from %s refused (413): too many JSON values", req->method, req->url,
-                           peer,
-                           "MCP_TRANSPORT=http",
-                           "MCP_HTTP_METHOD=%s", req->method,
-                           "MCP_HTTP_PATH=%s", req->url,
-                           "MCP_HTTP_STATUS=413",
-                           "MCP_HTTP_PEER=%s", peer,
-                           "MCP_DECISION=%s", "denied");
-                return http_request_error(req, MHD_HTTP_CONTENT_TOO_LARGE, i->error_code, i->error);
-        }
-        if (r == -EBADMSG)
-                return http_request_error(req, MHD_HTTP_BAD_REQUEST, i->error_code, i->error);
-        return MHD_NO;
-}
-
 /* MCP-Protocol-Version: 0 if absent, 1 if known, -EINVAL if not. */
 static int protocol_header(HttpRequest *req, const McpRevision **ret_rev, const char **ret_value) {
         const char *v = http_request_header(req, "MCP-Protocol-Version");

@@ -19,7 +19,6 @@
 #include "macro.h"
 #include "list.h"
 #include "mcp-internal.h"
-#include "mcp-task.h"
 #include "broker-proto.h"
 #include "mcp-tool.h"
 #include "tool-arg-network.h"
@@ -230,7 +229,7 @@ static json_object *charge_reply(McpCall *c, const McpRequest *req, json_object 
                     "\"server busy\" instead.", c->request_id, c->session->id, len);
         json_object_put(reply);
         (void) mem_charge_set(&c->charge, CALL_OVERHEAD_BYTES);
-        return mcp_result_reply(req, tool_exec_error_result(budget_busy_text));
+        return mcp_result_reply(req, tool_error_result(budget_busy_text));
 }
 
 /* The reply goes out first, then the slot is freed: the next call's
@@ -268,7 +267,7 @@ static void call_fail(McpCall *c, const char *text, const char *result) {
         assert(text);
 
         call_log(c, NULL, LOG_WARNING, result);
-        call_finish(c, tool_exec_error_result(text));
+        call_finish(c, tool_error_result(text));
 }
 
 static void progress_send(McpCall *c, const char *message) {
@@ -400,12 +399,13 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 call_free(c);
                 return;
         }
-        if (c->args.session_id[0] && (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
+        if (c->args.session_id[0] &&
+            (r->error == BROKER_ERROR_SESSION_NOT_FOUND || r->error == BROKER_ERROR_SESSION_BUSY)) {
                 if (r->error == BROKER_ERROR_SESSION_NOT_FOUND)
                         sandbox_session_table_remove(table, c->args.session_id, &owner);
                 text = tool_session_failure_text(r->error, r->error_message);
                 call_log(c, r, LOG_INFO, r->error == BROKER_ERROR_SESSION_BUSY ? "session-busy" : "session-not-found");
-                call_finish(c, text ? tool_exec_error_result(text) : NULL);
+                call_finish(c, text ? tool_error_result(text) : NULL);
                 return;
         }
         if (c->args.session_id[0]) {
@@ -419,24 +419,24 @@ static void on_exec_done(ExecClient *client, const ExecResult *r, void *userdata
                 if (asprintf(&result, "error:%s", broker_error_to_string(r->error)) < 0)
                         result = NULL;
                 call_log(c, r, LOG_WARNING, result ?: "error");
-                call_finish(c, text ? tool_exec_error_result(text) : NULL);
+                call_finish(c, text ? tool_error_result(text) : NULL);
                 return;
         }
         if (r->cancelled) {
                 call_log(c, r, LOG_WARNING, "error:cancelled");
-                call_finish(c, tool_exec_error_result("the run was stopped by the sandbox broker before it ended"));
+                call_finish(c, tool_error_result("the run was stopped by the sandbox broker before it ended"));
                 return;
         }
 
         if (r->packages) {
-                McpPackageStats *st = &c->session->server->package_stats;
+                McpServer *server = c->session->server;
                 int64_t us = json_get_int64(r->packages, "duration_us", 0);
 
                 if (json_get_bool(r->packages, "ok"))
-                        st->ok++;
+                        server->package_stats.ok++;
                 else
-                        st->failed++;
-                st->install_usec += (uint64_t) MAX(us, (int64_t) 0);
+                        server->package_stats.failed++;
+                server->package_stats.install_usec += (uint64_t) MAX(us, (int64_t) 0);
         }
         if (r->packages && !json_get_bool(r->packages, "ok"))
                 result = strdup("packages-failed");
@@ -514,7 +514,7 @@ static int reject(const McpRequest *req, const char *text, json_object **ret) {
         assert(text);
         assert(ret);
 
-        *ret = mcp_result_reply(req, tool_exec_error_result(text));
+        *ret = mcp_result_reply(req, tool_error_result(text));
         return *ret ? 0 : -ENOMEM;
 }
 
@@ -732,6 +732,12 @@ static McpCall *call_new(const McpRequest *req, const McpTool *tool, json_object
         return c;
 }
 
+int mcp_call_resolve(const McpRequest *req, const McpTool **ret_tool, json_object **ret) {
+        json_object *arguments;
+
+        return call_resolve(req, ret_tool, &arguments, ret);
+}
+
 int mcp_call_handle(const McpRequest *req, json_object **ret) {
         McpSession *s = req->session;
         const McpServerConfig *config = &s->server->config;
@@ -751,16 +757,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         r = call_resolve(req, &tool, &arguments, ret);
         if (r <= 0)
                 return r;
-        if (mcp_task_requested(req)) {
-                if (tool->tasks && config->max_tasks > 0)
-                        return mcp_task_call(req, ret);
-                /* The core: a task for a tool that has none is no method;
-                 * the extension leaves it to us, so this one is a call. */
-                if (req->rev->tasks)
-                        return protocol_error(req, JSONRPC_METHOD_NOT_FOUND,
-                                              "Method not found: this tool does not run as a task", ret);
-        }
-        if (s->task) {
+        if (req->task_run) {
                 /* A task's run may take longer than a call's. */
                 task_config = *config;
                 task_config.max_timeout_s = config->task_max_timeout_s;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Shared between the session/dispatch code (mcp-server.c) and the tools/call
- * machinery (mcp-call.c). Not for transports. */
+/* Shared by the core's floors, from the bottom: sessions (mcp-session.c),
+ * calls (mcp-call.c), tasks (mcp-task.c and its kin), and the dispatch of
+ * methods (mcp-server.c), which alone chooses between a call and a task.
+ * Not for transports. */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -19,6 +21,7 @@
 typedef struct McpCall McpCall;
 typedef struct McpBatch McpBatch;
 typedef struct McpTask McpTask;
+typedef struct McpTool McpTool;
 
 struct McpServer {
         sd_event *event;
@@ -29,18 +32,35 @@ struct McpServer {
         SandboxSessionTable *sandbox_sessions; /* the sandbox session handles we gave out */
         McpSession *sessions;
         McpTask *tasks;                 /* mcp-task.c: oldest last */
-        struct TaskListener *task_listeners;    /* subscriptions/listen for tasks (mcp-task.c) */
+        struct TaskListener *task_listeners;    /* subscriptions/listen for tasks (task-listen.c) */
         unsigned n_tasks;               /* all of them, also those not yet shown to the client */
         uint64_t tasks_ended[4];        /* by McpTaskStatus, since start: for /metrics */
         McpPackageStats package_stats;  /* installs since start: for /metrics */
         uint64_t progress_interval_usec;
+        /* A session ends: what hangs on it above its floor (its calls, what
+         * waits on tasks) ends with it. Set by mcp-server.c. */
+        void (*session_gone)(McpSession *s);
 };
+
+/* Where what a session says goes: its transport (the default), or, for a
+ * task's own session, the task (task-call.c). Each takes what it is given. */
+typedef struct McpSink {
+        /* A call's reply (NULL: the call ended without one) to what came
+         * with origin, in batch b if any, with what charge holds for it. */
+        int (*reply)(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply, MemCharge *charge);
+        /* A notification about request id, which came with origin; charge
+         * as for a reply (NULL: none). */
+        int (*notification)(McpSession *s, uint64_t origin, json_object *id, json_object *m, MemCharge *charge);
+        /* Request id, which came with origin, ends without a reply. */
+        int (*unanswered)(McpSession *s, uint64_t origin, json_object *id);
+} McpSink;
 
 struct McpSession {
         McpServer *server;              /* NULL once the server is gone */
         LIST_FIELDS(McpSession, sessions);      /* in server->sessions */
-        McpTransport transport;
-        void *userdata;
+        McpTransport transport;         /* none for a task's own session */
+        const McpSink *sink;
+        void *userdata;                 /* the transport's, or the sink's */
         char id[33];                    /* random, for the journal */
         char *peer_transport;
         uid_t peer_uid;
@@ -59,10 +79,6 @@ struct McpSession {
 
         McpCall *calls;
         unsigned n_calls;
-
-        /* Set when this is a task's own session (mcp-task.h): its replies
-         * and notifications go to the task, not to a transport. */
-        McpTask *task;
 };
 
 /* Whose the sandbox sessions made in s are. Borrowed from s. */
@@ -89,8 +105,35 @@ typedef struct McpRequest {
         json_object *meta;              /* params._meta if an object, else NULL */
         McpBatch *batch;                /* NULL: reply on its own */
         uint64_t origin;                /* where the transport got it from */
-        bool no_task;                   /* a tools/call that runs as a call, whatever it asked */
+        bool task_run;                  /* the call of a task: it may run as long as a task may */
 } McpRequest;
+
+/* A session whose messages go to sink, with userdata: a task's own. */
+int mcp_session_new_sink(McpServer *server, const McpSink *sink, void *userdata, const McpPeer *peer,
+                         McpSession **ret);
+/* NULL: back to the transport's. */
+void mcp_session_set_sink(McpSession *s, const McpSink *sink);
+/* mcp_session_free() without waiting for a callout to end. */
+McpSession *mcp_session_free_now(McpSession *s);
+
+/* A json value that serializes as the len bytes of data, kept once by
+ * owner: it holds a reference (ref(owner) now, unref(owner) when it goes).
+ * A transport with shared_parts gets it as McpMessage.shared, not a copy.
+ * NULL on out of memory. */
+json_object *mcp_shared_json(const char *data, size_t len, void *owner, void (*ref)(void *owner),
+                             void (*unref)(void *owner));
+/* Serializes msg as json_serialize() does, but its first shared part is
+ * left out and described in *ret_shared (ret_shared->data NULL: none). The
+ * text is msg's, as json_serialize()'s. */
+const char *mcp_shared_serialize(json_object *msg, size_t *ret_len, McpShared *ret_shared);
+
+/* A batch's replies: each added as it comes; sent once the last pending
+ * one is released. */
+void mcp_batch_add(McpBatch *b, json_object *reply);
+void mcp_batch_release(McpBatch *b);
+
+/* Our name and version, as the revision wants it. */
+json_object *mcp_server_info(const McpRevision *rev);
 
 /* Send to the peer, with the facts the transport routes by. Take m (NULL:
  * out of memory). A reply (or a batch's replies) to what came with origin: */
@@ -120,7 +163,11 @@ int mcp_reply_charged(McpSession *s, McpBatch *b, uint64_t origin, json_object *
  * stateless one). Takes result. */
 json_object *mcp_result_reply(const McpRequest *req, json_object *result);
 
-/* For tools/call; *ret_reply is NULL when the reply comes later. */
+/* What makes a tools/call itself wrong is a protocol error: 0 with *ret
+ * set to it. Else 1, with its tool. */
+int mcp_call_resolve(const McpRequest *req, const McpTool **ret_tool, json_object **ret);
+/* Runs the tools/call of req as a plain call, in req's session (a task's
+ * own, for a task); *ret_reply is NULL when the reply comes later. */
 int mcp_call_handle(const McpRequest *req, json_object **ret_reply);
 /* notifications/cancelled for id: no reply will be sent for that call. */
 void mcp_call_cancel(McpSession *s, json_object *id);

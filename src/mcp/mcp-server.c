@@ -21,8 +21,6 @@
 #include "mcp-tool.h"
 #include "util.h"
 
-#define SERVER_NAME "mcp-exec"
-#define SERVER_TITLE "mcp-exec: Python in a sandbox"
 /* Longer batches are refused: each element may start a run. */
 #define BATCH_MAX 64
 /* The tool list changes only with the configuration, which takes a restart. */
@@ -62,7 +60,14 @@ static int log_level_from_string(const char *s) {
         return -EINVAL;
 }
 
-static McpSession *session_free_now(McpSession *s);
+/* What hangs on a session above its floor ends with it. */
+static void session_gone(McpSession *s) {
+        assert(s);
+        assert(s->server);
+
+        mcp_session_drop_calls(s);
+        mcp_tasks_session_gone(s->server, s);
+}
 
 int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) {
         _cleanup_(mcp_server_freep) McpServer *s = NULL;
@@ -81,6 +86,7 @@ int mcp_server_new(sd_event *e, const McpServerConfig *config, McpServer **ret) 
         s->event = sd_event_ref(e);
         s->config = *config;
         s->progress_interval_usec = USEC_PER_SEC;
+        s->session_gone = session_gone;
         s->broker_socket = strdup(config->broker_socket ?: BROKER_SOCKET_PATH);
         if (!s->broker_socket)
                 return -ENOMEM;
@@ -121,7 +127,7 @@ McpServer *mcp_server_free(McpServer *s) {
          * calls go first, so no run starts in the room freed by the others. */
         LIST_FOREACH_SAFE(sessions, i, next, s->sessions)
                 if (i->dead && i->in_callout == 0 && i->defer_free)
-                        session_free_now(i);
+                        mcp_session_free_now(i);
         /* Their runs stop: nobody could fetch what they return. */
         mcp_tasks_free_all(s);
         if (s->queue)
@@ -203,303 +209,12 @@ unsigned mcp_session_sandbox_sessions(const McpSession *s) {
         return sandbox_session_table_alive_in_scope(s->server->sandbox_sessions, &owner);
 }
 
-int mcp_session_new(McpServer *server, const McpTransport *transport, void *userdata, const McpPeer *peer,
-                    McpSession **ret) {
-        _cleanup_(mcp_session_freep) McpSession *s = NULL;
-        int r;
-
-        if (!server || !transport || !transport->send || !ret)
-                return -EINVAL;
-        s = calloc(1, sizeof *s);
-        if (!s)
-                return -ENOMEM;
-        s->transport = *transport;
-        s->userdata = userdata;
-        s->log_level = LOG_INFO;
-        s->peer_uid = peer ? peer->uid : (uid_t) -1;
-        s->peer_pid = peer ? peer->pid : 0;
-        s->peer_transport = strdup(peer && peer->transport ? peer->transport : "unknown");
-        if (!s->peer_transport)
-                return -ENOMEM;
-        if (peer && peer->caller)
-                r = (s->caller = strdup(peer->caller)) ? 0 : -1;
-        else if (s->peer_uid != (uid_t) -1)
-                r = asprintf(&s->caller, "uid:%u", (unsigned) s->peer_uid);
-        else
-                r = asprintf(&s->caller, "peer:%s", s->peer_transport);
-        if (r < 0) {
-                s->caller = NULL;
-                return -ENOMEM;
-        }
-        r = random_hex128(s->id);
-        if (r < 0)
-                return r;
-        if (peer && peer->scoped) {
-                r = random_hex128(s->scope);
-                if (r < 0)
-                        return r;
-        }
-        s->server = server;
-        LIST_PREPEND(sessions, server->sessions, s);
-
-        log_debug("Session %s opened (%s, uid %i).", s->id, s->peer_transport, (int) s->peer_uid);
-        *ret = TAKE_PTR(s);
-        return 0;
-}
-
-/* Also for a session that never got going: no server, no calls, no id. */
-static McpSession *session_free_now(McpSession *s) {
-        assert(s);
-
-        s->freeing = true;
-        s->defer_free = sd_event_source_disable_unref(s->defer_free);
-        if (s->server) {
-                mcp_session_drop_calls(s);
-                if (!s->task)
-                        mcp_tasks_session_gone(s->server, s);
-                LIST_REMOVE(sessions, s->server->sessions, s);
-                /* Its sandbox sessions end with it (DELETE, expiry, the end of
-                 * its SSE stream). */
-                if (s->caller && s->scope[0]) {
-                        SandboxOwner owner = mcp_session_owner(s);
-                        sandbox_session_table_close_scope(s->server->sandbox_sessions, &owner);
-                }
-        }
-        if (s->id[0])
-                log_debug("Session %s closed.", s->id);
-        free(s->peer_transport);
-        free(s->caller);
-        return mfree(s);
-}
-
-static int on_defer_free(sd_event_source *src, void *userdata) {
-        session_free_now(userdata);
-        return 0;
-}
-
-McpSession *mcp_session_free(McpSession *s) {
-        if (!s)
-                return NULL;
-        if (s->in_callout > 0 && s->server) {
-                /* Freed by the transport from inside its own send callback:
-                 * our callers still hold s and its calls. Go quiet now and
-                 * finish from the event loop. */
-                s->dead = true;
-                if (s->defer_free)
-                        return NULL;
-                if (sd_event_add_defer(s->server->event, &s->defer_free, on_defer_free, s) < 0) {
-                        log_error("Cannot schedule the end of session %s; it stays until the server goes.", s->id);
-                        return NULL;
-                }
-                (void) sd_event_source_set_priority(s->defer_free, SD_EVENT_PRIORITY_IMPORTANT);
-                return NULL;
-        }
-        return session_free_now(s);
-}
-
-unsigned mcp_session_in_flight(const McpSession *s) {
-        assert(s);
-
-        return s->n_calls;
-}
-
-void mcp_session_set_idle_callback(McpSession *s, mcp_session_idle_t callback) {
-        assert(s);
-
-        s->idle_callback = callback;
-}
-
-void mcp_session_notify_idle(McpSession *s) {
-        assert(s);
-
-        if (!s->idle_callback || s->freeing || s->defer_free)
-                return;
-        s->in_callout++;
-        s->idle_callback(s, s->userdata);
-        s->in_callout--;
-}
-
-const char *mcp_session_caller(const McpSession *s) {
-        assert(s);
-        return s->caller;
-}
-
-const char *mcp_session_protocol_version(const McpSession *s) {
-        assert(s);
-
-        if (s->revision)
-                return s->revision->version;
-        /* Stateless: no negotiation, but what the peer speaks is known. */
-        return s->stateless_seen ? mcp_revision_stateless()->version : NULL;
-}
-
-/* Hands the message (serialized here; NULL for none) with its facts to the
- * transport. */
-static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
-        McpShared shared = {};
-        int r;
-
-        assert(s);
-        assert(m);
-
-        if (s->dead || s->freeing)
-                return 0;
-        if (msg) {
-                m->json = s->transport.shared_parts ? mcp_task_serialize(msg, &m->len, &shared) :
-                                                      json_serialize(msg, &m->len);
-                if (!m->json)
-                        return log_oom();
-                m->shared = shared.data ? &shared : NULL;
-        }
-        s->in_callout++;
-        r = s->transport.send(s, m, s->userdata);
-        s->in_callout--;
-        if (r < 0 && !s->dead) {
-                /* Nobody to talk to; runs end when the transport frees us. */
-                log_debug("Session %s: the peer is gone.", s->id);
-                s->dead = true;
-        }
-        return 0;
-}
-
-char *mcp_message_flatten(const McpMessage *m, size_t *ret_len) {
-        size_t n = m->len + (m->shared ? m->shared->len : 0);
-        char *t;
-
-        assert(m->json);
-        assert(ret_len);
-
-        t = malloc(n + 1);
-        if (!t)
-                return NULL;
-        if (m->shared) {
-                assert(m->shared->at <= m->len);
-                memcpy(t, m->json, m->shared->at);
-                memcpy(t + m->shared->at, m->shared->data, m->shared->len);
-                memcpy(t + m->shared->at + m->shared->len, m->json + m->shared->at, m->len - m->shared->at);
-        } else
-                memcpy(t, m->json, m->len);
-        t[n] = 0;
-        *ret_len = n;
-        return t;
-}
-
-/* With charge (NULL: none), which the transport may take over. */
-static int send_reply(McpSession *s, uint64_t origin, json_object *m, MemCharge *charge) {
-        _cleanup_json_ json_object *msg = m;
-        json_object *id;
-
-        assert(s);
-
-        if (!msg)
-                return log_oom();
-        /* A batch's array has neither. */
-        id = json_get(msg, "id");
-        return session_send(s,
-                            &(McpMessage) {
-                                    .kind = MCP_MESSAGE_RESPONSE,
-                                    .origin = origin,
-                                    .id = jsonrpc_id_is_valid(id) ? id : NULL,
-                                    .error_code = json_object_get_int(json_get(json_get(msg, "error"), "code")),
-                                    .charge = charge,
-                            },
-                            msg);
-}
-
-int mcp_session_send_reply(McpSession *s, uint64_t origin, json_object *m) {
-        return send_reply(s, origin, m, NULL);
-}
-
-int mcp_session_send_notification_charged(McpSession *s, uint64_t origin, json_object *id, json_object *m,
-                                          MemCharge *charge) {
-        _cleanup_json_ json_object *msg = m;
-
-        assert(s);
-
-        if (!msg)
-                return log_oom();
-        if (s->task)
-                return mcp_task_on_notification(s->task, TAKE_PTR(msg));
-        return session_send(
-                s, &(McpMessage) { .kind = MCP_MESSAGE_NOTIFICATION, .origin = origin, .id = id, .charge = charge },
-                msg);
-}
-
-int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
-        return mcp_session_send_notification_charged(s, origin, id, m, NULL);
-}
-
-int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id) {
-        assert(s);
-
-        if (s->task)
-                return 0;       /* a task's call: the task knows */
-        return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_UNANSWERED, .origin = origin, .id = id }, NULL);
-}
-
-static void batch_release(McpBatch *b) {
-        assert(b);
-
-        if (--b->pending > 0)
-                return;
-        if (json_object_array_length(b->replies) > 0)
-                (void) send_reply(b->session, b->origin, json_object_get(b->replies), &b->charge);
-        json_object_put(b->replies);
-        mem_charge_done(&b->charge);
-        free(b);
-}
-
-static void batch_add(McpBatch *b, json_object *reply) {
-        assert(b);
-
-        if (json_append(b->replies, reply) < 0)
-                (void) log_oom();
-}
-
-int mcp_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply) {
-        assert(s);
-
-        if (!b)
-                return reply ? mcp_session_send_reply(s, origin, reply) : 0;
-        if (reply)
-                batch_add(b, reply);
-        batch_release(b);
-        return 0;
-}
-
-int mcp_reply_charged(McpSession *s, McpBatch *b, uint64_t origin, json_object *reply, MemCharge *charge) {
-        int r;
-
-        assert(s);
-        assert(charge);
-
-        if (s->task)
-                return mcp_task_on_reply(s->task, reply, charge);
-        if (b) {
-                if (reply)
-                        /* The reply lives in the batch's array until that is sent. */
-                        mem_charge_move(&b->charge, charge);
-                r = mcp_reply(s, b, origin, reply);
-        } else
-                r = reply ? send_reply(s, origin, reply, charge) : 0;
-        mem_charge_done(charge);
-        return r;
-}
-
-static json_object *server_info(const McpRevision *rev) {
-        _cleanup_json_ json_object *i = json_object_new_object();
-
-        if (!i || json_add_string(i, "name", SERVER_NAME) < 0 || json_add_string(i, "version", PACKAGE_VERSION) < 0 ||
-            (rev->titles && json_add_string(i, "title", SERVER_TITLE) < 0))
-                return NULL;
-        return TAKE_PTR(i);
-}
-
 static json_object *capabilities(const McpSession *s, const McpRevision *rev) {
         _cleanup_json_ json_object *c = json_object_new_object(), *tools = json_object_new_object();
         bool tasks = s->server->config.max_tasks > 0;
 
-        if (!c || !tools || json_add_bool(tools, "listChanged", false) < 0 || json_add(c, "tools", TAKE_PTR(tools)) < 0 ||
+        if (!c || !tools || json_add_bool(tools, "listChanged", false) < 0 ||
+            json_add(c, "tools", TAKE_PTR(tools)) < 0 ||
             (rev->logging && json_add(c, "logging", json_object_new_object()) < 0))
                 return NULL;
         if (tasks && rev->tasks && json_add(c, "tasks", mcp_task_capability(s)) < 0)
@@ -511,22 +226,6 @@ static json_object *capabilities(const McpSession *s, const McpRevision *rev) {
                         return NULL;
         }
         return TAKE_PTR(c);
-}
-
-json_object *mcp_result_reply(const McpRequest *req, json_object *result) {
-        _cleanup_json_ json_object *r = result, *meta = NULL;
-
-        assert(req);
-
-        if (!r)
-                return NULL;
-        if (req->rev->stateless) {
-                meta = json_object_new_object();
-                if (!meta || json_add(meta, MCP_META_SERVER_INFO, server_info(req->rev)) < 0 ||
-                    json_add(r, "_meta", TAKE_PTR(meta)) < 0 || json_add_string(r, "resultType", "complete") < 0)
-                        return NULL;
-        }
-        return jsonrpc_result_new(req->id, TAKE_PTR(r));
 }
 
 static json_object *error_reply(const McpRequest *req, int code, const char *message) {
@@ -549,7 +248,8 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
         }
         asked = json_get_string(req->params, "protocolVersion");
         if (!asked) {
-                *ret = error_reply(req, JSONRPC_INVALID_PARAMS, "Invalid params: initialize needs a protocolVersion string");
+                *ret = error_reply(req, JSONRPC_INVALID_PARAMS,
+                                   "Invalid params: initialize needs a protocolVersion string");
                 return 0;
         }
         /* An unknown version is no error: we answer with our newest and the
@@ -561,7 +261,7 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
         result = json_object_new_object();
         if (!result || json_add_string(result, "protocolVersion", req->rev->version) < 0 ||
             json_add(result, "capabilities", capabilities(s, req->rev)) < 0 ||
-            json_add(result, "serverInfo", server_info(req->rev)) < 0 ||
+            json_add(result, "serverInfo", mcp_server_info(req->rev)) < 0 ||
             json_add_string(result, "instructions", server_instructions(req->session->server)) < 0)
                 return -ENOMEM;
         *ret = mcp_result_reply(req, TAKE_PTR(result));
@@ -655,14 +355,61 @@ static int handle_discover(McpRequest *req, json_object **ret) {
 
         if (!result || json_add(result, "supportedVersions", mcp_revision_supported_json()) < 0 ||
             json_add(result, "capabilities", capabilities(req->session, req->rev)) < 0 ||
-            json_add_string(result, "instructions", server_instructions(req->session->server)) < 0 || json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 ||
+            json_add_string(result, "instructions", server_instructions(req->session->server)) < 0 ||
+            json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 ||
             json_add_string(result, "cacheScope", "public") < 0)
                 return -ENOMEM;
         *ret = mcp_result_reply(req, TAKE_PTR(result));
         return *ret ? 0 : -ENOMEM;
 }
 
+/* The call runs in the task's own session, as a task's; the task says what
+ * its asker hears now. */
+static int call_as_task(McpRequest *req, json_object **ret) {
+        _cleanup_json_ json_object *now = NULL;
+        McpRequest inner;
+        McpTask *t;
+        int r;
+
+        assert(req);
+        assert(ret);
+
+        r = mcp_task_begin(req, &t, ret);
+        if (r == -EBUSY)
+                return mcp_call_handle(req, ret);       /* no room for a task: the extension's is a call then */
+        if (r <= 0)
+                return r;
+        inner = *req;
+        inner.session = mcp_task_session(t);
+        inner.batch = NULL;
+        inner.origin = 0;
+        inner.task_run = true;
+        r = mcp_call_handle(&inner, &now);
+        return mcp_task_started(t, req, r, TAKE_PTR(now), ret);
+}
+
+/* The one door of tools/call: a task or a plain call, chosen here once. */
 static int handle_tools_call(McpRequest *req, json_object **ret) {
+        const McpTool *tool;
+        int r;
+
+        assert(req);
+        assert(ret);
+
+        r = mcp_call_resolve(req, &tool, ret);
+        if (r <= 0)
+                return r;
+        if (mcp_task_requested(req)) {
+                if (tool->tasks && req->session->server->config.max_tasks > 0)
+                        return call_as_task(req, ret);
+                /* The core: a task for a tool that has none is no method;
+                 * the extension leaves it to us, so this one is a call. */
+                if (req->rev->tasks) {
+                        *ret = error_reply(req, JSONRPC_METHOD_NOT_FOUND,
+                                           "Method not found: this tool does not run as a task");
+                        return *ret ? 0 : -ENOMEM;
+                }
+        }
         return mcp_call_handle(req, ret);
 }
 
@@ -731,7 +478,8 @@ static int handle_stateless(McpRequest *req, json_object **ret) {
                 return 0;
         }
         if (json_object_object_get_ex(req->meta, MCP_META_LOG_LEVEL, &level) &&
-            log_level_from_string(json_object_is_type(level, json_type_string) ? json_object_get_string(level) : NULL) < 0) {
+            log_level_from_string(json_object_is_type(level, json_type_string) ? json_object_get_string(level) :
+                                                                                  NULL) < 0) {
                 *ret = error_reply(req, JSONRPC_INVALID_PARAMS, "Invalid params: unknown log level in _meta");
                 return 0;
         }
@@ -785,7 +533,8 @@ static int handle_request(McpSession *s, const JsonRpcMessage *m, McpBatch *b, u
         };
 
         if (m->params && !json_object_is_type(m->params, json_type_object)) {
-                *ret = jsonrpc_error_new(m->id, JSONRPC_INVALID_PARAMS, "Invalid params: params must be an object", NULL);
+                *ret = jsonrpc_error_new(m->id, JSONRPC_INVALID_PARAMS, "Invalid params: params must be an object",
+                                         NULL);
                 return 0;
         }
         req.params = m->params;
@@ -890,10 +639,10 @@ static int handle_batch(McpSession *s, json_object *array, uint64_t origin) {
                 json_object *reply;
                 r = handle_message(s, json_object_array_get_idx(array, i), b, origin, &reply);
                 if (reply)
-                        batch_add(b, reply);
+                        mcp_batch_add(b, reply);
         }
         /* Sends what is there once the deferred replies are in too. */
-        batch_release(b);
+        mcp_batch_release(b);
         return r;
 }
 
@@ -939,4 +688,28 @@ int mcp_session_handle(McpSession *s, const char *data, size_t len, uint64_t ori
         if (r < 0 && !in.error)
                 return r;
         return mcp_session_handle_inbound(s, &in, origin);
+}
+
+unsigned mcp_server_tasks(const McpServer *s) {
+        assert(s);
+
+        return s->n_tasks;
+}
+
+void mcp_server_task_stats(const McpServer *s, McpTaskStats *ret) {
+        unsigned n[_MCP_TASK_STATUS_MAX];
+
+        assert(s);
+        assert(ret);
+
+        mcp_tasks_count(s, n);
+        *ret = (McpTaskStats) {
+                .working = n[MCP_TASK_WORKING],
+                .completed = n[MCP_TASK_COMPLETED],
+                .failed = n[MCP_TASK_FAILED],
+                .cancelled = n[MCP_TASK_CANCELLED],
+                .ended_completed = s->tasks_ended[MCP_TASK_COMPLETED],
+                .ended_failed = s->tasks_ended[MCP_TASK_FAILED],
+                .ended_cancelled = s->tasks_ended[MCP_TASK_CANCELLED],
+        };
 }

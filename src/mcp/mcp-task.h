@@ -10,8 +10,8 @@
  * token holder), never to the MCP session or the connection that made it:
  * any session of the same caller reaches it by id, and for anyone else the
  * id does not exist. Its run is an ordinary call (mcp-call.c) in a session
- * of the task's own, whose replies and notifications come here instead of
- * to a transport. Both wire formats:
+ * of the task's own, whose sink is the task: its replies and notifications
+ * come here instead of to a transport. Both wire formats:
  *
  *   core       2025-11-25: tools/call with "task": {ttl} answers at once
  *              with a handle; tasks/get, tasks/result, tasks/list,
@@ -47,29 +47,29 @@ const char *mcp_task_status_to_string(McpTaskStatus s);
  * declared in _meta)? Only where the revision has that format. */
 bool mcp_task_requested(const McpRequest *req);
 
-/* Runs the call of req as a task. *ret is the reply to send now (a handle,
- * an error, or, for the extension, an inline result), or NULL when the
- * reply comes later (the extension's call is still running). */
-int mcp_task_call(const McpRequest *req, json_object **ret);
-
-/* The session is s->task's own: what the call sends goes to the task. Take
- * reply (NULL: the call ended without one) and what charge holds for it. */
-int mcp_task_on_reply(McpTask *t, json_object *reply, MemCharge *charge);
-/* Takes m. */
-int mcp_task_on_notification(McpTask *t, json_object *m);
+/* A tools/call as a task, in three steps that the dispatch takes, so that
+ * the call machinery (mcp-call.c) knows nothing of tasks:
+ * mcp_task_begin() admits and makes the task: 1 with *ret_task, whose call
+ * is then started in mcp_task_session(), as a task's (McpRequest.task_run),
+ * and its outcome r and immediate reply handed to mcp_task_started(),
+ * which takes both and sets *ret to the reply to send now (a handle, an
+ * error, or, for the extension, an inline result; NULL when it comes
+ * later). mcp_task_begin() returns 0 with *ret set when the task is
+ * refused, and -EBUSY when the extension's call is to run as a plain call
+ * (no room for a task). */
+int mcp_task_begin(const McpRequest *req, McpTask **ret_task, json_object **ret);
+McpSession *mcp_task_session(McpTask *t);
+int mcp_task_started(McpTask *t, const McpRequest *req, int r, json_object *reply, json_object **ret);
 
 /* Session s is going: what waits on it is dropped, a call that had not
  * become a task yet is stopped (its client hung up). */
 void mcp_tasks_session_gone(McpServer *server, McpSession *s);
 
-/* Serializes msg as json_serialize() does, but a task's outcome in it (the
- * first) is left out and described in *ret_shared, so that a transport can
- * send it from the one copy (McpShared); ret_shared->data is NULL if there
- * is none. The text is msg's, as json_serialize()'s. */
-const char *mcp_task_serialize(json_object *msg, size_t *ret_len, McpShared *ret_shared);
-
 /* Every task ends (server shutdown): runs are stopped, nothing is sent. */
 void mcp_tasks_free_all(McpServer *server);
+
+/* Tasks shown to their callers, by status. */
+void mcp_tasks_count(const McpServer *server, unsigned ret[static _MCP_TASK_STATUS_MAX]);
 
 /* Every task of caller ends, its run stopped, and is forgotten (its token
  * was revoked); how many. */

@@ -15,6 +15,7 @@
 #include "mcp-config.h"
 #include "revision.h"
 #include "tool-exec.h"
+#include "tool-result.h"
 #include "tool-session.h"
 
 /* A call's validated arguments, as its tool's parse left them. */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Inside MCP tasks (mcp-task.h): the task itself and what its three files
- * share. mcp-task.c has a task's life and its call, task-methods.c the
- * tasks/ requests, task-listen.c subscriptions/listen. Not for the rest
- * of the core. */
+/* Inside MCP tasks (mcp-task.h): the task itself and what its four files
+ * share. From the bottom: mcp-task.c has a task's life, outcome and
+ * readers; task-listen.c subscriptions/listen; task-call.c a tools/call as
+ * a task; task-methods.c the tasks/ requests. Not for the rest of the
+ * core. */
 
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -16,6 +17,14 @@
 #include "mcp-task.h"
 #include "mem-budget.h"
 #include "node-id.h"
+
+/* A task's own bookkeeping, charged with its result. */
+#define TASK_OVERHEAD_BYTES ((uint64_t) 2048)
+/* statusMessage of a failed task: the start of the tool's error text. */
+#define TASK_STATUS_MESSAGE_MAX 512
+/* A task's result is kept at least this long after its run may end, so
+ * that a client polling once in a while gets it. */
+#define TASK_TTL_SLACK_MS (60 * 1000)
 
 typedef enum McpTaskFormat {
         MCP_TASK_CORE,                  /* 2025-11-25 */
@@ -35,6 +44,9 @@ typedef struct TaskOutcome {
 } TaskOutcome;
 
 TaskOutcome *task_outcome_unref(TaskOutcome *o);
+/* Serializes value once, for all readers; the tree can go then. Charged
+ * refusably to the task's caller: -EBUSY if it does not fit. */
+int task_outcome_new(McpTask *t, json_object *value, TaskOutcome **ret);
 /* A json value that serializes as o's text; it holds a reference. NULL on
  * out of memory. */
 json_object *task_outcome_json(TaskOutcome *o);
@@ -72,7 +84,7 @@ struct McpTask {
          * still be answered inline. */
         bool shown;
         bool inline_done;               /* answered inline: nothing more to do */
-        bool starting;                  /* inside mcp_task_call(), which frees it if it must */
+        bool starting;                  /* between mcp_task_begin() and mcp_task_started(), which frees it if it must */
         uint64_t created_ms, updated_ms;        /* CLOCK_REALTIME */
         uint64_t started_usec;          /* CLOCK_MONOTONIC, for the journal */
         uint64_t ttl_ms;
@@ -94,6 +106,17 @@ struct McpTask {
         TaskWaiter *waiters;
 };
 
+/* Stops its run (its session ends) and forgets it, answering what waits
+ * for its result that it is gone. */
+McpTask *task_free(McpTask *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(McpTask *, task_free);
+void task_log(McpTask *t, int level, const char *what);
+/* Ends the task's session (and with it a call still running: its unit is
+ * stopped); from the event loop if the session is inside its callout. */
+void task_drop_session(McpTask *t);
+/* CLOCK_REALTIME in ms, as tasks' times are given. */
+uint64_t task_now_ms(void);
+
 /* The task of that id, whoever's it is; NULL if none. */
 McpTask *task_find(McpServer *server, const char *id);
 /* The Task object of the task's format; the extension's DetailedTask with
@@ -113,8 +136,6 @@ int task_send_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *re
 /* From working to status, with the reason (may be NULL); logged, and the
  * core's status notification sent. */
 void task_set_status(McpTask *t, McpTaskStatus status, const char *message);
-/* After the outcome is stored: the extension's subscribers hear of it. */
-void task_ended(McpTask *t);
 /* What tasks/result answers to request id, once the task ended. */
 json_object *task_result_reply(McpTask *t, json_object *id);
 /* Answers tasks/result request id (of batch b, if any) now. */
@@ -127,5 +148,6 @@ TaskWaiter *task_waiter_free(TaskWaiter *w);
 bool task_caller_known(const McpSession *s);
 
 /* task-listen.c */
-void task_notify_listeners(McpTask *t);
+/* After the outcome is stored: the extension's subscribers hear of it. */
+void task_ended(McpTask *t);
 TaskListener *task_listener_free(McpServer *server, TaskListener *l);

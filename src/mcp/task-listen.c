@@ -65,7 +65,8 @@ static void listener_notify(McpTask *t, TaskListener *l) {
                                                      r >= 0 ? &charge : NULL);
 }
 
-void task_notify_listeners(McpTask *t) {
+/* After the outcome is stored: the extension's subscribers see it inline. */
+void task_ended(McpTask *t) {
         if (t->format != MCP_TASK_EXTENSION || !t->server)
                 return;
         LIST_FOREACH(listeners, l, t->server->task_listeners)
@@ -146,7 +147,8 @@ int mcp_task_handle_listen(McpRequest *req, json_object **ret) {
         /* Only what we serve is acknowledged: task ids, nothing else. */
         if (json_build(&filter, JB_OBJ("taskIds", TAKE_PTR(acked)), JB_END) < 0 ||
             json_build(&meta, JB_OBJ(MCP_META_SUBSCRIPTION_ID, json_object_get(req->id)), JB_END) < 0 ||
-            json_build(&params, JB_OBJ("_meta", TAKE_PTR(meta)), JB_OBJ("notifications", TAKE_PTR(filter)), JB_END) < 0) {
+            json_build(&params, JB_OBJ("_meta", TAKE_PTR(meta)), JB_OBJ("notifications", TAKE_PTR(filter)),
+                       JB_END) < 0) {
                 task_listener_free(server, l);
                 return -ENOMEM;
         }

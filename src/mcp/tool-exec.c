@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "tool-exec.h"
+#include "tool-result.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -91,7 +92,8 @@ static char *describe(const McpServerConfig *c) {
         fputs(c->result_channel ? "- /tmp is a fresh, private directory in every run, empty but for the input files.\n"
                                 : "- /tmp is a fresh, empty, private directory in every run.\n",
               f);
-        fprintf(f, "- Limits: wall-clock timeout %" PRIu64 " s unless timeout_s asks otherwise, at most %" PRIu64 " s; ",
+        fprintf(f,
+                "- Limits: wall-clock timeout %" PRIu64 " s unless timeout_s asks otherwise, at most %" PRIu64 " s; ",
                 c->default_timeout_s, c->max_timeout_s);
         if (c->memory_max_bytes > 0) {
                 (void) format_bytes(c->memory_max_bytes, mem);
@@ -129,7 +131,8 @@ static char *describe(const McpServerConfig *c) {
                 /* Both conventions in two sentences, then the numbers. */
                 fprintf(f, "\n- Figures and files: every matplotlib figure passed to plt.show() or still open at the "
                            "end comes back as a PNG image, and files the program writes under /tmp/outputs/ (make "
-                           "the directory) come back, images as images and others as embedded resources; files passed in "
+                           "the directory) come back, images as images and others as embedded resources; files passed "
+                           "in "
                            "\"files\" are written into the working directory /tmp before the code starts. At most "
                            "%" PRIu64 " images of up to %s each and %" PRIu64 " other files, %s in all; input files "
                            "up to %s together. What is left out is listed with returned: false and a reason.",
@@ -265,9 +268,10 @@ static json_object *input_schema(const McpServerConfig *c, const McpRevision *re
                      c->max_sessions == 0 ? ""
                      /* 2026-07-28: mirrored as Mcp-Param-Session, so that a load
                       * balancer can send the call to the host of the session. */
-                     : rev->stateless ? ",\"session\":{\"type\":\"string\",\"x-mcp-header\":\"Session\",\"description\":"
-                                        "\"" SESSION_ARG_TEXT "\"}"
-                                      : ",\"session\":{\"type\":\"string\",\"description\":\"" SESSION_ARG_TEXT "\"}") < 0)
+                     : rev->stateless ? ",\"session\":{\"type\":\"string\",\"x-mcp-header\":\"Session\","
+                                        "\"description\":\"" SESSION_ARG_TEXT "\"}"
+                                      : ",\"session\":{\"type\":\"string\","
+                                        "\"description\":\"" SESSION_ARG_TEXT "\"}") < 0)
                 return NULL;
         schema = json_tokener_parse(s);
         if (!schema || tool_network_schema(c->egress, &network) < 0)
@@ -288,7 +292,8 @@ json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *r
         if (!t || !description)
                 return NULL;
         if (json_add_string(t, "name", TOOL_EXEC_NAME) < 0 || (rev->titles && json_add_string(t, "title", title) < 0) ||
-            json_add_string(t, "description", description) < 0 || json_add(t, "inputSchema", input_schema(c, rev)) < 0 ||
+            json_add_string(t, "description", description) < 0 ||
+            json_add(t, "inputSchema", input_schema(c, rev)) < 0 ||
             (rev->structured && json_add(t, "outputSchema", json_tokener_parse(output_schema)) < 0))
                 return NULL;
         if (rev->annotations) {
@@ -364,8 +369,9 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
         json_object_object_foreach(f, key, val) {
                 (void) val;
                 if (!streq(key, "name") && !streq(key, "content") && !streq(key, "encoding"))
-                        return argument_error(ret_error, "files[%zu]: unknown key \"%.*s\" (only name, content and encoding)",
-                                              i, utf8_prefix_len(key, NAME_MAX_ECHO), key);
+                        return argument_error(ret_error,
+                                              "files[%zu]: unknown key \"%.*s\" (only name, content and encoding)", i,
+                                              utf8_prefix_len(key, NAME_MAX_ECHO), key);
         }
         if (!json_object_object_get_ex(f, "name", &v) || !json_object_is_type(v, json_type_string))
                 return argument_error(ret_error, "files[%zu] needs a \"name\" string", i);
@@ -374,8 +380,8 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
         str_printable(name, echo, sizeof echo);
         if (!launch_file_name_valid(name, name_len))
                 return argument_error(ret_error,
-                                      "files[%zu]: \"%s\" is not a plain file name (1 to %u bytes of UTF-8, no '/', not '.' "
-                                      "or '..', no control characters)",
+                                      "files[%zu]: \"%s\" is not a plain file name (1 to %u bytes of UTF-8, no '/', "
+                                      "not '.' or '..', no control characters)",
                                       i, echo, LAUNCH_FILE_NAME_MAX);
         for (size_t k = 0; k < a->n_files; k++)
                 if (a->files[k].name_len == name_len && memcmp(a->files[k].name, name, name_len) == 0)
@@ -387,8 +393,9 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
         if (json_object_object_get_ex(f, "encoding", &v)) {
                 encoding = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
                 if (!streq(encoding, "utf-8") && !streq(encoding, "base64"))
-                        return argument_error(ret_error, "files[%zu] (\"%s\"): \"encoding\" must be \"utf-8\" or \"base64\"",
-                                              i, echo);
+                        return argument_error(ret_error,
+                                              "files[%zu] (\"%s\"): \"encoding\" must be \"utf-8\" or \"base64\"", i,
+                                              echo);
         }
 
         left = (size_t) MIN(c->max_input_bytes - a->files_bytes, (uint64_t) SIZE_MAX);
@@ -396,8 +403,9 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
         if (streq(encoding, "base64")) {
                 r = base64_decode(content, content_len, left, &data, &len, &off);
                 if (r == -EINVAL)
-                        return argument_error(ret_error, "files[%zu] (\"%s\"): content is not valid base64 (at byte %zu)",
-                                              i, echo, off);
+                        return argument_error(ret_error,
+                                              "files[%zu] (\"%s\"): content is not valid base64 (at byte %zu)", i,
+                                              echo, off);
                 if (r == -ENOMEM)
                         return r;
                 a->decoded[a->n_files] = r >= 0 ? data : NULL;
@@ -412,8 +420,8 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
         }
         if (r == -EFBIG)
                 return argument_error(ret_error,
-                                      "the input files are more than %s together, the limit (MCP_EXEC_MAX_INPUT_BYTES); "
-                                      "files[%zu] (\"%s\") is past it",
+                                      "the input files are more than %s together, the limit "
+                                      "(MCP_EXEC_MAX_INPUT_BYTES); files[%zu] (\"%s\") is past it",
                                       limit, i, echo);
         *file = (ExecInputFile) { .name = name, .name_len = name_len, .data = data, .size = len };
         a->files_bytes += len;
@@ -542,16 +550,6 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
         *ret = a;
         a = (ExecArgs) {};      /* the decoded buffers are the caller's now */
         return 0;
-}
-
-static json_object *text_content(const char *text, size_t len) {
-        _cleanup_json_ json_object *content = json_object_new_array(), *block = json_object_new_object();
-
-        if (!content || !block || json_add_string(block, "type", "text") < 0 ||
-            json_add(block, "text", json_object_new_string_len(text, (int) len)) < 0 ||
-            json_append(content, TAKE_PTR(block)) < 0)
-                return NULL;
-        return TAKE_PTR(content);
 }
 
 /* Cuts *len to the whole characters of text that fit in *budget bytes as
@@ -741,12 +739,12 @@ static json_object *build_result(const ExecResult *cut, const McpRevision *rev, 
                 /* The error first (what clients show of an isError result),
                  * then the result with the installer's report and log. */
                 _cleanup_json_ json_object *b = NULL;
-                content = text_content(failed, strlen(failed));
+                content = tool_text_content(failed, strlen(failed));
                 if (!content || json_build(&b, JB_STR("type", "text"),
                                            JB_OBJ("text", json_object_new_string_len(text, (int) len)), JB_END) < 0 ||
                     json_append(content, TAKE_PTR(b)) < 0)
                         return NULL;
-        } else if (!(content = text_content(text, len)))
+        } else if (!(content = tool_text_content(text, len)))
                 return NULL;
         if (cut->session_lost) {
                 _cleanup_json_ json_object *b = json_object_new_object();
@@ -841,15 +839,6 @@ json_object *tool_exec_result(const McpServerConfig *c, const ExecResult *r, con
                         return TAKE_PTR(result);        /* output alone: the output budget's business */
                 fates[last] = (OutputFate) { .reason = REPLY_SIZE_REASON };
         }
-}
-
-json_object *tool_exec_error_result(const char *text) {
-        _cleanup_json_ json_object *result = json_object_new_object();
-
-        if (!result || json_add(result, "content", text_content(text, strlen(text))) < 0 ||
-            json_add_bool(result, "isError", true) < 0)
-                return NULL;
-        return TAKE_PTR(result);
 }
 
 char *tool_exec_failure_text(BrokerError error, const char *error_message) {

@@ -66,8 +66,5 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
  * "packages"). NULL on out of memory. */
 json_object *tool_exec_result(const McpServerConfig *c, const ExecResult *r, const McpRevision *rev);
 
-/* A CallToolResult with isError set and text as its only content. */
-json_object *tool_exec_error_result(const char *text);
-
 /* What to tell the model when the broker could not run the code. */
 char *tool_exec_failure_text(BrokerError error, const char *error_message);

@@ -16,6 +16,7 @@
 #include "node-id.h"
 #include "tool-arg-network.h"
 #include "tool-arg-packages.h"
+#include "tool-result.h"
 #include "util.h"
 
 const char tool_session_gone_text[] =
@@ -105,15 +106,15 @@ static const char close_output_schema[] =
         "},\"required\":[\"session\",\"closed\"]}";
 
 static json_object *definition(const McpRevision *rev, const char *name, const char *title, const char *description,
-                               const char *input_schema, const char *output_schema, bool destructive) {
+                               const char *input, const char *output, bool destructive) {
         _cleanup_json_ json_object *t = json_object_new_object(), *a = NULL;
 
         if (!t || !description)
                 return NULL;
         if (json_add_string(t, "name", name) < 0 || (rev->titles && json_add_string(t, "title", title) < 0) ||
             json_add_string(t, "description", description) < 0 ||
-            json_add(t, "inputSchema", json_tokener_parse(input_schema)) < 0 ||
-            (rev->structured && json_add(t, "outputSchema", json_tokener_parse(output_schema)) < 0))
+            json_add(t, "inputSchema", json_tokener_parse(input)) < 0 ||
+            (rev->structured && json_add(t, "outputSchema", json_tokener_parse(output)) < 0))
                 return NULL;
         if (rev->annotations) {
                 a = json_object_new_object();
@@ -229,7 +230,7 @@ int tool_session_close_parse_arguments(json_object *arguments, const char **ret_
 }
 
 /* A text block with the JSON, and the same as structuredContent. */
-static json_object *result(const McpRevision *rev, json_object *structured_in) {
+static json_object *session_result(const McpRevision *rev, json_object *structured_in) {
         _cleanup_json_ json_object *structured = structured_in, *r = json_object_new_object(),
                                    *content = json_object_new_array(), *block = json_object_new_object();
         const char *text;
@@ -255,7 +256,7 @@ json_object *tool_session_created_result(const McpRevision *rev, const char *han
                 json_object_put(s);
                 return NULL;
         }
-        return result(rev, s);
+        return session_result(rev, s);
 }
 
 json_object *tool_session_closed_result(const McpRevision *rev, const char *handle) {
@@ -265,7 +266,7 @@ json_object *tool_session_closed_result(const McpRevision *rev, const char *hand
                 json_object_put(s);
                 return NULL;
         }
-        return result(rev, s);
+        return session_result(rev, s);
 }
 
 char *tool_session_failure_text(BrokerError error, const char *message) {
@@ -324,7 +325,7 @@ static bool session_op_failed(BrokerError error, const char *message, McpToolOut
         text = tool_session_failure_text(error, message);
         (void) snprintf(result, sizeof result, "error:%s", broker_error_to_string(error) ?: "?");
         outcome_set(ret, error == BROKER_ERROR_SESSION_NOT_FOUND ? LOG_INFO : LOG_WARNING, result,
-                    text ? tool_exec_error_result(text) : NULL);
+                    text ? tool_error_result(text) : NULL);
         return true;
 }
 
@@ -349,7 +350,7 @@ static void create_done(const McpToolContext *ctx, const McpToolArgs *a, json_ob
         id = json_get_string(reply, "session");
         if (!streq_ptr(json_get_string(reply, "event"), "session") || tool_session_format_handle(id, &handle) < 0) {
                 outcome_set(ret, LOG_WARNING, "error:broker-error",
-                            tool_exec_error_result("the session could not start: the broker answered something "
+                            tool_error_result("the session could not start: the broker answered something "
                                                    "else"));
                 return;
         }

@@ -17,6 +17,7 @@
 #include "test-images.h"
 #include "tool-config.h"
 #include "tool-exec.h"
+#include "tool-result.h"
 
 static const char *const modules[] = { "numpy", "pandas", NULL };
 
@@ -226,7 +227,7 @@ TEST(test_results) {
         };
         _cleanup_json_ json_object *res = tool_exec_result(&config, &r, mcp_revision_find("2025-06-18"));
         _cleanup_json_ json_object *old = tool_exec_result(&config, &r, mcp_revision_find("2025-03-26"));
-        _cleanup_json_ json_object *parsed = NULL, *err = tool_exec_error_result("boom");
+        _cleanup_json_ json_object *parsed = NULL, *err = tool_error_result("boom");
         json_object *content, *sc;
 
         ASSERT_TRUE(res);
