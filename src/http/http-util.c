@@ -234,7 +234,8 @@ static int append_event(char **buf, size_t *size, size_t *alloc, const char *eve
         assert(alloc);
 
         if (event && (buf_append(buf, size, alloc, "event: ", 7) < 0 ||
-                      buf_append(buf, size, alloc, event, strlen(event)) < 0 || buf_append(buf, size, alloc, "\n", 1) < 0))
+                      buf_append(buf, size, alloc, event, strlen(event)) < 0 ||
+                      buf_append(buf, size, alloc, "\n", 1) < 0))
                 return -ENOMEM;
         /* Serialized JSON has no raw newlines, but a CR or LF would end the
          * data line early and let the rest pose as SSE fields. */

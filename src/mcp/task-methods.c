@@ -139,7 +139,8 @@ int mcp_task_handle_list(McpRequest *req, json_object **ret) {
                 while (t && !streq(t->id, cursor))
                         t = t->tasks_prev;
                 if (!t || !streq(t->caller, req->session->caller)) {
-                        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown cursor", NULL);
+                        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS, "Invalid params: unknown cursor",
+                                                 NULL);
                         return *ret ? 0 : -ENOMEM;
                 }
                 t = t->tasks_prev;

@@ -20,22 +20,10 @@ MAX_FUNCTION_LINES = 100
 MAX_FILE_LINES = 900
 MAX_COLUMNS = 120
 
-# Files other work owns at the moment, relative to src/: reported, not failed.
-# Empty it as that work lands.
-ALLOWED = {
-    "execd/mcp-execd.c",
-    "execd/health.c",
-    "execd/metrics.c",
-    "execd/node-status.c",
-    "mcp/mcp-call.c",
-    "mcp/mcp-server.c",
-    "mcp/mcp-task.c",
-    "mcp/task-listen.c",
-    "mcp/task-methods.c",
-    "mcp/tool-exec.c",
-    "shared/broker-proto.h",    # its BrokerInfoReply block
-}
-ALLOWED_DIRS = ("http/", "execd/")
+# Files allowed past the limits for now, relative to src/: reported, not failed.
+# Empty since the reshaping of issue 39 landed: keep it so.
+ALLOWED = set()
+ALLOWED_DIRS = ()
 
 GOTO = re.compile(r"\bgoto\b")
 SIGNATURE_START = re.compile(r"^[A-Za-z_].*\(")
