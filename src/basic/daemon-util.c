@@ -133,6 +133,24 @@ int daemon_accept(int listen_fd, int *ret_fd, pid_t *ret_pid, uid_t *ret_uid) {
         return 1;
 }
 
+void daemon_refuse_queued(void) {
+        int n = sd_listen_fds(false);
+
+        for (int fd = SD_LISTEN_FDS_START; n > 0 && fd < SD_LISTEN_FDS_START + n; fd++) {
+                if (sd_is_socket(fd, AF_UNSPEC, 0, 1) <= 0 || fd_nonblock(fd, true) < 0)
+                        continue;
+                for (unsigned i = 0; i < 4096; i++) {
+                        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+                        if (c < 0 && errno == EINTR)
+                                continue;
+                        if (c < 0)
+                                break;
+                        (void) safe_close(c);
+                }
+        }
+}
+
 int daemon_accept_root(int listen_fd, uid_t also_uid, daemon_refuse_t refuse, void *userdata, int *ret_fd,
                        pid_t *ret_pid, uid_t *ret_uid) {
         _cleanup_close_ int fd = -EBADF;

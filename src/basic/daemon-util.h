@@ -38,6 +38,14 @@ void daemon_idle_update(sd_event *e, sd_event_source **timer, uint64_t usec, boo
  * caller says why, in its own words, first. */
 int daemon_exit_idle(sd_event *e);
 
+/* For a daemon that cannot start (a bad configuration): closes what is
+ * queued on every listening socket systemd passed it. Left there, each
+ * client would wait out its whole timeout while systemd starts the daemon
+ * again, once a second (Restart=); closed, its request fails at once and the
+ * journal says why. Bounded per socket: a client that keeps connecting is
+ * for the next start. Sockets that do not listen are left alone. */
+void daemon_refuse_queued(void);
+
 /* Takes one connection off the non-blocking listening socket listen_fd
  * (non-blocking, O_CLOEXEC) with its peer's pid and uid. Returns 1 with
  * them; 0 when there was nothing to take; a negative errno when accept() or

@@ -54,24 +54,6 @@ static int parse_argv(int argc, char *argv[]) {
         }, argc, argv);
 }
 
-/* We cannot start (a bad configuration): close what is queued on the socket
- * systemd passed us. Left there, each client would wait out its whole timeout
- * while systemd starts us again, once a second (Restart=, see the unit);
- * closed, its run fails at once ("the broker closed the connection"), and the
- * journal says why. Bounded: a client that keeps connecting is for our next start. */
-static void refuse_queued(void) {
-        if (sd_listen_fds(false) != 1 || fd_nonblock(SD_LISTEN_FDS_START, true) < 0)
-                return;
-        for (unsigned i = 0; i < 4096; i++) {
-                int fd = accept4(SD_LISTEN_FDS_START, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (fd < 0 && errno == EINTR)
-                        continue;
-                if (fd < 0)
-                        break;
-                (void) safe_close(fd);
-        }
-}
-
 static int run(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
         ManagerArgs args;
@@ -90,7 +72,7 @@ static int run(int argc, char *argv[]) {
         };
         r = manager_new(&args, &m);
         if (r < 0) {
-                refuse_queued();
+                daemon_refuse_queued();
                 return r;
         }
         r = manager_start(m);

@@ -150,14 +150,18 @@ static int run(int argc, char *argv[]) {
                 return r;
 
         r = egress_config_parse(environ, &config, &error);
-        if (r < 0)
-                return log_error_errno(r, "Bad egress configuration: %s", error ?: "invalid");
+        if (r < 0) {
+                log_error_errno(r, "Bad egress configuration: %s", error ?: "invalid");
+                daemon_refuse_queued();   /* the broker's feed request fails at once */
+                return r;
+        }
         if (config.n_policies == 0)
                 log_warning("No egress policy is configured (MCP_EXEC_EGRESS_POLICY_*): every run is refused.");
         check_resolvers(&config);
         r = setup_budget(&config, &runs_max);
         if (r < 0) {
                 egress_config_done(&config);
+                daemon_refuse_queued();
                 return r;
         }
 

@@ -21,6 +21,7 @@
 
 #include "broker-proto.h"
 #include "build-config.h"
+#include "daemon-util.h"
 #include "execd-manager.h"
 #include "log.h"
 #include "main-func.h"
@@ -95,8 +96,14 @@ static int run(int argc, char *argv[]) {
                 .stdio = arg_stdio,
         };
         r = manager_new(&args, &m);
-        if (r < 0)
+        if (r < 0) {
+                /* Socket-activated, clients wait on our sockets while
+                 * systemd starts us again and again: close them, so that
+                 * they fail at once (the journal has why). */
+                if (!arg_stdio)
+                        daemon_refuse_queued();
                 return r;
+        }
         r = manager_start(m);
         if (r < 0)
                 return r;

@@ -7,7 +7,8 @@
 # reset-failed) runs work again. On the old units every failed start woke the socket at once
 # while a connection waited, so the limit was hit within a second or two on a fast machine, the
 # socket was left failed with its path gone, and every later run failed ("No such file or
-# directory") until an admin restarted it. (The file is restored at exit even on failure.)
+# directory") until an admin restarted it. The front end (same file) closes what waits on its
+# sockets the same way. (The file is restored at exit even on failure.)
 # The same for each run's /tmp (mcp-exec-tmpfsd mounts it before the unit starts): with the mount
 # daemon gone (its socket stopped), and with it refusing (/run/mcp-exec-tmp open to others), a run
 # gets an error that says so, its code does not run, and no unit is started for it.
@@ -85,6 +86,46 @@ state="$(bx systemctl show -P ActiveState mcp-exec-broker.socket) ($(bx systemct
 log "75 connections while the broker cannot start: $knock; the socket: $state"
 [[ $state == "active (success)" ]] || fail "the broker's socket is left $state after 75 activations"
 [[ $knock == "closed=75 hung=0 refused=0" ]] || fail "not every connection was closed by the failing broker: $knock"
+
+# The front end reads the same file and cannot start either. What waits on its sockets (stdio and
+# HTTP) is closed at once by each failed start, not held while systemd starts it again once a
+# second until each client's own timeout (before: every connection hung until its 15 s timeout here).
+http_was=$(bx systemctl is-active mcp-exec.socket)
+[[ $http_was == active ]] || at_exit "bx systemctl stop mcp-exec.socket mcp-exec.service >/dev/null 2>&1"
+bx systemctl start mcp-exec.socket || fail "cannot start mcp-exec.socket"
+bx systemctl stop mcp-exec.service mcp-exec-stdio.service >/dev/null 2>&1
+FKNOCK='import socket
+counts = {"answered": 0, "closed": 0, "refused": 0, "hung": 0}
+for wave in range(2):
+    held = []
+    for i in range(4):
+        for fam, addr in ((socket.AF_UNIX, "/run/mcp-exec/stdio.sock"), (socket.AF_INET, ("127.0.0.1", 8080))):
+            s = socket.socket(fam, socket.SOCK_STREAM)
+            s.settimeout(15)
+            try:
+                s.connect(addr)
+                held.append(s)
+            except OSError:
+                counts["refused"] += 1
+                s.close()
+    for s in held:
+        http = s.family == socket.AF_INET
+        try:
+            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n" if http else b"{}\n")
+            counts["answered" if s.recv(4096) else "closed"] += 1
+        except socket.timeout:
+            counts["hung"] += 1
+        except OSError:
+            counts["closed"] += 1
+        s.close()
+print(" ".join("%s=%d" % kv for kv in sorted(counts.items())))'
+knock=$(bx python3 -c "$FKNOCK") || fail "the connections to the front end's sockets failed: $knock"
+for u in mcp-exec.socket mcp-exec-stdio.socket; do
+    state="$(bx systemctl show -P ActiveState $u) ($(bx systemctl show -P Result $u))"
+    [[ $state == "active (success)" ]] || fail "$u is left $state after the front end's failed starts"
+done
+log "16 connections while the front end cannot start: $knock"
+[[ $knock == "answered=0 closed=16 hung=0 refused=0" ]] || fail "not every connection was closed by the failing front end: $knock"
 
 # Fixed again, by the file alone: runs work, with no restart and no reset-failed of anything.
 if [[ -e $HDIR/conf.saved ]]; then
