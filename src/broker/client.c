@@ -75,6 +75,8 @@ Client *client_free(Client *c) {
         c->control = safe_close(c->control);
         /* egressd cuts the run's connections now. */
         c->egress = egress_link_free(c->egress);
+        /* The gateway cancels the run's calls now. */
+        c->tools = tools_link_free(c->tools);
         json_object_put(c->exit_event);
         free(c->network);
         json_object_put(c->packages);
@@ -181,7 +183,7 @@ int client_run_message(Client *c, json_object **ret) {
  * counts. */
 void client_try_handoff(Client *c) {
         _cleanup_json_ json_object *msg = NULL, *started = NULL;
-        int fds[PACKET_MAX_FDS], feed = -EBADF;
+        int fds[PACKET_MAX_FDS], feed = -EBADF, tools = -EBADF;
         size_t n_fds;
         Manager *m;
         uint64_t deadline;
@@ -191,9 +193,9 @@ void client_try_handoff(Client *c) {
 
         m = c->manager;
         if (c->state != CLIENT_STARTING || m->probe_state != SELF_CHECK_PASSED || !run_is_started(c->run) ||
-            client_is_gone(c) || !client_egress_ready(c))
+            client_is_gone(c) || !client_egress_ready(c) || (c->tools && !tools_link_is_settled(c->tools)))
                 return;
-        assert(c->n_run_fds < PACKET_MAX_FDS);
+        assert(c->n_run_fds + 2 <= PACKET_MAX_FDS);
         n_fds = c->n_run_fds;
         memcpy(fds, c->run_fds, n_fds * sizeof(int));
         if (c->network) {
@@ -202,7 +204,12 @@ void client_try_handoff(Client *c) {
                         return client_egress_failed(c, "the run's feed from mcp-exec-egressd is gone");
                 fds[n_fds++] = feed;
         }
+        /* Last: the run's tools connection, if the gateway took the run. */
+        if (c->tools && (tools = tools_link_take_run_fd(c->tools)) >= 0)
+                fds[n_fds++] = tools;
         r = client_run_message(c, &msg);
+        if (r >= 0 && tools >= 0)
+                r = json_add_bool(msg, "tools", true);
         if (r >= 0)
                 r = broker_event_started(run_id(c->run), run_unit(c->run), &started);
         if (r >= 0)
@@ -214,6 +221,7 @@ void client_try_handoff(Client *c) {
         r = packet_send(c->control, msg, fds, n_fds);
         client_close_run_fds(c);
         safe_close(feed);
+        safe_close(tools);
         if (r < 0) {
                 log_warning_errno(r, "Cannot hand run %s to its launcher: %m", run_id(c->run));
                 (void) run_cancel(c->run);
@@ -285,18 +293,30 @@ static void client_send_exit(Client *c, json_object *j) {
 
         if (c->egress && (egress_link_stats(c->egress, false, &e) < 0 || json_add(j, "egress", e) < 0))
                 (void) client_send_oom(c);
+        else if (tools_link_counts(c->tools) && json_add(j, "tool_calls", tools_link_counts(c->tools)) < 0)
+                (void) client_send_oom(c);
         else
                 (void) packet_send(c->fd, j, NULL, 0);
 }
 
-/* egressd's final counts are in (or its time is up): the held "exit" goes,
- * and the client with it. */
-static void on_egress_ended(EgressLink *l, void *userdata) {
-        Client *c = userdata;
+/* egressd's or the gateway's final counts are in (or their time is up):
+ * once both are, the held "exit" goes, and the client with it. */
+static void client_end_counted(Client *c) {
+        assert(c->ends_pending > 0);
 
+        if (--c->ends_pending > 0)
+                return;
         if (c->exit_event && !client_is_gone(c))
                 client_send_exit(c, c->exit_event);
         client_free(c);
+}
+
+static void on_egress_ended(EgressLink *l, void *userdata) {
+        client_end_counted(userdata);
+}
+
+static void on_tools_ended(ToolsLink *l, void *userdata) {
+        client_end_counted(userdata);
 }
 
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
@@ -315,14 +335,20 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
                 else if (run_exit_event(c, run, res, sig, &j) < 0)
                         (void) client_send_oom(c);
-                else if (c->egress &&
-                         egress_link_end(c->egress, EGRESS_LINK_END_TIMEOUT_USEC, on_egress_ended, c) > 0) {
+                else {
                         /* What the run left open is cut now and counted:
-                         * the result waits for egressd's final counts. */
-                        c->timer = sd_event_source_disable_unref(c->timer);
-                        c->exit_event = TAKE_PTR(j);
-                } else
-                        client_send_exit(c, j);
+                         * the result waits for egressd's and the gateway's
+                         * final counts. */
+                        c->ends_pending += c->egress && egress_link_end(c->egress, EGRESS_LINK_END_TIMEOUT_USEC,
+                                                                        on_egress_ended, c) > 0;
+                        c->ends_pending += c->tools && tools_link_end(c->tools, TOOLS_LINK_END_TIMEOUT_USEC,
+                                                                      on_tools_ended, c) > 0;
+                        if (c->ends_pending > 0) {
+                                c->timer = sd_event_source_disable_unref(c->timer);
+                                c->exit_event = TAKE_PTR(j);
+                        } else
+                                client_send_exit(c, j);
+                }
         }
         /* The result goes out first. A replacement's start (PID 1) and the
          * log line (journald) each take a core for a while, which the front
@@ -353,7 +379,7 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
                    "MCP_WARM=%i", c->warm,
                    "MCP_PACKAGES=%zu", packages_count(c->packages));
         if (c->exit_event)
-                return;         /* on_egress_ended() frees it */
+                return;         /* client_end_counted() frees it */
         /* One connection, one run. */
         client_free(c);
 }
@@ -497,6 +523,39 @@ static int client_start_egress(Client *c) {
         return egress_link_start(m->event, &req, on_egress_ready, c, &c->egress);
 }
 
+static void on_tools_ready(ToolsLink *l, int error, const char *message, void *userdata) {
+        Client *c = userdata;
+
+        if (error < 0)
+                log_struct(LOG_WARNING, "MESSAGE=Run %s gets no tools: %s", run_id(c->run), message,
+                           "MCP_RUN_ID=%s", run_id(c->run));
+        client_try_handoff(c);
+}
+
+/* Code mode: where servers.d has servers, the run is offered to the gateway
+ * as it starts, beside its unit. A gateway that cannot be reached or does
+ * not answer costs the run its tools, never the run: mcp_servers in the code
+ * then says that this run has none, and the journal why. */
+static void client_start_tools(Client *c) {
+        Manager *m = c->manager;
+        char uid_caller[32];
+        const char *caller = c->caller;
+        int r;
+
+        if (!tools_configured(m->tools_servers_dir))
+                return;
+        /* A client of the broker's own (root, the CLI) names no caller. */
+        if (isempty(caller)) {
+                (void) snprintf(uid_caller, sizeof uid_caller, "uid:%u", (unsigned) c->uid);
+                caller = uid_caller;
+        }
+        r = tools_link_start(m->event, m->tools_socket, run_id(c->run), caller, TOOLS_LINK_TIMEOUT_USEC,
+                             on_tools_ready, c, &c->tools);
+        if (r < 0)
+                log_struct(LOG_WARNING, "MESSAGE=Run %s gets no tools: cannot reach %s: %s", run_id(c->run),
+                           m->tools_socket, strerror(-r), "MCP_RUN_ID=%s", run_id(c->run));
+}
+
 /* A warm unit if one is ready, else a cold one; the run is handed over as
  * soon as the unit runs and the self-check passed. */
 int client_start_run(Client *c) {
@@ -550,6 +609,7 @@ int client_start_run(Client *c) {
                         return client_send_error(c, BROKER_ERROR_EGRESS_UNAVAILABLE, message);
                 }
         }
+        client_start_tools(c);
         c->state = CLIENT_STARTING;
         m->n_runs++;
         m->n_long += c->long_hold;

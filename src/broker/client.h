@@ -14,6 +14,7 @@
 
 #include "broker-proto.h"
 #include "egress-link.h"
+#include "tools-link.h"
 #include "list.h"
 #include "macro.h"
 #include "run.h"
@@ -78,9 +79,15 @@ struct Client {
          * the run's life; its feed goes to the launcher as a fifth fd. */
         char *network;
         EgressLink *egress;
-        /* The run's "exit", held until egressd's final counts are in
-         * (egress_link_end()), so that they count what was cut at its end. */
+        /* Code mode (docs/code-mode.md): the control connection to the
+         * gateway, where servers.d has servers; the run's end of its tools
+         * connection goes to the launcher as the last fd. */
+        ToolsLink *tools;
+        /* The run's "exit", held until egressd's and the gateway's final
+         * counts are in (ends_pending of them), so that they count what was
+         * cut at its end. */
         json_object *exit_event;
+        unsigned ends_pending;
         /* Packages on demand (issue 23): the request's specs (packages.h),
          * NULL for none; a session_create's become its session's. */
         json_object *packages;

@@ -535,6 +535,8 @@ int manager_new(const ManagerArgs *args, Manager **ret) {
         m->listen_fd = -EBADF;
 
         m->egress_socket = EGRESS_SOCKET_PATH;
+        m->tools_socket = TOOLS_SOCKET_PATH;
+        m->tools_servers_dir = TOOLS_SERVERS_DIR;
         r = config_parse(environ, &m->config, &err);
         if (r >= 0)
                 r = config_resolve_python(m->config.python, &m->python, &err);

@@ -79,6 +79,8 @@ typedef struct Manager {
         EgressConfig egress;
         EgressCounts egress_totals;
         const char *egress_socket;      /* EGRESS_SOCKET_PATH */
+        const char *tools_socket;       /* TOOLS_SOCKET_PATH */
+        const char *tools_servers_dir;  /* TOOLS_SERVERS_DIR */
 } Manager;
 
 /* The configuration, who the front end is and our own unit. */

@@ -92,13 +92,33 @@ static int run_take_feed(const LaunchArgs *a, json_object *run, int fds[static P
         return 0;
 }
 
+/* A run with tools (code mode) has its connection to the gateway as the
+ * very last fd, with "tools": true: a stream socket, which goes on to the
+ * program (MCP_EXEC_TOOLS_FD). 0 with *ret_tools taken out of fds (or left
+ * -EBADF), or the exit status. */
+static int run_take_tools(json_object *run, int fds[static PACKET_MAX_FDS], size_t *n_fds, int *ret_tools) {
+        int type = 0;
+        socklen_t len = sizeof type;
+
+        assert(n_fds);
+        assert(ret_tools);
+
+        if (!json_get_bool(run, "tools"))
+                return 0;
+        if (*n_fds < 4 || getsockopt(fds[*n_fds - 1], SOL_SOCKET, SO_TYPE, &type, &len) < 0 || type != SOCK_STREAM)
+                return launch_fail("malformed run message from the broker: no tools connection", 0);
+        *ret_tools = TAKE_FD(fds[*n_fds - 1]);
+        (*n_fds)--;
+        return 0;
+}
+
 /* 2. The run: stdin, stdout, stderr, maybe the result channel (into w,
  * with the run's limits), and an egress run's feed (*ret_feed). 0 with
  * *ret_run set; 0 with *ret_run NULL at EOF: the broker stopped us (the pool
  * drained), nothing ran; or the exit status. fds[] gets the fds, also on
  * failure (the caller closes them). */
 static int run_receive(const LaunchArgs *a, int fds[static PACKET_MAX_FDS], ResultWriter *w, int *ret_feed,
-                       json_object **ret_run) {
+                       int *ret_tools, json_object **ret_run) {
         _cleanup_json_ json_object *run = NULL;
         size_t n_fds = 0;
         int r;
@@ -124,6 +144,9 @@ static int run_receive(const LaunchArgs *a, int fds[static PACKET_MAX_FDS], Resu
         }
         if (r < 0 || !streq_ptr(json_get_string(run, "op"), "run") || n_fds < 3)
                 return launch_fail("malformed run message from the broker", r < 0 ? r : 0);
+        r = run_take_tools(run, fds, &n_fds, ret_tools);
+        if (r != 0)
+                return r;
         r = run_take_feed(a, run, fds, &n_fds, ret_feed);
         if (r != 0)
                 return r;
@@ -205,7 +228,7 @@ static int run_packages(const LaunchArgs *a, json_object *run, ResultWriter *w, 
 
 /* 3. The code and the input files, then stdin, stdout, stderr and the code
  * to the interpreter. 0 with *ret_t0 (when it got them), or the exit status. */
-static int run_hand_over(const LaunchArgs *a, int sock, int fds[static 3], const ResultWriter *w,
+static int run_hand_over(const LaunchArgs *a, int sock, int fds[static 3], int *tools, const ResultWriter *w,
                          uint64_t *ret_t0) {
         _cleanup_close_ int code = -EBADF;
         uint64_t t0;
@@ -222,9 +245,10 @@ static int run_hand_over(const LaunchArgs *a, int sock, int fds[static 3], const
                 return r;
         t0 = now_usec();
         (void) snprintf(go, sizeof go, "go %" PRIu64, w->limits.max_images);
-        r = launch_send_fds(sock, go, (int[]) { fds[0], fds[1], fds[2], code }, 4);
+        r = launch_send_fds(sock, go, (int[]) { fds[0], fds[1], fds[2], code, *tools }, *tools >= 0 ? 5 : 4);
         if (r < 0)
                 return launch_fail("handing the run to the interpreter", r);
+        *tools = safe_close(*tools);
         /* Only the program holds them now: EOF on the caller's side means it is gone. */
         for (size_t i = 0; i < 3; i++)
                 fds[i] = safe_close(fds[i]);
@@ -334,7 +358,7 @@ int launch_run(const LaunchArgs *a) {
         _cleanup_json_ json_object *run = NULL;
         static FigureInbox figs;
         int fds[PACKET_MAX_FDS] = { [0 ... PACKET_MAX_FDS - 1] = -EBADF };
-        _cleanup_close_ int listener = -EBADF, feed = -EBADF;
+        _cleanup_close_ int listener = -EBADF, feed = -EBADF, tools = -EBADF;
         ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
         uint64_t t0 = 0, t1;
         bool reaped;
@@ -370,7 +394,7 @@ int launch_run(const LaunchArgs *a) {
         r = run_ready(sp[0], pid);
         if (r != 0)
                 return r;
-        r = run_receive(a, fds, &w, &feed, &run);
+        r = run_receive(a, fds, &w, &feed, &tools, &run);
         if (r != 0 || !run)
                 return r;
         r = run_packages(a, run, &w, sp, &pid);
@@ -378,7 +402,7 @@ int launch_run(const LaunchArgs *a) {
                 return r;
         /* From "go" on, its main thread's exit_group() is the run's end. */
         exit_watch_set_pid(pid);
-        r = run_hand_over(a, sp[0], fds, &w, &t0);
+        r = run_hand_over(a, sp[0], fds, &tools, &w, &t0);
         if (r != 0)
                 return r;
 

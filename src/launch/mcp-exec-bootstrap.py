@@ -419,10 +419,19 @@ def main():
         del ok, failed, preload
         _session(ctl, {"n": 0, "max": 0}, sites)
 
-    # The run: stdin, stdout, stderr, the code; "go N" with the figure limit.
-    msg, fds, _, _ = socket.recv_fds(ctl, 64, 4)
-    if not msg.startswith(b"go ") or len(fds) != 4:
+    # The run: stdin, stdout, stderr, the code, maybe its tools connection
+    # (code mode); "go N" with the figure limit.
+    msg, fds, _, _ = socket.recv_fds(ctl, 64, 5)
+    if not msg.startswith(b"go ") or len(fds) not in (4, 5):
         os._exit(125)
+    if len(fds) == 5:
+        # The gateway, for mcp_servers: inherited by what the code starts
+        # (one run, one connection), found by the variable. Above the fds
+        # set up below (0 to CONTROL_FD), which were open as it came.
+        if fds[4] <= CONTROL_FD:
+            os._exit(125)
+        os.set_inheritable(fds[4], True)
+        os.environ["MCP_EXEC_TOOLS_FD"] = str(fds[4])
     max_figures = int(msg[3:])
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)

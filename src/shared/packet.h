@@ -16,8 +16,9 @@
 #define PACKET_MAX_SIZE (64U * 1024U)
 /* The most fds of one packet, either way: a client sends the broker at most
  * four (the run's stdin, stdout, stderr, result channel); the broker hands the
- * launcher a fifth for an egress run, the feed (egress-proto.h). */
-#define PACKET_MAX_FDS 5
+ * launcher a fifth for an egress run, the feed (egress-proto.h), and a sixth
+ * for a run with tools, its connection to the gateway (tools-link.h). */
+#define PACKET_MAX_FDS 6
 
 /* A non-blocking connection to the SEQPACKET socket at path. With socket
  * activation the daemon need not run yet: systemd holds the queue. A full

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The broker's control connection to mcp-exec-toolsd (the code-mode gateway,
+ * docs/code-mode.md) for one run: hands it one end of a stream socket pair
+ * with the run's id and caller, and keeps the other end for the run's
+ * launcher (MCP_EXEC_TOOLS_FD in the run). The gateway checks every call
+ * against that caller's policy; the run only ever holds its end of the pair,
+ * never a path it could reach again. Freeing the link is the run's end for
+ * the gateway: it cancels what the run still has in flight. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+
+#include "macro.h"
+
+#define TOOLS_SOCKET_PATH "/run/mcp-exec/tools.sock"
+/* Operator configuration of the upstream servers: a run is offered the
+ * gateway only where at least one NAME.conf is there. */
+#define TOOLS_SERVERS_DIR "/etc/mcp-exec/servers.d"
+
+/* How long the gateway (socket-activated: it may have to start) has to
+ * accept a run; the run is handed to its launcher without tools after. */
+#define TOOLS_LINK_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* How long a run's result waits for the gateway's counts at its end. */
+#define TOOLS_LINK_END_TIMEOUT_USEC (2 * USEC_PER_SEC)
+
+typedef struct ToolsLink ToolsLink;
+
+/* Called once: 0 when the gateway took the run (tools_link_take_run_fd()),
+ * else -errno and a message (valid during the call). The link stays the
+ * caller's to free either way. */
+typedef void (*tools_link_ready_t)(ToolsLink *l, int error, const char *message, void *userdata);
+
+/* True if dir holds at least one regular "*.conf" file: code mode is set up. */
+bool tools_configured(const char *dir);
+
+int tools_link_start(sd_event *e, const char *socket_path, const char *run_id, const char *caller,
+                     uint64_t timeout_usec, tools_link_ready_t ready, void *userdata, ToolsLink **ret);
+
+/* Settled: accepted or refused (or timed out). */
+bool tools_link_is_settled(const ToolsLink *l);
+/* The run's end of the pair, once (the caller owns it); -EBADF if the
+ * gateway did not take the run. */
+int tools_link_take_run_fd(ToolsLink *l);
+
+/* The run's unit is gone: asks the gateway to cancel the run's calls and for
+ * its counts. 1 when done will be called (from the loop, once, within
+ * timeout_usec; the link stays the caller's); 0 when there is nothing to
+ * wait for. */
+typedef void (*tools_link_ended_t)(ToolsLink *l, void *userdata);
+int tools_link_end(ToolsLink *l, uint64_t timeout_usec, tools_link_ended_t done, void *userdata);
+
+/* The gateway's counts ({"NAME": {"calls","errors","refused","ms"}}), a new
+ * reference; NULL if none came. */
+json_object *tools_link_counts(const ToolsLink *l);
+
+ToolsLink *tools_link_free(ToolsLink *l);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ToolsLink *, tools_link_free);
