@@ -76,6 +76,7 @@ static void exec_result_done(ExecResult *r) {
         free(r->outputs_unlisted_reason);
         free(r->outputs_error);
         json_object_put(r->egress);
+        json_object_put(r->tool_calls);
         json_object_put(r->packages);
         *r = (ExecResult) {};
 }
@@ -438,6 +439,8 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 res->session_lost = json_get_bool(msg, "session_lost");
                 json_object_put(res->egress);
                 res->egress = exec_result_egress_from_json(json_get(msg, "egress"));
+                json_object_put(res->tool_calls);
+                res->tool_calls = exec_result_tool_calls_from_json(json_get(msg, "tool_calls"));
                 if (!res->run_id)
                         res->run_id = strdup_or_null(json_get_string(msg, "run_id"));
                 c->sock_io = sd_event_source_disable_unref(c->sock_io);
@@ -696,6 +699,7 @@ json_object *exec_result_to_json(const ExecResult *r) {
             json_add_known_or_null(j, "memory_peak_bytes", r->memory_peak_bytes) < 0 ||
             (r->in_session && json_add_bool(j, "session_lost", r->session_lost) < 0) ||
             (r->egress && json_add(j, "egress", json_object_get(r->egress)) < 0) ||
+            (r->tool_calls && json_add(j, "tool_calls", json_object_get(r->tool_calls)) < 0) ||
             (r->packages && json_add(j, "packages", json_object_get(r->packages)) < 0))
                 return NULL;
         return TAKE_PTR(j);
@@ -733,4 +737,45 @@ json_object *exec_result_egress_from_json(json_object *v) {
             copy_count(v, "bytes_down", e, "bytes_down") < 0)
                 return NULL;
         return TAKE_PTR(e);
+}
+
+static bool tool_server_name_valid(const char *s) {
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 32 || !(s[0] >= 'a' && s[0] <= 'z'))
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+                        return false;
+        return true;
+}
+
+json_object *exec_result_tool_calls_from_json(json_object *v) {
+        static const char *const fields[] = { "calls", "errors", "refused", "ms" };
+        _cleanup_json_ json_object *t = NULL;
+        unsigned n = 0;
+
+        if (!json_object_is_type(v, json_type_object))
+                return NULL;
+        t = json_object_new_object();
+        if (!t)
+                return NULL;
+        json_object_object_foreach(v, name, counts) {
+                _cleanup_json_ json_object *one = NULL;
+
+                /* The broker checked them; a model reads them. */
+                if (++n > 64)
+                        break;
+                if (!tool_server_name_valid(name) || !json_object_is_type(counts, json_type_object))
+                        continue;
+                one = json_object_new_object();
+                if (!one)
+                        return NULL;
+                for (size_t i = 0; i < ELEMENTSOF(fields); i++)
+                        if (copy_count(counts, fields[i], one, fields[i]) < 0)
+                                return NULL;
+                if (json_add(t, name, TAKE_PTR(one)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(t);
 }

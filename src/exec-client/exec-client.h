@@ -100,6 +100,11 @@ typedef struct ExecResult {
          * "bytes_down"}, only those members and types kept. NULL: none. */
         json_object *egress;
 
+        /* The broker's "tool_calls" of the exit event, when the run had
+         * tools (code mode): {server: {"calls","errors","refused","ms"}},
+         * only those members, names and types kept. NULL: none. */
+        json_object *tool_calls;
+
         /* The installer's report (RESULT_FRAME_PACKAGES), when the call
          * asked for packages: its meta, only the members and types
          * result-frame.h names, strings valid UTF-8, and "log" (pip's
@@ -131,7 +136,13 @@ uint64_t exec_client_elapsed_usec(const ExecClient *c);
  * is not an object (or on out of memory). */
 json_object *exec_result_egress_from_json(json_object *v);
 
+/* The broker's "tool_calls" object as a result may show it: at most 64
+ * server names as servers.d allows them ([a-z][a-z0-9_]{0,31}), each with
+ * non-negative integers "calls", "errors", "refused", "ms"; anything else
+ * is dropped. NULL if v is not an object (or on out of memory). */
+json_object *exec_result_tool_calls_from_json(json_object *v);
+
 /* The tool result object: stdout, stderr, exit_code, duration_ms, truncated,
  * timed_out, oom_killed, signal, cpu_ms, memory_peak_bytes; "egress" when
- * the run had a network, "packages" when the installer reported. */
+ * the run had a network, "tool_calls" when it called tools, "packages" when the installer reported. */
 json_object *exec_result_to_json(const ExecResult *r);

@@ -358,6 +358,23 @@ TEST(test_text_charge) {
         ASSERT_EQ_U64(b.used, 0);
 }
 
+/* Code mode: the broker's tool_calls as a result shows them, and only
+ * what a result may show (a model reads it). */
+TEST(test_tool_calls) {
+        _cleanup_json_ json_object *in = json_tokener_parse(
+                "{\"everything\":{\"calls\":200,\"errors\":1,\"refused\":0,\"ms\":35,\"x\":\"y\"},"
+                "\"Bad-Name\":{\"calls\":1},\"memory\":{\"calls\":-1,\"ms\":\"7\"},\"n\":5}");
+        _cleanup_json_ json_object *out = NULL;
+
+        ASSERT_TRUE(in);
+        out = exec_result_tool_calls_from_json(in);
+        ASSERT_TRUE(out);
+        ASSERT_STREQ(json_serialize(out, NULL),
+                     "{\"everything\":{\"calls\":200,\"errors\":1,\"refused\":0,\"ms\":35},\"memory\":{}}");
+        ASSERT_FALSE(exec_result_tool_calls_from_json(NULL));
+        ASSERT_FALSE(exec_result_tool_calls_from_json(json_object_get_array(in) ? in : NULL));
+}
+
 int main(void) {
         /* The fake launcher writes on after the reader hangs up: EPIPE, as in the sandbox. */
         (void) signal(SIGPIPE, SIG_IGN);
@@ -367,5 +384,6 @@ int main(void) {
         RUN(test_hostile_launcher);
         RUN(test_cancel);
         RUN(test_text_charge);
+        RUN(test_tool_calls);
         return 0;
 }
