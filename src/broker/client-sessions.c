@@ -313,6 +313,8 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
                 log_error_errno(r, "Failed to start a session: %m");
                 return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a session unit");
         }
+        if (tools_configured(m->tools_servers_dir))
+                sandbox_session_offer_tools(se, m->tools_socket, caller);
         /* Its calls install them (sandbox_session_packages()). */
         se->packages = TAKE_PTR(c->packages);
         LIST_PREPEND(sessions, m->sessions.list, se);

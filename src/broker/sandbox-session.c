@@ -70,6 +70,8 @@ SandboxSession *sandbox_session_free(SandboxSession *s) {
         run_free(s->run);
         /* egressd cuts the session's connections now. */
         egress_link_free(s->egress);
+        /* The gateway cancels the session's calls now. */
+        tools_link_free(s->tools);
         free(s->network);
         json_object_put(s->packages);
         safe_close(s->control);
@@ -225,11 +227,11 @@ static void session_egress_failed(SandboxSession *s, const char *message) {
  * run's: client.c). */
 static void session_maybe_ready(SandboxSession *s) {
         _cleanup_json_ json_object *m = NULL;
-        _cleanup_close_ int feed = -EBADF;
+        _cleanup_close_ int feed = -EBADF, tools = -EBADF;
 
         assert(s);
 
-        if (s->ready || s->ending || !s->launcher_ready)
+        if (s->ready || s->ending || !s->launcher_ready || (s->tools && !tools_link_is_settled(s->tools)))
                 return;
         if (s->network) {
                 if (!run_is_started(s->run) || !egress_link_is_ready(s->egress))
@@ -242,6 +244,13 @@ static void session_maybe_ready(SandboxSession *s) {
                 if (feed < 0 || json_build(&m, JB_STR("op", "egress"), JB_END) < 0 ||
                     packet_send(s->control, m, &feed, 1) < 0)
                         return session_egress_failed(s, "the feed could not be handed to the session's launcher");
+        }
+        if (s->tools && (tools = tools_link_take_run_fd(s->tools)) >= 0) {
+                _cleanup_json_ json_object *t = NULL;
+
+                if (json_build(&t, JB_STR("op", "tools"), JB_END) < 0 || packet_send(s->control, t, &tools, 1) < 0)
+                        log_warning("Session %s gets no tools: its launcher could not be given the connection.",
+                                    sandbox_session_unit(s));
         }
         s->ready = true;
         s->call_timer = sd_event_source_disable_unref(s->call_timer);
@@ -263,6 +272,28 @@ static void on_egress_ready(EgressLink *l, int error, const char *message, void 
                 session_egress_failed(s, message);
         else
                 session_maybe_ready(s);
+}
+
+static void on_tools_ready(ToolsLink *l, int error, const char *message, void *userdata) {
+        SandboxSession *s = userdata;
+
+        if (error < 0)
+                log_struct(LOG_WARNING, "MESSAGE=Session %s gets no tools: %s", sandbox_session_unit(s), message,
+                           "MCP_UNIT=%s", sandbox_session_unit(s));
+        session_maybe_ready(s);
+}
+
+void sandbox_session_offer_tools(SandboxSession *s, const char *socket_path, const char *caller) {
+        int r;
+
+        assert(s);
+        assert(!s->tools);
+
+        r = tools_link_start(s->event, socket_path, run_id(s->run), caller, TOOLS_LINK_TIMEOUT_USEC, on_tools_ready,
+                             s, &s->tools);
+        if (r < 0)
+                log_struct(LOG_WARNING, "MESSAGE=Session %s gets no tools: cannot reach %s: %s",
+                           sandbox_session_unit(s), socket_path, strerror(-r), "MCP_UNIT=%s", sandbox_session_unit(s));
 }
 
 static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userdata) {

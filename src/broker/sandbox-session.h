@@ -23,6 +23,7 @@
 
 #include "broker-proto.h"
 #include "egress-link.h"
+#include "tools-link.h"
 #include "list.h"
 #include "macro.h"
 #include "sandbox-properties.h"
@@ -99,6 +100,11 @@ struct SandboxSession {
         EgressLink *egress;
         char *network;
         char egress_failure[256];       /* why it got no network: "" if it did, or has none */
+        /* Code mode: the gateway's link, for the session's life; its run
+         * end goes to the launcher ({"op":"tools"} + 1 fd) before the
+         * session is ready. A gateway that refuses or does not answer costs
+         * the session its tools, never the session. */
+        ToolsLink *tools;
         /* Packages on demand (issue 23): the specs it was created with
          * (packages.h), NULL for none; every call sends them. */
         json_object *packages;
@@ -115,6 +121,11 @@ struct SandboxSession {
 int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const SandboxOwner *owner,
                         pid_t frontend_pid, uint64_t idle_usec, uint64_t max_usec, const EgressLinkRequest *egress,
                         const SandboxSessionCallbacks *cb, void *userdata, SandboxSession **ret);
+/* Offers the session to the code-mode gateway at socket_path for caller:
+ * right after sandbox_session_new(), before the loop runs again. A failure
+ * is logged; the session goes on without tools. */
+void sandbox_session_offer_tools(SandboxSession *s, const char *socket_path, const char *caller);
+
 /* Stops its unit if it still runs; no callback fires. */
 SandboxSession *sandbox_session_free(SandboxSession *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(SandboxSession *, sandbox_session_free);

@@ -60,6 +60,24 @@ static int take_feed(LaunchSession *s, json_object *msg, int fds[], size_t n_fds
         return 1;
 }
 
+/* The broker's {"op":"tools"} with the session's connection to the code-mode
+ * gateway, before the first call: it goes on to the interpreter, which keeps
+ * it for every call (MCP_EXEC_TOOLS_FD). 1 if msg was it. */
+static int take_tools(LaunchSession *s, json_object *msg, int fds[], size_t n_fds) {
+        int type = 0;
+        socklen_t len = sizeof type;
+
+        assert(s);
+
+        if (!streq_ptr(json_get_string(msg, "op"), "tools"))
+                return 0;
+        /* If it cannot be passed on, the code's mcp_servers says the
+         * session has no tools. */
+        if (n_fds == 1 && getsockopt(fds[0], SOL_SOCKET, SO_TYPE, &type, &len) >= 0 && type == SOCK_STREAM)
+                (void) launch_send_fds(s->child, "tools", fds, 1);
+        return 1;
+}
+
 /* The listener, polled only once there is a feed to pass connections on. */
 static int listener_to_poll(const LaunchSession *s) {
         return s->feed >= 0 ? s->listener : -EBADF;
@@ -412,7 +430,8 @@ static int serve(LaunchSession *s) {
                         launch_session_kill(s);
                         return launch_fail("reading from the broker", r);
                 }
-                if (take_feed(s, msg, fds, n_fds) || !streq_ptr(json_get_string(msg, "op"), "run") || n_fds < 3) {
+                if (take_feed(s, msg, fds, n_fds) || take_tools(s, msg, fds, n_fds) ||
+                    !streq_ptr(json_get_string(msg, "op"), "run") || n_fds < 3) {
                         for (size_t i = 0; i < n_fds; i++)
                                 safe_close(fds[i]);
                         continue;       /* the feed, or a late "interrupt": the call is over */

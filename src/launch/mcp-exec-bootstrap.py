@@ -346,6 +346,12 @@ def _session(ctl, state, sites):
         msg, fds, _, _ = socket.recv_fds(ctl, 64, 4)
         if not msg:
             os._exit(0)
+        if msg == b"tools" and len(fds) == 1 and "MCP_EXEC_TOOLS_FD" not in os.environ:
+            # Code mode: the session's connection to the gateway, before its
+            # first call, for all of them (and what they start).
+            os.set_inheritable(fds[0], True)
+            os.environ["MCP_EXEC_TOOLS_FD"] = str(fds[0])
+            continue
         if not msg.startswith(b"go ") or len(fds) != 4:
             for fd in fds:
                 os.close(fd)
