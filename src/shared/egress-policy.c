@@ -160,8 +160,7 @@ static int parse_policies(char *const *envp, EgressConfig *c, char **ret_error) 
         return 0;
 }
 
-/* "uid:N", "http:token:NAME" (as http-tokens.h names them), "http:loopback". */
-static bool caller_is_valid(const char *s, size_t n) {
+bool egress_caller_is_valid(const char *s, size_t n) {
         if (n > 4 && strneq(s, "uid:", 4)) {
                 char buf[11];
                 uint64_t uid;
@@ -195,7 +194,7 @@ static int parse_callers_value(const char *var, const char *value, EgressPolicy 
         if (!l)
                 return -ENOMEM;
         while ((t = next_token(&cursor, &n))) {
-                if (!caller_is_valid(t, n))
+                if (!egress_caller_is_valid(t, n))
                         return config_fail(ret_error,
                                     "%s: invalid caller '%.*s', expected uid:N, http:token:NAME or http:loopback",
                                     var, (int) MIN(n, QUOTE_MAX), t);

@@ -68,6 +68,10 @@ void egress_config_done(EgressConfig *c);
 /* NULL if no such policy. */
 const EgressPolicy *egress_config_find(const EgressConfig *c, const char *name);
 
+/* One entry of a CALLERS list: "uid:N", "http:token:NAME" (as http-tokens.h
+ * names them) or "http:loopback" (also servers.d's CALLERS=). */
+bool egress_caller_is_valid(const char *s, size_t n);
+
 /* May caller (e.g. "uid:1000") use p? */
 bool egress_policy_allows_caller(const EgressPolicy *p, const char *caller);
 
