@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "node-id.h"
 #include "parse-util.h"
+#include "server-config.h"
 #include "strv.h"
 #include "util.h"
 
@@ -303,6 +304,7 @@ static int manager_serve(Manager *m) {
         cfg.budget = &m->budget;
         cfg.egress = &m->egress;
         cfg.packages = m->packages;
+        cfg.servers = m->servers;
         r = mcp_server_new(m->event, &cfg, &m->server);
         if (r < 0)
                 return log_error_errno(r, "Cannot set up the MCP server: %m");
@@ -486,6 +488,7 @@ Manager *manager_free(Manager *m) {
         config_done(&m->config);
         egress_config_done(&m->egress);
         tool_packages_free(m->packages);
+        tool_servers_free(m->servers);
         free(m);
         return NULL;
 }
@@ -518,6 +521,10 @@ static int manager_load_config(Manager *m) {
         /* Read on the first tools/list or call with packages, and again
          * whenever `mcp-exec wheels` rewrote the manifest. */
         r = tool_packages_new(m->config.wheelhouse, m->config.max_packages, &m->packages);
+        if (r < 0)
+                return log_oom();
+        /* Read on the first tools/list, and again when servers.d changed. */
+        r = tool_servers_new(SERVERS_DIR, &m->servers);
         if (r < 0)
                 return log_oom();
         m->budget.max = m->config.frontend_budget;

@@ -24,6 +24,7 @@
 #include "node-status.h"
 #include "stdio-server.h"
 #include "tool-arg-packages.h"
+#include "tool-servers.h"
 
 /* What the command line says (mcp-execd.c). */
 typedef struct ManagerArgs {
@@ -37,6 +38,7 @@ typedef struct Manager {
         Config config;
         EgressConfig egress;            /* the operator's egress policies (issue 22) */
         ToolPackages *packages;         /* the operator's wheelhouse (issue 23) */
+        ToolServers *servers;           /* code mode's upstream servers (issue 40) */
         McpServer *server;
         BrokerInfo *info_query;         /* the "info" question while it is open */
         BrokerSandboxInfo info;         /* its answer; all unset until then, or without one */

@@ -11,6 +11,7 @@
 #include "egress-policy.h"
 #include "mem-budget.h"
 #include "tool-arg-packages.h"
+#include "tool-servers.h"
 
 typedef struct McpServerConfig {
         const char *broker_socket;      /* broker socket path */
@@ -57,4 +58,8 @@ typedef struct McpServerConfig {
          * call that asks for packages, when it changed (hence not const).
          * NULL: packages off. Borrowed. */
         ToolPackages *packages;
+        /* Code mode (issue 40): the operator's upstream servers, as the
+         * exec tool describes them to each caller; read again on tools/list
+         * when servers.d changed. NULL: none. Borrowed. */
+        ToolServers *servers;
 } McpServerConfig;

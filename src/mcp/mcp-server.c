@@ -335,13 +335,26 @@ static int handle_tools_list(McpRequest *req, json_object **ret) {
         /* What the wheelhouse holds goes into the descriptions: one stat()
          * here, and a new read only if the manifest changed. */
         tool_packages_refresh(c->packages);
-        for (const McpTool *const *t = mcp_tools; *t; t++)
-                if (mcp_tool_available(*t, c) && json_append(tools, (*t)->definition(c, req->rev)) < 0)
+        tool_servers_refresh(c->servers);
+        for (const McpTool *const *t = mcp_tools; *t; t++) {
+                _cleanup_json_ json_object *def = NULL;
+
+                if (!mcp_tool_available(*t, c))
+                        continue;
+                def = (*t)->definition(c, req->rev);
+                /* Code mode: the servers this caller's code may call. */
+                if (!def || (*t == &tool_exec && tool_servers_annotate(def, c->servers, req->session->caller) < 0))
                         return -ENOMEM;
+                if (json_append(tools, TAKE_PTR(def)) < 0)
+                        return -ENOMEM;
+        }
         if (json_add(result, "tools", TAKE_PTR(tools)) < 0)
                 return -ENOMEM;
+        /* Where servers are for some callers only, the list is not for a
+         * shared cache. */
         if (req->rev->stateless &&
-            (json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 || json_add_string(result, "cacheScope", "public") < 0))
+            (json_add_int(result, "ttlMs", LIST_TTL_MS) < 0 ||
+             json_add_string(result, "cacheScope", tool_servers_per_caller(c->servers) ? "private" : "public") < 0))
                 return -ENOMEM;
         *ret = mcp_result_reply(req, TAKE_PTR(result));
         return *ret ? 0 : -ENOMEM;
