@@ -89,28 +89,36 @@ static void start_queued(Run *r, size_t server) {
                 }
 }
 
+/* One journal entry per call: metadata only, never arguments or results.
+ * The names may be the run's own (an unknown server): printable only. */
+static void journal_call(Run *r, const char *server, const char *tool, uint64_t ms, uint64_t bytes,
+                         const char *outcome) {
+        char srv[TOOLS_NAME_MAX + 1], t[TOOLS_NAME_MAX + 1];
+
+        str_printable(server, srv, sizeof srv);
+        str_printable(tool, t, sizeof t);
+        log_struct(LOG_INFO,
+                   "MESSAGE=tools call %s.%s: %s", srv, t, outcome,
+                   "MCP_RUN=%s", r->id,
+                   "MCP_CALLER=%s", r->caller,
+                   "TOOLS_SERVER=%s", srv,
+                   "TOOLS_TOOL=%s", t,
+                   "TOOLS_DURATION_MS=%" PRIu64, ms,
+                   "TOOLS_BYTES=%" PRIu64, bytes,
+                   "TOOLS_OUTCOME=%s", outcome);
+}
+
 /* The call's entry in the journal, its time counted, its slot given to the
- * next waiting call of that server. Metadata only: never arguments or
- * results. */
+ * next waiting call of that server. */
 static void call_done(Call *c, const char *outcome, uint64_t bytes) {
         Run *r = c->run;
         size_t server = c->server;
         bool slot = c->holds_slot;
         uint64_t ms = (now_usec() - c->start_usec) / USEC_PER_MSEC;
-        char tool[TOOLS_NAME_MAX + 1];
 
         if (c->kind == CALL_TOOL) {
                 r->counts[server].ms += ms;
-                str_printable(c->tool, tool, sizeof tool);
-                log_struct(LOG_INFO,
-                           "MESSAGE=tools call %s.%s: %s", r->manager->servers[server].name, tool, outcome,
-                           "MCP_RUN=%s", r->id,
-                           "MCP_CALLER=%s", r->caller,
-                           "TOOLS_SERVER=%s", r->manager->servers[server].name,
-                           "TOOLS_TOOL=%s", tool,
-                           "TOOLS_DURATION_MS=%" PRIu64, ms,
-                           "TOOLS_BYTES=%" PRIu64, bytes,
-                           "TOOLS_OUTCOME=%s", outcome);
+                journal_call(r, r->manager->servers[server].name, c->tool, ms, bytes, outcome);
         }
         if (slot)
                 r->counts[server].running--;
@@ -285,6 +293,14 @@ static int find_server(Run *r, const char *name, size_t *ret) {
         return -ENOENT;
 }
 
+/* A call answered before it is made: refused or over a cap. */
+static void refuse_call(Run *r, const ToolsRequest *q, RunCounts *rc, ToolsErrorKind kind, const char *why) {
+        if (rc)
+                rc->refused++;
+        journal_call(r, q->server, q->tool, 0, 0, tools_error_kind_to_string(kind));
+        run_send_error(r, q->id, kind, why);
+}
+
 static void handle_call(Run *r, const ToolsRequest *q) {
         const ToolsServerConfig *s;
         RunCounts *rc;
@@ -292,21 +308,23 @@ static void handle_call(Run *r, const ToolsRequest *q) {
         size_t server;
 
         if (find_server(r, q->server, &server) < 0)
-                return run_send_error(r, q->id, TOOLS_ERROR_REFUSED, "no such server for this caller");
+                return refuse_call(r, q, NULL, TOOLS_ERROR_REFUSED, "no such server for this caller");
         s = &r->manager->servers[server];
         rc = &r->counts[server];
         rc->calls++;
-        if (rc->calls > s->max_calls || rc->bytes >= s->max_bytes) {
-                rc->refused++;
-                return run_send_error(r, q->id, TOOLS_ERROR_LIMIT,
-                                      rc->calls > s->max_calls ? "this run made MAX_CALLS calls to this server"
-                                                               : "the results of this run's calls passed MAX_BYTES");
+        if (rc->calls > s->max_calls)
+                return refuse_call(r, q, rc, TOOLS_ERROR_LIMIT, "this run made MAX_CALLS calls to this server");
+        if (rc->bytes >= s->max_bytes)
+                return refuse_call(r, q, rc, TOOLS_ERROR_LIMIT, "the results of this run's calls passed MAX_BYTES");
+        if (rc->running >= s->max_concurrent && r->n_queued >= TOOLS_RUN_QUEUE_MAX)
+                return refuse_call(r, q, rc, TOOLS_ERROR_LIMIT, "too many calls of this run wait for a slot");
+        if (call_new(r, CALL_TOOL, server, q->id, &c) < 0) {
+                rc->errors++;
+                return run_send_error(r, q->id, TOOLS_ERROR_UPSTREAM, "out of memory");
         }
-        if (rc->running >= s->max_concurrent && r->n_queued >= TOOLS_RUN_QUEUE_MAX) {
-                rc->refused++;
-                return run_send_error(r, q->id, TOOLS_ERROR_LIMIT, "too many calls of this run wait for a slot");
-        }
-        if (call_new(r, CALL_TOOL, server, q->id, &c) < 0 || !(c->tool = strdup(q->tool))) {
+        c->tool = strdup(q->tool);
+        if (!c->tool) {
+                call_free(c);
                 rc->errors++;
                 return run_send_error(r, q->id, TOOLS_ERROR_UPSTREAM, "out of memory");
         }

@@ -301,7 +301,11 @@ check(daemon.returncode == 0, "toolsd exits cleanly on SIGTERM (%s)" % daemon.re
 check("AddressSanitizer" not in err and "runtime error" not in err and "LeakSanitizer" not in err,
       "no sanitizer report")
 journal = [line for line in err.splitlines() if "tools call" in line]
-check(any("everything.get-sum: ok" in line for line in journal), "the journal has each call's outcome")
+check(any("everything.get-sum: ok" in line for line in journal) and
+      any("limited.ok: limit" in line for line in journal) and
+      any("other.ok: refused" in line for line in journal) and
+      any("fake.hang: timeout" in line and "TOOLS_DURATION_MS=" in line for line in journal),
+      "the journal has each call's outcome, refusals too")
 check(not any("m199" in line or "still" in line for line in err.splitlines()), "no argument in the log")
 check("broken.conf line 2: unknown key" in err, "a bad file is named with its line")
 if failures:
