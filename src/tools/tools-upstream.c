@@ -536,7 +536,10 @@ static int upstream_connect(Upstream *u) {
         if (k < 0)
                 return k;
         if (connect(fd, &sa.sa, (socklen_t) len) < 0) {
-                if (errno != EINPROGRESS && errno != EAGAIN)
+                /* EAGAIN: the upstream's socket has a full backlog; a unix
+                 * socket does not go on connecting then, so it is a failure
+                 * of this call, and the next one tries again. */
+                if (errno != EINPROGRESS)
                         return -errno;
                 u->state = UPSTREAM_CONNECTING;
                 return 0;

@@ -50,6 +50,22 @@ write_conf("fake", "# the misbehaving one\nDESCRIPTION=\"a fake\"\nCOMMAND=/usr/
 write_conf("limited", "COMMAND=/usr/bin/true\nMAX_CALLS=3\n")
 write_conf("other", 'COMMAND=/usr/bin/true\nCALLERS="uid:4242"\n')
 write_conf("broken", "COMMAND=/usr/bin/true\nNO_SUCH_KEY=1\n")
+write_conf("full", 'COMMAND=/usr/bin/true\nCALLERS="uid:3000"\n')
+
+# An upstream socket whose backlog is full: connect() gets EAGAIN.
+full = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+full.bind(os.path.join(up, "full.sock"))
+full.listen(0)
+fillers = []
+while True:
+    f = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    f.setblocking(False)
+    try:
+        f.connect(os.path.join(up, "full.sock"))
+    except BlockingIOError:
+        f.close()
+        break
+    fillers.append(f)
 
 
 def activate(name, argv):
@@ -251,6 +267,10 @@ try:
     for _ in range(3):
         other.call("limited", "ok")
     check(kind_of(other.call("limited", "ok")) == "limit", "MAX_CALLS reached gives limit")
+    busy = Run(caller="uid:3000", run_id="run6")
+    a = busy.call("full", "ok")
+    check(kind_of(a) == "upstream" and "cannot connect" in a["error"]["message"],
+          "an upstream socket with a full backlog fails the call at once: %s" % a)
 
     # Garbage from a run closes that run only.
     bad = Run(run_id="run3")
