@@ -63,7 +63,7 @@ static json_object *allowed_names(Manager *m, const char *caller) {
         json_object *a = json_object_new_array();
 
         for (size_t i = 0; a && i < m->n_servers; i++)
-                if (tools_policy_allows_caller(&m->servers[i], caller) &&
+                if (manager_serves(m, i, caller) &&
                     json_append(a, json_object_new_string(m->servers[i].name)) < 0) {
                         json_object_put(a);
                         return NULL;
@@ -111,7 +111,7 @@ static int control_describe(Control *c, json_object *msg) {
                 json_object *o = NULL;
                 int64_t n = -1;
 
-                if (!tools_policy_allows_caller(s, caller))
+                if (!manager_serves(m, i, caller))
                         continue;
                 LIST_FOREACH(upstreams, u, m->upstreams)
                         if (u->server == i && (s->shared || streq_ptr(u->caller, caller)))

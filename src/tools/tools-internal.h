@@ -83,6 +83,8 @@ int manager_new(sd_event *e, ToolsServerConfig **servers, size_t *n_servers, int
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 void manager_update_idle(Manager *m);
+/* Does the gateway serve the server to caller: allowed, and not off? */
+bool manager_serves(Manager *m, size_t server, const char *caller);
 /* The upstream connection for (server, caller): found, or made now. */
 int manager_get_upstream(Manager *m, size_t server, const char *caller, Upstream **ret);
 

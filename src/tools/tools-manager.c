@@ -7,6 +7,7 @@
 #include "log.h"
 #include "macro.h"
 #include "tools-internal.h"
+#include "tools-policy.h"
 
 static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
@@ -49,6 +50,14 @@ void manager_update_idle(Manager *m) {
          * stays while one is open, so that a caller's state survives. */
         daemon_idle_update(m->event, &m->idle_timer, m->idle_usec, m->n_controls > 0 || m->n_upstreams > 0,
                            on_idle, m);
+}
+
+bool manager_serves(Manager *m, size_t server, const char *caller) {
+        assert(m);
+
+        /* An HTTP upstream (URL=) is not served yet: off for everyone. */
+        return server < m->n_servers && !m->servers[server].http &&
+               tools_policy_allows_caller(&m->servers[server], caller);
 }
 
 int manager_get_upstream(Manager *m, size_t server, const char *caller, Upstream **ret) {

@@ -19,9 +19,7 @@ static void call_start(Call *c);
 bool run_allows_server(Run *r, size_t server) {
         assert(r);
 
-        return server < r->manager->n_servers &&
-               !r->manager->servers[server].http &&
-               tools_policy_allows_caller(&r->manager->servers[server], r->caller);
+        return manager_serves(r->manager, server, r->caller);
 }
 
 static void run_flush(Run *r) {

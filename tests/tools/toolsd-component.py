@@ -50,6 +50,7 @@ write_conf("fake", "# the misbehaving one\nDESCRIPTION=\"a fake\"\nCOMMAND=/usr/
 write_conf("limited", "COMMAND=/usr/bin/true\nMAX_CALLS=3\n")
 write_conf("other", 'COMMAND=/usr/bin/true\nCALLERS="uid:4242"\n')
 write_conf("broken", "COMMAND=/usr/bin/true\nNO_SUCH_KEY=1\n")
+write_conf("web", 'URL="http://127.0.0.1:1/mcp"\n')
 write_conf("full", 'COMMAND=/usr/bin/true\nCALLERS="uid:3000"\n')
 
 # An upstream socket whose backlog is full: connect() gets EAGAIN.
