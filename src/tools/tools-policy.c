@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "tools-policy.h"
+
+#include <assert.h>
+#include <fnmatch.h>
+
+#include "json-util.h"
+#include "macro.h"
+#include "strv.h"
+
+bool tools_policy_allows_caller(const ToolsServerConfig *c, const char *caller) {
+        assert(c);
+
+        if (!c->callers)
+                return true;
+        if (!caller)
+                return false;
+        STRV_FOREACH(x, c->callers)
+                if (streq(*x, caller))
+                        return true;
+        return false;
+}
+
+static bool matches_any(char **globs, const char *name) {
+        STRV_FOREACH(g, globs)
+                if (fnmatch(*g, name, 0) == 0)
+                        return true;
+        return false;
+}
+
+bool tools_policy_allows_tool(const ToolsServerConfig *c, const char *name) {
+        assert(c);
+
+        return name && matches_any(c->tools, name);
+}
+
+/* A hint's value: 1 true, 0 false, -1 absent or not a boolean. */
+static int hint(json_object *annotations, const char *key) {
+        json_object *v = json_get(annotations, key);
+
+        if (!v || !json_object_is_type(v, json_type_boolean))
+                return -1;
+        return json_object_get_boolean(v) ? 1 : 0;
+}
+
+bool tools_policy_is_destructive(json_object *tool) {
+        json_object *a = json_get(tool, "annotations");
+
+        if (hint(a, "readOnlyHint") == 1)
+                return false;
+        return hint(a, "destructiveHint") != 0;
+}
+
+const char *tools_policy_check_call(const ToolsServerConfig *c, json_object *tool) {
+        const char *name = json_get_string(tool, "name");
+
+        assert(c);
+
+        if (!tools_policy_allows_tool(c, name))
+                return "this tool is not in the server's allow-list (TOOLS)";
+        if (tools_policy_is_destructive(tool) && !matches_any(c->confirmed, name))
+                return "this tool is destructive and the operator has not confirmed it (CONFIRMED)";
+        return NULL;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The gateway's checks of a caller and a tool against a server's
+ * configuration: no state, no sockets, so that they are tested alone. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "tools-config.h"
+
+/* May caller ("uid:1000", "http:token:alice") use the server? */
+bool tools_policy_allows_caller(const ToolsServerConfig *c, const char *caller);
+
+/* Is the tool name in the server's TOOLS glob allow-list? */
+bool tools_policy_allows_tool(const ToolsServerConfig *c, const char *name);
+
+/* Does the tool (as tools/list gave it) say it may destroy? The spec's
+ * defaults count: destructiveHint is true unless said false, and a tool
+ * with readOnlyHint true is never destructive. Annotations are hints from
+ * the upstream: an absent or mistyped one fails closed. */
+bool tools_policy_is_destructive(json_object *tool);
+
+/* NULL if a call of tool (as listed) may go upstream, else the refusal's
+ * text (static): not allowed, or destructive and not in CONFIRMED. */
+const char *tools_policy_check_call(const ToolsServerConfig *c, json_object *tool);

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for src/tools/tools-policy.[ch] and tools-config.[ch]: the
+ * gateway's checks of callers and tools, and its reading of servers.d. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-util.h"
+#include "macro.h"
+#include "strv.h"
+#include "test-helpers.h"
+#include "tools-config.h"
+#include "tools-policy.h"
+
+static void parse_ok(const char *text, ToolsServerConfig *c) {
+        char *error = NULL;
+
+        ASSERT_EQ_INT(tools_server_config_parse("srv", text, "/up", c, &error), 0);
+        ASSERT_TRUE(!error);
+}
+
+static void parse_bad(const char *text, const char *needle) {
+        ToolsServerConfig c = {};
+        char *error = NULL;
+
+        ASSERT_EQ_INT(tools_server_config_parse("srv", text, "/up", &c, &error), -EINVAL);
+        ASSERT_CONTAINS(error, needle);
+        ASSERT_TRUE(!c.name);
+        free(error);
+}
+
+TEST(test_config_defaults) {
+        _cleanup_(tools_server_config_done) ToolsServerConfig c = {};
+
+        parse_ok("# a comment\n\nCOMMAND=/usr/bin/srv\n", &c);
+        ASSERT_STREQ(c.name, "srv");
+        ASSERT_STREQ(c.description, "");
+        ASSERT_STREQ(c.socket_path, "/up/srv.sock");
+        ASSERT_TRUE(!c.callers);
+        ASSERT_EQ_U64(strv_length(c.tools), 1);
+        ASSERT_STREQ(c.tools[0], "*");
+        ASSERT_TRUE(!c.confirmed);
+        ASSERT_FALSE(c.shared);
+        ASSERT_EQ_U64(c.max_calls, 200);
+        ASSERT_EQ_U64(c.max_bytes, 8 * 1024 * 1024);
+        ASSERT_EQ_U64(c.max_concurrent, 4);
+        ASSERT_EQ_U64(c.call_timeout_s, 30);
+        ASSERT_EQ_U64(c.idle_s, 300);
+}
+
+TEST(test_config_values) {
+        _cleanup_(tools_server_config_done) ToolsServerConfig c = {};
+
+        parse_ok("DESCRIPTION=\"one line\"\nCALLERS=\"uid:1000 http:token:alice\"\nTOOLS=\"read_* list_*\"\n"
+                 "CONFIRMED=write_file\nINSTANCE=shared\nMAX_CALLS=5\nMAX_BYTES=1M\nMAX_CONCURRENT=2\n"
+                 "CALL_TIMEOUT_S=3\nIDLE_S=9\nMEMORY_MAX=256M\nNETWORK=none\n", &c);
+        ASSERT_STREQ(c.description, "one line");
+        ASSERT_EQ_U64(strv_length(c.callers), 2);
+        ASSERT_EQ_U64(strv_length(c.tools), 2);
+        ASSERT_STREQ(c.confirmed[0], "write_file");
+        ASSERT_TRUE(c.shared);
+        ASSERT_EQ_U64(c.max_calls, 5);
+        ASSERT_EQ_U64(c.max_bytes, 1024 * 1024);
+        ASSERT_EQ_U64(c.max_concurrent, 2);
+        ASSERT_EQ_U64(c.call_timeout_s, 3);
+        ASSERT_EQ_U64(c.idle_s, 9);
+}
+
+TEST(test_config_invalid) {
+        ToolsServerConfig c = {};
+        char *error = NULL;
+
+        parse_bad("COMMAND=/x\nNO_SUCH_KEY=1\n", "srv.conf line 2: unknown key");
+        parse_bad("MAX_CALLS=1\nMAX_CALLS=2\n", "line 2: duplicate key");
+        parse_bad("MAX_CALLS=0\n", "line 1: bad value");
+        parse_bad("MAX_CALLS=many\n", "bad value");
+        parse_bad("MAX_CONCURRENT=1000\n", "bad value");
+        parse_bad("MAX_BYTES=1G\n", "bad value");
+        parse_bad("INSTANCE=sometimes\n", "bad value");
+        parse_bad("DESCRIPTION=\"a \"quoted\" word\"\n", "srv.conf line 1");
+        parse_bad("DESCRIPTION=\"open\n", "srv.conf line 1");
+        parse_bad("TOOLS=\"a\tb\"\n", "bad value");
+        parse_bad("just words\n", "line 1: expected KEY=VALUE");
+        ASSERT_EQ_INT(tools_server_config_parse("Bad-Name", "", "/up", &c, &error), -EINVAL);
+        ASSERT_CONTAINS(error, "not a server name");
+        free(error);
+}
+
+TEST(test_server_names) {
+        ASSERT_TRUE(tools_server_name_is_valid("everything"));
+        ASSERT_TRUE(tools_server_name_is_valid("a1_b"));
+        ASSERT_FALSE(tools_server_name_is_valid("1a"));
+        ASSERT_FALSE(tools_server_name_is_valid("a-b"));
+        ASSERT_FALSE(tools_server_name_is_valid("A"));
+        ASSERT_FALSE(tools_server_name_is_valid(""));
+        ASSERT_FALSE(tools_server_name_is_valid("abcdefghijabcdefghijabcdefghijabc"));     /* 33 */
+}
+
+TEST(test_callers) {
+        _cleanup_(tools_server_config_done) ToolsServerConfig all = {}, some = {}, none = {};
+
+        parse_ok("", &all);
+        parse_ok("CALLERS=\"uid:1000 http:token:alice\"\n", &some);
+        parse_ok("CALLERS=\"\"\n", &none);
+        ASSERT_TRUE(tools_policy_allows_caller(&all, "uid:0"));
+        ASSERT_TRUE(tools_policy_allows_caller(&some, "uid:1000"));
+        ASSERT_TRUE(tools_policy_allows_caller(&some, "http:token:alice"));
+        ASSERT_FALSE(tools_policy_allows_caller(&some, "uid:10000"));
+        ASSERT_FALSE(tools_policy_allows_caller(&some, "http:token:alic"));
+        ASSERT_FALSE(tools_policy_allows_caller(&some, NULL));
+        /* Set but empty: nobody (fail closed), not everybody. */
+        ASSERT_FALSE(tools_policy_allows_caller(&none, "uid:1000"));
+}
+
+static json_object *tool(const char *json) {
+        json_object *t = json_tokener_parse(json);
+
+        ASSERT_TRUE(t);
+        return t;
+}
+
+TEST(test_tools_and_destructive) {
+        _cleanup_(tools_server_config_done) ToolsServerConfig c = {};
+        _cleanup_json_ json_object *read = tool("{\"name\":\"read_file\",\"annotations\":{\"readOnlyHint\":true}}");
+        _cleanup_json_ json_object *write = tool("{\"name\":\"write_file\",\"annotations\":"
+                                                 "{\"destructiveHint\":true}}");
+        _cleanup_json_ json_object *edit = tool("{\"name\":\"edit_file\"}");
+        _cleanup_json_ json_object *move = tool("{\"name\":\"move_file\",\"annotations\":"
+                                                "{\"destructiveHint\":false}}");
+        _cleanup_json_ json_object *odd = tool("{\"name\":\"list_x\",\"annotations\":"
+                                               "{\"readOnlyHint\":\"yes\",\"destructiveHint\":1}}");
+        _cleanup_json_ json_object *both = tool("{\"name\":\"list_y\",\"annotations\":"
+                                                "{\"readOnlyHint\":true,\"destructiveHint\":true}}");
+        _cleanup_json_ json_object *other = tool("{\"name\":\"delete_all\",\"annotations\":"
+                                                 "{\"readOnlyHint\":true}}");
+
+        parse_ok("TOOLS=\"read_* list_* write_file edit_file move_file\"\nCONFIRMED=\"write_*\"\n", &c);
+        ASSERT_TRUE(tools_policy_allows_tool(&c, "read_file"));
+        ASSERT_TRUE(tools_policy_allows_tool(&c, "list_"));
+        ASSERT_FALSE(tools_policy_allows_tool(&c, "delete_all"));
+        ASSERT_FALSE(tools_policy_allows_tool(&c, "xread_file"));
+        ASSERT_FALSE(tools_policy_allows_tool(&c, NULL));
+
+        ASSERT_FALSE(tools_policy_is_destructive(read));
+        ASSERT_TRUE(tools_policy_is_destructive(write));
+        /* The spec's defaults: destructiveHint true, readOnlyHint false. */
+        ASSERT_TRUE(tools_policy_is_destructive(edit));
+        ASSERT_FALSE(tools_policy_is_destructive(move));
+        /* Mistyped hints are absent ones: destructive. */
+        ASSERT_TRUE(tools_policy_is_destructive(odd));
+        ASSERT_FALSE(tools_policy_is_destructive(both));
+
+        ASSERT_TRUE(!tools_policy_check_call(&c, read));
+        ASSERT_TRUE(!tools_policy_check_call(&c, write));       /* CONFIRMED */
+        ASSERT_CONTAINS(tools_policy_check_call(&c, edit), "CONFIRMED");
+        ASSERT_TRUE(!tools_policy_check_call(&c, move));
+        ASSERT_CONTAINS(tools_policy_check_call(&c, odd), "destructive");
+        ASSERT_CONTAINS(tools_policy_check_call(&c, other), "TOOLS");
+}
+
+int main(void) {
+        RUN(test_config_defaults);
+        RUN(test_config_values);
+        RUN(test_config_invalid);
+        RUN(test_server_names);
+        RUN(test_callers);
+        RUN(test_tools_and_destructive);
+        return 0;
+}

@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Component test of mcp-exec-toolsd: see toolsd-component.py. Needs root (only
+# root may use the control socket), python3, systemd-socket-activate and
+# Node >= 20 with the pinned tests/node-clients (installed here with npm ci,
+# as tests/lib/node-clients.sh does, when missing); skips (77) without them.
+# usage: toolsd-component.sh TOOLSD_BINARY
+set -eu
+toolsd=$(realpath "$1")
+here=$(dirname "$(realpath "$0")")
+clients=$(cd "$here/../node-clients" && pwd)
+node=${MCP_TEST_NODE:-/usr/bin/node}
+everything=$clients/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+
+[ "$(id -u)" = 0 ] || { echo "skip: needs root"; exit 77; }
+for t in python3 systemd-socket-activate; do
+        command -v "$t" >/dev/null || { echo "skip: no $t"; exit 77; }
+done
+[ -x "$node" ] || { echo "skip: no node at $node"; exit 77; }
+if [ ! -f "$everything" ]; then
+        command -v npm >/dev/null || { echo "skip: no npm to install tests/node-clients"; exit 77; }
+        (
+                flock 9
+                [ -f "$everything" ] || (cd "$clients" && npm ci --no-audit --no-fund --loglevel=error)
+        ) 9>"${TMPDIR:-/tmp}/mcp-exec-clients-npm-ci.lock" >&2
+fi
+
+exec python3 "$here/toolsd-component.py" "$toolsd" "$node" "$everything" "$here/fake-upstream.py"
