@@ -14,11 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "macro.h"
-
-#define TOOLS_SOCKET_PATH "/run/mcp-exec/tools.sock"
-/* Operator configuration of the upstream servers: a run is offered the
- * gateway only where at least one NAME.conf is there. */
-#define TOOLS_SERVERS_DIR "/etc/mcp-exec/servers.d"
+#include "tools-proto.h"          /* TOOLS_SOCKET_PATH, TOOLS_SERVERS_DIR */
 
 /* How long the gateway (socket-activated: it may have to start) has to
  * accept a run; the run is handed to its launcher without tools after. */

@@ -428,7 +428,8 @@ static const Key keys[] = {
         { "INSTANCE", parse_instance, 0, false, 0, 0 },
         { "NETWORK", parse_network, 0, false, 0, 0 },
         NUMBER("MAX_CALLS", max_calls, false, 1, 100000),
-        NUMBER("MAX_BYTES", max_bytes, true, 4 * KiB, GiB),
+        /* The gateway holds one answer whole: a bound it can afford. */
+        NUMBER("MAX_BYTES", max_bytes, true, 4 * KiB, 64 * MiB),
         NUMBER("MAX_CONCURRENT", max_concurrent, false, 1, 64),
         NUMBER("CALL_TIMEOUT_S", call_timeout_s, false, 1, 3600),
         NUMBER("MEMORY_MAX", memory_max, true, 16 * MiB, 1024 * GiB),

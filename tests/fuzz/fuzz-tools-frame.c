@@ -147,9 +147,9 @@ static void run_input(const uint8_t *data, size_t size) {
 
         if (!servers)
                 abort();
-        add_server(servers, &n, "gone", "TOOLS=\"a* b\"\n");
-        add_server(servers, &n, "limited", "MAX_CALLS=2\nMAX_CONCURRENT=1\nMAX_BYTES=4K\n");
-        add_server(servers, &n, "up", "CALLERS=\"uid:1\"\nCONFIRMED=\"*\"\n");
+        add_server(servers, &n, "gone", "COMMAND=/bin/x\nTOOLS=\"a* b\"\n");
+        add_server(servers, &n, "limited", "COMMAND=/bin/x\nMAX_CALLS=2\nMAX_CONCURRENT=1\nMAX_BYTES=4K\n");
+        add_server(servers, &n, "up", "COMMAND=/bin/x\nCALLERS=\"uid:1\"\nCONFIRMED=\"*\"\n");
         if (sd_event_new(&e) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) < 0 ||
             socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, run) < 0 ||
             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, dummy) < 0)

@@ -280,7 +280,7 @@ static void test_bad_values(void) {
         expect_bad("COMMAND=/bin/x\nMAX_CALLS=1e3\n", 2, "not a number");
         expect_bad("COMMAND=/bin/x\nMAX_CALLS=\"\"\n", 2, "not a number");
         expect_bad("COMMAND=/bin/x\nMAX_CALLS=99999999999999999999999\n", 2, "not a number");
-        expect_bad("COMMAND=/bin/x\nMAX_BYTES=1K\n", 2, "MAX_BYTES: '1K' is not a size from 4K to 1024M");
+        expect_bad("COMMAND=/bin/x\nMAX_BYTES=1K\n", 2, "MAX_BYTES: '1K' is not a size from 4K to 64M");
         expect_bad("COMMAND=/bin/x\nMAX_BYTES=2G\n", 2, "not a size");
         expect_bad("COMMAND=/bin/x\nMEMORY_MAX=1M\n", 2, "MEMORY_MAX: '1M' is not a size");
         expect_bad("COMMAND=/bin/x\nTASKS_MAX=3\n", 2, "TASKS_MAX: '3' is not a number from 4");

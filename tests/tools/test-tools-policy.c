@@ -52,7 +52,7 @@ TEST(test_config_defaults) {
 TEST(test_config_values) {
         _cleanup_(tools_server_config_done) ToolsServerConfig c = {};
 
-        parse_ok("DESCRIPTION=\"one line\"\nCALLERS=\"uid:1000 http:token:alice\"\nTOOLS=\"read_* list_*\"\n"
+        parse_ok("COMMAND=/usr/bin/srv\nDESCRIPTION=\"one line\"\nCALLERS=\"uid:1000 http:token:alice\"\nTOOLS=\"read_* list_*\"\n"
                  "CONFIRMED=write_file\nINSTANCE=shared\nMAX_CALLS=5\nMAX_BYTES=1M\nMAX_CONCURRENT=2\n"
                  "CALL_TIMEOUT_S=3\nIDLE_S=9\nMEMORY_MAX=256M\nNETWORK=none\n", &c);
         ASSERT_STREQ(c.description, "one line");
@@ -67,23 +67,19 @@ TEST(test_config_values) {
         ASSERT_EQ_U64(c.idle_s, 9);
 }
 
+/* The shared parser (server-config.c, its own tests) decides; the gateway
+ * passes its refusal on, naming the file and line, and keeps nothing. */
 TEST(test_config_invalid) {
         ToolsServerConfig c = {};
         char *error = NULL;
 
-        parse_bad("COMMAND=/x\nNO_SUCH_KEY=1\n", "srv.conf line 2: unknown key");
-        parse_bad("MAX_CALLS=1\nMAX_CALLS=2\n", "line 2: duplicate key");
-        parse_bad("MAX_CALLS=0\n", "line 1: bad value");
-        parse_bad("MAX_CALLS=many\n", "bad value");
-        parse_bad("MAX_CONCURRENT=1000\n", "bad value");
-        parse_bad("MAX_BYTES=1G\n", "bad value");
-        parse_bad("INSTANCE=sometimes\n", "bad value");
-        parse_bad("DESCRIPTION=\"a \"quoted\" word\"\n", "srv.conf line 1");
-        parse_bad("DESCRIPTION=\"open\n", "srv.conf line 1");
-        parse_bad("TOOLS=\"a\tb\"\n", "bad value");
-        parse_bad("just words\n", "line 1: expected KEY=VALUE");
+        parse_bad("COMMAND=/x\nNO_SUCH_KEY=1\n", "srv.conf:2: unknown key");
+        parse_bad("COMMAND=/x\nMAX_CALLS=1\nMAX_CALLS=2\n", "srv.conf:3:");
+        parse_bad("COMMAND=/x\nMAX_BYTES=1G\n", "srv.conf:2:");
+        parse_bad("COMMAND=/x\nINSTANCE=sometimes\n", "srv.conf:2:");
+        parse_bad("MAX_CALLS=1\n", "srv.conf");        /* neither COMMAND nor URL */
         ASSERT_EQ_INT(tools_server_config_parse("Bad-Name", "", "/up", &c, &error), -EINVAL);
-        ASSERT_CONTAINS(error, "not a server name");
+        ASSERT_TRUE(error);
         free(error);
 }
 
@@ -100,9 +96,9 @@ TEST(test_server_names) {
 TEST(test_callers) {
         _cleanup_(tools_server_config_done) ToolsServerConfig all = {}, some = {}, none = {};
 
-        parse_ok("", &all);
-        parse_ok("CALLERS=\"uid:1000 http:token:alice\"\n", &some);
-        parse_ok("CALLERS=\"\"\n", &none);
+        parse_ok("COMMAND=/usr/bin/srv\n", &all);
+        parse_ok("COMMAND=/usr/bin/srv\nCALLERS=\"uid:1000 http:token:alice\"\n", &some);
+        parse_ok("COMMAND=/usr/bin/srv\nCALLERS=\"\"\n", &none);
         ASSERT_TRUE(tools_policy_allows_caller(&all, "uid:0"));
         ASSERT_TRUE(tools_policy_allows_caller(&some, "uid:1000"));
         ASSERT_TRUE(tools_policy_allows_caller(&some, "http:token:alice"));
@@ -135,7 +131,7 @@ TEST(test_tools_and_destructive) {
         _cleanup_json_ json_object *other = tool("{\"name\":\"delete_all\",\"annotations\":"
                                                  "{\"readOnlyHint\":true}}");
 
-        parse_ok("TOOLS=\"read_* list_* write_file edit_file move_file\"\nCONFIRMED=\"write_*\"\n", &c);
+        parse_ok("COMMAND=/usr/bin/srv\nTOOLS=\"read_* list_* write_file edit_file move_file\"\nCONFIRMED=\"write_*\"\n", &c);
         ASSERT_TRUE(tools_policy_allows_tool(&c, "read_file"));
         ASSERT_TRUE(tools_policy_allows_tool(&c, "list_"));
         ASSERT_FALSE(tools_policy_allows_tool(&c, "delete_all"));

@@ -328,7 +328,7 @@ check(any("everything.get-sum: ok" in line for line in journal) and
       any("fake.hang: timeout" in line and "TOOLS_DURATION_MS=" in line for line in journal),
       "the journal has each call's outcome, refusals too")
 check(not any("m199" in line or "still" in line for line in err.splitlines()), "no argument in the log")
-check("broken.conf line 2: unknown key" in err, "a bad file is named with its line")
+check("broken.conf:2: unknown key" in err, "a bad file is named with its line")
 if failures:
     print("stderr of toolsd:\n" + err[-3000:])
     sys.exit(1)
