@@ -299,6 +299,51 @@ static void on_egress_ended(EgressLink *l, void *userdata) {
         client_free(c);
 }
 
+static int client_start_egress(Client *c);
+static void on_run_done(Run *run, const RunResult *res, void *userdata);
+
+/* systemd lost the unit's launcher before the run went to it, or did not
+ * answer its start as it re-executed (run.h): none of the run ran (a unit
+ * made all the same ends as our end of its control socket closes), so a new
+ * unit takes it, once. 0, or -errno: the run ends with the first's error. */
+static int client_restart_run(Client *c, const RunResult *res) {
+        _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
+        _cleanup_(run_freep) Run *lost = NULL;
+        Manager *m = c->manager;
+        SandboxSpec spec;
+        Run *run = NULL;
+        int r;
+
+        if (c->restarted || c->state != CLIENT_STARTING || client_is_gone(c))
+                return -ECANCELED;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
+                return -errno;
+        manager_fill_spec(m, c->timeout_s, &spec);
+        spec.egress = c->network != NULL;
+        r = run_start(m->bus, &spec, sp[1], on_run_started, on_run_done, c, &run);
+        if (r < 0)
+                return r;
+        log_struct(LOG_NOTICE, "MESSAGE=Run %s: systemd %s, run %s takes it", run_id(c->run),
+                   res->pid1_away ? "did not answer its start" : "lost its launcher", run_id(run),
+                   "MCP_RUN_ID=%s", run_id(run),
+                   "MCP_LOST_RUN_ID=%s", run_id(c->run));
+        if (c->warm)
+                pool_warm_run_ended(m->pool);
+        c->warm = c->spare = false;
+        c->restarted = true;
+        lost = TAKE_PTR(c->run);
+        c->run = run;
+        c->control = safe_close(c->control);
+        c->control = TAKE_FD(sp[0]);
+        if (c->network) {
+                /* egressd knows the run by its id: a link for the new one. */
+                c->egress = egress_link_free(c->egress);
+                if (client_start_egress(c) < 0)
+                        client_egress_failed(c, "mcp-exec-egressd is not reachable");
+        }
+        return 0;
+}
+
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         Client *c = userdata;
         _cleanup_json_ json_object *j = NULL;
@@ -310,6 +355,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         if (res->memory_peak != UINT64_MAX)
                 (void) snprintf(peak, sizeof peak, "%" PRIu64, res->memory_peak);
 
+        if ((res->lost_launcher || res->pid1_away) && client_restart_run(c, res) >= 0)
+                return;
         if (!client_is_gone(c)) {
                 if (res->error)
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);

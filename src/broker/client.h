@@ -54,6 +54,7 @@ struct Client {
         Run *run;
         bool warm;                      /* its run took a unit of the pool */
         bool spare;                     /* its run took the pool's spare (cold, started ahead) */
+        bool restarted;                 /* its run is on a second unit (client_restart_run()) */
         /* Holds one of max_concurrent: from its start until its unit is gone,
          * or until it was cancelled (its unit then dies with SIGKILL). */
         bool counted;
