@@ -43,7 +43,7 @@ void client_unwait(Client *c) {
 }
 
 /* Its slot is free for the next in line. */
-static void client_release_slot(Client *c) {
+void client_release_slot(Client *c) {
         assert(c);
 
         if (!c->counted)
@@ -115,45 +115,6 @@ static int on_deadline(sd_event_source *es, uint64_t usec, void *userdata) {
         if (c->run)
                 (void) run_expire(c->run);
         return 0;
-}
-
-/* The run's network cannot be had: the caller hears why, and the run
- * ends before its code ever came. */
-static void client_egress_failed(Client *c, const char *message) {
-        assert(c);
-
-        log_struct(LOG_WARNING, "MESSAGE=Run %s gets no network: %s", run_id(c->run), message,
-                   "MCP_RUN_ID=%s", run_id(c->run),
-                   "MCP_EGRESS_POLICY=%s", c->network ?: "");
-        if (!client_is_gone(c)) {
-                (void) client_send_error(c, BROKER_ERROR_EGRESS_UNAVAILABLE, message);
-                /* Nothing more goes to the caller; its run ends as a hang-up's. */
-                c->io = sd_event_source_disable_unref(c->io);
-        }
-        (void) run_cancel(c->run);
-        client_release_slot(c);
-}
-
-/* Fail closed: an egress run's unit gets AF_INET, so its IP firewall
- * (IPAddressDeny=any, IPAddressAllow=localhost) must really be there. */
-#define NO_FIREWALL_TEXT                                                                                     \
-        "the sandbox's IP firewall (IPAddressDeny=) is not in effect on this host: systemd has no cgroup BPF "  \
-        "here (it needs the unified cgroup hierarchy); runs with a network are refused"
-
-/* An egress run goes to its launcher once egressd handed over the feed and
- * the unit's firewall is known to be in place. */
-static bool client_egress_ready(Client *c) {
-        assert(c);
-
-        if (!c->network)
-                return true;
-        if (!egress_link_is_ready(c->egress))
-                return false;
-        if (!run_ip_firewall_attached(c->run)) {
-                client_egress_failed(c, NO_FIREWALL_TEXT);
-                return false;
-        }
-        return true;
 }
 
 int client_run_message(Client *c, json_object **ret) {
@@ -319,6 +280,55 @@ static void on_tools_ended(ToolsLink *l, void *userdata) {
         client_end_counted(userdata);
 }
 
+static void on_run_done(Run *run, const RunResult *res, void *userdata);
+
+/* systemd lost the unit's launcher before the run went to it, or did not
+ * answer its start as it re-executed (run.h): none of the run ran (a unit
+ * made all the same ends as our end of its control socket closes), so a new
+ * unit takes it, once. 0, or -errno: the run ends with the first's error. */
+static int client_restart_run(Client *c, const RunResult *res) {
+        _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
+        _cleanup_(run_freep) Run *lost = NULL;
+        Manager *m = c->manager;
+        SandboxSpec spec;
+        Run *run = NULL;
+        int r;
+
+        if (c->restarted || c->state != CLIENT_STARTING || client_is_gone(c))
+                return -ECANCELED;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
+                return -errno;
+        manager_fill_spec(m, c->timeout_s, &spec);
+        spec.egress = c->network != NULL;
+        r = run_start(m->bus, &spec, sp[1], on_run_started, on_run_done, c, &run);
+        if (r < 0)
+                return r;
+        log_struct(LOG_NOTICE, "MESSAGE=Run %s: systemd %s, run %s takes it", run_id(c->run),
+                   res->pid1_away ? "did not answer its start" : "lost its launcher", run_id(run),
+                   "MCP_RUN_ID=%s", run_id(run),
+                   "MCP_LOST_RUN_ID=%s", run_id(c->run));
+        if (c->warm)
+                pool_warm_run_ended(m->pool);
+        c->warm = c->spare = false;
+        c->restarted = true;
+        lost = TAKE_PTR(c->run);
+        c->run = run;
+        c->control = safe_close(c->control);
+        c->control = TAKE_FD(sp[0]);
+        if (c->network) {
+                /* egressd knows the run by its id: a link for the new one. */
+                c->egress = egress_link_free(c->egress);
+                if (client_start_egress(c) < 0)
+                        client_egress_failed(c, "mcp-exec-egressd is not reachable");
+        }
+        if (c->tools) {
+                /* So does the gateway. */
+                c->tools = tools_link_free(c->tools);
+                client_start_tools(c);
+        }
+        return 0;
+}
+
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         Client *c = userdata;
         _cleanup_json_ json_object *j = NULL;
@@ -330,6 +340,8 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         if (res->memory_peak != UINT64_MAX)
                 (void) snprintf(peak, sizeof peak, "%" PRIu64, res->memory_peak);
 
+        if ((res->lost_launcher || res->pid1_away) && client_restart_run(c, res) >= 0)
+                return;
         if (!client_is_gone(c)) {
                 if (res->error)
                         (void) client_send_error(c, BROKER_ERROR_START_FAILED, res->error);
@@ -493,67 +505,6 @@ static int client_op_info(Client *c, json_object *req, int fds[], size_t n_fds) 
         c->timer = sd_event_source_disable_unref(c->timer);
         client_answer_info(c);
         return 0;
-}
-
-static void on_egress_ready(EgressLink *l, int error, const char *message, void *userdata) {
-        Client *c = userdata;
-
-        if (error < 0)
-                client_egress_failed(c, message);
-        else
-                client_try_handoff(c);
-}
-
-/* The control connection for c's run: egressd hands over the feed soon, or
- * the run fails (on_egress_ready()). */
-static int client_start_egress(Client *c) {
-        Manager *m = c->manager;
-        EgressLinkRequest req = {
-                .socket_path = m->egress_socket,
-                .run_id = run_id(c->run),
-                .policy = c->network,
-                .max_connections = m->egress.max_connections,
-                .max_bytes = m->egress.max_bytes,
-                .timeout_usec = EGRESS_LINK_TIMEOUT_USEC,
-                .totals = &m->egress_totals,
-        };
-
-        assert(c->network);
-
-        return egress_link_start(m->event, &req, on_egress_ready, c, &c->egress);
-}
-
-static void on_tools_ready(ToolsLink *l, int error, const char *message, void *userdata) {
-        Client *c = userdata;
-
-        if (error < 0)
-                log_struct(LOG_WARNING, "MESSAGE=Run %s gets no tools: %s", run_id(c->run), message,
-                           "MCP_RUN_ID=%s", run_id(c->run));
-        client_try_handoff(c);
-}
-
-/* Code mode: where servers.d has servers, the run is offered to the gateway
- * as it starts, beside its unit. A gateway that cannot be reached or does
- * not answer costs the run its tools, never the run: mcp_servers in the code
- * then says that this run has none, and the journal why. */
-static void client_start_tools(Client *c) {
-        Manager *m = c->manager;
-        char uid_caller[32];
-        const char *caller = c->caller;
-        int r;
-
-        if (!tools_configured(m->tools_servers_dir))
-                return;
-        /* A client of the broker's own (root, the CLI) names no caller. */
-        if (isempty(caller)) {
-                (void) snprintf(uid_caller, sizeof uid_caller, "uid:%u", (unsigned) c->uid);
-                caller = uid_caller;
-        }
-        r = tools_link_start(m->event, m->tools_socket, run_id(c->run), caller, TOOLS_LINK_TIMEOUT_USEC,
-                             on_tools_ready, c, &c->tools);
-        if (r < 0)
-                log_struct(LOG_WARNING, "MESSAGE=Run %s gets no tools: cannot reach %s: %s", run_id(c->run),
-                           m->tools_socket, strerror(-r), "MCP_RUN_ID=%s", run_id(c->run));
 }
 
 /* A warm unit if one is ready, else a cold one; the run is handed over as

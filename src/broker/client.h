@@ -55,6 +55,7 @@ struct Client {
         Run *run;
         bool warm;                      /* its run took a unit of the pool */
         bool spare;                     /* its run took the pool's spare (cold, started ahead) */
+        bool restarted;                 /* its run is on a second unit (client_restart_run()) */
         /* Holds one of max_concurrent: from its start until its unit is gone,
          * or until it was cancelled (its unit then dies with SIGKILL). */
         bool counted;
@@ -130,6 +131,21 @@ int client_parse_caller(Client *c, json_object *req);
 /* What goes to the launcher of c's run: {"op":"run"} with the result
  * limits, "egress" for a run with a network, and its packages. */
 int client_run_message(Client *c, json_object **ret);
+
+/* Gives its slot back, once (manager.h's fair shares). */
+void client_release_slot(Client *c);
+
+/* client-links.c: the run's links beside its unit. */
+/* The run's network cannot be had: the caller hears why, and the run ends
+ * before its code ever came. */
+void client_egress_failed(Client *c, const char *message);
+/* An egress run may go to its launcher: the feed is there and the unit's
+ * IP firewall is attached (else the run fails, closed). True for others. */
+bool client_egress_ready(Client *c);
+/* The control connection to egressd for c's run (c->network). */
+int client_start_egress(Client *c);
+/* Where servers.d has servers, offers c's run to the code-mode gateway. */
+void client_start_tools(Client *c);
 
 /* Leaves the line for a slot, if it is in it. */
 void client_unwait(Client *c);

@@ -53,6 +53,7 @@ void manager_fill_spec(Manager *m, uint64_t timeout_s, SandboxSpec *ret) {
                 .tmp_size_max = m->config.tmp_size_max,
                 .slice = "mcp-exec.slice",
                 .binds_to = m->own_unit,
+                .systemd_version = m->systemd_version,
         };
 }
 
@@ -753,6 +754,11 @@ int manager_start(Manager *m) {
         r = manager_connect_bus(m);
         if (r < 0)
                 return r;
+
+        /* Before any unit is asked for: the property set depends on it. */
+        r = probe_systemd_version(m->bus, &m->systemd_version);
+        if (r < 0)
+                log_error_errno(r, "Cannot tell the running systemd's version, the self-check will refuse runs: %m");
 
         r = tmpfs_client_new(m->event, TMPFS_SOCKET_PATH, &m->tmpfs);
         if (r < 0)

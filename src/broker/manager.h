@@ -63,6 +63,7 @@ typedef struct Manager {
         char *probe_failure;
         char *probe_key;                /* the self-check's cache key (probe-cache.h), or NULL */
         sd_bus_slot *slot_probe_key;    /* PID 1's properties for it, asked at start */
+        unsigned systemd_version;       /* PID 1's major version, 0: unknown (the self-check refuses) */
         uint64_t idle_usec;
         Pool *pool;
         char *preload;                  /* what warm units import: MCP_EXEC_PRELOAD, or the default, installed */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <sys/epoll.h>
 #include <stdio.h>
@@ -75,6 +76,73 @@ static bool limit_ok(const char *v, uint64_t want) {
 
 /* What the launcher's probe tries (launch-probe.c): each must fail with EPERM. */
 static const char *const denied_calls[] = { "io_uring_setup", "add_key", "perf_event_open" };
+
+int probe_parse_systemd_version(const char *version, unsigned *ret) {
+        char digits[16];
+        uint64_t v;
+        size_t n;
+
+        assert(ret);
+
+        n = version ? strspn(version, "0123456789") : 0;
+        if (n == 0 || n >= sizeof digits)
+                return -EINVAL;
+        memcpy(digits, version, n);
+        digits[n] = 0;
+        if (parse_uint(digits, &v) < 0 || v == 0 || v > UINT_MAX)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+int probe_systemd_version(sd_bus *bus, unsigned *ret) {
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_free_ char *version = NULL;
+        int r;
+
+        assert(bus);
+        assert(ret);
+
+        r = sd_bus_get_property_string(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+                                       "org.freedesktop.systemd1.Manager", "Version", &error, &version);
+        sd_bus_error_free(&error);
+        if (r < 0)
+                return r;
+        return probe_parse_systemd_version(version, ret);
+}
+
+/* What the running systemd gives beyond what every supported one does
+ * (sandbox-properties.c), proven from inside. */
+static int evaluate_processes(const char *report, const SandboxSpec *spec, char **ret_failure) {
+        char v[256];
+        const char *s;
+
+        assert(spec);
+        assert(ret_failure);
+
+        /* Never assumed: a version we do not know could mean properties
+         * that were not sent, or were sent and refused. */
+        if (spec->systemd_version == 0)
+                return failed(ret_failure, "systemd's version (what it enforces depends on it): PID 1 did not say");
+        /* Every version: /proc shows no process of another uid. */
+        s = report_get(report, "proc_others", v, sizeof v);
+        if (!s || !streq(s, "0"))
+                return failed(ret_failure, "hidden processes (ProtectProc=invisible): /proc lists %s of other users",
+                              s ?: "unknown");
+        if (!sandbox_private_pids(spec))
+                return 0;
+        /* systemd ignores PrivatePIDs= where the kernel has no PID
+         * namespaces: the launcher must be PID 1, alone in /proc. */
+        s = report_get(report, "pid", v, sizeof v);
+        if (!s || !streq(s, "1"))
+                return failed(ret_failure, "own PID namespace (PrivatePIDs=, systemd %u): the probe is PID %s, not 1",
+                              spec->systemd_version, s ?: "unknown");
+        s = report_get(report, "proc_pids", v, sizeof v);
+        if (!s || !streq(s, "1"))
+                return failed(ret_failure, "own PID namespace (PrivatePIDs=, systemd %u): /proc lists %s",
+                              spec->systemd_version, s ?: "unknown");
+        return 0;
+}
 
 int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure) {
         char v[256];
@@ -170,7 +238,7 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         s = report_get(report, "cap_bounding", v, sizeof v);
         if (isempty(s) || strspn(s, "0") != strlen(s))
                 return failed(ret_failure, "empty CapabilityBoundingSet: bounding set is %s", s ?: "unknown");
-        return 0;
+        return evaluate_processes(report, spec, ret_failure);
 }
 
 static void on_capture_done(const char *output, const RunResult *res, void *userdata) {

@@ -19,6 +19,14 @@ int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t 
 Probe *probe_free(Probe *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Probe *, probe_free);
 
+/* The major version in systemd's Version property ("252.39-1~deb12u1",
+ * "257.9-1~deb13u1": 252, 257), or -EINVAL. */
+int probe_parse_systemd_version(const char *version, unsigned *ret);
+
+/* Asks PID 1 for its version (a blocking call, once at start: every unit's
+ * property set depends on it, the first run's too). */
+int probe_systemd_version(sd_bus *bus, unsigned *ret);
+
 /* Checks the launcher's "key=value" report against spec. Returns 0 if all
  * checks pass, else -EPERM with *ret_failure naming the first failed check. */
 int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure);

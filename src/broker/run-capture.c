@@ -121,6 +121,7 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
                 r = run_start(bus, spec, out[1], NULL, on_run_done, c, &c->run);
                 if (r < 0)
                         return r;
+                run_skip_main_pid_check(c->run);
         } else {
                 _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
                 _cleanup_json_ json_object *msg = NULL;
@@ -133,6 +134,7 @@ int run_capture_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const v
                 r = run_start(bus, spec, sp[1], NULL, on_run_done, c, &c->run);
                 if (r < 0)
                         return r;
+                run_skip_main_pid_check(c->run);
                 /* Our own code, no caller waiting on it: the run can wait in
                  * the socket until the launcher is up. */
                 r = packet_send(sp[0], msg, (int[]) { in[0], out[1], err }, 3);

@@ -3,13 +3,16 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "bus-properties.h"
 #include "log.h"
+#include "main-pid.h"
 #include "oom-watch.h"
 #include "macro.h"
 #include "tmpfs-client.h"
@@ -33,6 +36,16 @@ struct Run {
         sd_bus_slot *slot_stop;
         sd_event_source *getall_retry;  /* GetAll again after systemd went away (daemon-reexec) */
         unsigned n_getall_retries;
+
+        /* PrivatePIDs=: "started" waits for systemd's MainPID to be the
+         * launcher (main-pid.h), asked with GetProcesses. */
+        bool check_main_pid, main_pid_seen, lost_launcher;
+        const char *fail_error;         /* static text: why the run failed once its unit is gone */
+        char *launcher;
+        sd_bus_slot *slot_procs;
+        sd_event_source *main_pid_retry;
+        unsigned n_main_pid_checks;
+        uint32_t main_pid;              /* from the last GetAll */
 
         /* The run's /tmp: mounted before the unit starts, removed once it is
          * gone (sandbox-properties.c binds it on /tmp and /var/tmp). */
@@ -112,6 +125,7 @@ static void run_finish(Run *run, const char *error) {
                 .cancelled = run->cancelled && !run->expired,
                 .bus_error = run->bus_error,
                 .pid1_away = run->pid1_away,
+                .lost_launcher = run->lost_launcher,
         };
 
         if (run->done)
@@ -120,6 +134,8 @@ static void run_finish(Run *run, const char *error) {
         run->slot_changed = sd_bus_slot_unref(run->slot_changed);
         run->slot_job_removed = sd_bus_slot_unref(run->slot_job_removed);
         run->slot_call = sd_bus_slot_unref(run->slot_call);
+        run->slot_procs = sd_bus_slot_unref(run->slot_procs);
+        run->main_pid_retry = sd_event_source_disable_unref(run->main_pid_retry);
         run->start_call = sd_bus_message_unref(run->start_call);
         run_release_tmp(run);
 
@@ -221,6 +237,8 @@ static int read_unit_property(sd_bus_message *m, const char *name, void *userdat
                 r = sd_bus_message_read(m, "v", "i", &run->exec_main_code);
         else if (streq(name, "ExecMainStatus"))
                 r = sd_bus_message_read(m, "v", "i", &run->exec_main_status);
+        else if (streq(name, "MainPID"))
+                r = sd_bus_message_read(m, "v", "u", &run->main_pid);
         else if (streq(name, "CPUUsageNSec"))
                 r = sd_bus_message_read(m, "v", "t", &run->cpu_nsec);
         else if (streq(name, "MemoryPeak")) {
@@ -299,6 +317,80 @@ static bool run_bus_error_is_pid1_away(const sd_bus_error *e) {
                      sd_bus_error_has_name(e, "org.freedesktop.DBus.Error.NameHasNoOwner"));
 }
 
+/* The executor's own exit (main-pid.h): 0 once it handed the launcher
+ * over, 1 if it could not (PID 1's end of the socket was gone). The launcher
+ * exits with neither before it got a run (LAUNCH_EXIT_FAILED, 125). */
+static bool run_lost_launcher(const Run *run) {
+        return run->lost_launcher ||
+               (run->check_main_pid && !run->main_pid_seen && !run->cancelled && run->exec_main_code == CLD_EXITED &&
+                (run->exec_main_status == EXIT_SUCCESS || run->exec_main_status == EXIT_FAILURE));
+}
+
+/* The unit ended: how the run went. */
+static void run_finish_final(Run *run) {
+        if (run->fail_error)
+                return run_finish(run, run->fail_error);
+        if (run_lost_launcher(run)) {
+                run->lost_launcher = true;
+                return run_finish(run, "systemd lost the sandbox's launcher (it re-executed as the unit started)");
+        }
+        if (!run->cancelled && (run->main_start_usec == 0 || (run->job_result && !streq(run->job_result, "done"))))
+                return run_finish(run, "the sandbox service failed to start");
+        run_finish(run, NULL);
+}
+
+static int on_main_pid_retry(sd_event_source *es, uint64_t usec, void *userdata) {
+        Run *run = userdata;
+
+        run->main_pid_retry = sd_event_source_disable_unref(run->main_pid_retry);
+        (void) get_all(run);
+        return 0;
+}
+
+/* Not the launcher yet: PID 1 may not have read the hand-over, or lost it
+ * (then the unit ends at once). Ask again shortly, for up to 5 s; then
+ * systemd supervises something else for good: fail closed. */
+static void run_main_pid_later(Run *run) {
+        if (run->n_main_pid_checks++ < 50 &&
+            sd_event_add_time_relative(sd_bus_get_event(run->bus), &run->main_pid_retry, CLOCK_MONOTONIC,
+                                       100 * USEC_PER_MSEC, 0, on_main_pid_retry, run) >= 0)
+                return;
+        log_error("systemd's main process of %s (PID %" PRIu32 ") is not its launcher, stopping it",
+                  run->unit, run->main_pid);
+        (void) run_cancel(run);
+        run->fail_error = "systemd does not supervise the sandbox's launcher (PrivatePIDs=)";
+}
+
+static int on_get_processes(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+        Run *run = userdata;
+        int r;
+
+        run->slot_procs = sd_bus_slot_unref(run->slot_procs);
+        if (run->done)
+                return 0;
+        r = sd_bus_message_is_method_error(m, NULL) ? -EIO : main_pid_runs(m, run->main_pid, run->launcher);
+        if (r > 0) {
+                run->main_pid_seen = true;
+                run_notify_started(run);
+        } else
+                run_main_pid_later(run);
+        return 0;
+}
+
+/* The unit runs: "started", where systemd's MainPID is the launcher. */
+static void run_check_started(Run *run) {
+        int r;
+
+        if (!run->check_main_pid || run->main_pid_seen)
+                return run_notify_started(run);
+        if (run->slot_procs || run->main_pid_retry || run->fail_error)
+                return;
+        r = sd_bus_call_method_async(run->bus, &run->slot_procs, SYSTEMD_SERVICE, run->path,
+                                     "org.freedesktop.systemd1.Service", "GetProcesses", on_get_processes, run, "");
+        if (r < 0)
+                run_main_pid_later(run);
+}
+
 static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
         int has_job;
@@ -334,15 +426,11 @@ static int on_get_all(sd_bus_message *m, void *userdata, sd_bus_error *ret_error
         /* The start job is gone even if its JobRemoved never reached us. */
         if (!has_job && !run->job_done)
                 run->job_done = true;
-        if (run->job_done && run->main_start_usec > 0)
-                run_notify_started(run);
+        if (run->job_done && run->main_start_usec > 0 && !state_is_final(run->active_state))
+                run_check_started(run);
 
-        if (run->job_done && !has_job && state_is_final(run->active_state)) {
-                if (run->main_start_usec == 0 && !run->cancelled)
-                        run_finish(run, "the sandbox service failed to start");
-                else
-                        run_finish(run, NULL);
-        }
+        if (run->job_done && !has_job && state_is_final(run->active_state))
+                run_finish_final(run);
         return 0;
 }
 
@@ -456,6 +544,12 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         run->slot_job_removed = sd_bus_slot_unref(run->slot_job_removed);
 
         if (!streq(result, "done")) {
+                /* An executor that could not hand its launcher over fails
+                 * the start too (main-pid.h): GetAll tells it by its exit. */
+                if (run->check_main_pid && !run->cancelled && streq(result, "failed")) {
+                        (void) get_all(run);
+                        return 0;
+                }
                 /* Not even started: a sandbox property could not be set up,
                  * a dependency failed, or the start was cancelled. */
                 if (run->cancelled)
@@ -598,6 +692,12 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
         run->cpu_nsec = UINT64_MAX;
         run->ip_ingress_bytes = UINT64_MAX;
         run->start_usec = now_usec();
+        run->check_main_pid = sandbox_private_pids(&spec) && spec.launcher;
+        if (run->check_main_pid) {
+                run->launcher = strdup(spec.launcher);
+                if (!run->launcher)
+                        return -ENOMEM;
+        }
 
         r = random_hex128(run->id);
         if (r < 0)
@@ -705,6 +805,11 @@ void run_set_callbacks(Run *run, run_started_t started, run_done_t done, void *u
         run->userdata = userdata;
 }
 
+void run_skip_main_pid_check(Run *run) {
+        assert(run);
+        run->check_main_pid = false;
+}
+
 bool run_is_started(const Run *run) {
         assert(run);
         return run->started_notified;
@@ -735,7 +840,10 @@ Run *run_free(Run *run) {
         sd_bus_slot_unref(run->slot_call);
         sd_bus_slot_unref(run->slot_stop);
         sd_event_source_disable_unref(run->getall_retry);
+        sd_bus_slot_unref(run->slot_procs);
+        sd_event_source_disable_unref(run->main_pid_retry);
         sd_bus_unref(run->bus);
+        free(run->launcher);
         free(run->path);
         free(run->job);
         free(run->job_result);

@@ -16,6 +16,10 @@ typedef struct RunResult {
         const char *error;              /* non-NULL: the sandbox did not run (start failed) */
         const char *bus_error;          /* the D-Bus error name when systemd refused to start it */
         bool pid1_away;                 /* with error: PID 1 did not answer the start (daemon-reexec) */
+        /* With error: PID 1 lost the launcher before it ran anything (a
+         * daemon-reexec as a PrivatePIDs= unit started, main-pid.h): a new
+         * unit may take the run. */
+        bool lost_launcher;
         const char *unit_result;        /* systemd's Result= */
         int exit_code;                  /* -1 when a signal ended it */
         int signal;                     /* 0 when it exited */
@@ -42,6 +46,10 @@ int run_start(sd_bus *bus, const SandboxSpec *spec, int control_fd, run_started_
 /* A warm unit changes hands: the pool's callbacks give way to its run's. */
 void run_set_callbacks(Run *run, run_started_t started, run_done_t done, void *userdata);
 bool run_is_started(const Run *run);
+/* The run is in the unit's stdin from the start (run-capture.h), not handed
+ * over once systemd's MainPID is the launcher (main-pid.h): its unit is not
+ * checked for that, nor taken as lost when it ends first. */
+void run_skip_main_pid_check(Run *run);
 
 /* Description= from now on (what `systemctl` shows; description is static
  * text). Before the unit was asked for, right after: not lost. */

@@ -116,7 +116,7 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
 }
 
 /* Identity, namespaces and the kernel surfaces the code may not touch. */
-static int append_protections(sd_bus_message *m) {
+static int append_protections(sd_bus_message *m, const SandboxSpec *s) {
         static const struct {
                 const char *name;
                 int value;
@@ -153,6 +153,18 @@ static int append_protections(sd_bus_message *m) {
 
         for (size_t i = 0; i < ELEMENTSOF(bools); i++) {
                 r = append_bool(m, bools[i].name, bools[i].value);
+                if (r < 0)
+                        return r;
+        }
+        /* Where systemd has it (257), a PID namespace of the run's own: it
+         * sees no other process at all, and the launcher is its PID 1
+         * (which reaps orphans, launch-common.h). Older systemd refuses an
+         * unknown property, so it is sent only there; below it, the run
+         * still sees no other run's processes: ProtectProc=invisible hides
+         * those of other uids, and DynamicUser= gives each run its own. */
+        /* (A string on the bus: "no" or "yes".) */
+        if (sandbox_private_pids(s)) {
+                r = sd_bus_message_append(m, "(sv)", "PrivatePIDs", "s", "yes");
                 if (r < 0)
                         return r;
         }
@@ -342,7 +354,7 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
         r = append_exec(m, s, control_fd);
         if (r < 0)
                 return r;
-        r = append_protections(m);
+        r = append_protections(m, s);
         if (r < 0)
                 return r;
         r = append_file_systems(m, s);

@@ -44,7 +44,18 @@ typedef struct SandboxSpec {
          * and the launcher's --egress. PrivateNetwork= stays. */
         bool egress;
         const char *description;        /* Description=, NULL: SANDBOX_DESCRIPTION_RUN */
+        /* The running systemd's major version (its Version property, read
+         * at start, probe.h), 0: unknown. What it has, the runs get and the
+         * self-check proves (probe.c); unknown, the self-check refuses. */
+        unsigned systemd_version;
 } SandboxSpec;
+
+/* PrivatePIDs=: every run PID 1 of a PID namespace of its own. */
+#define SANDBOX_PRIVATE_PIDS_SINCE 257U
+
+static inline bool sandbox_private_pids(const SandboxSpec *s) {
+        return s->systemd_version >= SANDBOX_PRIVATE_PIDS_SINCE;
+}
 
 /* Appends the (sv) entries to an open "a(sv)" container of StartTransientUnit.
  * A run's stdin is control_fd, the broker's end of the launcher's control

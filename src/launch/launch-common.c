@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -11,6 +12,63 @@
 #include <unistd.h>
 
 static int err_fd = STDERR_FILENO;
+
+/* The launcher's own children (the interpreter, the installer, and the
+ * interpreter after an install): the last few forked, never reaped by the
+ * handler. */
+#define OWN_CHILDREN 4
+static volatile pid_t own_children[OWN_CHILDREN];
+static volatile unsigned n_forked;
+
+static bool own_child(pid_t pid) {
+        for (unsigned i = 0; i < OWN_CHILDREN; i++)
+                if (own_children[i] == pid)
+                        return true;
+        return false;
+}
+
+/* Async-signal-safe. waitid(WNOWAIT) names the first exited child without
+ * reaping it: an orphan is reaped, our own child is left (and ends the
+ * round: the ones behind it wait for the next SIGCHLD or the run's end). */
+static void on_sigchld(int sig) {
+        int saved = errno;
+
+        for (;;) {
+                siginfo_t si = {};
+
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0 || own_child(si.si_pid))
+                        break;
+                (void) waitpid(si.si_pid, NULL, WNOHANG);
+        }
+        errno = saved;
+}
+
+void launch_reap_orphans(void) {
+        struct sigaction sa = { .sa_handler = on_sigchld, .sa_flags = SA_RESTART | SA_NOCLDSTOP };
+
+        if (getpid() != 1)
+                return;
+        (void) sigemptyset(&sa.sa_mask);
+        (void) sigaction(SIGCHLD, &sa, NULL);
+}
+
+pid_t launch_fork(void) {
+        sigset_t chld, old;
+        pid_t pid;
+
+        /* Recorded before the handler can see it exit. */
+        (void) sigemptyset(&chld);
+        (void) sigaddset(&chld, SIGCHLD);
+        (void) sigprocmask(SIG_BLOCK, &chld, &old);
+        pid = fork();
+        if (pid == 0) {
+                struct sigaction sa = { .sa_handler = SIG_DFL };
+                (void) sigaction(SIGCHLD, &sa, NULL);
+        } else if (pid > 0)
+                own_children[n_forked++ % OWN_CHILDREN] = pid;
+        (void) sigprocmask(SIG_SETMASK, &old, NULL);
+        return pid;
+}
 
 void launch_set_err_fd(int fd) {
         err_fd = fd;

@@ -39,5 +39,14 @@ int launch_fail(const char *msg, int error);
 /* One packet with msg and up to 4 fds. */
 int launch_send_fds(int sock, const char *msg, const int *fds, size_t n);
 
+/* PID 1 of the run's own PID namespace (PrivatePIDs=, systemd >= 257),
+ * the launcher inherits every orphan there, and a zombie nobody reaps still
+ * counts against TasksMax=. launch_reap_orphans() reaps those as they exit
+ * (a SIGCHLD handler, only when we are PID 1: elsewhere systemd does);
+ * launch_fork() is fork() for the launcher's own children, whose status
+ * their waitpid() wants: the handler leaves them alone. */
+void launch_reap_orphans(void);
+pid_t launch_fork(void);
+
 /* Exits with the program's exit code, or dies of its signal. */
 _noreturn_ void launch_exit_like(int status);

@@ -38,7 +38,7 @@ static pid_t installer_spawn(const LaunchArgs *a, const char *script, int in, in
         pid_t pid;
 
         assert(a);
-        pid = fork();
+        pid = launch_fork();
         if (pid != 0)
                 return pid < 0 ? -errno : pid;
         /* The child, until exec: only async-signal-safe calls. Its own

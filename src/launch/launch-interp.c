@@ -112,7 +112,7 @@ pid_t launch_spawn_interpreter(const LaunchArgs *a, int child_control, bool sess
                 argv[k++] = (char *) "--session";
         /* Built before the fork: the child may only make async-signal-safe calls. */
         env = child_env(a);
-        pid = fork();
+        pid = launch_fork();
         if (pid < 0)
                 return -errno;
         if (pid != 0)

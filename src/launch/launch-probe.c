@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "dirent-util.h"
 #include "macro.h"
 #include "syscall-filter.h"
 
@@ -201,6 +202,37 @@ static void probe_filter(void) {
         }
 }
 
+/* Whom the run can see: its own PID and every process /proc lists, and how
+ * many of those are another uid's. ProtectProc=invisible hides those of
+ * other uids (each run has a uid of its own); PrivatePIDs= (systemd >= 257)
+ * makes the launcher PID 1 of a namespace of the run's own, whose /proc
+ * lists nobody else at all. */
+static void probe_processes(void) {
+        _cleanup_(closedirp) DIR *d = opendir("/proc");
+        unsigned n = 0, others = 0;
+        struct dirent *de;
+
+        printf("pid=%d\n", (int) getpid());
+        if (!d) {
+                printf("proc_pids=unknown\nproc_others=unknown\n");
+                return;
+        }
+        printf("proc_pids=");
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (!de->d_name[0] || strspn(de->d_name, "0123456789") != strlen(de->d_name))
+                        continue;
+                /* At most a few: the probe runs alone. */
+                if (n < 16)
+                        printf("%s%s", n ? "," : "", de->d_name);
+                n++;
+                if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || st.st_uid != getuid())
+                        others++;
+        }
+        printf("%s\nproc_others=%u\n", n ? (n > 16 ? ",..." : "") : "-", others);
+}
+
 int launch_probe(void) {
         int s;
 
@@ -225,6 +257,7 @@ int launch_probe(void) {
         probe_filter();
         probe_status_field("cap_bounding", "CapBnd");
         probe_status_field("cap_effective", "CapEff");
+        probe_processes();
         return fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILED;
 }
 

@@ -54,6 +54,9 @@ int main(int argc, char *argv[]) {
         bool do_probe = false, do_session = false, one_run = true;
         int c, r, listener = -EBADF;
 
+        /* First, before any child: PID 1 of its namespace (launch-common.h). */
+        launch_reap_orphans();
+
         /* A one-shot run hears its interpreter's exit at its start
          * (launch-exitwatch.h). Its filter goes under the main one, which
          * has no seccomp(2). Without it a run takes waitpid()'s word, as a

@@ -46,6 +46,10 @@ static const char *const good_lines[][2] = {
         { "denied_io_uring_setup", "EPERM" },
         { "denied_add_key", "EPERM" },
         { "denied_perf_event_open", "EPERM" },
+        /* systemd 252 (spec()): no PID namespace, only our own uid's processes. */
+        { "pid", "2345" },
+        { "proc_pids", "2345,2351" },
+        { "proc_others", "0" },
 };
 #define N_LINES (sizeof good_lines / sizeof good_lines[0])
 
@@ -62,6 +66,7 @@ static SandboxSpec spec(void) {
                 .tmp_size_max = 64 * MiB,
                 .slice = "mcp-exec.slice",
                 .probe = true,
+                .systemd_version = 252,
         };
 }
 
@@ -257,6 +262,76 @@ TEST(test_each_check) {
                 expect_line_fails(t[i].key, t[i].value, t[i].mention);
 }
 
+TEST(test_processes) {
+        SandboxSpec s = spec();
+        char *report = report_with(NULL, NULL), *ns = NULL;
+
+        /* Every version: nothing of another uid in /proc (ProtectProc=invisible). */
+        expect_line_fails("proc_others", "1", "ProtectProc=invisible");
+        expect_line_fails("proc_others", "unknown", "ProtectProc=invisible");
+        expect_line_fails("proc_others", NULL, "ProtectProc=invisible");
+
+        /* A version we do not know is never taken for one. */
+        s.systemd_version = 0;
+        expect_fail(report, &s, "systemd's version");
+
+        /* 257 has PrivatePIDs=: the same report (PID 2345, beside another)
+         * fails there, as a missing namespace would. */
+        s.systemd_version = 257;
+        expect_fail(report, &s, "PrivatePIDs=, systemd 257): the probe is PID 2345");
+        s.systemd_version = 258;
+        expect_fail(report, &s, "PrivatePIDs=");
+        free(report);
+
+        report = report_with("pid", "1");
+        s.systemd_version = 257;
+        expect_fail(report, &s, "/proc lists 2345,2351");
+        s.systemd_version = 256;
+        expect_pass(report, &s);
+        free(report);
+
+        /* PID 1, alone: passes on 257 and on 252 alike. */
+        ns = report_with("pid", "1");
+        ASSERT_TRUE(strstr(ns, "proc_pids=2345,2351\n"));
+        memcpy(strstr(ns, "proc_pids=2345,2351\n"), "proc_pids=1\n#######\n", strlen("proc_pids=2345,2351\n"));
+        s.systemd_version = 257;
+        expect_pass(ns, &s);
+        s.systemd_version = 252;
+        expect_pass(ns, &s);
+        free(ns);
+}
+
+TEST(test_systemd_version) {
+        static const struct {
+                const char *in;
+                unsigned want;  /* 0: refused */
+        } t[] = {
+                { "252.39-1~deb12u1", 252 },
+                { "257.9-1~deb13u1", 257 },
+                { "257", 257 },
+                { "258~rc1", 258 },
+                { "", 0 },
+                { "v257", 0 },
+                { "0.1", 0 },
+                { "-257", 0 },
+                { "99999999999999999999", 0 },
+        };
+
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+                unsigned v = 4711;
+                int r = probe_parse_systemd_version(t[i].in, &v);
+
+                if (t[i].want == 0) {
+                        ASSERT_EQ_INT(r, -EINVAL);
+                        ASSERT_EQ_INT((int) v, 4711);
+                } else {
+                        ASSERT_EQ_INT(r, 0);
+                        ASSERT_EQ_INT((int) v, (int) t[i].want);
+                }
+        }
+        ASSERT_EQ_INT(probe_parse_systemd_version(NULL, &(unsigned) { 0 }), -EINVAL);
+}
+
 TEST(test_spec_values_are_used) {
         /* The same report fails against a tighter spec: the limits come from
          * the spec, not from constants. */
@@ -339,6 +414,8 @@ int main(int argc, char *argv[]) {
         RUN(test_malformed_values_fail_closed);
         RUN(test_good_report_passes);
         RUN(test_each_check);
+        RUN(test_processes);
+        RUN(test_systemd_version);
         RUN(test_spec_values_are_used);
         RUN(test_keys_match_whole_lines);
         RUN(test_first_failure_is_named);

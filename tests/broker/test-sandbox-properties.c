@@ -171,6 +171,7 @@ static SandboxSpec base_spec(void) {
                 .slice = "mcp-exec.slice",
                 .binds_to = "mcp-exec-brokerd.service",
                 .run_id = "0123456789abcdef0123456789abcdef",
+                .systemd_version = 252,
         };
 }
 
@@ -315,6 +316,8 @@ static const char *const known_names[] = {
         "LimitCORE", "LimitCORESoft", "BindsTo", "After", "BindPaths",
         /* Egress runs only (check_common() checks that). */
         "IPAddressDeny", "IPAddressAllow", "IPAccounting",
+        /* systemd >= 257 only (test_private_pids()). */
+        "PrivatePIDs",
 };
 
 static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *s) {
@@ -680,6 +683,34 @@ TEST(test_probe_properties) {
         fixture_done(&fx);
 }
 
+TEST(test_private_pids) {
+        /* Sent where the running systemd has it, and only there: 252
+         * refuses a property it does not know, and so every run. */
+        static const struct {
+                unsigned version;
+                bool sent;
+        } t[] = { { 0, false }, { 252, false }, { 256, false }, { 257, true }, { 258, true } };
+        Fixture fx;
+
+        ASSERT_EQ_INT(fixture_init(&fx), 0);
+        for (size_t i = 0; i < ELEMENTSOF(t); i++)
+                for (int probe = 0; probe <= 1; probe++) {
+                        SandboxSpec s = base_spec();
+                        Props ps;
+
+                        s.systemd_version = t[i].version;
+                        s.probe = probe;
+                        s.session = !probe && t[i].version == 258;
+                        build(&fx, &s, &ps);
+                        if (t[i].sent)
+                                expect_prop(&ps, "PrivatePIDs", "s", "yes");
+                        else if (props_get(&ps, "PrivatePIDs"))
+                                ASSERT_FAIL_("PrivatePIDs sent to systemd %u", t[i].version);
+                        props_free(&ps);
+                }
+        fixture_done(&fx);
+}
+
 TEST(test_errors_propagate) {
         /* A message that can no longer be appended to: the error comes back. */
         SandboxSpec s = base_spec();
@@ -713,6 +744,7 @@ int main(void) {
         RUN(test_egress_properties);
         RUN(test_wheelhouse_properties);
         RUN(test_probe_properties);
+        RUN(test_private_pids);
         RUN(test_errors_propagate);
         return 0;
 }

@@ -131,6 +131,12 @@ async function placeholders(text = '') {
         const o = await run('systemctl', ['show', '-p', 'MainPID', '--value', 'mcp-exec-broker.service']);
         v.BROKER_PID = o.stdout.trim() && o.stdout.trim() !== '0' ? o.stdout.trim() : undefined;
     }
+    // The running systemd's major version: what the sandbox has depends on it (PrivatePIDs= from 257).
+    if (text.includes('@SYSTEMD_VERSION@')) {
+        const o = await run('systemctl', ['show', '-p', 'Version', '--value']);
+        const m = /^(\d+)/.exec(o.stdout.trim());
+        v.SYSTEMD_VERSION = m ? m[1] : undefined;
+    }
     return v;
 }
 
@@ -480,7 +486,9 @@ async function runCase(c, ph, listenLogs, haveNeeds) {
         for (const expr of c.checks) {
             let ok;
             try {
-                ok = !!new Function('r', 'res', 'err', 'net', `"use strict"; return (${expr});`)(r, res, err, net);
+                // Placeholders in a check too (a version's own expectation): buildArgs() vouched for them.
+                const body = expr.replace(/@([A-Z0-9_]+)@/g, (m, k) => (ph[k] === undefined ? m : ph[k]));
+                ok = !!new Function('r', 'res', 'err', 'net', `"use strict"; return (${body});`)(r, res, err, net);
             } catch (e) {
                 ok = false;
                 failures.push(`check threw ${e.name}: ${e.message}: ${expr}`);

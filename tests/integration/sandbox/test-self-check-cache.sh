@@ -2,7 +2,9 @@
 # The self-check's verdict across idle exits: a passed self-check is kept (root's file in
 # /var/cache/mcp-exec, mode 0600), and the broker's next start serves on it without a self-check
 # unit; a new launcher binary, another limit, or a kept file that is not root's alone makes it
-# check again. (On the code before the cache no file is written and every start checks.)
+# check again. (On the code before the cache no file is written and every start checks.) A run
+# unit that lacks what the running systemd should enforce (a drop-in: PrivatePIDs=no on 257,
+# ProtectProc=default before) fails the self-check, and runs are refused, naming it.
 # Plain pass only: the same broker code in both passes; it restarts the broker six times.
 . "$(dirname "$0")/../../lib/itest.sh"
 
@@ -64,4 +66,35 @@ bx systemctl daemon-reload
 start_and_call
 wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' ||
     fail "the verdict outlived a daemon-reload: $(probes_since "$c" | tr '\n' ' ')"
+
+# --- a property the running systemd should enforce is not: runs refused --------------------------
+# A drop-in for every run unit takes away what this systemd gives: from 257 the run's own PID
+# namespace (PrivatePIDs=), before it the hiding of other uids' processes (ProtectProc=). The
+# self-check must notice and refuse runs, naming it; without the drop-in, runs work again.
+version=$(bx systemctl show -p Version --value | grep -o '^[0-9]*')
+if ((version >= 257)); then
+    dropin='PrivatePIDs=no' want='PrivatePIDs='
+else
+    dropin='ProtectProc=default' want='ProtectProc=invisible'
+fi
+DROPIN=/etc/systemd/system/mcp-exec-run-.service.d/zz-test-self-check.conf
+remove_dropin() { bx sh -c "rm -f $DROPIN && systemctl daemon-reload"; }
+at_exit remove_dropin
+bx sh -c "mkdir -p ${DROPIN%/*} && printf '[Service]\n%s\n' '$dropin' >$DROPIN && systemctl daemon-reload"
+restart_broker
+c=$(journal_cursor)
+out=$(call_nosigpipe --timeout 10 -- 'print("should not run")')
+log "systemd $version, run units with $dropin: $out $(call_err | head -2)"
+[[ $out != *"should not run"* ]] || fail "the code ran although the self-check must fail ($dropin)"
+wait_for 10 eval '[[ $(probes_since "$c") == failed ]]' ||
+    fail "the self-check did not fail with $dropin: $(probes_since "$c" | tr '\n' ' ')"
+found_failure() { journal_since "$c" -o cat | grep -F 'Sandbox self-check failed' | grep -F "$want"; }
+found found_failure ||
+    fail "no self-check failure naming $want:"$'\n'"$(journal_since "$c" -o cat | grep -i self-check)"
+log "journal: $(found_failure | head -1)"
+bx test ! -e "$CACHE" || fail "a failed self-check left a kept verdict"
+remove_dropin
+start_and_call
+wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' ||
+    fail "without the drop-in the self-check did not pass again: $(probes_since "$c" | tr '\n' ' ')"
 pass
