@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <systemd/sd-daemon.h>
 
@@ -18,6 +19,8 @@
 #include "main-func.h"
 #include "manager.h"
 #include "parse-util.h"
+#include "pool.h"
+#include "strv.h"
 #include "util.h"
 
 static const char *arg_listen;
@@ -60,10 +63,20 @@ static int parse_argv(int argc, char *argv[]) {
  * closed, its run fails at once ("the broker closed the connection"), and the
  * journal says why. Bounded: a client that keeps connecting is for our next start. */
 static void refuse_queued(void) {
-        if (sd_listen_fds(false) != 1 || fd_nonblock(SD_LISTEN_FDS_START, true) < 0)
+        _cleanup_strv_free_ char **names = NULL;
+        int n = sd_listen_fds_with_names(false, &names), sock = -EBADF, n_sock = 0;
+
+        /* Beside it, maybe warm units our last idle exit stored (pool.h):
+         * left there, for a start that can check them. */
+        for (int i = 0; i < n; i++)
+                if (!names || !names[i] || (strncmp(names[i], POOL_STORE_WARM_PREFIX,
+                                                    strlen(POOL_STORE_WARM_PREFIX)) != 0 &&
+                                            strcmp(names[i], POOL_STORE_STATE_NAME) != 0))
+                        sock = SD_LISTEN_FDS_START + i, n_sock++;
+        if (n_sock != 1 || fd_nonblock(sock, true) < 0)
                 return;
         for (unsigned i = 0; i < 4096; i++) {
-                int fd = accept4(SD_LISTEN_FDS_START, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                int fd = accept4(sock, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (fd < 0 && errno == EINTR)
                         continue;
                 if (fd < 0)

@@ -634,6 +634,64 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
         return 0;
 }
 
+/* The unit of a warm run an earlier broker started (pool-store.h): the same
+ * watch as after our own start, its /tmp ours to remove once it is gone, and
+ * our own reference on it (the earlier one went with that broker's bus
+ * connection), so that it stays loaded until we read how it ended. */
+int run_adopt(sd_bus *bus, const char *id, TmpfsClient *tmpfs, run_done_t done, void *userdata, Run **ret) {
+        _cleanup_(run_freep) Run *run = NULL;
+        int r;
+
+        assert(bus);
+        assert(id);
+        assert(done);
+        assert(ret);
+
+        if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32 || !tmpfs)
+                return -EINVAL;
+        run = new0(Run, 1);
+        if (!run)
+                return -ENOMEM;
+        run->bus = sd_bus_ref(bus);
+        run->on_done = done;
+        run->userdata = userdata;
+        run->cpu_nsec = UINT64_MAX;
+        run->ip_ingress_bytes = UINT64_MAX;
+        run->start_usec = now_usec();
+        memcpy(run->id, id, 33);
+        (void) snprintf(run->unit, sizeof run->unit, "%s%s.service", UNIT_PREFIX_RUN, run->id);
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
+        if (r < 0)
+                return r;
+        r = sd_bus_match_signal_async(bus, &run->slot_changed, SYSTEMD_SERVICE, run->path,
+                                      "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                      on_properties_changed, NULL, run);
+        if (r < 0)
+                return r;
+        r = sd_bus_call_method_async(bus, NULL, SYSTEMD_SERVICE, run->path, "org.freedesktop.systemd1.Unit", "Ref",
+                                     NULL, NULL, NULL);
+        if (r < 0)
+                return r;
+        run->start_sent = run->start_replied = run->job_done = true;
+        run->tmpfs = tmpfs;
+        run->tmp_asked = true;
+        r = get_all(run);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(run);
+        return 0;
+}
+
+/* Our hold on the unit ends, the unit does not: not stopped, its /tmp kept. */
+Run *run_detach(Run *run) {
+        if (!run)
+                return NULL;
+        run->tmp_call = tmpfs_call_cancel(run->tmp_call);
+        run->tmp_asked = false;
+        run->done = true;
+        return run_free(run);
+}
+
 static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
 
@@ -748,7 +806,7 @@ Run *run_free(Run *run) {
         return NULL;
 }
 
-int run_sweep_stale(sd_bus *bus) {
+int run_sweep_stale(sd_bus *bus, bool (*keep)(const char *unit, void *userdata), void *userdata) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         const char *name, *active;
@@ -770,6 +828,8 @@ int run_sweep_stale(sd_bus *bus) {
                                         NULL, NULL, NULL)) > 0) {
                 _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
 
+                if (keep && keep(name, userdata))
+                        continue;
                 if (!streq(active, "inactive"))
                         (void) sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "StopUnit",
                                                   &e, NULL, "ss", name, "replace");
