@@ -73,10 +73,12 @@ void manager_fill_pool_spec(void *userdata, bool spare, SandboxSpec *ret) {
         }
         ret->preload = m->preload;
         /* Where systemd keeps our fd store across an exit, a warm unit may
-         * outlive us (pool-store.h): its RuntimeMaxSec= ends it if no broker
-         * comes back, and it has no code to protect. */
-        if (m->fdstore_max > 0)
-                ret->binds_to = NULL;
+         * outlive our idle exit (pool-store.h): PartOf= us, so that a stop
+         * or restart of the broker still stops it (and its run, once it has
+         * one), and its RuntimeMaxSec= ends it if no broker comes back. A
+         * broker that dies closes its control socket: its launcher, waiting,
+         * exits; a run on it is stopped by the next start's sweep. */
+        ret->part_of = m->fdstore_max > 0;
         ret->memory_max = m->config.memory_max + (UINT64_C(512) << 20);
         ret->cpu_weight = SANDBOX_CPU_WEIGHT_IDLE;
         ret->description = SANDBOX_DESCRIPTION_WARM;

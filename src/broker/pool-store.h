@@ -5,8 +5,10 @@
  * service's fd store across its exit (FileDescriptorStorePreserve=yes, systemd
  * 254 and later; the broker asks its own unit, never assumes), the broker that
  * exits idle hands its ready warm units' control sockets to the store with a
- * state (pool_keep()) and leaves the units waiting: they are not bound to it,
- * and their RuntimeMaxSec= still ends them if no broker comes back. The next
+ * state (pool_keep()) and leaves the units waiting: they are PartOf= its unit,
+ * not bound to it (an explicit stop or restart of the broker still stops
+ * them, its own exit does not), and their RuntimeMaxSec= still ends them if
+ * no broker comes back. The next
  * start takes everything out of the store at once (so a crash never leaves a
  * socket there), leaves those units to the start's sweep, and, once it knows
  * its key, takes back each unit that checks out: the state's key is the

@@ -55,7 +55,7 @@ struct Warm {
         bool imported;                  /* the launcher said "ready": the preload is in */
         bool held;                      /* held to POOL_OUTPACED_QUOTA_PERCENT while importing */
         bool ready;
-        bool keepable;                  /* not bound to the broker's unit: may outlive it (pool_keep()) */
+        bool keepable;                  /* not bound to the broker's unit (PartOf= it): may outlive its exit */
         uint64_t created;
         json_object *preloaded, *failed;
 };
@@ -350,7 +350,7 @@ static int start_one(Pool *p) {
         p->n_warm++;
 
         p->spec(p->userdata, false, &spec);
-        w->keepable = !spec.binds_to;
+        w->keepable = !spec.binds_to || spec.part_of;
         r = run_start(p->bus, &spec, sp[1], NULL, on_warm_done, w, &w->run);
         if (r >= 0)
                 r = sd_event_add_io(p->event, &w->io, sp[0], EPOLLIN, on_control, w);

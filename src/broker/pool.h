@@ -105,7 +105,7 @@ unsigned pool_n_starting(const Pool *p);
 #define POOL_STORE_WARM_PREFIX "warm-"           /* + the run id: a warm unit's control socket */
 #define POOL_STORE_STATE_NAME "pool-state"       /* a pipe holding what pool_keep() wrote */
 #define POOL_STORE_STATE_MAX ((size_t) 48 << 10) /* under a pipe's buffer */
-/* Hands up to max of the ready warm units that are not bound to the broker's
+/* Hands up to max of the ready warm units that are PartOf= the broker's
  * unit to its fd store, with a state naming them, the time each was made and
  * key (what they were made from), and lets go of them without stopping them.
  * Returns how many; the others stop with the pool as ever. */
