@@ -23,6 +23,9 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             rounds, every variant once per round
   bench.py first N          the first call after the front end and the broker
                             stopped (as after idle exit) vs the calls after it
+  bench.py idle N           as first, after real idle exits of the front end
+                            and the broker (short idle times), one warm unit:
+                            with systemd >= 254 it outlives the broker
   bench.py fdstore          what systemd keeps of a service's stored fds
                             across its exit (what an idle exit could keep)
   bench.py beside N         an experiment: a sandbox unit that systemd starts
@@ -377,28 +380,42 @@ def idle_exit(*also):
     subprocess.run(["systemctl", "stop", "mcp-exec-tmpfs.service"], check=True)
 
 
-def first_after_idle(n):
+def waited_idle_exit():
+    """A real idle exit: the front end and the broker exit on their own
+    (idle_first() shortens their idle times), then the mount daemon is
+    stopped as in idle_exit()."""
+    for _ in range(1200):
+        if all(unit_prop(u, "ActiveState") == "inactive" for u in ("mcp-exec.service", "mcp-exec-broker.service")):
+            break
+        time.sleep(0.1)
+    else:
+        sys.exit("the front end and the broker did not exit idle")
+    subprocess.run(["systemctl", "stop", "mcp-exec-tmpfs.service"], check=True)
+
+
+def first_after_idle(n, exit_idle=idle_exit, size=2, what="front end, broker and mount daemon stopped"):
     """The first call after idle exit next to a call right after it (the
     daemons up, no warm unit ready yet: the cold path) and calls once the
     pool is full (warm units)."""
     firsts, colds, warms = [], [], []
     for _ in range(n):
-        idle_exit()
+        exit_idle()
         time.sleep(1)
         c = Client()
         firsts.append(timed(lambda: c.exec("pass")))
         if pool_ready() == 0:
             colds.append(timed(lambda: c.exec("pass")))
         for _ in range(100):        # the pool refills
-            if pool_ready() >= 2:
+            if pool_ready() >= size:
                 break
             time.sleep(0.1)
         time.sleep(0.5)
         for _ in range(2):
             warms.append(timed(lambda: c.exec("pass")))
             time.sleep(0.5)
+        c.conn.close()              # no keep-alive holds the front end
     f = statistics.median(firsts)
-    print("\n## The first call after idle exit (front end, broker and mount daemon stopped), %d times" % n)
+    print("\n## The first call after idle exit (%s), %d times" % (what, n))
     print("| what | p50 ms | max ms | first / this (p50) |")
     print("|---|---:|---:|---:|")
     print("| first call | %.1f | %.1f | |" % (f, max(firsts)))
@@ -407,6 +424,46 @@ def first_after_idle(n):
               % (len(colds), n, statistics.median(colds), max(colds), f / statistics.median(colds)))
     print("| calls once the pool is full (warm units) | %.1f | %.1f | %.2f× |"
           % (statistics.median(warms), max(warms), f / statistics.median(warms)))
+
+
+IDLE_DROPIN = "/run/systemd/system/mcp-exec-broker.service.d/bench-idle.conf"
+IDLE_CONF = "/etc/mcp-exec/mcp-exec.conf"
+
+
+def idle_first(n):
+    """first_after_idle() after real idle exits: the broker's idle time 2 s
+    (a drop-in), the front end's too (MCP_EXEC_IDLE_EXIT_S=2), one warm unit
+    (so that the call right after the first finds none ready: the cold path)
+    and MCP_EXEC_POOL_IDLE_S=10 (a broker that stays for its warm units, on
+    a systemd that does not keep its fd store, exits after that)."""
+    os.makedirs(os.path.dirname(IDLE_DROPIN), exist_ok=True)
+    with open(IDLE_DROPIN, "w") as f:
+        f.write("[Service]\nExecStart=\nExecStart=/usr/libexec/mcp-exec/mcp-exec-brokerd --idle-exit-sec=2\n")
+    saved = None
+    if os.path.exists(IDLE_CONF):
+        with open(IDLE_CONF) as f:
+            saved = f.read()
+    os.makedirs(os.path.dirname(IDLE_CONF), exist_ok=True)
+    with open(IDLE_CONF, "w") as f:
+        f.write("MCP_EXEC_POOL_SIZE=1\nMCP_EXEC_POOL_IDLE_S=10\nMCP_EXEC_IDLE_EXIT_S=2\n")
+    try:
+        subprocess.run(["systemctl", "daemon-reload"], check=True)
+        idle_exit()
+        c = Client()                # the pool's first fill, then its idle exit
+        c.exec("pass")
+        c.conn.close()
+        preserve = unit_prop("mcp-exec-broker.service", "FileDescriptorStorePreserve") or "unknown to this systemd"
+        first_after_idle(n, waited_idle_exit, 1, "real idle exits of the front end and the broker, the mount "
+                         "daemon stopped, one warm unit; the broker's FileDescriptorStorePreserve=%s" % preserve)
+    finally:
+        remove(IDLE_DROPIN)
+        if saved is None:
+            remove(IDLE_CONF)
+        else:
+            with open(IDLE_CONF, "w") as f:
+                f.write(saved)
+        subprocess.run(["systemctl", "daemon-reload"], check=True)
+        idle_exit()
 
 
 FDSTORE_UNIT = "mcp-exec-bench-fdstore.service"
@@ -679,6 +736,8 @@ def main():
         props(int(sys.argv[2]) if len(sys.argv) > 2 else 10)
     elif mode == "first":
         first_after_idle(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
+    elif mode == "idle":
+        idle_first(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
     elif mode == "fdstore":
         fdstore()
     elif mode == "beside":

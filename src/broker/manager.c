@@ -61,7 +61,7 @@ void manager_fill_spec(Manager *m, uint64_t timeout_s, SandboxSpec *ret) {
  * to MemoryMax= plus that once it is ready), and a cap on its whole life.
  * The spare: a cold run's properties with the same cap, as the pool's
  * deadline, not RuntimeMaxSec=, ends its run (client.c). */
-static void manager_fill_pool_spec(void *userdata, bool spare, SandboxSpec *ret) {
+void manager_fill_pool_spec(void *userdata, bool spare, SandboxSpec *ret) {
         Manager *m = userdata;
 
         assert(m);
@@ -73,6 +73,13 @@ static void manager_fill_pool_spec(void *userdata, bool spare, SandboxSpec *ret)
                 return;
         }
         ret->preload = m->preload;
+        /* Where systemd keeps our fd store across an exit, a warm unit may
+         * outlive our idle exit (pool-store.h): PartOf= us, so that a stop
+         * or restart of the broker still stops it (and its run, once it has
+         * one), and its RuntimeMaxSec= ends it if no broker comes back. A
+         * broker that dies closes its control socket: its launcher, waiting,
+         * exits; a run on it is stopped by the next start's sweep. */
+        ret->part_of = m->fdstore_max > 0;
         ret->memory_max = m->config.memory_max + (UINT64_C(512) << 20);
         ret->cpu_weight = SANDBOX_CPU_WEIGHT_IDLE;
         ret->description = SANDBOX_DESCRIPTION_WARM;
@@ -157,6 +164,11 @@ bool manager_run_has_room(const Manager *m, const Client *c) {
         assert(m);
         assert(c);
 
+        /* The warm units kept across our idle exit are being checked: the
+         * run waits for them (a round trip to PID 1) rather than start a
+         * unit of its own. */
+        if (m->restoring)
+                return false;
         /* One slot: nothing to share, a long hold may take it. */
         max_long = m->config.max_concurrent > 1 ? m->config.max_concurrent - 1 : 1;
         return m->n_runs < m->config.max_concurrent && (!c->long_hold || m->n_long < max_long);
@@ -279,7 +291,14 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
 
         if (m->n_clients > 0 || m->n_runs > 0 || m->sessions.n > 0)
                 return 0;
-        /* The warm units go with us (BindsTo=): the next start refills. */
+        /* A warm unit still importing would be lost: wait for it (its
+         * start is bounded by its RuntimeMaxSec=). */
+        if (m->fdstore_max > 0 && pool_n_starting(m->pool) > 0) {
+                manager_update_idle(m);
+                return 0;
+        }
+        manager_keep_pool(m);
+        /* Those not kept go with us (BindsTo=, or stopped): the next start refills. */
         log_info("Idle for %" PRIu64 " s, exiting; socket activation starts us again.", m->idle_usec / USEC_PER_SEC);
         return daemon_exit_idle(m->event);
 }
@@ -486,8 +505,10 @@ Manager *manager_free(Manager *m) {
                 client_free(m->clients);
         /* Session units stop with their runs too. */
         sandbox_sessions_done(&m->sessions);
-        /* The warm units stop with their runs. */
+        /* The warm units stop with their runs; the stored ones not taken back too. */
         m->pool = pool_free(m->pool);
+        pool_store_done(&m->store);
+        sd_bus_slot_unref(m->slot_fdstore);
         sd_bus_slot_unref(m->slot_reload);
         sd_bus_slot_unref(m->slot_probe_key);
         sd_event_source_disable_unref(m->reload_timer);
@@ -512,6 +533,7 @@ Manager *manager_free(Manager *m) {
         free(m->own_unit);
         free(m->probe_failure);
         free(m->probe_key);
+        free(m->sd_version);
         free(m->preload);
         free(m->mpl_cache);
         free(m->stamp);
@@ -534,6 +556,7 @@ int manager_new(const ManagerArgs *args, Manager **ret) {
                 return log_oom();
         m->args = *args;
         m->listen_fd = -EBADF;
+        m->store = (PoolStore) POOL_STORE_INIT;
 
         m->egress_socket = EGRESS_SOCKET_PATH;
         m->tools_socket = TOOLS_SOCKET_PATH;
@@ -580,6 +603,17 @@ static int manager_listen(Manager *m) {
 
         assert(m);
 
+        /* Beside the socket, what our last idle exit left in the fd store. */
+        r = pool_store_take(&m->store, &m->listen_fd);
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                r = fd_nonblock(m->listen_fd, true);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to make the listening socket non-blocking: %m");
+                m->socket_activated = true;
+                return 0;
+        }
         r = daemon_listen_unix(m->args.listen ?: BROKER_SOCKET_PATH, 64, &m->listen_fd);
         if (r < 0)
                 return r;
@@ -691,6 +725,36 @@ static void manager_check_sandbox(Manager *m) {
         }
 }
 
+static void on_pool_restored(unsigned adopted, void *userdata) {
+        Manager *m = userdata;
+
+        /* None came back: the spare serves the call that started us. */
+        if (adopted == 0)
+                (void) pool_start_spare(m->pool);
+        else
+                on_pool_ready(m);
+        m->restoring = false;
+        manager_slot_freed(m);
+        manager_check_sandbox(m);
+}
+
+/* The warm units our last idle exit kept, checked against what they would be
+ * made from now (pool-store.h), before the self-check's verdict lets a run
+ * take one. */
+static void manager_restore_pool(Manager *m) {
+        _cleanup_free_ char *key = NULL;
+
+        assert(m);
+
+        if (pool_store_empty(&m->store)) {
+                manager_check_sandbox(m);
+                return;
+        }
+        if (m->pool && manager_pool_key(m, &key) < 0)
+                key = NULL;
+        pool_store_restore(&m->store, m->pool, key, m->config.pool_idle_s * USEC_PER_SEC, on_pool_restored, m);
+}
+
 /* The key is PID 1's version, its start (the boot) and the time it last
  * loaded units (asked once, at start: a daemon-reload later recycles the
  * pool, not the verdict), with the spec's binaries and limits. */
@@ -715,10 +779,15 @@ static int on_probe_key(sd_bus_message *reply, void *userdata, sd_bus_error *ret
                 manager_fill_spec(m, 30, &spec);
                 r = probe_cache_key(&spec, &p.sd, &m->probe_key);
         }
+        if (r >= 0) {
+                free(m->sd_version);
+                m->sd = p.sd;
+                m->sd.version = m->sd_version = TAKE_PTR(p.version);
+        }
         free(p.version);
         if (r < 0)
                 log_debug_errno(r, "No key for the self-check's verdict, checking: %m");
-        manager_check_sandbox(m);
+        manager_restore_pool(m);
         return 0;
 }
 
@@ -736,7 +805,7 @@ static void manager_start_probe(Manager *m) {
                                      on_probe_key, m, "s", "org.freedesktop.systemd1.Manager");
         if (r < 0) {
                 log_debug_errno(r, "Cannot ask PID 1 for the self-check's key, checking: %m");
-                manager_check_sandbox(m);
+                manager_restore_pool(m);
         }
 }
 
@@ -763,7 +832,12 @@ int manager_start(Manager *m) {
         r = tmpfs_client_new(m->event, TMPFS_SOCKET_PATH, &m->tmpfs);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the mount daemon's client: %m");
-        r = run_sweep_stale(m->bus);
+        m->restoring = !pool_store_empty(&m->store);
+        m->store.bus = sd_bus_ref(m->bus);
+        m->store.tmpfs = m->tmpfs;
+        manager_ask_fdstore(m);
+        /* The warm units in our fd store are checked once our key is known. */
+        r = run_sweep_stale(m->bus, pool_store_has_unit, &m->store);
         if (r < 0)
                 log_warning_errno(r, "Sweeping leftover runs failed, continuing: %m");
         /* And their /tmp, before any run of ours asks for its own. */
@@ -783,7 +857,8 @@ int manager_start(Manager *m) {
                 _cleanup_json_ json_object *info = discovery_cache_load(SANDBOX_CACHE_DIR, m->python);
                 if (info) {
                         manager_sandbox_known(m, info);
-                        (void) pool_start_spare(m->pool);
+                        if (pool_store_empty(&m->store))
+                                (void) pool_start_spare(m->pool);
                 }
         }
 

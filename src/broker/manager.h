@@ -23,6 +23,8 @@
 #include "list.h"
 #include "macro.h"
 #include "pool.h"
+#include "pool-store.h"
+#include "probe-cache.h"
 #include "probe.h"
 #include "run-stats.h"
 #include "sandbox-properties.h"
@@ -66,6 +68,15 @@ typedef struct Manager {
         unsigned systemd_version;       /* PID 1's major version, 0: unknown (the self-check refuses) */
         uint64_t idle_usec;
         Pool *pool;
+        PoolStore store;                /* warm units kept across the idle exit (pool-store.h) */
+        /* Our unit's FileDescriptorStoreMax= when systemd keeps the store
+         * across our exit (FileDescriptorStorePreserve=yes, systemd >= 254),
+         * else 0: asked of systemd at start, never assumed. */
+        unsigned fdstore_max;
+        bool restoring;                 /* the stored ones are being checked: runs wait */
+        sd_bus_slot *slot_fdstore;
+        ProbeCacheSystemd sd;           /* PID 1's word for the pool's key (sd.version: sd_version) */
+        char *sd_version;
         char *preload;                  /* what warm units import: MCP_EXEC_PRELOAD, or the default, installed */
         char *mpl_cache;                /* the matplotlib font cache discovery made, or NULL */
         char *stamp;                    /* what the discovery depended on (discovery_stamp()) */
@@ -121,5 +132,17 @@ void manager_slot_freed(Manager *m);
 bool manager_run_has_room(const Manager *m, const Client *c);
 /* The waiter to start next, or NULL if none may start now. */
 Client *manager_next_waiter(const Manager *m);
+/* A warm unit's spec (pool_spec_t): the preload, room for it, a cap on its
+ * life; with spare, the spare's. */
+void manager_fill_pool_spec(void *userdata, bool spare, SandboxSpec *ret);
+
+/* Warm units across the idle exit (manager-fdstore.c, pool-store.h): asks
+ * our unit whether systemd keeps our fd store across an exit (sets
+ * fdstore_max, without blocking); the key of what warm units are made
+ * from now; and, at the idle exit, hands the ready ones to the store. */
+void manager_ask_fdstore(Manager *m);
+int manager_pool_key(Manager *m, char **ret);
+void manager_keep_pool(Manager *m);
+
 /* Before each run: replaces the warm units if Python's packages changed. */
 void manager_check_packages(Manager *m);

@@ -8,6 +8,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 #include "packet.h"
 #include "json-util.h"
@@ -52,6 +55,7 @@ struct Warm {
         bool imported;                  /* the launcher said "ready": the preload is in */
         bool held;                      /* held to POOL_OUTPACED_QUOTA_PERCENT while importing */
         bool ready;
+        bool keepable;                  /* not bound to the broker's unit (PartOf= it): may outlive its exit */
         uint64_t created;
         json_object *preloaded, *failed;
 };
@@ -346,6 +350,7 @@ static int start_one(Pool *p) {
         p->n_warm++;
 
         p->spec(p->userdata, false, &spec);
+        w->keepable = !spec.binds_to || spec.part_of;
         r = run_start(p->bus, &spec, sp[1], NULL, on_warm_done, w, &w->run);
         if (r >= 0)
                 r = sd_event_add_io(p->event, &w->io, sp[0], EPOLLIN, on_control, w);
@@ -607,4 +612,135 @@ json_object *pool_failed(const Pool *p) {
 
 bool pool_broken(const Pool *p) {
         return p && p->policy.broken;
+}
+
+unsigned pool_n_starting(const Pool *p) {
+        unsigned n = 0;
+
+        if (p)
+                LIST_FOREACH(warm, w, p->warm)
+                        n += !w->ready;
+        return n;
+}
+
+/* The state pool_keep() leaves beside the control sockets: key and units. */
+static int pool_keep_state(Pool *p, const char *key, unsigned max, json_object **ret) {
+        _cleanup_json_ json_object *units = json_object_new_array(), *state = NULL;
+        unsigned n = 0;
+
+        if (!units)
+                return -ENOMEM;
+        LIST_FOREACH(warm, w, p->warm) {
+                _cleanup_json_ json_object *u = NULL;
+
+                if (!w->ready || !w->keepable || w->control < 0 || n >= max)
+                        continue;
+                if (json_build(&u, JB_STR("id", run_id(w->run)), JB_INT("created", (int64_t) w->created),
+                               JB_OBJ("preloaded", json_object_get(w->preloaded)),
+                               JB_OBJ("failed", json_object_get(w->failed)), JB_END) < 0 ||
+                    json_append(units, TAKE_PTR(u)) < 0)
+                        return -ENOMEM;
+                n++;
+        }
+        if (n == 0)
+                return 0;
+        if (json_build(&state, JB_STR("key", key), JB_OBJ("units", TAKE_PTR(units)), JB_END) < 0)
+                return -ENOMEM;
+        *ret = TAKE_PTR(state);
+        return (int) n;
+}
+
+/* The state in a pipe whose read end goes to the store: no file, no
+ * memfd_create() (outside the broker's system call filter). */
+static int pool_keep_send_state(json_object *state) {
+        _cleanup_close_pair_ int pfd[2] = { -EBADF, -EBADF };
+        const char *text = json_object_to_json_string_ext(state, JSON_C_TO_STRING_PLAIN);
+        size_t len = strlen(text);
+        ssize_t k;
+
+        if (len > POOL_STORE_STATE_MAX)
+                return -E2BIG;
+        if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) < 0)
+                return negative_errno();
+        k = write(pfd[1], text, len);
+        if (k < 0)
+                return negative_errno();
+        if ((size_t) k != len)
+                return -EAGAIN;
+        /* FDPOLL=0: a pipe whose writer is gone reads as hung up, which
+         * would have systemd drop it at once. (A control socket that hangs
+         * up, its launcher gone, is dropped so, as it should be.) */
+        return sd_pid_notify_with_fds(0, false, "FDSTORE=1\nFDPOLL=0\nFDNAME=" POOL_STORE_STATE_NAME, &pfd[0], 1);
+}
+
+int pool_keep(Pool *p, const char *key, unsigned max) {
+        _cleanup_json_ json_object *state = NULL;
+        unsigned kept = 0;
+        int r;
+
+        assert(key);
+
+        if (!p || max == 0)
+                return 0;
+        r = pool_keep_state(p, key, max, &state);
+        if (r <= 0)
+                return r;
+        /* The state first: control sockets without it are never used. */
+        r = pool_keep_send_state(state);
+        if (r <= 0)
+                return r < 0 ? r : -EOPNOTSUPP;
+        LIST_FOREACH_SAFE(warm, w, n, p->warm) {
+                char msg[sizeof "FDSTORE=1\nFDNAME=" POOL_STORE_WARM_PREFIX + 32];
+
+                if (!w->ready || !w->keepable || w->control < 0 || kept >= max)
+                        continue;
+                (void) snprintf(msg, sizeof msg, "FDSTORE=1\nFDNAME=" POOL_STORE_WARM_PREFIX "%s", run_id(w->run));
+                r = sd_pid_notify_with_fds(0, false, msg, &w->control, 1);
+                if (r <= 0)
+                        continue;       /* not kept: stopped with the pool */
+                log_struct(LOG_DEBUG, "MESSAGE=Warm unit %s kept across the idle exit.", run_unit(w->run),
+                           "MCP_UNIT=%s", run_unit(w->run),
+                           "MCP_POOL=%s", "kept");
+                w->run = run_detach(w->run);
+                warm_free(w);
+                kept++;
+        }
+        /* systemd has read them before we go (else they may be dropped as a
+         * dead process's). */
+        (void) sd_notify_barrier(false, 5 * USEC_PER_SEC);
+        return (int) kept;
+}
+
+int pool_adopt(Pool *p, const char *id, int control, uint64_t created, json_object *preloaded,
+               json_object *failed) {
+        SandboxSpec spec;
+        Warm *w;
+        int r;
+
+        assert(p);
+        assert(id);
+        assert(control >= 0);
+
+        w = new0(Warm, 1);
+        if (!w)
+                return -ENOMEM;
+        *w = (Warm) { .pool = p, .control = -EBADF, .created = created, .imported = true, .ready = true,
+                      .keepable = true, .preloaded = json_object_get(preloaded), .failed = json_object_get(failed) };
+        LIST_PREPEND(warm, p->warm, w);
+        p->n_warm++;
+        p->spec(p->userdata, false, &spec);
+        r = run_adopt(p->bus, id, spec.tmpfs, on_warm_done, w, &w->run);
+        if (r < 0) {
+                warm_free(w);
+                return r;
+        }
+        w->control = control;
+        json_object_put(p->preloaded);
+        json_object_put(p->failed);
+        p->preloaded = json_object_get(w->preloaded);
+        p->failed = json_object_get(w->failed);
+        log_struct(LOG_INFO, "MESSAGE=Warm unit %s, kept across the idle exit, is back in the pool.", run_unit(w->run),
+                   "MCP_UNIT=%s", run_unit(w->run),
+                   "MCP_POOL=%s", "restored");
+        return 0;
 }

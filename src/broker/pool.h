@@ -97,5 +97,24 @@ uint64_t pool_n_hits(const Pool *p);
  * arrays, borrowed; NULL before the first). */
 json_object *pool_preloaded(const Pool *p);
 json_object *pool_failed(const Pool *p);
+/* Warm units asked for and not ready yet. */
+unsigned pool_n_starting(const Pool *p);
+
+/* Across the broker's idle exit (systemd >= 254, FileDescriptorStorePreserve=,
+ * pool-store.h). The fd store names: */
+#define POOL_STORE_WARM_PREFIX "warm-"           /* + the run id: a warm unit's control socket */
+#define POOL_STORE_STATE_NAME "pool-state"       /* a pipe holding what pool_keep() wrote */
+#define POOL_STORE_STATE_MAX ((size_t) 48 << 10) /* under a pipe's buffer */
+/* Hands up to max of the ready warm units that are PartOf= the broker's
+ * unit to its fd store, with a state naming them, the time each was made and
+ * key (what they were made from), and lets go of them without stopping them.
+ * Returns how many; the others stop with the pool as ever. */
+int pool_keep(Pool *p, const char *key, unsigned max);
+/* Takes the warm unit of run id back into the pool (ready): control is the
+ * broker's end of its control socket (now the pool's). The caller checked
+ * that it is still what it was (pool-store.h). */
+int pool_adopt(Pool *p, const char *id, int control, uint64_t created, json_object *preloaded,
+               json_object *failed);
+
 /* Set when warm units keep failing: the pool has given up (cold path only). */
 bool pool_broken(const Pool *p);

@@ -185,38 +185,6 @@ static void run_finish(Run *run, const char *error) {
         run->on_done(run, &res, run->userdata);
 }
 
-static int read_variant_string(sd_bus_message *m, char **ret) {
-        assert(m);
-        assert(ret);
-
-        const char *s;
-        int r = sd_bus_message_read(m, "v", "s", &s);
-        if (r < 0)
-                return r;
-        char *c = strdup(s);
-        if (!c)
-                return -ENOMEM;
-        free(*ret);
-        *ret = c;
-        return 0;
-}
-
-/* The unit's "Job" property, (uo): its object path, or NULL if no job (id 0). */
-static int read_variant_job(sd_bus_message *m, const char **ret_job) {
-        const char *p;
-        uint32_t id;
-        int r;
-
-        assert(m);
-        assert(ret_job);
-
-        r = sd_bus_message_read(m, "v", "(uo)", &id, &p);
-        if (r < 0)
-                return r;
-        *ret_job = id != 0 ? p : NULL;
-        return 0;
-}
-
 typedef struct UnitProperties {
         Run *run;
         bool has_job;
@@ -228,11 +196,11 @@ static int read_unit_property(sd_bus_message *m, const char *name, void *userdat
         int r;
 
         if (streq(name, "ActiveState"))
-                r = read_variant_string(m, &run->active_state);
+                r = bus_read_variant_string(m, &run->active_state);
         else if (streq(name, "ControlGroup"))
-                r = read_variant_string(m, &run->control_group);
+                r = bus_read_variant_string(m, &run->control_group);
         else if (streq(name, "Result"))
-                r = read_variant_string(m, &run->unit_result);
+                r = bus_read_variant_string(m, &run->unit_result);
         else if (streq(name, "ExecMainCode"))
                 r = sd_bus_message_read(m, "v", "i", &run->exec_main_code);
         else if (streq(name, "ExecMainStatus"))
@@ -252,7 +220,7 @@ static int read_unit_property(sd_bus_message *m, const char *name, void *userdat
                 r = sd_bus_message_read(m, "v", "t", &run->main_exit_usec);
         else if (streq(name, "Job")) {
                 const char *job;
-                r = read_variant_job(m, &job);
+                r = bus_read_variant_job(m, &job);
                 p->has_job = r >= 0 && job;
         } else
                 return 0;
@@ -459,7 +427,7 @@ static int read_signal_property(sd_bus_message *m, const char *name, void *userd
         int r;
 
         if (streq(name, "Job")) {
-                r = read_variant_job(m, &p);
+                r = bus_read_variant_job(m, &p);
                 if (r >= 0 && p)
                         change->job = p;
         } else if (streq(name, "ActiveState")) {
@@ -734,6 +702,64 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
         return 0;
 }
 
+/* The unit of a warm run an earlier broker started (pool-store.h): the same
+ * watch as after our own start, its /tmp ours to remove once it is gone, and
+ * our own reference on it (the earlier one went with that broker's bus
+ * connection), so that it stays loaded until we read how it ended. */
+int run_adopt(sd_bus *bus, const char *id, TmpfsClient *tmpfs, run_done_t done, void *userdata, Run **ret) {
+        _cleanup_(run_freep) Run *run = NULL;
+        int r;
+
+        assert(bus);
+        assert(id);
+        assert(done);
+        assert(ret);
+
+        if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32 || !tmpfs)
+                return -EINVAL;
+        run = new0(Run, 1);
+        if (!run)
+                return -ENOMEM;
+        run->bus = sd_bus_ref(bus);
+        run->on_done = done;
+        run->userdata = userdata;
+        run->cpu_nsec = UINT64_MAX;
+        run->ip_ingress_bytes = UINT64_MAX;
+        run->start_usec = now_usec();
+        memcpy(run->id, id, 33);
+        (void) snprintf(run->unit, sizeof run->unit, "%s%s.service", UNIT_PREFIX_RUN, run->id);
+        r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
+        if (r < 0)
+                return r;
+        r = sd_bus_match_signal_async(bus, &run->slot_changed, SYSTEMD_SERVICE, run->path,
+                                      "org.freedesktop.DBus.Properties", "PropertiesChanged",
+                                      on_properties_changed, NULL, run);
+        if (r < 0)
+                return r;
+        r = sd_bus_call_method_async(bus, NULL, SYSTEMD_SERVICE, run->path, "org.freedesktop.systemd1.Unit", "Ref",
+                                     NULL, NULL, NULL);
+        if (r < 0)
+                return r;
+        run->start_sent = run->start_replied = run->job_done = true;
+        run->tmpfs = tmpfs;
+        run->tmp_asked = true;
+        r = get_all(run);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(run);
+        return 0;
+}
+
+/* Our hold on the unit ends, the unit does not: not stopped, its /tmp kept. */
+Run *run_detach(Run *run) {
+        if (!run)
+                return NULL;
+        run->tmp_call = tmpfs_call_cancel(run->tmp_call);
+        run->tmp_asked = false;
+        run->done = true;
+        return run_free(run);
+}
+
 static int on_stop_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
         Run *run = userdata;
 
@@ -854,41 +880,4 @@ Run *run_free(Run *run) {
         oom_watch_free(run->oom_watch);
         free(run);
         return NULL;
-}
-
-int run_sweep_stale(sd_bus *bus) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-        const char *name, *active;
-        unsigned n = 0;
-        int r;
-
-        assert(bus);
-
-        r = sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ListUnitsByPatterns",
-                               &error, &reply, "asas", 0, 2, UNIT_PREFIX_RUN "*.service",
-                               UNIT_PREFIX_SESSION "*.service");
-        if (r < 0)
-                return log_error_errno(r, "Failed to list leftover runs: %s", error.message ?: strerror(-r));
-
-        r = sd_bus_message_enter_container(reply, 'a', "(ssssssouso)");
-        if (r < 0)
-                return r;
-        while ((r = sd_bus_message_read(reply, "(ssssssouso)", &name, NULL, NULL, &active, NULL, NULL, NULL,
-                                        NULL, NULL, NULL)) > 0) {
-                _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
-
-                if (!streq(active, "inactive"))
-                        (void) sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "StopUnit",
-                                                  &e, NULL, "ss", name, "replace");
-                sd_bus_error_free(&e);
-                (void) sd_bus_call_method(bus, SYSTEMD_SERVICE, SYSTEMD_PATH, MANAGER_IFACE, "ResetFailedUnit",
-                                          &e, NULL, "s", name);
-                log_struct(LOG_NOTICE, "MESSAGE=Stopped leftover unit %s (%s)", name, active,
-                           "MCP_UNIT=%s", name);
-                n++;
-        }
-        if (r < 0)
-                return r;
-        return (int) n;
 }

@@ -80,5 +80,14 @@ bool run_is_done(const Run *run);
 bool run_ip_firewall_attached(const Run *run);
 
 /* Stops every leftover unit whose name starts with UNIT_PREFIX_RUN or
- * UNIT_PREFIX_SESSION. */
-int run_sweep_stale(sd_bus *bus);
+ * UNIT_PREFIX_SESSION, but those keep (if not NULL) says to leave. */
+int run_sweep_stale(sd_bus *bus, bool (*keep)(const char *unit, void *userdata), void *userdata);
+
+/* A run for the running unit UNIT_PREFIX_RUN<id>.service that an earlier
+ * broker started (a warm unit kept in our fd store): watched as run_start()'s,
+ * its /tmp (mounted by then) removed through tmpfs once it is gone. The
+ * caller checked the unit first (pool-store.h). */
+int run_adopt(sd_bus *bus, const char *id, TmpfsClient *tmpfs, run_done_t done, void *userdata, Run **ret);
+/* Frees the run but leaves its unit and its /tmp as they are: a warm unit
+ * whose control socket goes to our fd store across an idle exit. */
+Run *run_detach(Run *run);

@@ -374,7 +374,7 @@ int sandbox_append_properties(sd_bus_message *m, const SandboxSpec *s, int contr
 
         /* A run never outlives the broker that started it. */
         if (s->binds_to) {
-                r = sd_bus_message_append(m, "(sv)(sv)", "BindsTo", "as", 1, s->binds_to,
+                r = sd_bus_message_append(m, "(sv)(sv)", s->part_of ? "PartOf" : "BindsTo", "as", 1, s->binds_to,
                                           "After", "as", 1, s->binds_to);
                 if (r < 0)
                         return r;

@@ -35,6 +35,10 @@ typedef struct SandboxSpec {
         TmpfsClient *tmpfs;             /* mounts the run's /tmp before its unit starts (run.c) */
         const char *run_id;             /* 32 hex digits: names the run's tmpfs */
         const char *binds_to;           /* the broker's own unit, or NULL */
+        /* With binds_to: PartOf= it instead of BindsTo=: a stop or restart
+         * of that unit stops this one, its own exit does not (a warm unit
+         * kept across the broker's idle exit, pool-store.h). */
+        bool part_of;
         bool probe;                     /* run the launcher's self-check instead of code */
         bool session;                   /* a session: one interpreter for many calls (launch-session.h) */
         /* A run or session with a network by policy (issue 22): AF_INET for

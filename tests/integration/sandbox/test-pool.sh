@@ -26,6 +26,11 @@
 #   spare      the broker's start asks for one cold run's unit: the call that started it takes
 #              it (a cold run: a run's MemoryMax=, not warm, its timeout held); unused, it ends
 #              once a warm unit is ready
+#   idle       the broker's idle exit: where systemd keeps its fd store across the exit
+#              (FileDescriptorStorePreserve=yes, systemd >= 254) a ready warm unit outlives it and
+#              serves the first call after (that very unit); one stored before the configuration
+#              changed, or whose unit was stopped meanwhile, is never used; a stop of the broker
+#              stops it; on 252 the warm units stop with the broker, as they always did
 # Plain pass only: its checks are unit states, CPU weights and quotas, uids and lifetimes that
 # systemd and the kernel set, the same in both builds; the broker's pool code runs under ASan in
 # every test of that pass, which takes warm units by default (MCP_EXEC_POOL_SIZE=2).
@@ -332,7 +337,8 @@ out=$(call --timeout 20 -- 'print(6*7)') || fail "a run after the slice stop fai
 jcheck "$out" 'r["stdout"] == "42\n"' "a run after the slice stop did not work"
 wait_for 30 pool_full 2 || fail "the pool did not refill after the next run"
 
-# SIGKILL of the broker with a full pool: its warm units go with it (BindsTo=).
+# SIGKILL of the broker with a full pool: its warm units go with it (BindsTo=; where they are only
+# PartOf= it, systemd >= 254, their launchers see their control sockets close and exit).
 pid=$(bx systemctl show -P MainPID mcp-exec-broker.service)
 [[ $pid =~ ^[1-9][0-9]*$ ]] || fail "no broker to kill"
 bx logger -t mcp-exec-tests "MCP_TEST_DELIBERATE_KILL=mcp-exec-broker.service pid $pid ($ITEST_NAME)"
@@ -380,4 +386,86 @@ wait_for 10 found spare_units || fail "no spare unit after the broker's start: $
 wait_for 30 pool_full 2 || fail "the pool did not fill beside the spare"
 wait_for 10 eval '[[ -z $(spare_units --all) ]]' || fail "an unused spare was left beside a ready pool: $(all_units)"
 assert_clean 15
+
+# --- idle -----------------------------------------------------------------------------------------
+# The broker exits 2 s after its last client here (a drop-in), or, where it stays for its warm units
+# (252), once they would be retired (MCP_EXEC_POOL_IDLE_S=12).
+IDLE_DROPIN=/run/systemd/system/mcp-exec-broker.service.d/itest-idle.conf
+# Off: no broker, what it stored closed (its units see their sockets hang up and end).
+idle_dropin_off() {
+    bx systemctl stop mcp-exec-broker.service >/dev/null 2>&1
+    bx systemctl clean --what=fdstore mcp-exec-broker.service >/dev/null 2>&1 || true
+    bx rm -f "$IDLE_DROPIN"
+    bx systemctl daemon-reload
+}
+bx mkdir -p "${IDLE_DROPIN%/*}"
+printf '[Service]\nExecStart=\nExecStart=/usr/libexec/mcp-exec/mcp-exec-brokerd --idle-exit-sec=2\n' |
+    bx tee "$IDLE_DROPIN" >/dev/null
+at_exit idle_dropin_off
+bx systemctl daemon-reload
+preserve=$(bx systemctl show -P FileDescriptorStorePreserve mcp-exec-broker.service 2>/dev/null || true)
+sdver=$(bx systemctl --version | awk 'NR == 1 { print $2 }')
+log "systemd $sdver, the broker's FileDescriptorStorePreserve=${preserve:-(unknown to it)}"
+if ((sdver >= 254)); then
+    [[ $preserve == yes ]] || fail "systemd $sdver keeps fd stores, but the broker's unit does not ask for it"
+fi
+IDLE_CONF=(MCP_EXEC_POOL_SIZE=1 MCP_EXEC_PRELOAD=json MCP_EXEC_POOL_IDLE_S=12)
+broker_gone() { [[ $(bx systemctl show -P ActiveState mcp-exec-broker.service) == inactive ]]; }
+# fill_and_idle: a run starts the broker, one warm unit gets ready, the broker exits idle; sets w.
+fill_and_idle() {
+    out=$(call -- 'print(1)') || fail "a run to start the broker failed: $(call_err)"
+    wait_for 30 pool_full 1 || fail "the pool did not fill: $(all_units)"
+    w=$(ready_units)
+    wait_for 40 broker_gone || fail "the broker did not exit idle"
+}
+# run_on RESULT: the unit the run of RESULT ran in.
+run_on() { echo "mcp-exec-run-$(jget "$1" 'r.get("run_id") or ""').service"; }
+stored_dropped() { broker_log "$cur" | grep -q "Stored warm unit $1 not used"; }
+
+set_config "${IDLE_CONF[@]}"
+cur=$(journal_cursor)
+fill_and_idle
+if [[ $preserve != yes ]]; then
+    wait_for 15 eval '[[ $(bx systemctl show -P ActiveState "$w") == inactive ]]' ||
+        fail "warm unit $w outlived the broker's idle exit on a systemd that does not keep the fd store"
+    out=$(call -- 'print(6*7)') || fail "the first run after the idle exit failed: $(call_err)"
+    jcheck "$out" 'r["stdout"] == "42\n"' "the first run after the idle exit did not work"
+    log "systemd $sdver: warm unit $w stopped with the broker, the next run served"
+    assert_clean 15
+    pass
+fi
+[[ $(bx systemctl show -P ActiveState "$w") == active ]] || fail "warm unit $w did not outlive the broker's idle exit"
+broker_log "$cur" | grep -q 'kept in the fd store' || fail "the broker did not say it kept its warm unit"
+out=$(call -- 'print(6*7)') || fail "the first run after the idle exit failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "the first run after the idle exit did not work"
+[[ $(run_on "$out") == "$w" ]] || fail "the first run after the idle exit ran in $(run_on "$out"), not in the kept $w"
+was_warm "$out" || fail "the first run after the idle exit was not reported warm"
+log "warm unit $w kept across the idle exit served the first run after it"
+
+# Stored, then the configuration changed (the file only: a stop of the broker would stop the unit,
+# below): not used, stopped.
+fill_and_idle
+cur=$(journal_cursor)
+printf '%s\n' "${IDLE_CONF[@]}" MCP_EXEC_MEMORY_MAX=200M >"$BOXROOT$CONF"
+out=$(call -- 'print(6*7)') || fail "a run after a configuration change failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a run after a configuration change did not work"
+[[ $(run_on "$out") != "$w" ]] || fail "a warm unit stored before a configuration change served a run"
+wait_for 10 stored_dropped "$w" || fail "the broker did not say it dropped the stale $w"
+wait_for 15 eval '[[ $(bx systemctl show -P ActiveState "$w") == inactive ]]' || fail "the stale warm unit $w was left running"
+
+# Stored, then its unit stopped: not used (systemd drops a stored socket that hangs up; the state
+# that still names the unit is not enough).
+fill_and_idle
+bx systemctl stop "$w"
+cur=$(journal_cursor)
+out=$(call -- 'print(6*7)') || fail "a run after a stored unit was stopped failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a run after a stored unit was stopped did not work"
+[[ $(run_on "$out") != "$w" ]] || fail "a stopped stored warm unit served a run"
+broker_log "$cur" | grep -q "Warm unit $w, kept across the idle exit, is back" && fail "a stopped $w was taken back"
+
+# Stored, then the broker stopped by hand: its kept units stop too (PartOf=), as runs always did.
+fill_and_idle
+bx systemctl stop mcp-exec-broker.service >/dev/null 2>&1
+wait_for 15 eval '[[ $(bx systemctl show -P ActiveState "$w") == inactive ]]' ||
+    fail "a kept warm unit $w outlived a stop of the broker"
 pass
