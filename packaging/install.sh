@@ -7,7 +7,9 @@
 #
 # With systemd as PID 1 it installs into /usr, creates the mcp-exec user and enables
 # and starts mcp-exec-broker.socket, mcp-exec-tmpfs.socket (the broker's mount
-# daemon), mcp-exec-egress.socket (its egress proxy) and mcp-exec-stdio.socket; HTTP stays off until the admin turns it on
+# daemon), mcp-exec-egress.socket (its egress proxy), mcp-exec-tools.socket (the code-mode
+# gateway, idle until /etc/mcp-exec/servers.d has servers) and mcp-exec-stdio.socket; HTTP
+# stays off until the admin turns it on
 # (README.md, "Connect a client").
 #
 # Without (a container, a CI sandbox) it says so and falls back to the project's
@@ -84,14 +86,15 @@ if [[ $pid1 == systemd && -d /run/systemd/system ]]; then
     systemd-sysusers
     systemd-tmpfiles --create mcp-exec.conf
     systemctl daemon-reload
-    systemctl enable --now mcp-exec-broker.socket mcp-exec-tmpfs.socket mcp-exec-egress.socket mcp-exec-stdio.socket
+    systemctl enable --now mcp-exec-broker.socket mcp-exec-tmpfs.socket mcp-exec-egress.socket mcp-exec-tools.socket \
+        mcp-exec-stdio.socket
     echo 'print("hello from the sandbox")' | mcp-exec run || {
         echo "mcp-exec could not run code; see: journalctl -u mcp-exec-stdio.service -u mcp-exec-broker.service" >&2
         exit 1
     }
     cat <<MSG
 mcp-exec is running (sockets: mcp-exec-broker.socket, mcp-exec-tmpfs.socket,
-mcp-exec-egress.socket, mcp-exec-stdio.socket).
+mcp-exec-egress.socket, mcp-exec-tools.socket, mcp-exec-stdio.socket).
 Connect a local MCP client with:  {"command": "mcp-exec", "args": ["stdio"]}
 Run a file by hand with:          mcp-exec run script.py
 Users without an active local session need the group mcp-exec-users.
