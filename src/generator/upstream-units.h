@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The units of one stdio upstream server (issue 40), as
+ * mcp-exec-servers-generator writes them from servers.d/NAME.conf:
+ *
+ *   mcp-exec-upstream-NAME.socket     ListenStream=/run/mcp-exec/upstream/NAME.sock,
+ *                                     Accept=yes, root:mcp-exec-tools 0660
+ *   mcp-exec-upstream-NAME@.service   one instance per connection, its stdin and
+ *                                     stdout the connection: a hardened dynamic
+ *                                     user, no network unless NETWORK=host
+ *   sockets.target.wants/mcp-exec-upstream-NAME.socket
+ *
+ * Every value from the file goes into the units quoted and escaped for unit
+ * file syntax (specifiers, $, backslashes, quotes), so that what the server
+ * runs is exactly what the file says. A server's credentials reach it only
+ * through LoadCredential= and the wrapper (mcp-exec-upstream-exec), never
+ * as text in a unit. */
+
+#include <stdio.h>
+
+#include "server-config.h"
+
+#define UPSTREAM_SOCKET_DIR "/run/mcp-exec/upstream"
+#define UPSTREAM_TOOLS_GROUP "mcp-exec-tools"
+
+/* s as one double-quoted word of ExecStart= (\\, \", %%, $$). NULL on OOM. */
+char *unit_quote_exec_word(const char *s);
+/* s ("KEY=value") as one double-quoted assignment of Environment=: as above
+ * but $, which Environment= takes literally. */
+char *unit_quote_environment(const char *s);
+
+/* The texts of the two units. source_dir: where c's file is (servers.d);
+ * wrapper: the path of mcp-exec-upstream-exec. */
+int upstream_socket_unit(const ServerConfig *c, const char *source_dir, char **ret);
+int upstream_service_unit(const ServerConfig *c, const char *source_dir, const char *wrapper, char **ret);
+
+/* Writes both units of the stdio server c and its sockets.target want into
+ * the generator directory dir (dir_fd); on failure, nothing of c is left. */
+int upstream_units_write(int dir_fd, const char *dir, const ServerConfig *c, const char *source_dir,
+                         const char *wrapper);

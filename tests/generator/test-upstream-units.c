@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests for src/generator/upstream-units.[ch]: the units of a stdio
+ * upstream server, the quoting of hostile values for unit-file syntax, and
+ * what is (not) left in the generator directory. */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "server-config.h"
+#include "test-helpers.h"
+#include "upstream-units.h"
+
+#define WRAPPER "/usr/libexec/mcp-exec/mcp-exec-upstream-exec"
+
+static ServerConfig *parse(const char *text) {
+        ServerConfig *c = NULL;
+        char *error = NULL;
+
+        if (server_config_parse("srv", "t.conf", text, strlen(text), &c, &error) < 0)
+                ASSERT_FAIL_("%s", error);
+        return c;
+}
+
+static void test_quote(void) {
+        static const struct {
+                const char *in, *exec, *env;
+        } cases[] = {
+                { "plain", "\"plain\"", "\"plain\"" },
+                { "", "\"\"", "\"\"" },
+                { "%n%%", "\"%%n%%%%\"", "\"%%n%%%%\"" },
+                { "$HOME ${X}", "\"$$HOME $${X}\"", "\"$HOME ${X}\"" },
+                { "a\\b\\", "\"a\\\\b\\\\\"", "\"a\\\\b\\\\\"" },
+                { "say \"hi\"", "\"say \\\"hi\\\"\"", "\"say \\\"hi\\\"\"" },
+                { ";", "\";\"", "\";\"" },
+                { "'single' é", "\"'single' é\"", "\"'single' é\"" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *e = unit_quote_exec_word(cases[i].in), *v = unit_quote_environment(cases[i].in);
+
+                ASSERT_STREQ(e, cases[i].exec);
+                ASSERT_STREQ(v, cases[i].env);
+                free(e);
+                free(v);
+        }
+}
+
+static void test_service(void) {
+        ServerConfig *c = parse("COMMAND=\"/usr/bin/node \\\"/opt/my srv/%n.js\\\" stdio $HOME ; a\\\\b\"\n"
+                                "ENVIRONMENT=\"\\\"MEMORY_FILE_PATH=/tmp/m %h.json\\\" A=$B\"\n"
+                                "CREDENTIALS=\"tok:/etc/credstore/srv.token two:/run/two\"\n"
+                                "CREDENTIAL_ENV=API_KEY=tok\n"
+                                "MEMORY_MAX=128M\nTASKS_MAX=16\n");
+        char *text = NULL;
+
+        ASSERT_EQ_INT(upstream_service_unit(c, "/etc/mcp-exec/servers.d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nExecStart=\"" WRAPPER "\" \"API_KEY=tok\" \"--\" \"/usr/bin/node\" "
+                              "\"/opt/my srv/%%n.js\" \"stdio\" \"$$HOME\" \";\" \"a\\\\b\"\n");
+        ASSERT_CONTAINS(text, "\nEnvironment=\"MEMORY_FILE_PATH=/tmp/m %%h.json\"\nEnvironment=\"A=$B\"\n");
+        ASSERT_CONTAINS(text, "\nLoadCredential=tok:/etc/credstore/srv.token\nLoadCredential=two:/run/two\n");
+        ASSERT_CONTAINS(text, "\nSourcePath=/etc/mcp-exec/servers.d/srv.conf\n");
+        ASSERT_CONTAINS(text, "\nStandardInput=socket\nStandardOutput=socket\nStandardError=journal\n");
+        ASSERT_CONTAINS(text, "\nDynamicUser=yes\n");
+        ASSERT_CONTAINS(text, "\nCapabilityBoundingSet=\n");
+        ASSERT_CONTAINS(text, "\nNoNewPrivileges=yes\n");
+        ASSERT_CONTAINS(text, "\nProtectSystem=strict\n");
+        ASSERT_CONTAINS(text, "\nProtectHome=yes\n");
+        ASSERT_CONTAINS(text, "\nSystemCallFilter=@system-service\n");
+        ASSERT_CONTAINS(text, "\nPrivateNetwork=yes\n");
+        ASSERT_CONTAINS(text, "\nRestrictAddressFamilies=AF_UNIX\n");
+        ASSERT_CONTAINS(text, "\nMemoryMax=134217728\nTasksMax=16\n");
+        ASSERT_TRUE(!strstr(text, "AF_INET"));
+        free(text);
+        server_config_free(c);
+
+        /* No CREDENTIAL_ENV: no wrapper; NETWORK=host: inet, no PrivateNetwork. */
+        c = parse("COMMAND=/usr/bin/srv\nNETWORK=host\n");
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nExecStart=\"/usr/bin/srv\"\n");
+        ASSERT_CONTAINS(text, "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n");
+        ASSERT_TRUE(!strstr(text, "PrivateNetwork") && !strstr(text, WRAPPER) && !strstr(text, "LoadCredential"));
+        ASSERT_CONTAINS(text, "\nMemoryMax=268435456\nTasksMax=64\n");
+        free(text);
+
+        ASSERT_EQ_INT(upstream_socket_unit(c, "/d", &text), 0);
+        ASSERT_CONTAINS(text, "\nListenStream=/run/mcp-exec/upstream/srv.sock\n");
+        ASSERT_CONTAINS(text, "\nAccept=yes\n");
+        ASSERT_CONTAINS(text, "\nSocketUser=root\nSocketGroup=mcp-exec-tools\nSocketMode=0660\n");
+        free(text);
+        server_config_free(c);
+}
+
+/* Every line of a unit is "[Section]", "#...", "", or "Key=..." without a
+ * trailing backslash (a continuation would swallow the next line). */
+static void check_lines(const char *text) {
+        const char *l = text;
+
+        while (*l) {
+                size_t n = strcspn(l, "\n");
+
+                if (n > 0 && l[0] != '#' && l[0] != '[') {
+                        const char *eq = memchr(l, '=', n);
+                        ASSERT_TRUE(eq);
+                        for (const char *k = l; k < eq; k++)
+                                ASSERT_TRUE((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z'));
+                        ASSERT_TRUE(l[n - 1] != '\\');
+                }
+                l += n + (l[n] == '\n');
+        }
+}
+
+static void test_hostile_lines(void) {
+        ServerConfig *c = parse("COMMAND=\"/usr/bin/x a\\\\ \\\\ \\\"\\\\\\\" \\\"[Service]\\\"\"\n"
+                                "ENVIRONMENT=\"X=\\\\ \\\"Y=a b\\\\\\\"\"\n");
+        char *text = NULL;
+
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        check_lines(text);
+        ASSERT_CONTAINS(text, "\nExecStart=\"/usr/bin/x\" \"a\\\\\" \"\\\\\" \"\\\\\" \"[Service]\"\n");
+        ASSERT_CONTAINS(text, "\nEnvironment=\"X=\\\\\"\nEnvironment=\"Y=a b\\\\\"\n");
+        free(text);
+        server_config_free(c);
+}
+
+static void test_write(void) {
+        char dir[] = "/tmp/test-upstream-units.XXXXXX", path[256], link[256], cmd[300];
+        ServerConfig *c = parse("COMMAND=/usr/bin/srv\n");
+        struct stat st;
+        ssize_t n;
+        int fd;
+
+        ASSERT_TRUE(mkdtemp(dir));
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ_INT(upstream_units_write(fd, dir, c, "/d", WRAPPER), 0);
+        ASSERT_EQ_INT(fstatat(fd, "mcp-exec-upstream-srv.socket", &st, 0), 0);
+        ASSERT_EQ_INT(st.st_mode & 07777, 0644);
+        ASSERT_EQ_INT(fstatat(fd, "mcp-exec-upstream-srv@.service", &st, 0), 0);
+        n = readlinkat(fd, "sockets.target.wants/mcp-exec-upstream-srv.socket", link, sizeof link - 1);
+        ASSERT_TRUE(n > 0);
+        link[n] = 0;
+        snprintf(path, sizeof path, "%s/mcp-exec-upstream-srv.socket", dir);
+        ASSERT_STREQ(link, path);
+
+        /* Again: the files are there, nothing is overwritten, and what this
+         * attempt made is gone. */
+        ASSERT_EQ_INT(unlinkat(fd, "mcp-exec-upstream-srv@.service", 0), 0);
+        ASSERT_EQ_INT(upstream_units_write(fd, dir, c, "/d", WRAPPER), -EEXIST);
+        ASSERT_TRUE(fstatat(fd, "mcp-exec-upstream-srv@.service", &st, 0) < 0 && errno == ENOENT);
+        ASSERT_EQ_INT(fstatat(fd, "mcp-exec-upstream-srv.socket", &st, 0), 0);
+
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        ASSERT_EQ_INT(system(cmd), 0);
+        close(fd);
+        server_config_free(c);
+}
+
+int main(void) {
+        test_quote();
+        test_service();
+        test_hostile_lines();
+        test_write();
+        return 0;
+}
