@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Code mode's upstream servers (issue 40) as systemd runs them: servers.d files for two real
+# npm servers (server-everything, server-memory, pinned in tests/node-clients), a non-MCP one
+# with hostile arguments and environment, a bad file and a file with a bad name; then
+# daemon-reload (mcp-exec-servers-generator) and sockets.target. Checks: each good server's
+# socket listens as root:mcp-exec-tools 0660 and speaks MCP (initialize, tools/list) to root and
+# to a member of mcp-exec-tools, not to others; every connection is an instance of its own (a
+# memory-server entity made on one is not on another); an instance runs as a dynamic user
+# without network, gets its credential in the variable CREDENTIAL_ENV names (get-env shows it),
+# and the canary is nowhere in `systemctl show`, the generated units or the journal; arguments
+# and environment reach the server exactly as written (%, $, \, ;, quotes); the bad files are
+# named with their line in the journal and only their servers are off.
+. "$(dirname "$0")/../../lib/itest.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
+
+SD=/etc/mcp-exec/servers.d
+MCP="$ITEST_DIR/lib/upstream-mcp.py"
+CANARY="mcp-canary-upstream-$RANDOM$RANDOM-credential"
+[[ $NODE == /* ]] || skip "MCP_TEST_NODE=$NODE is not an absolute path, which COMMAND= needs"
+case $CLIENTS in
+/home/* | /root/*) skip "the npm servers are under $CLIENTS, which ProtectHome= hides from the upstream units" ;;
+esac
+node_modules=$CLIENTS/node_modules/@modelcontextprotocol
+for s in server-everything server-memory; do
+    bx test -f "$node_modules/$s/dist/index.js" || fail "no $node_modules/$s/dist/index.js"
+done
+
+cleanup() {
+    bx sh -c 'systemctl stop "mcp-exec-upstream-*.socket" "mcp-exec-upstream-*@*.service"
+              rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf \
+                    /etc/mcp-exec/servers.d/argv.conf /etc/mcp-exec/servers.d/bad.conf \
+                    /etc/mcp-exec/servers.d/Bad-Name.conf /etc/credstore/mcp-test-everything.token
+              [ "$1" = 1 ] || rmdir /etc/mcp-exec/servers.d 2>/dev/null
+              systemctl daemon-reload
+              systemctl reset-failed "mcp-exec-upstream-*"' sh "$had_sd" >/dev/null 2>&1
+}
+bx test -e "$SD" && had_sd=1 || had_sd=0
+at_exit cleanup
+
+bx mkdir -p "$SD"
+printf '%s\n' "$CANARY" >"$BOXROOT/etc/credstore/mcp-test-everything.token"
+chmod 0600 "$BOXROOT/etc/credstore/mcp-test-everything.token"
+cat >"$BOXROOT$SD/everything.conf" <<EOF2
+# The reference server; its get-env tool shows the environment that reached it.
+DESCRIPTION="The MCP reference server"
+COMMAND="$NODE $node_modules/server-everything/dist/index.js stdio"
+CREDENTIALS=tok:/etc/credstore/mcp-test-everything.token
+CREDENTIAL_ENV=API_KEY=tok
+EOF2
+cat >"$BOXROOT$SD/memory.conf" <<EOF2
+COMMAND="$NODE $node_modules/server-memory/dist/index.js"
+# The graph in the instance's own /tmp (PrivateTmp=): state per connection.
+ENVIRONMENT=MEMORY_FILE_PATH=/tmp/memory.jsonl
+EOF2
+# Not an MCP server: sh waits on its stdin (the connection), so that its argv and environment
+# can be read; every word holds something unit files would otherwise interpret.
+cat >"$BOXROOT$SD/argv.conf" <<'EOF2'
+COMMAND="/bin/sh -c \"read x\" sh %n $HOME ; a\\b 'q' %% $$ \"two  words\" \"\""
+ENVIRONMENT="\"HOSTILE=%n $HOME a\\b ; 'q' %%\""
+EOF2
+printf 'COMMAND=/bin/true\nDESCRIPTION=x\nNETWORK=wide\n' >"$BOXROOT$SD/bad.conf"
+printf 'COMMAND=/bin/true\n' >"$BOXROOT$SD/Bad-Name.conf"
+chmod 0644 "$BOXROOT$SD"/*.conf
+
+cursor=$(journal_cursor)
+bx systemctl daemon-reload || fail "daemon-reload failed"
+# New wants of an active target start when it is started again.
+bx systemctl start sockets.target || fail "cannot start sockets.target"
+
+# --- the units: the good servers' sockets listen, root:mcp-exec-tools 0660; none for the bad files.
+for s in everything memory argv; do
+    bx systemctl is-active --quiet "mcp-exec-upstream-$s.socket" ||
+        fail "mcp-exec-upstream-$s.socket is not active: $(bx systemctl status --no-pager "mcp-exec-upstream-$s.socket" 2>&1 | head -20)"
+    st=$(bx stat -c '%U:%G %a %F' "/run/mcp-exec/upstream/$s.sock") || fail "no /run/mcp-exec/upstream/$s.sock"
+    [[ $st == "root:mcp-exec-tools 660 socket" ]] || fail "$s.sock is $st, not root:mcp-exec-tools 660"
+done
+log "three sockets listen, root:mcp-exec-tools 0660"
+for s in bad Bad-Name; do
+    [[ $(bx systemctl show -P LoadState "mcp-exec-upstream-$s.socket") == not-found ]] ||
+        fail "a unit for the refused $s.conf"
+done
+generator_said() {
+    # Not -t: journalctl 252 with a match skips the first entry after the cursor.
+    gen=$(journal_since "$cursor" -o short | grep -F ' mcp-exec-servers-generator[')
+    grep -qF "2 refused" <<<"$gen" && grep -qF "Bad-Name.conf" <<<"$gen" && grep -qF "bad.conf" <<<"$gen"
+}
+wait_for 10 generator_said
+grep -qF "$SD/bad.conf:3: NETWORK: expected none, host or egress:POLICY; that server is off" <<<"$gen" ||
+    fail "the journal does not name bad.conf's line 3:"$'\n'"$gen"
+grep -qF "$SD/Bad-Name.conf: 'Bad-Name' is not a server name" <<<"$gen" ||
+    fail "the journal does not name Bad-Name.conf:"$'\n'"$gen"
+log "refused, in the journal: $(grep -c 'that server is off' <<<"$gen") files, bad.conf by its line 3"
+
+# --- MCP over the sockets: root, a member of mcp-exec-tools; not anyone else.
+tools=$(bx "$PY" "$MCP" tools everything 2>"$HDIR/mcp.err") || fail "everything: $(cat "$HDIR/mcp.err")"
+grep -qx echo <<<"$tools" && grep -qx get-env <<<"$tools" || fail "everything's tools: $tools"
+log "everything: $(wc -l <<<"$tools") tools ($(cat "$HDIR/mcp.err"))"
+gid=$(bx getent group mcp-exec-tools | cut -d: -f3)
+[[ -n $gid ]] || fail "no group mcp-exec-tools"
+tools=$(bx setpriv --reuid=65534 --regid=65534 --groups="$gid" "$PY" "$MCP" tools memory 2>"$HDIR/mcp.err") ||
+    fail "a member of mcp-exec-tools: $(cat "$HDIR/mcp.err")"
+grep -qx create_entities <<<"$tools" && grep -qx read_graph <<<"$tools" || fail "memory's tools: $tools"
+log "memory, to a member of mcp-exec-tools: $(wc -l <<<"$tools") tools"
+out=$(bx setpriv --reuid=65534 --regid=65534 --clear-groups "$PY" "$MCP" tools memory 2>&1) &&
+    fail "a user outside mcp-exec-tools spoke to the memory server: $out"
+grep -q PermissionError <<<"$out" || fail "outside mcp-exec-tools: not refused by the socket's mode: $out"
+log "outside mcp-exec-tools: $(grep -o 'PermissionError.*' <<<"$out" | head -1)"
+
+# --- an instance per connection; a dynamic user without network; the credential.
+out=$(bx "$PY" "$MCP" memory memory 2>&1) || fail "$out"
+log "$out"
+out=$(bx "$PY" "$MCP" env everything "$CANARY" 2>&1) || fail "$out"
+log "$out"
+out=$(bx "$PY" "$MCP" argv-env argv HOSTILE "%n \$HOME a\\b ; 'q' %%" \
+    /bin/sh -c "read x" sh %n '$HOME' ';' 'a\b' "'q'" %% '$$' "two  words" "" 2>&1) || fail "$out"
+log "$out"
+
+# --- the canary: nowhere but in the server's own environment.
+bx grep -rlF "$CANARY" /run/systemd/generator /run/systemd/transient /etc/systemd 2>/dev/null &&
+    fail "the credential is in a unit file"
+if journal_since "" -b -o verbose | grep -qF "$CANARY"; then
+    fail "the credential is in the journal: $(journal_since "" -b -o verbose | grep -F "$CANARY" | head -3)"
+fi
+log "the canary is in no unit file and not in the journal"
+pass

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The in-box side of tests/integration/tools/test-upstream-units.sh: a raw MCP
+client of the upstream servers' sockets (/run/mcp-exec/upstream/NAME.sock,
+one newline-delimited JSON-RPC stream per connection, as the gateway speaks
+to them), and the checks that need a connection held open.
+
+usage: upstream-mcp.py CHECK ARGS...  (prints what it found; exit 1 with a
+reason on a failed check)
+  tools NAME                  initialize + tools/list: the tool names, one a line
+  env NAME CANARY             get-env shows API_KEY=CANARY; with the connection held,
+                              the instance's unit: a dynamic uid, its own network
+                              namespace, `systemctl show` without the canary
+  memory NAME                 two connections at once are two instances: an entity
+                              created on one is not seen on the other
+  argv-env NAME KEY VALUE ARG...  the instance's argv (after ExecStart= parsing) is ARG...
+                              and its environment has KEY=VALUE exactly
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+DYN_MIN, DYN_MAX = 61184, 65519
+
+
+def die(msg):
+    print("upstream-mcp: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+class Conn:
+    def __init__(self, name):
+        self.name = name
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        self.s.settimeout(30)
+        self.s.connect("/run/mcp-exec/upstream/%s.sock" % name)
+        self.f = self.s.makefile("rb")
+        self.next_id = 1
+
+    def send(self, msg):
+        self.s.sendall((json.dumps(msg) + "\n").encode())
+
+    def rpc(self, method, params):
+        i = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
+        while True:
+            line = self.f.readline()
+            if not line:
+                die("%s: EOF waiting for the answer to %s" % (self.name, method))
+            m = json.loads(line)
+            if m.get("id") == i and "method" not in m:
+                if "error" in m:
+                    die("%s: %s: %s" % (self.name, method, m["error"]))
+                return m["result"]
+
+    def initialize(self):
+        r = self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "mcp-exec-test", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r
+
+    def call(self, tool, args):
+        r = self.rpc("tools/call", {"name": tool, "arguments": args})
+        if r.get("isError"):
+            die("%s: %s failed: %s" % (self.name, tool, r))
+        return r
+
+    def close(self):
+        self.f.close()
+        self.s.close()
+
+
+def systemctl(*args):
+    return subprocess.run(["systemctl"] + list(args), capture_output=True, text=True, check=False).stdout
+
+
+def instances(name):
+    out = systemctl("list-units", "--no-legend", "--plain", "--state=active",
+                    "mcp-exec-upstream-%s@*.service" % name)
+    return sorted(l.split()[0] for l in out.splitlines() if l.strip())
+
+
+def instance_pid(unit):
+    """The server's process: the unit's main process (the wrapper execs it)."""
+    pid = systemctl("show", "-P", "MainPID", unit).strip()
+    if not pid or pid == "0":
+        die("%s: no main process" % unit)
+    return int(pid)
+
+
+def held_instance(name):
+    """A connection, initialized, and the unit of its instance."""
+    before = set(instances(name))
+    c = Conn(name)
+    c.initialize()
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        new = set(instances(name)) - before
+        if len(new) == 1:
+            return c, new.pop()
+        time.sleep(0.1)
+    die("%s: no new instance for the connection (before %s, now %s)" % (name, sorted(before), instances(name)))
+
+
+def uid_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("Uid:"):
+                return [int(x) for x in line.split()[1:]]
+    die("no Uid: in /proc/%d/status" % pid)
+
+
+def check_tools(name):
+    c = Conn(name)
+    init = c.initialize()
+    tools = []
+    cursor = None
+    while True:
+        r = c.rpc("tools/list", {"cursor": cursor} if cursor else {})
+        tools += [t["name"] for t in r["tools"]]
+        cursor = r.get("nextCursor")
+        if not cursor:
+            break
+    c.close()
+    print("server %s %s" % (init["serverInfo"]["name"], init["protocolVersion"]), file=sys.stderr)
+    print("\n".join(tools))
+
+
+def check_env(name, canary):
+    c, unit = held_instance(name)
+    r = c.call("get-env", {})
+    text = "".join(x.get("text", "") for x in r["content"])
+    env = json.loads(text)
+    if env.get("API_KEY") != canary:
+        die("get-env: API_KEY is %r, not the credential" % env.get("API_KEY"))
+    pid = instance_pid(unit)
+    uids = uid_of(pid)
+    if not all(DYN_MIN <= u <= DYN_MAX for u in uids):
+        die("%s runs as uids %s, not a dynamic user" % (unit, uids))
+    if os.readlink("/proc/%d/ns/net" % pid) == os.readlink("/proc/1/ns/net"):
+        die("%s shares the host's network namespace" % unit)
+    with open("/proc/%d/net/dev" % pid) as f:
+        ifaces = sorted(l.split(":")[0].strip() for l in f.readlines()[2:])
+    if ifaces != ["lo"]:
+        die("%s sees the interfaces %s" % (unit, ifaces))
+    shown = systemctl("show", unit) + systemctl("show", unit.split("@")[0] + "@.service")
+    if canary in shown:
+        die("the credential is in `systemctl show %s`" % unit)
+    if "API_KEY" in shown and "API_KEY=tok" not in shown:
+        die("API_KEY in `systemctl show` otherwise than by id")
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        if canary.encode() in f.read():
+            die("the credential is on the server's command line")
+    print("%s: uid %d, own network namespace (lo only), API_KEY from the credential, not in systemctl show"
+          % (unit, uids[0]))
+    c.close()
+
+
+def graph_names(c):
+    r = c.call("read_graph", {})
+    g = r.get("structuredContent") or json.loads(r["content"][0]["text"])
+    return sorted(e["name"] for e in g["entities"])
+
+
+def check_memory(name):
+    a, unit_a = held_instance(name)
+    b, unit_b = held_instance(name)
+    if unit_a == unit_b:
+        die("two connections, one instance: %s" % unit_a)
+    a.call("create_entities", {"entities": [{"name": "alice-secret", "entityType": "person",
+                                             "observations": ["only on connection A"]}]})
+    if graph_names(a) != ["alice-secret"]:
+        die("connection A does not see its own entity: %s" % graph_names(a))
+    if graph_names(b) != []:
+        die("connection B sees connection A's entities: %s" % graph_names(b))
+    b.call("create_entities", {"entities": [{"name": "bob", "entityType": "person", "observations": []}]})
+    if graph_names(a) != ["alice-secret"] or graph_names(b) != ["bob"]:
+        die("the graphs mixed: A %s, B %s" % (graph_names(a), graph_names(b)))
+    a.close()
+    # A new connection is a fresh instance again: nothing of A's.
+    c, unit_c = held_instance(name)
+    if graph_names(c) != []:
+        die("a new connection sees an old one's entities: %s" % graph_names(c))
+    print("%s, %s and %s: three instances, three graphs" % (unit_a, unit_b, unit_c))
+    b.close()
+    c.close()
+
+
+def check_argv(name, expected):
+    # Not an MCP server: the connection only keeps the instance alive.
+    before = set(instances(name))
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("/run/mcp-exec/upstream/%s.sock" % name)
+    deadline = time.time() + 20
+    while time.time() < deadline and not set(instances(name)) - before:
+        time.sleep(0.1)
+    new = set(instances(name)) - before
+    if len(new) != 1:
+        die("%s: no instance for the connection" % name)
+    unit = new.pop()
+    pid = instance_pid(unit)
+    # Until systemd has executed the command, the process is its "(sh)".
+    while True:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
+        if (argv and not argv[0].startswith("(")) or time.time() > deadline:
+            break
+        time.sleep(0.05)
+    if argv != expected:
+        die("%s runs %r, not %r" % (unit, argv, expected))
+    print("%s: argv %r" % (unit, argv))
+    return s, pid
+
+
+def check_env_of(name, key, value, args):
+    s, pid = check_argv(name, args)
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        env = dict(e.decode().split("=", 1) for e in f.read().split(b"\0") if b"=" in e)
+    if env.get(key) != value:
+        die("%s=%r in the instance, not %r" % (key, env.get(key), value))
+    print("%s=%r" % (key, env.get(key)))
+    s.close()
+
+
+def main():
+    what, name = sys.argv[1], sys.argv[2]
+    if what == "tools":
+        check_tools(name)
+    elif what == "env":
+        check_env(name, sys.argv[3])
+    elif what == "memory":
+        check_memory(name)
+    elif what == "argv-env":
+        # argv-env NAME KEY VALUE ARG...: both at once, one instance.
+        check_env_of(name, sys.argv[3], sys.argv[4], sys.argv[5:])
+    else:
+        die("unknown check " + what)
+
+
+main()
