@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -289,52 +290,77 @@ static void test_bad_values(void) {
         expect_bad("COMMAND=/bin/x\nIDLE_S=86401\n", 2, "IDLE_S");
 }
 
+/* Appends to the NUL-terminated text in buf (big enough by construction). */
+static void appendf(char *buf, const char *fmt, ...) _printf_(2, 3);
+static void appendf(char *buf, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        ASSERT_TRUE(vsprintf(buf + strlen(buf), fmt, ap) >= 0);
+        va_end(ap);
+}
+
+static void append_n(char *buf, char ch, size_t n) {
+        size_t l = strlen(buf);
+
+        memset(buf + l, ch, n);
+        buf[l + n] = 0;
+}
+
 /* Lists over their counts or lengths. */
 static void test_limits(void) {
-        char text[SERVER_FILE_MAX + 16], *p;
+        static char text[SERVER_FILE_MAX + 16];
         ServerConfig *c;
 
-        p = text + sprintf(text, "COMMAND=\"/bin/x");
+        text[0] = 0;
+        appendf(text, "COMMAND=\"/bin/x");
         for (int i = 1; i < SERVER_ARGV_MAX; i++)
-                p += sprintf(p, " a");
-        sprintf(p, "\"\n");
+                appendf(text, " a");
+        appendf(text, "\"\n");
         c = parse_ok("a", text);
         ASSERT_EQ_INT(strv_length(c->argv), SERVER_ARGV_MAX);
         server_config_free(c);
-        sprintf(p, " a\"\n");
+        text[strlen(text) - 2] = 0;
+        appendf(text, " a\"\n");
         expect_bad(text, 1, "COMMAND: more than 64 words");
 
-        p = text + sprintf(text, "COMMAND=/bin/x\nENVIRONMENT=\"");
+        text[0] = 0;
+        appendf(text, "COMMAND=/bin/x\nENVIRONMENT=\"");
         for (int i = 0; i <= SERVER_ENV_MAX; i++)
-                p += sprintf(p, "K%d=v ", i);
-        sprintf(p, "\"\n");
+                appendf(text, "K%d=v ", i);
+        appendf(text, "\"\n");
         expect_bad(text, 2, "ENVIRONMENT: more than 32 entries");
 
-        p = text + sprintf(text, "COMMAND=/bin/x\nTOOLS=\"");
+        text[0] = 0;
+        appendf(text, "COMMAND=/bin/x\nTOOLS=\"");
         for (int i = 0; i <= SERVER_GLOBS_MAX; i++)
-                p += sprintf(p, "t%d ", i);
-        sprintf(p, "\"\n");
+                appendf(text, "t%d ", i);
+        appendf(text, "\"\n");
         expect_bad(text, 2, "TOOLS: more than 64 patterns");
 
-        p = text + sprintf(text, "COMMAND=/bin/x\nCONFIRMED=");
-        memset(p, 'w', SERVER_GLOB_MAX + 1);
-        sprintf(p + SERVER_GLOB_MAX + 1, "\n");
+        text[0] = 0;
+        appendf(text, "COMMAND=/bin/x\nCONFIRMED=");
+        append_n(text, 'w', SERVER_GLOB_MAX + 1);
+        appendf(text, "\n");
         expect_bad(text, 2, "CONFIRMED: 'wwww");
 
-        p = text + sprintf(text, "URL=http://h/");
-        memset(p, 'u', SERVER_URL_MAX);
-        sprintf(p + SERVER_URL_MAX, "\n");
+        text[0] = 0;
+        appendf(text, "URL=http://h/");
+        append_n(text, 'u', SERVER_URL_MAX);
+        appendf(text, "\n");
         expect_bad(text, 1, "URL: longer than 1024 bytes");
 
-        p = text + sprintf(text, "COMMAND=/");
-        memset(p, 'p', SERVER_PATH_MAX);
-        sprintf(p + SERVER_PATH_MAX, "\n");
+        text[0] = 0;
+        appendf(text, "COMMAND=/");
+        append_n(text, 'p', SERVER_PATH_MAX);
+        appendf(text, "\n");
         expect_bad(text, 1, "not an absolute, normalized path (at most 1024 bytes)");
 
-        p = text + sprintf(text, "COMMAND=/bin/x\nCREDENTIALS=\"");
+        text[0] = 0;
+        appendf(text, "COMMAND=/bin/x\nCREDENTIALS=\"");
         for (int i = 0; i <= SERVER_CREDENTIALS_MAX; i++)
-                p += sprintf(p, "c%d:/c ", i);
-        sprintf(p, "\"\n");
+                appendf(text, "c%d:/c ", i);
+        appendf(text, "\"\n");
         expect_bad(text, 2, "CREDENTIALS: more than 16 credentials");
 
         /* The file as a whole. */
