@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,16 @@ static void say(int level, const char *fmt, ...) {
         }
 }
 
+/* Does a stdio server before servers[i] have the same user tag? */
+static bool tag_taken(const ServerConfigs *s, size_t i) {
+        uint32_t tag = upstream_user_tag(s->servers[i]->name);
+
+        for (size_t j = 0; j < i; j++)
+                if (s->servers[j]->argv && upstream_user_tag(s->servers[j]->name) == tag)
+                        return true;
+        return false;
+}
+
 static int run(int argc, char *argv[]) {
         _cleanup_(server_configs_done) ServerConfigs s = {};
         _cleanup_close_ int dir_fd = -EBADF;
@@ -105,6 +116,11 @@ static int run(int argc, char *argv[]) {
 
                 if (!c->argv)
                         continue;
+                if (tag_taken(&s, i)) {
+                        say(LOG_ERR, "%s/%s.conf: its user tag %06" PRIx32 " is another server's; rename one of "
+                            "them; that server is off", dir, c->name, upstream_user_tag(c->name));
+                        continue;
+                }
                 r = upstream_units_write(dir_fd, argv[1], c, dir, WRAPPER);
                 if (r < 0)
                         say(LOG_ERR, "%s/%s.conf: cannot write its units: %s; that server is off", dir, c->name,

@@ -37,6 +37,16 @@ static char *quote(const char *s, bool dollar) {
         return r;
 }
 
+uint32_t upstream_user_tag(const char *name) {
+        uint32_t h = UINT32_C(2166136261);      /* FNV-1a */
+
+        assert(name);
+
+        for (const char *p = name; *p; p++)
+                h = (h ^ (uint8_t) *p) * UINT32_C(16777619);
+        return (h ^ (h >> 24)) & UINT32_C(0xffffff);
+}
+
 char *unit_quote_exec_word(const char *s) {
         return quote(s, true);
 }
@@ -136,10 +146,14 @@ static int write_environment(FILE *f, const ServerConfig *c) {
 }
 
 static void write_hardening(FILE *f, const ServerConfig *c) {
-        fputs("# As the project's own services (mcp-exec-egress.service): its own dynamic\n"
-              "# user, no capabilities, nothing of the system writable.\n"
-              "DynamicUser=yes\n"
-              "CapabilityBoundingSet=\n"
+        fprintf(f,
+                "# As the project's own services (mcp-exec-egress.service): a dynamic user,\n"
+                "# one per instance (never shared with another connection's), no\n"
+                "# capabilities, nothing of the system writable.\n"
+                "DynamicUser=yes\n"
+                "User=mu%06" PRIx32 "-%%i\n",
+                upstream_user_tag(c->name));
+        fputs("CapabilityBoundingSet=\n"
               "AmbientCapabilities=\n"
               "NoNewPrivileges=yes\n"
               "ProtectSystem=strict\n"

@@ -17,12 +17,22 @@
  * through LoadCredential= and the wrapper (mcp-exec-upstream-exec), never
  * as text in a unit. */
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "server-config.h"
 
 #define UPSTREAM_SOCKET_DIR "/run/mcp-exec/upstream"
 #define UPSTREAM_TOOLS_GROUP "mcp-exec-tools"
+
+/* Each instance runs as a dynamic user of its own, "mu" + the server's tag
+ * (6 hex digits) + "-" + the instance (the connection's number, the peer's
+ * pid and uid): instances of one server never share a uid, so none can reach
+ * another's /tmp or memory through /proc, nor signal it. User names have at
+ * most 31 characters: the tag is a hash of the server's name (two servers
+ * with the same tag cannot both have units, the generator refuses the
+ * second) and leaves 22 for the instance, enough for 10^8 connections. */
+uint32_t upstream_user_tag(const char *name);
 
 /* s as one double-quoted word of ExecStart= (\\, \", %%, $$). NULL on OOM. */
 char *unit_quote_exec_word(const char *s);

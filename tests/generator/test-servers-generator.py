@@ -48,15 +48,20 @@ def test_generator():
             "broken.conf": "COMMAND=/usr/bin/node\n\nTOOLS=a\nTOOLS=b\n",
             "relative.conf": "COMMAND=node\n",
             "Bad.conf": "COMMAND=/usr/bin/node\n",
+            # Two names with one user tag (upstream-units.h): the first in name order has units.
+            "sa1x.conf": "COMMAND=/usr/bin/node\n",
+            "smbe.conf": "COMMAND=/usr/bin/node\n",
         })
         # Never fails boot: status 0 with bad files.
         check(p.returncode == 0, "generator exit %d: %s" % (p.returncode, p.stderr))
         units = sorted(os.listdir(out))
         check(units == ["mcp-exec-upstream-everything.socket", "mcp-exec-upstream-everything@.service",
                         "mcp-exec-upstream-memory.socket", "mcp-exec-upstream-memory@.service",
+                        "mcp-exec-upstream-sa1x.socket", "mcp-exec-upstream-sa1x@.service",
                         "sockets.target.wants"], "units written: %s" % units)
         wants = sorted(os.listdir(os.path.join(out, "sockets.target.wants")))
-        check(wants == ["mcp-exec-upstream-everything.socket", "mcp-exec-upstream-memory.socket"],
+        check(wants == ["mcp-exec-upstream-everything.socket", "mcp-exec-upstream-memory.socket",
+                        "mcp-exec-upstream-sa1x.socket"],
               "wants: %s" % wants)
         check(os.readlink(os.path.join(out, "sockets.target.wants", "mcp-exec-upstream-memory.socket")) ==
               os.path.join(out, "mcp-exec-upstream-memory.socket"), "want link target")
@@ -65,7 +70,9 @@ def test_generator():
         for needle in (sd + "/broken.conf:4: TOOLS is set twice (first on line 3); that server is off",
                        sd + "/relative.conf:1: COMMAND: 'node' is not an absolute",
                        sd + "/Bad.conf: 'Bad' is not a server name",
-                       "2 upstream server(s) with units, 3 refused"):
+                       sd + "/smbe.conf: its user tag 8d6bf0 is another server's; rename one of them; "
+                       "that server is off",
+                       "3 upstream server(s) with units, 3 refused"):
             check(needle in err, "generator stderr lacks %r:\n%s" % (needle, err))
         with open(os.path.join(out, "mcp-exec-upstream-everything@.service")) as f:
             svc = f.read()

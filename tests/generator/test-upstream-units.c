@@ -66,7 +66,13 @@ static void test_service(void) {
         ASSERT_CONTAINS(text, "\nLoadCredential=tok:/etc/credstore/srv.token\nLoadCredential=two:/run/two\n");
         ASSERT_CONTAINS(text, "\nSourcePath=/etc/mcp-exec/servers.d/srv.conf\n");
         ASSERT_CONTAINS(text, "\nStandardInput=socket\nStandardOutput=socket\nStandardError=journal\n");
-        ASSERT_CONTAINS(text, "\nDynamicUser=yes\n");
+        ASSERT_CONTAINS(text, "\nDynamicUser=yes\nUser=mu");
+        {
+                /* A user of its own per instance: the server's tag, then the instance. */
+                char user[64];
+                snprintf(user, sizeof user, "\nUser=mu%06x-%%i\n", (unsigned) upstream_user_tag("srv"));
+                ASSERT_CONTAINS(text, user);
+        }
         ASSERT_CONTAINS(text, "\nCapabilityBoundingSet=\n");
         ASSERT_CONTAINS(text, "\nNoNewPrivileges=yes\n");
         ASSERT_CONTAINS(text, "\nProtectSystem=strict\n");
@@ -128,6 +134,23 @@ static void test_hostile_lines(void) {
         server_config_free(c);
 }
 
+static void test_user_tag(void) {
+        /* 24 bits, fixed (names of running instances outlive a reload), distinct for most names. */
+        ASSERT_EQ_U64(upstream_user_tag("srv"), upstream_user_tag("srv"));
+        ASSERT_TRUE(upstream_user_tag("memory") != upstream_user_tag("everything"));
+        ASSERT_TRUE(upstream_user_tag("a") != upstream_user_tag("b"));
+        /* Two names that share one: the generator refuses the second. */
+        ASSERT_EQ_U64(upstream_user_tag("sa1x"), upstream_user_tag("smbe"));
+        ASSERT_EQ_U64(upstream_user_tag("sa1x"), 0x8d6bf0);
+        /* "mu" + 6 + "-" leaves 22 of a user name's 31 characters for the
+         * instance "N-PID-UID": N < 10^8 with a 7-digit pid and a 5-digit uid. */
+        ASSERT_TRUE(strlen("mu123456-") + strlen("99999999-4194304-65519") <= 31);
+        for (const char *n = "abcdefghijklmnopqrstuvwxyz0123456789"; *n; n++) {
+                char name[2] = { *n, 0 };
+                ASSERT_TRUE(upstream_user_tag(name) <= 0xffffff);
+        }
+}
+
 static void test_write(void) {
         char dir[] = "/tmp/test-upstream-units.XXXXXX", path[256], link[256], cmd[300];
         ServerConfig *c = parse("COMMAND=/usr/bin/srv\n");
@@ -165,6 +188,7 @@ int main(void) {
         test_quote();
         test_service();
         test_hostile_lines();
+        test_user_tag();
         test_write();
         return 0;
 }

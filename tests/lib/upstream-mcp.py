@@ -171,6 +171,10 @@ def check_memory(name):
     b, unit_b = held_instance(name)
     if unit_a == unit_b:
         die("two connections, one instance: %s" % unit_a)
+    # A dynamic user each: neither can reach the other's /tmp (its graph) through /proc.
+    uid_a, uid_b = uid_of(instance_pid(unit_a))[0], uid_of(instance_pid(unit_b))[0]
+    if uid_a == uid_b or not (DYN_MIN <= uid_a <= DYN_MAX and DYN_MIN <= uid_b <= DYN_MAX):
+        die("the instances run as uids %d and %d: not two dynamic users" % (uid_a, uid_b))
     a.call("create_entities", {"entities": [{"name": "alice-secret", "entityType": "person",
                                              "observations": ["only on connection A"]}]})
     if graph_names(a) != ["alice-secret"]:
@@ -185,7 +189,8 @@ def check_memory(name):
     c, unit_c = held_instance(name)
     if graph_names(c) != []:
         die("a new connection sees an old one's entities: %s" % graph_names(c))
-    print("%s, %s and %s: three instances, three graphs" % (unit_a, unit_b, unit_c))
+    print("%s, %s and %s: three instances, three graphs, uids %d and %d for the first two"
+          % (unit_a, unit_b, unit_c, uid_a, uid_b))
     b.close()
     c.close()
 
