@@ -2,7 +2,12 @@
 /* libFuzzer target: the input is the text of servers.d/NAME.conf.
  * server_config_parse() must not crash nor leak; a refusal is one line that
  * names the file; what it accepts keeps every documented limit, and nothing
- * it accepts holds a control character but tab (it goes into unit files). */
+ * it accepts holds a control character but tab (it goes into unit files).
+ * For an accepted stdio server, the generator's service unit
+ * (upstream-units.h) is made too: every line is a comment, a section or
+ * Key=..., none ends in a backslash (a continuation), and ExecStart= and
+ * Environment=, read back as systemd reads them (quotes, \\ \", %%, $$),
+ * give exactly the file's words. */
 
 #include <errno.h>
 #include <stdint.h>
@@ -11,6 +16,93 @@
 
 #include "server-config.h"
 #include "strv.h"
+#include "upstream-units.h"
+
+/* One double-quoted word of a unit line at *p, unquoted as systemd does
+ * (\\ and \" in quotes; then the specifier %% and, in ExecStart=, $$). A
+ * lone % or $ would be substituted by systemd: abort. */
+static char *unquote_word(const char **p, bool dollar) {
+        const char *s = *p;
+        char *r = malloc(strlen(s) + 1), *o = r;
+
+        if (!r || *s++ != '"')
+                abort();
+        for (; *s != '"'; s++) {
+                if (!*s)
+                        abort();
+                if (*s == '\\') {
+                        s++;
+                        if (*s != '\\' && *s != '"')
+                                abort();
+                } else if (*s == '%' || (dollar && *s == '$')) {
+                        if (s[1] != *s)
+                                abort();
+                        s++;
+                }
+                *o++ = *s;
+        }
+        *o = 0;
+        s++;
+        if (*s == ' ')
+                s++;
+        *p = s;
+        return r;
+}
+
+static void expect_word(const char **p, const char *want, bool dollar) {
+        char *w = unquote_word(p, dollar);
+
+        if (strcmp(w, want) != 0)
+                abort();
+        free(w);
+}
+
+static void check_unit(const ServerConfig *c) {
+        char *text = NULL;
+        const char *l, *p, *eq;
+        size_t n_env = 0;
+
+        if (upstream_service_unit(c, "/etc/mcp-exec/servers.d", "/usr/libexec/mcp-exec/mcp-exec-upstream-exec",
+                                  &text) < 0)
+                return;         /* out of memory */
+        for (l = text; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] == '\n')) {
+                size_t n = strcspn(l, "\n");
+
+                if (n == 0 || l[0] == '#' || l[0] == '[')
+                        continue;
+                eq = memchr(l, '=', n);
+                if (!eq || l[n - 1] == '\\' ||
+                    strspn(l, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != (size_t) (eq - l))
+                        abort();
+                if (strncmp(l, "ExecStart=", 10) == 0) {
+                        p = l + 10;
+                        if (c->n_credential_env > 0) {
+                                expect_word(&p, "/usr/libexec/mcp-exec/mcp-exec-upstream-exec", true);
+                                for (size_t i = 0; i < c->n_credential_env; i++) {
+                                        char pair[256];
+                                        snprintf(pair, sizeof pair, "%s=%s", c->credential_env[i].env,
+                                                 c->credential_env[i].id);
+                                        expect_word(&p, pair, true);
+                                }
+                                expect_word(&p, "--", true);
+                        }
+                        STRV_FOREACH(a, c->argv)
+                                expect_word(&p, *a, true);
+                        if (*p != '\n')
+                                abort();
+                } else if (strncmp(l, "Environment=", 12) == 0) {
+                        p = l + 12;
+                        if (n_env >= strv_length(c->environment))
+                                abort();
+                        expect_word(&p, c->environment[n_env++], false);
+                        if (*p != '\n')
+                                abort();
+                }
+        }
+        if (n_env != strv_length(c->environment))
+                abort();
+        free(text);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -82,6 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (!c || error)
                         abort();
                 check_config(c);
+                if (c->argv)
+                        check_unit(c);
                 server_config_free(c);
         } else if (r == -EINVAL) {
                 if (c || !error || strncmp(error, "/etc/mcp-exec/servers.d/fuzz.conf:", 34) != 0 ||
