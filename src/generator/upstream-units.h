@@ -21,8 +21,10 @@
 #include <stdio.h>
 
 #include "server-config.h"
+#include "tools-proto.h"
 
-#define UPSTREAM_SOCKET_DIR "/run/mcp-exec/upstream"
+/* Where the gateway connects (tools-proto.h): NAME.sock there. */
+#define UPSTREAM_SOCKET_DIR TOOLS_UPSTREAM_DIR
 #define UPSTREAM_TOOLS_GROUP "mcp-exec-tools"
 
 /* Each instance runs as a dynamic user of its own, "mu" + the server's tag
