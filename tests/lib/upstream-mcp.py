@@ -13,6 +13,8 @@ reason on a failed check)
                               namespace, `systemctl show` without the canary
   memory NAME                 two connections at once are two instances: an entity
                               created on one is not seen on the other
+  gateway CANARY              through mcp-exec-toolsd: runs of two callers, a memory server
+                              instance per caller, get-env's credential
   argv-env NAME KEY VALUE ARG...  the instance's argv (after ExecStart= parsing) is ARG...
                               and its environment has KEY=VALUE exactly
 """
@@ -231,6 +233,97 @@ def check_env_of(name, key, value, args):
     s.close()
 
 
+# ---- through the gateway (mcp-exec-toolsd), as the broker and a run use it ----
+
+def recv_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            die("the gateway closed the run's connection")
+        buf += chunk
+    return buf
+
+
+class GatewayRun:
+    """A run of CALLER: the control packet with the run's end of a socketpair,
+    then framed requests on it (4-byte big-endian length + JSON)."""
+
+    def __init__(self, caller):
+        self.ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+        self.ctl.settimeout(30)
+        self.ctl.connect("/run/mcp-exec/tools.sock")
+        self.run, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.run.settimeout(60)
+        msg = {"op": "run", "run": "upstream-test-%d" % os.getpid(), "caller": caller}
+        socket.send_fds(self.ctl, [json.dumps(msg).encode()], [theirs.fileno()])
+        theirs.close()
+        reply = json.loads(self.ctl.recv(65536))
+        if not reply.get("ok"):
+            die("the gateway refused the run of %s: %s" % (caller, reply))
+        self.servers = reply["servers"]
+        self.next_id = 1
+
+    def ask(self, req):
+        req = dict(req, id=self.next_id)
+        self.next_id += 1
+        data = json.dumps(req).encode()
+        self.run.sendall(len(data).to_bytes(4, "big") + data)
+        n = int.from_bytes(recv_exact(self.run, 4), "big")
+        ans = json.loads(recv_exact(self.run, n))
+        if ans.get("id") != req["id"]:
+            die("answer %s to request %d" % (ans.get("id"), req["id"]))
+        if "error" in ans:
+            die("%s: %s" % (req, ans["error"]))
+        return ans
+
+    def call(self, server, tool, args):
+        r = self.ask({"op": "call", "server": server, "tool": tool, "arguments": args})["result"]
+        if r.get("isError"):
+            die("%s.%s failed: %s" % (server, tool, r))
+        return r
+
+    def graph(self):
+        r = self.call("memory", "read_graph", {})
+        g = r.get("structuredContent") or json.loads(r["content"][0]["text"])
+        return sorted(e["name"] for e in g["entities"])
+
+    def end(self):
+        self.ctl.send(json.dumps({"op": "end"}).encode())
+        counts = json.loads(self.ctl.recv(65536))
+        self.ctl.close()
+        self.run.close()
+        return counts
+
+
+def check_gateway(canary):
+    """The gateway reaches the generator's sockets as its own dynamic user (a member of
+    mcp-exec-tools) and keeps one upstream instance per caller: caller A's graph is A's
+    in a later run, and never B's."""
+    a = GatewayRun("uid:1000")
+    if sorted(a.servers) != ["everything", "memory"]:
+        die("the gateway offers uid:1000 %s, not everything and memory" % a.servers)
+    listed = {s["name"]: [t["name"] for t in s["tools"]] for s in a.ask({"op": "servers"})["servers"]}
+    if "create_entities" not in listed.get("memory", []) or "get-env" not in listed.get("everything", []):
+        die("the gateway's tool lists: %s" % listed)
+    a.call("memory", "create_entities", {"entities": [{"name": "alice-private", "entityType": "person",
+                                                       "observations": ["uid 1000 only"]}]})
+    env = json.loads(a.call("everything", "get-env", {})["content"][0]["text"])
+    if env.get("API_KEY") != canary:
+        die("get-env through the gateway: API_KEY %r" % env.get("API_KEY"))
+    counts = a.end()
+    b = GatewayRun("uid:1001")
+    if b.graph() != []:
+        die("caller uid:1001 sees uid:1000's graph: %s" % b.graph())
+    b.end()
+    a2 = GatewayRun("uid:1000")
+    if a2.graph() != ["alice-private"]:
+        die("caller uid:1000's next run lost its graph: %s" % a2.graph())
+    a2.end()
+    print("through the gateway: tools of %s; uid:1000's entity kept for its next run, not seen by uid:1001; "
+          "counts %s" % (sorted(listed), json.dumps(counts.get("servers"))))
+
+
 def main():
     what, name = sys.argv[1], sys.argv[2]
     if what == "tools":
@@ -239,6 +332,8 @@ def main():
         check_env(name, sys.argv[3])
     elif what == "memory":
         check_memory(name)
+    elif what == "gateway":
+        check_gateway(name)
     elif what == "argv-env":
         # argv-env NAME KEY VALUE ARG...: both at once, one instance.
         check_env_of(name, sys.argv[3], sys.argv[4], sys.argv[5:])

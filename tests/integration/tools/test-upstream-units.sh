@@ -9,7 +9,10 @@
 # without network, gets its credential in the variable CREDENTIAL_ENV names (get-env shows it),
 # and the canary is nowhere in `systemctl show`, the generated units or the journal; arguments
 # and environment reach the server exactly as written (%, $, \, ;, quotes); the bad files are
-# named with their line in the journal and only their servers are off.
+# named with their line in the journal and only their servers are off. Then through the gateway
+# (mcp-exec-toolsd, as the broker and runs speak to it): it reaches the sockets as its own dynamic
+# user, lists the real servers' tools, calls them, and keeps one instance per caller: uid:1000's
+# entity is there in its next run and not in uid:1001's.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 
@@ -27,14 +30,17 @@ done
 
 cleanup() {
     bx sh -c 'systemctl stop "mcp-exec-upstream-*.socket" "mcp-exec-upstream-*@*.service"
+              systemctl stop mcp-exec-tools.service
               rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf \
                     /etc/mcp-exec/servers.d/argv.conf /etc/mcp-exec/servers.d/bad.conf \
                     /etc/mcp-exec/servers.d/Bad-Name.conf /etc/credstore/mcp-test-everything.token
               [ "$1" = 1 ] || rmdir /etc/mcp-exec/servers.d 2>/dev/null
               systemctl daemon-reload
-              systemctl reset-failed "mcp-exec-upstream-*"' sh "$had_sd" >/dev/null 2>&1
+              [ "$2" = active ] || systemctl stop mcp-exec-tools.socket
+              systemctl reset-failed "mcp-exec-upstream-*"' sh "$had_sd" "$tools_socket" >/dev/null 2>&1
 }
 bx test -e "$SD" && had_sd=1 || had_sd=0
+tools_socket=$(bx systemctl is-active mcp-exec-tools.socket 2>/dev/null)
 at_exit cleanup
 
 bx mkdir -p "$SD"
@@ -57,6 +63,7 @@ EOF2
 cat >"$BOXROOT$SD/argv.conf" <<'EOF2'
 COMMAND="/bin/sh -c \"read x\" sh %n $HOME ; a\\b 'q' %% $$ \"two  words\" \"\""
 ENVIRONMENT="\"HOSTILE=%n $HOME a\\b ; 'q' %%\""
+CALLERS=""
 EOF2
 printf 'COMMAND=/bin/true\nDESCRIPTION=x\nNETWORK=wide\n' >"$BOXROOT$SD/bad.conf"
 printf 'COMMAND=/bin/true\n' >"$BOXROOT$SD/Bad-Name.conf"
@@ -114,6 +121,18 @@ log "$out"
 out=$(bx "$PY" "$MCP" argv-env argv HOSTILE "%n \$HOME a\\b ; 'q' %%" \
     /bin/sh -c "read x" sh %n '$HOME' ';' 'a\b' "'q'" %% '$$' "two  words" "" 2>&1) || fail "$out"
 log "$out"
+
+# --- through the gateway (mcp-exec-toolsd, its own dynamic user in mcp-exec-tools), as the broker
+# and runs use it: one upstream instance per caller, kept from run to run.
+if bx systemctl cat mcp-exec-tools.socket >/dev/null 2>&1; then
+    # Started again, it reads servers.d as written now.
+    bx systemctl stop mcp-exec-tools.service
+    bx systemctl start mcp-exec-tools.socket || fail "cannot start mcp-exec-tools.socket"
+    out=$(bx "$PY" "$MCP" gateway "$CANARY" 2>&1) || fail "$out"$'\n'"$(bx journalctl -u mcp-exec-tools.service -n 20 --no-pager)"
+    log "$out"
+else
+    log "no mcp-exec-tools.socket in this build: the gateway's part skipped"
+fi
 
 # --- the canary: nowhere but in the server's own environment.
 bx grep -rlF "$CANARY" /run/systemd/generator /run/systemd/transient /etc/systemd 2>/dev/null &&
