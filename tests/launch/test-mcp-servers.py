@@ -14,9 +14,9 @@ import contextlib
 import io
 import json
 import os
-import pydoc
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import types
@@ -218,7 +218,14 @@ check(gw.requests == [] and threading.active_count() == threads_before,
 check(m.servers() == ["everything", "memory"] and m.servers() == ["everything", "memory"]
       and len(gw.calls("servers")) == 1, "servers(): the gateway's list, asked once: %s" % gw.requests)
 fd = int(gw.fd)
-check(not os.get_inheritable(fd), "the connection is not inherited by programs the code starts")
+child = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import mcp_servers\n"
+                        "try:\n mcp_servers.call('everything', 'echo', message='x')\n"
+                        "except mcp_servers.ToolsUnavailable as e:\n print(e)", os.path.abspath(sys.argv[1])],
+                       capture_output=True, text=True, close_fds=False)
+check(not os.get_inheritable(fd) and os.environ["MCP_EXEC_TOOLS_FD"] == "in-use-by-pid-%d" % os.getpid()
+      and "belongs to process %d" % os.getpid() in child.stdout,
+      "once used, the connection is not inherited by programs the code starts, and they say why: %r %r"
+      % (child.stdout, child.stderr[-300:]))
 
 from mcp_servers import everything  # noqa: E402
 import mcp_servers.everything  # noqa: E402,F811

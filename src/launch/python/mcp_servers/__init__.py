@@ -423,9 +423,16 @@ def _open():
         return _state["connection"]
 
 
+_IN_USE = "in-use-by-pid-"
+
+
 def _connect(value):
     import socket
     import stat
+    if value.startswith(_IN_USE):
+        _state["why"] = ("this process has no tools: the run's tools connection belongs to process %s, which "
+                         "used it first (one connection carries one process's calls)" % value[len(_IN_USE):])
+        return None
     if not (value.isascii() and value.isdigit() and len(value) < 10):
         _state["why"] = "this run has no tools: MCP_EXEC_TOOLS_FD=%r is not a descriptor number" % value
         return None
@@ -440,10 +447,12 @@ def _connect(value):
     except OSError as e:
         _state["why"] = "this run has no tools: MCP_EXEC_TOOLS_FD=%s is no usable socket (%s)" % (value, e)
         return None
-    # Programs the code starts do not get it; sends and receives block (the
-    # reader and the writer threads rely on that).
+    # Programs the code starts from now on do not get it (two processes'
+    # frames and answers would mix on the one stream), and learn why from
+    # the variable; sends and receives block (the threads rely on that).
     sock.set_inheritable(False)
     sock.setblocking(True)
+    _os.environ["MCP_EXEC_TOOLS_FD"] = _IN_USE + str(_os.getpid())
     return _Connection(sock)
 
 
