@@ -218,7 +218,7 @@ check(gw.requests == [] and threading.active_count() == threads_before,
 check(m.servers() == ["everything", "memory"] and m.servers() == ["everything", "memory"]
       and len(gw.calls("servers")) == 1, "servers(): the gateway's list, asked once: %s" % gw.requests)
 fd = int(gw.fd)
-child = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import mcp_servers\n"
+child = subprocess.run([sys.executable, "-B", "-c", "import sys; sys.path.insert(0, sys.argv[1]); import mcp_servers\n"
                         "try:\n mcp_servers.call('everything', 'echo', message='x')\n"
                         "except mcp_servers.ToolsUnavailable as e:\n print(e)", os.path.abspath(sys.argv[1])],
                        capture_output=True, text=True, close_fds=False)
