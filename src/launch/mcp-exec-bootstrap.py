@@ -103,6 +103,19 @@ def _packages_setup(prefix):
     return dirs
 
 
+def _tools_path():
+    """Code mode (issue 40): the mcp_servers package, in python/ next to this
+    file (installed with it, read-only as it is), importable by the code:
+    on sys.path after the standard library and before the site packages
+    (where _add_sites() puts a run's own), so that nothing installed shadows
+    it. Only the path: nothing is imported until the code imports it."""
+    d = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python")
+    if d in sys.path or not os.path.isdir(d):
+        return
+    i = next((k for k, p in enumerate(sys.path) if p.endswith(("/site-packages", "/dist-packages"))), len(sys.path))
+    sys.path.insert(i, d)
+
+
 def _figure_hooks(ctl, state):
     """plt.show() hands every open figure to the parent (a PNG in a memfd on
     the control socket) and closes it; at exit (a session: at the end of the
@@ -402,6 +415,7 @@ def main():
     import socket
 
     preload, session, sites = [], False, []
+    _tools_path()
     for a in sys.argv[1:]:
         if a.startswith("--preload="):
             preload = [m for m in a[len("--preload="):].split(",") if m]

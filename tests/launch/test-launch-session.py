@@ -25,6 +25,8 @@ STAGE = tempfile.mkdtemp(prefix="mcp-exec-launch-test.", dir="/var/tmp" if os.pa
 atexit.register(shutil.rmtree, STAGE, True)
 LAUNCHER = shutil.copy2(sys.argv[1], STAGE)
 BOOTSTRAP = shutil.copy2(sys.argv[2], STAGE)
+# Code mode's package, next to the bootstrap as installed (issue 40).
+shutil.copytree(os.path.join(os.path.dirname(sys.argv[2]), "python"), os.path.join(STAGE, "python"))
 failures = []
 
 
@@ -130,6 +132,26 @@ check(ok_done(r) and r["stdout"] == "42\n", "globals persist: print(x + 1) gave 
 status = [f for f in r["frames"] if f[0] == 1]
 check(len(status) == 1 and status[0][1].get("exit_code") == 0 and status[0][1].get("session_lost") is False
       and r["frames"][-1][0] == 6, "the result channel carries the call's status and its end: %s" % r["frames"])
+
+# The mcp_servers package: on the code's path (after the standard library,
+# before the site packages), not imported until the code imports it; without
+# a tools connection it lists no servers and a call says why.
+code = """import sys
+loaded = 'mcp_servers' in sys.modules
+import mcp_servers
+mine = sys.path.index(%r)
+site = min(i for i, p in enumerate(sys.path) if p.endswith(('site-packages', 'dist-packages')))
+stdlib = max(i for i, p in enumerate(sys.path) if p.endswith('/lib-dynload'))
+try:
+    mcp_servers.call('everything', 'echo', message='hi')
+except mcp_servers.ToolsUnavailable as e:
+    why = 'MCP_EXEC_TOOLS_FD' in str(e)
+print(loaded, mcp_servers.__file__.startswith(%r), stdlib < mine < site, mcp_servers.servers(), why)
+""" % (os.path.join(STAGE, "python"), os.path.join(STAGE, "python", "mcp_servers"))
+r = s.call(code)
+check(ok_done(r) and r["stdout"] == "False True True [] True\n",
+      "mcp_servers: importable, from next to the bootstrap, not preloaded, no tools without a connection: %r %r"
+      % (r["stdout"], r["stderr"][-300:]))
 
 r = s.call("import sys\nprint(sys.stdin.read().upper())", stdin=b"hello")
 check(ok_done(r) and r["stdout"] == "HELLO\n", "each call has its own stdin: %r" % r["stdout"])

@@ -5,7 +5,8 @@
 #              refills take only CPU the runs leave, and code never starts at the importing
 #              weight (the kernel's own value, not only the property; importing: in outpaced)
 #   isolation  two consecutive warm runs: different uids, an empty /tmp, nothing of the first
-#              visible to the second (files, processes); both served by warm units
+#              visible to the second (files, processes); both served by warm units; the code
+#              imports mcp_servers (code mode), which no warm unit preloads
 #   timeout    the unit that waited longest still gives its run the full timeout; a run past its
 #              timeout on a warm unit is stopped at it and reported timed_out
 #   notify     code writing READY=1, EXTEND_TIMEOUT_USEC=, STOPPING=1 to the notify socket gains
@@ -115,10 +116,13 @@ open("/tmp/mcppoolsecret", "w").write("x")
 os.makedirs("/tmp/outputs", exist_ok=True)
 p = subprocess.Popen(["sleep", "300"], start_new_session=True)
 print(json.dumps({"uid": os.getuid(), "tmp": sorted(os.listdir("/tmp")), "bg": p.pid}))'
-code_b='import os, json
+code_b='import os, json, sys
 procs = [p for p in os.listdir("/proc") if p.isdigit()]
+mcp = ["mcp_servers" in sys.modules]
+import mcp_servers
+mcp += [mcp_servers.servers(), mcp_servers.__file__]
 print(json.dumps({"uid": os.getuid(), "tmp": sorted(os.listdir("/tmp")), "shm": sorted(os.listdir("/dev/shm")),
-                  "procs": len(procs), "mods": "json" in __import__("sys").modules}))'
+                  "procs": len(procs), "mods": "json" in sys.modules, "mcp": mcp}))'
 out_a=$(call --timeout 20 -- "$code_a") || fail "run A failed: $out_a $(call_err)"
 wait_for 10 pool_full 1 || true
 out_b=$(call --timeout 20 -- "$code_b") || fail "run B failed: $out_b $(call_err)"
@@ -126,6 +130,7 @@ log "A: $(jget "$out_a" 'r["stdout"]')"
 log "B: $(jget "$out_b" 'r["stdout"]')"
 was_warm "$out_a" || fail "run A was not served by a warm unit"
 was_warm "$out_b" || fail "run B was not served by a warm unit"
+jcheck "$out_b" 'r["exit_code"] == 0' "run B's code failed (mcp_servers not importable?)"
 "$PY" - "$(jget "$out_a" 'r["stdout"]')" "$(jget "$out_b" 'r["stdout"]')" <<'PYEOF' || fail "two warm runs were not isolated"
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
@@ -140,6 +145,9 @@ if b["procs"] > 3:
     bad.append("run B sees %d processes (its own are python, maybe a shell: at most 3)" % b["procs"])
 if not b["mods"]:
     bad.append("the preload (json) was not imported in the warm interpreter")
+# Code mode's package: importable in the sandbox, from next to the bootstrap, never preloaded.
+if b["mcp"][0] or b["mcp"][1] != [] or not b["mcp"][2].endswith("/mcp-exec/python/mcp_servers/__init__.py"):
+    bad.append("mcp_servers: preloaded, or not from the bootstrap's python/, or servers without tools: %r" % b["mcp"])
 print("\n".join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)
 PYEOF
