@@ -94,7 +94,7 @@ int launch_fail(const char *msg, int error) {
 int launch_send_fds(int sock, const char *msg, const int *fds, size_t n) {
         union {
                 struct cmsghdr h;
-                uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
+                uint8_t buf[CMSG_SPACE(sizeof(int) * LAUNCH_SEND_FDS_MAX)];
         } control = {};
         struct iovec iov = { .iov_base = (void *) msg, .iov_len = strlen(msg) };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
@@ -102,7 +102,7 @@ int launch_send_fds(int sock, const char *msg, const int *fds, size_t n) {
 
         assert(msg);
         assert(fds || n == 0);
-        assert(n <= 4);
+        assert(n <= LAUNCH_SEND_FDS_MAX);
         if (n > 0) {
                 mh.msg_control = &control;
                 mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);

@@ -37,6 +37,8 @@ void launch_set_err_fd(int fd);
 int launch_fail(const char *msg, int error);
 
 /* One packet with msg and up to 4 fds. */
+/* The most: a run's stdin, stdout, stderr, code and its tools connection. */
+#define LAUNCH_SEND_FDS_MAX 5
 int launch_send_fds(int sock, const char *msg, const int *fds, size_t n);
 
 /* PID 1 of the run's own PID namespace (PrivatePIDs=, systemd >= 257),

@@ -122,3 +122,20 @@ sdk_kill_midcall() {
     log "sdk: outcome after $((SECONDS - t0)) s: $SDK_OUTCOME"
     wait "$node" || fail "sdk: the client script failed"
 }
+
+# upstream_clients_dir: the clients' directory where hardened units (ProtectHome=) see it, for
+# code mode's upstream servers (server-everything, server-memory) run from its node_modules. A
+# checkout under /home or /root is bound read-only at /run/mcp-test-clients in the box (once per
+# box); elsewhere it is $CLIENTS itself.
+upstream_clients_dir() {
+    case $CLIENTS in
+    /home/* | /root/*)
+        bx sh -c 'mountpoint -q /run/mcp-test-clients ||
+                  { mkdir -p /run/mcp-test-clients && mount --bind -o ro "$1" /run/mcp-test-clients; }' \
+            sh "$CLIENTS" || fail "cannot bind $CLIENTS at /run/mcp-test-clients in the box"
+        echo /run/mcp-test-clients
+        ;;
+    *) echo "$CLIENTS" ;;
+    esac
+}
+

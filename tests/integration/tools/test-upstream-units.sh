@@ -20,10 +20,10 @@ SD=/etc/mcp-exec/servers.d
 MCP="$ITEST_DIR/lib/upstream-mcp.py"
 CANARY="mcp-canary-upstream-$RANDOM$RANDOM-credential"
 [[ $NODE == /* ]] || skip "MCP_TEST_NODE=$NODE is not an absolute path, which COMMAND= needs"
-case $CLIENTS in
-/home/* | /root/*) skip "the npm servers are under $CLIENTS, which ProtectHome= hides from the upstream units" ;;
+case $NODE in
+/home/* | /root/*) skip "MCP_TEST_NODE=$NODE is under /home or /root, which ProtectHome= hides from the upstream units" ;;
 esac
-node_modules=$CLIENTS/node_modules/@modelcontextprotocol
+node_modules=$(upstream_clients_dir)/node_modules/@modelcontextprotocol
 for s in server-everything server-memory; do
     bx test -f "$node_modules/$s/dist/index.js" || fail "no $node_modules/$s/dist/index.js"
 done

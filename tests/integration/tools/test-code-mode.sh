@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Code mode end to end (issue 40): a run's Python calls another MCP server's tools through
+# mcp_servers, with every piece real: the operator's servers.d, the generator's units for the
+# npm server-everything (pinned in tests/node-clients), mcp-exec-toolsd, the broker's tools link
+# and the launcher's fd. Checks: the code chains 200 calls and 20 concurrent async ones and
+# returns only its summary; a server whose CALLERS do not list the caller is refused to the code
+# and left out of the exec tool's description (which names the other, in the operator's words);
+# the result's tool_calls counts the calls; the 221st call of a run stops at MAX_CALLS=220; the run cannot reach the gateway's or an upstream's
+# socket by path (only its own connection); a warm unit (started before servers.d was written)
+# gets its tools as a cold one does; a sandbox session keeps one tools connection for its calls;
+# and with servers.d empty again a run gets no tools and says so clearly.
+. "$(dirname "$0")/../../lib/itest.sh"
+. "$ITEST_DIR/lib/node-clients.sh"
+
+SD=/etc/mcp-exec/servers.d
+[[ $NODE == /* ]] || skip "MCP_TEST_NODE=$NODE is not an absolute path, which COMMAND= needs"
+case $NODE in
+/home/* | /root/*) skip "MCP_TEST_NODE=$NODE is under /home or /root, which ProtectHome= hides from the upstream units" ;;
+esac
+everything=$(upstream_clients_dir)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+bx test -f "$everything" || fail "no $everything in the box"
+
+cleanup() {
+    bx sh -c 'rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf
+              [ "$1" = 1 ] || rmdir /etc/mcp-exec/servers.d 2>/dev/null
+              systemctl stop "mcp-exec-upstream-*.socket" "mcp-exec-upstream-*@*.service" mcp-exec-tools.service
+              systemctl daemon-reload
+              systemctl reset-failed "mcp-exec-upstream-*" mcp-exec-tools.service' sh "$had_sd" >/dev/null 2>&1
+}
+bx test -e "$SD" && had_sd=1 || had_sd=0
+at_exit cleanup
+
+# A warm unit from before servers.d existed: it must get its tools all the same.
+assert_runs_work
+
+bx mkdir -p "$SD"
+cat >"$BOXROOT$SD/everything.conf" <<EOF2
+DESCRIPTION="The MCP reference server (echo, get-sum)"
+COMMAND="$NODE $everything stdio"
+MAX_CALLS=220
+EOF2
+# Not for this test's callers (uid:0 through the broker, uid:0 over stdio).
+cat >"$BOXROOT$SD/memory.conf" <<EOF2
+DESCRIPTION="A knowledge graph for uid 4242 only"
+COMMAND="$NODE $everything stdio"
+CALLERS=uid:4242
+EOF2
+chmod 0644 "$BOXROOT$SD"/*.conf
+bx systemctl daemon-reload || fail "daemon-reload failed"
+bx systemctl start sockets.target || fail "cannot start sockets.target"
+# The gateway reads servers.d when it starts.
+bx systemctl stop mcp-exec-tools.service 2>/dev/null
+bx systemctl start mcp-exec-tools.socket || fail "cannot start mcp-exec-tools.socket"
+bx systemctl is-active --quiet mcp-exec-upstream-everything.socket || fail "no upstream socket for everything"
+
+CODE='import asyncio, os, socket, mcp_servers
+from mcp_servers import everything
+names = mcp_servers.servers()
+assert "everything" in names and "memory" not in names, names
+outs = [everything.echo(message="m%d" % i) for i in range(200)]
+assert all("m%d" % i in str(o) for i, o in enumerate(outs)), outs[:3]
+async def many():
+    return await asyncio.gather(*[everything.echo_async(message="a%d" % i) for i in range(20)])
+res = asyncio.run(many())
+assert all("a%d" % i in str(r) for i, r in enumerate(res)), res[:3]
+try:
+    everything.echo(message="one too many")
+    print("limit: none")
+except mcp_servers.LimitReached:
+    print("limit: LimitReached")
+try:
+    mcp_servers.call("memory", "echo", message="x")
+    print("memory: reachable")
+except mcp_servers.ToolCallError as e:
+    print("memory:", type(e).__name__)
+reached = []
+for path in ("/run/mcp-exec/tools.sock", "/run/mcp-exec/upstream/everything.sock"):
+    for kind in (socket.SOCK_SEQPACKET, socket.SOCK_STREAM):
+        s = socket.socket(socket.AF_UNIX, kind)
+        try:
+            s.connect(path)
+            reached.append(path)
+        except OSError:
+            pass
+        s.close()
+print("reached by path:", reached)
+print("doc:", "message" in (everything.echo.__doc__ or "") or "echo" in (everything.echo.__doc__ or ""))
+print("ok", len(outs), len(res))'
+
+# --- a run: the warm unit that was waiting, then a cold one (the pool refills).
+for which in first second; do
+    out=$(call --timeout 60 -- "$CODE") || fail "$which run: $out $(call_err | head -5)"
+    jcheck "$out" 'r["exit_code"] == 0' "$which run failed"
+    jcheck "$out" '"ok 200 20" in r["stdout"]' "$which run: the calls did not all come back"
+    jcheck "$out" '"memory: Refused" in r["stdout"]' "$which run: memory (CALLERS=uid:4242) was not refused"
+    jcheck "$out" '"limit: LimitReached" in r["stdout"]' "$which run: call 221 passed MAX_CALLS=220"
+    jcheck "$out" '"reached by path: []" in r["stdout"]' "$which run reached a socket by its path"
+    jcheck "$out" 'r["tool_calls"]["everything"]["calls"] >= 220 and r["tool_calls"]["everything"]["errors"] == 0' \
+        "$which run: tool_calls does not count the calls"
+    log "$which run: tool_calls $(jget "$out" 'r["tool_calls"]')"
+done
+
+# --- over stdio (uid:0), one MCP session: the exec tool's description names everything in the
+# operator's words and not memory; a sandbox session keeps its tools connection across calls.
+cat >"$HDIR/calls.json" <<'EOF2'
+[{"tool": "@list"},
+ {"tool": "session_create", "args": {}},
+ {"tool": "exec", "args": {"session": "@SESSION@", "code": "from mcp_servers import everything\nprint('one', everything.echo(message='s1'))"}},
+ {"tool": "exec", "args": {"session": "@SESSION@", "code": "print('two', everything.echo(message='s2'))"}}]
+EOF2
+out=$(bx timeout 120 "$PY" "$ITEST_DIR/lib/packages-mcp.py" stdio "$BDIR/calls.json" 2>"$HDIR/stdio.err") ||
+    fail "the stdio client failed: $out $(cat "$HDIR/stdio.err")"
+desc=$(jget "$(sed -n 1p <<<"$out")" '[t for t in r["result"]["tools"] if t["name"] == "exec"][0]["description"]')
+grep -qF -- "  - everything: The MCP reference server (echo, get-sum)" <<<"$desc" ||
+    fail "the exec tool does not name the server: $desc"
+grep -qF "import mcp_servers" <<<"$desc" || fail "the exec tool does not say how code calls tools"
+! grep -qF -- "  - memory" <<<"$desc" || fail "the exec tool names a server this caller may not use"
+log "described: $(grep -F -- '  - ' <<<"$desc" | tr '\n' ' ')"
+for i in 3 4; do
+    line=$(sed -n "${i}p" <<<"$out")
+    text=$(jget "$line" 'r["result"]["structuredContent"]["stdout"]') || fail "session call $((i - 2)): $line"
+    [[ $text == *"s$((i - 2))"* ]] || fail "session call $((i - 2)) did not reach the server: $line"
+done
+log "a session's two calls reached the server: $(jget "$(sed -n 4p <<<"$out")" 'r["result"]["structuredContent"]["stdout"].strip()')"
+
+# --- servers.d empty again: no tools; the code hears so clearly.
+bx rm -f "$SD/everything.conf" "$SD/memory.conf"
+out=$(call --timeout 60 -- 'import mcp_servers
+try:
+    mcp_servers.call("everything", "echo", message="x")
+except mcp_servers.ToolCallError as e:
+    print(type(e).__name__, e)
+print(mcp_servers.servers())') || fail "run without servers: $out $(call_err | head -5)"
+jcheck "$out" 'r["exit_code"] == 0 and "[]" in r["stdout"] and "ToolsUnavailable" in r["stdout"]' \
+    "a run without servers.d does not say it has no tools"
+jcheck "$out" '"tool_calls" not in r' "a run without tools has tool_calls"
+log "without servers: $(jget "$out" 'r["stdout"].strip()')"
