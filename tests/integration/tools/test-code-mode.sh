@@ -5,7 +5,10 @@
 # and the launcher's fd. Checks: the code chains 200 calls and 20 concurrent async ones and
 # returns only its summary; a server whose CALLERS do not list the caller is refused to the code
 # and left out of the exec tool's description (which names the other, in the operator's words);
-# the result's tool_calls counts the calls; the 221st call of a run stops at MAX_CALLS=220; the run cannot reach the gateway's or an upstream's
+# a tool the server's TOOLS leaves out is refused, and the server's credential is nowhere in
+# the run (output, environment, files); the result's tool_calls counts the calls; the 222nd call
+# of a run stops at MAX_CALLS=221 (get-env, refused, is the 221st); the run cannot reach the
+# gateway's or an upstream's
 # socket by path (only its own connection); a warm unit (started before servers.d was written)
 # gets its tools as a cold one does; a sandbox session keeps one tools connection for its calls;
 # and with servers.d empty again a run gets no tools and says so clearly.
@@ -20,8 +23,9 @@ esac
 everything=$(upstream_clients_dir)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 bx test -f "$everything" || fail "no $everything in the box"
 
+CANARY="mcp-canary-code-mode-$RANDOM$RANDOM"
 cleanup() {
-    bx sh -c 'rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf
+    bx sh -c 'rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf /etc/credstore/mcp-test-cm.token
               [ "$1" = 1 ] || rmdir /etc/mcp-exec/servers.d 2>/dev/null
               systemctl stop "mcp-exec-upstream-*.socket" "mcp-exec-upstream-*@*.service" mcp-exec-tools.service
               systemctl daemon-reload
@@ -34,10 +38,17 @@ at_exit cleanup
 assert_runs_work
 
 bx mkdir -p "$SD"
+printf '%s\n' "$CANARY" >"$BOXROOT/etc/credstore/mcp-test-cm.token"
+chmod 0600 "$BOXROOT/etc/credstore/mcp-test-cm.token"
+# get-env would show the server's environment, its credential included: the operator's TOOLS
+# leaves it out, and that is what keeps the credential from the code.
 cat >"$BOXROOT$SD/everything.conf" <<EOF2
 DESCRIPTION="The MCP reference server (echo, get-sum)"
 COMMAND="$NODE $everything stdio"
-MAX_CALLS=220
+CREDENTIALS=tok:/etc/credstore/mcp-test-cm.token
+CREDENTIAL_ENV=API_KEY=tok
+TOOLS="echo get-sum"
+MAX_CALLS=221
 EOF2
 # Not for this test's callers (uid:0 through the broker, uid:0 over stdio).
 cat >"$BOXROOT$SD/memory.conf" <<EOF2
@@ -64,6 +75,11 @@ async def many():
 res = asyncio.run(many())
 assert all("a%d" % i in str(r) for i, r in enumerate(res)), res[:3]
 try:
+    everything.call("get-env")
+    print("get-env: allowed")
+except mcp_servers.ToolCallError as e:
+    print("get-env:", type(e).__name__)
+try:
     everything.echo(message="one too many")
     print("limit: none")
 except mcp_servers.LimitReached:
@@ -73,6 +89,12 @@ try:
     print("memory: reachable")
 except mcp_servers.ToolCallError as e:
     print("memory:", type(e).__name__)
+for path in ("/etc/credstore/mcp-test-cm.token", "/run/credentials"):
+    try:
+        print(path, os.listdir(path) if os.path.isdir(path) else open(path).read())
+    except OSError as e:
+        print(path, type(e).__name__)
+print("env:", sorted(k for k in os.environ if "KEY" in k))
 reached = []
 for path in ("/run/mcp-exec/tools.sock", "/run/mcp-exec/upstream/everything.sock"):
     for kind in (socket.SOCK_SEQPACKET, socket.SOCK_STREAM):
@@ -93,7 +115,9 @@ for which in first second; do
     jcheck "$out" 'r["exit_code"] == 0' "$which run failed"
     jcheck "$out" '"ok 200 20" in r["stdout"]' "$which run: the calls did not all come back"
     jcheck "$out" '"memory: Refused" in r["stdout"]' "$which run: memory (CALLERS=uid:4242) was not refused"
-    jcheck "$out" '"limit: LimitReached" in r["stdout"]' "$which run: call 221 passed MAX_CALLS=220"
+    jcheck "$out" '"limit: LimitReached" in r["stdout"]' "$which run: call 222 passed MAX_CALLS=221"
+    jcheck "$out" '"get-env: Refused" in r["stdout"]' "$which run: get-env, not in TOOLS, was not refused"
+    [[ $out != *"$CANARY"* ]] || fail "$which run: the credential reached the run: $out"
     jcheck "$out" '"reached by path: []" in r["stdout"]' "$which run reached a socket by its path"
     jcheck "$out" 'r["tool_calls"]["everything"]["calls"] >= 220 and r["tool_calls"]["everything"]["errors"] == 0' \
         "$which run: tool_calls does not count the calls"
