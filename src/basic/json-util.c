@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "utf8.h"
 
 int json_add(json_object *o, const char *key, json_object *v) {
         if (!v)
@@ -199,14 +200,9 @@ uint64_t json_estimate_size(json_object *o) {
 }
 
 int utf8_prefix_len(const char *s, size_t max) {
-        size_t n = strnlen(s, max + 1);
+        /* One byte past max, if there is one, tells whether max splits a character. */
+        size_t n = utf8_whole_prefix(s, strnlen(s, max + 1), max);
 
-        if (n > max) {
-                n = max;
-                /* Back off continuation bytes, then the lead byte they belong to. */
-                while (n > 0 && ((unsigned char) s[n] & 0xc0) == 0x80)
-                        n--;
-        }
         return (int) MIN(n, (size_t) INT32_MAX);
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "utf8.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,4 +98,16 @@ size_t utf8_json_prefix(const char *s, size_t n, size_t budget, size_t *ret_cost
         if (ret_cost)
                 *ret_cost = cost;
         return i;
+}
+
+size_t utf8_whole_prefix(const char *s, size_t n, size_t max) {
+        size_t k = n < max ? n : max;
+
+        assert(s || n == 0);
+
+        /* Back to the start of the character that k splits; at most three
+         * steps on well-formed text. */
+        while (k > 0 && k < n && ((uint8_t) s[k] & 0xC0) == 0x80)
+                k--;
+        return k;
 }

@@ -17,3 +17,10 @@ char *utf8_sanitize(const char *s, size_t n, size_t *ret_len);
  * that size. Control bytes escape to up to six bytes: output limited in bytes
  * can still make a reply several times larger. */
 size_t utf8_json_prefix(const char *s, size_t n, size_t budget, size_t *ret_cost);
+
+/* The longest prefix of the UTF-8 text s[0..n) that ends on a whole
+ * character and has at most max bytes. The cut falls only before a byte
+ * that is not a continuation byte (10xxxxxx), or at n: on invalid text
+ * any other byte keeps the stray continuation bytes after it, as in
+ * utf8_json_prefix(). */
+size_t utf8_whole_prefix(const char *s, size_t n, size_t max);

@@ -165,16 +165,6 @@ static void log_stages(const ExecClient *c, uint64_t now) {
                    "MCP_STAGE_TOTAL_US=%s", stage(f, c->start_usec, now));
 }
 
-/* The longest prefix of the UTF-8 text s[0..n) that ends on a whole
- * character and has at most max bytes. */
-static size_t utf8_cut(const char *s, size_t n, size_t max) {
-        size_t k = MIN(n, max);
-
-        while (k > 0 && k < n && ((unsigned char) s[k] & 0xC0) == 0x80)
-                k--;
-        return k;
-}
-
 /* The texts are what is kept: the output's buffers went, and their charge
  * with them (held bytes). The texts are charged refusably: where invalid
  * UTF-8 made them longer than the output they came from (U+FFFD for a bad
@@ -187,8 +177,9 @@ static void charge_texts(ExecClient *c, ExecResult *r, uint64_t held) {
         assert(r->stdout_text && r->stderr_text);
 
         if (mem_charge_grow(c->charge, want) < 0) {
-                r->stdout_len = utf8_cut(r->stdout_text, r->stdout_len, (size_t) MIN(held, (uint64_t) SIZE_MAX));
-                r->stderr_len = utf8_cut(r->stderr_text, r->stderr_len, (size_t) (held - r->stdout_len));
+                r->stdout_len = utf8_whole_prefix(r->stdout_text, r->stdout_len,
+                                                  (size_t) MIN(held, (uint64_t) SIZE_MAX));
+                r->stderr_len = utf8_whole_prefix(r->stderr_text, r->stderr_len, (size_t) (held - r->stdout_len));
                 r->stdout_text[r->stdout_len] = 0;
                 r->stderr_text[r->stderr_len] = 0;
                 r->truncated = true;

@@ -5,6 +5,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,47 +285,44 @@ static uint64_t caller_share(const McpServerConfig *c) {
         return MAX((uint64_t) 1, MIN(c->max_tasks_per_caller, c->max_tasks > 1 ? c->max_tasks - 1 : 1));
 }
 
-/* The caller's own oldest ended task, which goes first when it needs room:
- * never another caller's (their results are theirs until their ttl). */
-static McpTask *oldest_ended(McpServer *server, const char *caller) {
+/* The ended task that goes when the caller needs room, ranked by caller:
+ * the caller's own oldest first; then, if others is set (the caller is
+ * within its share at the global cap), the oldest of the caller that holds
+ * the most, if that is more than one above what this caller holds (mine),
+ * so that a few callers' unread results cannot hold the shared cap until
+ * their ttl (issue 37, item 9). Never anyone else's otherwise (their
+ * results are theirs until their ttl), never a working task. */
+static McpTask *ended_to_evict(McpServer *server, const char *caller, unsigned mine, bool others) {
         McpTask *found = NULL;
-
-        /* Newest first: the last one seen is the oldest. */
-        LIST_FOREACH(tasks, t, server->tasks)
-                if (t->shown && t->status != MCP_TASK_WORKING && streq(t->caller, caller))
-                        found = t;
-        return found;
-}
-
-/* At the global cap, the oldest ended task of the caller that holds the
- * most, if that is more than one above what this caller holds (mine): the
- * cap is shared, so a few callers' unread results cannot hold it until
- * their ttl (issue 37, item 9). A working task is never ended for room. */
-static McpTask *oldest_ended_over_share(McpServer *server, const char *caller, unsigned mine) {
-        McpTask *found = NULL;
-        unsigned most = 0;
+        unsigned best = 0, n_seen = 0;
         const char *seen = NULL;
 
-        /* Newest first, so the last ended task of a caller is its oldest
-         * (and of callers holding as many, the one seen last has the
-         * oldest); the count is asked again only when the caller changes. */
+        /* Newest first with ">=": of a caller, the last one seen is its
+         * oldest, and of callers ranked alike, the one with the oldest
+         * goes. A caller's count is asked again only when the caller
+         * changes from both the one found and the one seen last. */
         LIST_FOREACH(tasks, t, server->tasks) {
-                unsigned n;
+                unsigned rank;
 
-                if (!t->shown || t->status == MCP_TASK_WORKING || streq(t->caller, caller))
+                if (!t->shown || t->status == MCP_TASK_WORKING)
                         continue;
-                if (found && streq(t->caller, found->caller)) {
-                        found = t;
+                if (streq(t->caller, caller))
+                        rank = UINT_MAX;
+                else if (!others || best == UINT_MAX)
                         continue;
+                else if (found && streq(t->caller, found->caller))
+                        rank = best;
+                else {
+                        if (!seen || !streq(t->caller, seen)) {
+                                seen = t->caller;
+                                n_seen = caller_tasks(server, t->caller);
+                        }
+                        rank = n_seen > mine + 1 ? n_seen : 0;
                 }
-                if (seen && streq(t->caller, seen))
-                        continue;
-                n = caller_tasks(server, t->caller);
-                if (n > mine + 1 && n >= most) {
-                        most = n;
+                if (rank > 0 && rank >= best) {
+                        best = rank;
                         found = t;
-                } else
-                        seen = t->caller;
+                }
         }
         return found;
 }
@@ -343,17 +341,12 @@ static int task_admit(const McpRequest *req, json_object **ret) {
                 mine = caller_tasks(server, req->session->caller);
                 if (server->n_tasks < c->max_tasks && mine < caller_share(c))
                         return 0;
-                old = oldest_ended(server, req->session->caller);
-                if (old) {
-                        task_delete(old, "deleted: its caller needed room for a new task");
-                        continue;
-                }
-                if (mine >= caller_share(c))
-                        break;
-                old = oldest_ended_over_share(server, req->session->caller, mine);
+                old = ended_to_evict(server, req->session->caller, mine, mine < caller_share(c));
                 if (!old)
                         break;
-                task_delete(old, "deleted: the task cap was full and its caller held more than its share");
+                task_delete(old, streq(old->caller, req->session->caller) ?
+                                 "deleted: its caller needed room for a new task" :
+                                 "deleted: the task cap was full and its caller held more than its share");
         }
         if (!ret)
                 return -EBUSY;

@@ -319,6 +319,65 @@ TEST(test_json_prefix) {
         }
 }
 
+/* The prefixes of s at each max from 0 to past its end: want[max]. */
+static void check_prefix(const char *s, size_t n, const size_t *want, size_t n_want) {
+        for (size_t max = 0; max < n_want; max++) {
+                if (utf8_whole_prefix(s, n, max) != want[max])
+                        fprintf(stderr, "max %zu: %zu, want %zu\n", max, utf8_whole_prefix(s, n, max), want[max]);
+                ASSERT_EQ_U64(utf8_whole_prefix(s, n, max), want[max]);
+        }
+        ASSERT_EQ_U64(utf8_whole_prefix(s, n, SIZE_MAX), n);
+}
+
+#define CHECK_PREFIX(s, ...) check_prefix((s), sizeof(s) - 1, (const size_t[]) { __VA_ARGS__ }, \
+                                          sizeof((const size_t[]) { __VA_ARGS__ }) / sizeof(size_t))
+
+/* utf8_whole_prefix() cuts 2-, 3- and 4-byte characters at each byte before
+ * them, never in them; on invalid bytes, only before a non-continuation
+ * byte. */
+TEST(test_prefix_len) {
+        unsigned seed = 1;
+
+        CHECK_PREFIX("", 0, 0);
+        CHECK_PREFIX("ab", 0, 1, 2, 2);
+        CHECK_PREFIX("a\xc3\xa9" "b", 0, 1, 1, 3, 4, 4);
+        CHECK_PREFIX("a\xe2\x82\xac" "b", 0, 1, 1, 1, 4, 5, 5);
+        CHECK_PREFIX("a\xf0\x9f\x98\x80" "b", 0, 1, 1, 1, 1, 5, 6, 6);
+        CHECK_PREFIX("\xf0\x9f\x98\x80\xc3\xa9", 0, 0, 0, 0, 4, 4, 6, 6);
+        /* A character cut short at the end of s is kept whole with s. */
+        CHECK_PREFIX("a\xe2\x82", 0, 1, 1, 3, 3);
+        /* Invalid: stray continuation bytes, a lead without them, bytes
+         * that are never UTF-8. */
+        CHECK_PREFIX("\x80\x80" "a", 0, 0, 2, 3, 3);
+        CHECK_PREFIX("a\x80\x80\x80\x80" "b", 0, 0, 0, 0, 0, 5, 6);
+        CHECK_PREFIX("\xc3" "b", 0, 1, 2, 2);
+        CHECK_PREFIX("\xff\x80\xfe", 0, 0, 2, 3, 3);
+        CHECK_PREFIX("\xc0\xaf" "a", 0, 0, 2, 3);
+
+        /* Random sanitized text: never longer than max, never inside a
+         * character, and no whole character left out that would fit. */
+        for (int iter = 0; iter < 500; iter++) {
+                static const char sample[] = "a\x01\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\x80\xff";
+                char raw[32], *text;
+                size_t n = (size_t) (rand_r(&seed) % sizeof raw), len;
+
+                for (size_t i = 0; i < n; i++)
+                        raw[i] = sample[rand_r(&seed) % (sizeof sample - 1)];
+                text = utf8_sanitize(raw, n, &len);
+                ASSERT_TRUE(text);
+                for (size_t max = 0; max <= len + 1; max++) {
+                        size_t k = utf8_whole_prefix(text, len, max);
+
+                        ASSERT_TRUE(k <= max && k <= len);
+                        ASSERT_TRUE(k == len || ((unsigned char) text[k] & 0xC0) != 0x80);
+                        ASSERT_TRUE(utf8_is_valid(text, k));
+                        for (size_t j = k + 1; j <= max && j <= len; j++)
+                                ASSERT_TRUE(j < len && ((unsigned char) text[j] & 0xC0) == 0x80);
+                }
+                free(text);
+        }
+}
+
 int main(void) {
         RUN(test_valid);
         RUN(test_embedded_nul);
@@ -330,5 +389,6 @@ int main(void) {
         RUN(test_all_invalid_bytes_expand);
         RUN(test_against_reference);
         RUN(test_json_prefix);
+        RUN(test_prefix_len);
         return 0;
 }

@@ -128,16 +128,6 @@ ctl, msg, fds = start_run("nope")
 check(msg.get("event") == "error" and not fds, "unknown policy refused: %s" % msg)
 ctl.close()
 
-ctl, msg, fds = start_run(max_bytes=200000)
-check(msg == {"event": "feed"} and len(fds) == 1, "run packet answered with a feed")
-feed = fds[0]
-
-listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-listener.bind(("127.0.0.1", 3128))
-listener.listen(16)
-
-
 def launcher(listener, feed):
     while True:
         try:
@@ -148,8 +138,22 @@ def launcher(listener, feed):
         c.close()
 
 
-_feed = socket.socket(fileno=feed, family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
-threading.Thread(target=launcher, args=(listener, _feed), daemon=True).start()
+def serve_run(fds, port, backlog=4):
+    """The launcher's side of a run: the feed egressd answered the run
+    packet with, a listener on 127.0.0.1:port, and a thread that passes each
+    connection accepted there over the feed. Returns the feed."""
+    feed = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(backlog)
+    threading.Thread(target=launcher, args=(listener, feed), daemon=True).start()
+    return feed
+
+
+ctl, msg, fds = start_run(max_bytes=200000)
+check(msg == {"event": "feed"} and len(fds) == 1, "run packet answered with a feed")
+serve_run(fds, 3128, 16)
 
 
 def curl(*args):
@@ -291,11 +295,7 @@ except (OSError, ssl.SSLError) as e:
 # are still running: their connections are cut, the lookups are dropped
 # when they come back, and egressd goes on.
 ctl3, msg, fds = start_run(max_connections=32)
-feed3 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
-listener3 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-listener3.bind(("127.0.0.1", 3129))
-listener3.listen(32)
-threading.Thread(target=launcher, args=(listener3, feed3), daemon=True).start()
+serve_run(fds, 3129, 32)
 slow = []
 for i in range(16):
     t = socket.create_connection(("127.0.0.1", 3129), timeout=10)
@@ -316,11 +316,7 @@ ctl3.close()
 check(all(s.recv(4096) == b"" for s in slow), "the run's end cut the connections waiting for lookups")
 time.sleep(10)  # the hanging lookups time out (resolv.conf: timeout:8 attempts:1) and come back
 ctl4, msg, fds = start_run()
-feed4 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
-listener4 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-listener4.bind(("127.0.0.1", 3130))
-listener4.listen(4)
-threading.Thread(target=launcher, args=(listener4, feed4), daemon=True).start()
+serve_run(fds, 3130)
 p = subprocess.run(["curl", "-s", "--max-time", "20", "-x", "http://127.0.0.1:3130", "http://allowed.test/small"],
                    capture_output=True, text=True)
 check(p.stdout == "x" * 100, "egressd serves on after the cancelled lookups came back")
@@ -328,9 +324,10 @@ ctl4.close()
 
 # A bad or truncated hand-over ends what it carried, never the feed: a pipe,
 # five sockets in one packet (more than egressd takes: MSG_CTRUNC), a packet
-# without one; then a real connection on the same feed is served.
+# without one (the launcher thread waits in accept meanwhile); then a real
+# connection on the same feed is served.
 ctl2, msg, fds = start_run()
-feed2 = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
+feed2 = serve_run(fds, 3131)
 r, w = os.pipe()
 five = [socket.socket() for _ in range(5)]
 try:
@@ -341,10 +338,6 @@ except OSError as e:
     check(False, "the bad hand-overs were taken (%r)" % e)
 os.close(r)
 os.close(w)
-listener2 = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-listener2.bind(("127.0.0.1", 3131))
-listener2.listen(4)
-threading.Thread(target=launcher, args=(listener2, feed2), daemon=True).start()
 p = subprocess.run(["curl", "-s", "--max-time", "20", "-x", "http://127.0.0.1:3131", "http://allowed.test/small"],
                    capture_output=True, text=True)
 check(p.stdout == "x" * 100, "bad hand-overs (a pipe, five sockets, none): the feed goes on and serves")
@@ -381,11 +374,7 @@ check(n_fds < 100, "egressd holds %d descriptors during the flood (the run's cap
 ctlB, msg, fds = start_run(timeout=5)
 check(msg == {"event": "feed"} and len(fds) == 1, "another run started during the flood gets its feed (%s)" % msg)
 if fds:
-    feedB = socket.socket(fileno=fds[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)
-    lB = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    lB.bind(("127.0.0.1", 3133))
-    lB.listen(4)
-    threading.Thread(target=launcher, args=(lB, feedB), daemon=True).start()
+    serve_run(fds, 3133)
     p = subprocess.run(["curl", "-s", "--max-time", "20", "-x", "http://127.0.0.1:3133", "http://allowed.test/small"],
                        capture_output=True, text=True)
     check(p.stdout == "x" * 100, "... and its connection is served during the flood")

@@ -589,6 +589,72 @@ TEST(test_caps) {
         }
 }
 
+/* Which ended task makes room at the global cap: the caller's own before
+ * any other's, and of the others' the one of the caller holding the most,
+ * not the oldest. */
+TEST(test_caps_ranking) {
+        _cleanup_free_ char *a1 = NULL, *a2 = NULL, *b3 = NULL, *c1 = NULL, *c2 = NULL, *c3 = NULL, *d1 = NULL;
+        Env env;
+        Peer a, b, c, d;
+
+        /* a holds 2 ended (the oldest), b 3 with one ended: b holds the
+         * most, so b's ended task goes, though a's are older. */
+        env_init(&env, 5, 3);
+        peer_open(&env, &a, "uid:1000");
+        peer_open(&env, &b, "uid:1001");
+        peer_open(&env, &c, "uid:1002");
+        initialize(&env, &a);
+        initialize(&env, &b);
+        initialize(&env, &c);
+        a1 = strdup(call_task(&env, &a, "a1", "#out x"));
+        wait_ended(&env, &a, a1);
+        a2 = strdup(call_task(&env, &a, "a2", "#out x"));
+        wait_ended(&env, &a, a2);
+        (void) call_task(&env, &b, "b1", "#hang");
+        (void) call_task(&env, &b, "b2", "#hang");
+        b3 = strdup(call_task(&env, &b, "b3", "#out x"));
+        wait_ended(&env, &b, b3);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 5);
+        (void) call_task(&env, &c, "c1", "#hang");
+        task_req(&b, "g1", "tasks/get", b3);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &b, "g1")), JSONRPC_INVALID_PARAMS);
+        task_req(&a, "g2", "tasks/get", a1);
+        (void) result(wait_reply(&env, &a, "g2"));
+        task_req(&a, "g3", "tasks/get", a2);
+        (void) result(wait_reply(&env, &a, "g3"));
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 5);
+        peer_close(&a);
+        peer_close(&b);
+        peer_close(&c);
+        env_done(&env);
+
+        /* c holds 3 ended, d 1 ended (the newest): at the cap d's own goes,
+         * though c holds more than one above d. */
+        env_init(&env, 4, 3);
+        peer_open(&env, &c, "uid:1002");
+        peer_open(&env, &d, "uid:1003");
+        initialize(&env, &c);
+        initialize(&env, &d);
+        c1 = strdup(call_task(&env, &c, "c1", "#out x"));
+        wait_ended(&env, &c, c1);
+        c2 = strdup(call_task(&env, &c, "c2", "#out x"));
+        wait_ended(&env, &c, c2);
+        c3 = strdup(call_task(&env, &c, "c3", "#out x"));
+        wait_ended(&env, &c, c3);
+        d1 = strdup(call_task(&env, &d, "d1", "#out x"));
+        wait_ended(&env, &d, d1);
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 4);
+        (void) call_task(&env, &d, "d2", "#hang");
+        task_req(&d, "g4", "tasks/get", d1);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &d, "g4")), JSONRPC_INVALID_PARAMS);
+        task_req(&c, "g5", "tasks/get", c1);
+        (void) result(wait_reply(&env, &c, "g5"));
+        ASSERT_EQ_INT(mcp_server_tasks(env.server), 4);
+        peer_close(&c);
+        peer_close(&d);
+        env_done(&env);
+}
+
 /* The configuration's floor is a minute; the core takes any ttl, so a
  * second shows expiry here. */
 TEST(test_expiry) {
@@ -998,6 +1064,7 @@ int main(void) {
         RUN(test_core_cancel);
         RUN(test_core_invalid_arguments_fail_the_task);
         RUN(test_caps);
+        RUN(test_caps_ranking);
         RUN(test_packages);
         RUN(test_expiry);
         RUN(test_budget);

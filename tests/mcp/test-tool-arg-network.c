@@ -4,6 +4,7 @@
  * the schemas and descriptions with and without egress policies. */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,41 +43,65 @@ static McpServerConfig config = {
         .session_max_s = 3600,
 };
 
+/* One check of the network argument and what it must give: want NULL for
+ * allowed, else the isError text (all of it, or parts of it with part set),
+ * which is always printable. */
+typedef struct NetworkCase {
+        const EgressConfig *egress;
+        const char *network, *caller;
+        const char *want, *want_also;
+        bool part;
+} NetworkCase;
+
+static void check_cases(const NetworkCase *cases, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                const NetworkCase *c = &cases[i];
+                char *error = NULL;
+
+                fprintf(stderr, "case %zu: %s for %s\n", i, c->network ?: "(none)", c->caller);
+                if (!c->want) {
+                        ASSERT_EQ_INT(tool_network_check(c->egress, c->network, c->caller, &error), 0);
+                        ASSERT_TRUE(error == NULL);
+                        continue;
+                }
+                ASSERT_EQ_INT(tool_network_check(c->egress, c->network, c->caller, &error), -EINVAL);
+                ASSERT_TRUE(error && !strchr(error, '\n') && !strchr(error, '\x1b'));
+                if (c->part)
+                        ASSERT_CONTAINS(error, c->want);
+                else
+                        ASSERT_STREQ(error, c->want);
+                if (c->want_also)
+                        ASSERT_CONTAINS(error, c->want_also);
+                free(error);
+        }
+}
+
 TEST(test_check) {
-        char *error = NULL;
+        static const NetworkCase cases[] = {
+                /* No network asked: nothing to check, with or without policies. */
+                { .caller = "uid:0" },
+                { .egress = &egress, .caller = "uid:0" },
+                { .network = "pypi", .caller = "uid:0",
+                  .want = "network access is not enabled on this server (no egress policy configured); runs have "
+                          "no network" },
+                { .egress = &egress_off, .network = "pypi", .caller = "uid:0", .want = TOOL_NETWORK_OFF_TEXT },
+                { .egress = &egress, .network = "pypi", .caller = "uid:0" },
+                { .egress = &egress, .network = "github", .caller = "uid:0",
+                  .want = "unknown network \"github\": this server's egress policies are \"pypi\", \"api\"" },
+                /* A name echoed back is cut and printable. */
+                { .egress = &egress, .network = "a\nb\x1b", .caller = "uid:0", .want = "unknown network",
+                  .part = true },
+                /* CALLERS: listed callers only. */
+                { .egress = &egress, .network = "api", .caller = "uid:1000" },
+                { .egress = &egress, .network = "api", .caller = "http:token:alice" },
+                { .egress = &egress, .network = "api", .caller = "uid:1001",
+                  .want = "the network \"api\" is not available to you", .want_also = "you are uid:1001",
+                  .part = true },
+                { .egress = &egress, .network = "api", .caller = "http:token:bob",
+                  .want = "the network \"api\" is not available to you", .part = true },
+        };
 
-        /* No network asked: nothing to check, with or without policies. */
-        ASSERT_EQ_INT(tool_network_check(NULL, NULL, "uid:0", &error), 0);
-        ASSERT_EQ_INT(tool_network_check(&egress, NULL, "uid:0", &error), 0);
-
-        ASSERT_EQ_INT(tool_network_check(NULL, "pypi", "uid:0", &error), -EINVAL);
-        ASSERT_STREQ(error, "network access is not enabled on this server (no egress policy configured); runs have "
-                            "no network");
-        error = mfree(error);
-        ASSERT_EQ_INT(tool_network_check(&egress_off, "pypi", "uid:0", &error), -EINVAL);
-        ASSERT_STREQ(error, TOOL_NETWORK_OFF_TEXT);
-        error = mfree(error);
-
-        ASSERT_EQ_INT(tool_network_check(&egress, "pypi", "uid:0", &error), 0);
-        ASSERT_TRUE(error == NULL);
-
-        ASSERT_EQ_INT(tool_network_check(&egress, "github", "uid:0", &error), -EINVAL);
-        ASSERT_STREQ(error, "unknown network \"github\": this server's egress policies are \"pypi\", \"api\"");
-        error = mfree(error);
-        /* A name echoed back is cut and printable. */
-        ASSERT_EQ_INT(tool_network_check(&egress, "a\nb\x1b", "uid:0", &error), -EINVAL);
-        ASSERT_TRUE(!strchr(error, '\n') && !strchr(error, '\x1b'));
-        error = mfree(error);
-
-        /* CALLERS: listed callers only. */
-        ASSERT_EQ_INT(tool_network_check(&egress, "api", "uid:1000", &error), 0);
-        ASSERT_EQ_INT(tool_network_check(&egress, "api", "http:token:alice", &error), 0);
-        ASSERT_EQ_INT(tool_network_check(&egress, "api", "uid:1001", &error), -EINVAL);
-        ASSERT_CONTAINS(error, "the network \"api\" is not available to you");
-        ASSERT_CONTAINS(error, "you are uid:1001");
-        error = mfree(error);
-        ASSERT_EQ_INT(tool_network_check(&egress, "api", "http:token:bob", &error), -EINVAL);
-        error = mfree(error);
+        check_cases(cases, ELEMENTSOF(cases));
 }
 
 static json_object *schema_props(json_object *tool) {

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,11 +65,47 @@ static void expect_error(ToolPackages *p, const char *json, const char *want) {
         free(error);
 }
 
+/* One packages argument (JSON) and what checking it must give: want NULL
+ * for allowed, else the isError text (all of it, or a part of it with part
+ * set), which is always printable. */
+typedef struct PackagesCase {
+        const char *json, *want;
+        bool part;
+} PackagesCase;
+
+static void check_cases(ToolPackages *p, const PackagesCase *cases, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                const PackagesCase *c = &cases[i];
+                char *error = NULL;
+
+                fprintf(stderr, "case %zu: %s\n", i, c->json);
+                if (!c->want) {
+                        ASSERT_EQ_INT(check(p, c->json, &error), 0);
+                        ASSERT_TRUE(!error);
+                        continue;
+                }
+                ASSERT_EQ_INT(check(p, c->json, &error), -EINVAL);
+                ASSERT_TRUE(error && !strchr(error, '\n') && !strchr(error, '\x1b'));
+                if (c->part)
+                        ASSERT_CONTAINS(error, c->want);
+                else
+                        ASSERT_STREQ(error, c->want);
+                free(error);
+        }
+}
+
 static json_object *schema_props(json_object *tool) {
         return json_get(json_get(tool, "inputSchema"), "properties");
 }
 
 TEST(test_off) {
+        static const PackagesCase off_cases[] = {
+                { .json = "null" },
+                { .json = "[]" },
+                /* The type is checked first, whatever the configuration. */
+                { .json = "\"polars\"", .want = TOOL_PACKAGES_NOT_ARRAY_TEXT },
+                { .json = "[\"a\",1]", .want = TOOL_PACKAGES_NOT_ARRAY_TEXT },
+        };
         _cleanup_(tool_packages_freep) ToolPackages *none = NULL, *zero = NULL, *missing = NULL;
         char want[512];
         char *error = NULL;
@@ -112,48 +149,42 @@ TEST(test_off) {
         error = mfree(error);
 
         /* Nothing asked: nothing to refuse, on or off. */
-        ASSERT_EQ_INT(check(none, "null", &error), 0);
-        ASSERT_EQ_INT(check(none, "[]", &error), 0);
+        check_cases(none, off_cases, ELEMENTSOF(off_cases));
         ASSERT_EQ_INT(tool_packages_check(none, NULL, &error), 0);
         ASSERT_TRUE(!error);
-        /* The type is checked first, whatever the configuration. */
-        expect_error(none, "\"polars\"", TOOL_PACKAGES_NOT_ARRAY_TEXT);
-        expect_error(none, "[\"a\",1]", TOOL_PACKAGES_NOT_ARRAY_TEXT);
 }
 
 TEST(test_check) {
+        static const PackagesCase cases[] = {
+                { .json = "[\"a\"]" },
+                { .json = "[\"A==1.0\",\"b[x]>=2,<3\"]" },
+                { .json = "{\"a\":1}", .want = TOOL_PACKAGES_NOT_ARRAY_TEXT },
+                { .json = "[null]", .want = TOOL_PACKAGES_NOT_ARRAY_TEXT },
+                { .json = "[\"--index-url=http://evil/\"]",
+                  .want = "'--index-url=http://evil/' is not a package spec: expected NAME, NAME==VERSION, "
+                          "NAME[extra]>=V,<W (a project name, optional extras and version clauses; no URLs, "
+                          "options, markers or spaces)" },
+                /* An echo is printable and cut. */
+                { .json = "[\"a\\n\\u001b[31m b\"]", .want = "is not a package spec", .part = true },
+                { .json = "[\"a\",\"b\",\"a\",\"b\"]",
+                  .want = "\"packages\" has 4 entries, more than this server's limit of 3 (MCP_EXEC_MAX_PACKAGES)" },
+                /* The same project twice, however it is spelled. */
+                { .json = "[\"b==2.0\",\"B>1\"]",
+                  .want = "the package 'b' is asked for twice in \"packages\": give each package once, with all "
+                          "its version clauses in one spec (NAME>=1,<2)" },
+                { .json = "[\"foo\"]",
+                  .want = "package 'foo' is not in this server's wheelhouse; it has: a (1.0), b (2.0, 2.1)" },
+                { .json = "[\"a\",\"Foo_Bar==1\",\"c\"]",
+                  .want = "packages 'foo-bar', 'c' are not in this server's wheelhouse; it has: a (1.0), "
+                          "b (2.0, 2.1)" },
+        };
         _cleanup_(tool_packages_freep) ToolPackages *p = NULL;
-        char *error = NULL;
 
         write_manifest(TWO_PROJECTS);
         ASSERT_EQ_INT(tool_packages_new(dir, 3, &p), 0);
         tool_packages_refresh(p);
         ASSERT_TRUE(tool_packages_enabled(p));
-
-        ASSERT_EQ_INT(check(p, "[\"a\"]", &error), 0);
-        ASSERT_EQ_INT(check(p, "[\"A==1.0\",\"b[x]>=2,<3\"]", &error), 0);
-        ASSERT_TRUE(!error);
-
-        expect_error(p, "{\"a\":1}", TOOL_PACKAGES_NOT_ARRAY_TEXT);
-        expect_error(p, "[null]", TOOL_PACKAGES_NOT_ARRAY_TEXT);
-        expect_error(p, "[\"--index-url=http://evil/\"]",
-                     "'--index-url=http://evil/' is not a package spec: expected NAME, NAME==VERSION, "
-                     "NAME[extra]>=V,<W (a project name, optional extras and version clauses; no URLs, options, "
-                     "markers or spaces)");
-        /* An echo is printable and cut. */
-        ASSERT_EQ_INT(check(p, "[\"a\\n\\u001b[31m b\"]", &error), -EINVAL);
-        ASSERT_TRUE(!strchr(error, '\n') && !strchr(error, '\x1b'));
-        ASSERT_CONTAINS(error, "is not a package spec");
-        error = mfree(error);
-        expect_error(p, "[\"a\",\"b\",\"a\",\"b\"]",
-                     "\"packages\" has 4 entries, more than this server's limit of 3 (MCP_EXEC_MAX_PACKAGES)");
-        /* The same project twice, however it is spelled. */
-        expect_error(p, "[\"b==2.0\",\"B>1\"]",
-                     "the package 'b' is asked for twice in \"packages\": give each package once, with all its "
-                     "version clauses in one spec (NAME>=1,<2)");
-        expect_error(p, "[\"foo\"]", "package 'foo' is not in this server's wheelhouse; it has: a (1.0), b (2.0, 2.1)");
-        expect_error(p, "[\"a\",\"Foo_Bar==1\",\"c\"]",
-                     "packages 'foo-bar', 'c' are not in this server's wheelhouse; it has: a (1.0), b (2.0, 2.1)");
+        check_cases(p, cases, ELEMENTSOF(cases));
 }
 
 TEST(test_refresh) {
