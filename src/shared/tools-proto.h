@@ -18,6 +18,10 @@
  *                       run's calls upstream, closes the run's fd, answers
  *                       {"op":"counts","servers":{"NAME":{"calls":N,
  *                       "errors":N,"refused":N,"ms":N}}} and closes.
+ *      broker → toolsd  {"op":"counts","id":N}: the counts so far, the run
+ *                       going on (a session's, at each of its calls' end);
+ *                       toolsd answers {"op":"counts","id":N,"servers":{…}}
+ *                       as for "end" (N echoed: the broker's question)
  *      broker → toolsd  {"op":"describe","caller":"uid:1000"}
  *      toolsd → broker  {"ok":true,"servers":[{"name":…,"description":…,
  *                       "tools":N or null (not listed yet)}]}

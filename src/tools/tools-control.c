@@ -141,6 +141,23 @@ static void control_end(Control *c) {
         control_free(c);
 }
 
+/* The counts so far, the run going on: a session's broker asks at each of
+ * its calls' end. The id (the broker's) comes back, so that a late answer is
+ * never taken for a later question's. */
+static int control_counts(Control *c, json_object *msg) {
+        _cleanup_json_ json_object *j = NULL;
+        json_object *id = json_get(msg, "id");
+
+        if (!c->run)
+                return reply_error(c, "\"counts\" without a run");
+        if (!json_object_is_type(id, json_type_int) || json_object_get_int64(id) < 0)
+                return reply_error(c, "expected {\"op\":\"counts\",\"id\":N} (N >= 0)");
+        j = run_counts_json(c->run);
+        if (!j || json_add_string(j, "op", "counts") < 0 || json_add_int(j, "id", json_object_get_int64(id)) < 0)
+                return log_oom();
+        return packet_send(c->fd, j, NULL, 0);
+}
+
 static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Control *c = userdata;
 
@@ -167,8 +184,12 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
                                 safe_close(fds[j]);
                         if (streq_ptr(op, "end"))
                                 return control_end(c), 0;
-                        k = streq_ptr(op, "describe") ? control_describe(c, msg)
-                                                      : reply_error(c, "unknown op: expected run, end or describe");
+                        if (streq_ptr(op, "describe"))
+                                k = control_describe(c, msg);
+                        else if (streq_ptr(op, "counts"))
+                                k = control_counts(c, msg);
+                        else
+                                k = reply_error(c, "unknown op: expected run, end, counts or describe");
                 }
                 if (k < 0 && !c->run) {
                         control_free(c);

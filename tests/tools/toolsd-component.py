@@ -148,6 +148,10 @@ class Run:
     def call(self, server, tool, **args):
         return self.wait(self.request({"op": "call", "server": server, "tool": tool, "arguments": args}))
 
+    def counts(self, question):
+        self.ctl.send(json.dumps(question).encode())
+        return json.loads(self.ctl.recv(65536))
+
     def end(self):
         self.ctl.send(json.dumps({"op": "end"}).encode())
         return json.loads(self.ctl.recv(65536))
@@ -285,6 +289,15 @@ try:
     check(noid.recv() is None, "a request without an id closes the run's connection")
     check(text_of(r.call("everything", "echo", message="still")).endswith("still"), "other runs go on")
     check(bad.end() == {"op": "counts", "servers": {}}, "end of a closed run answers its counts")
+
+    # "counts" answers the counts so far with the broker's id, the run going on (a session's).
+    so_far = r.counts({"op": "counts", "id": 7})
+    ev = so_far.get("servers", {}).get("everything", {})
+    check(so_far.get("op") == "counts" and so_far.get("id") == 7 and ev.get("calls") == 212 and
+          ev.get("refused") == 2, "counts answers the counts so far: %s" % so_far)
+    check(r.counts({"op": "counts"}).get("ok") is False, "counts without an id is refused")
+    check(r.counts({"op": "counts", "id": -1}).get("ok") is False, "counts with a negative id is refused")
+    check("servers" in r.wait(r.request({"op": "servers"})), "the run goes on after counts")
 
     # "end" cancels what is in flight and answers the counts.
     pending = r.request({"op": "call", "server": "fake", "tool": "hang", "arguments": {}})
