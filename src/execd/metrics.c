@@ -121,6 +121,42 @@ static void format_le(uint64_t ms, char *buf, size_t size) {
         (void) snprintf(buf, size, "%" PRIu64 ".%0*" PRIu64, ms / 1000, digits, frac);
 }
 
+/* Code mode: per server (at most TOOL_STATS_SERVERS_MAX, names as
+ * servers.d allows), the calls by outcome and the time they took. */
+static void render_tools(MetricsWriter *w, const ToolStats *t) {
+        char name[2 * TOOL_STATS_NAME_MAX + 2], labels[2 * TOOL_STATS_NAME_MAX + 64];
+
+        assert(w);
+        assert(t);
+
+        if (t->n == 0)
+                return;
+        metrics_family(w, "mcp_exec_tool_calls_total", "counter",
+                       "Calls of runs' code to MCP servers' tools (code mode), by server and outcome: ok, error (the "
+                       "tool failed, timed out or its server did), refused (policy or a cap); since the broker "
+                       "started.");
+        for (size_t i = 0; i < t->n; i++) {
+                const ToolServerStats *v = &t->servers[i];
+                uint64_t failed = v->errors + v->refused;
+
+                metrics_label_escape(v->name, name, sizeof name);
+                (void) snprintf(labels, sizeof labels, "server=\"%s\",outcome=\"ok\"", name);
+                metrics_sample(w, "mcp_exec_tool_calls_total", labels, v->calls > failed ? v->calls - failed : 0);
+                (void) snprintf(labels, sizeof labels, "server=\"%s\",outcome=\"error\"", name);
+                metrics_sample(w, "mcp_exec_tool_calls_total", labels, v->errors);
+                (void) snprintf(labels, sizeof labels, "server=\"%s\",outcome=\"refused\"", name);
+                metrics_sample(w, "mcp_exec_tool_calls_total", labels, v->refused);
+        }
+        metrics_family(w, "mcp_exec_tool_call_seconds_total", "counter",
+                       "Time runs' tool calls took, by server (code mode); since the broker started.");
+        for (size_t i = 0; i < t->n; i++) {
+                const ToolServerStats *v = &t->servers[i];
+
+                (void) fprintf(w->f, "mcp_exec_tool_call_seconds_total{server=\"%s\"} %" PRIu64 ".%03" PRIu64 "\n",
+                               metrics_label_escape(v->name, name, sizeof name), v->ms / 1000, v->ms % 1000);
+        }
+}
+
 static void render_runs(MetricsWriter *w, const RunStats *b) {
         char labels[64], le[32];
         uint64_t cumulative = 0;
@@ -191,6 +227,8 @@ static void render_runs(MetricsWriter *w, const RunStats *b) {
                 metrics_sample(w, "mcp_exec_egress_bytes_total", "direction=\"up\"", b->egress_bytes_up);
                 metrics_sample(w, "mcp_exec_egress_bytes_total", "direction=\"down\"", b->egress_bytes_down);
         }
+        if (b->has_tools)
+                render_tools(w, &b->tools);
 }
 
 /* Per HTTP caller: the name of its token, never the token. */

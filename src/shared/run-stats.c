@@ -59,6 +59,62 @@ void run_stats_count(RunStats *s, RunOutcome o, uint64_t duration_usec) {
         s->duration_sum_usec += duration_usec;
 }
 
+bool tool_stats_name_valid(const char *name) {
+        size_t n = name ? strlen(name) : 0;
+
+        if (n == 0 || n > TOOL_STATS_NAME_MAX || !(name[0] >= 'a' && name[0] <= 'z'))
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+                        return false;
+        return true;
+}
+
+int tool_stats_add(ToolStats *t, const char *name, const ToolServerStats *add) {
+        ToolServerStats *x = NULL;
+
+        assert(t);
+        assert(add);
+
+        if (!tool_stats_name_valid(name))
+                return -EINVAL;
+        for (size_t i = 0; i < t->n && !x; i++)
+                if (streq(t->servers[i].name, name))
+                        x = &t->servers[i];
+        if (!x) {
+                if (t->n >= TOOL_STATS_SERVERS_MAX)
+                        return -ENOSPC;
+                x = &t->servers[t->n++];
+                *x = (ToolServerStats) {};
+                strcpy(x->name, name);
+        }
+        x->calls += add->calls;
+        x->errors += add->errors;
+        x->refused += add->refused;
+        x->ms += add->ms;
+        return 0;
+}
+
+static int tools_to_json(const ToolStats *t, json_object **ret) {
+        _cleanup_json_ json_object *x = json_object_new_object();
+
+        if (!x)
+                return -ENOMEM;
+        for (size_t i = 0; i < t->n; i++) {
+                const ToolServerStats *v = &t->servers[i];
+                json_object *o = NULL;
+
+                if (json_build(&o, JB_INT("calls", (int64_t) MIN(v->calls, (uint64_t) INT64_MAX)),
+                               JB_INT("errors", (int64_t) MIN(v->errors, (uint64_t) INT64_MAX)),
+                               JB_INT("refused", (int64_t) MIN(v->refused, (uint64_t) INT64_MAX)),
+                               JB_INT("ms", (int64_t) MIN(v->ms, (uint64_t) INT64_MAX)), JB_END) < 0 ||
+                    json_add(x, v->name, o) < 0)
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(x);
+        return 0;
+}
+
 int run_stats_to_json(const RunStats *s, json_object **ret) {
         _cleanup_json_ json_object *j = json_object_new_object(), *runs = json_object_new_object(),
                                    *dur = json_object_new_object(), *le = json_object_new_array(),
@@ -136,6 +192,13 @@ int run_stats_to_json(const RunStats *s, json_object **ret) {
                 if (r >= 0)
                         r = json_add(j, "egress", TAKE_PTR(x));
         }
+        if (r >= 0 && s->has_tools) {
+                json_object *x = NULL;
+
+                r = tools_to_json(&s->tools, &x);
+                if (r >= 0)
+                        r = json_add(j, "tool_calls", x);
+        }
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(j);
@@ -170,6 +233,25 @@ static bool duration_from_json(json_object *dur, uint64_t counts[static RUN_DURA
                 if (!get_u64(json_object_array_get_idx(c, i), &counts[i]))
                         return false;
         return true;
+}
+
+static int tools_from_json(json_object *v, ToolStats *ret) {
+        if (!json_object_is_type(v, json_type_object))
+                return -EBADMSG;
+        json_object_object_foreach(v, name, counts) {
+                ToolServerStats c = {};
+
+                if (!get_u64(json_get(counts, "calls"), &c.calls) || !get_u64(json_get(counts, "errors"), &c.errors) ||
+                    !get_u64(json_get(counts, "refused"), &c.refused) || !get_u64(json_get(counts, "ms"), &c.ms))
+                        return -EBADMSG;
+                /* A name twice, or past the bound: not kept. */
+                for (size_t i = 0; i < ret->n; i++)
+                        if (streq(ret->servers[i].name, name))
+                                return -EBADMSG;
+                if (tool_stats_add(ret, name, &c) < 0)
+                        return -EBADMSG;
+        }
+        return 0;
 }
 
 int run_stats_from_json(json_object *j, RunStats *ret) {
@@ -226,6 +308,11 @@ int run_stats_from_json(json_object *j, RunStats *ret) {
                                 return -EBADMSG;
                 }
                 s.has_egress = true;
+        }
+        if (json_get(j, "tool_calls")) {
+                if (tools_from_json(json_get(j, "tool_calls"), &s.tools) < 0)
+                        return -EBADMSG;
+                s.has_tools = true;
         }
         s.has_duration = duration_from_json(json_get(j, "duration"), s.duration_counts, &s.duration_sum_usec);
         if (!s.has_duration) {

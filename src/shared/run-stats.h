@@ -10,10 +10,14 @@
  *    "in_flight":N,"queued":N,"self_check":"pending|passed|failed",
  *    "pool":{"size":N,"ready":N,"hits":N},
  *    "sessions":{"live":N,"max":N,"created":N,"lost":N,"calls":N},
- *    "egress":{"connections":{"<verdict>":N,…},"bytes_up":N,"bytes_down":N}}
+ *    "egress":{"connections":{"<verdict>":N,…},"bytes_up":N,"bytes_down":N},
+ *    "tool_calls":{"<server>":{"calls":N,"errors":N,"refused":N,"ms":N},…}}
  *
  * "egress" (issue 22) only from a broker with egress policies: what
- * mcp-exec-egressd reported of the runs' connections (egress-proto.h). 
+ * mcp-exec-egressd reported of the runs' connections (egress-proto.h).
+ * "tool_calls" (issue 40) only from a broker with code mode (servers.d has a
+ * server): what mcp-exec-toolsd counted of the runs' and sessions' tool
+ * calls, per server (tools-proto.h), at most TOOL_STATS_SERVERS_MAX names.
  *
  * "counts" has one entry per bound of "le_ms" (runs that took at most it and
  * more than the bound before) and one more for those above the last. */
@@ -55,6 +59,31 @@ SelfCheckState self_check_state_from_string(const char *s);
 #define RUN_DURATION_BUCKETS 11
 extern const uint64_t run_duration_bounds_ms[RUN_DURATION_BUCKETS];
 
+/* Tool calls per server (code mode), summed over runs: as many names as
+ * servers.d allows, each as it allows; a name past them is not kept. */
+#define TOOL_STATS_SERVERS_MAX 64
+#define TOOL_STATS_NAME_MAX 32
+
+typedef struct ToolServerStats {
+        char name[TOOL_STATS_NAME_MAX + 1];
+        uint64_t calls;                 /* every call naming the server */
+        uint64_t errors;                /* of them: failed (timeout, upstream, isError, ...) */
+        uint64_t refused;               /* of them: refused by policy or a cap */
+        uint64_t ms;                    /* the time they took */
+} ToolServerStats;
+
+typedef struct ToolStats {
+        size_t n;
+        ToolServerStats servers[TOOL_STATS_SERVERS_MAX];
+} ToolStats;
+
+/* True if name is one servers.d could have ([a-z][a-z0-9_]*, at most 32). */
+bool tool_stats_name_valid(const char *name);
+
+/* Adds one server's counts; -EINVAL for a name servers.d could not have,
+ * -ENOSPC for a new name past TOOL_STATS_SERVERS_MAX (not kept). */
+int tool_stats_add(ToolStats *t, const char *name, const ToolServerStats *add);
+
 typedef struct RunStats {
         uint64_t runs[_RUN_OUTCOME_MAX];
         bool has_duration;              /* run_stats_from_json(): false if the bounds on the wire were not ours */
@@ -76,6 +105,8 @@ typedef struct RunStats {
         bool has_egress;                /* egress policies are configured: the counts are known */
         uint64_t egress_connections[_EGRESS_VERDICT_MAX];       /* ended connections, by verdict */
         uint64_t egress_bytes_up, egress_bytes_down;
+        bool has_tools;                 /* code mode is configured: the tool counts are known */
+        ToolStats tools;
 } RunStats;
 
 /* Counts a run that ended (not a refused one) and its duration. */

@@ -65,6 +65,10 @@ static RunStats sample_stats(void) {
         b.runs[RUN_OUTCOME_REFUSED] = 5;
         b.egress_connections[EGRESS_VERDICT_ALLOWED] = 7;
         b.egress_connections[EGRESS_VERDICT_POLICY] = 2;
+        b.has_tools = true;
+        ASSERT_EQ_INT(tool_stats_add(&b.tools, "everything", &(ToolServerStats) { .calls = 441, .errors = 3,
+                                                                                  .refused = 2, .ms = 12345 }), 0);
+        ASSERT_EQ_INT(tool_stats_add(&b.tools, "memory", &(ToolServerStats) { .calls = 1, .ms = 7 }), 0);
         b.duration_counts[0] = 10;      /* <= 50 ms */
         b.duration_counts[1] = 30;      /* <= 100 ms */
         b.duration_counts[5] = 4;       /* <= 2.5 s */
@@ -133,6 +137,14 @@ TEST(test_full) {
         has_line(t, "mcp_exec_egress_connections_total{verdict=\"sni-mismatch\"} 0");
         has_line(t, "mcp_exec_egress_bytes_total{direction=\"up\"} 1000");
         has_line(t, "mcp_exec_egress_bytes_total{direction=\"down\"} 250000");
+        has_line(t, "# TYPE mcp_exec_tool_calls_total counter");
+        has_line(t, "mcp_exec_tool_calls_total{server=\"everything\",outcome=\"ok\"} 436");
+        has_line(t, "mcp_exec_tool_calls_total{server=\"everything\",outcome=\"error\"} 3");
+        has_line(t, "mcp_exec_tool_calls_total{server=\"everything\",outcome=\"refused\"} 2");
+        has_line(t, "mcp_exec_tool_calls_total{server=\"memory\",outcome=\"ok\"} 1");
+        has_line(t, "# TYPE mcp_exec_tool_call_seconds_total counter");
+        has_line(t, "mcp_exec_tool_call_seconds_total{server=\"everything\"} 12.345");
+        has_line(t, "mcp_exec_tool_call_seconds_total{server=\"memory\"} 0.007");
         has_line(t, "# TYPE mcp_exec_pool_hits_total counter");
         has_line(t, "mcp_exec_pool_hits_total 30");
         has_line(t, "mcp_exec_calls_running 2");

@@ -57,6 +57,11 @@ TEST(test_round_trip) {
                 s.runs[i] = (uint64_t) i * 1000 + 1;
         for (int v = 0; v < _EGRESS_VERDICT_MAX; v++)
                 s.egress_connections[v] = (uint64_t) v * 10 + 3;
+        s.has_tools = true;
+        ASSERT_EQ_INT(tool_stats_add(&s.tools, "everything", &(ToolServerStats) { .calls = 10, .errors = 1, .refused = 2, .ms = 300 }), 0);
+        ASSERT_EQ_INT(tool_stats_add(&s.tools, "everything", &(ToolServerStats) { .calls = 5, .ms = 5 }), 0);
+        ASSERT_EQ_INT(tool_stats_add(&s.tools, "memory", &(ToolServerStats) { .calls = 1 }), 0);
+        ASSERT_EQ_INT(tool_stats_add(&s.tools, "../x", &(ToolServerStats) { .calls = 1 }), -EINVAL);
         run_stats_count(&s, RUN_OUTCOME_OK, 1234567);
         ASSERT_EQ_INT(run_stats_to_json(&s, &j), 0);
         text = json_serialize(j, NULL);
@@ -88,6 +93,14 @@ TEST(test_round_trip) {
         ASSERT_EQ_U64(t.egress_bytes_up, 123);
         ASSERT_EQ_U64(t.egress_bytes_down, 4567);
         ASSERT_CONTAINS(text, "\"sni-mismatch\":43");
+        ASSERT_CONTAINS(text, "\"tool_calls\":{\"everything\":{\"calls\":15,\"errors\":1,\"refused\":2,\"ms\":305},"
+                              "\"memory\":{\"calls\":1,\"errors\":0,\"refused\":0,\"ms\":0}}");
+        ASSERT_TRUE(t.has_tools);
+        ASSERT_EQ_U64(t.tools.n, 2);
+        ASSERT_STREQ(t.tools.servers[0].name, "everything");
+        ASSERT_EQ_U64(t.tools.servers[0].calls, 15);
+        ASSERT_EQ_U64(t.tools.servers[0].ms, 305);
+        ASSERT_STREQ(t.tools.servers[1].name, "memory");
 
         /* Without egress: no member, and none back. */
         json_object_put(j);
@@ -97,6 +110,15 @@ TEST(test_round_trip) {
         ASSERT_TRUE(!json_get(j, "egress"));
         ASSERT_EQ_INT(run_stats_from_json(j, &t), 0);
         ASSERT_FALSE(t.has_egress);
+
+        /* Without code mode: the same. */
+        json_object_put(j);
+        j = NULL;
+        s.has_tools = false;
+        ASSERT_EQ_INT(run_stats_to_json(&s, &j), 0);
+        ASSERT_TRUE(!json_get(j, "tool_calls"));
+        ASSERT_EQ_INT(run_stats_from_json(j, &t), 0);
+        ASSERT_FALSE(t.has_tools);
 }
 
 static int parse(const char *text, RunStats *ret) {
@@ -142,6 +164,13 @@ TEST(test_from_json) {
                       -EBADMSG);
         ASSERT_EQ_INT(parse("{\"event\":\"stats\",\"runs\":{},\"in_flight\":0,\"queued\":0,\"self_check\":\"passed\","
                             "\"pool\":{\"size\":2,\"ready\":-1,\"hits\":0}}", &t), -EBADMSG);
+        /* Tool counts: each field a count, each name one servers.d could have, once. */
+        ASSERT_EQ_INT(parse("{\"event\":\"stats\",\"runs\":{},\"in_flight\":0,\"queued\":0,\"self_check\":\"passed\","
+                            "\"tool_calls\":{\"a\":{\"calls\":1,\"errors\":0,\"refused\":0,\"ms\":-1}}}", &t), -EBADMSG);
+        ASSERT_EQ_INT(parse("{\"event\":\"stats\",\"runs\":{},\"in_flight\":0,\"queued\":0,\"self_check\":\"passed\","
+                            "\"tool_calls\":{\"A b\":{\"calls\":1,\"errors\":0,\"refused\":0,\"ms\":1}}}", &t), -EBADMSG);
+        ASSERT_EQ_INT(parse("{\"event\":\"stats\",\"runs\":{},\"in_flight\":0,\"queued\":0,\"self_check\":\"passed\","
+                            "\"tool_calls\":[]}", &t), -EBADMSG);
         ASSERT_EQ_INT(parse("[]", &t), -EBADMSG);
         ASSERT_EQ_INT(run_stats_from_json(NULL, &t), -EBADMSG);
 }
