@@ -113,5 +113,7 @@ void client_start_tools(Client *c) {
         if (r < 0)
                 log_struct(LOG_WARNING, "MESSAGE=Run %s gets no tools: cannot reach %s: %s", run_id(c->run),
                            m->tools_socket, strerror(-r), "MCP_RUN_ID=%s", run_id(c->run));
+        else
+                tools_link_count_into(c->tools, &m->tools_totals);
 }
 

@@ -199,7 +199,8 @@ static void on_session_call_done(SandboxSession *se, const SandboxSessionCallRes
                 /* A call's egress: what the session's connections did
                  * while it ran (egressd reports a connection when it ends). */
                 if (broker_event_exit(&x, &j) < 0 || json_add_bool(j, "session_lost", r->lost) < 0 ||
-                    (se->egress && (egress_link_stats(se->egress, true, &e) < 0 || json_add(j, "egress", e) < 0)))
+                    (se->egress && (egress_link_stats(se->egress, true, &e) < 0 || json_add(j, "egress", e) < 0)) ||
+                    (r->tool_calls && json_add(j, "tool_calls", json_object_get(r->tool_calls)) < 0))
                         (void) client_send_oom(c);
                 else
                         (void) packet_send(c->fd, j, NULL, 0);
@@ -314,7 +315,7 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
                 return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a session unit");
         }
         if (tools_configured(m->tools_servers_dir))
-                sandbox_session_offer_tools(se, m->tools_socket, caller);
+                sandbox_session_offer_tools(se, m->tools_socket, caller, &m->tools_totals);
         /* Its calls install them (sandbox_session_packages()). */
         se->packages = TAKE_PTR(c->packages);
         LIST_PREPEND(sessions, m->sessions.list, se);

@@ -494,6 +494,10 @@ static int client_op_stats(Client *c, json_object *req, int fds[], size_t n_fds)
         memcpy(m->stats.egress_connections, m->egress_totals.connections, sizeof m->stats.egress_connections);
         m->stats.egress_bytes_up = m->egress_totals.bytes_up;
         m->stats.egress_bytes_down = m->egress_totals.bytes_down;
+        /* Tool calls only where code mode is (or was) set up: the same. */
+        m->stats.has_tools = m->tools_totals.n > 0 ||
+                              (m->tools_servers_dir && tools_configured(m->tools_servers_dir));
+        m->stats.tools = m->tools_totals;
         if (stats_reply(&m->stats, m->n_runs, queued, m->probe_state, &j) < 0)
                 return client_send_oom(c);
         return packet_send(c->fd, j, NULL, 0);

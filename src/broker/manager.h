@@ -92,6 +92,7 @@ typedef struct Manager {
         EgressCounts egress_totals;
         const char *egress_socket;      /* EGRESS_SOCKET_PATH */
         const char *tools_socket;       /* TOOLS_SOCKET_PATH */
+        ToolStats tools_totals;         /* what the gateway counted of all runs' and sessions' tool calls */
         const char *tools_servers_dir;  /* TOOLS_SERVERS_DIR */
 } Manager;
 

@@ -168,13 +168,20 @@ static void call_finished(SandboxSession *s, const SandboxSessionCallResult *res
 static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         SandboxSession *s = userdata;
 
+        bool running = s->busy && !s->counting;        /* a call whose code had not ended */
+
         if (!s->ending) {
                 s->ending = true;
-                s->end = !s->ready && !s->busy                                ? SANDBOX_SESSION_END_START_FAILED
-                         : res->oom_killed                                    ? SANDBOX_SESSION_END_LOST
-                         : res->timed_out                                     ? SANDBOX_SESSION_END_LIFETIME
-                         : res->exit_code != 0 || res->signal != 0 || s->busy ? SANDBOX_SESSION_END_LOST
-                                                                              : SANDBOX_SESSION_END_STOPPED;
+                s->end = !s->ready && !s->busy                                 ? SANDBOX_SESSION_END_START_FAILED
+                         : res->oom_killed                                     ? SANDBOX_SESSION_END_LOST
+                         : res->timed_out                                      ? SANDBOX_SESSION_END_LIFETIME
+                         : res->exit_code != 0 || res->signal != 0 || running  ? SANDBOX_SESSION_END_LOST
+                                                                               : SANDBOX_SESSION_END_STOPPED;
+        }
+        /* A call that was over: its result as it was, without its counts. */
+        if (s->counting) {
+                s->counting = false;
+                call_finished(s, &s->counted);
         }
         if (s->busy) {
                 SandboxSessionCallResult r = {
@@ -193,6 +200,18 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
         send_gone(s);
 }
 
+static void on_call_counted(ToolsLink *l, json_object *since, void *userdata) {
+        SandboxSession *s = userdata;
+        SandboxSessionCallResult r;
+
+        if (!s->counting)
+                return;         /* the unit's end finished the call first */
+        s->counting = false;
+        r = s->counted;
+        r.tool_calls = since;
+        call_finished(s, &r);
+}
+
 static void handle_done(SandboxSession *s, json_object *m) {
         SandboxSessionCallResult r = {
                 .exit_code = (int) json_get_int64(m, "exit_code", -1),
@@ -205,6 +224,13 @@ static void handle_done(SandboxSession *s, json_object *m) {
 
         if (r.signal > 0)
                 r.exit_code = -1;
+        /* Code mode: the result waits (briefly) for the calls' counts. */
+        if (!r.lost && s->tools && tools_link_query(s->tools, TOOLS_LINK_QUERY_TIMEOUT_USEC, on_call_counted, s) > 0) {
+                s->counting = true;
+                s->counted = r;
+                s->call_timer = sd_event_source_disable_unref(s->call_timer);
+                return;
+        }
         call_finished(s, &r);
         /* The launcher exits after a lost call; the unit's end follows. */
         if (r.lost)
@@ -283,7 +309,8 @@ static void on_tools_ready(ToolsLink *l, int error, const char *message, void *u
         session_maybe_ready(s);
 }
 
-void sandbox_session_offer_tools(SandboxSession *s, const char *socket_path, const char *caller) {
+void sandbox_session_offer_tools(SandboxSession *s, const char *socket_path, const char *caller,
+                                 ToolStats *totals) {
         int r;
 
         assert(s);
@@ -294,6 +321,8 @@ void sandbox_session_offer_tools(SandboxSession *s, const char *socket_path, con
         if (r < 0)
                 log_struct(LOG_WARNING, "MESSAGE=Session %s gets no tools: cannot reach %s: %s",
                            sandbox_session_unit(s), socket_path, strerror(-r), "MCP_UNIT=%s", sandbox_session_unit(s));
+        else
+                tools_link_count_into(s->tools, totals);
 }
 
 static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
@@ -316,7 +345,7 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
         if (streq_ptr(event, "ready") && !s->launcher_ready) {
                 s->launcher_ready = true;
                 session_maybe_ready(s);
-        } else if (streq_ptr(event, "done") && s->busy)
+        } else if (streq_ptr(event, "done") && s->busy && !s->counting)
                 handle_done(s, m);
         else
                 /* The launcher is ours, so this is a bug or an attack on it. */
@@ -465,7 +494,7 @@ void sandbox_session_interrupt(SandboxSession *s) {
         _cleanup_json_ json_object *m = NULL;
 
         assert(s);
-        if (!s->busy || s->ending)
+        if (!s->busy || s->counting || s->ending)
                 return;
         if (json_build(&m, JB_STR("op", "interrupt"), JB_END) < 0)
                 return (void) log_oom();

@@ -62,6 +62,9 @@ typedef struct SandboxSessionCallResult {
         bool lost;                      /* the call ended the session */
         bool oom_killed;
         uint64_t duration_usec;
+        /* Code mode: the tool calls made during the call, as a run's result
+         * has them (borrowed); NULL when not known. */
+        json_object *tool_calls;
 } SandboxSessionCallResult;
 
 typedef struct SandboxSessionCallbacks {
@@ -105,6 +108,10 @@ struct SandboxSession {
          * session is ready. A gateway that refuses or does not answer costs
          * the session its tools, never the session. */
         ToolsLink *tools;
+        /* A call is over and its result waits for the gateway's counts of
+         * it (bounded: TOOLS_LINK_QUERY_TIMEOUT_USEC); still busy. */
+        bool counting;
+        SandboxSessionCallResult counted;
         /* Packages on demand (issue 23): the specs it was created with
          * (packages.h), NULL for none; every call sends them. */
         json_object *packages;
@@ -124,7 +131,8 @@ int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec, const
 /* Offers the session to the code-mode gateway at socket_path for caller:
  * right after sandbox_session_new(), before the loop runs again. A failure
  * is logged; the session goes on without tools. */
-void sandbox_session_offer_tools(SandboxSession *s, const char *socket_path, const char *caller);
+void sandbox_session_offer_tools(SandboxSession *s, const char *socket_path, const char *caller,
+                                 ToolStats *totals);
 
 /* Stops its unit if it still runs; no callback fires. */
 SandboxSession *sandbox_session_free(SandboxSession *s);

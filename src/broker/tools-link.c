@@ -25,10 +25,19 @@ struct ToolsLink {
         sd_event *event;
         int fd;                 /* the control connection */
         int run_fd;             /* the run's end of the pair, until taken */
-        sd_event_source *io, *timer, *end_timer;
+        sd_event_source *io, *timer, *end_timer, *query_timer;
         char run_id[33];
         bool settled, accepted, ended;
         json_object *counts;
+        /* A session's questions for the counts so far ("counts", by id): the
+         * last asked, the one awaited (0: none) and the last answered. */
+        uint64_t last_query, pending_query, answered_query;
+        bool query_answered;
+        json_object *seen;      /* the gateway's last counts: what the next answer is counted from */
+        json_object *since;     /* the awaited answer, counted from the one before */
+        tools_link_counted_t on_counted;
+        void *counted_userdata;
+        ToolStats *totals;
         tools_link_ready_t on_ready;
         void *userdata;
         tools_link_ended_t on_ended;
@@ -76,6 +85,8 @@ static void link_close(ToolsLink *l) {
         l->fd = safe_close(l->fd);
         if (l->end_timer)
                 (void) sd_event_source_set_time_relative(l->end_timer, 0);
+        if (l->query_timer)
+                (void) sd_event_source_set_time_relative(l->query_timer, 0);
 }
 
 static bool server_name_valid(const char *s) {
@@ -119,6 +130,97 @@ static json_object *counts_checked(const ToolsLink *l, json_object *servers) {
         return TAKE_PTR(out);
 }
 
+static const char *const count_fields[] = { "calls", "errors", "refused", "ms" };
+
+/* What now (checked counts) has more than before, per server: counts only
+ * grow. A server with nothing new is left out. */
+static json_object *counts_since(json_object *now, json_object *before) {
+        _cleanup_json_ json_object *out = json_object_new_object();
+
+        if (!out)
+                return NULL;
+        json_object_object_foreach(now, name, v) {
+                _cleanup_json_ json_object *one = json_object_new_object();
+                json_object *b = json_get(before, name);
+                bool any = false;
+
+                if (!one)
+                        return NULL;
+                for (size_t i = 0; i < ELEMENTSOF(count_fields); i++) {
+                        int64_t d = json_get_int64(v, count_fields[i], 0) - json_get_int64(b, count_fields[i], 0);
+
+                        any = any || d > 0;
+                        if (json_add_int(one, count_fields[i], MAX(d, (int64_t) 0)) < 0)
+                                return NULL;
+                }
+                if (any && json_add(out, name, TAKE_PTR(one)) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(out);
+}
+
+/* The gateway's counts (checked) are the new mark; what they add to the
+ * last is added to the totals and returned (a new reference). */
+static json_object *note_counts(ToolsLink *l, json_object *checked) {
+        json_object *since;
+
+        assert(checked);
+
+        since = counts_since(checked, l->seen);
+        if (!since)
+                return NULL;
+        json_object_put(l->seen);
+        l->seen = json_object_get(checked);
+        if (!l->totals)
+                return since;
+        json_object_object_foreach(since, name, v) {
+                ToolServerStats add = {
+                        .calls = (uint64_t) json_get_int64(v, "calls", 0),
+                        .errors = (uint64_t) json_get_int64(v, "errors", 0),
+                        .refused = (uint64_t) json_get_int64(v, "refused", 0),
+                        .ms = (uint64_t) json_get_int64(v, "ms", 0),
+                };
+                if (tool_stats_add(l->totals, name, &add) < 0)
+                        log_warning("The tool calls of server %s are not kept for /metrics: more than %d servers.",
+                                    name, TOOL_STATS_SERVERS_MAX);
+        }
+        return since;
+}
+
+/* The answer to "counts" (with the id asked) or to "end" (without). */
+static int read_counts(ToolsLink *l, json_object *msg) {
+        _cleanup_json_ json_object *checked = NULL;
+        json_object *id = json_get(msg, "id");
+        int64_t n;
+
+        if (!id) {
+                if (!l->end_timer)
+                        return -EBADMSG;
+                l->counts = counts_checked(l, json_get(msg, "servers"));
+                if (l->counts)
+                        json_object_put(note_counts(l, l->counts));
+                l->ended = true;
+                return -ECONNRESET;
+        }
+        n = json_object_is_type(id, json_type_int) ? json_object_get_int64(id) : -1;
+        if (n <= 0 || (uint64_t) n > l->last_query || (uint64_t) n <= l->answered_query) {
+                log_warning("mcp-exec-toolsd answered a question for run %s that was not asked; ignored.", l->run_id);
+                return 1;
+        }
+        l->answered_query = (uint64_t) n;
+        checked = counts_checked(l, json_get(msg, "servers"));
+        if ((uint64_t) n != l->pending_query) {
+                /* A late answer: the mark moves all the same. */
+                if (checked)
+                        json_object_put(note_counts(l, checked));
+                return 1;
+        }
+        l->since = checked ? note_counts(l, checked) : NULL;
+        l->query_answered = true;
+        (void) sd_event_source_set_time_relative(l->query_timer, 0);
+        return 1;
+}
+
 /* 1: one packet handled; < 0: the link is over (link_close()). */
 static int read_one(ToolsLink *l) {
         _cleanup_json_ json_object *msg = NULL;
@@ -148,10 +250,10 @@ static int read_one(ToolsLink *l) {
                 link_settle(l, -EPERM, l->message);
                 return -EPERM;
         }
-        if (l->accepted && l->end_timer && streq_ptr(json_get_string(msg, "op"), "counts")) {
-                l->counts = counts_checked(l, json_get(msg, "servers"));
-                l->ended = true;
-                return -ECONNRESET;
+        if (l->accepted && streq_ptr(json_get_string(msg, "op"), "counts")) {
+                r = read_counts(l, msg);
+                if (r != -EBADMSG)
+                        return r;
         }
         log_warning("mcp-exec-toolsd sent an unexpected packet for run %s; closing its control connection.",
                     l->run_id);
@@ -279,15 +381,69 @@ int tools_link_end(ToolsLink *l, uint64_t timeout_usec, tools_link_ended_t done,
         return 1;
 }
 
+void tools_link_count_into(ToolsLink *l, ToolStats *totals) {
+        assert(l);
+
+        l->totals = totals;
+}
+
+static int on_query_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        ToolsLink *l = userdata;
+        _cleanup_json_ json_object *since = TAKE_PTR(l->since);
+        tools_link_counted_t done = l->on_counted;
+
+        if (!l->query_answered)
+                log_warning("mcp-exec-toolsd sent no counts for run %s in time; the call's result goes without.",
+                            l->run_id);
+        l->query_timer = sd_event_source_disable_unref(l->query_timer);
+        l->pending_query = 0;
+        l->query_answered = false;
+        l->on_counted = NULL;
+        done(l, since, l->counted_userdata);
+        return 0;
+}
+
+int tools_link_query(ToolsLink *l, uint64_t timeout_usec, tools_link_counted_t done, void *userdata) {
+        _cleanup_json_ json_object *msg = NULL;
+        uint64_t id;
+        int r;
+
+        assert(l);
+        assert(done);
+
+        if (l->query_timer)
+                return -EBUSY;
+        if (!l->accepted || l->fd < 0 || l->end_timer)
+                return 0;
+        id = l->last_query + 1;
+        r = json_build(&msg, JB_STR("op", "counts"), JB_INT("id", (int64_t) id), JB_END);
+        if (r >= 0)
+                r = packet_send(l->fd, msg, NULL, 0);
+        if (r >= 0)
+                r = sd_event_add_time_relative(l->event, &l->query_timer, CLOCK_MONOTONIC, timeout_usec, 0,
+                                               on_query_timer, l);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot ask mcp-exec-toolsd for the counts of run %s: %m", l->run_id);
+                return 0;
+        }
+        l->last_query = l->pending_query = id;
+        l->on_counted = done;
+        l->counted_userdata = userdata;
+        return 1;
+}
+
 ToolsLink *tools_link_free(ToolsLink *l) {
         if (!l)
                 return NULL;
         sd_event_source_disable_unref(l->io);
         sd_event_source_disable_unref(l->timer);
         sd_event_source_disable_unref(l->end_timer);
+        sd_event_source_disable_unref(l->query_timer);
         safe_close(l->fd);
         safe_close(l->run_fd);
         json_object_put(l->counts);
+        json_object_put(l->seen);
+        json_object_put(l->since);
         sd_event_unref(l->event);
         free(l);
         return NULL;

@@ -14,6 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "macro.h"
+#include "run-stats.h"
 #include "tools-proto.h"          /* TOOLS_SOCKET_PATH, TOOLS_SERVERS_DIR */
 
 /* How long the gateway (socket-activated: it may have to start) has to
@@ -21,6 +22,9 @@
 #define TOOLS_LINK_TIMEOUT_USEC (5 * USEC_PER_SEC)
 /* How long a run's result waits for the gateway's counts at its end. */
 #define TOOLS_LINK_END_TIMEOUT_USEC (2 * USEC_PER_SEC)
+/* How long a session call's result waits for the counts so far; it goes
+ * without them after. */
+#define TOOLS_LINK_QUERY_TIMEOUT_USEC (1 * USEC_PER_SEC)
 
 typedef struct ToolsLink ToolsLink;
 
@@ -51,6 +55,19 @@ int tools_link_end(ToolsLink *l, uint64_t timeout_usec, tools_link_ended_t done,
 /* The gateway's counts ({"NAME": {"calls","errors","refused","ms"}}), a new
  * reference; NULL if none came. */
 json_object *tools_link_counts(const ToolsLink *l);
+
+/* A session's call ended, its run goes on: asks the gateway for the counts
+ * so far. 1 when done will be called (from the loop, once, within
+ * timeout_usec; it must not free the link) with the counts since the
+ * previous answer (borrowed during the call; NULL if none came in time);
+ * 0 when there is nothing to ask; -EBUSY while a question is pending. A
+ * late answer still moves the mark, so that the next call counts its own. */
+typedef void (*tools_link_counted_t)(ToolsLink *l, json_object *since, void *userdata);
+int tools_link_query(ToolsLink *l, uint64_t timeout_usec, tools_link_counted_t done, void *userdata);
+
+/* Every count the gateway reports on this link (the run's final ones, or a
+ * session's so far) is added here too, once. */
+void tools_link_count_into(ToolsLink *l, ToolStats *totals);
 
 ToolsLink *tools_link_free(ToolsLink *l);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ToolsLink *, tools_link_free);

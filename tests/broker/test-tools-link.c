@@ -270,6 +270,167 @@ TEST(test_end) {
         (void) unlink(path);
 }
 
+typedef struct Counted {
+        unsigned calls;
+        char since[512];        /* the counts as serialized, "" for none */
+} Counted;
+
+static void on_counted(ToolsLink *l, json_object *since, void *userdata) {
+        Counted *c = userdata;
+
+        c->calls++;
+        (void) snprintf(c->since, sizeof c->since, "%s", since ? json_serialize(since, NULL) : "");
+}
+
+/* Asks, checks the question as the gateway gets it, answers (or not) and
+ * waits for done: what it was given. */
+static const char *query(sd_event *e, ToolsLink *l, int conn, int64_t want_id, const char *answer, Counted *c) {
+        _cleanup_json_ json_object *req = NULL;
+        unsigned before = c->calls;
+
+        ASSERT_EQ_INT(tools_link_query(l, answer ? 10 * USEC_PER_SEC : 50 * USEC_PER_MSEC, on_counted, c), 1);
+        ASSERT_EQ_INT(tools_link_query(l, USEC_PER_SEC, on_counted, c), -EBUSY);     /* one at a time */
+        ASSERT_EQ_INT(packet_recv(conn, &req, NULL, 0, NULL), 1);
+        ASSERT_STREQ(json_get_string(req, "op"), "counts");
+        ASSERT_EQ_INT((int) json_get_int64(req, "id", -1), (int) want_id);
+        if (answer)
+                send_json(conn, answer);
+        for (unsigned i = 0; i < 100 && c->calls == before; i++)
+                ASSERT_TRUE(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) c->calls, (int) before + 1);
+        return c->since;
+}
+
+static const ToolServerStats *totals_of(const ToolStats *t, const char *name) {
+        for (size_t i = 0; i < t->n; i++)
+                if (streq(t->servers[i].name, name))
+                        return &t->servers[i];
+        return NULL;
+}
+
+/* A session's calls: each gets the counts since the one before, the run
+ * going on; an answer not in time leaves the call without, and still moves
+ * the mark; the totals get every count once. */
+TEST(test_query) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_json_ json_object *req = NULL;
+        int listener = fake_gateway(), conn;
+        ToolStats totals = {};
+        Counted c = {};
+        unsigned ended = 0;
+        ToolsLink *l;
+        json_object *got;
+
+        ASSERT_EQ_INT(sd_event_new(&e), 0);
+        l = ready_link(e, listener, &conn);
+        tools_link_count_into(l, &totals);
+
+        ASSERT_STREQ(query(e, l, conn, 1, "{\"op\":\"counts\",\"id\":1,\"servers\":{}}", &c), "{}");
+        ASSERT_STREQ(query(e, l, conn, 2,
+                           "{\"op\":\"counts\",\"id\":2,\"servers\":{\"everything\":{\"calls\":3,"
+                           "\"errors\":1,\"refused\":0,\"ms\":20}}}", &c),
+                     "{\"everything\":{\"calls\":3,\"errors\":1,\"refused\":0,\"ms\":20}}");
+        /* The next call's are its own: the difference, and a server new to it. */
+        ASSERT_STREQ(query(e, l, conn, 3,
+                           "{\"op\":\"counts\",\"id\":3,\"servers\":{\"everything\":{\"calls\":5,"
+                           "\"errors\":1,\"refused\":1,\"ms\":30},\"memory\":{\"calls\":1,\"errors\":0,"
+                           "\"refused\":0,\"ms\":2}}}", &c),
+                     "{\"everything\":{\"calls\":2,\"errors\":0,\"refused\":1,\"ms\":10},"
+                     "\"memory\":{\"calls\":1,\"errors\":0,\"refused\":0,\"ms\":2}}");
+        /* Not in time: the call goes without; the late answer moves the mark. */
+        ASSERT_STREQ(query(e, l, conn, 4, NULL, &c), "");
+        send_json(conn, "{\"op\":\"counts\",\"id\":4,\"servers\":{\"everything\":{\"calls\":9,"
+                        "\"errors\":1,\"refused\":1,\"ms\":40},\"memory\":{\"calls\":1,\"errors\":0,"
+                        "\"refused\":0,\"ms\":2}}}");
+        /* An answer to no question, and one again to an answered one: ignored. */
+        send_json(conn, "{\"op\":\"counts\",\"id\":99,\"servers\":{\"everything\":{\"calls\":1000}}}");
+        send_json(conn, "{\"op\":\"counts\",\"id\":3,\"servers\":{\"everything\":{\"calls\":1000}}}");
+        ASSERT_STREQ(query(e, l, conn, 5,
+                           "{\"op\":\"counts\",\"id\":5,\"servers\":{\"everything\":{\"calls\":10,"
+                           "\"errors\":1,\"refused\":1,\"ms\":41},\"memory\":{\"calls\":1,\"errors\":0,"
+                           "\"refused\":0,\"ms\":2}}}", &c),
+                     "{\"everything\":{\"calls\":1,\"errors\":0,\"refused\":0,\"ms\":1}}");
+        /* Malformed counts: the call goes without, the mark stays. */
+        ASSERT_STREQ(query(e, l, conn, 6, "{\"op\":\"counts\",\"id\":6,\"servers\":{\"../x\":{}}}", &c), "");
+
+        /* The run's end after: its final counts whole, the totals once each. */
+        ASSERT_EQ_INT(tools_link_end(l, 10 * USEC_PER_SEC, on_ended, &ended), 1);
+        ASSERT_EQ_INT(tools_link_query(l, USEC_PER_SEC, on_counted, &c), 0);          /* ending: nothing to ask */
+        ASSERT_EQ_INT(packet_recv(conn, &req, NULL, 0, NULL), 1);
+        ASSERT_STREQ(json_get_string(req, "op"), "end");
+        send_json(conn, "{\"op\":\"counts\",\"servers\":{\"everything\":{\"calls\":12,\"errors\":2,"
+                        "\"refused\":1,\"ms\":50},\"memory\":{\"calls\":1,\"errors\":0,\"refused\":0,"
+                        "\"ms\":2}}}");
+        for (unsigned i = 0; i < 100 && ended == 0; i++)
+                ASSERT_TRUE(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) ended, 1);
+        got = tools_link_counts(l);
+        ASSERT_TRUE(got);
+        ASSERT_EQ_INT((int) json_get_int64(json_get(got, "everything"), "calls", 0), 12);
+        json_object_put(got);
+        ASSERT_EQ_INT((int) totals.n, 2);
+        ASSERT_EQ_INT((int) totals_of(&totals, "everything")->calls, 12);
+        ASSERT_EQ_INT((int) totals_of(&totals, "everything")->errors, 2);
+        ASSERT_EQ_INT((int) totals_of(&totals, "everything")->refused, 1);
+        ASSERT_EQ_INT((int) totals_of(&totals, "everything")->ms, 50);
+        ASSERT_EQ_INT((int) totals_of(&totals, "memory")->calls, 1);
+        tools_link_free(l);
+        close(conn);
+
+        /* A hang-up while a question waits: done at once, without counts;
+         * nothing to ask after. */
+        l = ready_link(e, listener, &conn);
+        c = (Counted) {};
+        ASSERT_EQ_INT(tools_link_query(l, 10 * USEC_PER_SEC, on_counted, &c), 1);
+        close(conn);
+        for (unsigned i = 0; i < 100 && c.calls == 0; i++)
+                ASSERT_TRUE(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) c.calls, 1);
+        ASSERT_STREQ(c.since, "");
+        ASSERT_EQ_INT(tools_link_query(l, USEC_PER_SEC, on_counted, &c), 0);
+        tools_link_free(l);
+
+        close(listener);
+        (void) unlink(path);
+}
+
+/* A run's final counts go into the totals too; a name past the bound is not
+ * kept, the others are. */
+TEST(test_totals) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_json_ json_object *req = NULL;
+        int listener = fake_gateway(), conn;
+        ToolStats totals = {};
+        unsigned ended = 0;
+        ToolsLink *l;
+
+        ASSERT_EQ_INT(sd_event_new(&e), 0);
+        for (unsigned i = 0; i < TOOL_STATS_SERVERS_MAX - 1; i++) {
+                char name[16];
+                (void) snprintf(name, sizeof name, "s%u", i);
+                ASSERT_EQ_INT(tool_stats_add(&totals, name, &(ToolServerStats) { .calls = 1 }), 0);
+        }
+        l = ready_link(e, listener, &conn);
+        tools_link_count_into(l, &totals);
+        ASSERT_EQ_INT(tools_link_end(l, 10 * USEC_PER_SEC, on_ended, &ended), 1);
+        ASSERT_EQ_INT(packet_recv(conn, &req, NULL, 0, NULL), 1);
+        send_json(conn, "{\"op\":\"counts\",\"servers\":{\"s0\":{\"calls\":2,\"errors\":0,\"refused\":0,"
+                        "\"ms\":1},\"new\":{\"calls\":3,\"errors\":0,\"refused\":0,\"ms\":1},"
+                        "\"newer\":{\"calls\":4,\"errors\":0,\"refused\":0,\"ms\":1}}}");
+        for (unsigned i = 0; i < 100 && ended == 0; i++)
+                ASSERT_TRUE(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) ended, 1);
+        ASSERT_EQ_INT((int) totals.n, TOOL_STATS_SERVERS_MAX);
+        ASSERT_EQ_INT((int) totals_of(&totals, "s0")->calls, 3);
+        ASSERT_EQ_INT((int) totals_of(&totals, "new")->calls, 3);
+        ASSERT_FALSE(totals_of(&totals, "newer"));
+        ASSERT_EQ_INT(tool_stats_add(&totals, "Bad", &(ToolServerStats) {}), -EINVAL);
+        tools_link_free(l);
+        close(conn);
+        close(listener);
+        (void) unlink(path);
+}
+
 TEST(test_configured) {
         char dir[] = "/tmp/test-tools-link-XXXXXX", file[256];
         int fd;
@@ -304,6 +465,8 @@ int main(void) {
         RUN(test_accepted);
         RUN(test_failures);
         RUN(test_end);
+        RUN(test_query);
+        RUN(test_totals);
         RUN(test_configured);
         return 0;
 }
