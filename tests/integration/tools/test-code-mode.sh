@@ -10,10 +10,14 @@
 # of a run stops at MAX_CALLS=221 (get-env, refused, is the 221st); the run cannot reach the
 # gateway's or an upstream's
 # socket by path (only its own connection); a warm unit (started before servers.d was written)
-# gets its tools as a cold one does; a sandbox session keeps one tools connection for its calls;
-# and with servers.d empty again a run gets no tools and says so clearly.
+# gets its tools as a cold one does; a sandbox session keeps one tools connection for its calls,
+# and each call's result counts its own tool calls; /metrics over HTTP counts the tool calls per
+# server and outcome; and with servers.d empty again a run gets no tools and says so clearly.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
+URL=http://127.0.0.1:8080
+bx sh -c 'command -v curl' >/dev/null || skip "no curl in the box"
+. "$ITEST_DIR/lib/http.sh"
 
 SD=/etc/mcp-exec/servers.d
 [[ $NODE == /* ]] || skip "MCP_TEST_NODE=$NODE is not an absolute path, which COMMAND= needs"
@@ -130,7 +134,7 @@ cat >"$HDIR/calls.json" <<'EOF2'
 [{"tool": "@list"},
  {"tool": "session_create", "args": {}},
  {"tool": "exec", "args": {"session": "@SESSION@", "code": "from mcp_servers import everything\nprint('one', everything.echo(message='s1'))"}},
- {"tool": "exec", "args": {"session": "@SESSION@", "code": "print('two', everything.echo(message='s2'))"}}]
+ {"tool": "exec", "args": {"session": "@SESSION@", "code": "print('two', [everything.echo(message='s2') for _ in range(3)])"}}]
 EOF2
 out=$(bx timeout 120 "$PY" "$ITEST_DIR/lib/packages-mcp.py" stdio "$BDIR/calls.json" 2>"$HDIR/stdio.err") ||
     fail "the stdio client failed: $out $(cat "$HDIR/stdio.err")"
@@ -144,8 +148,24 @@ for i in 3 4; do
     line=$(sed -n "${i}p" <<<"$out")
     text=$(jget "$line" 'r["result"]["structuredContent"]["stdout"]') || fail "session call $((i - 2)): $line"
     [[ $text == *"s$((i - 2))"* ]] || fail "session call $((i - 2)) did not reach the server: $line"
+    # Each call's result counts its own calls: 1, then 3 (not 4: the session's so far).
+    jcheck "$line" 'r["result"]["structuredContent"]["tool_calls"]["everything"]["calls"] == '"$(((i - 2) * 2 - 1))" \
+        "session call $((i - 2)): tool_calls does not count its own calls"
+    log "session call $((i - 2)): tool_calls $(jget "$line" 'r["result"]["structuredContent"]["tool_calls"]')"
 done
 log "a session's two calls reached the server: $(jget "$(sed -n 4p <<<"$out")" 'r["result"]["structuredContent"]["stdout"].strip()')"
+
+# --- /metrics over HTTP: the broker's totals of the runs' and sessions' tool calls (at least the
+# session's 4: a broker that exited idle in between starts its counts again).
+restart_http
+metrics=$(bx curl -s --max-time 10 "$URL/metrics") || fail "no /metrics"
+ok=$(sed -n 's/^mcp_exec_tool_calls_total{server="everything",outcome="ok"} \([0-9]*\)$/\1/p' <<<"$metrics")
+[[ -n $ok && $ok -ge 4 ]] ||
+    fail "/metrics does not count the tool calls:"$'\n'"$(grep mcp_exec_tool <<<"$metrics")"
+grep -q '^mcp_exec_tool_call_seconds_total{server="everything"} [0-9.]*$' <<<"$metrics" ||
+    fail "/metrics does not count the tool calls' time:"$'\n'"$(grep mcp_exec_tool <<<"$metrics")"
+! grep -q 'server="memory"' <<<"$metrics" || fail "/metrics counts a server nobody called"
+log "/metrics: $(grep '^mcp_exec_tool' <<<"$metrics" | tr '\n' ' ')"
 
 # --- servers.d empty again: no tools; the code hears so clearly.
 bx rm -f "$SD/everything.conf" "$SD/memory.conf"
