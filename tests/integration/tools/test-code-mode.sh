@@ -11,7 +11,8 @@
 # gateway's or an upstream's
 # socket by path (only its own connection); a warm unit (started before servers.d was written)
 # gets its tools as a cold one does; a sandbox session keeps one tools connection for its calls,
-# and each call's result counts its own tool calls; /metrics over HTTP counts the tool calls per
+# and each call's result counts its own tool calls; mcp_servers is imported from byte code made
+# at install, which a run cannot write; /metrics over HTTP counts the tool calls per
 # server and outcome; and with servers.d empty again a run gets no tools and says so clearly.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
@@ -110,6 +111,26 @@ for path in ("/run/mcp-exec/tools.sock", "/run/mcp-exec/upstream/everything.sock
             pass
         s.close()
 print("reached by path:", reached)
+# The package is imported as byte code made at install (valid for its source), which a run
+# cannot write.
+import importlib.util
+pyc = mcp_servers.__spec__.cached
+st = os.stat(mcp_servers.__file__)
+try:
+    with open(pyc, "rb") as f:
+        head = f.read(16)
+except OSError:
+    head = b""
+flags = int.from_bytes(head[4:8], "little")
+valid = head[:4] == importlib.util.MAGIC_NUMBER and (flags != 0 or (
+    int.from_bytes(head[8:12], "little") == int(st.st_mtime) & 0xFFFFFFFF and
+    int.from_bytes(head[12:16], "little") == st.st_size & 0xFFFFFFFF))
+try:
+    open(pyc, "ab").close()
+    writable = True
+except OSError:
+    writable = False
+print("byte code: %s, writable: %s" % (valid, writable))
 print("doc:", "message" in (everything.echo.__doc__ or "") or "echo" in (everything.echo.__doc__ or ""))
 print("ok", len(outs), len(res))'
 
@@ -123,6 +144,8 @@ for which in first second; do
     jcheck "$out" '"get-env: Refused" in r["stdout"]' "$which run: get-env, not in TOOLS, was not refused"
     [[ $out != *"$CANARY"* ]] || fail "$which run: the credential reached the run: $out"
     jcheck "$out" '"reached by path: []" in r["stdout"]' "$which run reached a socket by its path"
+    jcheck "$out" '"byte code: True, writable: False" in r["stdout"]' \
+        "$which run: mcp_servers has no valid byte code from the install, or the run can write it"
     jcheck "$out" 'r["tool_calls"]["everything"]["calls"] >= 220 and r["tool_calls"]["everything"]["errors"] == 0' \
         "$which run: tool_calls does not count the calls"
     log "$which run: tool_calls $(jget "$out" 'r["tool_calls"]')"
