@@ -247,14 +247,14 @@ static int run_exit_event(Client *c, Run *run, const RunResult *res, const char 
 
 /* The run's "exit" goes out, with its egress counts. */
 static void client_send_exit(Client *c, json_object *j) {
-        json_object *e = NULL;
+        json_object *e = NULL, *t;
 
         assert(c);
         assert(j);
 
         if (c->egress && (egress_link_stats(c->egress, false, &e) < 0 || json_add(j, "egress", e) < 0))
                 (void) client_send_oom(c);
-        else if (tools_link_counts(c->tools) && json_add(j, "tool_calls", tools_link_counts(c->tools)) < 0)
+        else if ((t = tools_link_counts(c->tools)) && json_add(j, "tool_calls", t) < 0)
                 (void) client_send_oom(c);
         else
                 (void) packet_send(c->fd, j, NULL, 0);
