@@ -42,6 +42,13 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             and with pandas imported), and `pass` in a session
                             vs a stateless `pass` taken by a warm unit vs bare
                             python, interleaved
+  bench.py tools N          code mode (issue 40): N sequential echo calls to a
+                            real server-everything from a run's Python
+                            (mcp_servers, through the gateway) vs N from a
+                            direct MCP client on the same upstream socket
+                            (root, one connection), each timed call by call;
+                            needs servers.d/everything.conf (bench/run
+                            writes it)
 
 Prints one table per mode; bench/run collects them."""
 import http.client
@@ -717,6 +724,107 @@ def sessions(n):
     table("`pass` in a session vs stateless, one call at a time", rows, base)
 
 
+TOOLS_CODE = """import json, time
+from mcp_servers import everything
+for i in range(20):                 # warm-up: the gateway's upstream, the package's threads
+    everything.echo(message="w%%d" %% i)
+t = []
+for i in range(%d):
+    t0 = time.perf_counter()
+    out = everything.echo(message="m%%d" %% i)
+    t.append((time.perf_counter() - t0) * 1000)
+    assert out == "Echo: m%%d" %% i, out
+print(json.dumps(t))
+"""
+
+
+class UpstreamClient:
+    """A direct MCP client of an upstream's socket (one newline-delimited
+    JSON-RPC stream, as the gateway speaks to it): a new instance of the
+    server, as the gateway's own connection is."""
+
+    def __init__(self, name):
+        import socket
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(60)
+        self.s.connect("/run/mcp-exec/upstream/%s.sock" % name)
+        self.f = self.s.makefile("rb")
+        self.next_id = 1
+        self.rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "mcp-exec-bench", "version": "1"}})
+        self.s.sendall(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+    def rpc(self, method, params):
+        i = self.next_id
+        self.next_id += 1
+        self.s.sendall((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
+        while True:
+            line = self.f.readline()
+            if not line:
+                sys.exit("the upstream closed the connection")
+            m = json.loads(line)
+            if m.get("id") == i and "method" not in m:
+                if "error" in m:
+                    sys.exit("%s: %s" % (method, m["error"]))
+                return m["result"]
+
+    def echo(self, message):
+        r = self.rpc("tools/call", {"name": "echo", "arguments": {"message": message}})
+        text = r["content"][0]["text"]
+        if r.get("isError") or text != "Echo: " + message:
+            sys.exit("echo: %s" % r)
+        return text
+
+    def close(self):
+        self.f.close()
+        self.s.close()
+
+
+def tools_direct(n):
+    c = UpstreamClient("everything")
+    for i in range(20):
+        c.echo("w%d" % i)
+    t = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        c.echo("m%d" % i)
+        t.append((time.perf_counter() - t0) * 1000)
+    c.close()
+    return t
+
+
+def tools_from_code(c, n):
+    sc = c.exec(TOOLS_CODE % n)
+    t = json.loads(sc["stdout"].strip().splitlines()[-1])
+    if len(t) != n:
+        sys.exit("the run timed %d calls, not %d" % (len(t), n))
+    return t
+
+
+def tools(n, rounds=2):
+    """One echo call of server-everything from code (mcp_servers in a run,
+    through mcp-exec-toolsd and the generator's upstream unit) vs the same
+    call from a direct MCP client on the same upstream socket. Each round:
+    one run of N sequential calls, then N direct calls; all rounds pooled."""
+    c = Client()
+    c.exec("pass")
+    code, direct = [], []
+    for _ in range(rounds):
+        code += tools_from_code(c, n)
+        direct += tools_direct(n)
+    cp, dp = statistics.median(code), statistics.median(direct)
+    print("\n## A tool call from code vs a direct MCP client: server-everything's echo, %d rounds of %d "
+          "sequential calls each" % (rounds, n))
+    print("| what | p50 ms | p90 ms | p99 ms |")
+    print("|---|---:|---:|---:|")
+    print("| from code: `everything.echo(message=...)` in a run (mcp_servers, the gateway, the upstream) "
+          "| %.3f | %.3f | %.3f |" % (cp, pct(code, 0.9), pct(code, 0.99)))
+    print("| direct: `tools/call` echo on the upstream's socket (root, one connection) | %.3f | %.3f | %.3f |"
+          % (dp, pct(direct, 0.9), pct(direct, 0.99)))
+    print("| ratio (p50), goal ≤ 1.2× + 1 ms (%.3f ms): %s | %.2f× | %.2f× | |"
+          % (1.2 * dp + 1, "met" if cp <= 1.2 * dp + 1 else "not met", cp / dp, pct(code, 0.9) / pct(direct, 0.9)))
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "latency"
     if mode == "latency":
@@ -744,6 +852,8 @@ def main():
         beside(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
     elif mode == "session":
         sessions(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+    elif mode == "tools":
+        tools(int(sys.argv[2]) if len(sys.argv) > 2 else 200)
     else:
         sys.exit(__doc__)
 
