@@ -54,7 +54,7 @@ function caseFiles(argv) {
     for (const a of args) {
         const p = resolve(a);
         if (statSync(p).isDirectory())
-            files.push(...readdirSync(p).filter((f) => /^(net|res|esc|out|egr|pkg)-[A-Za-z0-9_.-]+\.py$/.test(f)).map((f) => join(p, f)));
+            files.push(...readdirSync(p).filter((f) => /^(net|res|esc|out|egr|pkg|tools)-[A-Za-z0-9_.-]+\.py$/.test(f)).map((f) => join(p, f)));
         else files.push(p);
     }
     const globs = (process.env.ATTACK_CASES || '').split(/[\s,]+/).filter(Boolean).map(globRe);
@@ -194,7 +194,7 @@ async function warmIdleUnits() {
 }
 
 // Processes of dynamic uids, but those in the cgroup of an idle warm unit (warm: a Set of names)
-// and egressd's.
+// and those of egressd, the tools gateway and its upstreams.
 function dynProcs(warm = new Set()) {
     const found = [];
     for (const p of readdirSync('/proc')) {
@@ -216,6 +216,8 @@ function dynProcs(warm = new Set()) {
             if (unit && warm.has(unit)) continue;
             // egressd (a dynamic user too) stays until idle; no run's process is in its cgroup.
             if (/\/mcp-exec-egress\.service$/m.test(cg)) continue;
+            // So do the tools gateway and its upstream servers' instances (code mode).
+            if (/\/mcp-exec-(tools|upstream-[a-z0-9_]+@[^/]*)\.service$/m.test(cg)) continue;
             found.push(`${p} uid=${uid} ${cmd.slice(0, 80)}`);
         }
     }
@@ -226,7 +228,9 @@ function dynProcs(warm = new Set()) {
 async function dynFiles() {
     const o = await run('find', ['/tmp', '/var/tmp', '/dev/shm', '/run', '/var/lib/private', '/var/cache/private',
         '/var/log/private', '-xdev', '-uid', `+${DYN_UID_MIN - 1}`, '-uid', `-${DYN_UID_MAX + 1}`, '-print']);
-    return o.stdout.split('\n').filter(Boolean);
+    // A code-mode upstream instance's credentials (LoadCredential=, its own dynamic user): systemd's
+    // while the instance lives, as its process is (dynProcs).
+    return o.stdout.split('\n').filter((f) => f && !/^\/run\/credentials\/mcp-exec-upstream-[a-z0-9_]+@[^/]*\.service(\/|$)/.test(f));
 }
 
 function logSizes(files) {

@@ -13,9 +13,14 @@
 # gets its tools as a cold one does; a sandbox session keeps one tools connection for its calls,
 # and each call's result counts its own tool calls; mcp_servers is imported from byte code made
 # at install, which a run cannot write; /metrics over HTTP counts the tool calls per
-# server and outcome; and with servers.d empty again a run gets no tools and says so clearly.
+# server and outcome; the attack cases tests/attacks/tools-*.py (garbage, a huge frame, deep
+# JSON, forged caller fields, a call flood, other fd numbers, calls after the run's end), over
+# stdio and HTTP, leave the gateway alive (one pid), its RSS bounded, no call journaled after a
+# run's end, and another run's calls working; and with servers.d empty again a run gets no tools
+# and says so clearly.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
+. "$ITEST_DIR/lib/attack-cases.sh"
 URL=http://127.0.0.1:8080
 bx sh -c 'command -v curl' >/dev/null || skip "no curl in the box"
 . "$ITEST_DIR/lib/http.sh"
@@ -157,7 +162,8 @@ cat >"$HDIR/calls.json" <<'EOF2'
 [{"tool": "@list"},
  {"tool": "session_create", "args": {}},
  {"tool": "exec", "args": {"session": "@SESSION@", "code": "from mcp_servers import everything\nprint('one', everything.echo(message='s1'))"}},
- {"tool": "exec", "args": {"session": "@SESSION@", "code": "print('two', [everything.echo(message='s2') for _ in range(3)])"}}]
+ {"tool": "exec", "args": {"session": "@SESSION@", "code": "print('two', [everything.echo(message='s2') for _ in range(3)])"}},
+ {"tool": "session_close", "args": {"session": "@SESSION@"}}]
 EOF2
 out=$(bx timeout 120 "$PY" "$ITEST_DIR/lib/packages-mcp.py" stdio "$BDIR/calls.json" 2>"$HDIR/stdio.err") ||
     fail "the stdio client failed: $out $(cat "$HDIR/stdio.err")"
@@ -189,6 +195,53 @@ grep -q '^mcp_exec_tool_call_seconds_total{server="everything"} [0-9.]*$' <<<"$m
     fail "/metrics does not count the tool calls' time:"$'\n'"$(grep mcp_exec_tool <<<"$metrics")"
 ! grep -q 'server="memory"' <<<"$metrics" || fail "/metrics counts a server nobody called"
 log "/metrics: $(grep '^mcp_exec_tool' <<<"$metrics" | tr '\n' ' ')"
+
+# --- the attack cases (tests/attacks/tools-*.py) against this servers.d, over stdio and HTTP.
+# gateway_pid, gateway_rss: the gateway's main process and its VmRSS in kB (from /proc in the box).
+gateway_pid() { bx systemctl show -P MainPID mcp-exec-tools.service; }
+gateway_rss() { bx awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+wait_for 15 no_session_units || fail "the session is left after session_close: $(session_units --all)"
+g_pid=$(gateway_pid)
+[[ $g_pid =~ ^[1-9][0-9]*$ ]] || fail "the gateway is not running before the attack cases (MainPID '$g_pid')"
+g_rss0=$(gateway_rss "$g_pid")
+attack_cases_copy "tools-*.py cases" "$ITEST_DIR"/attacks/tools-*.py
+log "$N_CASES cases, over stdio and HTTP; the gateway (pid $g_pid) at $g_rss0 kB"
+attack_cases_run tools 150
+[[ $(gateway_pid) == "$g_pid" ]] || fail "the gateway did not survive the attack cases (pid $g_pid, now $(gateway_pid))"
+g_rss1=$(gateway_rss "$g_pid")
+# The bound: what one run can make the gateway hold is its input buffer (a frame of 1 MiB and a
+# read of 64 KiB), its answers owed past which it stops reading (1 MiB and what was read), 256
+# queued calls and a few in flight of small arguments: a few MiB. 16 MiB leaves room for malloc's
+# arenas (2.3 MB seen); a 2 GiB frame taken at its word would pass it. The ASan pass's gateway
+# keeps up to 32 MiB of freed memory in its quarantine (tests/lib/post-checks.sh), redzones
+# around every block and size-class regions it does not give back (61 MB seen): 112 MiB more.
+g_bound=$((16 * 1024))
+bx grep -q libasan "/proc/$g_pid/maps" && g_bound=$((g_bound + 112 * 1024))
+((g_rss1 - g_rss0 < g_bound)) ||
+    fail "the gateway's RSS grew from $g_rss0 to $g_rss1 kB during the attack cases (bound: $g_bound kB more)"
+log "the gateway (pid $g_pid) survived the cases: RSS $g_rss0 -> $g_rss1 kB"
+# tools-end-1-detach: its grandchild's calls reached the gateway while the run lived (its run id
+# from those), none of that run after END (the second of slack: the case prints END, then exits).
+bx journalctl --flush >/dev/null 2>&1
+bx journalctl -u mcp-exec-tools.service -o json --no-pager TOOLS_TOOL=after-end-probe >"$HDIR/probes.json"
+for transport in stdio http; do
+    seen=$("$PY" -c '
+import json, re, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+head = [r for r in rows if r.get("case") == "tools-end-1-detach"][0]["stdout_head"] or ""
+end = float(re.search(r"^END (\d+\.\d+)$", head, re.M).group(1))
+t = [(int(e["__REALTIME_TIMESTAMP"]) / 1e6, e.get("MCP_RUN")) for e in map(json.loads, open(sys.argv[2])) if e]
+runs = {r for x, r in t if end - 10 < x <= end}
+print(len([x for x, r in t if r in runs and x <= end]), len([x for x, r in t if r in runs and x > end + 1.0]))
+' "$HDIR/results-$transport.jsonl" "$HDIR/probes.json") || fail "$transport: no END time from tools-end-1-detach"
+    read -r before after <<<"$seen"
+    ((before > 0)) || fail "$transport: tools-end-1-detach's grandchild never reached the gateway (control)"
+    ((after == 0)) || fail "$transport: $after calls of tools-end-1-detach's grandchild after the run's end"
+    log "$transport: tools-end-1-detach's grandchild: $before calls while the run lived, none after its end"
+done
+out=$(call --timeout 60 -- 'from mcp_servers import everything
+print(everything.echo(message="after the attacks"))') || fail "a run after the attack cases: $out $(call_err | head -5)"
+jcheck "$out" 'r["exit_code"] == 0 and "Echo: after the attacks" in r["stdout"]' "a run's calls fail after the attack cases"
 
 # --- servers.d empty again: no tools; the code hears so clearly.
 bx rm -f "$SD/everything.conf" "$SD/memory.conf"
