@@ -637,6 +637,23 @@ static void on_tmp_mounted(int error, const char *message, void *userdata) {
         }
 }
 
+/* A Run watching nothing yet, its accounting unknown until systemd says:
+ * what run_start() and run_adopt() both begin with. */
+static Run *run_new(sd_bus *bus, run_started_t started, run_done_t done, void *userdata) {
+        Run *run = new0(Run, 1);
+
+        if (!run)
+                return NULL;
+        run->bus = sd_bus_ref(bus);
+        run->on_started = started;
+        run->on_done = done;
+        run->userdata = userdata;
+        run->cpu_nsec = UINT64_MAX;
+        run->ip_ingress_bytes = UINT64_MAX;
+        run->start_usec = now_usec();
+        return run;
+}
+
 int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_started_t started, run_done_t done,
               void *userdata, Run **ret) {
         _cleanup_(run_freep) Run *run = NULL;
@@ -650,16 +667,9 @@ int run_start(sd_bus *bus, const SandboxSpec *spec_in, int control_fd, run_start
 
         if (!spec_in->tmpfs)
                 return -EINVAL;
-        run = new0(Run, 1);
+        run = run_new(bus, started, done, userdata);
         if (!run)
                 return -ENOMEM;
-        run->bus = sd_bus_ref(bus);
-        run->on_started = started;
-        run->on_done = done;
-        run->userdata = userdata;
-        run->cpu_nsec = UINT64_MAX;
-        run->ip_ingress_bytes = UINT64_MAX;
-        run->start_usec = now_usec();
         run->check_main_pid = sandbox_private_pids(&spec) && spec.launcher;
         if (run->check_main_pid) {
                 run->launcher = strdup(spec.launcher);
@@ -717,15 +727,9 @@ int run_adopt(sd_bus *bus, const char *id, TmpfsClient *tmpfs, run_done_t done, 
 
         if (strlen(id) != 32 || strspn(id, "0123456789abcdef") != 32 || !tmpfs)
                 return -EINVAL;
-        run = new0(Run, 1);
+        run = run_new(bus, NULL, done, userdata);
         if (!run)
                 return -ENOMEM;
-        run->bus = sd_bus_ref(bus);
-        run->on_done = done;
-        run->userdata = userdata;
-        run->cpu_nsec = UINT64_MAX;
-        run->ip_ingress_bytes = UINT64_MAX;
-        run->start_usec = now_usec();
         memcpy(run->id, id, 33);
         (void) snprintf(run->unit, sizeof run->unit, "%s%s.service", UNIT_PREFIX_RUN, run->id);
         r = sd_bus_path_encode("/org/freedesktop/systemd1/unit", run->unit, &run->path);
