@@ -10,6 +10,7 @@
 
 #include "dirent-util.h"
 #include "json-util.h"
+#include "server-config.h"
 #include "log.h"
 #include "packet.h"
 #include "util.h"
@@ -18,8 +19,7 @@
  * servers as one run could have used, each name as servers.d allows. The
  * gateway runs as a dynamic user and talks to upstreams: what it says is
  * checked here before it reaches a result. */
-#define TOOLS_COUNTS_SERVERS_MAX 64
-#define TOOLS_SERVER_NAME_MAX 32
+#define TOOLS_COUNTS_SERVERS_MAX SERVERS_MAX
 
 struct ToolsLink {
         sd_event *event;
@@ -89,17 +89,6 @@ static void link_close(ToolsLink *l) {
                 (void) sd_event_source_set_time_relative(l->query_timer, 0);
 }
 
-static bool server_name_valid(const char *s) {
-        size_t n = strlen(s);
-
-        if (n == 0 || n > TOOLS_SERVER_NAME_MAX || !(s[0] >= 'a' && s[0] <= 'z'))
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-                        return false;
-        return true;
-}
-
 /* The counts as the result may carry them: known fields, non-negative
  * integers, valid names, bounded; anything else is dropped and logged. */
 static json_object *counts_checked(const ToolsLink *l, json_object *servers) {
@@ -114,7 +103,7 @@ static json_object *counts_checked(const ToolsLink *l, json_object *servers) {
 
                 if (!one)
                         return NULL;
-                if (++n > TOOLS_COUNTS_SERVERS_MAX || !server_name_valid(name) ||
+                if (++n > TOOLS_COUNTS_SERVERS_MAX || !server_name_is_valid(name) ||
                     !json_object_is_type(v, json_type_object)) {
                         log_warning("mcp-exec-toolsd reported malformed counts for run %s; dropped.", l->run_id);
                         return NULL;

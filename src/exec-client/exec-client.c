@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "json-util.h"
+#include "server-config.h"
 #include "egress-proto.h"
 #include "launch-frame.h"
 #include "log.h"
@@ -730,17 +731,6 @@ json_object *exec_result_egress_from_json(json_object *v) {
         return TAKE_PTR(e);
 }
 
-static bool tool_server_name_valid(const char *s) {
-        size_t n = strlen(s);
-
-        if (n == 0 || n > 32 || !(s[0] >= 'a' && s[0] <= 'z'))
-                return false;
-        for (size_t i = 1; i < n; i++)
-                if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-                        return false;
-        return true;
-}
-
 json_object *exec_result_tool_calls_from_json(json_object *v) {
         static const char *const fields[] = { "calls", "errors", "refused", "ms" };
         _cleanup_json_ json_object *t = NULL;
@@ -757,7 +747,7 @@ json_object *exec_result_tool_calls_from_json(json_object *v) {
                 /* The broker checked them; a model reads them. */
                 if (++n > 64)
                         break;
-                if (!tool_server_name_valid(name) || !json_object_is_type(counts, json_type_object))
+                if (!server_name_is_valid(name) || !json_object_is_type(counts, json_type_object))
                         continue;
                 one = json_object_new_object();
                 if (!one)
