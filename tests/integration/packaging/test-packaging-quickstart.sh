@@ -34,8 +34,10 @@
 #     and the first one typed by root runs again (a re-install) and exits 0;
 #   - `./tests/run` typed by the user re-runs itself through sudo (an unknown option then ends
 #     it at once as root, and the journal shows sudo's COMMAND=).
-# Alone: its fallback writes the HTTP token into this host's /etc/credstore, which every other box
-# sees through its overlay of the host's root (a test beside it would find a token it did not set).
+# Beside other tests: its fallback writes the HTTP token into this host's /etc/credstore, as the README says it does;
+# no box sees it (tests/box/box gives each an empty /etc/credstore of its own), and the part that
+# makes and removes it holds a lock, so that another run of this test (the other release's pass)
+# never removes the token this one's fallback is about to copy.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 TOP=$(cd "$ITEST_DIR/.." && pwd)
@@ -177,6 +179,8 @@ if [[ $(cat /proc/1/comm) == systemd && -d /run/systemd/system ]]; then
     log "this host runs systemd: the fallback is not tried here (the first command would install on it)"
 else
     fbox=qsfb$$
+    exec {host_lock}>/run/mcp-exec-tests-host-credstore.lock
+    flock "$host_lock"
     fport=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     # What the fallback may change on this host, to put back: the token (and its directory).
     had_credstore=0 had_token=0
@@ -235,6 +239,9 @@ else
     "$BOXCMD" list | grep -xF "$fbox" >/dev/null && fail "box $fbox still listed after '$stop_cmd'"
     (exec 3<>"/dev/tcp/127.0.0.1/$fport") 2>/dev/null && fail "127.0.0.1:$fport still answers after '$stop_cmd'"
     log "'$stop_cmd': the box is gone and the port closed"
+    ((had_token)) || rm -f "$TOKEN"
+    ((had_credstore)) || rmdir /etc/credstore 2>/dev/null
+    exec {host_lock}>&-
 fi
 
 # --- the box: fresh, and as a fresh machine would be ----------------------------------------------
@@ -244,8 +251,11 @@ fi
 bx test -x /usr/bin/sudo ||
     fail "no sudo in the box (it sees the host's packages): install it on the host (packaging/deps.sh does)"
 [[ $(bx ps -o comm= -p 1) == systemd ]] || fail "PID 1 in the box is not systemd"
+# The box's /etc/credstore is its own and empty (tests/box/box): away with it, so that the check
+# below proves the install makes it.
+bx rmdir /etc/credstore 2>/dev/null || :
 credstore_before=$(bx stat -c '%U:%G %a' /etc/credstore 2>/dev/null) &&
-    log "/etc/credstore exists in the box before the install ($credstore_before, from the host): its check proves less"
+    log "/etc/credstore exists in the box before the install ($credstore_before, not empty): its check proves less"
 
 # A user who may use sudo, with the checkout in their home: tracked files with their working-tree
 # content (what a clone of this tree holds).
