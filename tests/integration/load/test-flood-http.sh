@@ -19,7 +19,7 @@
 #      progress notification, had the front end SIGKILLed), MainPID and NRestarts unchanged, a
 #      witness served throughout; a legacy stream that stops reading while 1 MB results and
 #      progress are sent to it is dropped, and the front end's RSS is back within 16 MiB.
-# Alone: it floods the front end on purpose and takes both cores while it does.
+# Heavy: it floods the front end on purpose and takes both cores while it does.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 PORT=8080

@@ -16,7 +16,7 @@
 #   - the front end's peak RSS (VmHWM, reset before each attack) stays under half its MemoryMax=;
 #     printed per front end and attack;
 #   - the same MainPID and NRestarts=0; at the end no "killed" or oom line about either unit.
-# Alone: it floods the front end with messages dear to parse and takes both cores while it does.
+# Heavy: it floods the front end with messages dear to parse and takes both cores while it does.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 PORT=8080

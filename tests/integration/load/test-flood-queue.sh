@@ -18,7 +18,7 @@
 # (shadow memory and quarantine; it skipped that check there); the queue and the budget it drives
 # run sanitized in the unit tests (mcp-call-queue, basic-mem-budget) and the ASan pass of
 # test-flood-http and test-flood-parse floods the same front ends. (CI's hour: 85 s.)
-# Alone: it floods the front end on purpose and measures its peak RSS; both cores while it does.
+# Heavy: it floods the front end on purpose and measures its peak RSS; both cores while it does.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 PORT=8080

@@ -9,7 +9,7 @@
 #      line at once, another user is refused quickly (not left hanging) while all are taken, and
 #      served again once the silent ones are closed.
 # Afterwards the front end's fds are back to their count after the warm-up.
-# Alone: it floods the front end on purpose and takes both cores while it does.
+# Heavy: it floods the front end on purpose and takes both cores while it does.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 SOCK=/run/mcp-exec/stdio.sock

@@ -28,7 +28,7 @@
 #            dynamic-uid process left.
 # Plain pass only: throughput and results at scale; the ASan pass drives the same concurrent paths
 # with test-concurrency and the test-flood-* tests.
-# Alone: many clients at once drive both cores; beside other tests it would slow them and itself.
+# Heavy: many clients at once drive both cores; beside other tests it would slow them and itself.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 

@@ -4,7 +4,7 @@
 # results of several MiB, tasks/get, tasks/result and subscriptions/listen on them never read,
 # progress tokens of up to 2.5 MiB on streams never read, 2025-11-25 sessions with GET streams
 # never read, sandbox sessions, cancels), from four HTTP callers (named tokens) and the local one
-# over stdio, for MCP_EXEC_STRESS_S seconds (default 100; bench/run's stress mode runs it long)
+# over stdio, for MCP_EXEC_STRESS_S seconds (default 60; bench/run's stress mode runs it long)
 # with a seed printed for a rerun (MCP_EXEC_STRESS_SEED). Throughout:
 #   - neither front end is killed or restarted (same MainPID, NRestarts 0, no kill in the journal),
 #   - the peak RSS (VmHWM) of each stays under half of its MemoryMax= (256M: 128 MiB),
@@ -15,12 +15,12 @@
 # Plain pass only: its measure is the front ends' peak RSS, which the ASan pass cannot check
 # (shadow memory and quarantine); the paths it drives run sanitized in test-flood-* and the unit
 # tests of the tasks, the streams and the budget.
-# Alone: it drives both front ends hard and takes both cores while it does.
+# Heavy: it drives both front ends hard and takes both cores while it does.
 . "$(dirname "$0")/../../lib/itest.sh"
 
 PORT=8080
 SOCK=/run/mcp-exec/stdio.sock
-SECONDS_RUN=${MCP_EXEC_STRESS_S:-100}
+SECONDS_RUN=${MCP_EXEC_STRESS_S:-60}
 SEED=${MCP_EXEC_STRESS_SEED:-$RANDOM}
 HALF_MAX_KIB=$((128 * 1024))
 WITNESS_GAP_S=90

@@ -25,7 +25,7 @@
 # no run took the cold path.
 #
 # ATTACK_CASES='net-* out-nul' (globs on the file name) runs a subset.
-# Alone: the corpus's fork, thread and memory bombs and busy loops take both cores.
+# Heavy: the corpus's fork, thread and memory bombs and busy loops take both cores.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 . "$ITEST_DIR/lib/attack-cases.sh"
