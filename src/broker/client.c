@@ -175,6 +175,10 @@ void client_try_handoff(Client *c) {
                 r = broker_event_started(run_id(c->run), run_unit(c->run), &started);
         if (r >= 0)
                 r = json_build_into(started, JB_BOOL("warm", c->warm), JB_END);
+        /* The client then waits for the exit event, which alone has the
+         * run's tool_calls (the gateway's counts come at the unit's end). */
+        if (r >= 0 && tools >= 0)
+                r = json_add_bool(started, "tools", true);
         if (r < 0) {
                 log_oom();
                 return (void) run_cancel(c->run);

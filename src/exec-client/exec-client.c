@@ -53,6 +53,7 @@ struct ExecClient {
         bool result_channel, res_done;
         bool session;                   /* a session's call: the broker's exit event decides */
         bool network;                   /* a run with a network: so does it (its egress counts) */
+        bool tools;                     /* a run with tools ("started" says): so does it (its tool_calls) */
         bool got_final, out_eof, err_eof, finished, cancelled;
         uint64_t start_usec;
         /* When each stage of a run ended (CLOCK_MONOTONIC), for the debug
@@ -243,7 +244,7 @@ static void fail(ExecClient *c, BrokerError error, const char *message) {
 /* The launcher said the program exited (not killed: only the broker knows
  * whether by the OOM killer or a timeout) and ended its report. */
 static bool launcher_reported_exit(const ExecClient *c) {
-        return c->result_channel && !c->session && !c->network && c->res_done && c->results.ended &&
+        return c->result_channel && !c->session && !c->network && !c->tools && c->res_done && c->results.ended &&
                c->results.have_status && c->results.signal == 0;
 }
 
@@ -412,6 +413,7 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 c->started_usec = now_usec();
                 free(c->result.run_id);
                 c->result.run_id = strdup_or_null(json_get_string(msg, "run_id"));
+                c->tools = json_get_bool(msg, "tools");
                 /* Only now the code goes in: the broker watches the unit
                  * from here on (see the broker's OOM watch). */
                 if (c->in_fd >= 0 && !c->in_io &&

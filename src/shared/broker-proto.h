@@ -6,7 +6,8 @@
  * run; closing it cancels the run.
  *
  *   client → broker  {"op":"run","timeout_s":N,"tag":"…","caller":"…"}  + fds [stdin, stdout, stderr(, results)]
- *   broker → client  {"event":"started","run_id":"…","unit":"…"}
+ *   broker → client  {"event":"started","run_id":"…","unit":"…"}  (+ "tools":true: the run has code
+ *                    mode's tools connection, and its exit event has its "tool_calls")
  *   broker → client  {"event":"exit", …result fields…}
  *   broker → client  {"event":"error","code":"…","message":"…"}   (code: BrokerError)
  *   client → broker  {"op":"detach"}  after "started": the caller has its result (the launcher's

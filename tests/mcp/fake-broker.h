@@ -108,6 +108,8 @@ struct FakeBroker {
         const char *fail_code, *fail_message;
         /* A broker with the result channel (see above). */
         bool result_channel;
+        /* Runs with code mode's tools: "tools" in started, "tool_calls" in exit. */
+        bool tools;
         json_object *session_create;    /* the last session_create request */
 };
 

@@ -1139,6 +1139,16 @@ TEST(test_call_network) {
         ASSERT_TRUE(!is_error_result(res));
         ASSERT_TRUE(json_get(json_get(res, "structuredContent"), "egress"));
 
+        /* So does a run with code mode's tools, which "started" names: its
+         * tool_calls come with the broker's exit only. */
+        env.broker->tools = true;
+        call_exec_with(&p, "tools", "\"code\":\"#out x\\n#exitlate 300\"");
+        res = result(wait_reply(&env, &p, "tools"));
+        ASSERT_TRUE(!is_error_result(res));
+        ASSERT_EQ_INT(json_get_int64(json_get(json_get(json_get(res, "structuredContent"), "tool_calls"), "everything"),
+                                     "calls", -1), 2);
+        env.broker->tools = false;
+
         env.broker->fail_code = "egress-unavailable";
         env.broker->fail_message = "mcp-exec-egressd is not reachable";
         call_exec_with(&p, "down", "\"code\":\"#out x\",\"network\":\"pypi\"");

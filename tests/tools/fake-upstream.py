@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """A misbehaving MCP stdio server for toolsd-component.py: the cases a real
 server does not do on demand (hang, crash, garbage, a destructive tool, a
-request to the client, two list pages, list_changed). One instance per
+tool listed twice, a request to the client, two list pages, list_changed). One instance per
 connection (systemd-socket-activate --inetd -a). argv: LOGFILE, where it
 appends each notifications/cancelled and each answer to its own request."""
 import json
@@ -26,6 +26,10 @@ tools = [
     {"name": "add", "description": "adds a tool", "inputSchema": {"type": "object"}, "annotations": ro},
     {"name": "flood", "description": "floods progress", "inputSchema": {"type": "object"}, "annotations": ro},
     {"name": "huge", "description": "answers too much", "inputSchema": {"type": "object"}, "annotations": ro},
+    # One tool listed twice, read-only first: the gateway must not take the first entry's word.
+    {"name": "twin", "description": "read-only, says this entry", "inputSchema": {"type": "object"}, "annotations": ro},
+    {"name": "twin", "description": "destructive, says this one", "inputSchema": {"type": "object"},
+     "annotations": {"destructiveHint": True}},
 ]
 gate = None
 asked = None
@@ -47,7 +51,7 @@ def text(i, s):
 
 def call(i, name):
     global gate, asked
-    if name in ("ok", "wipe", "wipe_confirmed", "added"):
+    if name in ("ok", "wipe", "wipe_confirmed", "added", "twin"):
         text(i, name + " done")
     elif name == "pid":
         text(i, str(os.getpid()))

@@ -155,6 +155,26 @@ TEST(test_tools_and_destructive) {
         ASSERT_CONTAINS(tools_policy_check_call(&c, other), "TOOLS");
 }
 
+/* The whole list: a name listed twice is refused if either entry is. */
+TEST(test_named) {
+        _cleanup_(tools_server_config_done) ToolsServerConfig c = {};
+        _cleanup_json_ json_object *tools = tool(
+                "[{\"name\":\"twin\",\"annotations\":{\"readOnlyHint\":true}},"
+                "{\"name\":\"read\",\"annotations\":{\"readOnlyHint\":true}},"
+                "{\"name\":\"twin\",\"annotations\":{\"destructiveHint\":true}},"
+                "{\"name\":\"write\",\"annotations\":{\"destructiveHint\":true}},"
+                "{\"name\":\"write\",\"annotations\":{\"readOnlyHint\":true}},"
+                "{\"name\":\"hidden\",\"annotations\":{\"readOnlyHint\":true}}]");
+
+        parse_ok("COMMAND=/usr/bin/srv\nTOOLS=\"twin read write\"\nCONFIRMED=\"write\"\n", &c);
+        ASSERT_TRUE(!tools_policy_check_named(&c, tools, "read"));
+        ASSERT_CONTAINS(tools_policy_check_named(&c, tools, "twin"), "destructive");
+        ASSERT_TRUE(!tools_policy_check_named(&c, tools, "write"));     /* CONFIRMED */
+        ASSERT_CONTAINS(tools_policy_check_named(&c, tools, "hidden"), "TOOLS");
+        ASSERT_CONTAINS(tools_policy_check_named(&c, tools, "nothing"), "no such tool");
+        ASSERT_CONTAINS(tools_policy_check_named(&c, tools, NULL), "no such tool");
+}
+
 int main(void) {
         RUN(test_config_defaults);
         RUN(test_config_values);
@@ -162,5 +182,6 @@ int main(void) {
         RUN(test_server_names);
         RUN(test_callers);
         RUN(test_tools_and_destructive);
+        RUN(test_named);
         return 0;
 }

@@ -231,6 +231,8 @@ try:
     check(kind_of(r.call("fake", "wipe")) == "refused", "a destructive tool is refused")
     check(text_of(r.call("fake", "wipe_confirmed")) == "wipe_confirmed done",
           "a destructive tool in CONFIRMED is called")
+    check(kind_of(r.call("fake", "twin")) == "refused",
+          "a tool listed twice, read-only and destructive, is refused as destructive")
 
     dup = r.request({"op": "call", "server": "fake", "tool": "hang", "arguments": {}})
     r.send({"id": dup, "op": "call", "server": "fake", "tool": "ok", "arguments": {}})

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
 # Code mode end to end (issue 40): a run's Python calls another MCP server's tools through
 # mcp_servers, with every piece real: the operator's servers.d, the generator's units for the
-# npm server-everything (pinned in tests/node-clients), mcp-exec-toolsd, the broker's tools link
-# and the launcher's fd. Checks: the code chains 200 calls and 20 concurrent async ones and
-# returns only its summary; a server whose CALLERS do not list the caller is refused to the code
+# npm server-everything, server-memory and server-filesystem (pinned in tests/node-clients),
+# mcp-exec-toolsd, the broker's tools link and the launcher's fd. Checks: the code chains 200
+# calls and 20 concurrent async ones and returns only its summary; one run joins server-memory's
+# graph and 50 of everything's get-sum and prints only the summary; the filesystem server's read tools
+# work on a directory the test makes, its write_file (CONFIRMED) writes, its other destructive
+# tools (annotations) and server-memory's delete_entities are refused as Refused and change nothing; a
+# run's answers stop at MAX_BYTES; async calls are in flight at once (echoes answered while three
+# long calls still run), and those in flight when the run ends are cancelled then (journal), not
+# at CALL_TIMEOUT_S; an exec made a task calls tools as a run does;
+# a server whose CALLERS do not list the caller is refused to the code
 # and left out of the exec tool's description (which names the other, in the operator's words);
 # a tool the server's TOOLS leaves out is refused, and the server's credential is nowhere in
 # the run (output, environment, files); the result's tool_calls counts the calls; the 222nd call
@@ -30,16 +37,26 @@ SD=/etc/mcp-exec/servers.d
 case $NODE in
 /home/* | /root/*) skip "MCP_TEST_NODE=$NODE is under /home or /root, which ProtectHome= hides from the upstream units" ;;
 esac
-everything=$(upstream_clients_dir)/node_modules/@modelcontextprotocol/server-everything/dist/index.js
-bx test -f "$everything" || fail "no $everything in the box"
+node_modules=$(upstream_clients_dir)/node_modules/@modelcontextprotocol
+everything=$node_modules/server-everything/dist/index.js
+memory=$node_modules/server-memory/dist/index.js
+filesystem=$node_modules/server-filesystem/dist/index.js
+for f in "$everything" "$memory" "$filesystem"; do
+    bx test -f "$f" || fail "no $f in the box"
+done
+# The filesystem server's directory: made by the test, read-only to the server's unit
+# (ProtectSystem=strict), outside /tmp (the unit's own) and /home (ProtectHome=).
+FSDIR=/srv/mcp-test-fs-$RANDOM
 
 CANARY="mcp-canary-code-mode-$RANDOM$RANDOM"
 cleanup() {
-    bx sh -c 'rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf /etc/credstore/mcp-test-cm.token
+    bx sh -c 'rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf \
+                    /etc/mcp-exec/servers.d/graph.conf /etc/mcp-exec/servers.d/fs.conf /etc/credstore/mcp-test-cm.token
+              rm -rf "$2"
               [ "$1" = 1 ] || rmdir /etc/mcp-exec/servers.d 2>/dev/null
               systemctl stop "mcp-exec-upstream-*.socket" "mcp-exec-upstream-*@*.service" mcp-exec-tools.service
               systemctl daemon-reload
-              systemctl reset-failed "mcp-exec-upstream-*" mcp-exec-tools.service' sh "$had_sd" >/dev/null 2>&1
+              systemctl reset-failed "mcp-exec-upstream-*" mcp-exec-tools.service' sh "$had_sd" "$FSDIR" >/dev/null 2>&1
 }
 bx test -e "$SD" && had_sd=1 || had_sd=0
 at_exit cleanup
@@ -57,15 +74,31 @@ DESCRIPTION="The MCP reference server (echo, get-sum)"
 COMMAND="$NODE $everything stdio"
 CREDENTIALS=tok:/etc/credstore/mcp-test-cm.token
 CREDENTIAL_ENV=API_KEY=tok
-TOOLS="echo get-sum"
+TOOLS="echo get-sum trigger-long-running-operation"
 MAX_CALLS=221
 EOF2
 # Not for this test's callers (uid:0 through the broker, uid:0 over stdio).
 cat >"$BOXROOT$SD/memory.conf" <<EOF2
-DESCRIPTION="A knowledge graph for uid 4242 only"
+DESCRIPTION="The reference server for uid 4242 only"
 COMMAND="$NODE $everything stdio"
 CALLERS=uid:4242
 EOF2
+# The real memory server (as "graph"): its delete_* tools are annotated destructive, CONFIRMED lists none.
+cat >"$BOXROOT$SD/graph.conf" <<EOF2
+DESCRIPTION="A knowledge graph per caller"
+COMMAND="$NODE $memory"
+ENVIRONMENT=MEMORY_FILE_PATH=/tmp/memory.jsonl
+EOF2
+# The real filesystem server over the test's directory (read) and one in the instance's own /tmp,
+# made by sh before the server starts (it wants its directories to exist): the only place its
+# unit may write. write_file is confirmed, its other destructive tools are not.
+cat >"$BOXROOT$SD/fs.conf" <<EOF2
+DESCRIPTION="Files: the test's directory and the instance's /tmp/rw"
+COMMAND="/bin/sh -c \"mkdir -p /tmp/rw && exec \$0 \$@\" $NODE $filesystem $FSDIR /tmp/rw"
+CONFIRMED="write_file"
+EOF2
+bx sh -c 'mkdir -p -m 0755 "$1" && echo "made by the test" >"$1/hello.txt" && chmod 0644 "$1/hello.txt"' \
+    sh "$FSDIR" || fail "cannot make $FSDIR"
 chmod 0644 "$BOXROOT$SD"/*.conf
 bx systemctl daemon-reload || fail "daemon-reload failed"
 bx systemctl start sockets.target || fail "cannot start sockets.target"
@@ -156,6 +189,99 @@ for which in first second; do
     log "$which run: tool_calls $(jget "$out" 'r["tool_calls"]')"
 done
 
+# --- a join of two real servers' results in one run, only its summary back: 50 entities made in
+# the memory server ("graph"), read back as one graph, their numbers summed by 50 calls of
+# everything's get-sum; the memory server's delete_entities (annotated destructive, not in CONFIRMED) refused.
+out=$(call --timeout 60 -- 'import re, mcp_servers
+from mcp_servers import everything, graph
+graph.create_entities(entities=[{"name": "n%d" % i, "entityType": "number", "observations": [str(i * i)]}
+                                for i in range(50)])
+kg = graph.read_graph()
+total = 0
+for e in kg["entities"]:
+    total = int(re.search(r"is (-?[0-9]+)", everything.get_sum(a=total, b=int(e["observations"][0]))).group(1))
+try:
+    graph.delete_entities(entityNames=["n0"])
+    print("delete: allowed")
+except mcp_servers.Refused as e:
+    print("delete: Refused,", "CONFIRMED" in str(e))
+print("join:", len(kg["entities"]), total)') || fail "the join run: $out $(call_err | head -5)"
+jcheck "$out" 'r["exit_code"] == 0 and r["stdout"] == "delete: Refused, True\njoin: 50 40425\n"' \
+    "the join of memory and everything did not give its summary alone"
+jcheck "$out" '(r["tool_calls"]["graph"]["calls"] == 3 and r["tool_calls"]["graph"]["refused"] == 1 and
+                r["tool_calls"]["everything"]["calls"] == 50)' "the join run's tool_calls"
+log "join: $(jget "$out" 'r["stdout"].strip()') tool_calls $(jget "$out" 'r["tool_calls"]')"
+
+# --- the real filesystem server: read tools work on the test's directory; write_file (in
+# CONFIRMED) writes, a non-destructive create_directory works unconfirmed, edit_file and
+# move_file (destructive, not in CONFIRMED) are refused with a clear exception and change nothing.
+out=$(call --timeout 60 -- 'import mcp_servers
+from mcp_servers import fs
+def text(x):
+    return x if isinstance(x, str) else x.get("content")
+D = "'"$FSDIR"'"
+print("read:", text(fs.read_text_file(path=D + "/hello.txt")).strip())
+print("list:", "hello.txt" in text(fs.list_directory(path=D)))
+fs.write_file(path="/tmp/rw/new.txt", content="written by the run")
+print("written:", text(fs.read_text_file(path="/tmp/rw/new.txt")))
+fs.create_directory(path="/tmp/rw/sub")
+print("mkdir:", "sub" in text(fs.list_directory(path="/tmp/rw")))
+for name, args in (("edit_file", {"path": "/tmp/rw/new.txt", "edits": [{"oldText": "written", "newText": "EDITED"}]}),
+                   ("move_file", {"source": "/tmp/rw/new.txt", "destination": "/tmp/rw/moved.txt"})):
+    try:
+        fs.call(name, **args)
+        print(name + ": allowed")
+    except mcp_servers.Refused as e:
+        print(name + ": Refused:", e)
+print("after:", text(fs.read_text_file(path="/tmp/rw/new.txt")))
+try:
+    fs.read_text_file(path="/etc/passwd")
+    print("outside: read")
+except mcp_servers.ToolError:
+    print("outside: ToolError")') || fail "the filesystem run: $out $(call_err | head -5)"
+jcheck "$out" 'r["exit_code"] == 0' "the filesystem run failed"
+jcheck "$out" 'all(w in r["stdout"] for w in ("read: made by the test\n", "list: True\n", "written: written by the run\n",
+    "mkdir: True\n", "edit_file: Refused: fs.edit_file: this tool is destructive and the operator has not confirmed it",
+    "move_file: Refused: fs.move_file: this tool is destructive", "after: written by the run\n", "outside: ToolError\n"))' \
+    "the filesystem run: reads, the confirmed write or the refusals went wrong"
+jcheck "$out" 'r["tool_calls"]["fs"]["refused"] == 2 and r["tool_calls"]["fs"]["calls"] == 10' \
+    "the filesystem run's tool_calls"
+log "filesystem: $(jget "$out" 'r["stdout"].strip()' | tr '\n' '|') tool_calls $(jget "$out" 'r["tool_calls"]')"
+
+# --- a run's caps and its end: answers past MAX_BYTES (8M by default) are LimitReached; three
+# calls of 120 s and then three echoes (MAX_CONCURRENT=4: the echoes share the fourth slot) are in
+# flight at once, the echoes answered while the long calls still run, which calls made one after
+# another could not do; then the code exits with the long calls in flight, and the gateway cancels
+# them at once (journaled "cancelled"), not at CALL_TIMEOUT_S (30 s, "timeout").
+cursor=$(journal_cursor)
+out=$(call --timeout 60 -- 'import asyncio, os, mcp_servers
+from mcp_servers import everything
+big, n = "x" * 900000, 0
+try:
+    for _ in range(20):
+        everything.echo(message=big)
+        n += 1
+except mcp_servers.LimitReached:
+    print("bytes: LimitReached after", n)
+async def main():
+    slow = [asyncio.ensure_future(everything.acall("trigger-long-running-operation", duration=120, steps=1))
+            for _ in range(3)]
+    echoes = await asyncio.gather(*[everything.echo_async(message="c%d" % i) for i in range(3)])
+    print("echoes:", ",".join(echoes), "slow calls done:", [t.done() for t in slow], flush=True)
+    os._exit(0)
+asyncio.run(main())') || fail "the caps run: $out $(call_err | head -5)"
+jcheck "$out" 'r["exit_code"] == 0 and "bytes: LimitReached after 9\n" in r["stdout"]' \
+    "the caps run: answers did not stop at MAX_BYTES (9 of 900 kB fit in 8 MiB)"
+jcheck "$out" '"echoes: Echo: c0,Echo: c1,Echo: c2 slow calls done: [False, False, False]\n" in r["stdout"]' \
+    "the caps run: the calls did not run at once"
+# Not journalctl's matches: 252 with a match skips the first entry after the cursor.
+cancelled() { journal_since "$cursor" -o cat | grep -c 'tools call everything.trigger-long-running-operation: cancelled'; }
+three_cancelled() { (($(cancelled) >= 3)); }
+wait_for 20 three_cancelled ||
+    fail "the run's calls in flight were not cancelled at its end: $(cancelled) of 3"$'\n'"$(
+        journal_since "$cursor" -o cat | grep -F 'tools call' | tail -n 20)"
+log "caps: $(jget "$out" 'r["stdout"].strip()' | tr '\n' '|') tool_calls $(jget "$out" 'r["tool_calls"]')"
+
 # --- over stdio (uid:0), one MCP session: the exec tool's description names everything in the
 # operator's words and not memory; a sandbox session keeps its tools connection across calls.
 cat >"$HDIR/calls.json" <<'EOF2'
@@ -163,7 +289,8 @@ cat >"$HDIR/calls.json" <<'EOF2'
  {"tool": "session_create", "args": {}},
  {"tool": "exec", "args": {"session": "@SESSION@", "code": "from mcp_servers import everything\nprint('one', everything.echo(message='s1'))"}},
  {"tool": "exec", "args": {"session": "@SESSION@", "code": "print('two', [everything.echo(message='s2') for _ in range(3)])"}},
- {"tool": "session_close", "args": {"session": "@SESSION@"}}]
+ {"tool": "session_close", "args": {"session": "@SESSION@"}},
+ {"tool": "exec", "task": true, "args": {"code": "from mcp_servers import everything\nprint('task', [everything.echo(message='t%d' % i) for i in range(2)])"}}]
 EOF2
 out=$(bx timeout 120 "$PY" "$ITEST_DIR/lib/packages-mcp.py" stdio "$BDIR/calls.json" 2>"$HDIR/stdio.err") ||
     fail "the stdio client failed: $out $(cat "$HDIR/stdio.err")"
@@ -183,6 +310,13 @@ for i in 3 4; do
     log "session call $((i - 2)): tool_calls $(jget "$line" 'r["result"]["structuredContent"]["tool_calls"]')"
 done
 log "a session's two calls reached the server: $(jget "$(sed -n 4p <<<"$out")" 'r["result"]["structuredContent"]["stdout"].strip()')"
+# An exec made a task (2025-11-25, fetched with tasks/result): its code calls tools as a run does.
+line=$(sed -n 6p <<<"$out")
+jcheck "$line" 'r["task"] == "working" and "Echo: t1" in r["result"]["structuredContent"]["stdout"]' \
+    "an exec in a task did not reach the server"
+jcheck "$line" 'r["result"]["structuredContent"]["tool_calls"]["everything"]["calls"] == 2' \
+    "an exec in a task: tool_calls does not count its calls"
+log "an exec in a task: $(jget "$line" 'r["result"]["structuredContent"]["stdout"].strip()')"
 
 # --- /metrics over HTTP: the broker's totals of the runs' and sessions' tool calls (at least the
 # session's 4: a broker that exited idle in between starts its counts again).
@@ -201,6 +335,13 @@ log "/metrics: $(grep '^mcp_exec_tool' <<<"$metrics" | tr '\n' ' ')"
 gateway_pid() { bx systemctl show -P MainPID mcp-exec-tools.service; }
 gateway_rss() { bx awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 wait_for 15 no_session_units || fail "the session is left after session_close: $(session_units --all)"
+# The cases' harness wants no files of dynamic users left in the box: graph's and fs's instances
+# keep state in their own /tmp, which goes with them; the gateway started again forgets both.
+bx rm -f "$SD/graph.conf" "$SD/fs.conf"
+bx systemctl stop mcp-exec-tools.service "mcp-exec-upstream-graph@*.service" "mcp-exec-upstream-fs@*.service"
+out=$(call --timeout 60 -- 'from mcp_servers import everything
+print(everything.echo(message="before the attacks"))') || fail "a run before the attack cases: $out $(call_err | head -5)"
+jcheck "$out" 'r["exit_code"] == 0 and "Echo: before the attacks" in r["stdout"]' "a run before the attack cases"
 g_pid=$(gateway_pid)
 [[ $g_pid =~ ^[1-9][0-9]*$ ]] || fail "the gateway is not running before the attack cases (MainPID '$g_pid')"
 g_rss0=$(gateway_rss "$g_pid")
@@ -244,7 +385,7 @@ print(everything.echo(message="after the attacks"))') || fail "a run after the a
 jcheck "$out" 'r["exit_code"] == 0 and "Echo: after the attacks" in r["stdout"]' "a run's calls fail after the attack cases"
 
 # --- servers.d empty again: no tools; the code hears so clearly.
-bx rm -f "$SD/everything.conf" "$SD/memory.conf"
+bx rm -f "$SD/everything.conf" "$SD/memory.conf" "$SD/graph.conf" "$SD/fs.conf"
 out=$(call --timeout 60 -- 'import mcp_servers
 try:
     mcp_servers.call("everything", "echo", message="x")
