@@ -16,6 +16,8 @@ set -- ${args[@]+"${args[@]}"}
 # Build, then run: dbus and polkitd (every stdio session asks polkit, root's too).
 pkgs=(meson ninja-build gcc pkg-config libsystemd-dev libmicrohttpd-dev libjson-c-dev
     python3 systemd dbus polkitd)
+# libcurl: the bridge of Streamable HTTP upstream servers (servers.d URL=, mcp-exec-upstream-http).
+pkgs+=(libcurl4-openssl-dev)
 # The README's commands: `sudo ...` (so they work from a root shell as typed by a
 # sudo user), the token from `openssl rand`, the HTTP call with curl.
 pkgs+=(sudo openssl curl)

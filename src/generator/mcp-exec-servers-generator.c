@@ -5,8 +5,10 @@
  * socket and the template service of upstream-units.h into NORMAL-DIR, and
  * a want of the socket by sockets.target. It must never fail boot: a bad
  * file (named with its line, in the journal) and a server that cannot be written are skipped,
- * the others are written, and the exit status is 0. Streamable HTTP servers
- * (URL=) need no unit: the gateway reaches them itself.
+ * the others are written, and the exit status is 0. A Streamable HTTP
+ * server (URL=) gets the same two units, running its bridge
+ * (mcp-exec-upstream-http), if this build has one (libcurl); else it is
+ * off, as the gateway has it.
  *
  * MCP_EXEC_SERVERS_DIR replaces /etc/mcp-exec/servers.d (tests only; PID 1's
  * environment is root's). */
@@ -77,12 +79,17 @@ static void say(int level, const char *fmt, ...) {
         }
 }
 
-/* Does a stdio server before servers[i] have the same user tag? */
+/* Does this build write units for c? */
+static bool has_units(const ServerConfig *c) {
+        return c->argv || (c->url && HAVE_HTTP_UPSTREAM);
+}
+
+/* Does a server with units before servers[i] have the same user tag? */
 static bool tag_taken(const ServerConfigs *s, size_t i) {
         uint32_t tag = upstream_user_tag(s->servers[i]->name);
 
         for (size_t j = 0; j < i; j++)
-                if (s->servers[j]->argv && upstream_user_tag(s->servers[j]->name) == tag)
+                if (has_units(s->servers[j]) && upstream_user_tag(s->servers[j]->name) == tag)
                         return true;
         return false;
 }
@@ -114,8 +121,11 @@ static int run(int argc, char *argv[]) {
         for (size_t i = 0; i < s.n_servers; i++) {
                 const ServerConfig *c = s.servers[i];
 
-                if (!c->argv)
+                if (!has_units(c)) {
+                        say(LOG_WARNING, "%s/%s.conf: URL= (Streamable HTTP) needs a build with libcurl "
+                            "(mcp-exec-upstream-http), which this one is not; that server is off", dir, c->name);
                         continue;
+                }
                 if (tag_taken(&s, i)) {
                         say(LOG_ERR, "%s/%s.conf: its user tag %06" PRIx32 " is another server's; rename one of "
                             "them; that server is off", dir, c->name, upstream_user_tag(c->name));

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "upstream-units.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,7 +74,7 @@ int upstream_socket_unit(const ServerConfig *c, const char *source_dir, char **r
         FILE *f;
 
         assert(c);
-        assert(c->argv);
+        assert(c->argv || c->url);
         assert(source_dir);
         assert(ret);
 
@@ -131,6 +133,46 @@ static int write_exec_start(FILE *f, const ServerConfig *c, const char *wrapper)
         return 0;
 }
 
+/* One word of ExecStart=: prefix, a, and b after a '=' (b NULL: none). */
+static int write_exec_word(FILE *f, const char *prefix, const char *a, const char *b) {
+        _cleanup_free_ char *word = NULL, *q = NULL;
+
+        if (asprintf(&word, "%s%s%s%s", prefix, a, b ? "=" : "", b ?: "") < 0 || !(q = unit_quote_exec_word(word)))
+                return -ENOMEM;
+        fprintf(f, " %s", q);
+        return 0;
+}
+
+/* A URL server's ExecStart=: the bridge, its caps, its headers (the
+ * credentials' by id only) and the URL. */
+static int write_exec_start_http(FILE *f, const ServerConfig *c) {
+        _cleanup_free_ char *bridge = unit_quote_exec_word(UPSTREAM_HTTP_BRIDGE);
+        char max[32], timeout[32];
+        int r;
+
+        if (!bridge)
+                return -ENOMEM;
+        (void) snprintf(max, sizeof max, "%" PRIu64, c->max_bytes);
+        (void) snprintf(timeout, sizeof timeout, "%" PRIu64, c->call_timeout_s);
+        fprintf(f, "ExecStart=%s", bridge);
+        r = write_exec_word(f, "--max-bytes=", max, NULL);
+        if (r >= 0)
+                r = write_exec_word(f, "--timeout=", timeout, NULL);
+        STRV_FOREACH(h, c->headers)
+                if (r >= 0)
+                        r = write_exec_word(f, "--header=", *h, NULL);
+        for (size_t i = 0; r >= 0 && i < c->n_credential_headers; i++)
+                r = write_exec_word(f, "--credential-header=", c->credential_headers[i].env,
+                                    c->credential_headers[i].id);
+        /* After "--": a URL is never taken for an option. */
+        if (r >= 0)
+                r = write_exec_word(f, "--", "", NULL);
+        if (r >= 0)
+                r = write_exec_word(f, "", c->url, NULL);
+        fputc('\n', f);
+        return r;
+}
+
 static int write_environment(FILE *f, const ServerConfig *c) {
         STRV_FOREACH(e, c->environment) {
                 _cleanup_free_ char *q = unit_quote_environment(*e);
@@ -143,6 +185,62 @@ static int write_environment(FILE *f, const ServerConfig *c) {
         for (size_t i = 0; i < c->n_credentials; i++)
                 fprintf(f, "LoadCredential=%s:%s\n", c->credentials[i].id, c->credentials[i].path);
         return 0;
+}
+
+int upstream_url_host(const char *url, char *buf, size_t size) {
+        const char *h, *end;
+        size_t n;
+
+        assert(url);
+        assert(buf);
+
+        h = strstr(url, "://");
+        if (!h)
+                return -EINVAL;
+        h += 3;
+        n = strcspn(h, "/?#");
+        if (h[0] == '[') {
+                end = memchr(h, ']', n);
+                if (!end)
+                        return -EINVAL;
+                h++;
+        } else {
+                end = memchr(h, ':', n);
+                if (!end)
+                        end = h + n;
+        }
+        n = (size_t) (end - h);
+        if (n == 0 || n >= size)
+                return -EINVAL;
+        memcpy(buf, h, n);
+        buf[n] = 0;
+        return 0;
+}
+
+/* A URL server's bridge reaches the network, and only the URL's host where
+ * the URL names an address: IPAddressAllow= takes addresses, not names. */
+static void write_http_network(FILE *f, const ServerConfig *c) {
+        char host[SERVER_URL_MAX + 1];
+        unsigned char addr[sizeof(struct in6_addr)];
+        bool literal = false, loopback = false;
+
+        if (upstream_url_host(c->url, host, sizeof host) >= 0) {
+                literal = inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1;
+                loopback = strcasecmp(host, "localhost") == 0;
+        }
+        fputs("# A Streamable HTTP server (URL=): its bridge needs the network.\n"
+              "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n",
+              f);
+        if (literal)
+                fprintf(f, "# Only the URL's address.\nIPAddressDeny=any\nIPAddressAllow=%s\n", host);
+        else if (loopback)
+                fputs("# Only the URL's host, localhost.\nIPAddressDeny=any\nIPAddressAllow=localhost\n", f);
+        else
+                fputs("# The URL names a host, not an address (IPAddressAllow= takes addresses):\n"
+                      "# any address but link-local and multicast ones. An address in URL=\n"
+                      "# confines the unit to it.\n"
+                      "IPAddressDeny=link-local multicast\n",
+                      f);
 }
 
 static void write_hardening(FILE *f, const ServerConfig *c) {
@@ -173,13 +271,18 @@ static void write_hardening(FILE *f, const ServerConfig *c) {
               "RestrictRealtime=yes\n"
               "RestrictSUIDSGID=yes\n"
               "RemoveIPC=yes\n"
-              "# No MemoryDenyWriteExecute=: Node and other JITs need writable code.\n"
               "SystemCallFilter=@system-service\n"
               "SystemCallErrorNumber=EPERM\n"
               "SystemCallArchitectures=native\n"
               "UMask=0077\n",
               f);
-        if (c->network == SERVER_NETWORK_HOST)
+        if (c->url)
+                fputs("MemoryDenyWriteExecute=yes\n", f);
+        else
+                fputs("# No MemoryDenyWriteExecute=: Node and other JITs need writable code.\n", f);
+        if (c->url)
+                write_http_network(f, c);
+        else if (c->network == SERVER_NETWORK_HOST)
                 fputs("# NETWORK=host\n"
                       "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n",
                       f);
@@ -199,7 +302,7 @@ int upstream_service_unit(const ServerConfig *c, const char *source_dir, const c
         int r;
 
         assert(c);
-        assert(c->argv);
+        assert(c->argv || c->url);
         assert(source_dir);
         assert(wrapper);
         assert(ret);
@@ -221,7 +324,7 @@ int upstream_service_unit(const ServerConfig *c, const char *source_dir, const c
                 "StandardOutput=socket\n"
                 "StandardError=journal\n",
                 source_dir, c->name, c->name, source_dir, c->name);
-        r = write_exec_start(f, c, wrapper);
+        r = c->url ? write_exec_start_http(f, c) : write_exec_start(f, c, wrapper);
         if (r >= 0)
                 r = write_environment(f, c);
         if (r < 0) {

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The units of one stdio upstream server (issue 40), as
- * mcp-exec-servers-generator writes them from servers.d/NAME.conf:
+/* The units of one upstream server (issue 40), as
+ * mcp-exec-servers-generator writes them from servers.d/NAME.conf (a
+ * Streamable HTTP server's, URL=, run its bridge, UPSTREAM_HTTP_BRIDGE, which
+ * alone has the network to reach it and its credentials as headers):
  *
  *   mcp-exec-upstream-NAME.socket     ListenStream=/run/mcp-exec/upstream/NAME.sock,
  *                                     Accept=yes, root:mcp-exec-tools 0660
@@ -17,8 +19,11 @@
  * through LoadCredential= and the wrapper (mcp-exec-upstream-exec), never
  * as text in a unit. */
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "build-config.h"
 
 #include "server-config.h"
 #include "tools-proto.h"
@@ -26,6 +31,8 @@
 /* Where the gateway connects (tools-proto.h): NAME.sock there. */
 #define UPSTREAM_SOCKET_DIR TOOLS_UPSTREAM_DIR
 #define UPSTREAM_TOOLS_GROUP "mcp-exec-tools"
+/* What a URL server's units start (src/upstream-http). */
+#define UPSTREAM_HTTP_BRIDGE LIBEXECDIR "/mcp-exec-upstream-http"
 
 /* Each instance runs as a dynamic user of its own, "mu" + the server's tag
  * (6 hex digits) + "-" + the instance (the connection's number, the peer's
@@ -42,12 +49,16 @@ char *unit_quote_exec_word(const char *s);
  * but $, which Environment= takes literally. */
 char *unit_quote_environment(const char *s);
 
+/* The host of url (http[s]://HOST[:PORT]/...; an IPv6 address without its
+ * brackets) into buf. -EINVAL if there is none or it does not fit. */
+int upstream_url_host(const char *url, char *buf, size_t size);
+
 /* The texts of the two units. source_dir: where c's file is (servers.d);
  * wrapper: the path of mcp-exec-upstream-exec. */
 int upstream_socket_unit(const ServerConfig *c, const char *source_dir, char **ret);
 int upstream_service_unit(const ServerConfig *c, const char *source_dir, const char *wrapper, char **ret);
 
-/* Writes both units of the stdio server c and its sockets.target want into
+/* Writes both units of the server c and its sockets.target want into
  * the generator directory dir (dir_fd); on failure, nothing of c is left. */
 int upstream_units_write(int dir_fd, const char *dir, const ServerConfig *c, const char *source_dir,
                          const char *wrapper);

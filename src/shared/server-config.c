@@ -2,7 +2,6 @@
 #include "server-config.h"
 
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -11,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,8 +25,6 @@
 #define GiB (UINT64_C(1) << 30)
 /* Longest piece of a value quoted back in a message. */
 #define QUOTE_MAX 80
-/* Names of servers.d looked at, of which the first SERVERS_MAX are read. */
-#define SERVERS_LISTED_MAX (16 * SERVERS_MAX)
 
 /* A reason, for the caller to prefix with file, line and key. */
 static int why(char **ret_why, const char *fmt, ...) _printf_(2, 3);
@@ -76,6 +74,12 @@ ServerConfig *server_config_free(ServerConfig *c) {
                 free(c->credential_env[i].id);
         }
         free(c->credential_env);
+        strv_free(c->headers);
+        for (size_t i = 0; i < c->n_credential_headers; i++) {
+                free(c->credential_headers[i].env);
+                free(c->credential_headers[i].id);
+        }
+        free(c->credential_headers);
         strv_free(c->callers);
         strv_free(c->tools);
         strv_free(c->confirmed);
@@ -169,6 +173,36 @@ static bool env_name_is_valid(const char *s, size_t n) {
                 return false;
         for (size_t i = 0; i < n; i++)
                 if (!is_alnum(s[i]) && s[i] != '_')
+                        return false;
+        return true;
+}
+
+/* Headers that the MCP transport (the bridge, mcp-exec-upstream-http) or
+ * HTTP itself sets: an operator's value would make a request ambiguous. */
+static const char *const reserved_headers[] = {
+        "accept", "accept-encoding", "connection", "content-encoding", "content-length", "content-type",
+        "expect", "host", "keep-alive", "last-event-id", "mcp-protocol-version", "mcp-session-id",
+        "proxy-authorization", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+};
+
+bool server_header_name_is_valid(const char *s, size_t n) {
+        if (!s || n == 0 || n > SERVER_HEADER_NAME_MAX)
+                return false;
+        /* RFC 9110's token. */
+        for (size_t i = 0; i < n; i++)
+                if (!is_alnum(s[i]) && !strchr("!#$%&'*+-.^_`|~", s[i]))
+                        return false;
+        for (size_t i = 0; i < ELEMENTSOF(reserved_headers); i++)
+                if (strlen(reserved_headers[i]) == n && strncasecmp(reserved_headers[i], s, n) == 0)
+                        return false;
+        return true;
+}
+
+bool server_header_value_is_valid(const char *s, size_t n) {
+        if (!s || n == 0 || n > SERVER_HEADER_VALUE_MAX || s[0] == ' ' || s[n - 1] == ' ')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char) s[i] < ' ' || (unsigned char) s[i] >= 0x7f)
                         return false;
         return true;
 }
@@ -302,6 +336,66 @@ static int parse_credential_env(ServerConfig *c, const char *v, char **ret_why) 
         return 0;
 }
 
+/* HEADERS: Name=value words, sent with every request to a URL server. Not
+ * secret (the file is readable by the gateway, the value a unit argument):
+ * a secret header is CREDENTIAL_HEADERS'. */
+static int parse_headers(ServerConfig *c, const char *v, char **ret_why) {
+        _cleanup_strv_free_ char **l = NULL;
+        int r;
+
+        r = split_words(v, SERVER_HEADERS_MAX, "header", "headers", &l, ret_why);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; l[i]; i++) {
+                size_t n = strcspn(l[i], "=");
+
+                if (!l[i][n] || !server_header_name_is_valid(l[i], n) ||
+                    !server_header_value_is_valid(l[i] + n + 1, strlen(l[i] + n + 1)))
+                        return why(ret_why, "'%.*s' is not Name=value (Name: an HTTP header the transport does not "
+                                   "set itself, at most %d; value: printable ASCII, at most %d)", QUOTE_MAX, l[i],
+                                   SERVER_HEADER_NAME_MAX, SERVER_HEADER_VALUE_MAX);
+                for (size_t j = 0; j < i; j++)
+                        if (strncasecmp(l[j], l[i], n + 1) == 0)
+                                return why(ret_why, "the header %.*s is set twice", (int) n, l[i]);
+        }
+        c->headers = TAKE_PTR(l);
+        return 0;
+}
+
+/* CREDENTIAL_HEADERS: Name=ID; the header's value is the credential's
+ * content. The ids are checked against CREDENTIALS once the file is read. */
+static int parse_credential_headers(ServerConfig *c, const char *v, char **ret_why) {
+        _cleanup_strv_free_ char **l = NULL;
+        size_t n;
+        int r;
+
+        r = split_words(v, SERVER_HEADERS_MAX, "header", "headers", &l, ret_why);
+        if (r < 0)
+                return r;
+        n = strv_length(l);
+        c->credential_headers = new0(ServerCredentialEnv, MAX(n, 1u));
+        if (!c->credential_headers)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                size_t k = strcspn(l[i], "=");
+                const char *id = l[i] + k + (l[i][k] ? 1 : 0);
+
+                if (!l[i][k] || !server_header_name_is_valid(l[i], k) || !credential_id_is_valid(id, strlen(id)))
+                        return why(ret_why, "'%.*s' is not Name=ID (Name: an HTTP header the transport does not set "
+                                   "itself)", QUOTE_MAX, l[i]);
+                for (size_t j = 0; j < i; j++)
+                        if (strlen(c->credential_headers[j].env) == k &&
+                            strncasecmp(c->credential_headers[j].env, l[i], k) == 0)
+                                return why(ret_why, "the header %.*s is set twice", (int) k, l[i]);
+                c->credential_headers[i].env = strndup(l[i], k);
+                c->credential_headers[i].id = strdup(id);
+                c->n_credential_headers++;
+                if (!c->credential_headers[i].env || !c->credential_headers[i].id)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* http:// or https://, a host, no user information (a secret never sits in
  * this file), printable ASCII without blanks. */
 static int parse_url(ServerConfig *c, const char *v, char **ret_why) {
@@ -422,6 +516,8 @@ static const Key keys[] = {
         { "CREDENTIALS", parse_credentials, 0, false, 0, 0 },
         { "CREDENTIAL_ENV", parse_credential_env, 0, false, 0, 0 },
         { "URL", parse_url, 0, false, 0, 0 },
+        { "HEADERS", parse_headers, 0, false, 0, 0 },
+        { "CREDENTIAL_HEADERS", parse_credential_headers, 0, false, 0, 0 },
         { "CALLERS", parse_callers, 0, false, 0, 0 },
         { "TOOLS", parse_tools, 0, false, 0, 0 },
         { "CONFIRMED", parse_confirmed, 0, false, 0, 0 },
@@ -532,10 +628,38 @@ static unsigned key_line(const unsigned *seen, const char *name) {
         return 0;
 }
 
+/* Is every id of l (n entries) one of c's CREDENTIALS? NULL, or the first
+ * that is not. */
+static const char *unknown_credential(const ServerConfig *c, const ServerCredentialEnv *l, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                bool found = false;
+
+                for (size_t j = 0; j < c->n_credentials; j++)
+                        found = found || streq(c->credentials[j].id, l[i].id);
+                if (!found)
+                        return l[i].id;
+        }
+        return NULL;
+}
+
+/* Is the header named (case-insensitively) in HEADERS? */
+static bool header_in_headers(const ServerConfig *c, const char *name) {
+        size_t n = strlen(name);
+
+        STRV_FOREACH(h, c->headers)
+                if (strncasecmp(*h, name, n) == 0 && (*h)[n] == '=')
+                        return true;
+        return false;
+}
+
 /* What no single line can tell: COMMAND or URL, and what goes with each. */
 static int check_whole(ServerConfig *c, const unsigned *seen, unsigned *ret_line, char **ret_why) {
-        static const char *const stdio_only[] = { "ENVIRONMENT", "CREDENTIALS", "CREDENTIAL_ENV", "NETWORK",
-                                                  "MEMORY_MAX", "TASKS_MAX" };
+        /* A URL server's unit is the bridge (mcp-exec-upstream-http): its
+         * CREDENTIALS become header values, MEMORY_MAX and TASKS_MAX its caps;
+         * what the bridge has no use for stays stdio's. */
+        static const char *const stdio_only[] = { "ENVIRONMENT", "CREDENTIAL_ENV", "NETWORK" };
+        static const char *const url_only[] = { "HEADERS", "CREDENTIAL_HEADERS" };
+        const char *id;
 
         *ret_line = 0;
         if (!c->argv && !c->url)
@@ -548,20 +672,25 @@ static int check_whole(ServerConfig *c, const unsigned *seen, unsigned *ret_line
                 if ((*ret_line = key_line(seen, stdio_only[i])) > 0)
                         return why(ret_why, "%s: only for a stdio server (COMMAND), this one has a URL",
                                    stdio_only[i]);
+        for (size_t i = 0; c->argv && i < ELEMENTSOF(url_only); i++)
+                if ((*ret_line = key_line(seen, url_only[i])) > 0)
+                        return why(ret_why, "%s: only for a Streamable HTTP server (URL), this one has a COMMAND",
+                                   url_only[i]);
         *ret_line = key_line(seen, "CREDENTIAL_ENV");
-        for (size_t i = 0; i < c->n_credential_env; i++) {
-                bool found = false;
-
-                for (size_t j = 0; j < c->n_credentials; j++)
-                        found = found || streq(c->credentials[j].id, c->credential_env[i].id);
-                if (!found)
-                        return why(ret_why, "CREDENTIAL_ENV: %s is not one of CREDENTIALS", c->credential_env[i].id);
+        if ((id = unknown_credential(c, c->credential_env, c->n_credential_env)))
+                return why(ret_why, "CREDENTIAL_ENV: %s is not one of CREDENTIALS", id);
+        for (size_t i = 0; i < c->n_credential_env; i++)
                 STRV_FOREACH(e, c->environment)
                         if (strneq(*e, c->credential_env[i].env, strlen(c->credential_env[i].env)) &&
                             (*e)[strlen(c->credential_env[i].env)] == '=')
                                 return why(ret_why, "CREDENTIAL_ENV: %s is also in ENVIRONMENT",
                                            c->credential_env[i].env);
-        }
+        *ret_line = key_line(seen, "CREDENTIAL_HEADERS");
+        if ((id = unknown_credential(c, c->credential_headers, c->n_credential_headers)))
+                return why(ret_why, "CREDENTIAL_HEADERS: %s is not one of CREDENTIALS", id);
+        for (size_t i = 0; i < c->n_credential_headers; i++)
+                if (header_in_headers(c, c->credential_headers[i].env))
+                        return why(ret_why, "CREDENTIAL_HEADERS: %s is also in HEADERS", c->credential_headers[i].env);
         *ret_line = 0;
         return 0;
 }
@@ -632,186 +761,6 @@ int server_config_parse(const char *name, const char *path, const char *text, si
                 return r;
         *ret = TAKE_PTR(c);
         return 0;
-}
-
-/* ---- files ---- */
-
-static int read_file_at(int dir_fd, const char *file, char **ret, size_t *ret_len, const char **ret_why) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *text = NULL;
-        struct stat st;
-        size_t n = 0;
-
-        fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-        if (fd < 0 || fstat(fd, &st) < 0) {
-                *ret_why = errno == ELOOP ? "is a symbolic link" : "cannot be read";
-                return -errno;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                *ret_why = "is no regular file";
-                return -EINVAL;
-        }
-        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-                *ret_why = "group or others may write it (chmod 0644, owned by root)";
-                return -EPERM;
-        }
-        text = malloc(SERVER_FILE_MAX + 1);
-        if (!text)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t k = read(fd, text + n, SERVER_FILE_MAX + 1 - n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        *ret_why = "cannot be read";
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-                if (n > SERVER_FILE_MAX) {
-                        *ret_why = "is larger than 64 KiB";
-                        return -EFBIG;
-                }
-        }
-        *ret = TAKE_PTR(text);
-        *ret_len = n;
-        return 0;
-}
-
-static int load_at(int dir_fd, const char *dir, const char *name, ServerConfig **ret, char **ret_error) {
-        _cleanup_free_ char *file = NULL, *path = NULL, *text = NULL;
-        const char *reason = NULL;
-        size_t len = 0;
-        int r;
-
-        if (asprintf(&file, "%s.conf", name) < 0 || asprintf(&path, "%s/%s", dir, file) < 0)
-                return -ENOMEM;
-        if (!server_name_is_valid(name))
-                return fail_at(ret_error, path, 0,
-                               "'%s' is not a server name (1 to %d of a-z, 0-9 and _, starting with a letter); "
-                               "not read",
-                               name, SERVER_NAME_MAX);
-        r = read_file_at(dir_fd, file, &text, &len, &reason);
-        if (r == -ENOMEM)
-                return r;
-        if (r == -EINVAL || r == -EPERM || r == -EFBIG)
-                return fail_at(ret_error, path, 0, "%s; not read", reason) == -ENOMEM ? -ENOMEM : r;
-        if (r < 0)
-                return fail_at(ret_error, path, 0, "%s: %s", reason, strerror(-r)) == -ENOMEM ? -ENOMEM : r;
-        return server_config_parse(name, path, text, len, ret, ret_error);
-}
-
-int server_config_load(const char *dir, const char *name, ServerConfig **ret, char **ret_error) {
-        _cleanup_close_ int dir_fd = -EBADF;
-
-        assert(dir);
-        assert(name);
-        assert(ret);
-
-        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0) {
-                int e = errno;
-                return fail_at(ret_error, dir, 0, "cannot be opened: %s", strerror(e)) == -ENOMEM ? -ENOMEM : -e;
-        }
-        return load_at(dir_fd, dir, name, ret, ret_error);
-}
-
-static int compare_strings(const void *a, const void *b) {
-        return strcmp(*(char *const *) a, *(char *const *) b);
-}
-
-/* The names (less ".conf") of dir's *.conf entries, sorted. */
-static int list_names(DIR *d, char ***ret) {
-        _cleanup_strv_free_ char **l = new0(char *, 1);
-        size_t n = 0;
-        struct dirent *de;
-        int r;
-
-        if (!l)
-                return -ENOMEM;
-        while ((errno = 0, de = readdir(d))) {
-                size_t k = strlen(de->d_name);
-
-                if (de->d_name[0] == '.' || k <= 5 || !streq(de->d_name + k - 5, ".conf"))
-                        continue;
-                /* Bounded: a directory of a million files costs little
-                 * memory; past SERVERS_MAX in name order all are refused. */
-                if (n >= SERVERS_LISTED_MAX)
-                        break;
-                r = strv_extend_n(&l, de->d_name, k - 5);
-                if (r < 0)
-                        return r;
-                n++;
-        }
-        if (errno != 0)
-                return -errno;
-        qsort(l, n, sizeof(char *), compare_strings);
-        *ret = TAKE_PTR(l);
-        return 0;
-}
-
-int server_configs_load(const char *dir, ServerConfigs *ret) {
-        _cleanup_(server_configs_done) ServerConfigs s = {};
-        _cleanup_strv_free_ char **names = NULL;
-        DIR *d;
-        int r;
-
-        assert(dir);
-        assert(ret);
-
-        d = opendir(dir);
-        if (!d && errno == ENOENT) {
-                *ret = (ServerConfigs) {};
-                return 0;
-        }
-        if (!d)
-                return -errno;
-        r = list_names(d, &names);
-        if (r >= 0 && !(s.servers = new0(ServerConfig *, SERVERS_MAX)))
-                r = -ENOMEM;
-        for (size_t i = 0; r >= 0 && names[i]; i++) {
-                _cleanup_free_ char *error = NULL;
-                ServerConfig *c = NULL;
-
-                if (i >= SERVERS_MAX) {
-                        r = fail_at(&error, dir, 0, "more than %d servers: %s.conf and those after it are not read",
-                                    SERVERS_MAX, names[i]);
-                        r = r == -ENOMEM ? r : strv_extend_n(&s.errors, error, strlen(error));
-                        break;
-                }
-                r = load_at(dirfd(d), dir, names[i], &c, &error);
-                if (r >= 0)
-                        s.servers[s.n_servers++] = c;
-                else if (r != -ENOMEM && error)
-                        r = strv_extend_n(&s.errors, error, strlen(error));
-        }
-        closedir(d);
-        if (r < 0)
-                return r;
-        *ret = s;
-        s = (ServerConfigs) {};
-        return 0;
-}
-
-void server_configs_done(ServerConfigs *s) {
-        if (!s)
-                return;
-        for (size_t i = 0; i < s->n_servers; i++)
-                server_config_free(s->servers[i]);
-        free(s->servers);
-        strv_free(s->errors);
-        *s = (ServerConfigs) {};
-}
-
-const ServerConfig *server_configs_find(const ServerConfigs *s, const char *name) {
-        assert(s);
-
-        for (size_t i = 0; name && i < s->n_servers; i++)
-                if (streq(s->servers[i]->name, name))
-                        return s->servers[i];
-        return NULL;
 }
 
 /* ---- policy ---- */

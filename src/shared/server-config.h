@@ -12,11 +12,13 @@
  * the only escapes). Keys (docs in CODEMODE.md / the README):
  *
  *   DESCRIPTION  COMMAND  ENVIRONMENT  CREDENTIALS  CREDENTIAL_ENV  URL
- *   CALLERS  TOOLS  CONFIRMED  INSTANCE  NETWORK  MAX_CALLS  MAX_BYTES
- *   MAX_CONCURRENT  CALL_TIMEOUT_S  MEMORY_MAX  TASKS_MAX  IDLE_S
+ *   HEADERS  CREDENTIAL_HEADERS  CALLERS  TOOLS  CONFIRMED  INSTANCE
+ *   NETWORK  MAX_CALLS  MAX_BYTES  MAX_CONCURRENT  CALL_TIMEOUT_S
+ *   MEMORY_MAX  TASKS_MAX  IDLE_S
  *
- * List values (COMMAND, ENVIRONMENT, CREDENTIALS, CREDENTIAL_ENV, CALLERS,
- * TOOLS, CONFIRMED) are words separated by blanks; a word in double quotes
+ * List values (COMMAND, ENVIRONMENT, CREDENTIALS, CREDENTIAL_ENV, HEADERS,
+ * CREDENTIAL_HEADERS, CALLERS, TOOLS, CONFIRMED) are words separated by
+ * blanks; a word in double quotes
  * may hold blanks (inside a quoted value the quotes are written \").
  *
  * Strict: an unknown key, a bad value, a key set twice, a line that is none
@@ -47,6 +49,9 @@
 #define SERVER_CREDENTIAL_ID_MAX 64
 #define SERVER_PATH_MAX 1024            /* COMMAND's program, a credential's file */
 #define SERVER_URL_MAX 1024
+#define SERVER_HEADERS_MAX 16           /* of HEADERS, and of CREDENTIAL_HEADERS */
+#define SERVER_HEADER_NAME_MAX 64
+#define SERVER_HEADER_VALUE_MAX 1024
 #define SERVER_CALLERS_MAX 1024
 #define SERVER_GLOBS_MAX 64             /* of TOOLS, and of CONFIRMED */
 #define SERVER_GLOB_MAX 128
@@ -90,6 +95,9 @@ typedef struct ServerConfig {
         size_t n_credentials;
         ServerCredentialEnv *credential_env;
         size_t n_credential_env;
+        char **headers;                 /* HEADERS: "Name=value" sent to a URL server; NULL: none */
+        ServerCredentialEnv *credential_headers;        /* CREDENTIAL_HEADERS: .env is the header's name */
+        size_t n_credential_headers;
         char **callers;                 /* NULL: every caller; empty: nobody */
         char **tools;                   /* globs, default "*" */
         char **confirmed;               /* globs; NULL: none */
@@ -118,6 +126,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(ServerConfig *, server_config_free);
 
 /* [a-z][a-z0-9_]{0,31}: a Python module name and a unit name part. */
 bool server_name_is_valid(const char *name);
+
+/* An HTTP header the operator may set for a URL server: a token of at most
+ * SERVER_HEADER_NAME_MAX, not one the MCP transport or HTTP itself sets
+ * (Accept, Content-Type, Mcp-Session-Id, Host, ...). */
+bool server_header_name_is_valid(const char *s, size_t n);
+/* A header's value: printable ASCII (blanks inside), at most
+ * SERVER_HEADER_VALUE_MAX, no blank at either end. */
+bool server_header_value_is_valid(const char *s, size_t n);
 
 /* Parses the text of servers.d/NAME.conf; path only names the file in
  * messages. -EINVAL with a one-line "PATH:LINE: why" in *ret_error (if set)

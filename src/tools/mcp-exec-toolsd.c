@@ -5,8 +5,9 @@
  * /run/mcp-exec/tools.sock by mcp-exec-tools.socket; only root (the broker)
  * connects, one control connection per run, and hands over the run's end
  * of a socketpair. It runs as a dynamic user in the mcp-exec-tools group
- * (which may open the upstreams' sockets), without network: each stdio
- * upstream is its own socket-activated unit per connection.
+ * (which may open the upstreams' sockets), without network: each upstream
+ * is its own socket-activated unit per connection, a stdio server itself
+ * or, for a Streamable HTTP one (URL=), its bridge mcp-exec-upstream-http.
  *
  * It reads /etc/mcp-exec/servers.d/ at start. Every call is checked
  * against the caller and the server's allow-lists, capped per run, timed
@@ -20,6 +21,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "build-config.h"
 #include "daemon-util.h"
 #include "log.h"
 #include "macro.h"
@@ -90,10 +92,10 @@ static int run(int argc, char *argv[]) {
                               &n_servers);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < n_servers; i++)
+        for (size_t i = 0; !HAVE_HTTP_UPSTREAM && i < n_servers; i++)
                 if (servers[i].http)
-                        log_warning("Server %s: URL= (Streamable HTTP) upstreams are not served yet; it is off.",
-                                    servers[i].name);
+                        log_warning("Server %s: URL= (Streamable HTTP) needs a build with libcurl "
+                                    "(mcp-exec-upstream-http), which this one is not; it is off.", servers[i].name);
         if (n_servers == 0)
                 log_notice("No server in %s: every run gets no tools.", arg_config_dir ?: TOOLS_SERVERS_DIR);
 

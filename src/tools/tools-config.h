@@ -27,7 +27,7 @@ typedef struct ToolsServerConfig {
         char **tools;                   /* glob allow-list, default "*" */
         char **confirmed;               /* destructive tools allowed without confirmation; NULL: none */
         bool shared;                    /* INSTANCE=shared */
-        bool http;                      /* URL= instead of COMMAND=: not served yet */
+        bool http;                      /* URL= instead of COMMAND=: served only if HAVE_HTTP_UPSTREAM */
         uint64_t max_calls;             /* MAX_CALLS, per run, 200 */
         uint64_t max_bytes;             /* MAX_BYTES, results per run, 8M; also the largest answer */
         uint64_t max_concurrent;        /* MAX_CONCURRENT, per run, 4 */

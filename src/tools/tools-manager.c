@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "build-config.h"
 #include "daemon-util.h"
 #include "log.h"
 #include "macro.h"
@@ -55,8 +56,9 @@ void manager_update_idle(Manager *m) {
 bool manager_serves(Manager *m, size_t server, const char *caller) {
         assert(m);
 
-        /* An HTTP upstream (URL=) is not served yet: off for everyone. */
-        return server < m->n_servers && !m->servers[server].http &&
+        /* An HTTP upstream (URL=) is reached through its bridge's socket as
+         * a stdio one is; a build without the bridge has it off for everyone. */
+        return server < m->n_servers && (HAVE_HTTP_UPSTREAM || !m->servers[server].http) &&
                tools_policy_allows_caller(&m->servers[server], caller);
 }
 

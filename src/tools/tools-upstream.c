@@ -264,8 +264,17 @@ static const char *on_response(Upstream *u, json_object *msg, size_t len) {
         id = (uint64_t) json_object_get_int64(idv);
         if (!!result == !!error || (result && !json_object_is_type(result, json_type_object)))
                 return "it sent a response that is neither a result nor an error";
+        if (id == u->init_id && u->state == UPSTREAM_INITIALIZING && error) {
+                char text[UPSTREAM_MESSAGE_MAX + 64];
+
+                /* Its reason for the operator (an HTTP server's bridge: its
+                 * status, its connection's failure). */
+                error_text(error, text, sizeof text);
+                log_warning("Upstream %s: initialize refused: %s", label(u), text);
+                return "it refused initialize";
+        }
         if (id == u->init_id && u->state == UPSTREAM_INITIALIZING)
-                return error ? "it refused initialize" : on_initialized(u, result);
+                return on_initialized(u, result);
         if (id == u->list_id && u->state == UPSTREAM_LISTING)
                 return error ? "it refused tools/list" : on_list_page(u, result, len);
         c = find_sent(u, id);

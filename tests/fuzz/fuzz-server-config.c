@@ -10,7 +10,9 @@
  * give exactly the file's words. */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +59,29 @@ static void expect_word(const char **p, const char *want, bool dollar) {
         free(w);
 }
 
+/* A URL server's ExecStart=: the bridge, its caps, headers (credentials by
+ * id), "--", the URL, each one word. */
+static void check_exec_http(const char **p, const ServerConfig *c) {
+        char w[SERVER_LINE_MAX + 64];
+
+        expect_word(p, UPSTREAM_HTTP_BRIDGE, true);
+        snprintf(w, sizeof w, "--max-bytes=%" PRIu64, c->max_bytes);
+        expect_word(p, w, true);
+        snprintf(w, sizeof w, "--timeout=%" PRIu64, c->call_timeout_s);
+        expect_word(p, w, true);
+        STRV_FOREACH(h, c->headers) {
+                snprintf(w, sizeof w, "--header=%s", *h);
+                expect_word(p, w, true);
+        }
+        for (size_t i = 0; i < c->n_credential_headers; i++) {
+                snprintf(w, sizeof w, "--credential-header=%s=%s", c->credential_headers[i].env,
+                         c->credential_headers[i].id);
+                expect_word(p, w, true);
+        }
+        expect_word(p, "--", true);
+        expect_word(p, c->url, true);
+}
+
 static void check_unit(const ServerConfig *c) {
         char *text = NULL;
         const char *l, *p, *eq;
@@ -76,7 +101,9 @@ static void check_unit(const ServerConfig *c) {
                         abort();
                 if (strncmp(l, "ExecStart=", 10) == 0) {
                         p = l + 10;
-                        if (c->n_credential_env > 0) {
+                        if (c->url)
+                                check_exec_http(&p, c);
+                        else if (c->n_credential_env > 0) {
                                 expect_word(&p, "/usr/libexec/mcp-exec/mcp-exec-upstream-exec", true);
                                 for (size_t i = 0; i < c->n_credential_env; i++) {
                                         char pair[256];
@@ -154,6 +181,23 @@ static void check_config(const ServerConfig *c) {
                 if (!found)
                         abort();
         }
+        if (strv_length(c->headers) > SERVER_HEADERS_MAX || c->n_credential_headers > SERVER_HEADERS_MAX ||
+            ((c->headers || c->n_credential_headers > 0) && !c->url))
+                abort();
+        STRV_FOREACH(h, c->headers) {
+                size_t n = strcspn(*h, "=");
+                if (!(*h)[n] || !server_header_name_is_valid(*h, n) ||
+                    !server_header_value_is_valid(*h + n + 1, strlen(*h + n + 1)))
+                        abort();
+        }
+        for (size_t i = 0; i < c->n_credential_headers; i++) {
+                bool found = false;
+                for (size_t j = 0; j < c->n_credentials; j++)
+                        found = found || strcmp(c->credentials[j].id, c->credential_headers[i].id) == 0;
+                if (!found || !server_header_name_is_valid(c->credential_headers[i].env,
+                                                           strlen(c->credential_headers[i].env)))
+                        abort();
+        }
         if (c->network == SERVER_NETWORK_EGRESS)
                 abort();        /* refused as not supported yet */
         if (c->max_calls < 1 || c->max_concurrent < 1 || c->call_timeout_s < 1 || c->idle_s < 1)
@@ -174,8 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (!c || error)
                         abort();
                 check_config(c);
-                if (c->argv)
-                        check_unit(c);
+                check_unit(c);
                 server_config_free(c);
         } else if (r == -EINVAL) {
                 if (c || !error || strncmp(error, "/etc/mcp-exec/servers.d/fuzz.conf:", 34) != 0 ||

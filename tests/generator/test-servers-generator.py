@@ -5,14 +5,15 @@ them, without systemd: the generator over a servers.d of good and bad files
 (MCP_EXEC_SERVERS_DIR) into a fresh directory; the wrapper with a fake
 $CREDENTIALS_DIRECTORY in front of /usr/bin/env.
 
-usage: test-servers-generator.py GENERATOR WRAPPER"""
+usage: test-servers-generator.py GENERATOR WRAPPER HTTP
+(HTTP: 1 if this build has the bridge of URL= servers, mcp-exec-upstream-http)"""
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-GEN, WRAPPER = sys.argv[1], sys.argv[2]
+GEN, WRAPPER, HTTP = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 CANARY = "canary-7f3a1c0e-secret"
 
 
@@ -55,13 +56,15 @@ def test_generator():
         # Never fails boot: status 0 with bad files.
         check(p.returncode == 0, "generator exit %d: %s" % (p.returncode, p.stderr))
         units = sorted(os.listdir(out))
-        check(units == ["mcp-exec-upstream-everything.socket", "mcp-exec-upstream-everything@.service",
-                        "mcp-exec-upstream-memory.socket", "mcp-exec-upstream-memory@.service",
-                        "mcp-exec-upstream-sa1x.socket", "mcp-exec-upstream-sa1x@.service",
-                        "sockets.target.wants"], "units written: %s" % units)
+        # A URL server has units (its bridge's) where this build has the bridge.
+        web = ["mcp-exec-upstream-web.socket", "mcp-exec-upstream-web@.service"] if HTTP else []
+        check(units == sorted(["mcp-exec-upstream-everything.socket", "mcp-exec-upstream-everything@.service",
+                               "mcp-exec-upstream-memory.socket", "mcp-exec-upstream-memory@.service",
+                               "mcp-exec-upstream-sa1x.socket", "mcp-exec-upstream-sa1x@.service",
+                               "sockets.target.wants"] + web), "units written: %s" % units)
         wants = sorted(os.listdir(os.path.join(out, "sockets.target.wants")))
         check(wants == ["mcp-exec-upstream-everything.socket", "mcp-exec-upstream-memory.socket",
-                        "mcp-exec-upstream-sa1x.socket"],
+                        "mcp-exec-upstream-sa1x.socket"] + web[:1],
               "wants: %s" % wants)
         check(os.readlink(os.path.join(out, "sockets.target.wants", "mcp-exec-upstream-memory.socket")) ==
               os.path.join(out, "mcp-exec-upstream-memory.socket"), "want link target")
@@ -72,7 +75,7 @@ def test_generator():
                        sd + "/Bad.conf: 'Bad' is not a server name",
                        sd + "/smbe.conf: its user tag 8d6bf0 is another server's; rename one of them; "
                        "that server is off",
-                       "3 upstream server(s) with units, 3 refused"):
+                       "%d upstream server(s) with units, 3 refused" % (4 if HTTP else 3)):
             check(needle in err, "generator stderr lacks %r:\n%s" % (needle, err))
         with open(os.path.join(out, "mcp-exec-upstream-everything@.service")) as f:
             svc = f.read()
@@ -81,6 +84,14 @@ def test_generator():
                         r'"/opt/e/index.js" "stdio"\n', svc), "ExecStart:\n" + svc)
         check("LoadCredential=tok:/etc/credstore/e.tok\n" in svc, "LoadCredential")
         check("SourcePath=%s/everything.conf\n" % sd in svc, "SourcePath")
+        if HTTP:
+            with open(os.path.join(out, "mcp-exec-upstream-web@.service")) as f:
+                svc = f.read()
+            check(re.search(r'\nExecStart="/[^"]*/mcp-exec-upstream-http" "--max-bytes=8388608" "--timeout=30" '
+                            r'"--" "http://127.0.0.1:3001/mcp"\n', svc), "web's ExecStart:\n" + svc)
+            check("\nIPAddressAllow=127.0.0.1\n" in svc, "web's IPAddressAllow:\n" + svc)
+        else:
+            check("web.conf: URL= (Streamable HTTP) needs a build with libcurl" in err, "web off: " + err)
 
     # No servers.d at all: nothing written, nothing said, status 0.
     with tempfile.TemporaryDirectory() as tmp:

@@ -134,6 +134,67 @@ static void test_hostile_lines(void) {
         server_config_free(c);
 }
 
+/* A Streamable HTTP server: its bridge with caps, headers and the URL as
+ * words, its credentials loaded by id (a header's value never in the unit),
+ * the network only it gets, confined to the URL's address where it is one. */
+static void test_http_service(void) {
+        ServerConfig *c = parse("URL=\"http://127.0.0.1:3001/mcp?a=%20$x\"\n"
+                                "HEADERS=\"X-Team=data \\\"X-Note=two %n words\\\"\"\n"
+                                "CREDENTIALS=tok:/etc/credstore/web.token\n"
+                                "CREDENTIAL_HEADERS=Authorization=tok\n"
+                                "MAX_BYTES=1M\nCALL_TIMEOUT_S=7\nMEMORY_MAX=64M\n");
+        char *text = NULL, host[64];
+
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        check_lines(text);
+        ASSERT_CONTAINS(text, "\nExecStart=\"" UPSTREAM_HTTP_BRIDGE "\" \"--max-bytes=1048576\" \"--timeout=7\" "
+                              "\"--header=X-Team=data\" \"--header=X-Note=two %%n words\" "
+                              "\"--credential-header=Authorization=tok\" \"--\" "
+                              "\"http://127.0.0.1:3001/mcp?a=%%20$$x\"\n");
+        ASSERT_CONTAINS(text, "\nLoadCredential=tok:/etc/credstore/web.token\n");
+        ASSERT_CONTAINS(text, "\nStandardInput=socket\nStandardOutput=socket\n");
+        ASSERT_CONTAINS(text, "\nDynamicUser=yes\n");
+        ASSERT_CONTAINS(text, "\nMemoryDenyWriteExecute=yes\n");
+        ASSERT_CONTAINS(text, "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n");
+        ASSERT_CONTAINS(text, "\nIPAddressDeny=any\nIPAddressAllow=127.0.0.1\n");
+        ASSERT_CONTAINS(text, "\nMemoryMax=67108864\nTasksMax=64\n");
+        ASSERT_TRUE(!strstr(text, "PrivateNetwork") && !strstr(text, WRAPPER) && !strstr(text, "Environment="));
+        free(text);
+        ASSERT_EQ_INT(upstream_socket_unit(c, "/d", &text), 0);
+        ASSERT_CONTAINS(text, "\nListenStream=/run/mcp-exec/upstream/srv.sock\n");
+        free(text);
+        server_config_free(c);
+
+        c = parse("URL=http://[::1]:8080/mcp\n");
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nIPAddressDeny=any\nIPAddressAllow=::1\n");
+        free(text);
+        server_config_free(c);
+        c = parse("URL=http://LocalHost:8080/mcp\n");
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nIPAddressDeny=any\nIPAddressAllow=localhost\n");
+        free(text);
+        server_config_free(c);
+        /* A name: any address but link-local (cloud metadata) and multicast. */
+        c = parse("URL=https://mcp.example.com/mcp\n");
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nIPAddressDeny=link-local multicast\n");
+        ASSERT_TRUE(!strstr(text, "\nIPAddressAllow=") && !strstr(text, "\nIPAddressDeny=any\n"));
+        free(text);
+        server_config_free(c);
+
+        ASSERT_EQ_INT(upstream_url_host("http://h.example:80/x", host, sizeof host), 0);
+        ASSERT_STREQ(host, "h.example");
+        ASSERT_EQ_INT(upstream_url_host("https://10.0.0.1?x", host, sizeof host), 0);
+        ASSERT_STREQ(host, "10.0.0.1");
+        ASSERT_EQ_INT(upstream_url_host("http://[fe80::1]/", host, sizeof host), 0);
+        ASSERT_STREQ(host, "fe80::1");
+        ASSERT_EQ_INT(upstream_url_host("http://[::1/", host, sizeof host), -EINVAL);
+        ASSERT_EQ_INT(upstream_url_host("http://:80/", host, sizeof host), -EINVAL);
+        ASSERT_EQ_INT(upstream_url_host("nothing", host, sizeof host), -EINVAL);
+        ASSERT_EQ_INT(upstream_url_host("http://a-very-long-host/", host, 4), -EINVAL);
+}
+
 static void test_user_tag(void) {
         /* 24 bits, fixed (names of running instances outlive a reload), distinct for most names. */
         ASSERT_EQ_U64(upstream_user_tag("srv"), upstream_user_tag("srv"));
@@ -188,6 +249,7 @@ int main(void) {
         test_quote();
         test_service();
         test_hostile_lines();
+        test_http_service();
         test_user_tag();
         test_write();
         return 0;

@@ -166,7 +166,68 @@ static void test_defaults(void) {
         c = parse_ok("web", "URL=\"https://mcp.example.com:8443/mcp?x=1\"\nCALLERS=http:loopback");
         ASSERT_STREQ(c->url, "https://mcp.example.com:8443/mcp?x=1");
         ASSERT_TRUE(!c->argv);
+        ASSERT_TRUE(!c->headers);
+        ASSERT_EQ_U64(c->n_credential_headers, 0);
         server_config_free(c);
+
+        /* Its headers, plain and from credentials; its bridge's caps. */
+        c = parse_ok("web", "URL=http://127.0.0.1:3001/mcp\n"
+                     "HEADERS=\"X-Team=data \\\"X-Note=two words\\\"\"\n"
+                     "CREDENTIALS=\"tok:/etc/credstore/web.token key:/etc/credstore/web.key\"\n"
+                     "CREDENTIAL_HEADERS=\"Authorization=tok X-Api-Key=key\"\n"
+                     "MEMORY_MAX=64M\nTASKS_MAX=8\n");
+        ASSERT_EQ_U64(strv_length(c->headers), 2);
+        ASSERT_STREQ(c->headers[0], "X-Team=data");
+        ASSERT_STREQ(c->headers[1], "X-Note=two words");
+        ASSERT_EQ_U64(c->n_credentials, 2);
+        ASSERT_EQ_U64(c->n_credential_headers, 2);
+        ASSERT_STREQ(c->credential_headers[0].env, "Authorization");
+        ASSERT_STREQ(c->credential_headers[0].id, "tok");
+        ASSERT_STREQ(c->credential_headers[1].env, "X-Api-Key");
+        ASSERT_STREQ(c->credential_headers[1].id, "key");
+        ASSERT_EQ_U64(c->memory_max, 64 << 20);
+        ASSERT_EQ_U64(c->tasks_max, 8);
+        server_config_free(c);
+}
+
+static void test_headers(void) {
+        static const char *const reserved[] = { "Accept", "content-type", "MCP-SESSION-ID", "Mcp-Protocol-Version",
+                                                "Host", "Content-Length", "Transfer-Encoding", "Last-Event-ID",
+                                                "Accept-Encoding", "Connection" };
+
+        ASSERT_TRUE(server_header_name_is_valid("Authorization", 13));
+        ASSERT_TRUE(server_header_name_is_valid("X-Api-Key", 9));
+        ASSERT_FALSE(server_header_name_is_valid("", 0));
+        ASSERT_FALSE(server_header_name_is_valid("X Key", 5));
+        ASSERT_FALSE(server_header_name_is_valid("X:Key", 5));
+        ASSERT_FALSE(server_header_name_is_valid("X\xc3\xa9", 3));
+        for (size_t i = 0; i < ELEMENTSOF(reserved); i++)
+                ASSERT_FALSE(server_header_name_is_valid(reserved[i], strlen(reserved[i])));
+        ASSERT_TRUE(server_header_value_is_valid("Bearer x y", 10));
+        ASSERT_FALSE(server_header_value_is_valid(" x", 2));
+        ASSERT_FALSE(server_header_value_is_valid("x ", 2));
+        ASSERT_FALSE(server_header_value_is_valid("a\tb", 3));
+        ASSERT_FALSE(server_header_value_is_valid("a\r\nX-Evil: 1", 12));
+        ASSERT_FALSE(server_header_value_is_valid("\xc3\xa9", 2));
+
+        expect_bad("URL=http://h/\nHEADERS=Accept=text/html\n", 2, "HEADERS: 'Accept=text/html' is not Name=value");
+        expect_bad("URL=http://h/\nHEADERS=Mcp-Session-Id=x\n", 2, "is not Name=value");
+        expect_bad("URL=http://h/\nHEADERS=X-A\n", 2, "'X-A' is not Name=value");
+        expect_bad("URL=http://h/\nHEADERS=\"X-A=a X-a=b\"\n", 2, "the header X-a is set twice");
+        expect_bad("URL=http://h/\nHEADERS=\"\\\"X-A= a\\\"\"\n", 2, "is not Name=value");
+        expect_bad("URL=http://h/\nCREDENTIAL_HEADERS=Authorization=tok\n", 2,
+                   "CREDENTIAL_HEADERS: tok is not one of CREDENTIALS");
+        expect_bad("URL=http://h/\nCREDENTIAL_HEADERS=Authorization=a/b\n", 2, "is not Name=ID");
+        expect_bad("URL=http://h/\nCREDENTIAL_HEADERS=Host=tok\n", 2, "is not Name=ID");
+        expect_bad("URL=http://h/\nCREDENTIALS=tok:/etc/t\nCREDENTIAL_HEADERS=\"X-K=tok x-k=tok\"\n", 3,
+                   "the header x-k is set twice");
+        expect_bad("URL=http://h/\nCREDENTIALS=tok:/etc/t\nHEADERS=x-key=1\nCREDENTIAL_HEADERS=X-Key=tok\n", 4,
+                   "CREDENTIAL_HEADERS: X-Key is also in HEADERS");
+        expect_bad("COMMAND=/bin/x\nHEADERS=X-A=1\n", 2, "HEADERS: only for a Streamable HTTP server");
+        expect_bad("COMMAND=/bin/x\nCREDENTIALS=t:/etc/t\nCREDENTIAL_HEADERS=X-A=t\n", 3,
+                   "CREDENTIAL_HEADERS: only for a Streamable HTTP server");
+        expect_bad("URL=http://h/\nCREDENTIALS=t:/etc/t\nCREDENTIAL_ENV=A=t\n", 3,
+                   "CREDENTIAL_ENV: only for a stdio server");
 }
 
 static void test_names(void) {
@@ -241,7 +302,6 @@ static void test_bad_values(void) {
         expect_bad("URL=https://user:secret@host/mcp\n", 1, "put secrets in CREDENTIALS");
         expect_bad("URL=\"http://host/a b\"\n", 1, "without blanks");
         expect_bad("URL=http://h/\nENVIRONMENT=A=1\n", 2, "ENVIRONMENT: only for a stdio server");
-        expect_bad("URL=http://h/\nMEMORY_MAX=1G\n", 2, "MEMORY_MAX: only for a stdio server");
         expect_bad("URL=http://h/\nNETWORK=host\n", 2, "NETWORK: only for a stdio server");
 
         /* ENVIRONMENT, CREDENTIALS, CREDENTIAL_ENV. */
@@ -475,6 +535,7 @@ int main(void) {
         test_names();
         test_bad_lines();
         test_bad_values();
+        test_headers();
         test_limits();
         test_directory();
         return 0;

@@ -8,7 +8,11 @@ upstream units' Accept=yes); toolsd is pointed at them with its test-only
 --config-dir= and --upstream-dir=. This script plays the broker (control
 socket, "run" with one end of a socketpair, "end") and the run (frames).
 
-argv: TOOLSD NODE EVERYTHING_INDEX_JS FAKE_UPSTREAM_PY"""
+With a bridge (mcp-exec-upstream-http, in builds with libcurl), a
+Streamable HTTP server too: server-everything in its streamableHttp mode on
+loopback, its bridge behind systemd-socket-activate as its unit would run it.
+
+argv: TOOLSD NODE EVERYTHING_INDEX_JS FAKE_UPSTREAM_PY [BRIDGE]"""
 import json
 import os
 import shutil
@@ -21,6 +25,7 @@ import tempfile
 import time
 
 toolsd, node, everything, fake = sys.argv[1:5]
+bridge = sys.argv[5] if len(sys.argv) > 5 else ""
 work = tempfile.mkdtemp(prefix="toolsd-component.")
 conf, up = os.path.join(work, "servers.d"), os.path.join(work, "upstream")
 os.mkdir(conf)
@@ -50,7 +55,15 @@ write_conf("fake", "# the misbehaving one\nDESCRIPTION=\"a fake\"\nCOMMAND=/usr/
 write_conf("limited", "COMMAND=/usr/bin/true\nMAX_CALLS=3\n")
 write_conf("other", 'COMMAND=/usr/bin/true\nCALLERS="uid:4242"\n')
 write_conf("broken", "COMMAND=/usr/bin/true\nNO_SUCH_KEY=1\n")
-write_conf("web", 'URL="http://127.0.0.1:1/mcp"\n')
+if bridge:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        http_port = probe.getsockname()[1]
+    write_conf("web", 'URL="http://127.0.0.1:%d/mcp"\nTOOLS="echo get-sum"\n' % http_port)
+else:
+    # Without the bridge a URL server is off.
+    write_conf("web", 'URL="http://127.0.0.1:1/mcp"\n')
+served = ["everything", "fake", "limited"] + (["web"] if bridge else [])
 write_conf("full", 'COMMAND=/usr/bin/true\nCALLERS="uid:3000"\n')
 
 # An upstream socket whose backlog is full: connect() gets EAGAIN.
@@ -84,6 +97,15 @@ def activate(name, argv):
 activate("everything", [node, everything, "stdio"])
 activate("fake", [sys.executable, fake, fake_log])
 activate("limited", [sys.executable, fake, fake_log])
+if bridge:
+    procs.append(subprocess.Popen([node, everything, "streamableHttp"], env=dict(os.environ, PORT=str(http_port)),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+    for _ in range(200):
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", http_port)) == 0:
+                break
+        time.sleep(0.05)
+    activate("web", [bridge, "--timeout=30", "--", "http://127.0.0.1:%d/mcp" % http_port])
 
 ctl_path = os.path.join(work, "tools.sock")
 daemon = subprocess.Popen([toolsd, "--listen=" + ctl_path, "--config-dir=" + conf, "--upstream-dir=" + up],
@@ -188,7 +210,7 @@ try:
     if not os.path.exists(ctl_path):
         raise SystemExit("toolsd did not listen")
     r = Run()
-    check(r.reply == {"ok": True, "servers": ["everything", "fake", "limited"]},
+    check(r.reply == {"ok": True, "servers": served},
           "run: the caller's servers, not another caller's or a broken file's: %s" % r.reply)
 
     listing = r.wait(r.request({"op": "servers"}))
@@ -204,6 +226,18 @@ try:
 
     a = r.call("everything", "get-sum", a=2, b=3)
     check("5" in text_of(a), "call get-sum: %s" % text_of(a))
+
+    if bridge:
+        web_tools = sorted(t["name"] for t in by_name.get("web", {}).get("tools", []))
+        check(web_tools == ["echo", "get-sum"], "servers: the HTTP server's allowed tools: %s" % by_name.get("web"))
+        w = r.call("web", "echo", message="over http")
+        check(text_of(w) == "Echo: over http", "a Streamable HTTP server's echo through its bridge: %s" % w)
+        w = r.call("web", "get-sum", a=40, b=2)
+        check("42" in text_of(w), "its get-sum: %s" % w)
+        ids = [r.request({"op": "call", "server": "web", "tool": "echo", "arguments": {"message": "c%d" % k}})
+               for k in range(4)]
+        check(all(text_of(r.wait(i)) == "Echo: c%d" % k for k, i in enumerate(ids)),
+              "4 concurrent calls to the HTTP server, each answered by id")
 
     good = 0
     for i in range(200):
@@ -315,7 +349,7 @@ try:
     d.connect(ctl_path)
     d.send(json.dumps({"op": "describe", "caller": "uid:2000"}).encode())
     desc = json.loads(d.recv(65536))
-    check(desc.get("ok") and [s["name"] for s in desc["servers"]] == ["everything", "fake", "limited"],
+    check(desc.get("ok") and [s["name"] for s in desc["servers"]] == served,
           "describe: %s" % desc)
     check(daemon.poll() is None, "toolsd is still running")
 finally:

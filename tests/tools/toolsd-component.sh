@@ -4,9 +4,10 @@
 # root may use the control socket), python3, systemd-socket-activate and
 # Node >= 20 with the pinned tests/node-clients (installed here with npm ci,
 # as tests/lib/node-clients.sh does, when missing); skips (77) without them.
-# usage: toolsd-component.sh TOOLSD_BINARY
+# usage: toolsd-component.sh TOOLSD_BINARY [UPSTREAM_HTTP_BINARY]
 set -eu
 toolsd=$(realpath "$1")
+bridge=${2:+$(realpath "$2")}
 here=$(dirname "$(realpath "$0")")
 clients=$(cd "$here/../node-clients" && pwd)
 node=${MCP_TEST_NODE:-/usr/bin/node}
@@ -25,4 +26,4 @@ if [ ! -f "$everything" ]; then
         ) 9>"${TMPDIR:-/tmp}/mcp-exec-clients-npm-ci.lock" >&2
 fi
 
-exec python3 "$here/toolsd-component.py" "$toolsd" "$node" "$everything" "$here/fake-upstream.py"
+exec python3 "$here/toolsd-component.py" "$toolsd" "$node" "$everything" "$here/fake-upstream.py" "$bridge"

@@ -24,7 +24,12 @@
 # JSON, forged caller fields, a call flood, other fd numbers, calls after the run's end), over
 # stdio and HTTP, leave the gateway alive (one pid), its RSS bounded, no call journaled after a
 # run's end, and another run's calls working; and with servers.d empty again a run gets no tools
-# and says so clearly.
+# and says so clearly. With a build that has mcp-exec-upstream-http (libcurl), a Streamable HTTP
+# server too: server-everything in its streamableHttp mode on loopback in the box, behind
+# tests/lib/http-auth-proxy.py, which wants the X-Api-Key that the server's credential holds
+# (CREDENTIAL_HEADERS): a run calls its echo and get-sum through mcp_servers; the same URL without
+# the header is refused by the proxy and the code gets UpstreamError; the credential is in no run
+# output, unit property, generated unit or journal; the gateway keeps PrivateNetwork=yes.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 . "$ITEST_DIR/lib/attack-cases.sh"
@@ -49,9 +54,15 @@ done
 FSDIR=/srv/mcp-test-fs-$RANDOM
 
 CANARY="mcp-canary-code-mode-$RANDOM$RANDOM"
+HTTP_CANARY="mcp-canary-http-header-$RANDOM$RANDOM"
+HTTP_PORT=$((20000 + RANDOM % 5000))
+PROXY_PORT=$((HTTP_PORT + 5000))
+bx test -x /usr/libexec/mcp-exec/mcp-exec-upstream-http && have_http=1 || have_http=0
 cleanup() {
     bx sh -c 'rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf \
                     /etc/mcp-exec/servers.d/graph.conf /etc/mcp-exec/servers.d/fs.conf /etc/credstore/mcp-test-cm.token
+              rm -f /etc/mcp-exec/servers.d/web.conf /etc/mcp-exec/servers.d/webnokey.conf /etc/credstore/mcp-test-http.token
+              systemctl stop mcp-test-http-everything.service mcp-test-http-proxy.service
               rm -rf "$2"
               [ "$1" = 1 ] || rmdir /etc/mcp-exec/servers.d 2>/dev/null
               systemctl stop "mcp-exec-upstream-*.socket" "mcp-exec-upstream-*@*.service" mcp-exec-tools.service
@@ -99,6 +110,27 @@ CONFIRMED="write_file"
 EOF2
 bx sh -c 'mkdir -p -m 0755 "$1" && echo "made by the test" >"$1/hello.txt" && chmod 0644 "$1/hello.txt"' \
     sh "$FSDIR" || fail "cannot make $FSDIR"
+if ((have_http)); then
+    printf '%s\n' "$HTTP_CANARY" >"$BOXROOT/etc/credstore/mcp-test-http.token"
+    chmod 0600 "$BOXROOT/etc/credstore/mcp-test-http.token"
+    bx systemd-run --quiet --unit=mcp-test-http-everything -p "Environment=PORT=$HTTP_PORT" \
+        "$NODE" "$everything" streamableHttp || fail "cannot start server-everything streamableHttp"
+    bx systemd-run --quiet --unit=mcp-test-http-proxy "$PY" "$ITEST_DIR/lib/http-auth-proxy.py" \
+        "$PROXY_PORT" "$HTTP_PORT" /etc/credstore/mcp-test-http.token || fail "cannot start the proxy"
+    http_up() {
+        [[ $(bx curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/mcp") == 400 &&
+            $(bx curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PROXY_PORT/mcp") == 401 ]]
+    }
+    wait_for 30 http_up || fail "server-everything (port $HTTP_PORT) or its proxy ($PROXY_PORT) does not answer"
+    cat >"$BOXROOT$SD/web.conf" <<EOF2
+DESCRIPTION="server-everything over Streamable HTTP"
+URL=http://127.0.0.1:$PROXY_PORT/mcp
+CREDENTIALS=key:/etc/credstore/mcp-test-http.token
+CREDENTIAL_HEADERS=X-Api-Key=key
+TOOLS="echo get-sum"
+EOF2
+    printf 'URL=http://127.0.0.1:%s/mcp\n' "$PROXY_PORT" >"$BOXROOT$SD/webnokey.conf"
+fi
 chmod 0644 "$BOXROOT$SD"/*.conf
 bx systemctl daemon-reload || fail "daemon-reload failed"
 bx systemctl start sockets.target || fail "cannot start sockets.target"
@@ -281,6 +313,43 @@ wait_for 20 three_cancelled ||
     fail "the run's calls in flight were not cancelled at its end: $(cancelled) of 3"$'\n'"$(
         journal_since "$cursor" -o cat | grep -F 'tools call' | tail -n 20)"
 log "caps: $(jget "$out" 'r["stdout"].strip()' | tr '\n' '|') tool_calls $(jget "$out" 'r["tool_calls"]')"
+# --- a Streamable HTTP server (URL=) through its bridge unit; its credential as a header.
+if ((have_http)); then
+    out=$(call --timeout 60 -- 'import mcp_servers
+from mcp_servers import web
+print("echo:", web.echo(message="over http"))
+print("sum:", web.get_sum(a=40, b=2))
+try:
+    mcp_servers.call("webnokey", "echo", message="x")
+    print("nokey: answered")
+except mcp_servers.ToolCallError as e:
+    print("nokey:", type(e).__name__, e)') || fail "the HTTP run: $out $(call_err | head -5)"
+    jcheck "$out" 'r["exit_code"] == 0' "the HTTP run failed"
+    jcheck "$out" '"echo: Echo: over http" in r["stdout"]' "web.echo did not come back over Streamable HTTP"
+    jcheck "$out" '"42" in r["stdout"].split("sum:")[1]' "web.get_sum did not come back"
+    jcheck "$out" '"nokey: UpstreamError" in r["stdout"]' "the URL server without the credential header was not refused"
+    jcheck "$out" 'r["tool_calls"]["web"]["calls"] == 2 and r["tool_calls"]["web"]["errors"] == 0' \
+        "tool_calls does not count the HTTP server's calls"
+    [[ $out != *"$HTTP_CANARY"* ]] || fail "the header credential reached the run: $out"
+    log "over Streamable HTTP: $(jget "$out" 'r["stdout"].strip().replace(chr(10), "; ")')"
+    plog=$(bx journalctl -u mcp-test-http-proxy.service -o cat --no-pager)
+    grep -q '^POST /mcp key=right$' <<<"$plog" && grep -q '^POST /mcp key=wrong$' <<<"$plog" ||
+        fail "the proxy did not see the right key from web and a wrong one from webnokey:"$'\n'"$plog"
+    [[ $(bx systemctl show -P PrivateNetwork mcp-exec-tools.service) == yes ]] ||
+        fail "the gateway has the network"
+    bx grep -qx 'IPAddressAllow=127.0.0.1' /run/systemd/generator/mcp-exec-upstream-web@.service ||
+        fail "the bridge's unit is not confined to the URL's address"
+    bx grep -rlF "$HTTP_CANARY" /run/systemd/generator /run/systemd/transient /etc/systemd 2>/dev/null &&
+        fail "the header credential is in a unit file"
+    # grep -c, not -q: the whole output read, so no SIGPIPE hides a match.
+    n=$(bx systemctl show 'mcp-exec-upstream-web@*' 'mcp-exec-upstream-webnokey@*' mcp-exec-tools.service |
+        grep -cF "$HTTP_CANARY")
+    ((n == 0)) || fail "the header credential is in a unit's properties"
+    bx journalctl --flush >/dev/null 2>&1
+    n=$(journal_since "" -b -o verbose | grep -cF "$HTTP_CANARY")
+    ((n == 0)) || fail "the header credential is in the journal"
+    log "the header credential is in no run output, unit, unit property or journal entry"
+fi
 
 # --- over stdio (uid:0), one MCP session: the exec tool's description names everything in the
 # operator's words and not memory; a sandbox session keeps its tools connection across calls.
@@ -385,7 +454,7 @@ print(everything.echo(message="after the attacks"))') || fail "a run after the a
 jcheck "$out" 'r["exit_code"] == 0 and "Echo: after the attacks" in r["stdout"]' "a run's calls fail after the attack cases"
 
 # --- servers.d empty again: no tools; the code hears so clearly.
-bx rm -f "$SD/everything.conf" "$SD/memory.conf" "$SD/graph.conf" "$SD/fs.conf"
+bx rm -f "$SD/everything.conf" "$SD/memory.conf" "$SD/graph.conf" "$SD/fs.conf" "$SD/web.conf" "$SD/webnokey.conf"
 out=$(call --timeout 60 -- 'import mcp_servers
 try:
     mcp_servers.call("everything", "echo", message="x")
