@@ -4,8 +4,10 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json-util.h"
 #include "macro.h"
@@ -28,6 +30,15 @@ void launch_install_done(LaunchInstall *i) {
 bool launch_packages_wanted(json_object *run) {
         json_object *p = json_get(run, "packages");
         return p && (!json_object_is_type(p, json_type_array) || json_object_array_length(p) > 0);
+}
+
+bool launch_packages_store(const LaunchArgs *a) {
+        _cleanup_free_ char *p = NULL;
+
+        assert(a);
+        if (!a->wheelhouse || asprintf(&p, "%s/" LAUNCH_STORE_INDEX, a->wheelhouse) < 0)
+                return false;
+        return access(p, F_OK) >= 0;
 }
 
 static bool strv_contains(char **l, const char *s) {
@@ -110,6 +121,7 @@ static int install(const LaunchArgs *a, json_object *run, char ***session, bool 
                        JB_OBJ("specs", json_object_get(fresh)),
                        JB_INT("max_bytes", MAX(json_get_int64(run, "packages_max_bytes", 0), (int64_t) 0)),
                        JB_BOOL("allow_replace", allow_replace),
+                       JB_STR("python", a->python),
                        JB_END);
         if (r < 0)
                 return r;

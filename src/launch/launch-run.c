@@ -197,8 +197,10 @@ static int run_packages(const LaunchArgs *a, json_object *run, ResultWriter *w, 
         assert(w);
         assert(pid);
 
-        if (!launch_packages_wanted(run))
+        if (!launch_packages_wanted(run)) {
+                launch_installer_drop();
                 return 0;
+        }
         /* No deadline of our own: the unit's RuntimeMaxSec= bounds it all. */
         r = launch_packages_install(a, run, NULL, true, 0, &i);
         if (r < 0) {
@@ -381,6 +383,11 @@ int launch_run(const LaunchArgs *a) {
         /* From here the program may run beside us: our memory and fds are
          * ours alone (no /proc/PID/mem, /proc/PID/fd, ptrace by the same uid). */
         (void) prctl(PR_SET_DUMPABLE, 0);
+        /* A warm unit's installer starts now too, off the caller's time
+         * (launch-packages.h), when there is a package store to install
+         * from; a cold unit's when a run asks for packages. */
+        if (!isempty(a->preload) && launch_packages_store(a))
+                (void) launch_installer_prespawn(a);
 
         if (a->egress) {
                 const char *reason = NULL;
