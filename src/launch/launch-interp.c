@@ -171,25 +171,42 @@ static json_object *names_to_array(char *list) {
         return TAKE_PTR(a);
 }
 
-json_object *launch_wait_ready(int control) {
+json_object *launch_wait_ready(int control, char **ret_modules) {
+        _cleanup_free_ char *buf = malloc(LAUNCH_READY_MAX + 1);
         json_object *j = NULL;
-        char buf[8192], ok_s[4096], failed_s[4096];
+        char ok_s[4096], failed_s[4096];
+        const char *mods;
         ssize_t k;
+        int end = 0;
 
+        if (!buf)
+                return NULL;
         do
-                k = recv(control, buf, sizeof buf - 1, 0);
+                k = recv(control, buf, LAUNCH_READY_MAX, MSG_TRUNC);
         while (k < 0 && errno == EINTR);
         if (k <= 0)
                 return NULL;
-        buf[k] = 0;
-        if (sscanf(buf, "ready %4095s %4095s", ok_s, failed_s) != 2)
+        buf[MIN((size_t) k, LAUNCH_READY_MAX)] = 0;
+        if (sscanf(buf, "ready %4095s %4095s%n", ok_s, failed_s, &end) != 2)
                 return NULL;
+        /* The modules the preload imported or looked for: the third word,
+         * if it came whole ("*" or none: unknown, any may be stale). */
+        mods = buf + end + strspn(buf + end, " ");
+        if (ret_modules) {
+                *ret_modules = NULL;
+                if ((size_t) k <= LAUNCH_READY_MAX && *mods && !streq(mods, "*") &&
+                    !(*ret_modules = strdup(mods)))
+                        return NULL;
+        }
         /* A NULL array is out of memory: JB_OBJ fails for it. */
         if (json_build(&j,
                        JB_STR("event", "ready"),
                        JB_OBJ("preloaded", names_to_array(ok_s)),
                        JB_OBJ("failed", names_to_array(failed_s)),
-                       JB_END) < 0)
+                       JB_END) < 0) {
+                if (ret_modules)
+                        *ret_modules = mfree(*ret_modules);
                 return NULL;
+        }
         return j;
 }

@@ -59,6 +59,8 @@ typedef struct LaunchInstall {
         bool timed_out;                 /* the deadline came first */
         char *error;                    /* when !ok */
         json_object *requested, *installed, *already, *replaced;        /* arrays */
+        json_object *modules;           /* the top-level modules it added; "*": any */
+        bool pth;                       /* and a .pth file (code run at start) */
         char *log;                      /* pip's output, its tail */
         size_t log_len;
         uint64_t duration_usec;
@@ -86,6 +88,12 @@ bool launch_packages_wanted(json_object *run);
 
 /* Whether a->wheelhouse is a package store (holds LAUNCH_STORE_INDEX). */
 bool launch_packages_store(const LaunchArgs *a);
+
+/* Whether what i installed may not be what an interpreter that imported
+ * preloaded (the top-level modules its preload imported or looked for,
+ * "a,b,…" or "-"; NULL: unknown) would import: one of its modules among
+ * them, or a .pth. Then a fresh interpreter must run the code. */
+bool launch_packages_stale(const LaunchInstall *i, const char *preloaded);
 
 /* Installs what run's "packages" asks for, except the specs in *session
  * (a session's earlier installs: listed as "already"; NULL for a plain run),

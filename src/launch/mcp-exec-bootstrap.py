@@ -26,14 +26,33 @@ def _send(sock, text):
 
 
 def _preload(names):
-    ok, failed = [], []
+    """Imports names. Returns those that came, those that failed, and the
+    top-level modules outside the standard library that the imports loaded
+    or looked for in vain (an optional dependency the module went without):
+    packages that provide one of those would not be seen as a cold
+    interpreter sees them (launch-run.c, run_packages)."""
+    ok, failed, missed = [], [], set()
+
+    class Missed:
+        """Last on sys.meta_path while the preload runs: a top-level name
+        that no finder found."""
+        @classmethod
+        def find_spec(cls, fullname, path=None, target=None):
+            if path is None:
+                missed.add(fullname)
+            return None
+
+    before = set(sys.modules)
+    sys.meta_path.append(Missed)
     for name in names:
         try:
             __import__(name)
             ok.append(name)
         except BaseException as e:  # anything a module raises at import, SystemExit included
             failed.append("%s:%s" % (name, type(e).__name__))
-    return ok, failed
+    sys.meta_path.remove(Missed)
+    seen = {m.partition(".")[0] for m in sys.modules if m not in before} | missed
+    return ok, failed, sorted(seen - set(sys.stdlib_module_names) - set(sys.builtin_module_names))
 
 
 def _site_dirs(prefix):
@@ -480,18 +499,20 @@ def main():
             sites = _packages_setup(a[len("--packages="):])
 
     ctl = socket.socket(fileno=CONTROL_FD)
-    ok, failed = _preload(preload)
+    ok, failed, seen = _preload(preload)
     if preload:
         # A warm unit: this is off the caller's time. A cold unit's
         # interpreter starts on it, and imports what it needs as it goes.
         _warm_up()
-    _send(ctl, "ready %s %s" % (",".join(ok) or "-", ",".join(failed) or "-"))
+    seen = ",".join(seen) or "-"
+    # The launcher reads up to 64 KiB (launch-interp.c); past that: "*", any module.
+    _send(ctl, "ready %s %s %s" % (",".join(ok) or "-", ",".join(failed) or "-", seen if len(seen) < 60000 else "*"))
     if session:
         # The control socket closed on exec, so no program the code starts
         # holds it.
         ctl = socket.socket(fileno=os.dup(ctl.detach()))
         os.close(CONTROL_FD)
-        del ok, failed, preload
+        del ok, failed, preload, seen
         _session(ctl, {"n": 0, "max": 0}, sites)
 
     # The run: stdin, stdout, stderr, the code, maybe its tools connection
@@ -516,7 +537,7 @@ def main():
     ctl = socket.socket(fileno=os.dup(ctl.detach()))
     os.dup2(fds[3], CONTROL_FD, inheritable=False)
     os.close(fds[3])
-    del msg, fds, ok, failed, preload
+    del msg, fds, ok, failed, preload, seen
     # What the launcher installed for this run.
     _packages_go(sites)
     _run(CONTROL_FD, ctl, max_figures)
