@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,9 +164,13 @@ static int installer_start(const LaunchArgs *a, Installer *ret) {
 }
 
 /* Kills it, and whatever is left of pip, also after a clean end; reaped
- * (wait: waited for; else left to the orphan reaper). */
+ * (wait: waited for; else left to the orphan reaper, its teardown at the
+ * idle priority: the run it was not needed for goes on in the same unit,
+ * under the same CPU quota). */
 static void installer_end(Installer *x, bool wait) {
         if (x->pid > 0) {
+                if (!wait)
+                        (void) sched_setscheduler(x->pid, SCHED_IDLE, &(struct sched_param) {});
                 (void) kill(-x->pid, SIGKILL);
                 (void) kill(x->pid, SIGKILL);
                 if (wait)
