@@ -49,6 +49,12 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             (root, one connection), each timed call by call;
                             needs servers.d/everything.conf (bench/run
                             writes it)
+  bench.py packages N       issue 41: `pass` without packages, with one
+                            tiny pure-Python package, and with five (one
+                            with a compiled extension, built with gcc),
+                            interleaved, a call every second; puts its
+                            wheels in the wheelhouse (`mcp-exec wheels add`)
+                            (goal: with packages <= 1.2x without + 20 ms)
 
 Prints one table per mode; bench/run collects them."""
 import http.client
@@ -825,6 +831,123 @@ def tools(n, rounds=2):
           % (1.2 * dp + 1, "met" if cp <= 1.2 * dp + 1 else "not met", cp / dp, pct(code, 0.9) / pct(direct, 0.9)))
 
 
+PKG_SRC = "/srv/bench/wheels"
+PKG_FIVE = ["benchtiny", "benchtext", "benchdata", "benchutil", "benchext"]
+
+
+def _wheel(outdir, name, version, files, tag="py3-none-any", requires=()):
+    """A wheel made by hand (zipfile, fixed dates), as tests/lib/make-wheel.py makes them."""
+    import base64
+    import hashlib
+    import zipfile
+    dist = "%s-%s.dist-info" % (name, version)
+    content = dict(files)
+    content[dist + "/METADATA"] = ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version)
+                                   + "".join("Requires-Dist: %s\n" % r for r in requires))
+    content[dist + "/WHEEL"] = "Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: true\nTag: %s\n" % tag
+    content = {p: d.encode() if isinstance(d, str) else d for p, d in content.items()}
+    record = "".join("%s,sha256=%s,%d\n" % (p, base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=")
+                                             .decode(), len(d)) for p, d in content.items())
+    content[dist + "/RECORD"] = (record + dist + "/RECORD,,\n").encode()
+    path = os.path.join(outdir, "%s-%s-%s.whl" % (name, version, tag))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for p, d in content.items():
+            z.writestr(zipfile.ZipInfo(p, (2020, 1, 1, 0, 0, 0)), d)
+    return path
+
+
+def packages_setup():
+    """The benchmark's wheels, put in the wheelhouse as the operator does
+    (`mcp-exec wheels add`, pip pointed at them): one tiny pure-Python
+    package (one module), three pure-Python packages of 10 to 30 modules
+    (about 40 to 200 KB unpacked), one with a compiled extension (built here
+    with gcc for this interpreter). Returns the compiled one's name, or
+    None without gcc (then the five are four)."""
+    import shutil
+    import sysconfig
+    os.makedirs(PKG_SRC, exist_ok=True)
+    _wheel(PKG_SRC, "benchtiny", "1.0", {"benchtiny.py": "VALUE = 'tiny'\n"})
+    body = "".join("def f%d(x):\n    return [x * i for i in range(%d)]\n\n" % (i, i) for i in range(40))
+    for name, n in (("benchtext", 10), ("benchdata", 30), ("benchutil", 20)):
+        files = {"%s/__init__.py" % name: "from . import m0\nVALUE = %r\n" % name}
+        files.update({"%s/m%d.py" % (name, i): body for i in range(n)})
+        _wheel(PKG_SRC, name, "1.0", files, requires=["benchtiny"])
+    ext = None
+    inc = sysconfig.get_paths()["include"]
+    if shutil.which("gcc") and os.path.exists(os.path.join(inc, "Python.h")):
+        from pip._vendor.packaging import tags
+        src = os.path.join(PKG_SRC, "_benchext.c")
+        with open(src, "w") as f:
+            f.write('#include <Python.h>\nstatic PyObject *twice(PyObject *self, PyObject *x) {\n'
+                    '    return PyNumber_Add(x, x);\n}\n'
+                    'static PyMethodDef methods[] = { { "twice", twice, METH_O, NULL }, { NULL } };\n'
+                    'static struct PyModuleDef def = { PyModuleDef_HEAD_INIT, "_benchext", NULL, -1, methods };\n'
+                    'PyMODINIT_FUNC PyInit__benchext(void) {\n    return PyModule_Create(&def);\n}\n')
+        so = os.path.join(PKG_SRC, "_benchext.so")
+        subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-I", inc, "-o", so, src], check=True)
+        _wheel(PKG_SRC, "benchext", "1.0", {"benchext/__init__.py": "from ._benchext import twice\n",
+                                            "benchext/_benchext" + sysconfig.get_config_var("EXT_SUFFIX"):
+                                            open(so, "rb").read()}, tag=str(next(iter(tags.sys_tags()))))
+        ext = "benchext"
+    env = dict(os.environ, PIP_NO_INDEX="1", PIP_FIND_LINKS=PKG_SRC)
+    want = [p for p in PKG_FIVE if p != "benchext" or ext]
+    r = subprocess.run(["mcp-exec", "wheels", "add"] + want, env=env, capture_output=True, text=True)
+    if r.returncode:
+        sys.exit("mcp-exec wheels add failed: %s" % (r.stdout + r.stderr)[-1500:])
+    # The store (issue 41): `mcp-exec wheels add` makes it where mcp-exec has
+    # `wheels prepare`; before that, bench/run copies the tests' stand-in.
+    stand_in = "/srv/bench/make-store.py"
+    if "prepare" not in subprocess.run(["mcp-exec", "wheels", "--help"], capture_output=True, text=True).stdout \
+            and os.path.exists(stand_in):
+        subprocess.run([PY, stand_in, "/var/lib/mcp-exec/wheels", "/var/lib/mcp-exec/wheels"], check=True)
+    subprocess.run(["systemctl", "stop", "mcp-exec.service", "mcp-exec-broker.service"])
+    return ext
+
+
+def packages(n):
+    """Issue 41: the same call (`pass`) without packages, with one tiny
+    pure-Python package, and with five (one with a compiled extension), a
+    call every second (an agent's think time: the pool refills in between),
+    interleaved in one run. Goal: with packages ≤ 1.2× without, plus 20 ms."""
+    ext = packages_setup()
+    five = [p for p in PKG_FIVE if p != "benchext" or ext]
+    c = Client()
+    without = "`pass`, no packages"
+    one = "`pass`, packages [\"benchtiny\"]"
+    many = "`pass`, packages %s" % json.dumps(five)
+    calls = {without: None, one: ["benchtiny"], many: five}
+    rows = {k: [] for k in calls}
+    how = {}
+
+    def call(pk):
+        args = {"code": "pass"}
+        if pk:
+            args["packages"] = pk
+        sc = c.call("exec", args)
+        if sc.get("exit_code") != 0 or (pk and not (sc.get("packages") or {}).get("ok")):
+            sys.exit("the call failed: %s" % json.dumps(sc)[:800])
+        return sc
+
+    for k, pk in calls.items():       # warm-up: the front end, the broker, the pool
+        sc = call(pk)
+        if pk:
+            how[k] = "pip" if "Successfully installed" in sc["packages"].get("log", "") else "the store"
+    time.sleep(2)
+    for _ in range(n):
+        for k, pk in calls.items():
+            t0 = time.perf_counter()
+            rows[k].append(timed(lambda: call(pk)))
+            time.sleep(max(0.0, 1.0 - (time.perf_counter() - t0)))
+    b = statistics.median(rows[without])
+    print("\n## Packages (issue 41): the same call with and without, a call every 1 s")
+    print("| what | p50 ms | p99 ms | p50 ratio to without | goal (≤ 1.2× + 20 ms) | installed by |")
+    print("|---|---:|---:|---:|---|---|")
+    for k, v in rows.items():
+        m = statistics.median(v)
+        goal = "" if k == without else ("met" if m <= 1.2 * b + 20 else "not met") + " (≤ %.1f ms)" % (1.2 * b + 20)
+        print("| %s | %.1f | %.1f | %.2f× | %s | %s |" % (k, m, pct(v, 0.99), m / b, goal, how.get(k, "")))
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "latency"
     if mode == "latency":
@@ -852,6 +975,8 @@ def main():
         beside(int(sys.argv[2]) if len(sys.argv) > 2 else 5)
     elif mode == "session":
         sessions(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+    elif mode == "packages":
+        packages(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
     elif mode == "tools":
         tools(int(sys.argv[2]) if len(sys.argv) > 2 else 200)
     else:

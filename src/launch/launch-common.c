@@ -70,6 +70,21 @@ pid_t launch_fork(void) {
         return pid;
 }
 
+void launch_disown_child(pid_t pid) {
+        sigset_t chld, old;
+
+        assert(pid > 0);
+        (void) sigemptyset(&chld);
+        (void) sigaddset(&chld, SIGCHLD);
+        (void) sigprocmask(SIG_BLOCK, &chld, &old);
+        for (unsigned i = 0; i < OWN_CHILDREN; i++)
+                if (own_children[i] == pid)
+                        own_children[i] = 0;
+        (void) sigprocmask(SIG_SETMASK, &old, NULL);
+        /* Gone already: its SIGCHLD came while it was still ours. */
+        (void) waitpid(pid, NULL, WNOHANG);
+}
+
 void launch_set_err_fd(int fd) {
         err_fd = fd;
 }

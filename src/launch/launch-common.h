@@ -49,6 +49,9 @@ int launch_send_fds(int sock, const char *msg, const int *fds, size_t n);
  * their waitpid() wants: the handler leaves them alone. */
 void launch_reap_orphans(void);
 pid_t launch_fork(void);
+/* One of those no longer waited for (killed, and of no interest): the
+ * handler reaps it as an orphan. */
+void launch_disown_child(pid_t pid);
 
 /* Exits with the program's exit code, or dies of its signal. */
 _noreturn_ void launch_exit_like(int status);

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,15 +130,78 @@ static char *installer_path(const LaunchArgs *a) {
         return p;
 }
 
+/* A started installer: its pid, and our ends of its stdin, stdout, stderr. */
+typedef struct Installer {
+        pid_t pid;
+        int in, out, log;
+} Installer;
+
+/* The one launch_installer_prespawn() started, waiting for its request. */
+static Installer ahead = { .in = -EBADF, .out = -EBADF, .log = -EBADF };
+
+static void installer_close(Installer *x) {
+        x->in = safe_close(x->in);
+        x->out = safe_close(x->out);
+        x->log = safe_close(x->log);
+        x->pid = 0;
+}
+
+/* Forks the installer with pipes for its stdin, stdout and stderr. */
+static int installer_start(const LaunchArgs *a, Installer *ret) {
+        _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF }, log[2] = { -EBADF, -EBADF };
+        _cleanup_free_ char *script = installer_path(a);
+        pid_t pid;
+
+        if (!script)
+                return -ENOMEM;
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(log, O_CLOEXEC) < 0)
+                return -errno;
+        pid = installer_spawn(a, script, in[0], out[1], log[1]);
+        if (pid < 0)
+                return pid;
+        *ret = (Installer) { .pid = pid, .in = TAKE_FD(in[1]), .out = TAKE_FD(out[0]), .log = TAKE_FD(log[0]) };
+        return 0;
+}
+
+/* Kills it, and whatever is left of pip, also after a clean end; reaped
+ * (wait: waited for; else left to the orphan reaper, its teardown at the
+ * idle priority: the run it was not needed for goes on in the same unit,
+ * under the same CPU quota). */
+static void installer_end(Installer *x, bool wait) {
+        if (x->pid > 0) {
+                if (!wait)
+                        (void) sched_setscheduler(x->pid, SCHED_IDLE, &(struct sched_param) {});
+                (void) kill(-x->pid, SIGKILL);
+                (void) kill(x->pid, SIGKILL);
+                if (wait)
+                        while (waitpid(x->pid, &(int) { 0 }, 0) < 0 && errno == EINTR)
+                                ;
+                else
+                        launch_disown_child(x->pid);
+        }
+        installer_close(x);
+}
+
+int launch_installer_prespawn(const LaunchArgs *a) {
+        assert(a);
+
+        installer_end(&ahead, false);
+        return installer_start(a, &ahead);
+}
+
+void launch_installer_drop(void) {
+        /* Not waited for: the caller is waiting for the run. */
+        installer_end(&ahead, false);
+}
+
 json_object *launch_installer_run(const LaunchArgs *a, json_object *request, uint64_t deadline,
                                   LaunchInstall *i, const char **ret_error) {
-        _cleanup_close_pair_ int in[2] = { -EBADF, -EBADF }, out[2] = { -EBADF, -EBADF }, log[2] = { -EBADF, -EBADF };
-        _cleanup_free_ char *script = NULL, *ans = NULL;
+        _cleanup_free_ char *ans = NULL;
+        Installer x = { .in = -EBADF, .out = -EBADF, .log = -EBADF };
         size_t ans_len = 0, req_len = 0;
         const char *req;
         json_object *j;
-        pid_t pid;
-        int r, status;
+        int r;
 
         assert(a);
         assert(request);
@@ -145,30 +209,26 @@ json_object *launch_installer_run(const LaunchArgs *a, json_object *request, uin
         assert(ret_error);
 
         *ret_error = "the installer could not be started";
-        script = installer_path(a);
         ans = malloc(LAUNCH_INSTALL_ANSWER_MAX + 1);
         req = json_serialize(request, &req_len);
         /* The request (at most PACKAGES_MAX specs) fits in the pipe: the
          * write below never waits for the installer. */
-        if (!script || !ans || !req || req_len >= PIPE_BUF * 8)
+        if (!ans || !req || req_len >= PIPE_BUF * 8)
                 return NULL;
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(log, O_CLOEXEC) < 0)
-                return NULL;
-        pid = installer_spawn(a, script, in[0], out[1], log[1]);
-        if (pid < 0)
-                return NULL;
-        in[0] = safe_close(in[0]);
-        out[1] = safe_close(out[1]);
-        log[1] = safe_close(log[1]);
-        r = loop_write(in[1], req, req_len);
-        in[1] = safe_close(in[1]);
+        /* The one started ahead, if it is still there to take it. */
+        x = ahead;
+        ahead = (Installer) { .in = -EBADF, .out = -EBADF, .log = -EBADF };
+        r = x.pid > 0 ? loop_write(x.in, req, req_len) : -ESRCH;
+        if (r < 0) {
+                installer_end(&x, true);
+                if (installer_start(a, &x) < 0)
+                        return NULL;
+                r = loop_write(x.in, req, req_len);
+        }
+        x.in = safe_close(x.in);
         if (r >= 0)
-                r = installer_read(out[0], log[0], deadline, i, ans, &ans_len);
-        /* Whatever is left of it and of pip goes, also after a clean end. */
-        (void) kill(-pid, SIGKILL);
-        (void) kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
+                r = installer_read(x.out, x.log, deadline, i, ans, &ans_len);
+        installer_end(&x, true);
         if (r == -ETIME) {
                 i->timed_out = true;
                 *ret_error = "installing the packages timed out";

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/sendfile.h>
@@ -15,6 +16,8 @@
 
 #include "json-util.h"
 #include "launch-egress.h"
+#include "launch-packages.h"
+#include "macro.h"
 #include "package-spec.h"
 #include "util.h"
 
@@ -26,7 +29,7 @@
  * directory. An egress run's clients find the proxy by the usual variables. */
 static char **child_env(const LaunchArgs *a) {
         static char mpl[4096 + 16], links[4096 + 32];
-        static char *env[9 + 1 + 6 + 6 + 1];
+        static char *env[8 + 1 + 6 + 10 + 1];
         static char *const fixed[] = {
                 (char *) "PATH=/usr/local/bin:/usr/bin:/bin",
                 (char *) "HOME=/tmp",
@@ -49,19 +52,29 @@ static char **child_env(const LaunchArgs *a) {
         }
         for (size_t i = 0; a->egress && launch_egress_env[i]; i++)
                 env[n++] = (char *) launch_egress_env[i];
-        if (a->wheelhouse) {
-                /* A pip install in the code takes the wheelhouse, into the
-                 * run's packages prefix (launch-packages.h); an egress run's
-                 * pip may also reach an index through the proxy. */
-                (void) snprintf(links, sizeof links, "PIP_FIND_LINKS=%s", a->wheelhouse);
-                env[n++] = links;
-                env[n++] = (char *) "PIP_PREFIX=" SANDBOX_PACKAGES_PREFIX;
-                env[n++] = (char *) "PIP_ONLY_BINARY=:all:";
-                env[n++] = (char *) "PIP_DISABLE_PIP_VERSION_CHECK=1";
-                env[n++] = (char *) "PIP_NO_CACHE_DIR=1";
-                if (!a->egress)
-                        env[n++] = (char *) "PIP_NO_INDEX=1";
+        if (!a->wheelhouse) {
+                assert(n < ELEMENTSOF(env));
+                env[n] = NULL;
+                return env;
         }
+        /* The run's packages are its user site (launch-packages.h): every
+         * interpreter the code starts sees them (the bootstrap puts their
+         * scripts on PATH once its own sys.executable is known), and a pip
+         * install in the code goes there too (a user install: PEP 668's
+         * marker speaks of the system's site, not this one). pip takes the
+         * store's checked copies of the wheels (or a plain wheelhouse); an
+         * egress run's pip may also reach an index through the proxy. */
+        env[n++] = (char *) "PYTHONUSERBASE=" SANDBOX_PACKAGES_PREFIX;
+        (void) snprintf(links, sizeof links, "PIP_FIND_LINKS=%s%s", a->wheelhouse,
+                        launch_packages_store(a) ? "/" LAUNCH_STORE_WHEELS : "");
+        env[n++] = links;
+        env[n++] = (char *) "PIP_USER=1";
+        env[n++] = (char *) "PIP_BREAK_SYSTEM_PACKAGES=1";
+        env[n++] = (char *) "PIP_ONLY_BINARY=:all:";
+        env[n++] = (char *) "PIP_DISABLE_PIP_VERSION_CHECK=1";
+        env[n++] = (char *) "PIP_NO_CACHE_DIR=1";
+        if (!a->egress)
+                env[n++] = (char *) "PIP_NO_INDEX=1";
         assert(n < ELEMENTSOF(env));
         env[n] = NULL;
         return env;
@@ -158,25 +171,42 @@ static json_object *names_to_array(char *list) {
         return TAKE_PTR(a);
 }
 
-json_object *launch_wait_ready(int control) {
+json_object *launch_wait_ready(int control, char **ret_modules) {
+        _cleanup_free_ char *buf = malloc(LAUNCH_READY_MAX + 1);
         json_object *j = NULL;
-        char buf[8192], ok_s[4096], failed_s[4096];
+        char ok_s[4096], failed_s[4096];
+        const char *mods;
         ssize_t k;
+        int end = 0;
 
+        if (!buf)
+                return NULL;
         do
-                k = recv(control, buf, sizeof buf - 1, 0);
+                k = recv(control, buf, LAUNCH_READY_MAX, MSG_TRUNC);
         while (k < 0 && errno == EINTR);
         if (k <= 0)
                 return NULL;
-        buf[k] = 0;
-        if (sscanf(buf, "ready %4095s %4095s", ok_s, failed_s) != 2)
+        buf[MIN((size_t) k, LAUNCH_READY_MAX)] = 0;
+        if (sscanf(buf, "ready %4095s %4095s%n", ok_s, failed_s, &end) != 2)
                 return NULL;
+        /* The modules the preload imported or looked for: the third word,
+         * if it came whole ("*" or none: unknown, any may be stale). */
+        mods = buf + end + strspn(buf + end, " ");
+        if (ret_modules) {
+                *ret_modules = NULL;
+                if ((size_t) k <= LAUNCH_READY_MAX && *mods && !streq(mods, "*") &&
+                    !(*ret_modules = strdup(mods)))
+                        return NULL;
+        }
         /* A NULL array is out of memory: JB_OBJ fails for it. */
         if (json_build(&j,
                        JB_STR("event", "ready"),
                        JB_OBJ("preloaded", names_to_array(ok_s)),
                        JB_OBJ("failed", names_to_array(failed_s)),
-                       JB_END) < 0)
+                       JB_END) < 0) {
+                if (ret_modules)
+                        *ret_modules = mfree(*ret_modules);
                 return NULL;
+        }
         return j;
 }

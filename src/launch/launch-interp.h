@@ -24,7 +24,13 @@ void launch_seed_mpl_cache(const LaunchArgs *a);
  * pid, or -errno. */
 pid_t launch_spawn_interpreter(const LaunchArgs *a, int child_control, bool session);
 
-/* Waits for "ready OK,… FAILED:ERR,…" on control and returns it as the
- * broker's {"event":"ready",…}; NULL when the interpreter died first or sent
- * something else. */
-json_object *launch_wait_ready(int control);
+/* The longest "ready" message read whole. */
+#define LAUNCH_READY_MAX ((size_t) 64U * 1024U)
+
+/* Waits for "ready OK,… FAILED:ERR,… MODULES" on control and returns it as
+ * the broker's {"event":"ready",…}; NULL when the interpreter died first or
+ * sent something else. MODULES, "a,b,…" (or "-"), are the top-level modules
+ * outside the standard library that the preload imported or looked for in
+ * vain (mcp-exec-bootstrap.py, _preload()): *ret_modules (if not NULL) gets
+ * them, or NULL when they are unknown (not said, "*", or too long). */
+json_object *launch_wait_ready(int control, char **ret_modules);

@@ -4,8 +4,10 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json-util.h"
 #include "macro.h"
@@ -21,6 +23,7 @@ void launch_install_done(LaunchInstall *i) {
         json_object_put(i->installed);
         json_object_put(i->already);
         json_object_put(i->replaced);
+        json_object_put(i->modules);
         free(i->log);
         *i = (LaunchInstall) {};
 }
@@ -28,6 +31,43 @@ void launch_install_done(LaunchInstall *i) {
 bool launch_packages_wanted(json_object *run) {
         json_object *p = json_get(run, "packages");
         return p && (!json_object_is_type(p, json_type_array) || json_object_array_length(p) > 0);
+}
+
+bool launch_packages_store(const LaunchArgs *a) {
+        _cleanup_free_ char *p = NULL;
+
+        assert(a);
+        if (!a->wheelhouse || asprintf(&p, "%s/" LAUNCH_STORE_INDEX, a->wheelhouse) < 0)
+                return false;
+        return access(p, F_OK) >= 0;
+}
+
+/* Whether the comma-separated list has name. */
+static bool list_has(const char *list, const char *name) {
+        size_t n = strlen(name);
+
+        for (const char *s = list; s && *s; s += strcspn(s, ","), s += !!*s)
+                if (strncmp(s, name, n) == 0 && (s[n] == ',' || s[n] == 0))
+                        return true;
+        return false;
+}
+
+bool launch_packages_stale(const LaunchInstall *i, const char *preloaded) {
+        assert(i);
+
+        if (!i->ok || !i->modules)
+                return false;
+        if (i->pth)
+                return true;
+        for (size_t k = 0; k < json_object_array_length(i->modules); k++) {
+                const char *m = json_object_get_string(json_object_array_get_idx(i->modules, k));
+
+                /* Not known what the preload imported, or not what the
+                 * packages bring: either may shadow anything. */
+                if (!preloaded || streq(m, "*") || list_has(preloaded, m))
+                        return true;
+        }
+        return false;
 }
 
 static bool strv_contains(char **l, const char *s) {
@@ -110,6 +150,7 @@ static int install(const LaunchArgs *a, json_object *run, char ***session, bool 
                        JB_OBJ("specs", json_object_get(fresh)),
                        JB_INT("max_bytes", MAX(json_get_int64(run, "packages_max_bytes", 0), (int64_t) 0)),
                        JB_BOOL("allow_replace", allow_replace),
+                       JB_STR("python", a->python),
                        JB_END);
         if (r < 0)
                 return r;
@@ -121,7 +162,9 @@ static int install(const LaunchArgs *a, json_object *run, char ***session, bool 
                 return fail(i, json_get_string(ans, "error") ?: "the installer failed");
         i->installed = answer_list(ans, "installed", json_type_object);
         i->replaced = answer_list(ans, "replaced", json_type_string);
-        if (!i->installed || !i->replaced)
+        i->modules = answer_list(ans, "modules", json_type_string);
+        i->pth = json_get_bool(ans, "pth");
+        if (!i->installed || !i->replaced || !i->modules)
                 return -ENOMEM;
         for (size_t k = 0; session && k < json_object_array_length(fresh); k++) {
                 const char *s = json_object_get_string(json_object_array_get_idx(fresh, k));

@@ -45,16 +45,16 @@ static int read_interpreter(FigureInbox *figs, int *sock, uint64_t max_images, u
         return k == -EAGAIN ? 0 : k;
 }
 
-/* 1. The interpreter is up, with its preload: tell the broker. 0, or the
- * exit status. */
-static int run_ready(int sock, pid_t pid) {
+/* 1. The interpreter is up, with its preload: tell the broker. 0 with
+ * *ret_modules (launch_wait_ready()), or the exit status. */
+static int run_ready(int sock, pid_t pid, char **ret_modules) {
         _cleanup_json_ json_object *ready = NULL;
         int r, status;
 
         assert(sock >= 0);
         assert(pid > 0);
 
-        ready = launch_wait_ready(sock);
+        ready = launch_wait_ready(sock, ret_modules);
         if (!ready) {
                 (void) kill(pid, SIGKILL);
                 (void) waitpid(pid, &status, 0);
@@ -178,16 +178,19 @@ static int run_respawn(const LaunchArgs *a, int sp[static 2], pid_t *pid) {
         sp[1] = safe_close(sp[1]);
         if (*pid < 0)
                 return launch_fail("fork", *pid);
-        ready = launch_wait_ready(sp[0]);
+        ready = launch_wait_ready(sp[0], NULL);
         if (!ready)
                 return launch_fail("the fresh interpreter did not start", 0);
         return 0;
 }
 
 /* 2b. The run's "packages", before its code is read (launch-packages.h).
- * On failure the code never runs: STATUS (LAUNCH_EXIT_FAILED) and END, and
- * the launcher exits with it. 0, or the exit status. */
-static int run_packages(const LaunchArgs *a, json_object *run, ResultWriter *w, int sp[static 2], pid_t *pid) {
+ * preloaded: the modules the warm interpreter's preload imported or looked
+ * for (launch_wait_ready()). On failure the code never runs: STATUS
+ * (LAUNCH_EXIT_FAILED) and END, and the launcher exits with it. 0, or the
+ * exit status. */
+static int run_packages(const LaunchArgs *a, json_object *run, const char *preloaded, ResultWriter *w,
+                        int sp[static 2], pid_t *pid) {
         _cleanup_json_ json_object *m = NULL;
         LaunchInstall i = {};
         bool fresh = false;
@@ -197,15 +200,21 @@ static int run_packages(const LaunchArgs *a, json_object *run, ResultWriter *w, 
         assert(w);
         assert(pid);
 
-        if (!launch_packages_wanted(run))
+        if (!launch_packages_wanted(run)) {
+                launch_installer_drop();
                 return 0;
+        }
         /* No deadline of our own: the unit's RuntimeMaxSec= bounds it all. */
         r = launch_packages_install(a, run, NULL, true, 0, &i);
         if (r < 0) {
                 launch_install_done(&i);
                 return launch_fail("installing the packages", r);
         }
-        if (i.ok && i.replaced && json_object_array_length(i.replaced) > 0 && a->preload && a->preload[0]) {
+        /* Never a stale module: what the code imports may not depend on
+         * whether its unit was warm. Whatever the preload imported, or
+         * looked for in vain, that the packages bring (by any project's
+         * name), or a .pth of theirs: the warm interpreter goes. */
+        if (!isempty(a->preload) && launch_packages_stale(&i, preloaded)) {
                 r = run_respawn(a, sp, pid);
                 if (r != 0) {
                         launch_install_done(&i);
@@ -359,6 +368,7 @@ int launch_run(const LaunchArgs *a) {
         static FigureInbox figs;
         int fds[PACKET_MAX_FDS] = { [0 ... PACKET_MAX_FDS - 1] = -EBADF };
         _cleanup_close_ int listener = -EBADF, feed = -EBADF, tools = -EBADF;
+        _cleanup_free_ char *preloaded = NULL;
         ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
         uint64_t t0 = 0, t1;
         bool reaped;
@@ -381,6 +391,11 @@ int launch_run(const LaunchArgs *a) {
         /* From here the program may run beside us: our memory and fds are
          * ours alone (no /proc/PID/mem, /proc/PID/fd, ptrace by the same uid). */
         (void) prctl(PR_SET_DUMPABLE, 0);
+        /* A warm unit's installer starts now too, off the caller's time
+         * (launch-packages.h), when there is a package store to install
+         * from; a cold unit's when a run asks for packages. */
+        if (!isempty(a->preload) && launch_packages_store(a))
+                (void) launch_installer_prespawn(a);
 
         if (a->egress) {
                 const char *reason = NULL;
@@ -391,13 +406,13 @@ int launch_run(const LaunchArgs *a) {
                         return launch_fail(reason, r);
                 }
         }
-        r = run_ready(sp[0], pid);
+        r = run_ready(sp[0], pid, &preloaded);
         if (r != 0)
                 return r;
         r = run_receive(a, fds, &w, &feed, &tools, &run);
         if (r != 0 || !run)
                 return r;
-        r = run_packages(a, run, &w, sp, &pid);
+        r = run_packages(a, run, preloaded, &w, sp, &pid);
         if (r != 0)
                 return r;
         /* From "go" on, its main thread's exit_group() is the run's end. */

@@ -476,7 +476,7 @@ int launch_session(const LaunchArgs *a) {
         }
         s.pidfd = pidfd;
 
-        ready = launch_wait_ready(s.child);
+        ready = launch_wait_ready(s.child, NULL);
         if (!ready) {
                 launch_session_kill(&s);
                 return launch_fail("the interpreter did not start", 0);

@@ -26,25 +26,48 @@ def _send(sock, text):
 
 
 def _preload(names):
-    ok, failed = [], []
+    """Imports names. Returns those that came, those that failed, and the
+    top-level modules outside the standard library that the imports loaded
+    or looked for in vain (an optional dependency the module went without):
+    packages that provide one of those would not be seen as a cold
+    interpreter sees them (launch-run.c, run_packages)."""
+    ok, failed, missed = [], [], set()
+
+    class Missed:
+        """Last on sys.meta_path while the preload runs: a top-level name
+        that no finder found."""
+        @classmethod
+        def find_spec(cls, fullname, path=None, target=None):
+            if path is None:
+                missed.add(fullname)
+            return None
+
+    before = set(sys.modules)
+    sys.meta_path.append(Missed)
     for name in names:
         try:
             __import__(name)
             ok.append(name)
         except BaseException as e:  # anything a module raises at import, SystemExit included
             failed.append("%s:%s" % (name, type(e).__name__))
-    return ok, failed
+    sys.meta_path.remove(Missed)
+    seen = {m.partition(".")[0] for m in sys.modules if m not in before} | missed
+    return ok, failed, sorted(seen - set(sys.stdlib_module_names) - set(sys.builtin_module_names))
 
 
 def _site_dirs(prefix):
-    """Where pip --prefix puts packages: the default "prefix" scheme of this
-    interpreter with base and platbase set to prefix (on Debian
-    P/local/lib/python3.X/dist-packages, posix_local), and its scripts. The
+    """The run's packages site: the user site of PYTHONUSERBASE=prefix (the
+    code's environment has it: every interpreter the code starts without -I
+    or -s adds it, and its .pth files), on Debian
+    P/lib/python3.X/site-packages, and its scripts (on the code's PATH). The
     same computation as site_dirs() of mcp-exec-install.py: both must agree
     (launch-packages.h)."""
     import sysconfig
-    scheme = sysconfig.get_preferred_scheme("prefix")
-    v = {"base": prefix, "platbase": prefix}
+    try:
+        scheme = sysconfig.get_preferred_scheme("user")
+    except AttributeError:                      # before 3.10
+        scheme = "%s_user" % os.name
+    v = {"userbase": prefix}
     out = []
     for key in ("purelib", "platlib"):
         d = sysconfig.get_path(key, scheme, vars=v)
@@ -53,21 +76,69 @@ def _site_dirs(prefix):
     return out, sysconfig.get_path("scripts", scheme, vars=v)
 
 
+# The .pth lines _add_sites() took already, the entries it added, and each
+# directory's mtime when it was read (a .pth is only ever written by rename:
+# an unchanged directory has nothing new).
+_SITE_SEEN = set()
+_SITE_ADDED = []
+_SITE_MTIME = {}
+
+
 def _add_sites(dirs):
-    """Puts those of dirs that exist on sys.path (their .pth files too) after
-    the standard library and before the system's packages, as a venv would.
-    True if any was new."""
-    new = [d for d in dirs if d not in sys.path and os.path.isdir(d)]
-    if not new:
-        return False
-    import site
+    """Does for this interpreter (-I: no user site) what site.py does at the
+    start of any other of the run: those of dirs that exist go on sys.path,
+    then the lines of their .pth files, in the files' name order (a
+    directory, or an "import" line run), here only the lines not taken
+    before (a later call of a session adds some). All of it after the
+    standard library and before the system's packages, as for a user site.
+    True if anything was new."""
     before = list(sys.path)
-    for d in new:
-        site.addsitedir(d)
+    new = False
+    for d in dirs:
+        try:
+            mtime = os.stat(d).st_mtime_ns
+        except OSError:
+            continue
+        if d in sys.path and _SITE_MTIME.get(d) == mtime:
+            continue
+        if d not in sys.path:
+            sys.path.append(d)
+            new = True
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".pth") and not n.startswith("."))
+        except OSError:
+            continue
+        _SITE_MTIME[d] = mtime
+        for n in names:
+            try:
+                with open(os.path.join(d, n), encoding="utf-8", errors="surrogateescape") as f:
+                    lines = f.read().splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                if not line.strip() or line.startswith("#") or (n, line) in _SITE_SEEN:
+                    continue
+                _SITE_SEEN.add((n, line))
+                new = True
+                if line.startswith(("import ", "import\t")):
+                    try:
+                        exec(line)
+                    except Exception:
+                        pass    # as site.py: the line is skipped
+                    continue
+                p = os.path.abspath(os.path.join(d, line.rstrip()))
+                if p not in sys.path and os.path.exists(p):
+                    sys.path.append(p)
     added = [p for p in sys.path if p not in before]
-    i = next((k for k, p in enumerate(before) if p.endswith(("/site-packages", "/dist-packages"))), len(before))
-    sys.path[:] = before[:i] + added + before[i:]
-    return True
+    if added:
+        rest = [p for p in sys.path if p not in added]
+        ours = [k for k, p in enumerate(rest) if p in _SITE_ADDED]
+        i = ours[-1] + 1 if ours else next((k for k, p in enumerate(rest) if p.endswith(("/site-packages",
+                                                                                          "/dist-packages"))),
+                                           len(rest))
+        sys.path[:] = rest[:i] + added + rest[i:]
+        _SITE_ADDED.extend(added)
+    return new
 
 
 def _packages_go(dirs):
@@ -80,12 +151,15 @@ def _packages_go(dirs):
 
 
 def _packages_setup(prefix):
-    """Packages (issue 23): a pip install in the code goes to prefix (the
-    launcher set PIP_PREFIX), its scripts are on PATH, and an import that
-    nothing else found is tried again once the packages' directory exists.
-    Creates nothing: /tmp stays empty until something is installed. Returns
-    the directories, for _add_sites() at "go"."""
+    """Packages (issues 23, 41): the launcher installs them into the run's
+    user site (the code's environment has PYTHONUSERBASE and PIP_USER: a
+    pip install in the code goes there too), their scripts are on PATH, an
+    import that nothing else found is tried again once something new is
+    there. Creates nothing: /tmp stays empty until something is installed.
+    Returns the directories, for _add_sites() at "go"."""
     dirs, scripts = _site_dirs(prefix)
+    # Not in the environment the launcher gave: the interpreter found its
+    # own sys.executable on PATH before anything could be installed there.
     os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
     class PackagesFinder:
@@ -425,18 +499,20 @@ def main():
             sites = _packages_setup(a[len("--packages="):])
 
     ctl = socket.socket(fileno=CONTROL_FD)
-    ok, failed = _preload(preload)
+    ok, failed, seen = _preload(preload)
     if preload:
         # A warm unit: this is off the caller's time. A cold unit's
         # interpreter starts on it, and imports what it needs as it goes.
         _warm_up()
-    _send(ctl, "ready %s %s" % (",".join(ok) or "-", ",".join(failed) or "-"))
+    seen = ",".join(seen) or "-"
+    # The launcher reads up to 64 KiB (launch-interp.c); past that: "*", any module.
+    _send(ctl, "ready %s %s %s" % (",".join(ok) or "-", ",".join(failed) or "-", seen if len(seen) < 60000 else "*"))
     if session:
         # The control socket closed on exec, so no program the code starts
         # holds it.
         ctl = socket.socket(fileno=os.dup(ctl.detach()))
         os.close(CONTROL_FD)
-        del ok, failed, preload
+        del ok, failed, preload, seen
         _session(ctl, {"n": 0, "max": 0}, sites)
 
     # The run: stdin, stdout, stderr, the code, maybe its tools connection
@@ -461,7 +537,7 @@ def main():
     ctl = socket.socket(fileno=os.dup(ctl.detach()))
     os.dup2(fds[3], CONTROL_FD, inheritable=False)
     os.close(fds[3])
-    del msg, fds, ok, failed, preload
+    del msg, fds, ok, failed, preload, seen
     # What the launcher installed for this run.
     _packages_go(sites)
     _run(CONTROL_FD, ctl, max_figures)

@@ -30,12 +30,12 @@
  * installed, and one whose hash differs is refused. */
 #define WHEELHOUSE_MANIFEST "SHA256SUMS"
 
-/* Where a run's (or session's) packages go, on its own /tmp: pip's
- * --prefix, so that the system's packages still count as installed and
- * Debian's PEP 668 marker does not apply. Its site directory is what the
- * interpreter's "prefix" scheme says (on Debian, posix_local:
- * SANDBOX_PACKAGES_PREFIX "/local/lib/python3.X/dist-packages"), computed
- * the same way by the installer and the bootstrap (launch-packages.h). */
+/* Where a run's (or session's) packages go, on its own /tmp: its user base
+ * (PYTHONUSERBASE), so that every interpreter of the run sees them and the
+ * system's packages still count as installed. Its site directory is what the
+ * interpreter's "user" scheme says (SANDBOX_PACKAGES_PREFIX
+ * "/lib/python3.X/site-packages", scripts in "/bin"), computed the same way
+ * by the installer and the bootstrap (launch-packages.h). */
 #define SANDBOX_PACKAGES_PREFIX "/tmp/.local"
 
 /* A spec as above, 1..PACKAGE_SPEC_MAX bytes, s[0..len) with no NUL. */

@@ -6,6 +6,16 @@ the real launcher, installer and /usr/bin/python3 with its pip, in a private
 mount namespace with its own /tmp and the wheelhouse bound read-only (as a
 unit sees it), without systemd. The wheels are built here: small pure-Python
 ones, one with a dependency, and one that shadows a system package.
+Issue 41: a package store (tests/lib/make-store.py, the stand-in of
+`mcp-exec wheels prepare`) of more wheels: the installer's own resolution
+against its index gives what pip gives from the same wheels as a plain
+wheelhouse (clauses, extras, markers, Requires-Python, tags, pre-releases,
+refusals; a conflict and a wheel with data files go to pip), with no pip;
+every process of a run and of a session sees the packages (python3 -c, -m,
+console and .data scripts by name, multiprocessing spawn), from the store
+and from a plain wheelhouse; and a warm interpreter is dropped for a package
+that brings a module its preload imported under another project's name, by
+a .pth, or as a top-level extension module, and kept for one that does not.
 Issue 37: in a session, a pip/, a _manylinux.py and pip configuration that an
 earlier call left in the session's site and home never run nor count in a
 later install, which still works; the installer starts from / with a home
@@ -300,16 +310,18 @@ s.close()
 # session's site: pip/, and _manylinux.py, which pip imports while it resolves) and pip
 # configuration where pip would read it (the run's home is /tmp). Each writes a marker.
 EVIL = r"""import os, sysconfig
-site = sysconfig.get_path("purelib", sysconfig.get_preferred_scheme("prefix"),
-                          vars={"base": "/tmp/.local", "platbase": "/tmp/.local"})
 def put(path, text):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write(text)
 mark = "open('/tmp/pwned-%s', 'a').write('x')\n"
-put(site + "/pip/__init__.py", mark % "pip")
-put(site + "/pip/__main__.py", mark % "pip-main")
-put(site + "/_manylinux.py", mark % "manylinux")
+# The run's packages site (the user site), and where pip --prefix would put them.
+for site in (sysconfig.get_path("purelib", "posix_user", vars={"userbase": "/tmp/.local"}),
+             sysconfig.get_path("purelib", sysconfig.get_preferred_scheme("prefix"),
+                                vars={"base": "/tmp/.local", "platbase": "/tmp/.local"})):
+    put(site + "/pip/__init__.py", mark % "pip")
+    put(site + "/pip/__main__.py", mark % "pip-main")
+    put(site + "/_manylinux.py", mark % "manylinux")
 for conf in ("/tmp/.config/pip/pip.conf", "/tmp/.pip/pip.conf"):
     put(conf, "[global]\nlog = /tmp/pwned-pipconf.log\n[install]\nno-deps = true\n")
 put("/tmp/setup.cfg", "[install]\nprefix = /tmp/pwned-setupcfg\n")
@@ -361,6 +373,164 @@ if shutil.which("ip"):
     s.close()
 else:
     print("skip the egress probe: no ip(8) to bring lo up")
+
+# --- issue 41: the package store ---------------------------------------------------------------------
+_spec = __import__("importlib.util").util.spec_from_file_location(
+    "make_store", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib", "make-store.py"))
+MAKE_STORE = __import__("importlib.util").util.module_from_spec(_spec)
+_spec.loader.exec_module(MAKE_STORE)
+RICH = os.path.join(HOUSE, "rich")      # a plain wheelhouse: pip installs from it
+STORE = os.path.join(HOUSE, "store")    # the same wheels as a package store
+os.mkdir(RICH)
+for fn in os.listdir(GOOD):
+    if fn.endswith(".whl"):
+        shutil.copy2(os.path.join(GOOD, fn), RICH)
+KIWI_CLI = "import sys\n\ndef main():\n    print('kiwi cli', sys.argv[0].rsplit('/', 1)[-1])\n    return 0\n"
+MAKE_WHEEL.make_wheel(RICH, "kiwi", "1.0", ["alpha"], {
+    "kiwi/__init__.py": "VALUE = 'kiwi 1.0'\n", "kiwi/__main__.py": "import kiwi\nprint('kiwi main', kiwi.VALUE)\n",
+    "kiwi/cli.py": KIWI_CLI,
+    "kiwi-1.0.dist-info/entry_points.txt": "[console_scripts]\nkiwi = kiwi.cli:main\n[gui_scripts]\nkiwi-gui = kiwi.cli:main\n",
+    "kiwi-1.0.data/scripts/kiwi-tool": "#!python\nimport kiwi\nprint('kiwi tool', kiwi.VALUE)\n"})
+MAKE_WHEEL.make_wheel(RICH, "delta", "1.0", ['alpha==1.0; extra == "old"', 'gamma2; python_version >= "3"',
+                                             'nosuchdep; sys_platform == "nosuch"'],
+                      {"delta.py": "VALUE = 'delta'\n"}, metadata="Provides-Extra: old\n")
+MAKE_WHEEL.make_wheel(RICH, "eps", "1.0", metadata="Requires-Python: >=3\n")
+MAKE_WHEEL.make_wheel(RICH, "eps", "2.0", metadata="Requires-Python: >=4\n")
+MAKE_WHEEL.make_wheel(RICH, "zeta", "1.0")
+MAKE_WHEEL.make_wheel(RICH, "zeta", "2.0", tag="cp27-cp27mu-manylinux1_x86_64")
+for v in ("1.0", "2.0rc1"):
+    MAKE_WHEEL.make_wheel(RICH, "eta", v)
+MAKE_WHEEL.make_wheel(RICH, "theta", "1.0rc1")
+MAKE_WHEEL.make_wheel(RICH, "iota", "1.0", ["alpha", "kappa"])
+MAKE_WHEEL.make_wheel(RICH, "kappa", "1.0", ["alpha<2"])
+MAKE_WHEEL.make_wheel(RICH, "lam", "1.0", ["nosuchproj"])
+MAKE_WHEEL.make_wheel(RICH, "mu", "1.0", files={"mu.py": "VALUE = 'mu'\n", "mu-1.0.data/data/share/mu.txt": "mu\n"})
+# Item 3: each ships the module `six` that a warm unit preloads, under another project's name.
+MAKE_WHEEL.make_wheel(RICH, "sixfork", "1.0", files={"six.py": "VALUE = 'sixfork'\n"})
+MAKE_WHEEL.make_wheel(RICH, "sixpth", "1.0", files={"sixpth.pth": "sixpth_dir\n",
+                                                    "sixpth_dir/six.py": "VALUE = 'sixpth'\n"})
+EXT = None
+if shutil.which("gcc"):
+    info = subprocess.run([PYTHON, "-c", "import sysconfig; from pip._vendor.packaging import tags; print("
+                           "sysconfig.get_paths()['include'], sysconfig.get_config_var('EXT_SUFFIX'), "
+                           "next(iter(tags.sys_tags())))"], capture_output=True, text=True).stdout.split()
+    src = os.path.join(STAGE, "six.c")
+    with open(src, "w") as f:
+        f.write('#include <Python.h>\nstatic struct PyModuleDef def = { PyModuleDef_HEAD_INIT, "six", NULL, -1, NULL };\n'
+                'PyMODINIT_FUNC PyInit_six(void) {\n    PyObject *m = PyModule_Create(&def);\n'
+                '    if (m && PyModule_AddStringConstant(m, "VALUE", "sixext") < 0) {\n        Py_DECREF(m);\n'
+                '        return NULL;\n    }\n    return m;\n}\n')
+    so = os.path.join(STAGE, "six.so")
+    if len(info) == 3 and os.path.exists(os.path.join(info[0], "Python.h")) and subprocess.run(
+            ["gcc", "-shared", "-fPIC", "-I", info[0], "-o", so, src]).returncode == 0:
+        MAKE_WHEEL.make_wheel(RICH, "sixext", "1.0", files={"six" + info[1]: open(so, "rb").read()}, tag=info[2])
+        EXT = "sixext"
+if not EXT:
+    print("skip the top-level extension module: no gcc or no Python.h for %s" % PYTHON)
+manifest(RICH)
+MAKE_STORE.make_store(RICH, STORE)
+
+
+def install_direct(house, specs, max_bytes=1 << 20):
+    """The installer alone, as the launcher starts it, on house bound read-only
+    at MOUNT and a /tmp of its own: its answer and its log."""
+    req = {"wheelhouse": MOUNT, "prefix": "/tmp/.local", "specs": specs, "max_bytes": max_bytes, "python": PYTHON}
+    p = subprocess.run(["unshare"] + ([] if os.geteuid() == 0 else ["--map-root-user"]) +
+                       ["--mount", "--propagation", "private", "sh", "-c",
+                        'mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" && mount -t tmpfs tmpfs /tmp && '
+                        'shift 2 && cd / && exec "$@"', "sh", house, MOUNT, PYTHON, "-I", "-B", INSTALLER],
+                       input=json.dumps(req).encode(), capture_output=True,
+                       env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent", "TMPDIR": "/tmp",
+                            "LANG": "C.UTF-8"})
+    try:
+        return json.loads(p.stdout), p.stderr.decode(errors="replace")
+    except ValueError:
+        return {"ok": None, "error": "no answer: %r" % p.stdout[:300]}, p.stderr.decode(errors="replace")
+
+
+def outcome(ans):
+    return (ans.get("ok"), sorted((i["name"], i["version"]) for i in ans.get("installed", [])),
+            sorted(ans.get("replaced", [])), ans.get("error"))
+
+
+# Each case: the specs, and whether the store decides alone (else pip does, from the store's copies).
+CASES = [(["beta"], True), (["alpha<2"], True), (["alpha==1.*", "gamma2"], True), (["alpha!=2.0"], True),
+         (["alpha==9"], True), (["delta[old]"], True), (["eps", "zeta"], True), (["eta", "theta"], True),
+         (["eta>=2.0rc1"], True), (["six"], True), (["six==1.99.0"], True), (["kiwi", "sixfork"], True),
+         (["iota"], False), (["lam"], False), (["mu"], False)]
+from concurrent.futures import ThreadPoolExecutor
+with ThreadPoolExecutor(2) as pool:
+    plain = list(pool.map(lambda c: install_direct(RICH, c[0]), CASES))
+for (specs, alone), (want, pip_log) in zip(CASES, plain):
+    got, log = install_direct(STORE, specs)
+    check(outcome(got) == outcome(want) and (("pip does" not in log and "Successfully" not in log) if alone
+                                             else "pip does" in log) and got.get("ok") in (True, False),
+          "%s from the store gives what pip gives from the same wheels (%s): %s / pip: %s; log %r"
+          % (specs, "alone" if alone else "through pip", outcome(got), outcome(want), log[-300:]))
+got, _ = install_direct(STORE, ["beta"], max_bytes=100)
+check(got.get("ok") is False and "over the limit of 100 bytes" in got.get("error", ""),
+      "the store's install keeps the byte cap: %s" % got)
+
+# Item 1 and 2: a run from the store, no pip, and every process of it sees the packages.
+EVERY = r"""import multiprocessing, os, subprocess, sys
+import kiwi, alpha
+print(kiwi.VALUE, alpha.VALUE, kiwi.__file__.startswith(%r))
+def out(*cmd):
+    p = subprocess.run(list(cmd), capture_output=True, text=True)
+    return (p.stdout or p.stderr[-200:]).strip()
+print(out(sys.executable, "-c", "import kiwi, alpha; print('child', kiwi.VALUE, alpha.VALUE)"))
+print(out(sys.executable, "-m", "kiwi"))
+print(out("kiwi"), "|", out("kiwi-gui"), "|", out("kiwi-tool"))
+sys.modules["__main__"].__file__ = None     # the code is no file a spawned child could run again
+p = multiprocessing.get_context("spawn").Process(target=exec, args=("import kiwi; print('spawned', kiwi.VALUE)",))
+p.start()
+p.join()
+print("spawn exit", p.exitcode)
+""" % (MOUNT + "/trees/")
+EVERY_OUT = ("kiwi 1.0 2.0 %s\nchild kiwi 1.0 2.0\nkiwi main kiwi 1.0\nkiwi cli kiwi | kiwi cli kiwi-gui | "
+             "kiwi tool kiwi 1.0\nspawned kiwi 1.0\nspawn exit 0\n")
+r = run(EVERY, ["kiwi"], house=STORE)
+pk = r["pk"] or {}
+check(pk.get("ok") is True and sorted((i["name"], i["version"]) for i in pk.get("installed", [])) ==
+      [("alpha", "2.0"), ("kiwi", "1.0")] and b"from the package store" in r["log"] and b"Successfully" not in r["log"]
+      and r["stdout"] == EVERY_OUT % True,
+      "from the store, without pip, the code, a child python, -m, console, GUI and .data scripts by name and a "
+      "spawned process see kiwi: %s %r %r" % (pk, r["stdout"], r["stderr"][-500:]))
+r = run(EVERY.replace(MOUNT + "/trees/", "/tmp/.local/"), ["kiwi"], house=RICH)
+check((r["pk"] or {}).get("ok") is True and r["stdout"] == EVERY_OUT % True,
+      "installed by pip from a plain wheelhouse, every process of the run sees kiwi too: %r %r"
+      % (r["stdout"], r["stderr"][-500:]))
+r = run(code, house=STORE)
+check(r["stdout"] == "0 0\n1.0\n", "pip install in the code takes the store's copies: %r %r"
+      % (r["stdout"], r["stderr"][-500:]))
+
+s = Launcher(session=True, house=STORE)
+CHILD = ("import subprocess, sys\nprint(subprocess.run([sys.executable, '-c', 'import %s; print(%s.VALUE)'], "
+         "capture_output=True, text=True).stdout.strip())")
+r = s.call(CHILD % ("kiwi", "kiwi"), ["kiwi"])
+r2 = s.call("import gamma2\n" + CHILD % ("gamma2, kiwi", "gamma2.VALUE, kiwi"), ["kiwi", "gamma2"])
+pk = r2["pk"] or {}
+check(r["stdout"] == "kiwi 1.0\n" and r2["stdout"] == "3.0 kiwi 1.0\n" and pk.get("already") == ["kiwi"]
+      and [i["name"] for i in pk.get("installed", [])] == ["gamma2"],
+      "in a session, a child python sees what each call added: %r %r %s" % (r["stdout"], r2["stdout"] + r2["stderr"], pk))
+s.close()
+
+# Item 3: a warm interpreter that preloaded six, and packages that bring a `six` of their own.
+SIX = "import six\nprint(getattr(six, 'VALUE', 'system'))"
+for project, house in [(p, h) for p in ["sixfork", "sixpth"] + ([EXT] if EXT else []) for h in (STORE, RICH)]:
+    r = run(SIX, [project], house=house, preload="six")
+    pk = r["pk"] or {}
+    check(pk.get("ok") is True and pk.get("fresh_interpreter") is True and r["stdout"] == "%s\n" % project,
+          "%s (%s) brings a module the warm unit preloaded: a fresh interpreter, never the stale six: %s %r %r"
+          % (project, "store" if house == STORE else "pip", pk, r["stdout"], r["stderr"][-300:]))
+r = run(SIX, ["gamma2"], house=STORE, preload="six")
+check((r["pk"] or {}).get("fresh_interpreter") is False and r["stdout"] == "system\n",
+      "a package that brings nothing the preload imported keeps the warm interpreter: %s" % r["pk"])
+r = run(SIX, ["six==1.99.0"], house=STORE, preload="json")
+pk = r["pk"] or {}
+check(pk.get("replaced") == ["six"] and pk.get("fresh_interpreter") is False and r["stdout"] == "1.99.0\n",
+      "six==1.99.0 replaces the system's six, which the preload (json) never imported: the warm one stays: %s %r"
+      % (pk, r["stdout"]))
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)

@@ -7,10 +7,12 @@ No setuptools, no network: zipfile and hashlib only. Prints the path.
 
 Also importable, the one wheel maker of the tests (test-wheels,
 test-launch-packages, make-wheels.py of test-packages):
-make_wheel(dir, name, version, requires=(), files=None), files being
-{path in the wheel: str or bytes} to have instead of the one module. The
-same arguments give the same bytes (fixed dates): a hash check must never
-pass by luck."""
+make_wheel(dir, name, version, requires=(), files=None, tag="py3-none-any",
+metadata=""), files being {path in the wheel: str or bytes} to have instead
+of the one module (entry_points.txt in the dist-info, .data/scripts, ...),
+tag the wheel's tags, metadata more METADATA lines (Requires-Python: ...).
+The same arguments give the same bytes (fixed dates): a hash check must
+never pass by luck."""
 
 import base64
 import hashlib
@@ -23,21 +25,24 @@ def _record_hash(data):
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def make_wheel(outdir, name, version, requires=(), files=None):
+def make_wheel(outdir, name, version, requires=(), files=None, tag="py3-none-any", metadata=""):
     mod = name.replace("-", "_")
     dist = f"{mod}-{version}.dist-info"
     content = dict(files) if files is not None else {f"{mod}.py": f'VALUE = "{name} {version}"\n'}
-    content[f"{dist}/METADATA"] = ("Metadata-Version: 2.1\n" f"Name: {name}\nVersion: {version}\n"
+    content[f"{dist}/METADATA"] = ("Metadata-Version: 2.1\n" f"Name: {name}\nVersion: {version}\n" + metadata
                                    + "".join(f"Requires-Dist: {r}\n" for r in requires))
-    content[f"{dist}/WHEEL"] = "Wheel-Version: 1.0\nGenerator: make-wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    content[f"{dist}/WHEEL"] = f"Wheel-Version: 1.0\nGenerator: make-wheel\nRoot-Is-Purelib: true\nTag: {tag}\n"
     content = {p: d.encode() if isinstance(d, str) else d for p, d in content.items()}
     record = "".join(f"{p},{_record_hash(d)},{len(d)}\n" for p, d in content.items())
     content[f"{dist}/RECORD"] = (record + f"{dist}/RECORD,,\n").encode()
     os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, f"{mod}-{version}-py3-none-any.whl")
+    path = os.path.join(outdir, f"{mod}-{version}-{tag}.whl")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         for p, d in content.items():
-            z.writestr(zipfile.ZipInfo(p, (2020, 1, 1, 0, 0, 0)), d)
+            info = zipfile.ZipInfo(p, (2020, 1, 1, 0, 0, 0))
+            if ".data/scripts/" in p:
+                info.external_attr = 0o100755 << 16     # as a build backend marks a script
+            z.writestr(info, d)
     return path
 
 

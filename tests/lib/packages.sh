@@ -9,6 +9,10 @@
 #   PKG_WH                   the wheelhouse (WHEELHOUSE_DEFAULT, src/shared/package-spec.h)
 #   PKG_MARK                 what the tampered pkga 1.0 ($HDIR/src/evil/) prints when imported
 #   PKG_WHEELS               the file names the manifest must list
+#   packages_store_up        the package store runs install from (issue 41): `mcp-exec wheels
+#                            prepare` where mcp-exec has it, else the test's stand-in
+#                            (tests/lib/make-store.py) laid out in the wheelhouse, the directory
+#                            the launcher is given; PKG_STORE is where it is
 # The box's own wheelhouse and packages.txt, if it had them, are put back at exit (at_exit).
 
 PKG_WH=/var/lib/mcp-exec/wheels
@@ -58,4 +62,17 @@ packages_wheelhouse_up() {
     [[ $(stat -c '%U %a' "$BOXROOT$PKG_WH") == 'root 755' ]] ||
         fail "the wheelhouse is not root's 0755: $(stat -c '%U %a' "$BOXROOT$PKG_WH")"
     log "wheelhouse $PKG_WH: $got(mcp-exec wheels add)"
+}
+
+packages_store_up() {
+    if bx mcp-exec wheels --help 2>&1 | grep -qw prepare; then
+        bx mcp-exec wheels prepare >>"$HDIR/wheels.out" 2>&1 ||
+            fail "mcp-exec wheels prepare: $(tail -20 "$HDIR/wheels.out")"
+        PKG_STORE=/var/lib/mcp-exec/packages
+    else
+        "$PY" "$ITEST_DIR/lib/make-store.py" "$BOXROOT$PKG_WH" "$BOXROOT$PKG_WH" >>"$HDIR/wheels.out" 2>&1 ||
+            fail "tests/lib/make-store.py: $(tail -20 "$HDIR/wheels.out")"
+        PKG_STORE=$PKG_WH
+    fi
+    [[ -f $BOXROOT$PKG_STORE/index.json ]] || fail "no package store at $PKG_STORE"
 }

@@ -67,6 +67,14 @@ grep -q '^2 wheel(s) downloaded' "$HDIR/evil.out" ||
 (cd "$BOXROOT$WH" && sha256sum --quiet -c SHA256SUMS) || fail "the manifest's hashes are not the wheels' after it"
 log "mcp-exec wheels add from a directory holding pip/, PYTHONPATH there: none of it ran"
 
+# --- issue 41: more wheels (kiwi, and three that bring a numpy of their own), and the package store --------
+more="kiwi numfork numpth"
+ls "$HDIR"/src/numext-1.0-*.whl >/dev/null 2>&1 && more+=" numext"
+# shellcheck disable=SC2086
+packages_add --packages-file="$BDIR/more.txt" add $more || fail "mcp-exec wheels add $more: $(tail -20 "$HDIR/wheels.out")"
+packages_store_up
+log "package store at $PKG_STORE: $(grep -c '"file"' "$BOXROOT$PKG_STORE/index.json") wheels ($more added)"
+
 # stop_frontend: the stdio front end (socket-activated) starts again with the configuration.
 stop_frontend() {
     bx sh -c 'systemctl stop mcp-exec-stdio.service
@@ -173,8 +181,8 @@ EOF
 out=$(mcp http "$(ex "$c1" '["pkgb"]')" "$(ex "$c2")")
 r1=$(line 1 "$out")
 pcheck "$r1" "$OKRUN" "the run with packages [\"pkgb\"] failed"
-pcheck "$r1" 'sc["stdout"].split("\n")[0] == "pkgb uses pkga 2.0" and sc["stdout"].split("\n")[1].startswith("/tmp/") and len(sc["stdout"].split("\n")) == 3' \
-    "the run's stdout is not exactly its program's output (pkgb, pkga 2.0 from the run's /tmp)"
+pcheck "$r1" 'sc["stdout"].split("\n")[0] == "pkgb uses pkga 2.0" and sc["stdout"].split("\n")[1].startswith(("/tmp/", "'"$PKG_STORE"'/trees/")) and len(sc["stdout"].split("\n")) == 3' \
+    "the run's stdout is not exactly its program's output (pkgb, pkga 2.0 from the run's /tmp or the store)"
 pcheck "$r1" 'pk["ok"] is True and pk["requested"] == ["pkgb"] and '"$(names)"' == ["pkga", "pkgb"] and isinstance(pk.get("log"), str)' \
     "structuredContent.packages does not say pkga and pkgb were installed"
 pcheck "$r1" '[i["version"] for i in sorted(pk["installed"], key=lambda i: i["name"])] == ["2.0", "1.0"]' "the versions installed are not pkga 2.0, pkgb 1.0"
@@ -197,10 +205,13 @@ EOF
 s2=$(code s2 <<'EOF'
 import os, sysconfig, pkga
 print("pkga", pkga.VERSION, x + 1)
-site = sysconfig.get_path("purelib", sysconfig.get_preferred_scheme("prefix"),
-                          vars={"base": "/tmp/.local", "platbase": "/tmp/.local"})
+site = sysconfig.get_path("purelib", "posix_user", vars={"userbase": "/tmp/.local"})
+old = sysconfig.get_path("purelib", sysconfig.get_preferred_scheme("prefix"),
+                         vars={"base": "/tmp/.local", "platbase": "/tmp/.local"})
 for path, text in ((site + "/pip/__init__.py", "open('/tmp/pwned-pip', 'a')\n"),
                    (site + "/_manylinux.py", "open('/tmp/pwned-manylinux', 'a')\n"),
+                   (old + "/pip/__init__.py", "open('/tmp/pwned-pip', 'a')\n"),
+                   (old + "/_manylinux.py", "open('/tmp/pwned-manylinux', 'a')\n"),
                    ("/tmp/.config/pip/pip.conf", "[global]\nlog = /tmp/pwned-pipconf\n"),
                    ("/tmp/.pip/pip.conf", "[global]\nlog = /tmp/pwned-pipconf\n")):
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -311,9 +322,16 @@ EOF
 )
 out=$(mcp http "$(ex "$ch" '["pkga==1.0"]')")
 cat "$HDIR/pkga-1.0.good" >"$BOXROOT$WH/pkga-1.0-py3-none-any.whl"
-pcheck "$out" 'res.get("isError") is True and ("hash" in text.lower() or "sha256" in text.lower()) and "pkga" in text and '"$NORAN"' and "'"$MARK"'" not in all' \
-    "a wheel whose hash does not match the manifest was not refused (or its code ran)"
-log "hash: $(pget "$out" 'res["content"][0]["text"]' | head -c 300)"
+if [[ -f $BOXROOT$PKG_STORE/index.json ]]; then
+    # From the package store: its tree of pkga 1.0, checked when the store was made, is what the
+    # run gets; the raw wheel's replaced bytes are never installed nor run.
+    pcheck "$out" "$OKRUN"' and sc["stdout"] == "ran-'"$MARK"' 1.0\n"' \
+        "a wheel replaced after the store was made was installed (or its code ran)"
+else
+    pcheck "$out" 'res.get("isError") is True and ("hash" in text.lower() or "sha256" in text.lower()) and "pkga" in text and '"$NORAN"' and "'"$MARK"'" not in all' \
+        "a wheel whose hash does not match the manifest was not refused (or its code ran)"
+fi
+log "hash: $(pget "$out" 'res.get("isError") and res["content"][0]["text"] or sc["stdout"]' | head -c 300)"
 
 # --- a package the warm unit has imported already ------------------------------------------------------
 warm_ready() { bx systemctl list-units 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null | grep -q 'warm unit (idle)'; }
@@ -332,6 +350,64 @@ pcheck "$(line 2 "$out")" "$OKRUN"' and not sc["stdout"].startswith("99.0") and 
     "the next run sees the fake numpy"
 nwarm=$(journal_since "$cursor" -o export 2>/dev/null | grep -ac '^MCP_WARM=1$' || true)
 log "warm: numpy==99.0 -> $(pget "$(line 1 "$out")" 'dict((k, v) for k, v in pk.items() if k != "log")'); next run numpy $(pget "$(line 2 "$out")" 'sc["stdout"]' | cut -d' ' -f1); runs logged warm: $nwarm"
+
+# --- issue 41: every process of a run sees its packages, from the store, without pip (HTTP, stdio) ---------
+ck=$(code kiwi <<EOF
+import multiprocessing, subprocess, sys
+import kiwi
+print(kiwi.VALUE, kiwi.__file__.startswith("$PKG_STORE/trees/"))
+def out(*cmd):
+    p = subprocess.run(list(cmd), capture_output=True, text=True)
+    return (p.stdout or p.stderr[-300:]).strip()
+print(out(sys.executable, "-c", "import kiwi, pkga; print('child', kiwi.VALUE, pkga.VERSION)"))
+print(out(sys.executable, "-m", "kiwi"), "|", out("kiwi"), "|", out("kiwi-tool"))
+sys.modules["__main__"].__file__ = None     # the code is no file a spawned child could run again
+p = multiprocessing.get_context("spawn").Process(target=exec, args=("import kiwi; print('spawned', kiwi.VALUE)",))
+p.start()
+p.join()
+print("spawn exit", p.exitcode)
+EOF
+)
+KIWI_OUT='kiwi 1.0 True\nchild kiwi 1.0 2.0\nkiwi main kiwi 1.0 | kiwi cli | kiwi tool kiwi 1.0\nspawned kiwi 1.0\nspawn exit 0\n'
+KIWI_OK="$OKRUN"' and sc["stdout"] == "'"$KIWI_OUT"'" and pk["ok"] and "from the package store" in pk["log"] and "Successfully installed" not in pk["log"] and '"$(names)"' == ["kiwi", "pkga"]'
+for mode in http stdio; do
+    out=$(mcp "$mode" "$(ex "$ck" '["kiwi"]')")
+    pcheck "$out" "$KIWI_OK" "$mode: kiwi from the store (no pip) is not seen by the code, a child python, -m, its scripts by name and a spawned process"
+done
+log "every process: $(pget "$out" 'sc["stdout"]' | tr '\n' '|') in $(pget "$out" 'pk["duration_us"]') us"
+# A session: created with kiwi, a call's child python sees it; a later call may not bring a module
+# the interpreter may hold already (numfork's numpy) once code ran there.
+cks=$(code kiwis <<'EOF'
+import subprocess, sys
+print(subprocess.run([sys.executable, "-c", "import kiwi; print('child', kiwi.VALUE)"], capture_output=True, text=True).stdout, end="")
+EOF
+)
+out=$(mcp stdio '{"tool":"session_create","args":{"packages":["kiwi"]}}' "$(ex "$cks" "" '"session":"@SESSION@"')" \
+    "$(ex "$cks" '["numfork"]' '"session":"@SESSION@"')" '{"tool":"session_close","args":{"session":"@SESSION@"}}')
+pcheck "$(line 2 "$out")" "$OKRUN"' and sc["stdout"] == "child kiwi 1.0\n"' "a session's child python does not see the session's kiwi"
+pcheck "$(line 3 "$out")" 'res.get("isError") is True and "numfork" in text and "session_create" in text' \
+    "a session that ran code took numfork, whose numpy its interpreter may hold"
+log "session: a child sees kiwi; numfork after code refused: $(pget "$(line 3 "$out")" 'res["content"][0]["text"]' | head -c 200)"
+
+# --- issue 41: never a stale module: each way a package can shadow what the warm unit preloaded ------------
+cnv=$(code numv <<'EOF'
+import numpy
+print(numpy.__version__, bool(getattr(numpy, "FAKE", False)))
+EOF
+)
+for pw in numfork:98.0-fork:http numpth:97.0-pth:stdio numext:96.0-ext:http; do
+    IFS=: read -r p want mode <<<"$pw"
+    [[ " $more " == *" $p "* ]] || { log "stale: no $p (no gcc or Python.h to build it)"; continue; }
+    wait_for 60 warm_ready || fail "no warm unit finished its preload: $(warm_idle_units)"
+    out=$(mcp "$mode" "$(ex "$cnv" "[\"$p\"]")")
+    pcheck "$out" "$OKRUN"' and sc["stdout"] == "'"$want"' True\n" and pk["fresh_interpreter"] is True' \
+        "$mode: $p brings a numpy next to the preload's: not a fresh interpreter seeing $want"
+    log "stale: $p -> $(pget "$out" 'sc["stdout"].strip()'), fresh_interpreter $(pget "$out" 'pk["fresh_interpreter"]')"
+done
+wait_for 60 warm_ready || fail "no warm unit finished its preload: $(warm_idle_units)"
+out=$(mcp http "$(ex "$cnv" '["kiwi"]')")
+pcheck "$out" "$OKRUN"' and not sc["stdout"].startswith("9") and pk["fresh_interpreter"] is False' \
+    "kiwi, which brings no module the preload imported, did not keep the warm interpreter"
 
 # --- pip through the egress proxy ------------------------------------------------------------------------
 cpe=$(code pipnet <<'EOF'
