@@ -339,6 +339,13 @@ def _run(code_fd, ctl, max_figures):
         source = f.read()
     main = types.ModuleType("__main__")
     main.__dict__.update({"__file__": path, "__builtins__": builtins, "__cached__": None})
+    # multiprocessing's spawn would have each child run the main script again from
+    # __file__, and /proc/self/fd/3 in a child is another file (a pipe of its parent's):
+    # it hung there. A spec named __main__ makes the children skip that, as for
+    # `python -c`: targets from modules work, the code's own functions are not found
+    # in a child (an AttributeError there, not a hang).
+    import importlib.machinery
+    main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
     sys.modules["__main__"] = main
     sys.argv = [path]
     figures = {"n": 0, "max": max_figures}

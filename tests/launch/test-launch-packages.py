@@ -481,7 +481,6 @@ def out(*cmd):
 print(out(sys.executable, "-c", "import kiwi, alpha; print('child', kiwi.VALUE, alpha.VALUE)"))
 print(out(sys.executable, "-m", "kiwi"))
 print(out("kiwi"), "|", out("kiwi-gui"), "|", out("kiwi-tool"))
-sys.modules["__main__"].__file__ = None     # the code is no file a spawned child could run again
 p = multiprocessing.get_context("spawn").Process(target=exec, args=("import kiwi; print('spawned', kiwi.VALUE)",))
 p.start()
 p.join()

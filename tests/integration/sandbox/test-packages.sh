@@ -361,7 +361,6 @@ def out(*cmd):
     return (p.stdout or p.stderr[-300:]).strip()
 print(out(sys.executable, "-c", "import kiwi, pkga; print('child', kiwi.VALUE, pkga.VERSION)"))
 print(out(sys.executable, "-m", "kiwi"), "|", out("kiwi"), "|", out("kiwi-tool"))
-sys.modules["__main__"].__file__ = None     # the code is no file a spawned child could run again
 p = multiprocessing.get_context("spawn").Process(target=exec, args=("import kiwi; print('spawned', kiwi.VALUE)",))
 p.start()
 p.join()
