@@ -7,19 +7,28 @@
 #                            them by PIP_NO_INDEX=1 PIP_FIND_LINKS (no network); checks the
 #                            manifest lists exactly them with their hashes, root's 0755
 #   PKG_WH                   the wheelhouse (WHEELHOUSE_DEFAULT, src/shared/package-spec.h)
+#   PKG_STORE                the prepared store runs install from (PACKAGE_STORE_DEFAULT, issue 41)
 #   PKG_MARK                 what the tampered pkga 1.0 ($HDIR/src/evil/) prints when imported
 #   PKG_WHEELS               the file names the manifest must list
-# The box's own wheelhouse and packages.txt, if it had them, are put back at exit (at_exit).
+# The box's own wheelhouse, store and packages.txt, if it had them, are put back at exit (at_exit).
 
 PKG_WH=/var/lib/mcp-exec/wheels
+PKG_STORE=/var/lib/mcp-exec/packages
 PKG_LIST=/etc/mcp-exec/packages.txt
 PKG_MARK=mcppkgmarker$RANDOM$RANDOM
 PKG_WHEELS='numpy-99.0-py3-none-any.whl pkga-1.0-py3-none-any.whl pkga-2.0-py3-none-any.whl pkgb-1.0-py3-none-any.whl'
 
 packages_wheelhouse_restore() {
-    rm -rf "$BOXROOT$PKG_WH" "$BOXROOT$PKG_LIST"
+    rm -rf "$BOXROOT$PKG_WH" "$BOXROOT$PKG_LIST" "$BOXROOT$PKG_STORE"
+    # Never missing for long: runs are denied it (InaccessiblePaths=), and a unit whose
+    # inaccessible path is missing does not start (issue 41).
     if [[ -e $HDIR/wheels.saved ]]; then
         mv "$HDIR/wheels.saved" "$BOXROOT$PKG_WH"
+    else
+        mkdir -m 0755 "$BOXROOT$PKG_WH"
+    fi
+    if [[ -e $HDIR/store.saved ]]; then
+        mv "$HDIR/store.saved" "$BOXROOT$PKG_STORE"
     fi
     if [[ -e $HDIR/packages.txt.saved ]]; then
         mv "$HDIR/packages.txt.saved" "$BOXROOT$PKG_LIST"
@@ -37,6 +46,10 @@ packages_wheelhouse_up() {
     bx sh -c 'mcp-exec wheels --help' >/dev/null 2>&1 || fail "mcp-exec has no 'wheels' command"
     if [[ -e $BOXROOT$PKG_WH ]]; then
         mv "$BOXROOT$PKG_WH" "$HDIR/wheels.saved"
+    fi
+    mkdir -m 0755 "$BOXROOT$PKG_WH"
+    if [[ -e $BOXROOT$PKG_STORE ]]; then
+        mv "$BOXROOT$PKG_STORE" "$HDIR/store.saved"
     fi
     if [[ -e $BOXROOT$PKG_LIST ]]; then
         mv "$BOXROOT$PKG_LIST" "$HDIR/packages.txt.saved"
