@@ -85,6 +85,12 @@ if [[ $pid1 == systemd && -d /run/systemd/system ]]; then
     echo "Installed to /usr/libexec/mcp-exec and $(pkg-config --variable=systemdsystemunitdir systemd)."
     systemd-sysusers
     systemd-tmpfiles --create mcp-exec.conf
+    # The store runs install from, made anew from an existing wheelhouse
+    # (an upgrade from a version without one; docs/packages.md).
+    wh=$(sed -n 's/^[[:space:]]*MCP_EXEC_WHEELHOUSE=//p' /etc/mcp-exec/mcp-exec.conf 2>/dev/null | tail -n 1 | tr -d "\"'")
+    if [[ -f ${wh:-/var/lib/mcp-exec/wheels}/SHA256SUMS ]]; then
+        mcp-exec wheels prepare || echo "mcp-exec wheels prepare failed: packages fail until it succeeds" >&2
+    fi
     systemctl daemon-reload
     systemctl enable --now mcp-exec-broker.socket mcp-exec-tmpfs.socket mcp-exec-egress.socket mcp-exec-tools.socket \
         mcp-exec-stdio.socket

@@ -18,7 +18,7 @@
 #include "util.h"
 
 /* Bump when the key's parts change meaning. */
-#define KEY_FORMAT "mcp-exec-self-check-v1"
+#define KEY_FORMAT "mcp-exec-self-check-v2"    /* v2: the wheelhouse denied, the store (issue 41) */
 #define CACHE_MAX 8192
 
 /* A file's identity: a replaced or rewritten file is another one. */
@@ -55,10 +55,11 @@ int probe_cache_key(const SandboxSpec *spec, const ProbeCacheSystemd *sd, char *
                 return r;
         if (asprintf(&key,
                      KEY_FORMAT "\nversion=%s\nboot=%" PRIu64 "\nkernel=%s %s\nsystemd=%s\nunits_loaded=%" PRIu64
-                     "\nbroker=%s\nlauncher=%s %s\nbootstrap=%s %s\npython=%s %s\nwheelhouse=%s\n"
+                     "\nbroker=%s\nlauncher=%s %s\nbootstrap=%s %s\npython=%s %s\nwheelhouse=%s\nstore=%s\n"
                      "limits=%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nslice=%s\n",
                      PACKAGE_VERSION, sd->boot_usec, u.release, u.version, sd->version, sd->units_load_usec, broker,
                      spec->launcher, launcher, spec->bootstrap, bootstrap, spec->python, python, spec->wheelhouse ?: "",
+                     spec->package_store ?: "",
                      spec->memory_max, spec->tasks_max, spec->tmp_size_max, spec->file_size_max,
                      spec->cpu_quota_percent, spec->max_code_bytes, spec->slice ?: "") < 0)
                 return -ENOMEM;

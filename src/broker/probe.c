@@ -144,9 +144,28 @@ static int evaluate_processes(const char *report, const SandboxSpec *spec, char 
         return 0;
 }
 
+/* Issue 41: the raw wheelhouse, whose bytes the store has not verified
+ * (replaced since, or dropped in by hand), is out of every run's reach. */
+static int evaluate_wheelhouse(const char *report, const SandboxSpec *spec, char **ret_failure) {
+        char v[256];
+        const char *s;
+
+        assert(spec);
+        assert(ret_failure);
+
+        if (!spec->wheelhouse)
+                return 0;
+        s = report_get(report, "inaccessible", v, sizeof v);
+        if (!s || !streq(s, "denied"))
+                return failed(ret_failure, "the wheelhouse hidden from runs (InaccessiblePaths=%s): it is %s",
+                              spec->wheelhouse, s ?: "unknown");
+        return 0;
+}
+
 int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure) {
         char v[256];
         const char *s;
+        int r;
 
         assert(spec);
         assert(ret_failure);
@@ -238,14 +257,23 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         s = report_get(report, "cap_bounding", v, sizeof v);
         if (isempty(s) || strspn(s, "0") != strlen(s))
                 return failed(ret_failure, "empty CapabilityBoundingSet: bounding set is %s", s ?: "unknown");
-        return evaluate_processes(report, spec, ret_failure);
+        r = evaluate_processes(report, spec, ret_failure);
+        return r < 0 ? r : evaluate_wheelhouse(report, spec, ret_failure);
 }
 
 static void on_capture_done(const char *output, const RunResult *res, void *userdata) {
         Probe *p = userdata;
         _cleanup_free_ char *failure = NULL;
 
-        if (res->error)
+        if ((res->error || res->signal != 0 || res->exit_code != 0) && p->spec.wheelhouse &&
+            access(p->spec.wheelhouse, F_OK) < 0 && errno == ENOENT)
+                /* InaccessiblePaths= of a missing path fails every unit. */
+                (void) asprintf(&failure,
+                                "the wheelhouse hidden from runs (InaccessiblePaths=%s): it does not exist; make it "
+                                "(mcp-exec wheels add, or mkdir -m 0755), or set MCP_EXEC_WHEELHOUSE= to turn "
+                                "packages off",
+                                p->spec.wheelhouse);
+        else if (res->error)
                 (void) asprintf(&failure, "sandbox setup: %s", res->error);
         else if (res->signal != 0 || res->exit_code != 0)
                 (void) asprintf(&failure, "sandbox setup: the probe ended with %s %d",

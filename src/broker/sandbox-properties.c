@@ -22,7 +22,8 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
 
 /* What runs, with which stdio and environment. */
 static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) {
-        char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096], arg_wheels[4096];
+        char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096], arg_wheels[4096],
+                arg_denied[4096];
         const char *argv[11];
         size_t n = 0;
         int r;
@@ -37,9 +38,14 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
                 return r;
 
         argv[n++] = s->launcher;
-        if (s->probe)
+        if (s->probe) {
                 argv[n++] = "--probe";
-        else {
+                /* The raw wheelhouse, to prove unreadable (a run's is the store). */
+                if (s->wheelhouse) {
+                        (void) snprintf(arg_denied, sizeof arg_denied, "--wheelhouse=%s", s->wheelhouse);
+                        argv[n++] = arg_denied;
+                }
+        } else {
                 if (!s->bootstrap)
                         return -EINVAL;
                 (void) snprintf(arg_python, sizeof arg_python, "--python=%s", s->python);
@@ -55,9 +61,10 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
                 argv[n++] = arg_max;
                 argv[n++] = "--mpl-dir=" SANDBOX_MPL_DIR;
                 /* The operator's path, never a caller's: what a run may
-                 * install from (its specs come with the run). */
-                if (s->wheelhouse) {
-                        (void) snprintf(arg_wheels, sizeof arg_wheels, "--wheelhouse=%s", s->wheelhouse);
+                 * install from (its specs come with the run): the store,
+                 * never the raw wheelhouse (issue 41). */
+                if (s->package_store) {
+                        (void) snprintf(arg_wheels, sizeof arg_wheels, "--wheelhouse=%s", s->package_store);
                         argv[n++] = arg_wheels;
                 }
                 /* Module names and a path of ours: never anything of a caller's. */
@@ -213,6 +220,17 @@ static int append_file_systems(sd_bus_message *m, const SandboxSpec *s) {
                                   "/run/systemd/userdb", 1, UINT64_C(0));
         if (r < 0)
                 return r;
+        /* The raw wheelhouse (issue 41): bytes replaced after the store
+         * verified them, or a wheel dropped in by hand, never reach a run,
+         * neither through pip nor read as files. No "-": a wheelhouse that
+         * is missing fails the unit rather than appear in it later (made
+         * while a warm unit or a session lives). The self-check proves the
+         * run cannot read it (probe.c). */
+        if (s->wheelhouse) {
+                r = sd_bus_message_append(m, "(sv)", "InaccessiblePaths", "as", 1, s->wheelhouse);
+                if (r < 0)
+                        return r;
+        }
         if (!s->run_id || strlen(s->run_id) != 32)
                 return -EINVAL;
         (void) snprintf(tmp_dir, sizeof tmp_dir, SANDBOX_TMP_ROOT "/%s", s->run_id);

@@ -18,9 +18,15 @@ typedef struct SandboxSpec {
         const char *python;             /* resolved interpreter under /usr */
         const char *preload;            /* modules the interpreter imports before the run, comma-separated, or NULL */
         const char *mpl_cache;          /* a prebuilt matplotlib font cache the launcher copies, or NULL */
-        /* The operator's wheelhouse (MCP_EXEC_WHEELHOUSE, issue 23) when
-         * packages are on, else NULL: the launcher's --wheelhouse. Runs see
-         * it read-only where it is (ProtectSystem=strict): no property. */
+        /* The prepared package store (MCP_EXEC_PACKAGE_STORE, issue 41) when
+         * packages are on, else NULL: the launcher's --wheelhouse, what runs
+         * install from. Runs see it read-only where it is
+         * (ProtectSystem=strict): no property. */
+        const char *package_store;
+        /* The operator's raw wheelhouse (MCP_EXEC_WHEELHOUSE) when one is
+         * configured, else NULL: InaccessiblePaths= for every unit (runs
+         * never read a wheel the store did not verify), and what the
+         * self-check proves it cannot read (the probe's --wheelhouse). */
         const char *wheelhouse;
         uint64_t max_code_bytes;
         uint64_t timeout_usec;          /* RuntimeMaxUSec: the run's timeout, or a warm unit's cap */

@@ -331,7 +331,7 @@ static void help(void) {
                "                             Wait for the task to end, then as task get\n"
                "  task cancel ID             Cancel a task; its run stops\n"
                "  task list                  List your tasks: id, status, creation time\n"
-               "  wheels add NAME... | sync | list | verify\n"
+               "  wheels add NAME... | sync | prepare | list | verify\n"
                "                             Fill the wheelhouse the \"packages\" argument installs\n"
                "                             from (as root, on the host); see mcp-exec wheels --help\n\n"
                "Options:\n"

@@ -7,9 +7,11 @@
 #include <dirent.h>
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -233,7 +235,47 @@ static void probe_processes(void) {
         printf("%s\nproc_others=%u\n", n ? (n > 16 ? ",..." : "") : "-", others);
 }
 
-int launch_probe(void) {
+/* inaccessible=denied|readable|absent|other: the raw wheelhouse (issue 41)
+ * as the run finds it. denied: InaccessiblePaths='s node (a directory of
+ * mode 0000 the run's uid cannot open) is there, and neither the directory
+ * nor its manifest opens. */
+static void probe_inaccessible(const char *path) {
+        _cleanup_free_ char *manifest = NULL;
+        struct stat st;
+        int fd;
+
+        if (!path) {
+                printf("inaccessible=-\n");
+                return;
+        }
+        if (stat(path, &st) < 0) {
+                printf("inaccessible=%s\n", errno == ENOENT ? "absent" : "other");
+                return;
+        }
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+                (void) close(fd);
+                printf("inaccessible=readable\n");
+                return;
+        }
+        if (errno != EACCES && errno != EPERM) {
+                printf("inaccessible=other\n");
+                return;
+        }
+        if (asprintf(&manifest, "%s/SHA256SUMS", path) < 0) {
+                printf("inaccessible=other\n");
+                return;
+        }
+        fd = open(manifest, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+                (void) close(fd);
+                printf("inaccessible=readable\n");
+                return;
+        }
+        printf("inaccessible=%s\n", S_ISDIR(st.st_mode) && (st.st_mode & 07777) == 0 ? "denied" : "other");
+}
+
+int launch_probe(const char *inaccessible) {
         int s;
 
         printf("uid=%u\n", (unsigned) getuid());
@@ -258,6 +300,7 @@ int launch_probe(void) {
         probe_status_field("cap_bounding", "CapBnd");
         probe_status_field("cap_effective", "CapEff");
         probe_processes();
+        probe_inaccessible(inaccessible);
         return fflush(stdout) == 0 ? 0 : LAUNCH_EXIT_FAILED;
 }
 

@@ -3,5 +3,7 @@
 
 #include "launch-common.h"
 
-/* Prints the sandbox as seen from inside on stdout; 0, or LAUNCH_EXIT_FAILED. */
-int launch_probe(void);
+/* Prints the sandbox as seen from inside on stdout; 0, or LAUNCH_EXIT_FAILED.
+ * inaccessible: a directory the run must not be able to read (the raw
+ * wheelhouse, InaccessiblePaths=), or NULL. */
+int launch_probe(const char *inaccessible);

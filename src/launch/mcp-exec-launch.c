@@ -32,7 +32,7 @@ static int usage(void) {
                 "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
                 "                       [--egress] [--wheelhouse=DIR]\n"
                 "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
-                "       mcp-exec-launch --probe\n");
+                "       mcp-exec-launch --probe [--wheelhouse=DIR]    (DIR: what the run must not read)\n");
         return LAUNCH_EXIT_FAILED;
 }
 
@@ -129,7 +129,8 @@ int main(int argc, char *argv[]) {
                 }
 
         if (do_probe)
-                return launch_probe();
+                /* The probe's --wheelhouse is the raw one, to prove denied (issue 41). */
+                return launch_probe(a.wheelhouse);
         if (!a.python || a.python[0] != '/' || !a.bootstrap || a.bootstrap[0] != '/')
                 return usage();
         return do_session ? launch_session(&a) : launch_run(&a);

@@ -36,6 +36,7 @@ const char *const config_known_names[] = {
         "MCP_EXEC_TASK_AFTER_MS",
         "MCP_EXEC_NODE_ID",        "MCP_EXEC_ALLOWED_HOSTS",
         "MCP_EXEC_WHEELHOUSE",     "MCP_EXEC_MAX_PACKAGES",   "MCP_EXEC_MAX_INSTALL_BYTES",
+        "MCP_EXEC_PACKAGE_STORE",
         /* Egress (egress-policy.h); the named policies are matched by prefix. */
         "MCP_EXEC_EGRESS_MAX_CONNECTIONS", "MCP_EXEC_EGRESS_MAX_BYTES", "MCP_EXEC_EGRESS_TESTING_PUBLIC",
         /* Read by every program (log.c) and by the mcp-exec client. */
@@ -298,6 +299,23 @@ static int check_words(char *const *envp, char **ret_error) {
                                    "or empty: no packages",
                                    v);
 
+        v = config_env_lookup(envp, "MCP_EXEC_PACKAGE_STORE");
+        if (v && !wheelhouse_path_valid(v))
+                return config_fail(ret_error,
+                                   "MCP_EXEC_PACKAGE_STORE=%s: must be an absolute, normalized path that runs "
+                                   "see read-only (not under /tmp, /var/tmp, /run, /dev, /proc, /sys, /home or /root)",
+                                   v);
+        {
+                const char *w = config_env_lookup(envp, "MCP_EXEC_WHEELHOUSE") ?: WHEELHOUSE_DEFAULT;
+                const char *st = v ?: PACKAGE_STORE_DEFAULT;
+                /* Runs are denied the wheelhouse and read the store. */
+                if (!isempty(w) && paths_overlap(w, st))
+                        return config_fail(ret_error,
+                                           "MCP_EXEC_PACKAGE_STORE=%s and MCP_EXEC_WHEELHOUSE=%s: the one may not "
+                                           "be or hold the other (runs never see the wheelhouse)",
+                                           st, w);
+        }
+
         v = config_env_lookup(envp, "MCP_EXEC_PRELOAD");
         if (v && !preload_valid(v))
                 return config_fail(ret_error,
@@ -323,8 +341,9 @@ static int copy_words(char *const *envp, Config *c) {
         c->allowed_hosts = strdup(config_env_lookup(envp, "MCP_EXEC_ALLOWED_HOSTS") ?: "");
         c->auth_tokens_file = strdup(config_env_lookup(envp, "MCP_EXEC_AUTH_TOKENS_FILE") ?: "/etc/mcp-exec/tokens");
         c->wheelhouse = strdup(config_env_lookup(envp, "MCP_EXEC_WHEELHOUSE") ?: WHEELHOUSE_DEFAULT);
+        c->package_store = strdup(config_env_lookup(envp, "MCP_EXEC_PACKAGE_STORE") ?: PACKAGE_STORE_DEFAULT);
         if (!c->transport || !c->addr || !c->python || !c->node_id || !c->allowed_hosts || !c->auth_tokens_file ||
-            !c->wheelhouse)
+            !c->wheelhouse || !c->package_store)
                 return -ENOMEM;
         return 0;
 }
@@ -362,6 +381,7 @@ void config_done(Config *c) {
         c->allowed_hosts = (free(c->allowed_hosts), NULL);
         c->auth_tokens_file = (free(c->auth_tokens_file), NULL);
         c->wheelhouse = (free(c->wheelhouse), NULL);
+        c->package_store = (free(c->package_store), NULL);
 }
 
 bool config_host_entry_is_valid(const char *s, size_t len) {

@@ -69,6 +69,9 @@ typedef struct Config {
                                          * "" none */
         /* Packages on demand (issue 23, package-spec.h, wheelhouse.h). */
         char *wheelhouse;               /* MCP_EXEC_WHEELHOUSE, /var/lib/mcp-exec/wheels; "": no packages */
+        /* MCP_EXEC_PACKAGE_STORE, /var/lib/mcp-exec/packages: what runs install
+         * from (issue 41); apart from the wheelhouse, which runs never see. */
+        char *package_store;
         uint64_t max_packages;          /* MCP_EXEC_MAX_PACKAGES, specs per call or session, 16; 0: no packages */
         uint64_t max_install_bytes;     /* MCP_EXEC_MAX_INSTALL_BYTES, unpacked size of one install, 48M;
                                          * <= MCP_EXEC_TMP_SIZE_MAX */

@@ -128,6 +128,10 @@ static bool path_under(const char *path, const char *tree) {
         return strncmp(path, tree, l) == 0 && (path[l] == 0 || path[l] == '/');
 }
 
+bool paths_overlap(const char *a, const char *b) {
+        return a && b && (path_under(a, b) || path_under(b, a));
+}
+
 bool wheelhouse_path_valid(const char *path) {
         static const char *const hidden[] = { "/tmp", "/var/tmp", "/run", "/dev", "/proc", "/sys", "/home", "/root" };
         size_t len;

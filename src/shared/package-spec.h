@@ -21,9 +21,15 @@
 #define PACKAGE_SPEC_MAX 128            /* bytes of one spec */
 #define PACKAGES_MAX 64                 /* the highest MCP_EXEC_MAX_PACKAGES */
 
-/* The default MCP_EXEC_WHEELHOUSE; runs see it at the same path, read-only
- * (ProtectSystem=strict: no property of its own). */
+/* The default MCP_EXEC_WHEELHOUSE: the operator's raw downloads, which runs
+ * never see (InaccessiblePaths=, sandbox-properties.c; issue 41). */
 #define WHEELHOUSE_DEFAULT "/var/lib/mcp-exec/wheels"
+/* The default MCP_EXEC_PACKAGE_STORE: what `mcp-exec wheels` prepared of
+ * the listed wheels (verified copies, unpacked trees, index.json; layout in
+ * docs/packages.md), which runs see read-only at the same path
+ * (ProtectSystem=strict) and install from: the launcher's --wheelhouse. */
+#define PACKAGE_STORE_DEFAULT "/var/lib/mcp-exec/packages"
+#define PACKAGE_STORE_INDEX "index.json"
 /* In the wheelhouse: one line per usable wheel, as sha256sum(1) writes them,
  * "<64 lowercase hex>  <file name>.whl", sorted by file name. Written (by
  * rename) only by `mcp-exec wheels`; a wheel that is not listed is never
@@ -51,3 +57,8 @@ int package_spec_name(const char *spec, char **ret_name);
  * sees writable or not at all (/tmp, /var/tmp, /run, /dev, /proc, /sys,
  * /home, /root). */
 bool wheelhouse_path_valid(const char *path);
+
+/* a and b (both valid paths) are the same directory or one holds the other:
+ * MCP_EXEC_WHEELHOUSE and MCP_EXEC_PACKAGE_STORE may not, as runs are denied
+ * the one and read the other. */
+bool paths_overlap(const char *a, const char *b);

@@ -1,11 +1,11 @@
-# attack: use pip to write into the operator's wheelhouse, which later runs install from: pip download of a wheel the code made (pkgown) into it, pip download into a new directory in it, pip install --target it
-# expect: all three fail (read-only, root's); the wheelhouse lists the same files after
+# attack: use pip to write into the package store's wheels (issue 41: runs never see the raw wheelhouse), which later runs install from: pip download of a wheel the code made (pkgown) into it, pip download into a new directory in it, pip install --target it
+# expect: all three fail (read-only, root's); the store lists the same files after
 # timeout: 90
 # check: r && r.exit_code === 0 && (r.stdout.match(/^BLOCKED /gm) || []).length === 3 && !/ESCAPED|WRONG/.test(r.stdout)
 # check: r.stdout.includes('SAME True True')
 import os, subprocess, sys, zipfile
 
-W = "/var/lib/mcp-exec/wheels"
+W = "/var/lib/mcp-exec/packages/wheels"
 before = sorted(os.listdir(W))
 os.makedirs("/tmp/own")
 with zipfile.ZipFile("/tmp/own/pkgown-1.0-py3-none-any.whl", "w") as z:
@@ -27,4 +27,4 @@ def pip(what, args):
 pip("download-own", ["download", "--no-index", "--find-links", "/tmp/own", "-d", W, "pkgown"])
 pip("download-new-dir", ["download", "--no-index", "--find-links", W, "-d", W + "/new", "pkga==1.0"])
 pip("install-target", ["install", "--no-index", "--find-links", W, "--target", W, "pkga==1.0"])
-print("SAME", sorted(os.listdir(W)) == before, "SHA256SUMS" in before)
+print("SAME", sorted(os.listdir(W)) == before, "pkga-1.0-py3-none-any.whl" in before)

@@ -37,6 +37,7 @@ static void fixture_init(Fixture *f) {
         f->m.config.task_max_timeout_s = 3600;
         f->m.config.max_concurrent = 2;
         f->m.config.wheelhouse = (char *) WHEELHOUSE_DEFAULT;
+        f->m.config.package_store = (char *) PACKAGE_STORE_DEFAULT;
         f->m.config.max_packages = 4;
         f->m.config.max_install_bytes = 48 << 20;
         ASSERT_EQ_INT(sd_event_new(&f->m.event), 0);
@@ -417,20 +418,25 @@ TEST(test_run_message) {
         fixture_done(&f);
 }
 
-/* Every unit that runs code gets the wheelhouse when packages are on. */
+/* Every unit that runs code gets the store when packages are on (issue
+ * 41: never the raw wheelhouse), and every unit is denied the wheelhouse
+ * whenever one is configured, packages on or off. */
 TEST(test_spec_wheelhouse) {
         SandboxSpec spec;
         Fixture f;
 
         fixture_init(&f);
         manager_fill_spec(&f.m, 5, &spec);
+        ASSERT_STREQ(spec.package_store, PACKAGE_STORE_DEFAULT);
         ASSERT_STREQ(spec.wheelhouse, WHEELHOUSE_DEFAULT);
         f.m.config.max_packages = 0;
         manager_fill_spec(&f.m, 5, &spec);
-        ASSERT_TRUE(!spec.wheelhouse);
+        ASSERT_TRUE(!spec.package_store);
+        ASSERT_STREQ(spec.wheelhouse, WHEELHOUSE_DEFAULT);
         f.m.config.max_packages = 4;
         f.m.config.wheelhouse = (char *) "";
         manager_fill_spec(&f.m, 5, &spec);
+        ASSERT_TRUE(!spec.package_store);
         ASSERT_TRUE(!spec.wheelhouse);
         fixture_done(&f);
 }

@@ -100,6 +100,7 @@ TEST(test_key_parts) {
         CHANGED(s2.max_code_bytes++);
         CHANGED(s2.slice = "other.slice");
         CHANGED(s2.wheelhouse = "/var/lib/mcp-exec/wheels");
+        CHANGED(s2.package_store = "/var/lib/mcp-exec/packages");
         CHANGED(s2.python = "/bin/true");
         /* The same binary rewritten (new mtime, size or inode): another key. */
         write_file(strrchr(launcher, '/') + 1, "a new launcher, longer", 0755);

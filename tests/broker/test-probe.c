@@ -50,6 +50,8 @@ static const char *const good_lines[][2] = {
         { "pid", "2345" },
         { "proc_pids", "2345,2351" },
         { "proc_others", "0" },
+        /* Issue 41: the raw wheelhouse (spec() names none, wheelhouse_spec() does). */
+        { "inaccessible", "denied" },
 };
 #define N_LINES (sizeof good_lines / sizeof good_lines[0])
 
@@ -301,6 +303,31 @@ TEST(test_processes) {
         free(ns);
 }
 
+/* Issue 41: with a wheelhouse, the run must have found it denied
+ * (InaccessiblePaths=): readable, absent (it could appear later, made
+ * while a unit lives), anything else or nothing refuses every run. */
+TEST(test_wheelhouse_denied) {
+        static const char *const bad[] = { "readable", "absent", "other", "-", "", "denied ", NULL };
+        SandboxSpec s = spec();
+        char *report;
+
+        s.wheelhouse = "/var/lib/mcp-exec/wheels";
+        report = report_with(NULL, NULL);
+        expect_pass(report, &s);
+        free(report);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                fprintf(stderr, "   inaccessible=%s\n", bad[i] ?: "(missing)");
+                report = report_with("inaccessible", bad[i]);
+                expect_fail(report, &s, "InaccessiblePaths=/var/lib/mcp-exec/wheels");
+                free(report);
+        }
+        /* Without one (MCP_EXEC_WHEELHOUSE=): nothing to deny. */
+        s.wheelhouse = NULL;
+        report = report_with("inaccessible", "-");
+        expect_pass(report, &s);
+        free(report);
+}
+
 TEST(test_systemd_version) {
         static const struct {
                 const char *in;
@@ -413,6 +440,7 @@ int main(int argc, char *argv[]) {
         ASSERT_EQ_INT(syscall_filter_digest(digest), 0);
         RUN(test_malformed_values_fail_closed);
         RUN(test_good_report_passes);
+        RUN(test_wheelhouse_denied);
         RUN(test_each_check);
         RUN(test_processes);
         RUN(test_systemd_version);

@@ -318,6 +318,8 @@ static const char *const known_names[] = {
         "IPAddressDeny", "IPAddressAllow", "IPAccounting",
         /* systemd >= 257 only (test_private_pids()). */
         "PrivatePIDs",
+        /* With a wheelhouse only (issue 41, check_common() checks that). */
+        "InaccessiblePaths",
 };
 
 static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *s) {
@@ -380,6 +382,13 @@ static void check_common(const Props *ps, const Fixture *fx, const SandboxSpec *
                              s->run_id, s->run_id) > 0);
         expect_prop(ps, "BindPaths", "a(ssbt)", want);
         free(want);
+        /* The raw wheelhouse, whenever one is configured (issue 41). */
+        if (s->wheelhouse) {
+                ASSERT_TRUE(asprintf(&want, "[%s]", s->wheelhouse) > 0);
+                expect_prop(ps, "InaccessiblePaths", "as", want);
+                free(want);
+        } else
+                ASSERT_TRUE(props_get(ps, "InaccessiblePaths") == NULL);
         /* Nothing runs outside the sandbox for it: no ExecStartPre=+ or
          * ExecStopPost=+ helper (known_names would catch one, too). */
         ASSERT_TRUE(props_get(ps, "ExecStartPreEx") == NULL);
@@ -585,8 +594,10 @@ TEST(test_egress_properties) {
 }
 
 /* Issue 23: with packages on, every unit that runs code has the operator's
- * wheelhouse in its launcher's argv, and nothing else changes: no property
- * (runs see it read-only through ProtectSystem=strict). */
+ * package store in its launcher's argv, and nothing else changes: no property
+ * (runs see it read-only through ProtectSystem=strict). Issue 41: the raw
+ * wheelhouse is InaccessiblePaths= for every unit, the probe's included, and
+ * the probe is told to prove it. */
 TEST(test_wheelhouse_properties) {
         static const struct {
                 bool session, egress;
@@ -613,7 +624,7 @@ TEST(test_wheelhouse_properties) {
                 s.preload = units[u].preload;
                 s.mpl_cache = units[u].mpl_cache;
                 build(&fx, &s, &plain);
-                s.wheelhouse = "/srv/wheel house";
+                s.package_store = "/srv/wheel house";
                 build(&fx, &s, &wheels);
                 check_common(&wheels, &fx, &s);
 
@@ -639,16 +650,62 @@ TEST(test_wheelhouse_properties) {
                 props_free(&wheels);
         }
 
-        /* The probe checks the sandbox, not what runs install: no wheelhouse. */
+        /* The probe checks the sandbox, not what runs install: no store. */
         {
                 SandboxSpec s = base_spec();
                 Props probe;
 
                 s.probe = true;
-                s.wheelhouse = "/srv/wheel house";
+                s.package_store = "/srv/wheel house";
                 build(&fx, &s, &probe);
                 expect_prop(&probe, "ExecStart", "a(sasb)", "[(" LAUNCHER ",[" LAUNCHER ",--probe],false)]");
                 props_free(&probe);
+        }
+        fixture_done(&fx);
+}
+
+/* Issue 41: the raw wheelhouse is denied to every unit (a run, a warm unit, a
+ * session, the probe), as one more property and nothing else changed but
+ * the probe's argument to prove it. */
+TEST(test_wheelhouse_denied) {
+        static const struct {
+                bool session, egress, probe;
+        } units[] = { { .session = false }, { .session = true }, { .session = true, .egress = true },
+                      { .probe = true } };
+        Fixture fx;
+
+        ASSERT_EQ_INT(fixture_init(&fx), 0);
+        for (size_t u = 0; u < ELEMENTSOF(units); u++) {
+                SandboxSpec s = base_spec();
+                Props plain, denied;
+
+                s.session = units[u].session;
+                s.egress = units[u].egress;
+                s.probe = units[u].probe;
+                build(&fx, &s, &plain);
+                ASSERT_TRUE(!props_get(&plain, "InaccessiblePaths"));
+                s.wheelhouse = "/srv/raw wheels";
+                build(&fx, &s, &denied);
+                check_common(&denied, &fx, &s);
+                /* No "-": a missing wheelhouse fails the unit, never shows up later. */
+                expect_prop(&denied, "InaccessiblePaths", "as", "[/srv/raw wheels]");
+                ASSERT_EQ_INT((int) denied.n, (int) plain.n + 1);
+                if (s.probe)
+                        expect_prop(&denied, "ExecStart", "a(sasb)",
+                                    "[(" LAUNCHER ",[" LAUNCHER ",--probe,--wheelhouse=/srv/raw wheels],false)]");
+                else
+                        ASSERT_STREQ(props_get(&denied, "ExecStart")->value, props_get(&plain, "ExecStart")->value);
+                for (size_t i = 0; i < plain.n; i++) {
+                        const Prop *p = plain.p + i, *d = props_get(&denied, p->name);
+                        ASSERT_TRUE(d);
+                        if (strcmp(p->name, "ExecStart") == 0 || strstr(p->value, "fd:"))
+                                continue;
+                        if (strcmp(d->value, p->value) != 0)
+                                ASSERT_FAIL_("denying the wheelhouse changes %s: %s, plain %s", p->name, d->value,
+                                             p->value);
+                }
+                props_free(&plain);
+                props_free(&denied);
         }
         fixture_done(&fx);
 }
@@ -743,6 +800,7 @@ int main(void) {
         RUN(test_run_properties);
         RUN(test_egress_properties);
         RUN(test_wheelhouse_properties);
+        RUN(test_wheelhouse_denied);
         RUN(test_probe_properties);
         RUN(test_private_pids);
         RUN(test_errors_propagate);

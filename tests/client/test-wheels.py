@@ -11,15 +11,24 @@ while pip works. Debian's pip (/usr/bin/python3 -m pip), as on the hosts.
 Issue 37: run as `mcp-exec wheels` runs it (python3 -I), a pip/ package
 in the current directory or on PYTHONPATH (and a sitecustomize there)
 never runs, and the real pip does the work; a run without -I is refused;
-pip exiting 0 having fetched nothing is exit 3, the wheelhouse unchanged."""
+pip exiting 0 having fetched nothing is exit 3, the wheelhouse unchanged.
+Issue 41: add, sync and prepare also make the prepared store (index.json,
+verified copies, content-addressed trees) and verify checks it; a refused
+`add` (another spec of a listed project) and a failure injected after each
+step of a transaction (MCP_EXEC_WHEELS_TEST_FAIL_AT) leave the wheelhouse,
+SHA256SUMS, packages.txt and the store byte for byte as they were; a wheel
+with a path out of its tree or a symbolic link is refused."""
 
 import fcntl
 import hashlib
 import http.server
 import importlib.util
+import json
+import zipfile
 import os
 import select
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -38,11 +47,27 @@ if subprocess.run([PY, "-m", "pip", "--version"], capture_output=True).returncod
 top = tempfile.mkdtemp(prefix="test-wheels-")
 idx = os.path.join(top, "index")
 wh = os.path.join(top, "wheels")
+store = os.path.join(top, "packages")
 pkgs = os.path.join(top, "etc", "packages.txt")
 os.mkdir(idx)
 make_wheel_mod.make_wheel(idx, "mxbase", "1.0")
 make_wheel_mod.make_wheel(idx, "mxtop", "2.0", ["mxbase>=1"])
 make_wheel_mod.make_wheel(idx, "mxother", "1.0")
+make_wheel_mod.make_wheel(idx, "mxother", "0.9")
+# Every part of a wheel's layout the store handles: a package, a top-level
+# extension module, a .pth, .data/purelib and .data/scripts, entry points,
+# extras, Requires-Python.
+RICH_DI = "mxrich-3.0.dist-info"
+make_wheel_mod.make_wheel(idx, "mxrich", "3.0", ["mxbase>=1", 'mxother; extra == "cli"'], files={
+    "mxrich/__init__.py": "VALUE = 3\n",
+    "mxrich/cli.py": "def main():\n    print('rich')\n",
+    "_mxrich_native.cpython-311-x86_64-linux-gnu.so": b"\x7fELF not really",
+    "mxrich.pth": "import os\n",
+    "mxrich-3.0.data/purelib/mxrich_extra.py": "X = 1\n",
+    "mxrich-3.0.data/scripts/mxrich-tool": "#!python\nprint('tool')\n",
+    f"{RICH_DI}/entry_points.txt": ("[console_scripts]\nmxrich = mxrich.cli:main\n"
+                                    "[gui_scripts]\nmxrich-gui = mxrich.cli:main\n"),
+})
 
 env = {k: v for k, v in os.environ.items()
        if not k.startswith("PIP_") and k.lower() not in ("http_proxy", "https_proxy", "all_proxy")}
@@ -59,7 +84,8 @@ def check(cond, what):
 
 
 def cmd(*args):
-    return [PY, "-I", SCRIPT, "--config", os.devnull, "--wheelhouse", wh, "--packages-file", pkgs, *args]
+    return [PY, "-I", SCRIPT, "--config", os.devnull, "--wheelhouse", wh, "--store", store, "--packages-file", pkgs,
+            *args]
 
 
 def run(*args, **kw):
@@ -84,7 +110,42 @@ def sha(name):
 
 
 def leftovers():
-    return [e for e in os.listdir(wh) if e.startswith(".")]
+    return [e for e in os.listdir(wh) if e.startswith(".")] + [e for e in os.listdir(store) if e.startswith(".")]
+
+
+def snapshot():
+    """Everything a command may change: the wheelhouse, the store and
+    packages.txt, each path with its type, mode and content."""
+    out = {}
+    for root in (wh, store, os.path.dirname(pkgs)):
+        if not os.path.exists(root):
+            out[root] = None
+            continue
+        for d, dirs, files in os.walk(root):
+            for n in dirs + files:
+                q = os.path.join(d, n)
+                st = os.lstat(q)
+                if os.path.isfile(q) and not os.path.islink(q):
+                    with open(q, "rb") as f:
+                        out[q] = (st.st_mode, hashlib.sha256(f.read()).hexdigest())
+                else:
+                    out[q] = (st.st_mode, None)
+    return out
+
+
+def index():
+    with open(os.path.join(store, "index.json")) as f:
+        return json.load(f)
+
+
+def store_matches_manifest():
+    """index.json lists what SHA256SUMS lists; every copy hashes right, every
+    tree is there, nothing else in wheels/ or trees/."""
+    want = listed()
+    got = {w["file"]: w["sha256"] for w in index()["wheels"]}
+    copies = {f: hashlib.sha256(open(os.path.join(store, "wheels", f), "rb").read()).hexdigest()
+              for f in os.listdir(os.path.join(store, "wheels"))}
+    return got == want and copies == want and sorted(os.listdir(os.path.join(store, "trees"))) == sorted(want.values())
 
 
 TOP, BASE, OTHER = "mxtop-2.0-py3-none-any.whl", "mxbase-1.0-py3-none-any.whl", "mxother-1.0-py3-none-any.whl"
@@ -101,6 +162,24 @@ check(all(oct(os.stat(os.path.join(wh, f)).st_mode & 0o7777) == "0o644" for f in
 with open(pkgs) as f:
     text = f.read()
 check(text.startswith("#") and text.splitlines().count("mxtop") == 1, "packages.txt made with a header, mxtop once")
+
+# --- issue 41: the store holds verified copies, the trees and the index.
+check(store_matches_manifest(), "add: the store's index, copies and trees match SHA256SUMS")
+idx_top = {w["name"]: w for w in index()["wheels"]}
+check(index()["version"] == 1 and index()["python"] == "%d.%d" % sys.version_info[:2],
+      f"index.json: version 1, the interpreter's version: {index()['python']}")
+check(idx_top["mxtop"]["requires_dist"] == ["mxbase>=1"] and idx_top["mxtop"]["top_level"] == ["mxtop"]
+      and idx_top["mxtop"]["tags"] == ["py3-none-any"] and idx_top["mxtop"]["version"] == "2.0",
+      f"index.json: mxtop's entry: {idx_top['mxtop']}")
+tree = os.path.join(store, "trees", listed()[TOP])
+check(os.path.isfile(os.path.join(tree, "mxtop.py")) and os.path.isdir(os.path.join(tree, "mxtop-2.0.dist-info")),
+      "the tree holds the module and its .dist-info at its top")
+modes = {oct(os.stat(os.path.join(d, n)).st_mode & 0o7777) for d, ds, fs in os.walk(store) for n in fs}
+dmodes = {oct(os.stat(os.path.join(d, n)).st_mode & 0o7777) for d, ds, fs in os.walk(store) for n in ds}
+check(modes == {"0o644"} and dmodes == {"0o755"} and oct(os.stat(store).st_mode & 0o7777) == "0o755",
+      f"the store: files 0644, directories 0755: {modes} {dmodes}")
+check(os.stat(os.path.join(store, "wheels", TOP)).st_ino != os.stat(os.path.join(wh, TOP)).st_ino,
+      "the store's wheel is a copy, not a link to the raw file")
 r = run("add", "mxtop")
 check(r.returncode == 0, "add mxtop again succeeds")
 with open(pkgs) as f:
@@ -141,6 +220,102 @@ r = run("add", "nosuchpkg")
 check(r.returncode == 3 and "nosuchpkg" in r.stderr, "a package pip cannot find: exit 3 with pip's output")
 check(manifest() == before_m and open(pkgs).read() == before_p and not leftovers(),
       "refusals leave manifest and packages.txt as they were, no staging left")
+
+# --- issue 41 item 4: a refused add changes nothing. On the old script `add mxother==0.9` after
+# `add mxother` was refused (exit 2) with mxother 0.9 already moved in and in SHA256SUMS.
+before = snapshot()
+r = run("add", "mxother==0.9")
+check(r.returncode == 2 and "already lists mxother" in r.stderr, "add mxother==0.9 after add mxother is refused")
+check(snapshot() == before, "... and the wheelhouse, SHA256SUMS, packages.txt and the store are as they were")
+OLD = "mxother-0.9-py3-none-any.whl"
+check(OLD not in listed() and not os.path.exists(os.path.join(wh, OLD)),
+      "... mxother 0.9 neither listed nor in the wheelhouse")
+
+# --- a failure after each step of a transaction undoes the steps before it.
+RICH = "mxrich-3.0-py3-none-any.whl"
+
+
+def fail_at(step, *args):
+    before = snapshot()
+    r = run(*args, env=dict(env, MCP_EXEC_WHEELS_TEST_FAIL_AT=step))
+    same = snapshot() == before
+    check(r.returncode == 4 and f"MCP_EXEC_WHEELS_TEST_FAIL_AT={step}" in r.stderr and same,
+          f"{args[0]} failed after {step!r}: exit 4, everything as it was (same: {same})")
+
+
+for step in ("download", "wheelhouse", "store-staged", "store", "index", "manifest", "packages"):
+    fail_at(step, "add", "mxrich")
+r = run("add", "mxrich")
+check(r.returncode == 0 and RICH in listed() and store_matches_manifest(), "then add mxrich succeeds")
+rich = {w["name"]: w for w in index()["wheels"]}["mxrich"]
+check(rich["top_level"] == ["_mxrich_native", "mxrich", "mxrich_extra"] and rich["pth"] == ["mxrich.pth"]
+      and rich["console_scripts"] == {"mxrich": "mxrich.cli:main"}
+      and rich["gui_scripts"] == {"mxrich-gui": "mxrich.cli:main"} and rich["scripts"] == [".scripts/mxrich-tool"]
+      and rich["requires_dist"] == ["mxbase>=1", 'mxother; extra == "cli"']
+      and rich["unpacked_bytes"] > 0 and rich["requires_python"] is None,
+      f"index.json: mxrich's modules, .pth, entry points, scripts, requirements: {rich}")
+rtree = os.path.join(store, "trees", rich["sha256"])
+check(os.path.isfile(os.path.join(rtree, "mxrich_extra.py"))
+      and os.path.isfile(os.path.join(rtree, ".scripts", "mxrich-tool"))
+      and not os.path.exists(os.path.join(rtree, "mxrich-3.0.data")),
+      ".data/purelib is merged into the tree's top, .data/scripts kept as .scripts/")
+inode = os.stat(os.path.join(rtree, "mxrich", "__init__.py")).st_ino
+check(run("add", "mxother").returncode == 0 and os.stat(os.path.join(rtree, "mxrich", "__init__.py")).st_ino == inode,
+      "a tree already unpacked is not unpacked again")
+
+with open(pkgs) as f:
+    saved = f.read()
+with open(pkgs, "w") as f:
+    f.write("mxother==0.9\n")
+# (add went through every step; sync's own: replacing the wheelhouse's wheels, then the rest.)
+for step in ("wheelhouse", "store", "manifest"):
+    fail_at(step, "sync")
+with open(pkgs, "w") as f:
+    f.write(saved)
+
+# --- verify checks the store; prepare makes it anew from SHA256SUMS alone.
+check(run("verify").returncode == 0, "verify: wheelhouse and store intact")
+copy = os.path.join(store, "wheels", BASE)
+with open(copy, "ab") as f:
+    f.write(b"x")
+stray = os.path.join(store, "wheels", "stray-1.0-py3-none-any.whl")
+with open(stray, "wb") as f:
+    f.write(b"stray")
+shutil.rmtree(os.path.join(store, "trees", listed()[TOP]))
+r = run("verify")
+check(r.returncode == 1 and f"store: wheels/{BASE}: MISMATCH" in r.stdout
+      and "store: wheels/stray-1.0-py3-none-any.whl: not listed" in r.stdout
+      and f"store: trees/{listed()[TOP]}: MISSING" in r.stdout,
+      "verify: a changed copy, an unlisted file in the store and a missing tree are faults, exit 1")
+os.unlink(copy)
+for step in ("store-staged", "store", "index"):
+    fail_at(step, "prepare")
+r = run("prepare")
+check(r.returncode == 0 and store_matches_manifest() and run("verify").returncode == 0,
+      "prepare: the store made whole again from SHA256SUMS, the stray copy gone")
+shutil.rmtree(store)
+with open(os.path.join(wh, BASE), "ab") as f:
+    f.write(b"x")
+r = run("prepare")
+check(r.returncode == 1 and "SHA256SUMS lists" in r.stderr and not os.path.exists(store),
+      "prepare from a changed raw wheel: exit 1, no store made")
+with open(os.path.join(wh, BASE), "wb") as f:
+    f.write(original)
+check(run("prepare").returncode == 0 and store_matches_manifest(), "prepare once the raw wheel is restored")
+
+# --- a wheel with a path out of its tree, or a symbolic link, never enters the store.
+make_wheel_mod.make_wheel(idx, "mxevil", "1.0", files={"../mxevil.py": "X = 1\n"})
+make_wheel_mod.make_wheel(idx, "mxlink", "1.0")
+with zipfile.ZipFile(os.path.join(idx, "mxlink-1.0-py3-none-any.whl"), "a") as z:
+    zi = zipfile.ZipInfo("mxlink_etc", (2020, 1, 1, 0, 0, 0))
+    zi.external_attr = (stat.S_IFLNK | 0o777) << 16
+    z.writestr(zi, "/etc")
+for bad, why in (("mxevil", "unsafe path"), ("mxlink", "symbolic link")):
+    before = snapshot()
+    r = run("add", bad)
+    check(r.returncode == 4 and why in r.stderr and snapshot() == before
+          and not os.path.exists(os.path.join(top, "mxevil.py")),
+          f"add {bad}: refused ({why}), nothing changed")
 
 # --- sync: packages.txt now lists mxother only; mxtop and mxbase go, after the manifest.
 with open(pkgs, "w") as f:

@@ -7,23 +7,30 @@
 #                            them by PIP_NO_INDEX=1 PIP_FIND_LINKS (no network); checks the
 #                            manifest lists exactly them with their hashes, root's 0755
 #   PKG_WH                   the wheelhouse (WHEELHOUSE_DEFAULT, src/shared/package-spec.h)
+#   PKG_STORE                the prepared store runs install from (PACKAGE_STORE_DEFAULT, issue 41)
 #   PKG_MARK                 what the tampered pkga 1.0 ($HDIR/src/evil/) prints when imported
 #   PKG_WHEELS               the file names the manifest must list
-#   packages_store_up        the package store runs install from (issue 41): `mcp-exec wheels
-#                            prepare` where mcp-exec has it, else the test's stand-in
-#                            (tests/lib/make-store.py) laid out in the wheelhouse, the directory
-#                            the launcher is given; PKG_STORE is where it is
-# The box's own wheelhouse and packages.txt, if it had them, are put back at exit (at_exit).
+#   packages_store_up        the package store runs install from (issue 41, PKG_STORE), made by
+#                            `mcp-exec wheels prepare` from the wheelhouse
+# The box's own wheelhouse, store and packages.txt, if it had them, are put back at exit (at_exit).
 
 PKG_WH=/var/lib/mcp-exec/wheels
+PKG_STORE=/var/lib/mcp-exec/packages
 PKG_LIST=/etc/mcp-exec/packages.txt
 PKG_MARK=mcppkgmarker$RANDOM$RANDOM
 PKG_WHEELS='numpy-99.0-py3-none-any.whl pkga-1.0-py3-none-any.whl pkga-2.0-py3-none-any.whl pkgb-1.0-py3-none-any.whl'
 
 packages_wheelhouse_restore() {
-    rm -rf "$BOXROOT$PKG_WH" "$BOXROOT$PKG_LIST"
+    rm -rf "$BOXROOT$PKG_WH" "$BOXROOT$PKG_LIST" "$BOXROOT$PKG_STORE"
+    # Never missing for long: runs are denied it (InaccessiblePaths=), and a unit whose
+    # inaccessible path is missing does not start (issue 41).
     if [[ -e $HDIR/wheels.saved ]]; then
         mv "$HDIR/wheels.saved" "$BOXROOT$PKG_WH"
+    else
+        mkdir -m 0755 "$BOXROOT$PKG_WH"
+    fi
+    if [[ -e $HDIR/store.saved ]]; then
+        mv "$HDIR/store.saved" "$BOXROOT$PKG_STORE"
     fi
     if [[ -e $HDIR/packages.txt.saved ]]; then
         mv "$HDIR/packages.txt.saved" "$BOXROOT$PKG_LIST"
@@ -41,6 +48,10 @@ packages_wheelhouse_up() {
     bx sh -c 'mcp-exec wheels --help' >/dev/null 2>&1 || fail "mcp-exec has no 'wheels' command"
     if [[ -e $BOXROOT$PKG_WH ]]; then
         mv "$BOXROOT$PKG_WH" "$HDIR/wheels.saved"
+    fi
+    mkdir -m 0755 "$BOXROOT$PKG_WH"
+    if [[ -e $BOXROOT$PKG_STORE ]]; then
+        mv "$BOXROOT$PKG_STORE" "$HDIR/store.saved"
     fi
     if [[ -e $BOXROOT$PKG_LIST ]]; then
         mv "$BOXROOT$PKG_LIST" "$HDIR/packages.txt.saved"
@@ -65,14 +76,7 @@ packages_wheelhouse_up() {
 }
 
 packages_store_up() {
-    if bx mcp-exec wheels --help 2>&1 | grep -qw prepare; then
-        bx mcp-exec wheels prepare >>"$HDIR/wheels.out" 2>&1 ||
-            fail "mcp-exec wheels prepare: $(tail -20 "$HDIR/wheels.out")"
-        PKG_STORE=/var/lib/mcp-exec/packages
-    else
-        "$PY" "$ITEST_DIR/lib/make-store.py" "$BOXROOT$PKG_WH" "$BOXROOT$PKG_WH" >>"$HDIR/wheels.out" 2>&1 ||
-            fail "tests/lib/make-store.py: $(tail -20 "$HDIR/wheels.out")"
-        PKG_STORE=$PKG_WH
-    fi
+    bx mcp-exec wheels prepare >>"$HDIR/wheels.out" 2>&1 ||
+        fail "mcp-exec wheels prepare: $(tail -20 "$HDIR/wheels.out")"
     [[ -f $BOXROOT$PKG_STORE/index.json ]] || fail "no package store at $PKG_STORE"
 }

@@ -66,6 +66,8 @@ static void check_defaults(const Config *c) {
         ASSERT_STREQ(c->auth_tokens_file, "/etc/mcp-exec/tokens");
         ASSERT_STREQ(c->node_id, "");
         ASSERT_STREQ(c->allowed_hosts, "");
+        ASSERT_STREQ(c->wheelhouse, "/var/lib/mcp-exec/wheels");
+        ASSERT_STREQ(c->package_store, "/var/lib/mcp-exec/packages");
 }
 
 TEST(test_config_defaults) {
@@ -466,6 +468,55 @@ TEST(test_config_python) {
         }
 }
 
+/* Issue 41: MCP_EXEC_PACKAGE_STORE, what runs install from, valid as a
+ * wheelhouse is, and apart from the wheelhouse (which runs never see). */
+TEST(test_config_package_store) {
+        static const char *const bad[] = {
+                "MCP_EXEC_PACKAGE_STORE=",                      /* empty: packages are turned off by the wheelhouse */
+                "MCP_EXEC_PACKAGE_STORE=var/lib/p",
+                "MCP_EXEC_PACKAGE_STORE=/tmp/p",
+                "MCP_EXEC_PACKAGE_STORE=/srv/p/",
+                "MCP_EXEC_PACKAGE_STORE=/srv/../tmp",
+                "MCP_EXEC_PACKAGE_STORE=/var/lib/mcp-exec/wheels",      /* the default wheelhouse itself */
+                "MCP_EXEC_PACKAGE_STORE=/var/lib/mcp-exec/wheels/store", /* inside it */
+                "MCP_EXEC_PACKAGE_STORE=/var/lib/mcp-exec",             /* holding it */
+        };
+        Config c = {};
+        char *err = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *const env[] = { (char *) bad[i], NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "MCP_EXEC_PACKAGE_STORE");
+                free(err);
+                err = NULL;
+        }
+        {
+                /* The default store inside another wheelhouse. */
+                char *const env[] = { (char *) "MCP_EXEC_WHEELHOUSE=/var/lib", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), -EINVAL);
+                ASSERT_CONTAINS(err, "may not be or hold the other");
+                free(err);
+                err = NULL;
+        }
+        {
+                char *const env[] = { (char *) "MCP_EXEC_PACKAGE_STORE=/srv/packages",
+                                      (char *) "MCP_EXEC_WHEELHOUSE=/srv/packages-raw", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+                ASSERT_STREQ(c.package_store, "/srv/packages");
+                ASSERT_STREQ(c.wheelhouse, "/srv/packages-raw");
+                config_done(&c);
+        }
+        {
+                /* Packages off: no wheelhouse to keep apart from. */
+                char *const env[] = { (char *) "MCP_EXEC_WHEELHOUSE=", NULL };
+                ASSERT_EQ_INT(config_parse(env, &c, &err), 0);
+                ASSERT_STREQ(c.package_store, "/var/lib/mcp-exec/packages");
+                config_done(&c);
+        }
+        ASSERT_FALSE(config_is_unknown_assignment("MCP_EXEC_PACKAGE_STORE=/srv/p"));
+}
+
 TEST(test_config_first_assignment_wins) {
         /* Like getenv(): the first of several assignments counts, and a bad
          * later duplicate does not matter. */
@@ -712,6 +763,7 @@ int main(void) {
         RUN(test_config_node_id);
         RUN(test_config_allowed_hosts);
         RUN(test_config_python);
+        RUN(test_config_package_store);
         RUN(test_config_first_assignment_wins);
         RUN(test_unknown_assignment);
         RUN(test_resolve_python);

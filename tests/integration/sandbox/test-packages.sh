@@ -16,7 +16,7 @@
 #              (mcp-exec-broker-call --package) bad-request; the code never ran
 #   pip        `pip install pkga` in the code, no network: from the wheelhouse, then imports
 #   read-only  then the same run cannot create, append, rename, mkdir, unlink or chmod in the
-#              wheelhouse; the manifest and the listing are the same after
+#              store (issue 41); its index and the listing are the same after
 #   hash       a wheel overwritten after `wheels add` (other bytes) is refused, naming the hash,
 #              and the code does not run
 #   warm       numpy==99.0 with the pool's preload holding the system's numpy: the result says
@@ -29,6 +29,9 @@
 #              level only: plain pip says "from versions: none"; reported, not asserted)
 #   isolated   `mcp-exec wheels add` typed in a directory holding pip/ and a sitecustomize, with
 #              PYTHONPATH there (issue 37): none of it runs, the real pip fetches
+#   raw (41)   the raw wheelhouse is out of reach (InaccessiblePaths=): a listed wheel replaced by other
+#              bytes after `wheels prepare`, and an unlisted one dropped in by hand, are installed by
+#              neither the code's pip nor its pip pointed at the wheelhouse, and none of it can be read
 #   cost       median of 3 (printed, never asserted), warm pool then no pool: a plain call, one with packages ["pkgb"]
 #              (a fresh install each time), a session call whose packages are installed already
 # Plain pass only: the C code it drives (the front end's argument, errors and report, the broker's
@@ -275,9 +278,10 @@ for bad in '--index-url=http://x' '-rfile' 'pkga @ http://x/pkga.whl' "pkga;pyth
 done
 log "errors: unknown, missing version, options as specs; the broker refuses bad specs (bad-request)"
 
-# --- pip install in the code, offline; then the run tries to write to the wheelhouse --------------
-sum_before=$(sha256sum "$BOXROOT$WH/SHA256SUMS" | cut -d' ' -f1)
-ls_before=$(ls -la --time-style=+%s.%N "$BOXROOT$WH")
+# --- pip install in the code, offline; then the run tries to write to the store it installs from ---
+# (issue 41: the store; the raw wheelhouse it cannot even read, below)
+sum_before=$(sha256sum "$BOXROOT$PKG_STORE/index.json" | cut -d' ' -f1)
+ls_before=$(ls -laR --time-style=+%s.%N "$BOXROOT$PKG_STORE")
 cp1=$(code pip <<EOF
 import os, subprocess, sys
 r = subprocess.run([sys.executable, "-m", "pip", "install", "pkga"], capture_output=True, text=True, timeout=80)
@@ -286,7 +290,7 @@ if r.returncode:
     print(r.stdout[-800:], r.stderr[-800:])
 import pkga
 print("pkga", pkga.VERSION, pkga.__file__.startswith("/tmp/"))
-W = "$WH"
+W = "$PKG_STORE"
 def tryit(what, f):
     try:
         f()
@@ -294,10 +298,10 @@ def tryit(what, f):
     except OSError as e:
         print("BLOCKED", what, e.errno)
 tryit("create", lambda: open(W + "/x.whl", "w").write("x"))
-tryit("append", lambda: open(W + "/SHA256SUMS", "a").write("0" * 64 + "  evil-1.0-py3-none-any.whl\\n"))
-tryit("rename", lambda: os.rename(W + "/pkga-1.0-py3-none-any.whl", W + "/pkga-1.0-py3-none-any.whl.x"))
-tryit("mkdir", lambda: os.mkdir(W + "/d"))
-tryit("unlink", lambda: os.unlink(W + "/pkgb-1.0-py3-none-any.whl"))
+tryit("append", lambda: open(W + "/index.json", "a").write("{}"))
+tryit("rename", lambda: os.rename(W + "/wheels/pkga-1.0-py3-none-any.whl", W + "/wheels/pkga-1.0-py3-none-any.whl.x"))
+tryit("mkdir", lambda: os.mkdir(W + "/wheels/d"))
+tryit("unlink", lambda: os.unlink(W + "/wheels/pkgb-1.0-py3-none-any.whl"))
 tryit("chmod", lambda: os.chmod(W, 0o777))
 print("listed", sorted(os.listdir(W)))
 EOF
@@ -306,11 +310,11 @@ out=$(mcp http "$(ex "$cp1")")
 pcheck "$out" "$OKRUN"' and sc["stdout"].startswith("pip 0\n") and "pkga 2.0 True\n" in sc["stdout"]' \
     "pip install pkga in the code did not work from the wheelhouse"
 log "pip install in the code, offline: $(pget "$out" 'sc["stdout"]' | head -2 | tr '\n' ' ')"
-pcheck "$out" "$OKRUN"' and sc["stdout"].count("BLOCKED ") == 6 and "ESCAPED" not in sc["stdout"] and "SHA256SUMS" in sc["stdout"]' \
-    "a run could write to the wheelhouse, or the probe did nothing"
-[[ $(sha256sum "$BOXROOT$WH/SHA256SUMS" | cut -d' ' -f1) == "$sum_before" && $(ls -la --time-style=+%s.%N "$BOXROOT$WH") == "$ls_before" ]] ||
-    soft "the wheelhouse changed during the run"
-log "read-only: $(pget "$out" 'sc["stdout"]' | grep -c BLOCKED) writes refused, the manifest unchanged"
+pcheck "$out" "$OKRUN"' and sc["stdout"].count("BLOCKED ") == 6 and "ESCAPED" not in sc["stdout"] and "index.json" in sc["stdout"]' \
+    "a run could write to the store, or the probe did nothing"
+[[ $(sha256sum "$BOXROOT$PKG_STORE/index.json" | cut -d' ' -f1) == "$sum_before" && $(ls -laR --time-style=+%s.%N "$BOXROOT$PKG_STORE") == "$ls_before" ]] ||
+    soft "the store changed during the run"
+log "read-only: $(pget "$out" 'sc["stdout"]' | grep -c BLOCKED) writes refused, the index unchanged"
 
 # --- a wheel whose bytes no longer match the manifest ------------------------------------------------
 cp "$BOXROOT$WH/pkga-1.0-py3-none-any.whl" "$HDIR/pkga-1.0.good"
@@ -459,6 +463,60 @@ print(n)')
 plain403=no
 pget "$r2" 'sc["stdout"].split("VV", 1)[0]' | grep -q 403 && plain403=yes
 log "egress: denied: egress $(pget "$r2" 'sc["egress"]["connections"]'); plain pip (http index) shows a 403: $plain403; pip -vv: $(pget "$r2" 'sc["stdout"].split("VV", 1)[1].split("TLS", 1)[0].strip()'); https index: $(pget "$r2" 'sc["stdout"].split("TLS", 1)[1].strip()')"
+
+# === issue 41 item 5 (helper "store"): the raw wheelhouse is out of every run's reach ===============
+# After `mcp-exec wheels prepare` made the store, a listed raw wheel is replaced by other bytes (the
+# tampered pkga 1.0, whose import prints $MARK) and an unlisted wheel (pkgz, the same) is dropped in
+# by hand. The code's pip, with its environment as given or pointed at the wheelhouse itself
+# (--find-links), installs neither, and the code can neither list the wheelhouse nor read a file
+# in it (InaccessiblePaths=). On the old tree both installed and imported.
+packages_add prepare || soft "mcp-exec wheels prepare failed: $(tail -5 "$HDIR/wheels.out")"
+"$PY" -c 'import importlib.util, sys
+s = importlib.util.spec_from_file_location("mw", sys.argv[1]); m = importlib.util.module_from_spec(s)
+s.loader.exec_module(m)
+m.make_wheel(sys.argv[2], "pkgz", "1.0", files={"pkgz.py": "print(\"ran-%s pkgz\")\nVERSION = \"z\"\n" % sys.argv[3]})' \
+    "$ITEST_DIR/lib/make-wheel.py" "$HDIR/unlisted" "$MARK" || fail "cannot build the unlisted wheel"
+cp "$BOXROOT$WH/pkga-1.0-py3-none-any.whl" "$HDIR/pkga-1.0.good41"
+cat "$HDIR/src/evil/pkga-1.0-py3-none-any.whl" >"$BOXROOT$WH/pkga-1.0-py3-none-any.whl"
+install -m 0644 "$HDIR/unlisted/pkgz-1.0-py3-none-any.whl" "$BOXROOT$WH/pkgz-1.0-py3-none-any.whl"
+c41=$(code raw41 <<EOF
+import os, subprocess, sys
+W = "$WH"
+def pip(*a):
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", *a],
+                       capture_output=True, text=True, timeout=80)
+    return r.returncode
+print("pip-unlisted", pip("pkgz"))
+print("pip-replaced", pip("pkga==1.0"))
+print("pip-findlinks", pip("--no-index", "--find-links", W, "pkgz"), pip("--no-index", "--find-links", "file://" + W, "pkga==1.0"))
+for mod in ("pkgz", "pkga"):
+    try:
+        m = __import__(mod)
+        print("imported", mod, m.VERSION)
+    except ImportError:
+        print("absent", mod)
+for what, f in (("list", lambda: os.listdir(W)), ("manifest", lambda: open(W + "/SHA256SUMS").read()),
+                ("replaced", lambda: open(W + "/pkga-1.0-py3-none-any.whl", "rb").read(4)),
+                ("unlisted", lambda: open(W + "/pkgz-1.0-py3-none-any.whl", "rb").read(4))):
+    try:
+        f()
+        print("READ", what)
+    except OSError as e:
+        print("DENIED", what, e.errno)
+EOF
+)
+out=$(mcp http "$(ex "$c41")")
+cat "$HDIR/pkga-1.0.good41" >"$BOXROOT$WH/pkga-1.0-py3-none-any.whl"
+rm -f "$BOXROOT$WH/pkgz-1.0-py3-none-any.whl"
+pcheck "$out" "$OKRUN"' and "'"$MARK"'" not in all and "imported pkgz" not in sc["stdout"] and "pip-unlisted 0" not in sc["stdout"]' \
+    "issue 41: the code's pip installed the unlisted or the replaced raw wheel"
+pcheck "$out" "$OKRUN"' and "pip-findlinks 0 " not in sc["stdout"] and not sc["stdout"].split("pip-findlinks ")[1].split("\n")[0].endswith(" 0")' \
+    "issue 41: the code's pip pointed at the wheelhouse itself installed from it"
+pcheck "$out" "$OKRUN"' and sc["stdout"].count("DENIED ") == 4 and "READ " not in sc["stdout"]' \
+    "issue 41: the code could read the raw wheelhouse"
+log "issue 41: raw wheelhouse: $(pget "$out" 'sc["stdout"]' | tr '\n' ' ' | head -c 400)"
+bx mcp-exec wheels verify >"$HDIR/verify41" 2>&1 || soft "mcp-exec wheels verify after the test: $(tail -5 "$HDIR/verify41")"
+# === end of issue 41 item 5 ===========================================================================
 
 # --- cost (printed, not asserted) ---------------------------------------------------------------------------
 cpass=$(printf 'pass\n' | put pass.py)
