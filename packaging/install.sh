@@ -87,7 +87,11 @@ if [[ $pid1 == systemd && -d /run/systemd/system ]]; then
     systemd-tmpfiles --create mcp-exec.conf
     # The store runs install from, made anew from an existing wheelhouse
     # (an upgrade from a version without one; docs/packages.md).
-    wh=$(sed -n 's/^[[:space:]]*MCP_EXEC_WHEELHOUSE=//p' /etc/mcp-exec/mcp-exec.conf 2>/dev/null | tail -n 1 | tr -d "\"'")
+    # (A fresh install has no mcp-exec.conf yet: no sed of a missing file under pipefail.)
+    wh=
+    if [[ -r /etc/mcp-exec/mcp-exec.conf ]]; then
+        wh=$(sed -n 's/^[[:space:]]*MCP_EXEC_WHEELHOUSE=//p' /etc/mcp-exec/mcp-exec.conf | tail -n 1 | tr -d "\"'")
+    fi
     if [[ -f ${wh:-/var/lib/mcp-exec/wheels}/SHA256SUMS ]]; then
         mcp-exec wheels prepare || echo "mcp-exec wheels prepare failed: packages fail until it succeeds" >&2
     fi

@@ -194,7 +194,7 @@ else
     t0=$SECONDS
     (cd "$TOP" && timeout 250 bash -c "${cmds[0]} --box $fbox --port $fport") \
         >"$HDIR/host.out" 2>"$HDIR/host.err" </dev/null || rc=$?
-    ((rc == 0)) || fail "the first command on this host exited $rc:"$'\n'"$(tail -30 "$HDIR/host.out" "$HDIR/host.err")"
+    ((rc == 0)) || fail "the first command on this host exited $rc:"$'\n'"$(tail -n 30 "$HDIR/host.out" "$HDIR/host.err")"
     grep -q "^PID 1 on this machine is not systemd (it is $(cat /proc/1/comm))" "$HDIR/host.out" ||
         fail "the fallback does not say that PID 1 is not systemd:"$'\n'"$(cat "$HDIR/host.out")"
     log "fallback: exit 0 after $((SECONDS - t0))s, printed: $(tr '\n' '|' <"$HDIR/host.out")"
@@ -291,7 +291,7 @@ rc=0
 t0=$SECONDS
 as_user "timeout 250 ${cmds[0]}" >"$HDIR/install.out" 2>"$HDIR/install.err" </dev/null || rc=$?
 no_network_wanted "$HDIR/install.out" "$HDIR/install.err"
-((rc == 0)) || fail "'${cmds[0]}' exited $rc:"$'\n'"$(tail -30 "$HDIR/install.out" "$HDIR/install.err")"
+((rc == 0)) || fail "'${cmds[0]}' exited $rc:"$'\n'"$(tail -n 30 "$HDIR/install.out" "$HDIR/install.err")"
 grep -qF '{"command": "mcp-exec", "args": ["stdio"]}' "$HDIR/install.out" ||
     fail "install.sh did not print how to connect a client:"$'\n'"$(cat "$HDIR/install.out")"
 log "install.sh: exit 0 after $((SECONDS - t0))s, printed: $(tr '\n' '|' <"$HDIR/install.out")"
@@ -336,7 +336,7 @@ log "a stdio session is open; $stdio_service is active"
 bx findmnt -no PROPAGATION / | grep -q shared || bx mount --make-rshared / || fail "cannot make / a shared mount in the box"
 rc=0
 bx runuser -u "$QSUSER" -- bash -e -c "cd && $http_steps" >"$HDIR/http.out" 2>"$HDIR/http.err" || rc=$?
-((rc == 0)) || fail "the README's HTTP steps exited $rc (with a stdio session open):"$'\n'"$(tail -20 "$HDIR/http.out" "$HDIR/http.err")"
+((rc == 0)) || fail "the README's HTTP steps exited $rc (with a stdio session open):"$'\n'"$(tail -n 20 "$HDIR/http.out" "$HDIR/http.err")"
 grep -qF '"stdout":"42\n"' "$HDIR/http.out" || fail "the README's curl call did not get 42: $(head -c 500 "$HDIR/http.out") $(cat "$HDIR/http.err")"
 bx systemctl is-active -q mcp-exec.socket || fail "mcp-exec.socket is not active after the README's steps"
 [[ $(bx stat -c '%U:%G %a' "$TOKEN") == 'root:root 600' ]] || fail "$TOKEN: $(bx stat -c '%U:%G %a' "$TOKEN" 2>&1)"
@@ -359,7 +359,7 @@ restore_conf() {
 }
 at_exit restore_conf
 bx runuser -u "$QSUSER" -- bash -c "cd && $conf_steps" >"$HDIR/conf.out" 2>"$HDIR/conf.err" ||
-    fail "the README's first configuration failed: $(tail -20 "$HDIR/conf.out" "$HDIR/conf.err")"
+    fail "the README's first configuration failed: $(tail -n 20 "$HDIR/conf.out" "$HDIR/conf.err")"
 grep -qx 'exit 124' "$HDIR/conf.out" ||
     fail "the README's first configuration's run did not exit 124:"$'\n'"$(cat "$HDIR/conf.out" "$HDIR/conf.err")"
 for v in MCP_EXEC_DEFAULT_TIMEOUT_S=10 MCP_EXEC_MEMORY_MAX=512M; do
@@ -397,7 +397,7 @@ rc=0
 t0=$SECONDS
 bx timeout 250 bash -c "cd $SRC && ${cmds[0]}" >"$HDIR/install2.out" 2>"$HDIR/install2.err" </dev/null || rc=$?
 no_network_wanted "$HDIR/install2.out" "$HDIR/install2.err"
-((rc == 0)) || fail "'${cmds[0]}' typed by root without sudo exited $rc:"$'\n'"$(tail -30 "$HDIR/install2.out" "$HDIR/install2.err")"
+((rc == 0)) || fail "'${cmds[0]}' typed by root without sudo exited $rc:"$'\n'"$(tail -n 30 "$HDIR/install2.out" "$HDIR/install2.err")"
 out=$(printf 'print(6*7)\n' | bx mcp-exec run 2>"$HDIR/run.err") && [[ $out == 42 ]] ||
     fail "mcp-exec run after the re-install printed '$out': $(cat "$HDIR/run.err")"
 log "'${cmds[0]}' typed by root without sudo (a re-install): exit 0 after $((SECONDS - t0))s; mcp-exec run: 42"
