@@ -176,10 +176,14 @@ static void on_warm_done(Run *run, const RunResult *res, void *userdata) {
                 warm_free(w);
                 return;
         }
-        if (res->pid1_away) {
-                /* Not the unit's fault: another once PID 1 is back. */
-                log_struct(LOG_INFO, "MESSAGE=Warm unit %s: systemd did not answer its start (re-executing).",
-                           run_unit(run),
+        /* A launcher never exits 0 before it is ready (its own failures are
+         * 125): a unit that ended so, or whose launcher systemd lost, was
+         * ended by systemd re-executing as it started it (PrivatePIDs=, a
+         * hand-over PID 1 did not keep, main-pid.h). As with pid1_away: not
+         * the unit's fault, no failure counted, another once PID 1 is back. */
+        if (res->pid1_away || res->lost_launcher || (!res->error && res->exit_code == 0 && res->signal == 0)) {
+                log_struct(LOG_INFO, "MESSAGE=Warm unit %s: %s (re-executing).", run_unit(run),
+                           res->pid1_away ? "systemd did not answer its start" : "systemd ended it as it started",
                            "MCP_UNIT=%s", run_unit(run),
                            "MCP_POOL=%s", "pid1-away");
                 warm_free(w);
