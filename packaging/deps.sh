@@ -40,6 +40,9 @@ case ${1-} in
     # six for test-launch-packages (a wheel of it shadows the system's): Debian 12 has it
     # through python3-dateutil, 13 no more.
     pkgs+=(python3-six)
+    # Python.h for test-packages' wheel with an extension module (built with gcc for the
+    # interpreter of the box it runs in, 3.11 or 3.13).
+    pkgs+=(python3-dev)
     # The real MCP clients run on Node.js (>= 20; Debian 12's own nodejs is 18,
     # with which those tests say they skip). npm comes with nodesource's build.
     # Debian 13's is 20. --list names them whatever this machine has.

@@ -231,7 +231,8 @@ def read_manifest(w):
         with open(os.path.join(w, MANIFEST), "rb") as f:
             data = f.read(16 << 20)
     except OSError as e:
-        raise Refused("the wheelhouse has no manifest %s: %s" % (MANIFEST, e.strerror))
+        raise Refused("the package store has no %s and no manifest %s (%s): the operator makes it with "
+                      "`mcp-exec wheels prepare`" % (INDEX, MANIFEST, e.strerror))
     for line in data.decode("utf-8", "replace").splitlines():
         m = re.fullmatch(r"([0-9a-f]{64}) [ *]([^/\s]+\.whl)", line)
         if m:

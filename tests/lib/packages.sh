@@ -57,7 +57,9 @@ packages_wheelhouse_up() {
         mv "$BOXROOT$PKG_LIST" "$HDIR/packages.txt.saved"
     fi
     at_exit packages_wheelhouse_restore
-    "$PY" "$ITEST_DIR/lib/make-wheels.py" "$HDIR/src" "$PKG_MARK" || fail "cannot build the test wheels"
+    # With the box's interpreter: the extension module's wheel is for its Python (a release
+    # root's may not be this host's).
+    bx python3 "$ITEST_DIR/lib/make-wheels.py" "$BDIR/src" "$PKG_MARK" || fail "cannot build the test wheels"
     chmod -R a+rX "$HDIR/src"
     # packages.txt holds one spec a project: the older pkga comes through a list of its own.
     packages_add add pkgb numpy==99.0 || fail "mcp-exec wheels add pkgb numpy==99.0: $(tail -20 "$HDIR/wheels.out")"

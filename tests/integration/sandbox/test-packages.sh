@@ -500,18 +500,20 @@ for what, f in (("list", lambda: os.listdir(W)), ("manifest", lambda: open(W + "
         print("DENIED", what, e.errno)
 EOF
 )
-out=$(mcp http "$(ex "$c41")")
+for mode in http stdio; do
+    out=$(mcp "$mode" "$(ex "$c41")")
+    pcheck "$out" "$OKRUN"' and "'"$MARK"'" not in all and "imported pkgz" not in sc["stdout"] and "pip-unlisted 0" not in sc["stdout"]' \
+        "issue 41 ($mode): the code's pip installed the unlisted or the replaced raw wheel"
+    # (pkga 1.0 itself may install: the code's pip finds the store's verified copy, PIP_FIND_LINKS,
+    # and then finds it installed; that its replaced bytes never ran is the check above.)
+    pcheck "$out" "$OKRUN"' and "pip-findlinks 0 " not in sc["stdout"] and "imported pkga 1.0" in sc["stdout"]' \
+        "issue 41 ($mode): the code's pip pointed at the wheelhouse itself installed from it"
+    pcheck "$out" "$OKRUN"' and sc["stdout"].count("DENIED ") == 4 and "READ " not in sc["stdout"]' \
+        "issue 41 ($mode): the code could read the raw wheelhouse"
+    log "issue 41 ($mode): raw wheelhouse: $(pget "$out" 'sc["stdout"]' | tr '\n' ' ' | head -c 400)"
+done
 cat "$HDIR/pkga-1.0.good41" >"$BOXROOT$WH/pkga-1.0-py3-none-any.whl"
 rm -f "$BOXROOT$WH/pkgz-1.0-py3-none-any.whl"
-pcheck "$out" "$OKRUN"' and "'"$MARK"'" not in all and "imported pkgz" not in sc["stdout"] and "pip-unlisted 0" not in sc["stdout"]' \
-    "issue 41: the code's pip installed the unlisted or the replaced raw wheel"
-# (pkga 1.0 itself may install: the code's pip finds the store's verified copy, PIP_FIND_LINKS,
-# and then finds it installed; that its replaced bytes never ran is the check above.)
-pcheck "$out" "$OKRUN"' and "pip-findlinks 0 " not in sc["stdout"] and "imported pkga 1.0" in sc["stdout"]' \
-    "issue 41: the code's pip pointed at the wheelhouse itself installed from it"
-pcheck "$out" "$OKRUN"' and sc["stdout"].count("DENIED ") == 4 and "READ " not in sc["stdout"]' \
-    "issue 41: the code could read the raw wheelhouse"
-log "issue 41: raw wheelhouse: $(pget "$out" 'sc["stdout"]' | tr '\n' ' ' | head -c 400)"
 bx mcp-exec wheels verify >"$HDIR/verify41" 2>&1 || soft "mcp-exec wheels verify after the test: $(tail -5 "$HDIR/verify41")"
 # === end of issue 41 item 5 ===========================================================================
 
