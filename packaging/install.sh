@@ -143,7 +143,13 @@ fi
 
 # A box of this machine's root, whatever a test pass on another release exported: the build is
 # this machine's.
-MCP_EXEC_BOX_ROOT= MCP_EXEC_BOX_HOST_NETNS=1 "$boxcmd" up "$box"
+# Once more if it does not come up: on a loaded machine a box's boot has failed once in a while
+# (tests/run does the same for its boxes).
+if ! MCP_EXEC_BOX_ROOT= MCP_EXEC_BOX_HOST_NETNS=1 "$boxcmd" up "$box"; then
+    echo "The box '$box' did not come up; once more."
+    "$boxcmd" down "$box" >/dev/null 2>&1 || true
+    MCP_EXEC_BOX_ROOT= MCP_EXEC_BOX_HOST_NETNS=1 "$boxcmd" up "$box"
+fi
 tests/box/install-build "$box" build-release
 root=$("$boxcmd" root "$box")
 install -m0600 "$token" "$root$token"
