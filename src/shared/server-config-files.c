@@ -7,36 +7,18 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "server-config-internal.h"
 #include "strv.h"
 #include "util.h"
 
 /* Names of servers.d looked at, of which the first SERVERS_MAX are read. */
 #define SERVERS_LISTED_MAX (16 * SERVERS_MAX)
-
-/* "PATH:LINE: why", or "PATH: why" for line 0 (the whole file). */
-static int fail_at(char **ret_error, const char *path, unsigned line, const char *fmt, ...) _printf_(4, 5);
-static int fail_at(char **ret_error, const char *path, unsigned line, const char *fmt, ...) {
-        _cleanup_free_ char *msg = NULL;
-        va_list ap;
-        int r;
-
-        if (!ret_error)
-                return -EINVAL;
-        va_start(ap, fmt);
-        r = vasprintf(&msg, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                return -ENOMEM;
-        r = line > 0 ? asprintf(ret_error, "%s:%u: %s", path, line, msg) : asprintf(ret_error, "%s: %s", path, msg);
-        return r < 0 ? -ENOMEM : -EINVAL;
-}
 
 /* ---- files ---- */
 
@@ -93,7 +75,7 @@ static int load_at(int dir_fd, const char *dir, const char *name, ServerConfig *
         if (asprintf(&file, "%s.conf", name) < 0 || asprintf(&path, "%s/%s", dir, file) < 0)
                 return -ENOMEM;
         if (!server_name_is_valid(name))
-                return fail_at(ret_error, path, 0,
+                return server_config_fail_at(ret_error, path, 0,
                                "'%s' is not a server name (1 to %d of a-z, 0-9 and _, starting with a letter); "
                                "not read",
                                name, SERVER_NAME_MAX);
@@ -101,9 +83,10 @@ static int load_at(int dir_fd, const char *dir, const char *name, ServerConfig *
         if (r == -ENOMEM)
                 return r;
         if (r == -EINVAL || r == -EPERM || r == -EFBIG)
-                return fail_at(ret_error, path, 0, "%s; not read", reason) == -ENOMEM ? -ENOMEM : r;
+                return server_config_fail_at(ret_error, path, 0, "%s; not read", reason) == -ENOMEM ? -ENOMEM : r;
         if (r < 0)
-                return fail_at(ret_error, path, 0, "%s: %s", reason, strerror(-r)) == -ENOMEM ? -ENOMEM : r;
+                return server_config_fail_at(ret_error, path, 0, "%s: %s", reason, strerror(-r)) == -ENOMEM ?
+                       -ENOMEM : r;
         return server_config_parse(name, path, text, len, ret, ret_error);
 }
 
@@ -117,7 +100,8 @@ int server_config_load(const char *dir, const char *name, ServerConfig **ret, ch
         dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir_fd < 0) {
                 int e = errno;
-                return fail_at(ret_error, dir, 0, "cannot be opened: %s", strerror(e)) == -ENOMEM ? -ENOMEM : -e;
+                return server_config_fail_at(ret_error, dir, 0, "cannot be opened: %s", strerror(e)) == -ENOMEM ?
+                       -ENOMEM : -e;
         }
         return load_at(dir_fd, dir, name, ret, ret_error);
 }
@@ -180,8 +164,9 @@ int server_configs_load(const char *dir, ServerConfigs *ret) {
                 ServerConfig *c = NULL;
 
                 if (i >= SERVERS_MAX) {
-                        r = fail_at(&error, dir, 0, "more than %d servers: %s.conf and those after it are not read",
-                                    SERVERS_MAX, names[i]);
+                        r = server_config_fail_at(&error, dir, 0,
+                                                  "more than %d servers: %s.conf and those after it are not read",
+                                                  SERVERS_MAX, names[i]);
                         r = r == -ENOMEM ? r : strv_extend_n(&s.errors, error, strlen(error));
                         break;
                 }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "egress-policy.h"
+#include "server-config-internal.h"
 #include "parse-util.h"
 #include "strv.h"
 #include "utf8.h"
@@ -38,9 +39,7 @@ static int why(char **ret_why, const char *fmt, ...) {
         return *ret_why ? -EINVAL : -ENOMEM;
 }
 
-/* "PATH:LINE: why", or "PATH: why" for line 0 (the whole file). */
-static int fail_at(char **ret_error, const char *path, unsigned line, const char *fmt, ...) _printf_(4, 5);
-static int fail_at(char **ret_error, const char *path, unsigned line, const char *fmt, ...) {
+int server_config_fail_at(char **ret_error, const char *path, unsigned line, const char *fmt, ...) {
         _cleanup_free_ char *msg = NULL;
         va_list ap;
         int r;
@@ -730,11 +729,11 @@ int server_config_parse(const char *name, const char *path, const char *text, si
         assert(ret);
 
         if (!server_name_is_valid(name))
-                return fail_at(ret_error, path, 0,
+                return server_config_fail_at(ret_error, path, 0,
                                       "'%s' is not a server name (1 to %d of a-z, 0-9 and _, starting with a letter)",
                                       name ?: "", SERVER_NAME_MAX);
         if (len > SERVER_FILE_MAX)
-                return fail_at(ret_error, path, 0, "larger than %d bytes", SERVER_FILE_MAX);
+                return server_config_fail_at(ret_error, path, 0, "larger than %d bytes", SERVER_FILE_MAX);
         r = config_new(name, &c);
         if (r < 0)
                 return r;
@@ -744,19 +743,19 @@ int server_config_parse(const char *name, const char *path, const char *text, si
 
                 line++;
                 if (n > SERVER_LINE_MAX)
-                        return fail_at(ret_error, path, line, "longer than %d bytes", SERVER_LINE_MAX);
+                        return server_config_fail_at(ret_error, path, line, "longer than %d bytes", SERVER_LINE_MAX);
                 if (!utf8_is_valid(text + pos, n) || memchr(text + pos, 0, n))
-                        return fail_at(ret_error, path, line, "not UTF-8 text");
+                        return server_config_fail_at(ret_error, path, line, "not UTF-8 text");
                 r = parse_line(c, seen, text + pos, n, line, &reason);
                 if (r == -EINVAL)
-                        return fail_at(ret_error, path, line, "%s", reason);
+                        return server_config_fail_at(ret_error, path, line, "%s", reason);
                 if (r < 0)
                         return r;
                 pos += n + 1;
         }
         r = check_whole(c, seen, &line, &reason);
         if (r == -EINVAL)
-                return fail_at(ret_error, path, line, "%s", reason);
+                return server_config_fail_at(ret_error, path, line, "%s", reason);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);
