@@ -922,6 +922,22 @@ def cmd_list(wh, opts):
     return EXIT_OK
 
 
+def hash_fault(path, listed, label):
+    """1 after printing LABEL: MISSING or MISMATCH when PATH (never a
+    symbolic link) is not there or its sha256 is not LISTED, else 0."""
+    try:
+        if os.path.islink(path):
+            raise OSError(errno.ELOOP, "a symbolic link")
+        got = sha256(path)
+    except OSError as e:
+        print(f"{label}: MISSING ({e.strerror})")
+        return 1
+    if got != listed:
+        print(f"{label}: MISMATCH (listed {listed}, is {got})")
+        return 1
+    return 0
+
+
 def verify_store(store, entries):
     """The store against the manifest: index.json lists exactly the listed
     wheels with their hashes, every copy hashes right, every tree is there,
@@ -950,18 +966,7 @@ def verify_store(store, entries):
                   "(`mcp-exec wheels prepare` makes them agree)")
             bad += 1
     for f, h in sorted(indexed.items()):
-        p = store.join("wheels", f)
-        try:
-            if os.path.islink(p):
-                raise OSError(errno.ELOOP, "a symbolic link")
-            got = sha256(p)
-        except OSError as e:
-            print(f"store: wheels/{f}: MISSING ({e.strerror})")
-            bad += 1
-            continue
-        if got != h:
-            print(f"store: wheels/{f}: MISMATCH (listed {h}, is {got})")
-            bad += 1
+        bad += hash_fault(store.join("wheels", f), h, f"store: wheels/{f}")
         t = store.join("trees", h)
         if not os.path.isdir(t) or os.path.islink(t):
             print(f"store: trees/{h}: MISSING")
@@ -978,18 +983,7 @@ def cmd_verify(wh, store, opts):
         raise Failure(EXIT_MISMATCH, f"{wh.join(MANIFEST)}: no such file")
     bad = 0
     for f, h in sorted(entries.items()):
-        p = wh.join(f)
-        try:
-            if os.path.islink(p):
-                raise OSError(errno.ELOOP, "a symbolic link")
-            got = sha256(p)
-        except OSError as e:
-            print(f"{f}: MISSING ({e.strerror})")
-            bad += 1
-            continue
-        if got != h:
-            print(f"{f}: MISMATCH (listed {h}, is {got})")
-            bad += 1
+        bad += hash_fault(wh.join(f), h, f)
     for f in wh.wheel_files():
         if f not in entries:
             print(f"{f}: not listed (never installed)")
