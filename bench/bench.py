@@ -894,12 +894,7 @@ def packages_setup():
     r = subprocess.run(["mcp-exec", "wheels", "add"] + want, env=env, capture_output=True, text=True)
     if r.returncode:
         sys.exit("mcp-exec wheels add failed: %s" % (r.stdout + r.stderr)[-1500:])
-    # The store (issue 41): `mcp-exec wheels add` makes it where mcp-exec has
-    # `wheels prepare`; before that, bench/run copies the tests' stand-in.
-    stand_in = "/srv/bench/make-store.py"
-    if "prepare" not in subprocess.run(["mcp-exec", "wheels", "--help"], capture_output=True, text=True).stdout \
-            and os.path.exists(stand_in):
-        subprocess.run([PY, stand_in, "/var/lib/mcp-exec/wheels", "/var/lib/mcp-exec/wheels"], check=True)
+    # (`mcp-exec wheels add` makes the package store too, issue 41.)
     subprocess.run(["systemctl", "stop", "mcp-exec.service", "mcp-exec-broker.service"])
     return ext
 
