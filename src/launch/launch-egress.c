@@ -204,27 +204,66 @@ int launch_egress_check(int listener, const char **ret_reason) {
         return 0;
 }
 
-void launch_egress_accept(int *listener, int *feed) {
-        assert(listener);
-        assert(feed);
+void launch_egress_done(LaunchEgress *e) {
+        if (!e)
+                return;
+        e->pending = safe_close(e->pending);
+        e->listener = safe_close(e->listener);
+        e->feed = safe_close(e->feed);
+}
 
-        for (unsigned i = 0; *listener >= 0 && i < ACCEPT_PER_WAKEUP; i++) {
-                _cleanup_close_ int conn = accept4(*listener, NULL, NULL, SOCK_CLOEXEC);
+struct pollfd launch_egress_pollfd(const LaunchEgress *e) {
+        assert(e);
 
-                if (conn < 0) {
-                        if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
-                                return;
-                        break;          /* EMFILE and worse: stop accepting */
-                }
-                /* The feed is non-blocking: an egressd that does not read
-                 * ends the run's network, it never stalls the launcher. Our
-                 * copy of conn goes at the end of this iteration: egressd
-                 * serves it alone. */
-                if (*feed < 0 || launch_send_fds(*feed, EGRESS_FEED_MSG, &conn, 1) < 0)
-                        break;
-                if (i + 1 == ACCEPT_PER_WAKEUP)
-                        return;         /* the rest wait in the backlog for the next wakeup */
+        if (e->feed < 0 || e->listener < 0)
+                return (struct pollfd) { .fd = -1 };
+        if (e->pending >= 0)
+                return (struct pollfd) { .fd = e->feed, .events = POLLOUT };
+        return (struct pollfd) { .fd = e->listener, .events = POLLIN };
+}
+
+/* 1 passed (our copy closed: egressd serves it alone), 0 the feed is full
+ * (*conn kept), -errno the feed is broken. */
+static int pass_on(int feed, int *conn) {
+        int r = launch_send_fds(feed, EGRESS_FEED_MSG, conn, 1);
+
+        if (r == -EAGAIN || r == -ENOBUFS)
+                return 0;
+        if (r < 0)
+                return r;
+        *conn = safe_close(*conn);
+        return 1;
+}
+
+/* 0: done for now (the rest wait in the backlog, or for the feed to drain),
+ * -errno: the feed or the listener is broken. */
+static int dispatch(LaunchEgress *e) {
+        int r;
+
+        if (e->pending >= 0) {
+                r = pass_on(e->feed, &e->pending);
+                if (r <= 0)
+                        return r;
         }
-        *listener = safe_close(*listener);
-        *feed = safe_close(*feed);
+        for (unsigned i = 0; i < ACCEPT_PER_WAKEUP; i++) {
+                _cleanup_close_ int conn = accept4(e->listener, NULL, NULL, SOCK_CLOEXEC);
+
+                if (conn < 0)   /* EMFILE and worse: stop accepting */
+                        return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
+                r = pass_on(e->feed, &conn);
+                if (r < 0)
+                        return r;
+                if (r == 0) {
+                        e->pending = TAKE_FD(conn);
+                        return 0;
+                }
+        }
+        return 0;
+}
+
+void launch_egress_dispatch(LaunchEgress *e) {
+        assert(e);
+
+        if (e->feed >= 0 && e->listener >= 0 && dispatch(e) < 0)
+                launch_egress_done(e);
 }

@@ -9,6 +9,7 @@
  * interpreter may connect() but never bind() nor listen(): a seccomp filter
  * it gets before exec. */
 
+#include <poll.h>
 #include <stdbool.h>
 
 #include "launch-common.h"
@@ -28,11 +29,32 @@ int launch_egress_seccomp(void);
  * -errno with *ret_reason set to a static text. */
 int launch_egress_check(int listener, const char **ret_reason);
 
-/* Accepts what is pending on *listener (at most a bounded number now) and
- * passes each connection over feed as one EGRESS_FEED_MSG packet with its
- * fd. A broken feed closes *listener (and *feed): nothing is accepted any
- * more, connect() then fails with ECONNREFUSED. */
-void launch_egress_accept(int *listener, int *feed);
+/* A run's (or a session's) side of its network: the listener, the feed to
+ * egressd, and the one connection a full feed could not take yet. A feed is
+ * non-blocking: an egressd that is slow for a moment (a loaded machine, a
+ * sanitizer build) only makes the run's connections wait in the backlog
+ * while we wait for the feed to drain; a broken feed ends the network. */
+typedef struct LaunchEgress {
+        int listener;   /* ours, in the run's namespace; -EBADF: none */
+        int feed;       /* to egressd; -EBADF: none yet (a session's comes after "ready") */
+        int pending;    /* accepted, not yet passed on: -EBADF or one connection */
+} LaunchEgress;
+
+#define LAUNCH_EGRESS_NULL { .listener = -EBADF, .feed = -EBADF, .pending = -EBADF }
+
+/* Closes all three: what is still in the backlog is refused. NULL is fine. */
+void launch_egress_done(LaunchEgress *e);
+
+/* What to poll for now: the feed's POLLOUT while a connection is pending,
+ * else the listener's POLLIN; fd -1 (poll ignores it) without a feed. */
+struct pollfd launch_egress_pollfd(const LaunchEgress *e);
+
+/* After that pollfd woke: passes the pending connection, then accepts what
+ * waits (at most a bounded number now) and passes each over the feed as one
+ * EGRESS_FEED_MSG packet with its fd. A feed that is full keeps the
+ * connection pending; a broken one closes everything: nothing is accepted
+ * any more, connect() then fails with ECONNREFUSED. */
+void launch_egress_dispatch(LaunchEgress *e);
 
 /* The proxy variables of an egress run's interpreter, NULL-terminated. */
 extern const char *const launch_egress_env[];

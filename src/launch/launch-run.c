@@ -276,9 +276,8 @@ static int run_hand_over(const LaunchArgs *a, int sock, int fds[static 3], int *
  * exit_watch_release(), then the caller reaps it), or else what
  * waitpid() says (*ret_reaped true); a program that never exits is stopped
  * by the unit's RuntimeMaxSec=, before any STATUS went out. An egress run's
- * connections go to egressd as they come (*listener, *feed: -EBADF when
- * none). */
-static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_images, int *listener, int *feed,
+ * connections go to egressd as they come (*egress: all -EBADF when none). */
+static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_images, LaunchEgress *egress,
                          bool *ret_reaped) {
         _cleanup_close_ int pidfd = -EBADF;
         int status;
@@ -293,7 +292,7 @@ static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_i
                 struct pollfd p[] = {
                         { .fd = pidfd, .events = POLLIN },
                         { .fd = *sock, .events = POLLIN },
-                        { .fd = *listener, .events = POLLIN },
+                        launch_egress_pollfd(egress),
                         { .fd = exit_watch_fd(), .events = POLLIN },
                 };
 
@@ -306,7 +305,7 @@ static int run_wait_exit(pid_t pid, int *sock, FigureInbox *figs, uint64_t max_i
                 if (p[1].revents)
                         said_done = read_interpreter(figs, sock, max_images, UINT_MAX) > 0;
                 if (p[2].revents)
-                        launch_egress_accept(listener, feed);
+                        launch_egress_dispatch(egress);
                 if (p[3].revents && exit_watch_status() >= 0)
                         break;
         }
@@ -367,7 +366,8 @@ int launch_run(const LaunchArgs *a) {
         _cleanup_json_ json_object *run = NULL;
         static FigureInbox figs;
         int fds[PACKET_MAX_FDS] = { [0 ... PACKET_MAX_FDS - 1] = -EBADF };
-        _cleanup_close_ int listener = -EBADF, feed = -EBADF, tools = -EBADF;
+        _cleanup_(launch_egress_done) LaunchEgress egress = LAUNCH_EGRESS_NULL;
+        _cleanup_close_ int tools = -EBADF;
         _cleanup_free_ char *preloaded = NULL;
         ResultWriter w = { .fd = -EBADF, .limits = LAUNCH_LIMITS_DEFAULT };
         uint64_t t0 = 0, t1;
@@ -381,8 +381,8 @@ int launch_run(const LaunchArgs *a) {
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return launch_fail("socketpair", errno);
         /* Before the interpreter exists, so that it never holds it. */
-        if (a->egress && (listener = launch_egress_listen()) < 0)
-                return launch_fail("listening for the egress proxy on " EGRESS_LISTEN_ADDR, listener);
+        if (a->egress && (egress.listener = launch_egress_listen()) < 0)
+                return launch_fail("listening for the egress proxy on " EGRESS_LISTEN_ADDR, egress.listener);
         launch_seed_mpl_cache(a);
         pid = launch_spawn_interpreter(a, sp[1], false);
         if (pid < 0)
@@ -400,7 +400,7 @@ int launch_run(const LaunchArgs *a) {
         if (a->egress) {
                 const char *reason = NULL;
                 /* Fail closed: the unit is ended before it says ready. */
-                r = launch_egress_check(listener, &reason);
+                r = launch_egress_check(egress.listener, &reason);
                 if (r < 0) {
                         (void) kill(pid, SIGKILL);
                         return launch_fail(reason, r);
@@ -409,7 +409,7 @@ int launch_run(const LaunchArgs *a) {
         r = run_ready(sp[0], pid, &preloaded);
         if (r != 0)
                 return r;
-        r = run_receive(a, fds, &w, &feed, &tools, &run);
+        r = run_receive(a, fds, &w, &egress.feed, &tools, &run);
         if (r != 0 || !run)
                 return r;
         r = run_packages(a, run, preloaded, &w, sp, &pid);
@@ -421,10 +421,9 @@ int launch_run(const LaunchArgs *a) {
         if (r != 0)
                 return r;
 
-        status = run_wait_exit(pid, &sp[0], &figs, w.limits.max_images, &listener, &feed, &reaped);
+        status = run_wait_exit(pid, &sp[0], &figs, w.limits.max_images, &egress, &reaped);
         /* Nothing more is taken: what is still in the backlog is refused. */
-        listener = safe_close(listener);
-        feed = safe_close(feed);
+        launch_egress_done(&egress);
         t1 = now_usec();
         /* What it sent before it exited (a bounded read: a child it forked
          * may hold the socket and keep sending). */

@@ -40,8 +40,8 @@ typedef struct LaunchSession {
         bool gone;
         /* --egress: our listener, and the feed once the broker sent it
          * ({"op":"egress"} + 1 fd); connections wait in the backlog until
-         * then. -EBADF: none. */
-        int listener, feed;
+         * then (launch-egress.h). All -EBADF: none. */
+        LaunchEgress egress;
         /* Packages (launch-packages.h): the specs installed so far, and
          * whether any code ran (then nothing may be shadowed any more: the
          * interpreter may have imported the old version). */
@@ -55,8 +55,8 @@ static int take_feed(LaunchSession *s, json_object *msg, int fds[], size_t n_fds
 
         if (!streq_ptr(json_get_string(msg, "op"), "egress"))
                 return 0;
-        if (s->args->egress && s->feed < 0 && n_fds == 1 && fd_nonblock(fds[0], true) >= 0)
-                s->feed = TAKE_FD(fds[0]);
+        if (s->args->egress && s->egress.feed < 0 && n_fds == 1 && fd_nonblock(fds[0], true) >= 0)
+                s->egress.feed = TAKE_FD(fds[0]);
         return 1;
 }
 
@@ -78,11 +78,6 @@ static int take_tools(LaunchSession *s, json_object *msg, int fds[], size_t n_fd
         return 1;
 }
 
-/* The listener, polled only once there is a feed to pass connections on. */
-static int listener_to_poll(const LaunchSession *s) {
-        return s->feed >= 0 ? s->listener : -EBADF;
-}
-
 /* One call in the session, from the broker's "run" to our "done". */
 typedef struct LaunchCall {
         ResultWriter w;
@@ -95,6 +90,7 @@ typedef struct LaunchCall {
 
 static void launch_session_done(LaunchSession *s) {
         s->specs = strv_free(s->specs);
+        launch_egress_done(&s->egress);
 }
 
 static void launch_session_reap(LaunchSession *s) {
@@ -190,7 +186,7 @@ static void wait_call(LaunchSession *s, LaunchCall *c) {
                         { .fd = s->child, .events = POLLIN },
                         { .fd = s->pidfd, .events = POLLIN },
                         { .fd = CONTROL_FD, .events = POLLIN },
-                        { .fd = listener_to_poll(s), .events = POLLIN },
+                        launch_egress_pollfd(&s->egress),
                 };
                 uint64_t now = now_usec();
                 int r, timeout_ms;
@@ -216,7 +212,7 @@ static void wait_call(LaunchSession *s, LaunchCall *c) {
                 if (r <= 0)
                         continue;
                 if (p[3].revents)
-                        launch_egress_accept(&s->listener, &s->feed);
+                        launch_egress_dispatch(&s->egress);
                 if (p[0].revents) {
                         r = read_child(s, c);
                         if (r == 1)
@@ -397,7 +393,7 @@ static int serve(LaunchSession *s) {
                 struct pollfd p[] = {
                         { .fd = CONTROL_FD, .events = POLLIN },
                         { .fd = s->pidfd, .events = POLLIN },
-                        { .fd = listener_to_poll(s), .events = POLLIN },
+                        launch_egress_pollfd(&s->egress),
                 };
                 int fds[PACKET_MAX_FDS] = { [0 ... PACKET_MAX_FDS - 1] = -EBADF };
                 size_t n_fds = 0;
@@ -410,7 +406,7 @@ static int serve(LaunchSession *s) {
                 }
                 /* Between calls a background thread may still connect. */
                 if (p[2].revents)
-                        launch_egress_accept(&s->listener, &s->feed);
+                        launch_egress_dispatch(&s->egress);
                 if (p[1].revents) {
                         /* Died between calls: a thread's os._exit(), the OOM killer. */
                         launch_session_reap(s);
@@ -450,7 +446,7 @@ int launch_session(const LaunchArgs *a) {
         _cleanup_close_ int pidfd = -EBADF;
         /* The listener and the feed live as long as the session: the
          * launcher exits when this returns, and they go with it. */
-        _cleanup_(launch_session_done) LaunchSession s = { .args = a, .listener = -EBADF, .feed = -EBADF };
+        _cleanup_(launch_session_done) LaunchSession s = { .args = a, .egress = LAUNCH_EGRESS_NULL };
         int r;
 
         assert(a);
@@ -459,8 +455,8 @@ int launch_session(const LaunchArgs *a) {
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return launch_fail("socketpair", errno);
         /* Before the interpreter exists, so that it never holds it. */
-        if (a->egress && (s.listener = launch_egress_listen()) < 0)
-                return launch_fail("listening for the egress proxy", s.listener);
+        if (a->egress && (s.egress.listener = launch_egress_listen()) < 0)
+                return launch_fail("listening for the egress proxy", s.egress.listener);
         launch_seed_mpl_cache(a);
         s.pid = launch_spawn_interpreter(a, sp[1], true);
         if (s.pid < 0)
@@ -484,7 +480,7 @@ int launch_session(const LaunchArgs *a) {
         if (a->egress) {
                 const char *reason = NULL;
                 /* Fail closed, before the broker hears we are ready. */
-                r = launch_egress_check(s.listener, &reason);
+                r = launch_egress_check(s.egress.listener, &reason);
                 if (r < 0) {
                         launch_session_kill(&s);
                         return launch_fail(reason, r);

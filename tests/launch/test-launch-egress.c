@@ -101,17 +101,59 @@ static int recv_conn(int feed) {
         return fd;
 }
 
+/* A feed that is full for a while (egressd slow on a loaded machine) keeps
+ * the network: the connection waits, then goes once the feed drains. */
+static void full_feed(LaunchEgress *e, int peer) {
+        enum { N = 40 };
+        int conns[N], got = 0, one = 1;
+        struct sockaddr_in sa = proxy_addr(EGRESS_LISTEN_PORT);
+        struct pollfd p;
+
+        /* The smallest send buffer: a few packets fill it. */
+        ASSERT_EQ_INT(setsockopt(e->feed, SOL_SOCKET, SO_SNDBUF, &one, sizeof one), 0);
+        for (int i = 0; i < N; i++) {
+                conns[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                ASSERT_TRUE(conns[i] >= 0);
+                ASSERT_EQ_INT(connect(conns[i], (struct sockaddr *) &sa, sizeof sa), 0);
+        }
+        /* Nobody reads the feed: the accepting stops with one connection
+         * pending, and what is polled is the feed's room. */
+        for (int i = 0; i < N && e->pending < 0; i++)
+                launch_egress_dispatch(e);
+        ASSERT_TRUE(e->listener >= 0 && e->feed >= 0 && e->pending >= 0);
+        p = launch_egress_pollfd(e);
+        ASSERT_EQ_INT(p.fd, e->feed);
+        ASSERT_EQ_INT(p.events, POLLOUT);
+        ASSERT_EQ_INT(poll(&p, 1, 0), 0);
+        /* egressd reads again: every connection arrives. */
+        while (got < N) {
+                int conn = recv_conn(peer);
+
+                ASSERT_TRUE(conn >= 0);
+                close(conn);
+                got++;
+                p = launch_egress_pollfd(e);
+                if (poll(&p, 1, 0) > 0)
+                        launch_egress_dispatch(e);
+                ASSERT_TRUE(e->listener >= 0 && e->feed >= 0);
+        }
+        ASSERT_TRUE(e->pending < 0);
+        for (int i = 0; i < N; i++)
+                close(conns[i]);
+}
+
 static void in_netns(void) {
         const char *reason = NULL;
-        int listener, feed[2], status, conn, second;
+        LaunchEgress e = LAUNCH_EGRESS_NULL;
+        int feed[2], status, conn, second;
         char buf[8] = {};
         struct sockaddr_in sa = proxy_addr(8080);
         pid_t pid;
 
-        listener = launch_egress_listen();
-        ASSERT_TRUE(listener >= 0);
+        e.listener = launch_egress_listen();
+        ASSERT_TRUE(e.listener >= 0);
         /* The one listener: the self-check passes. */
-        ASSERT_EQ_INT(launch_egress_check(listener, &reason), 0);
+        ASSERT_EQ_INT(launch_egress_check(e.listener, &reason), 0);
         /* No second listener on the port (no SO_REUSEPORT). */
         ASSERT_EQ_INT(launch_egress_listen(), -EADDRINUSE);
 
@@ -126,8 +168,12 @@ static void in_netns(void) {
 
         /* The child connected and wrote before it exited: its connection
          * is in the backlog, and goes over the feed. */
-        launch_egress_accept(&listener, &feed[0]);
-        ASSERT_TRUE(listener >= 0 && feed[0] >= 0);
+        /* No feed yet (a session's comes after "ready"): nothing to poll. */
+        ASSERT_EQ_INT(launch_egress_pollfd(&e).fd, -1);
+        e.feed = feed[0];
+        ASSERT_EQ_INT(launch_egress_pollfd(&e).fd, e.listener);
+        launch_egress_dispatch(&e);
+        ASSERT_TRUE(e.listener >= 0 && e.feed >= 0 && e.pending < 0);
         conn = recv_conn(feed[1]);
         ASSERT_TRUE(conn >= 0);
         ASSERT_EQ_INT((int) read(conn, buf, 5), 5);
@@ -140,19 +186,22 @@ static void in_netns(void) {
         ASSERT_TRUE(second >= 0);
         ASSERT_EQ_INT(bind(second, (struct sockaddr *) &sa, sizeof sa), 0);
         ASSERT_EQ_INT(listen(second, 1), 0);
-        ASSERT_TRUE(launch_egress_check(listener, &reason) < 0);
+        ASSERT_TRUE(launch_egress_check(e.listener, &reason) < 0);
         ASSERT_CONTAINS(reason, "exactly one TCP listener");
         close(second);
-        ASSERT_EQ_INT(launch_egress_check(listener, &reason), 0);
+        ASSERT_EQ_INT(launch_egress_check(e.listener, &reason), 0);
+
+        full_feed(&e, feed[1]);
 
         /* A broken feed stops the accepting: the listener goes. */
         close(feed[1]);
         conn = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sa = proxy_addr(EGRESS_LISTEN_PORT);
         ASSERT_EQ_INT(connect(conn, (struct sockaddr *) &sa, sizeof sa), 0);
-        launch_egress_accept(&listener, &feed[0]);
-        ASSERT_TRUE(listener < 0 && feed[0] < 0);
+        launch_egress_dispatch(&e);
+        ASSERT_TRUE(e.listener < 0 && e.feed < 0 && e.pending < 0);
         close(conn);
+        launch_egress_done(&e);
 }
 
 TEST(test_egress_netns) {
