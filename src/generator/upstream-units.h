@@ -31,6 +31,12 @@
 /* Where the gateway connects (tools-proto.h): NAME.sock there. */
 #define UPSTREAM_SOCKET_DIR TOOLS_UPSTREAM_DIR
 #define UPSTREAM_TOOLS_GROUP "mcp-exec-tools"
+/* NETWORK=egress:POLICY: the ExecStartPre=+ that asks egressd for the
+ * instance's run (mcp-exec-upstream-feed) and the names of the two
+ * descriptors it leaves in the unit's fd store for ExecStart=. */
+#define UPSTREAM_FEED_HELPER LIBEXECDIR "/mcp-exec-upstream-feed"
+#define UPSTREAM_FDNAME_CONTROL "egress-control"
+#define UPSTREAM_FDNAME_FEED "egress-feed"
 /* What a URL server's units start (src/upstream-http). */
 #define UPSTREAM_HTTP_BRIDGE LIBEXECDIR "/mcp-exec-upstream-http"
 
