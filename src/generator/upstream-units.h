@@ -10,7 +10,9 @@
  *                                     Accept=yes, root:mcp-exec-tools 0660
  *   mcp-exec-upstream-NAME@.service   one instance per connection, its stdin and
  *                                     stdout the connection: a hardened dynamic
- *                                     user, no network unless NETWORK=host
+ *                                     user, no network unless NETWORK=host, or
+ *                                     egress:POLICY (only lo, out through
+ *                                     egressd: mcp-exec-upstream-feed, -exec)
  *   sockets.target.wants/mcp-exec-upstream-NAME.socket
  *
  * Every value from the file goes into the units quoted and escaped for unit
