@@ -231,14 +231,21 @@ static int reap(pid_t pid) {
         return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-/* Passes connections on until the server ends; a signal to us goes to it. */
+/* Passes connections on until the server ends; a signal to us goes to it.
+ * A feed that ends (egressd stopped or restarted) ends the instance too:
+ * a long-lived server would stay without network, and the gateway's next
+ * connection gets a new instance with a new feed. */
 static int supervise(LaunchEgress *eg, pid_t pid, int sfd) {
         for (;;) {
-                struct pollfd p[2] = { launch_egress_pollfd(eg), { .fd = sfd, .events = POLLIN } };
+                struct pollfd p[3] = {
+                        launch_egress_pollfd(eg),
+                        { .fd = sfd, .events = POLLIN },
+                        { .fd = eg->feed },     /* POLLHUP, POLLERR */
+                };
                 struct signalfd_siginfo si;
                 int status;
 
-                if (poll(p, 2, -1) < 0) {
+                if (poll(p, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         (void) kill(pid, SIGKILL);
@@ -246,6 +253,10 @@ static int supervise(LaunchEgress *eg, pid_t pid, int sfd) {
                 }
                 if (p[0].revents)
                         launch_egress_dispatch(eg);
+                if (eg->feed < 0 || (p[2].revents & (POLLHUP | POLLERR))) {
+                        (void) kill(pid, SIGKILL);
+                        return fail("the egress feed ended (mcp-exec-egressd stopped?); the instance ends with it");
+                }
                 if (!(p[1].revents & POLLIN) || read(sfd, &si, sizeof si) != (ssize_t) sizeof si)
                         continue;
                 if (si.ssi_signo != SIGCHLD)

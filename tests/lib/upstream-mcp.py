@@ -27,6 +27,7 @@ reason on a failed check)
                               uid:4242 gets narrow; fetch works through a run
   no-start NAME               a connection to NAME's socket ends (EOF) without an answer:
                               its instance did not start
+  feed-end NAME               egressd stopped under a live instance of NAME: the instance ends
   egress-down                 (egressd cannot start) a new instance of fetch does not start, and
                               the call through the gateway fails naming NETWORK=egress and the journal
 """
@@ -422,6 +423,23 @@ def check_egress_down():
     print("egressd down: the call fails: %s" % text[:300])
 
 
+def check_feed_end(name):
+    """egressd stopped under a live instance: its feed ends, and so does the instance (the
+    connection's EOF), rather than a server left without network."""
+    c, unit = held_instance(name)
+    systemctl("stop", "mcp-exec-egress.service")
+    c.s.settimeout(15)
+    try:
+        line = c.f.readline()
+    except ConnectionResetError:
+        line = b""
+    except TimeoutError:
+        die("%s still runs 15 s after egressd stopped" % unit)
+    if line:
+        die("%s answered after egressd stopped: %r" % (unit, line[:200]))
+    print("egressd stopped: %s ended with its feed" % unit)
+
+
 def check_no_start(name):
     c = Conn(name)
     c.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -452,6 +470,8 @@ def main():
         check_egress_gateway()
     elif what == "egress-down":
         check_egress_down()
+    elif what == "feed-end":
+        check_feed_end(name)
     elif what == "no-start":
         check_no_start(name)
     elif what == "argv-env":

@@ -202,6 +202,11 @@ print(json.dumps(n, sort_keys=True))' <<<"$jl")
 grep -qF "$ECANARY" <<<"$jl" && fail "the body of an upstream's POST is in the journal"
 log "egressd's journal: per connection of fetch's instances $got, no payload"
 egress_assert_no_crash
+# egressd stopped under a live instance: the instance ends with its feed (the journal says why).
+out=$(bx "$PY" "$MCP" feed-end fetch 2>&1) || fail "$out"
+wait_for 10 found eval "journal_since '$cursor' -o cat | grep -F 'the egress feed ended'" ||
+    fail "the journal does not say why the instance ended: $(journal_since "$cursor" -o cat | tail -5)"
+log "$out"
 # Fail closed: egressd cannot start (a bad value in a drop-in only it reads), so a new instance gets
 # no network and does not start; the code's call fails, naming why.
 broken=/etc/systemd/system/mcp-exec-egress.service.d/51-mcp-test-broken.conf
