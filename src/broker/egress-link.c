@@ -220,6 +220,9 @@ int egress_link_start(sd_event *e, const EgressLinkRequest *req, egress_link_rea
                        JB_INT("max_connections", (int64_t) MIN(req->max_connections, (uint64_t) INT64_MAX)),
                        JB_INT("max_bytes", (int64_t) MIN(req->max_bytes, (uint64_t) INT64_MAX)),
                        JB_END);
+        if (r >= 0 && req->upstream && (json_add_string(msg, "upstream", req->upstream) < 0 ||
+                                        json_add_string(msg, "instance", req->instance ?: "") < 0))
+                r = -ENOMEM;
         if (r < 0)
                 return r;
         r = packet_send(l->fd, msg, NULL, 0);
@@ -243,6 +246,15 @@ int egress_link_take_feed(EgressLink *l) {
         assert(l);
 
         return l->feed >= 0 ? TAKE_FD(l->feed) : -EBADF;
+}
+
+int egress_link_take_control(EgressLink *l) {
+        assert(l);
+
+        if (!l->ready || l->fd < 0)
+                return -EBADF;
+        l->io = sd_event_source_disable_unref(l->io);
+        return TAKE_FD(l->fd);
 }
 
 int egress_counts_to_json(const EgressCounts *c, json_object **ret) {

@@ -43,6 +43,9 @@ typedef struct EgressLinkRequest {
         uint64_t max_connections, max_bytes;
         uint64_t timeout_usec;          /* for the feed */
         EgressCounts *totals;           /* optional: every report is added here too */
+        /* An upstream server's instance (mcp-exec-upstream-feed), not a
+         * run: its server's name and unit instance; NULL for a run. */
+        const char *upstream, *instance;
 } EgressLinkRequest;
 
 int egress_link_start(sd_event *e, const EgressLinkRequest *req, egress_link_ready_t ready, void *userdata,
@@ -51,6 +54,10 @@ int egress_link_start(sd_event *e, const EgressLinkRequest *req, egress_link_rea
 bool egress_link_is_ready(const EgressLink *l);
 /* The feed, once: the caller owns it. -EBADF if there is none (any more). */
 int egress_link_take_feed(EgressLink *l);
+/* The control connection, once the feed is there: the caller owns it (and
+ * the run lasts as long as it is open); the link reads nothing more. -EBADF
+ * if there is none. */
+int egress_link_take_control(EgressLink *l);
 
 /* Reads the reports queued now, then {"policy","connections":{verdict:n},
  * "bytes_up","bytes_down"}: all of the link's life, or since the last

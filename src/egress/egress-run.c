@@ -25,13 +25,18 @@
 
 EgressRun *egress_run_free(EgressRun *r) {
         EgressServer *s;
+        unsigned n_cut = 0;
 
         if (!r)
                 return NULL;
         s = r->server;
         /* The run is over: cut its connections at once, each still logged. */
-        while (r->conns)
+        while (r->conns) {
                 egress_conn_end(r->conns);
+                n_cut++;
+        }
+        if (r->started && r->upstream[0])
+                log_info("Upstream %s, instance %s: ended, %u connections cut.", r->upstream, r->instance, n_cut);
         if (r->n_refused > 1 || r->n_bad_handovers > 0)
                 log_struct(LOG_WARNING,
                            "MESSAGE=Run %.12s: %" PRIu64 " connections closed at once over its cap, %" PRIu64
@@ -46,6 +51,10 @@ EgressRun *egress_run_free(EgressRun *r) {
         safe_close(r->feed_fd);
         LIST_REMOVE(runs, s->runs, r);
         s->n_runs--;
+        if (r->started && r->upstream[0])
+                s->n_upstreams--;
+        else if (r->started)
+                s->n_broker_runs--;
         free(r);
         egress_server_update_idle(s);
         return NULL;
@@ -82,7 +91,7 @@ static void conn_report(EgressRun *r, EgressVerdict v, const char *host, uint16_
         r->ended[v]++;
         r->bytes_up += bytes_up;
         r->bytes_down += bytes_down;
-        if (r->control_fd < 0 || r->ending ||
+        if (r->control_fd < 0 || r->ending || r->upstream[0] ||
             json_build(&j,
                        JB_STR("event", "conn"),
                        JB_STR("verdict", egress_verdict_to_string(v)),
@@ -115,7 +124,10 @@ void egress_run_conn_ended(EgressRun *r, EgressVerdict v, const char *host, uint
                    "EGRESS_VERDICT=%s", verdict,
                    "EGRESS_BYTES_UP=%" PRIu64, bytes_up,
                    "EGRESS_BYTES_DOWN=%" PRIu64, bytes_down,
-                   "EGRESS_CUT=%s", cut ? "byte-cap" : "no");
+                   "EGRESS_CUT=%s", cut ? "byte-cap" : "no",
+                   /* An upstream instance's entries name it too; a run's end here. */
+                   r->upstream[0] ? "MCP_UPSTREAM=%s" : NULL, r->upstream,
+                   "MCP_UPSTREAM_INSTANCE=%s", r->instance);
         conn_report(r, v, host, port, bytes_up, bytes_down);
 }
 
@@ -270,12 +282,44 @@ static bool valid_run_id(const char *id) {
         return true;
 }
 
+static bool valid_word(const char *s, size_t max, const char *alphabet) {
+        size_t n = s ? strlen(s) : 0;
+
+        return n > 0 && n <= max && strspn(s, alphabet) == n;
+}
+
+/* "upstream" and "instance" of an upstream instance's run packet (both or
+ * neither), and room for it among the runs of its kind. NULL, or why not. */
+static const char *run_kind(EgressRun *r, json_object *msg) {
+        const char *up = json_get_string(msg, "upstream"), *inst = json_get_string(msg, "instance");
+        EgressServer *s = r->server;
+
+        if (!up && !inst) {
+                if (s->n_broker_runs >= s->runs_max)
+                        return "too many runs at once";
+                s->n_broker_runs++;
+                return NULL;
+        }
+        if (!valid_word(up, EGRESS_UPSTREAM_NAME_MAX, "abcdefghijklmnopqrstuvwxyz0123456789_") ||
+            !(up[0] >= 'a' && up[0] <= 'z') ||
+            !valid_word(inst, EGRESS_UPSTREAM_INSTANCE_MAX,
+                        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:_.\\-"))
+                return "expected an upstream server's name and its unit's instance";
+        if (s->n_upstreams >= EGRESS_UPSTREAMS_MAX)
+                return "too many upstream server instances with egress at once";
+        strcpy(r->upstream, up);
+        strcpy(r->instance, inst);
+        s->n_upstreams++;
+        return NULL;
+}
+
 static int run_start(EgressRun *r, json_object *msg) {
         _cleanup_json_ json_object *reply = NULL;
         _cleanup_close_pair_ int pair[2] = { -EBADF, -EBADF };
         const EgressConfig *cfg = &r->server->config;
         const char *id = json_get_string(msg, "run_id"), *policy = json_get_string(msg, "policy");
         int64_t maxc = json_get_int64(msg, "max_connections", 0), maxb = json_get_int64(msg, "max_bytes", 0);
+        const char *why;
         int k;
 
         assert(r);
@@ -287,6 +331,11 @@ static int run_start(EgressRun *r, json_object *msg) {
         r->policy = policy ? egress_config_find(cfg, policy) : NULL;
         if (!r->policy)
                 return send_error(r, "no such egress policy in mcp-exec-egressd's configuration");
+        why = run_kind(r, msg);
+        if (why)
+                return send_error(r, why);
+        /* Counted from here: egress_run_free() gives the slot back. */
+        r->started = true;
         /* The broker may only lower the configured caps; 0 or none: the configured. */
         r->max_connections = maxc > 0 ? MIN((uint64_t) maxc, cfg->max_connections) : cfg->max_connections;
         r->max_bytes = maxb > 0 ? MIN((uint64_t) maxb, cfg->max_bytes) : cfg->max_bytes;
@@ -302,10 +351,13 @@ static int run_start(EgressRun *r, json_object *msg) {
         k = packet_send(r->control_fd, reply, &pair[1], 1);
         if (k < 0)
                 return log_warning_errno(k, "Cannot hand run %.12s its feed: %m", r->run_id);
-        r->started = true;
         r->timer = sd_event_source_disable_unref(r->timer);
-        log_debug("Run %.12s: policy %s, at most %" PRIu64 " connections and %" PRIu64 " bytes.", r->run_id,
-                  r->policy->name, r->max_connections, r->max_bytes);
+        if (r->upstream[0])
+                log_info("Upstream %s, instance %s: policy %s, at most %" PRIu64 " connections and %" PRIu64
+                         " bytes.", r->upstream, r->instance, r->policy->name, r->max_connections, r->max_bytes);
+        else
+                log_debug("Run %.12s: policy %s, at most %" PRIu64 " connections and %" PRIu64 " bytes.",
+                          r->run_id, r->policy->name, r->max_connections, r->max_bytes);
         return 0;
 }
 

@@ -23,6 +23,13 @@ struct EgressRun {
         sd_event_source *control_io, *feed_io, *timer;
         bool started;                   /* {"op":"run"} taken, feed sent */
         char run_id[33];
+        /* An upstream server's instance (NETWORK=egress:POLICY, asked for by
+         * mcp-exec-upstream-feed): its server and unit instance, journaled
+         * instead of a run; "" for a broker's run. Nobody reads "conn"
+         * reports on its control connection (it waits in the instance's
+         * file descriptor store): none are sent. */
+        char upstream[EGRESS_UPSTREAM_NAME_MAX + 1];
+        char instance[EGRESS_UPSTREAM_INSTANCE_MAX + 1];
         const EgressPolicy *policy;     /* in server->config */
         uint64_t max_connections, max_bytes;
         /* Connections open now, counted from the moment egressd takes them

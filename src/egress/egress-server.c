@@ -23,8 +23,10 @@ static int on_accept(sd_event_source *es, int fd, uint32_t revents, void *userda
         r = daemon_accept_root(fd, UID_INVALID, NULL, NULL, &cfd, &pid, &uid);
         if (r <= 0)
                 return 0;
-        if (s->n_runs >= s->runs_max) {
-                log_warning("%u runs at once already; a control connection is closed.", s->n_runs);
+        /* Who it is (a run, an upstream instance) its first packet says:
+         * each has its own cap there (egress-run.c). */
+        if (s->n_runs >= s->runs_max + EGRESS_UPSTREAMS_MAX) {
+                log_warning("%u control connections at once already; one more is closed.", s->n_runs);
                 return 0;
         }
         r = egress_run_new(s, TAKE_FD(cfd));

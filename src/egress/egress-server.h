@@ -19,6 +19,11 @@
  * many more: a run's control connection may still be closing in our queue
  * when the broker's next one arrives. */
 #define EGRESS_RUNS_SLACK 8U
+/* Upstream servers' instances with NETWORK=egress:POLICY at once, beside
+ * the broker's runs (their own share: neither takes the other's): the
+ * gateway holds at most 256 upstream connections, one instance each
+ * (TOOLS_UPSTREAMS_MAX), so all of them fit. */
+#define EGRESS_UPSTREAMS_MAX 256U
 /* Client connections at once, all runs together. Each holds at most
  * EGRESS_TLS_PEEK_MAX + 16 KiB of buffers plus its struct (~33 KiB), so
  * 1024 stay near 34 MiB, under the unit's MemoryMax=64M with room for the
@@ -26,7 +31,9 @@
  * charged to the unit's cgroup too. A run's max_connections is per run. */
 #define EGRESS_CONNS_MAX 1024U
 
-/* The descriptor budget (issue 37): egressd never holds more than
+/* The descriptor budget (issue 37): with runs_max the broker's runs and
+ * EGRESS_UPSTREAMS_MAX upstream instances together (egress_server_new()
+ * takes the former; what it accepts is both), egressd never holds more than
  *   EGRESS_FDS_FIXED + runs_max * EGRESS_FDS_PER_RUN
  *     + EGRESS_FDS_PER_CONN * MIN(runs_max * max_connections, EGRESS_CONNS_MAX)
  * because a run's connections count against its cap from the moment they
@@ -52,10 +59,12 @@ typedef struct EgressServer {
         int listen_fd;
         bool socket_activated;
         uint64_t idle_usec;             /* 0: never exit */
-        uint64_t runs_max;              /* control connections at once; more are closed */
+        uint64_t runs_max;              /* the broker's runs at once; more are refused */
         sd_event_source *listen_io, *idle_timer;
         LIST_HEAD(EgressRun, runs);
-        unsigned n_runs;
+        unsigned n_runs;                /* control connections: runs, upstreams, not yet either */
+        unsigned n_broker_runs;         /* started runs of the broker's */
+        unsigned n_upstreams;           /* started runs of upstream instances */
         unsigned n_conns;               /* client connections, all runs */
 } EgressServer;
 

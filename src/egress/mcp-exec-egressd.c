@@ -98,7 +98,8 @@ static int setup_budget(const EgressConfig *egress, uint64_t *ret_runs_max) {
                 return log_error_errno(r, "Bad configuration: %s", error ?: "invalid");
         runs_max = c.max_concurrent + c.max_sessions + EGRESS_RUNS_SLACK;
         config_done(&c);
-        need = egress_fd_budget(runs_max, egress->max_connections);
+        /* Upstream instances (NETWORK=egress:POLICY) have their own share. */
+        need = egress_fd_budget(runs_max + EGRESS_UPSTREAMS_MAX, egress->max_connections);
 
         if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
                 return log_error_errno(errno, "Cannot read the open-file limit: %m");
@@ -111,10 +112,12 @@ static int setup_budget(const EgressConfig *egress, uint64_t *ret_runs_max) {
                 return log_error_errno(
                         EMFILE,
                         "Up to %" PRIu64 " runs (MCP_EXEC_MAX_CONCURRENT + MCP_EXEC_MAX_SESSIONS + %u) "
-                        "with %" PRIu64 " connections each (MCP_EXEC_EGRESS_MAX_CONNECTIONS) need %" PRIu64
+                        "and %u upstream instances with %" PRIu64
+                        " connections each (MCP_EXEC_EGRESS_MAX_CONNECTIONS) need %" PRIu64
                         " descriptors, above the open-file limit %" PRIu64 ": refusing to start. Lower "
                         "them, or raise LimitNOFILE= of mcp-exec-egress.service.",
-                        runs_max, EGRESS_RUNS_SLACK, egress->max_connections, need, (uint64_t) rl.rlim_cur);
+                        runs_max, EGRESS_RUNS_SLACK, EGRESS_UPSTREAMS_MAX, egress->max_connections, need,
+                        (uint64_t) rl.rlim_cur);
         log_debug("Up to %" PRIu64 " runs, %" PRIu64 " descriptors of %" PRIu64 ".", runs_max, need,
                   (uint64_t) rl.rlim_cur);
         *ret_runs_max = runs_max;

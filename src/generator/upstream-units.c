@@ -106,12 +106,14 @@ int upstream_socket_unit(const ServerConfig *c, const char *source_dir, char **r
  * into environment variables first. */
 static int write_exec_start(FILE *f, const ServerConfig *c, const char *wrapper) {
         fputs("ExecStart=", f);
-        if (c->n_credential_env > 0) {
+        if (c->n_credential_env > 0 || c->network == SERVER_NETWORK_EGRESS) {
                 _cleanup_free_ char *w = unit_quote_exec_word(wrapper);
 
                 if (!w)
                         return -ENOMEM;
                 fputs(w, f);
+                if (c->network == SERVER_NETWORK_EGRESS)
+                        fputs(" \"--egress\"", f);
                 for (size_t i = 0; i < c->n_credential_env; i++) {
                         _cleanup_free_ char *pair = NULL, *q = NULL;
 
@@ -243,6 +245,27 @@ static void write_http_network(FILE *f, const ServerConfig *c) {
                       f);
 }
 
+/* NETWORK=egress:POLICY (docs/upstream-servers.md): the instance's own
+ * namespace with only lo, as a run's; root's ExecStartPre=+ asks egressd
+ * for the instance's run and leaves its control connection and feed in the
+ * fd store, where ExecStart= (the wrapper, --egress) finds the feed and
+ * systemd closes both when the unit ends. NotifyAccess=exec: only our two
+ * processes may store, not the server. IPAddressAllow=localhost: the
+ * server's connections to the wrapper's 127.0.0.1:3128. A policy name and
+ * a server name are [a-z0-9_] (server-config.c): nothing to quote. */
+static void write_egress_network(FILE *f, const ServerConfig *c) {
+        fprintf(f,
+                "# NETWORK=egress:%s: only lo; out only through mcp-exec-egressd.\n"
+                "ExecStartPre=+" UPSTREAM_FEED_HELPER " %s %s %%i\n"
+                "FileDescriptorStoreMax=2\n"
+                "NotifyAccess=exec\n"
+                "PrivateNetwork=yes\n"
+                "IPAddressDeny=any\n"
+                "IPAddressAllow=localhost\n"
+                "RestrictAddressFamilies=AF_UNIX AF_INET\n",
+                c->egress_policy, c->egress_policy, c->name);
+}
+
 static void write_hardening(FILE *f, const ServerConfig *c) {
         fprintf(f,
                 "# As the project's own services (mcp-exec-egress.service): a dynamic user,\n"
@@ -286,6 +309,8 @@ static void write_hardening(FILE *f, const ServerConfig *c) {
                 fputs("# NETWORK=host\n"
                       "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n",
                       f);
+        else if (c->network == SERVER_NETWORK_EGRESS)
+                write_egress_network(f, c);
         else
                 fputs("# NETWORK=none (the default)\n"
                       "PrivateNetwork=yes\n"
@@ -317,13 +342,27 @@ int upstream_service_unit(const ServerConfig *c, const char *source_dir, const c
                 "SourcePath=%s/%s.conf\n"
                 "# A failed instance is not kept: every connection makes one.\n"
                 "CollectMode=inactive-or-failed\n"
+                "%s"
                 "\n"
                 "[Service]\n"
-                "# The connection is the server's stdio; EOF on stdin ends it.\n"
-                "StandardInput=socket\n"
-                "StandardOutput=socket\n"
+                "%s"
                 "StandardError=journal\n",
-                source_dir, c->name, c->name, source_dir, c->name);
+                source_dir, c->name, c->name, source_dir, c->name,
+                c->network == SERVER_NETWORK_EGRESS ? "# NETWORK=egress: its feed comes from mcp-exec-egressd.\n"
+                                                      "Requires=mcp-exec-egress.socket\n"
+                                                      "After=mcp-exec-egress.socket\n"
+                                                    : "",
+                /* systemd passes no descriptor (the fd store's) to a
+                 * process whose stdio is the socket. */
+                c->network == SERVER_NETWORK_EGRESS
+                        ? "# The connection is passed as a descriptor (LISTEN_FDS, beside the fd\n"
+                          "# store's, which systemd passes only so): the wrapper makes it the server's\n"
+                          "# stdin and stdout. EOF on stdin ends it.\n"
+                          "StandardInput=null\n"
+                          "StandardOutput=journal\n"
+                        : "# The connection is the server's stdio; EOF on stdin ends it.\n"
+                          "StandardInput=socket\n"
+                          "StandardOutput=socket\n");
         r = c->url ? write_exec_start_http(f, c) : write_exec_start(f, c, wrapper);
         if (r >= 0)
                 r = write_environment(f, c);

@@ -10,7 +10,9 @@
  *                                     Accept=yes, root:mcp-exec-tools 0660
  *   mcp-exec-upstream-NAME@.service   one instance per connection, its stdin and
  *                                     stdout the connection: a hardened dynamic
- *                                     user, no network unless NETWORK=host
+ *                                     user, no network unless NETWORK=host, or
+ *                                     egress:POLICY (only lo, out through
+ *                                     egressd: mcp-exec-upstream-feed, -exec)
  *   sockets.target.wants/mcp-exec-upstream-NAME.socket
  *
  * Every value from the file goes into the units quoted and escaped for unit
@@ -31,6 +33,12 @@
 /* Where the gateway connects (tools-proto.h): NAME.sock there. */
 #define UPSTREAM_SOCKET_DIR TOOLS_UPSTREAM_DIR
 #define UPSTREAM_TOOLS_GROUP "mcp-exec-tools"
+/* NETWORK=egress:POLICY: the ExecStartPre=+ that asks egressd for the
+ * instance's run (mcp-exec-upstream-feed) and the names of the two
+ * descriptors it leaves in the unit's fd store for ExecStart=. */
+#define UPSTREAM_FEED_HELPER LIBEXECDIR "/mcp-exec-upstream-feed"
+#define UPSTREAM_FDNAME_CONTROL "egress-control"
+#define UPSTREAM_FDNAME_FEED "egress-feed"
 /* What a URL server's units start (src/upstream-http). */
 #define UPSTREAM_HTTP_BRIDGE LIBEXECDIR "/mcp-exec-upstream-http"
 

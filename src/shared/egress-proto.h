@@ -25,6 +25,15 @@
  *                         its result counts the ones cut at its end too
  *                         (issue 37); then egressd forgets the run.
  *
+ *    An upstream server's instance with NETWORK=egress:POLICY (servers.d,
+ *    docs/upstream-servers.md) is a run too: mcp-exec-upstream-feed (root,
+ *    its unit's ExecStartPre=+) adds "upstream":"NAME" (the server) and
+ *    "instance":"…" (the unit's instance) to the run packet, and keeps the
+ *    control connection in the unit's file descriptor store, so the run
+ *    lasts exactly as long as the instance. No "conn" reports go to it
+ *    (nobody reads them); the journal has each connection, with
+ *    MCP_UPSTREAM= and MCP_UPSTREAM_INSTANCE= instead of the run's id.
+ *
  *    The broker closing it is the run's end too: egressd then cuts every
  *    connection of the run at once and forgets it. egressd takes policy and
  *    caps from its own configuration (egress-policy.h): the broker names the
@@ -52,6 +61,10 @@
 #define EGRESS_LISTEN_PORT 3128
 #define EGRESS_PROXY_URL "http://127.0.0.1:3128"
 #define EGRESS_FEED_MSG "conn"
+/* An upstream run's "upstream" (a servers.d name, [a-z][a-z0-9_]{0,31}) and
+ * "instance" (a unit instance: [A-Za-z0-9:_.\\-], at most this long). */
+#define EGRESS_UPSTREAM_NAME_MAX 32
+#define EGRESS_UPSTREAM_INSTANCE_MAX 128
 
 /* What became of one connection; each has one wire name. */
 typedef enum EgressVerdict {

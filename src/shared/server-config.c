@@ -489,10 +489,14 @@ static int parse_network(ServerConfig *c, const char *v, char **ret_why) {
 
                 if (n == 0 || n > 32 || strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_") != n)
                         return why(ret_why, "egress:POLICY expects a policy name of 1 to 32 of a-z, 0-9 and _");
-                /* The upstream's unit would need egressd's feed, which no
-                 * upstream has yet: refused, not run with more or less. */
-                return why(ret_why, "egress:%s: egress policies for upstream servers are not supported yet "
-                           "(use none or host)", p);
+                /* Whether the policy exists is egressd's configuration: the
+                 * instance does not start without it (mcp-exec-upstream-feed),
+                 * and the gateway keeps the server off. */
+                assert(!c->egress_policy);      /* a key set twice is refused before */
+                c->egress_policy = strdup(p);
+                if (!c->egress_policy)
+                        return -ENOMEM;
+                c->network = SERVER_NETWORK_EGRESS;
         } else
                 return why(ret_why, "expected none, host or egress:POLICY");
         return 0;

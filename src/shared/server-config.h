@@ -72,7 +72,7 @@ typedef enum ServerInstance {
 typedef enum ServerNetwork {
         SERVER_NETWORK_NONE,            /* PrivateNetwork=yes (default) */
         SERVER_NETWORK_HOST,            /* the host's network */
-        SERVER_NETWORK_EGRESS,          /* egress:POLICY: parsed, refused as not supported yet */
+        SERVER_NETWORK_EGRESS,          /* egress:POLICY: through mcp-exec-egressd (docs/upstream-servers.md) */
 } ServerNetwork;
 
 typedef struct ServerCredential {

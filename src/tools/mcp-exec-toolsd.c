@@ -26,9 +26,13 @@
 #include "log.h"
 #include "macro.h"
 #include "main-func.h"
+#include "egress-policy.h"
 #include "tools-config.h"
+#include "tools-policy.h"
 #include "tools-internal.h"
 #include "tools-proto.h"
+
+extern char **environ;
 
 static const char *arg_listen;
 static uint64_t arg_idle_sec = 60;
@@ -76,6 +80,40 @@ static int parse_argv(int argc, char *argv[]) {
         return r;
 }
 
+/* NETWORK=egress:POLICY servers are served only to callers their policy
+ * admits (tools_policy_apply_egress()); the policies are egressd's, from
+ * the same file (EnvironmentFile=). A bad egress configuration turns every
+ * such server off, not on for everyone. */
+static int apply_egress(ToolsServerConfig *servers, size_t n_servers) {
+        _cleanup_free_ char *error = NULL;
+        EgressConfig egress = {};
+        bool have = false, ok;
+        int r;
+
+        for (size_t i = 0; i < n_servers; i++)
+                have = have || servers[i].egress_policy;
+        if (!have)
+                return 0;
+        ok = egress_config_parse(environ, &egress, &error) >= 0;
+        if (!ok)
+                log_error("Bad egress configuration: %s; every server with NETWORK=egress is off.",
+                          error ?: "invalid");
+        for (size_t i = 0; i < n_servers; i++) {
+                const char *why = NULL;
+
+                r = tools_policy_apply_egress(&servers[i], ok ? &egress : NULL, &why);
+                if (r < 0) {
+                        egress_config_done(&egress);
+                        return log_oom();
+                }
+                if (why)
+                        log_error("Server %s (NETWORK=egress:%s): %s; it is off for every caller.", servers[i].name,
+                                  servers[i].egress_policy, why);
+        }
+        egress_config_done(&egress);
+        return 0;
+}
+
 static int run(int argc, char *argv[]) {
         _cleanup_(manager_freep) Manager *m = NULL;
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
@@ -90,8 +128,12 @@ static int run(int argc, char *argv[]) {
 
         r = tools_config_load(arg_config_dir ?: TOOLS_SERVERS_DIR, arg_upstream_dir ?: TOOLS_UPSTREAM_DIR, &servers,
                               &n_servers);
-        if (r < 0)
+        if (r >= 0)
+                r = apply_egress(servers, n_servers);
+        if (r < 0) {
+                tools_config_free(servers, n_servers);
                 return r;
+        }
         for (size_t i = 0; !HAVE_HTTP_UPSTREAM && i < n_servers; i++)
                 if (servers[i].http)
                         log_warning("Server %s: URL= (Streamable HTTP) needs a build with libcurl "

@@ -25,6 +25,7 @@ void tools_server_config_done(ToolsServerConfig *c) {
         free(c->name);
         free(c->description);
         free(c->socket_path);
+        free(c->egress_policy);
         strv_free(c->callers);
         strv_free(c->tools);
         strv_free(c->confirmed);
@@ -63,6 +64,8 @@ static int from_server_config(const ServerConfig *sc, const char *upstream_dir, 
         if (!(c.tools = strv_copy((const char *const *) sc->tools)))
                 return -ENOMEM;
         if (sc->confirmed && !(c.confirmed = strv_copy((const char *const *) sc->confirmed)))
+                return -ENOMEM;
+        if (sc->egress_policy && !(c.egress_policy = strdup(sc->egress_policy)))
                 return -ENOMEM;
         *ret = c;
         c = (ToolsServerConfig) {};

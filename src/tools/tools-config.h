@@ -28,6 +28,7 @@ typedef struct ToolsServerConfig {
         char **confirmed;               /* destructive tools allowed without confirmation; NULL: none */
         bool shared;                    /* INSTANCE=shared */
         bool http;                      /* URL= instead of COMMAND=: served only if HAVE_HTTP_UPSTREAM */
+        char *egress_policy;            /* NETWORK=egress:POLICY; NULL otherwise (tools_policy_apply_egress()) */
         uint64_t max_calls;             /* MAX_CALLS, per run, 200 */
         uint64_t max_bytes;             /* MAX_BYTES, results per run, 8M; also the largest answer */
         uint64_t max_concurrent;        /* MAX_CONCURRENT, per run, 4 */

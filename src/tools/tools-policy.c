@@ -2,7 +2,10 @@
 #include "tools-policy.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "json-util.h"
 #include "macro.h"
@@ -19,6 +22,71 @@ bool tools_policy_allows_caller(const ToolsServerConfig *c, const char *caller) 
                 if (streq(*x, caller))
                         return true;
         return false;
+}
+
+/* An empty list, not NULL (every caller). */
+static char **strv_empty(void) {
+        return new0(char *, 1);
+}
+
+static bool strv_has(char **l, const char *s) {
+        STRV_FOREACH(x, l)
+                if (streq(*x, s))
+                        return true;
+        return false;
+}
+
+static int set_nobody(ToolsServerConfig *c, const char *why, const char **ret_why) {
+        char **none = strv_empty();
+
+        if (!none)
+                return -ENOMEM;
+        strv_free(c->callers);
+        c->callers = none;
+        *ret_why = why;
+        return 1;
+}
+
+int tools_policy_apply_egress(ToolsServerConfig *c, const EgressConfig *egress, const char **ret_why) {
+        const EgressPolicy *p;
+        char **kept = NULL;
+
+        assert(c);
+        assert(ret_why);
+
+        *ret_why = NULL;
+        if (!c->egress_policy)
+                return 0;
+        if (!egress)
+                return set_nobody(c, "the egress configuration (MCP_EXEC_EGRESS_*) is bad", ret_why);
+        p = egress_config_find(egress, c->egress_policy);
+        if (!p)
+                return set_nobody(c, "its egress policy is not configured (MCP_EXEC_EGRESS_POLICY_*)", ret_why);
+        if (!p->callers)
+                return 0;       /* the policy admits every caller */
+        if (c->shared) {
+                /* Every caller the one instance serves must be the policy's. */
+                if (!c->callers)
+                        return set_nobody(c, "INSTANCE=shared serves every caller, and its egress policy's "
+                                          "CALLERS do not admit every caller", ret_why);
+                STRV_FOREACH(x, c->callers)
+                        if (!egress_policy_allows_caller(p, *x))
+                                return set_nobody(c, "INSTANCE=shared serves a caller its egress policy's CALLERS "
+                                                  "do not admit", ret_why);
+                return 0;
+        }
+        /* Per caller: those both admit. */
+        kept = strv_empty();
+        if (!kept)
+                return -ENOMEM;
+        STRV_FOREACH(x, p->callers)
+                if ((!c->callers || strv_has(c->callers, *x)) && strv_extend_n(&kept, *x, strlen(*x)) < 0) {
+                        strv_free(kept);
+                        return -ENOMEM;
+                }
+        strv_free(c->callers);
+        c->callers = kept;
+        return 0;
 }
 
 static bool matches_any(char **globs, const char *name) {

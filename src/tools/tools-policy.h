@@ -7,10 +7,23 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
+#include "egress-policy.h"
 #include "tools-config.h"
 
 /* May caller ("uid:1000", "http:token:alice") use the server? */
 bool tools_policy_allows_caller(const ToolsServerConfig *c, const char *caller);
+
+/* NETWORK=egress:POLICY (docs/upstream-servers.md): an instance acts with
+ * the policy's network for the callers it serves, so those callers must be
+ * ones the policy's CALLERS admit, as a run's caller must be. Narrows the
+ * server's CALLERS to them: a per-caller server keeps the callers both lists
+ * admit; a shared one, whose one instance serves all its callers, is kept
+ * only if the policy admits every one of them (a server for every caller
+ * needs a policy for every caller), else it is off (CALLERS empty). A
+ * policy egressd does not have (egress NULL: the configuration is bad) is
+ * off too. Returns 0, or 1 with *ret_why (static) when the server is now
+ * off for everyone; -ENOMEM. Nothing for a server without egress. */
+int tools_policy_apply_egress(ToolsServerConfig *c, const EgressConfig *egress, const char **ret_why);
 
 /* Is the tool name in the server's TOOLS glob allow-list? */
 bool tools_policy_allows_tool(const ToolsServerConfig *c, const char *name);

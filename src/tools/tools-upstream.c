@@ -400,6 +400,11 @@ static const char *upstream_read(Upstream *u) {
         n = read(u->fd, u->in.data + u->in.size, MIN(u->in.allocated - u->in.size, (size_t) 64 * 1024));
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
                 return NULL;
+        if (n <= 0 && u->state == UPSTREAM_INITIALIZING && config_of(u)->egress_policy)
+                /* Most likely its network: egressd refused or is not there
+                 * (mcp-exec-upstream-feed), and the instance did not start. */
+                return "its instance ended before it answered (NETWORK=egress: no network for it? "
+                       "journalctl -u 'mcp-exec-upstream-*@*' says why)";
         if (n < 0)
                 return "its connection broke";
         if (n == 0)

@@ -71,8 +71,9 @@ env = dict(os.environ,
 # The flood below holds thousands of sockets on our side.
 resource.setrlimit(resource.RLIMIT_NOFILE, (8192, 8192))
 
-# Fail closed: 4 + 4 + 8 runs of 32 connections need 128 + 32 + 2 * 512 = 1184
-# descriptors; with a hard limit of 256 egressd refuses to start, naming it.
+# Fail closed: 4 + 4 + 8 runs and 256 upstream instances of 32 connections need
+# 128 + 2 * 272 + 2 * 1024 = 2720 descriptors; with a hard limit of 256
+# egressd refuses to start, naming it.
 small = subprocess.Popen([egressd, "--listen=" + sock_path + ".small"], env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256)))
@@ -82,7 +83,7 @@ except subprocess.TimeoutExpired:
     small.kill()
     _, err = small.communicate()
     err = "(still running after 10 s) " + err
-check(small.returncode not in (None, 0, -9) and "LimitNOFILE=" in err and "1184" in err,
+check(small.returncode not in (None, 0, -9) and "LimitNOFILE=" in err and "2720" in err,
       "open-file limit below the budget: egressd refuses to start (%s: %s)" % (small.returncode, err.strip()[-300:]))
 
 log = open(os.path.join(work, "egressd.log"), "w")
@@ -92,12 +93,12 @@ proc = subprocess.Popen([egressd, "--listen=" + sock_path], env=env, stderr=log,
 wait_for(sock_path)
 
 
-def start_run(policy="web", max_bytes=0, max_connections=4, timeout=10):
+def start_run(policy="web", max_bytes=0, max_connections=4, timeout=10, **extra):
     ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ctl.settimeout(timeout)
     ctl.connect(sock_path)
     ctl.send(json.dumps({"op": "run", "run_id": "0123456789abcdef" * 2, "policy": policy,
-                         "max_connections": max_connections, "max_bytes": max_bytes}).encode())
+                         "max_connections": max_connections, "max_bytes": max_bytes, **extra}).encode())
     try:
         msg, fds, _, _ = socket.recv_fds(ctl, 65536, 4)
     except OSError as e:
@@ -165,6 +166,30 @@ def curl(*args):
 
 code, body, _ = curl("http://allowed.test/small")
 check(code == "200" and body == "x" * 100, "allowed name served (%s)" % code)
+
+# An upstream server's instance (NETWORK=egress:POLICY): its run packet names
+# the server and the unit's instance; bad ones are refused. Its connections
+# are served as a run's, and no report goes to its control connection
+# (nobody reads it: it waits in the instance's fd store).
+for bad in ({"upstream": "Web"}, {"upstream": "web", "instance": "a b"}, {"instance": "1-2-3"},
+            {"upstream": "web", "instance": "x" * 129}):
+    c2, m2, f2 = start_run(**bad)
+    check(m2.get("event") == "error" and not f2, "upstream run %s refused: %s" % (bad, m2))
+    c2.close()
+ctlU, msg, fds = start_run(upstream="fetcher", instance="3-1234-0")
+check(msg == {"event": "feed"} and len(fds) == 1, "an upstream instance's run packet answered with a feed")
+serve_run(fds, 3139, 4)
+p = subprocess.run(["curl", "-s", "-S", "--max-time", "20", "-x", "http://127.0.0.1:3139", "-o", "-",
+                    "http://allowed.test/small", "http://denied.test/"], capture_output=True, text=True)
+check(p.stdout.startswith("x" * 100) and "blocked by policy" in p.stdout,
+      "an upstream instance's connections: allowed served, denied refused (%r)" % p.stdout[:200])
+ctlU.settimeout(1)
+try:
+    got = ctlU.recv(65536)
+except TimeoutError:
+    got = None
+check(got is None, "no report on an upstream instance's control connection (%r)" % got)
+ctlU.close()
 code, body, _ = curl("--data-binary", "hello body", "http://allowed.test/post")
 check(code == "200" and body == "echo: hello body", "POST body relayed (%s %r)" % (code, body))
 code, body, _ = curl("http://denied.test/")
@@ -405,6 +430,7 @@ proc.wait(timeout=10)
 log.close()
 text = open(os.path.join(work, "egressd.log")).read()
 check("denied.test" in text and "not resolved" in text, "the denied name was decided on before any lookup")
+check("Upstream fetcher, instance 3-1234-0: policy web" in text, "the upstream instance's run is logged as one")
 check(not any("denied" in q for q in dns_queries), "the denied name was never looked up, at the end (%s)" % dns_queries)
 print(text[-3000:])
 sys.exit(1 if failures else 0)

@@ -121,6 +121,46 @@ static void check_lines(const char *text) {
         }
 }
 
+/* NETWORK=egress:POLICY: the root ExecStartPre=+ that asks egressd for the
+ * instance's feed, the fd store it leaves it in, the wrapper as the trusted
+ * parent (with the credentials too), only lo and AF_INET, egressd's socket
+ * before it. */
+static void test_egress_service(void) {
+        ServerConfig *c = parse("COMMAND=/usr/bin/srv\nNETWORK=egress:web\n");
+        char *text = NULL;
+
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nRequires=mcp-exec-egress.socket\nAfter=mcp-exec-egress.socket\n");
+        ASSERT_CONTAINS(text, "\nExecStartPre=+" UPSTREAM_FEED_HELPER " web srv %i\n");
+        ASSERT_CONTAINS(text, "\nExecStart=\"" WRAPPER "\" \"--egress\" \"--\" \"/usr/bin/srv\"\n");
+        ASSERT_CONTAINS(text, "\nFileDescriptorStoreMax=2\nNotifyAccess=exec\n");
+        /* The connection as a descriptor: systemd passes none to a socket stdio. */
+        ASSERT_CONTAINS(text, "\nStandardInput=null\nStandardOutput=journal\n");
+        ASSERT_TRUE(!strstr(text, "=socket"));
+        ASSERT_CONTAINS(text, "\nPrivateNetwork=yes\nIPAddressDeny=any\nIPAddressAllow=localhost\n"
+                              "RestrictAddressFamilies=AF_UNIX AF_INET\n");
+        ASSERT_TRUE(!strstr(text, "AF_INET6") && !strstr(text, "NETWORK=none"));
+        ASSERT_TRUE(strstr(text, "[Unit]") < strstr(text, "Requires=") &&
+                    strstr(text, "Requires=") < strstr(text, "[Service]"));
+        check_lines(text);
+        free(text);
+        server_config_free(c);
+
+        c = parse("COMMAND=/usr/bin/srv\nNETWORK=egress:web\nCREDENTIALS=t:/a\nCREDENTIAL_ENV=K=t\n");
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nExecStart=\"" WRAPPER "\" \"--egress\" \"K=t\" \"--\" \"/usr/bin/srv\"\n");
+        free(text);
+        server_config_free(c);
+
+        /* Without it, none of this. */
+        c = parse("COMMAND=/usr/bin/srv\n");
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_TRUE(!strstr(text, "ExecStartPre") && !strstr(text, "FileDescriptorStore") &&
+                    !strstr(text, "--egress") && !strstr(text, "Requires="));
+        free(text);
+        server_config_free(c);
+}
+
 static void test_hostile_lines(void) {
         ServerConfig *c = parse("COMMAND=\"/usr/bin/x a\\\\ \\\\ \\\"\\\\\\\" \\\"[Service]\\\"\"\n"
                                 "ENVIRONMENT=\"X=\\\\ \\\"Y=a b\\\\\\\"\"\n");
@@ -249,6 +289,7 @@ int main(void) {
         test_quote();
         test_service();
         test_hostile_lines();
+        test_egress_service();
         test_http_service();
         test_user_tag();
         test_write();

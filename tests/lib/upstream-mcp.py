@@ -17,6 +17,19 @@ reason on a failed check)
                               instance per caller, get-env's credential
   argv-env NAME KEY VALUE ARG...  the instance's argv (after ExecStart= parsing) is ARG...
                               and its environment has KEY=VALUE exactly
+  egress NAME CANARY          NAME is tests/lib/upstream-fetch.py with NETWORK=egress:web:
+                              allowed.test served, denied.test and loop.test (127.0.0.1)
+                              refused by egressd, a POST of CANARY served; on its own the
+                              instance has only lo, no route, no bind/listen, no DNS, no
+                              AF_INET6, and its parent (the supervisor) is not readable
+  egress-gateway              through mcp-exec-toolsd: uid:1000 gets fetch (policy web,
+                              every caller) and not narrow (policy narrow: CALLERS uid:4242),
+                              uid:4242 gets narrow; fetch works through a run
+  no-start NAME               a connection to NAME's socket ends (EOF) without an answer:
+                              its instance did not start
+  feed-end NAME               egressd stopped under a live instance of NAME: the instance ends
+  egress-down                 (egressd cannot start) a new instance of fetch does not start, and
+                              the call through the gateway fails naming NETWORK=egress and the journal
 """
 import json
 import os
@@ -277,6 +290,15 @@ class GatewayRun:
             die("%s: %s" % (req, ans["error"]))
         return ans
 
+    def run_ask(self, req):
+        """As ask(), but the answer as it is, an error too."""
+        req = dict(req, id=self.next_id)
+        self.next_id += 1
+        data = json.dumps(req).encode()
+        self.run.sendall(len(data).to_bytes(4, "big") + data)
+        n = int.from_bytes(recv_exact(self.run, 4), "big")
+        return json.loads(recv_exact(self.run, n))
+
     def call(self, server, tool, args):
         r = self.ask({"op": "call", "server": server, "tool": tool, "arguments": args})["result"]
         if r.get("isError"):
@@ -324,8 +346,116 @@ def check_gateway(canary):
           "counts %s" % (sorted(listed), json.dumps(counts.get("servers"))))
 
 
+# ---- NETWORK=egress:POLICY (tests/lib/upstream-fetch.py) ----
+
+def text_of(r):
+    return r["content"][0]["text"]
+
+
+def check_egress(name, canary):
+    c, unit = held_instance(name)
+    pid = instance_pid(unit)
+    probe = json.loads(text_of(c.call("probe", {})))
+    want = {"proxy": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128", "bind": "EPERM",
+            "listen": "EPERM", "direct": "ENETUNREACH", "ifaces": ["lo"], "inet6": "EAFNOSUPPORT"}
+    bad = {k: (probe.get(k), v) for k, v in want.items() if probe.get(k) != v}
+    # Not dumpable: its /proc entry is root's, which ProtectProc=invisible hides (ENOENT), or at
+    # least does not let the server into (EACCES).
+    if probe.get("parent_fds") not in ("ENOENT", "EACCES"):
+        bad["parent_fds"] = (probe.get("parent_fds"), "ENOENT or EACCES")
+    if bad or probe.get("dns") == "allowed":
+        die("%s's instance on its own: %s (got, want); dns %s" % (name, bad, probe.get("dns")))
+    got = {}
+    for what, url, data in (("allowed", "http://allowed.test/small.txt", None),
+                            ("post", "http://allowed.test/post", canary),
+                            ("denied", "http://denied.test/", None),
+                            ("non-public", "http://loop.test/", None)):
+        got[what] = text_of(c.call("fetch", {"url": url, "data": data} if data else {"url": url}))
+    if not got["allowed"].startswith("200 hello from allowed.test"):
+        die("allowed.test through the proxy: %r" % got["allowed"])
+    if not got["post"].startswith("200"):
+        die("a POST to allowed.test through the proxy: %r" % got["post"])
+    if not (got["denied"].startswith("403") and "blocked by policy" in got["denied"]):
+        die("denied.test: %r" % got["denied"])
+    if not (got["non-public"].startswith("403") and "not a public address" in got["non-public"]):
+        die("loop.test (127.0.0.1): %r" % got["non-public"])
+    # The supervisor is the unit's main process, the server its child.
+    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+        children = f.read().split()
+    if len(children) != 1:
+        die("%s: the supervisor (%d) has children %s, want the server alone" % (unit, pid, children))
+    c.close()
+    print("%s (%s): on its own %s; allowed %s; denied %s; non-public %s" % (
+        name, unit, json.dumps(probe, sort_keys=True), got["allowed"][:40].strip(), got["denied"][:60].strip(),
+        got["non-public"][:70].strip()))
+
+
+def check_egress_gateway():
+    a = GatewayRun("uid:1000")
+    if "fetch" not in a.servers or "narrow" in a.servers:
+        die("the gateway offers uid:1000 %s: want fetch, not narrow (its policy's CALLERS)" % a.servers)
+    r = a.call("fetch", "fetch", {"url": "http://allowed.test/small.txt"})
+    if not text_of(r).startswith("200 hello"):
+        die("fetch through the gateway: %r" % text_of(r))
+    refused = a.run_ask({"op": "call", "server": "narrow", "tool": "fetch",
+                         "arguments": {"url": "http://allowed.test/small.txt"}})
+    if "error" not in refused:
+        die("uid:1000 called narrow, whose policy's CALLERS are uid:4242: %s" % refused)
+    a.end()
+    b = GatewayRun("uid:4242")
+    if "narrow" not in b.servers:
+        die("the gateway does not offer uid:4242 narrow: %s" % b.servers)
+    b.end()
+    print("through the gateway: uid:1000 gets %s (not narrow: %s), fetched allowed.test; uid:4242 gets narrow"
+          % (sorted(a.servers), refused["error"].get("message")))
+
+
+def check_egress_down():
+    """egressd cannot start: a new instance of fetch (a caller without one yet) cannot get its
+    network, so it does not start, and the code's call fails naming why."""
+    a = GatewayRun("uid:1001")
+    ans = a.run_ask({"op": "call", "server": "fetch", "tool": "fetch",
+                     "arguments": {"url": "http://allowed.test/small.txt"}})
+    a.end()
+    text = json.dumps(ans)
+    if "NETWORK=egress" not in text or "journalctl" not in text:
+        die("a call to an instance without its network: %s" % text[:400])
+    print("egressd down: the call fails: %s" % text[:300])
+
+
+def check_feed_end(name):
+    """egressd stopped under a live instance: its feed ends, and so does the instance (the
+    connection's EOF), rather than a server left without network."""
+    c, unit = held_instance(name)
+    systemctl("stop", "mcp-exec-egress.service")
+    c.s.settimeout(15)
+    try:
+        line = c.f.readline()
+    except ConnectionResetError:
+        line = b""
+    except TimeoutError:
+        die("%s still runs 15 s after egressd stopped" % unit)
+    if line:
+        die("%s answered after egressd stopped: %r" % (unit, line[:200]))
+    print("egressd stopped: %s ended with its feed" % unit)
+
+
+def check_no_start(name):
+    c = Conn(name)
+    c.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "mcp-exec-test", "version": "1"}}})
+    try:
+        line = c.f.readline()
+    except ConnectionResetError:
+        line = b""
+    if line:
+        die("%s answered although its instance should not start: %r" % (name, line[:200]))
+    print("%s: the connection ended without an answer" % name)
+
+
 def main():
-    what, name = sys.argv[1], sys.argv[2]
+    what, name = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "")
     if what == "tools":
         check_tools(name)
     elif what == "env":
@@ -334,6 +464,16 @@ def main():
         check_memory(name)
     elif what == "gateway":
         check_gateway(name)
+    elif what == "egress":
+        check_egress(name, sys.argv[3])
+    elif what == "egress-gateway":
+        check_egress_gateway()
+    elif what == "egress-down":
+        check_egress_down()
+    elif what == "feed-end":
+        check_feed_end(name)
+    elif what == "no-start":
+        check_no_start(name)
     elif what == "argv-env":
         # argv-env NAME KEY VALUE ARG...: both at once, one instance.
         check_env_of(name, sys.argv[3], sys.argv[4], sys.argv[5:])

@@ -3,6 +3,7 @@
  * gateway's checks of callers and tools, and its reading of servers.d. */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,6 +176,64 @@ TEST(test_named) {
         ASSERT_CONTAINS(tools_policy_check_named(&c, tools, NULL), "no such tool");
 }
 
+/* NETWORK=egress:POLICY: the callers an instance serves must be the
+ * policy's (per caller: both lists; shared: all of its callers, else off). */
+static void egress_parse(EgressConfig *e) {
+        char *env[] = {
+                (char *) "MCP_EXEC_EGRESS_POLICY_OPEN=a.test",
+                (char *) "MCP_EXEC_EGRESS_POLICY_WEB=a.test",
+                (char *) "MCP_EXEC_EGRESS_CALLERS_WEB=uid:1000 http:token:alice",
+                NULL,
+        };
+        char *error = NULL;
+
+        ASSERT_EQ_INT(egress_config_parse(env, e, &error), 0);
+}
+
+static void apply(const char *text, const EgressConfig *e, int want_r, const char *want_callers) {
+        _cleanup_(tools_server_config_done) ToolsServerConfig c = {};
+        _cleanup_free_ char *joined = NULL;
+        const char *why = "unset";
+        size_t n = 0;
+
+        parse_ok(text, &c);
+        ASSERT_EQ_INT(tools_policy_apply_egress(&c, e, &why), want_r);
+        ASSERT_TRUE(want_r == 1 ? why != NULL : why == NULL);
+        if (!want_callers) {
+                ASSERT_TRUE(!c.callers);
+                return;
+        }
+        ASSERT_TRUE(c.callers);
+        joined = calloc(1, 4096);
+        STRV_FOREACH(x, c.callers)
+                n += (size_t) snprintf(joined + n, 4096 - n, "%s%s", n ? " " : "", *x);
+        ASSERT_STREQ(joined, want_callers);
+}
+
+TEST(test_egress_callers) {
+        EgressConfig e = {};
+
+        egress_parse(&e);
+        /* No egress: untouched, whatever the configuration. */
+        apply("COMMAND=/x\n", &e, 0, NULL);
+        apply("COMMAND=/x\nCALLERS=uid:5\n", NULL, 0, "uid:5");
+        /* A policy for every caller: the server's own CALLERS. */
+        apply("COMMAND=/x\nNETWORK=egress:open\n", &e, 0, NULL);
+        apply("COMMAND=/x\nNETWORK=egress:open\nINSTANCE=shared\n", &e, 0, NULL);
+        /* Per caller: the callers both admit. */
+        apply("COMMAND=/x\nNETWORK=egress:web\n", &e, 0, "uid:1000 http:token:alice");
+        apply("COMMAND=/x\nNETWORK=egress:web\nCALLERS=\"uid:1001 http:token:alice\"\n", &e, 0, "http:token:alice");
+        apply("COMMAND=/x\nNETWORK=egress:web\nCALLERS=uid:1001\n", &e, 0, "");
+        /* Shared: all of its callers the policy's, else off. */
+        apply("COMMAND=/x\nNETWORK=egress:web\nINSTANCE=shared\nCALLERS=uid:1000\n", &e, 0, "uid:1000");
+        apply("COMMAND=/x\nNETWORK=egress:web\nINSTANCE=shared\nCALLERS=\"uid:1000 uid:1001\"\n", &e, 1, "");
+        apply("COMMAND=/x\nNETWORK=egress:web\nINSTANCE=shared\n", &e, 1, "");
+        /* A policy egressd does not have, or a bad configuration: off. */
+        apply("COMMAND=/x\nNETWORK=egress:nope\n", &e, 1, "");
+        apply("COMMAND=/x\nNETWORK=egress:open\n", NULL, 1, "");
+        egress_config_done(&e);
+}
+
 int main(void) {
         RUN(test_config_defaults);
         RUN(test_config_values);
@@ -183,5 +242,6 @@ int main(void) {
         RUN(test_callers);
         RUN(test_tools_and_destructive);
         RUN(test_named);
+        RUN(test_egress_callers);
         return 0;
 }

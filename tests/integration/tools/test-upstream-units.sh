@@ -12,7 +12,14 @@
 # named with their line in the journal and only their servers are off. Then through the gateway
 # (mcp-exec-toolsd, as the broker and runs speak to it): it reaches the sockets as its own dynamic
 # user, lists the real servers' tools, calls them, and keeps one instance per caller: uid:1000's
-# entity is there in its next run and not in uid:1001's.
+# entity is there in its next run and not in uid:1001's. Last, NETWORK=egress:POLICY on the egress
+# tests' test internet (tests/lib/egress-net.sh), with tests/lib/upstream-fetch.py as the server:
+# allowed.test served, denied.test and a name of 127.0.0.1 refused by egressd; alone the instance
+# has only lo, no route, no DNS, no AF_INET6, bind()/listen() EPERM, its supervisor unreadable; its
+# run in egressd ends with it; through the gateway a policy's CALLERS narrow the server's; a policy
+# egressd lacks, and an egressd that cannot start, keep the instance from starting (the journal,
+# and the code's error, say why); egressd journals each connection, naming the server, no payload;
+# the gateway keeps PrivateNetwork.
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
 
@@ -33,7 +40,9 @@ cleanup() {
               systemctl stop mcp-exec-tools.service
               rm -f /etc/mcp-exec/servers.d/everything.conf /etc/mcp-exec/servers.d/memory.conf \
                     /etc/mcp-exec/servers.d/argv.conf /etc/mcp-exec/servers.d/bad.conf \
-                    /etc/mcp-exec/servers.d/Bad-Name.conf /etc/credstore/mcp-test-everything.token
+                    /etc/mcp-exec/servers.d/Bad-Name.conf /etc/credstore/mcp-test-everything.token \
+                    /etc/mcp-exec/servers.d/fetch.conf /etc/mcp-exec/servers.d/narrow.conf \
+                    /etc/mcp-exec/servers.d/ghost.conf
               [ "$1" = 1 ] || rmdir /etc/mcp-exec/servers.d 2>/dev/null
               systemctl daemon-reload
               [ "$2" = active ] || systemctl stop mcp-exec-tools.socket
@@ -133,6 +142,83 @@ if bx systemctl cat mcp-exec-tools.socket >/dev/null 2>&1; then
 else
     log "no mcp-exec-tools.socket in this build: the gateway's part skipped"
 fi
+
+# --- NETWORK=egress:POLICY: upstreams (tests/lib/upstream-fetch.py, a tiny MCP server) that reach
+# the egress tests' internet (tests/lib/egress-net.sh) through mcp-exec-egressd only. fetch: policy
+# web (every caller); narrow: policy narrow (CALLERS uid:4242), per caller; ghost: a policy egressd
+# does not have.
+. "$ITEST_DIR/lib/egress-net.sh"
+bx systemctl cat mcp-exec-egress.socket >/dev/null 2>&1 || fail "mcp-exec-egress.socket is not installed in the box"
+egress_net_up
+set_config 'MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test :80"' 'MCP_EXEC_EGRESS_POLICY_NARROW="allowed.test :80"' \
+    MCP_EXEC_EGRESS_CALLERS_NARROW=uid:4242 MCP_EXEC_EGRESS_TESTING_PUBLIC=192.0.2.0/24
+at_exit 'bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1'
+bx sh -c 'systemctl stop mcp-exec-egress.service mcp-exec-tools.service; systemctl reset-failed mcp-exec-egress.service' \
+    >/dev/null 2>&1
+fetch=$(put upstream-fetch.py <"$ITEST_DIR/lib/upstream-fetch.py")
+ECANARY="mcp-canary-upstream-egress-$RANDOM$RANDOM"
+for s in fetch:web narrow:narrow ghost:nope; do
+    printf 'COMMAND="/usr/bin/python3 %s"\nNETWORK=egress:%s\n' "$fetch" "${s#*:}" >"$BOXROOT$SD/${s%%:*}.conf"
+done
+chmod 0644 "$BOXROOT$SD"/*.conf
+cursor=$(journal_cursor)
+bx systemctl daemon-reload || fail "daemon-reload failed"
+bx systemctl start sockets.target || fail "cannot start sockets.target"
+out=$(bx "$PY" "$MCP" egress fetch "$ECANARY" 2>&1) ||
+    fail "$out"$'\n'"$(journal_since "$cursor" -o short | grep -E 'upstream-fetch|upstream-exec|egressd|upstream-feed' | tail -20)"
+log "$out"
+# Its run in egressd ends with the instance (the fd store closed with the unit).
+inst=$(sed -n 's/^fetch (mcp-exec-upstream-fetch@\([^ ]*\)\.service).*/\1/p' <<<"$out")
+wait_for 10 found eval "journal_since '$cursor' -o cat | grep -F 'Upstream fetch, instance $inst: ended'" ||
+    fail "egressd did not end the run of fetch's instance $inst with it: $(journal_since "$cursor" -o cat | grep -F "instance $inst")"
+# A policy egressd does not have: the instance never starts, the journal says why.
+out=$(bx "$PY" "$MCP" no-start ghost 2>&1) || fail "$out"
+wait_for 10 found eval "journal_since '$cursor' -o cat | grep -F 'mcp-exec-upstream-feed: ghost: no network for this instance'" ||
+    fail "the journal does not say why ghost's instance did not start: $(journal_since "$cursor" -o cat | grep -F ghost | tail -5)"
+log "$out; journal: $(journal_since "$cursor" -o cat | grep -F 'mcp-exec-upstream-feed: ghost:' | head -1)"
+# Through the gateway: the policies' CALLERS; it reads servers.d and the policies at its start.
+bx systemctl stop mcp-exec-tools.service 2>/dev/null
+out=$(bx "$PY" "$MCP" egress-gateway 2>&1) ||
+    fail "$out"$'\n'"$(bx journalctl -u mcp-exec-tools.service -n 20 --no-pager)"
+log "$out"
+journal_since "$cursor" -o cat | grep -qF "Server ghost (NETWORK=egress:nope): its egress policy is not configured" ||
+    fail "the gateway does not say why ghost is off: $(journal_since "$cursor" -o cat | grep -F ghost | tail -5)"
+# The gateway itself still has no network.
+[[ $(bx systemctl show -P PrivateNetwork mcp-exec-tools.service) == yes &&
+    $(bx systemctl show -P RestrictAddressFamilies mcp-exec-tools.service) == AF_UNIX ]] ||
+    fail "the gateway has network: $(bx systemctl show -p PrivateNetwork -p RestrictAddressFamilies mcp-exec-tools.service)"
+# egressd's journal: one entry per connection of the fetch instances, naming the server, no payload.
+jl=$(journal_since "$cursor" -o json)
+got=$("$PY" -c '
+import json, sys
+n = {}
+for l in sys.stdin:
+    e = json.loads(l)
+    if e.get("SYSLOG_IDENTIFIER") == "mcp-exec-egressd" and e.get("MCP_UPSTREAM") == "fetch" and e.get("MCP_UPSTREAM_INSTANCE"):
+        n[e["EGRESS_VERDICT"]] = n.get(e["EGRESS_VERDICT"], 0) + 1
+print(json.dumps(n, sort_keys=True))' <<<"$jl")
+[[ $got == '{"allowed": 3, "non-public": 1, "policy": 1}' ]] ||
+    fail "egressd's entries for fetch by EGRESS_VERDICT: $got, want 3 allowed (2 direct, 1 through the gateway), 1 each refused"
+grep -qF "$ECANARY" <<<"$jl" && fail "the body of an upstream's POST is in the journal"
+log "egressd's journal: per connection of fetch's instances $got, no payload"
+egress_assert_no_crash
+# egressd stopped under a live instance: the instance ends with its feed (the journal says why).
+out=$(bx "$PY" "$MCP" feed-end fetch 2>&1) || fail "$out"
+wait_for 10 found eval "journal_since '$cursor' -o cat | grep -F 'the egress feed ended'" ||
+    fail "the journal does not say why the instance ended: $(journal_since "$cursor" -o cat | tail -5)"
+log "$out"
+# Fail closed: egressd cannot start (a bad value in a drop-in only it reads), so a new instance gets
+# no network and does not start; the code's call fails, naming why.
+broken=/etc/systemd/system/mcp-exec-egress.service.d/51-mcp-test-broken.conf
+mkdir -p "$(dirname "$BOXROOT$broken")"
+printf '[Service]\nEnvironment=MCP_EXEC_EGRESS_MAX_CONNECTIONS=nope\n' >"$BOXROOT$broken"
+at_exit "rm -f '$BOXROOT$broken'; bx systemctl daemon-reload"
+bx sh -c 'systemctl daemon-reload; systemctl stop mcp-exec-egress.service' >/dev/null 2>&1
+out=$(bx "$PY" "$MCP" egress-down 2>&1) || fail "$out"
+log "$out"
+rm -f "$BOXROOT$broken"
+bx sh -c 'systemctl daemon-reload; systemctl stop mcp-exec-egress.service; systemctl reset-failed mcp-exec-egress.service' \
+    >/dev/null 2>&1
 
 # --- the canary: nowhere but in the server's own environment.
 bx grep -rlF "$CANARY" /run/systemd/generator /run/systemd/transient /etc/systemd 2>/dev/null &&

@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""A tiny MCP stdio server for tests/integration/tools/test-upstream-units.sh:
+an upstream with NETWORK=egress:POLICY (issue 40). Newline-delimited JSON-RPC
+on stdin/stdout, only what the tests need (initialize, tools/list,
+tools/call). Tools:
+  fetch {url, data?}  urllib through the proxy variables the unit gives it:
+                      "STATUS BODY" (a 403's body says why), or "ERR ..."
+  probe {}            what the instance can reach on its own, as JSON: the
+                      proxy variable, bind()/listen() (refused), a direct
+                      connect() out, its interfaces, AF_INET6, a name lookup,
+                      its parent's (the supervisor's) descriptors
+Standard library only: it runs as the unit's dynamic user under /usr/bin/python3."""
+import errno
+import json
+import os
+import socket
+import sys
+import urllib.error
+import urllib.request
+
+
+def err_name(e):
+    return errno.errorcode.get(e.errno, str(e)) if isinstance(e, OSError) and e.errno else repr(e)
+
+
+def fetch(url, data=None):
+    try:
+        r = urllib.request.urlopen(url, data=data.encode() if data else None, timeout=20)
+        return "%d %s" % (r.status, r.read().decode(errors="replace"))
+    except urllib.error.HTTPError as e:
+        return "%d %s" % (e.code, e.read().decode(errors="replace"))
+    except Exception as e:  # noqa: BLE001 - the reason is the answer
+        return "ERR %r" % e
+
+
+def attempt(what, f):
+    try:
+        f()
+        return "allowed"
+    except OSError as e:
+        return err_name(e)
+
+
+def probe():
+    out = {"proxy": os.environ.get("HTTP_PROXY"), "https_proxy": os.environ.get("HTTPS_PROXY")}
+    out["bind"] = attempt("bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
+    out["listen"] = attempt("listen", lambda: socket.socket().listen(1))
+    s = socket.socket()
+    s.settimeout(5)
+    out["direct"] = attempt("direct", lambda: s.connect(("192.0.2.10", 80)))
+    with open("/proc/net/dev") as f:
+        out["ifaces"] = sorted(line.split(":")[0].strip() for line in f.readlines()[2:])
+    out["inet6"] = attempt("inet6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
+    out["dns"] = attempt("dns", lambda: socket.getaddrinfo("allowed.test", 80))
+    out["parent_fds"] = attempt("parent_fds", lambda: os.listdir("/proc/%d/fd" % os.getppid()))
+    return out
+
+
+TOOLS = [
+    {"name": "fetch", "description": "Fetch a URL through the proxy",
+     "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}, "data": {"type": "string"}},
+                     "required": ["url"]},
+     "annotations": {"readOnlyHint": True}},
+    {"name": "probe", "description": "What this instance reaches on its own",
+     "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}},
+]
+
+
+def answer(msg):
+    m, params = msg.get("method"), msg.get("params") or {}
+    if m == "initialize":
+        return {"protocolVersion": params.get("protocolVersion", "2025-06-18"), "capabilities": {"tools": {}},
+                "serverInfo": {"name": "upstream-fetch", "version": "1"}}
+    if m == "tools/list":
+        return {"tools": TOOLS}
+    if m == "tools/call":
+        args = params.get("arguments") or {}
+        if params.get("name") == "fetch":
+            text = fetch(args.get("url", ""), args.get("data"))
+        elif params.get("name") == "probe":
+            text = json.dumps(probe())
+        else:
+            return {"content": [{"type": "text", "text": "no such tool"}], "isError": True}
+        return {"content": [{"type": "text", "text": text}]}
+    if m == "ping":
+        return {}
+    return None
+
+
+for line in sys.stdin:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    if "id" not in msg or "method" not in msg:
+        continue        # notifications, answers
+    result = answer(msg)
+    reply = {"jsonrpc": "2.0", "id": msg["id"]}
+    if result is None:
+        reply["error"] = {"code": -32601, "message": "method not found"}
+    else:
+        reply["result"] = result
+    sys.stdout.write(json.dumps(reply) + "\n")
+    sys.stdout.flush()
