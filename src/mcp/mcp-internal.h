@@ -145,6 +145,10 @@ int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *i
  * left is given back when this returns. */
 int mcp_session_send_notification_charged(McpSession *s, uint64_t origin, json_object *id, json_object *m,
                                           MemCharge *charge);
+/* A request of ours to the client (m, taken) about request id, which came
+ * with origin: where the client sees it as part of that request (over
+ * HTTP, the POST's event stream). -ENOTCONN if it cannot go there. */
+int mcp_session_send_request(McpSession *s, uint64_t origin, json_object *id, json_object *m);
 /* Request id, which came with origin, ends without a reply. */
 int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id);
 /* The session's last call is gone: tell the transport. */

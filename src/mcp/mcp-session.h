@@ -24,6 +24,11 @@ typedef enum McpMessageKind {
          * ends without a reply. Sent when the cancel arrives, while the run
          * may still be stopping and count in mcp_session_in_flight(). */
         MCP_MESSAGE_UNANSWERED,
+        /* A request of ours to the client (elicitation/create) during the
+         * request of origin: the transport sends it where the client sees
+         * it as that request's (over HTTP, its POST's event stream) and
+         * returns -ENOTCONN if it cannot; the session goes on. */
+        MCP_MESSAGE_REQUEST,
 } McpMessageKind;
 
 /* A large part of a message kept once and shared by every message that
