@@ -15,6 +15,7 @@
 #include "call-queue.h"
 #include "sandbox-session-table.h"
 #include "list.h"
+#include "mcp-confirm.h"
 #include "mcp-server.h"
 #include "revision.h"
 
@@ -22,6 +23,7 @@ typedef struct McpCall McpCall;
 typedef struct McpBatch McpBatch;
 typedef struct McpTask McpTask;
 typedef struct McpTool McpTool;
+typedef struct McpConfirm McpConfirm;
 
 struct McpServer {
         sd_event *event;
@@ -79,6 +81,12 @@ struct McpSession {
 
         McpCall *calls;
         unsigned n_calls;
+
+        /* Code mode's questions to the client (mcp-confirm.c). */
+        bool client_elicit_form;        /* initialize's capabilities: elicitation, form mode */
+        LIST_HEAD(McpConfirm, confirms);
+        unsigned n_confirms;
+        uint64_t last_confirm;
 };
 
 /* Whose the sandbox sessions made in s are. Borrowed from s. */

@@ -15,6 +15,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
+#include "mcp-confirm.h"
 #include "mcp-internal.h"
 #include "util.h"
 
@@ -166,6 +167,7 @@ McpSession *mcp_session_free_now(McpSession *s) {
                         sandbox_session_table_close_scope(s->server->sandbox_sessions, &owner);
                 }
         }
+        mcp_confirm_drop_all(s);
         if (s->id[0])
                 log_debug("Session %s closed.", s->id);
         free(s->peer_transport);

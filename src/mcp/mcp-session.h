@@ -118,6 +118,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(McpSession *, mcp_session_free);
 /* Who the session is for (McpPeer.caller, or what stands in for it): what
  * the transport charges the bytes it holds for the session to. */
 const char *mcp_session_caller(const McpSession *s);
+/* May the core ask the client questions during a request (code mode's
+ * confirmations, elicitation/create): a revision with elicitation, a client
+ * that declared it (form mode), not a task's own session. */
+bool mcp_session_can_ask(const McpSession *s);
 
 /* Calls queued or running for this session (transports use it for idle exit). */
 unsigned mcp_session_in_flight(const McpSession *s);
