@@ -63,6 +63,8 @@ Client *client_free(Client *c) {
         client_unwait(c);
         client_close_run_fds(c);
         if (c->session) {
+                if (c->session->tools)
+                        tools_link_confirm_close_all(c->session->tools, "the session's caller is gone");
                 c->session->client = NULL;
                 if (c->state == CLIENT_SESSION_CREATING)
                         /* Nobody will ever know its handle. */
@@ -666,10 +668,12 @@ static int client_op_detach(Client *c, json_object *req, int fds[], size_t n_fds
  * question of this run's, else dropped. */
 static int client_op_confirm_answer(Client *c, json_object *req, int fds[], size_t n_fds) {
         BrokerConfirmAnswer a;
+        ToolsLink *l;
 
         assert(c);
 
-        if (broker_confirm_answer_parse(req, &a) < 0 || !c->tools || tools_link_confirm_answer(c->tools, &a) < 0)
+        l = c->tools ?: c->session ? c->session->tools : NULL;
+        if (broker_confirm_answer_parse(req, &a) < 0 || !l || tools_link_confirm_answer(l, &a) < 0)
                 log_debug("Run %s: an answer to no open question; dropped.", c->run ? run_id(c->run) : "-");
         return 0;
 }

@@ -241,7 +241,7 @@ static int read_confirm(ToolsLink *l, json_object *msg) {
                         return -EBADMSG;        /* asked twice: not the gateway's protocol */
         if (!l->on_confirm)
                 strcpy(no.reason, "nobody can be asked for this run (only an MCP client that declared "
-                                  "elicitation can confirm, in a run of its own)");
+                                  "elicitation can confirm)");
         else if (l->n_confirm_open >= BROKER_CONFIRM_PENDING_MAX)
                 strcpy(no.reason, "too many questions of this run are open");
         if (no.reason[0]) {
@@ -273,6 +273,17 @@ int tools_link_confirm_answer(ToolsLink *l, const BrokerConfirmAnswer *a) {
                         return 0;
                 }
         return -ENOENT;
+}
+
+void tools_link_confirm_close_all(ToolsLink *l, const char *reason) {
+        assert(l);
+
+        while (l->n_confirm_open > 0) {
+                BrokerConfirmAnswer no = { .id = l->confirm_open[0] };
+
+                str_printable(reason, no.reason, sizeof no.reason);
+                (void) tools_link_confirm_answer(l, &no);
+        }
 }
 
 /* 1: one packet handled; < 0: the link is over (link_close()). */

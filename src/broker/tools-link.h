@@ -80,6 +80,9 @@ void tools_link_on_confirm(ToolsLink *l, tools_link_confirm_t ask, void *userdat
 /* The answer to an open question of this link's: sent to the gateway, the
  * question closed. -ENOENT for any other id (nothing is sent). */
 int tools_link_confirm_answer(ToolsLink *l, const BrokerConfirmAnswer *a);
+/* No to every open question (a session's call ended: whom it asked can no
+ * longer answer for the session's next one). */
+void tools_link_confirm_close_all(ToolsLink *l, const char *reason);
 
 ToolsLink *tools_link_free(ToolsLink *l);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ToolsLink *, tools_link_free);

@@ -184,11 +184,12 @@ void broker_sandbox_info_done(BrokerSandboxInfo *info);
  * A run calls a tool whose annotations say it may destroy and the server's
  * CONFIRMED does not name it: the gateway asks the broker on the run's
  * control connection, the broker asks the front end on the run's client
- * connection (only if that run's "run" op said "confirm": true), and the
- * front end asks the MCP client (elicitation/create, form mode):
+ * connection, and the front end asks the MCP client (elicitation/create, form mode):
  *
  *   gateway → broker → front end   {"op":"confirm","id":N,"server":S,"tool":T}
- *                                  (the broker sends it as "event":"confirm")
+ *                                  (the broker sends it as "event":"confirm", to the client of
+ *                                  the run, or of the session's call running, whose "run" or
+ *                                  "session_exec" said "confirm": true)
  *   front end → broker → gateway   {"op":"confirmed","id":N,"accept":B,"reason":R}
  *                                  (the front end sends it as "op":"confirm_answer")
  *

@@ -518,11 +518,24 @@ TEST(test_confirm) {
         ASSERT_EQ_INT((int) asked.n, 5);
         ASSERT_EQ_U64(asked.last.id, 6);
 
+        /* A session's call ends: every open question is answered no. */
+        tools_link_confirm_close_all(l, "the session's call ended");
+        for (unsigned i = 0; i < 4; i++) {
+                got = answer_on(conn);
+                ASSERT_FALSE(got.accept);
+                ASSERT_STREQ(got.reason, "the session's call ended");
+        }
+        yes.id = 6;
+        ASSERT_EQ_INT(tools_link_confirm_answer(l, &yes), -ENOENT);
+        send_json(conn, "{\"op\":\"confirm\",\"id\":8,\"server\":\"files\",\"tool\":\"t8\"}");
+        pump(e, &asked, 6);
+        ASSERT_EQ_INT((int) asked.n, 6);
+
         /* A malformed question, or one asked twice, breaks the protocol. */
-        send_json(conn, "{\"op\":\"confirm\",\"id\":6,\"server\":\"files\",\"tool\":\"t6\"}");
+        send_json(conn, "{\"op\":\"confirm\",\"id\":8,\"server\":\"files\",\"tool\":\"t8\"}");
         for (unsigned i = 0; i < 10; i++)
                 ASSERT_TRUE(sd_event_run(e, 10 * USEC_PER_MSEC) >= 0);
-        ASSERT_EQ_INT((int) asked.n, 5);
+        ASSERT_EQ_INT((int) asked.n, 6);
         {
                 char b[8];
                 ASSERT_EQ_INT((int) read(conn, b, sizeof b), 0);       /* closed */
