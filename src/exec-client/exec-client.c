@@ -509,7 +509,7 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
                 return -ENOMEM;
         if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
                 return -ENOMEM;
-        if (req->confirm && !req->session && json_add_bool(msg, "confirm", true) < 0)
+        if (req->confirm && json_add_bool(msg, "confirm", true) < 0)
                 return -ENOMEM;
         return packet_send(sock, msg, fds, n_fds);
 }
@@ -587,10 +587,8 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         c->sock = c->in_fd = c->out_fd = c->err_fd = c->res_fd = -EBADF;
         c->done = done;
         c->userdata = userdata;
-        if (!req->session) {
-                c->confirm = req->confirm;
-                c->confirm_userdata = req->confirm_userdata;
-        }
+        c->confirm = req->confirm;
+        c->confirm_userdata = req->confirm_userdata;
         c->start_usec = now_usec();
         c->result.exit_code = -1;
         c->result.cpu_ms = c->result.memory_peak_bytes = -1;

@@ -66,10 +66,10 @@ typedef struct ExecRequest {
          * call; NULL: none. Borrowed. */
         json_object *packages;
         SandboxOwner owner;
-        /* A run of its own (not a session's call) whose caller can be asked
-         * to confirm a destructive tool: the run says "confirm": true, and
-         * each question goes here (with confirm_userdata). NULL: the broker
-         * says no itself. */
+        /* A run or a session's call whose caller can be asked to confirm a
+         * destructive tool: the request says "confirm": true, and each
+         * question goes here (with confirm_userdata). NULL: the broker says
+         * no itself. */
         exec_confirm_t confirm;
         void *confirm_userdata;
         /* Optional: what the client collects (output, figures and files)
