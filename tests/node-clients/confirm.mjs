@@ -4,10 +4,11 @@
 // destructive upstream tool the operator did not confirm; mcp-exec asks this client with
 // elicitation/create (form mode) and the client answers as told.
 //
-//   node confirm.mjs TRANSPORT ANSWER CODE_FILE
+//   node confirm.mjs TRANSPORT ANSWER CODE_FILE [session]
 //     TRANSPORT  http:URL (Streamable HTTP) or stdio (`mcp-exec stdio`)
 //     ANSWER     accept | decline | cancel (the client declares elicitation and answers so)
 //                none (the client declares no elicitation capability)
+//     session    the exec runs in a sandbox session made first (session_create), closed after
 //
 // Prints one JSON line: {"result": the exec result's structuredContent, "asked": [the
 // elicitation/create params received]}; exits 1 if the call failed.
@@ -20,7 +21,7 @@ import { readFileSync } from 'node:fs';
 
 import { MCP_EXEC, STDIO_ARGS } from './lib.mjs';
 
-const [where, answer, codeFile] = process.argv.slice(2);
+const [where, answer, codeFile, inSession] = process.argv.slice(2);
 if (!where || !['accept', 'decline', 'cancel', 'none'].includes(answer) || !codeFile) {
     console.error('usage: confirm.mjs http:URL|stdio accept|decline|cancel|none CODE_FILE');
     process.exit(2);
@@ -40,8 +41,16 @@ const transport = where.startsWith('http:')
     : new StdioClientTransport({ command: MCP_EXEC, args: STDIO_ARGS, stderr: 'inherit' });
 try {
     await client.connect(transport);
-    const res = await client.callTool({ name: 'exec', arguments: { code: readFileSync(codeFile, 'utf8') } },
-                                      undefined, { timeout: 120000 });
+    const args = { code: readFileSync(codeFile, 'utf8') };
+    if (inSession === 'session') {
+        const made = await client.callTool({ name: 'session_create', arguments: {} }, undefined, { timeout: 120000 });
+        args.session = made.structuredContent?.session;
+        if (!args.session)
+            throw new Error(`session_create gave no session: ${JSON.stringify(made)}`);
+    }
+    const res = await client.callTool({ name: 'exec', arguments: args }, undefined, { timeout: 120000 });
+    if (args.session)
+        await client.callTool({ name: 'session_close', arguments: { session: args.session } });
     console.log(JSON.stringify({ result: res.structuredContent ?? null, isError: !!res.isError, asked }));
     await client.close();
     process.exit(0);

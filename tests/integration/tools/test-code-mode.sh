@@ -9,7 +9,8 @@
 # tools (annotations) and server-memory's delete_entities are refused as Refused and change nothing; an
 # MCP client that declared elicitation (the v1 SDK's) is asked to confirm edit_file, over Streamable HTTP
 # and stdio: its accept lets the edit through, its decline refuses it and nothing changes, and the question
-# names the server and tool and not the arguments; a client without the capability, and a run without an
+# names the server and tool and not the arguments (a sandbox session's call too, over HTTP); a client
+# without the capability, and a run without an
 # MCP client, get Refused saying why; the journal says how each was confirmed, without the arguments; a
 # run's answers stop at MAX_BYTES; async calls are in flight at once (echoes answered while three
 # long calls still run), and those in flight when the run ends are cancelled then (journal), not
@@ -306,7 +307,7 @@ print("now:", text(fs.read_text_file(path=P)))'
 confirm_run() {
     local f
     f=$(sed "s/@NAME@/$3/g" <<<"$CONFIRM_CODE" | put "confirm.$3.py")
-    cnode confirm.mjs "$1" "$2" "$f" 2>"$HDIR/confirm.err"
+    cnode confirm.mjs "$1" "$2" "$f" ${4-} 2>"$HDIR/confirm.err"
 }
 restart_http
 cursor=$(journal_cursor)
@@ -326,6 +327,11 @@ for transport in "http:$URL/mcp" stdio; do
         "$t: the user's decline did not refuse edit_file, or the file changed"
     log "$t: accept and decline: $(jget "$out" 'r["result"]["stdout"].strip()' | tr '\n' '|')"
 done
+# A sandbox session's call asks its caller too (the session's tools connection outlives the call).
+out=$(confirm_run "http:$URL/mcp" accept http-session session) ||
+    fail "the accepting client's call in a session: $out $(cat "$HDIR/confirm.err")"
+jcheck "$out" 'len(r["asked"]) == 1 and r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG http-session\n"' \
+    "a session's call: the user's accept did not let edit_file through"
 out=$(confirm_run "http:$URL/mcp" none http-none) || fail "the client without elicitation: $out $(cat "$HDIR/confirm.err")"
 jcheck "$out" '(r["asked"] == [] and "did not declare the elicitation capability" in r["result"]["stdout"] and
                 r["result"]["stdout"].endswith("now: before http-none\n"))' \
