@@ -63,6 +63,19 @@ static void on_egress_ready(EgressLink *l, int error, const char *message, void 
                 client_try_handoff(c);
 }
 
+/* The gateway asks to confirm a destructive tool: the run's client, which
+ * said it can answer, gets the question; a client gone says no. */
+static void on_tools_confirm(ToolsLink *l, const BrokerConfirmAsk *ask, void *userdata) {
+        _cleanup_json_ json_object *j = NULL;
+        BrokerConfirmAnswer no = { .id = ask->id, .reason = "the run's client is gone" };
+        Client *c = userdata;
+
+        if (!client_is_gone(c) && broker_confirm_ask_build("event", "confirm", ask, &j) >= 0 &&
+            packet_send(c->fd, j, NULL, 0) >= 0)
+                return;
+        (void) tools_link_confirm_answer(l, &no);
+}
+
 /* The control connection for c's run: egressd hands over the feed soon, or
  * the run fails (on_egress_ready()). */
 int client_start_egress(Client *c) {
@@ -113,7 +126,10 @@ void client_start_tools(Client *c) {
         if (r < 0)
                 log_struct(LOG_WARNING, "MESSAGE=Run %s gets no tools: cannot reach %s: %s", run_id(c->run),
                            m->tools_socket, strerror(-r), "MCP_RUN_ID=%s", run_id(c->run));
-        else
+        else {
                 tools_link_count_into(c->tools, &m->tools_totals);
+                if (c->confirm)
+                        tools_link_on_confirm(c->tools, on_tools_confirm, c);
+        }
 }
 

@@ -85,11 +85,28 @@ static SandboxSession *client_find_session(Client *c, json_object *req) {
         return found;
 }
 
+/* Code mode asks to confirm a destructive tool during a session's call:
+ * the calling client, if its call said it can answer; else no. */
+static void on_session_confirm(ToolsLink *l, const BrokerConfirmAsk *ask, void *userdata) {
+        _cleanup_json_ json_object *j = NULL;
+        BrokerConfirmAnswer no = { .id = ask->id, .reason = "nobody can be asked for this call of the session" };
+        SandboxSession *se = userdata;
+        Client *c = se->client;
+
+        if (c && c->state == CLIENT_SESSION_CALLING && c->confirm && !client_is_gone(c) &&
+            broker_confirm_ask_build("event", "confirm", ask, &j) >= 0 && packet_send(c->fd, j, NULL, 0) >= 0)
+                return;
+        (void) tools_link_confirm_answer(l, &no);
+}
+
 /* The client waits on its session no more (and is freed next). */
 static void client_detach_session(Client *c) {
         assert(c);
         assert(c->session && c->session->client == c);
 
+        /* What its call asked is for it alone to answer. */
+        if (c->session->tools)
+                tools_link_confirm_close_all(c->session->tools, "the session's call ended");
         c->session->client = NULL;
         c->session = NULL;
         c->state = CLIENT_NEW;
@@ -316,6 +333,8 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
         }
         if (tools_configured(m->tools_servers_dir))
                 sandbox_session_offer_tools(se, m->tools_socket, caller, &m->tools_totals);
+        if (se->tools)
+                tools_link_on_confirm(se->tools, on_session_confirm, se);
         /* Its calls install them (sandbox_session_packages()). */
         se->packages = TAKE_PTR(c->packages);
         LIST_PREPEND(sessions, m->sessions.list, se);
@@ -346,6 +365,7 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
         r = client_parse_packages(c, req);
         if (r < 0)
                 return r;
+        c->confirm = json_get_bool(req, "confirm");
         se = client_find_session(c, req);
         if (!se)
                 return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,

@@ -63,6 +63,8 @@ Client *client_free(Client *c) {
         client_unwait(c);
         client_close_run_fds(c);
         if (c->session) {
+                if (c->session->tools)
+                        tools_link_confirm_close_all(c->session->tools, "the session's caller is gone");
                 c->session->client = NULL;
                 if (c->state == CLIENT_SESSION_CREATING)
                         /* Nobody will ever know its handle. */
@@ -625,6 +627,7 @@ static int client_op_run(Client *c, json_object *req, int fds[], size_t n_fds) {
         r = client_parse_packages(c, req);
         if (r < 0)
                 return r;
+        c->confirm = json_get_bool(req, "confirm");
         if ((tag = json_get_string(req, "tag"))) {
                 /* Metadata for the journal only: keep it short and printable. */
                 size_t i;
@@ -661,6 +664,20 @@ static int client_op_detach(Client *c, json_object *req, int fds[], size_t n_fds
         return 0;
 }
 
+/* The answer to a "confirm" event: to the gateway if it answers an open
+ * question of this run's, else dropped. */
+static int client_op_confirm_answer(Client *c, json_object *req, int fds[], size_t n_fds) {
+        BrokerConfirmAnswer a;
+        ToolsLink *l;
+
+        assert(c);
+
+        l = c->tools ?: c->session ? c->session->tools : NULL;
+        if (broker_confirm_answer_parse(req, &a) < 0 || !l || tools_link_confirm_answer(l, &a) < 0)
+                log_debug("Run %s: an answer to no open question; dropped.", c->run ? run_id(c->run) : "-");
+        return 0;
+}
+
 static int client_op_cancel(Client *c, json_object *req, int fds[], size_t n_fds) {
         assert(c);
 
@@ -693,6 +710,7 @@ static const ClientOp client_ops[] = {
         { "session_close",       client_op_session_close,       .in = IN(CLIENT_NEW), .once = true },
         { "session_close_scope", client_op_session_close_scope, .in = IN(CLIENT_NEW), .once = true },
         { "detach",              client_op_detach,              .in = IN(CLIENT_RUNNING) | IN(CLIENT_DETACHED) },
+        { "confirm_answer",      client_op_confirm_answer,      .in = IN_ANY },
         { "cancel",              client_op_cancel,
           .in = IN(CLIENT_WAITING) | IN(CLIENT_STARTING) | IN(CLIENT_RUNNING) | IN(CLIENT_DETACHED), .once = true },
         { "info",                client_op_info,                .in = IN_ANY },

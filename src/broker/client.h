@@ -64,6 +64,9 @@ struct Client {
          * uid; and whether it may run past MCP_EXEC_MAX_TIMEOUT_S (a task's). */
         char *caller;
         bool long_hold;
+        /* Its "run" said "confirm": true: code mode's questions to confirm
+         * a destructive tool go to it as "confirm" events (broker-proto.h). */
+        bool confirm;
         /* Owes an "info" answer until the sandbox is known: a reply, not a
          * state, as it may be asked for on any connection. */
         bool info_pending;

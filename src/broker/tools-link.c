@@ -42,6 +42,11 @@ struct ToolsLink {
         void *userdata;
         tools_link_ended_t on_ended;
         void *ended_userdata;
+        /* Code mode's questions to the run's client: open ones by id. */
+        tools_link_confirm_t on_confirm;
+        void *confirm_userdata;
+        uint64_t confirm_open[BROKER_CONFIRM_PENDING_MAX];
+        unsigned n_confirm_open;
         char message[256];
 };
 
@@ -210,6 +215,77 @@ static int read_counts(ToolsLink *l, json_object *msg) {
         return 1;
 }
 
+static int send_confirmed(ToolsLink *l, const BrokerConfirmAnswer *a) {
+        _cleanup_json_ json_object *j = NULL;
+        int r;
+
+        r = broker_confirm_answer_build("op", "confirmed", a, &j);
+        if (r >= 0)
+                r = packet_send(l->fd, j, NULL, 0);
+        if (r < 0)
+                log_warning_errno(r, "Cannot answer mcp-exec-toolsd's question for run %s: %m", l->run_id);
+        return r;
+}
+
+/* The gateway asks to confirm a destructive tool: to the run's client if
+ * it can answer, else no at once. 1, or -EBADMSG for a malformed question. */
+static int read_confirm(ToolsLink *l, json_object *msg) {
+        BrokerConfirmAsk a;
+        BrokerConfirmAnswer no = {};
+
+        if (broker_confirm_ask_parse(msg, &a) < 0)
+                return -EBADMSG;
+        no.id = a.id;
+        for (unsigned i = 0; i < l->n_confirm_open; i++)
+                if (l->confirm_open[i] == a.id)
+                        return -EBADMSG;        /* asked twice: not the gateway's protocol */
+        if (!l->on_confirm)
+                strcpy(no.reason, "nobody can be asked for this run (only an MCP client that declared "
+                                  "elicitation can confirm)");
+        else if (l->n_confirm_open >= BROKER_CONFIRM_PENDING_MAX)
+                strcpy(no.reason, "too many questions of this run are open");
+        if (no.reason[0]) {
+                (void) send_confirmed(l, &no);
+                return 1;
+        }
+        l->confirm_open[l->n_confirm_open++] = a.id;
+        l->on_confirm(l, &a, l->confirm_userdata);
+        return 1;
+}
+
+void tools_link_on_confirm(ToolsLink *l, tools_link_confirm_t ask, void *userdata) {
+        assert(l);
+
+        l->on_confirm = ask;
+        l->confirm_userdata = userdata;
+}
+
+int tools_link_confirm_answer(ToolsLink *l, const BrokerConfirmAnswer *a) {
+        assert(l);
+        assert(a);
+
+        for (unsigned i = 0; i < l->n_confirm_open; i++)
+                if (l->confirm_open[i] == a->id) {
+                        l->confirm_open[i] = l->confirm_open[--l->n_confirm_open];
+                        if (l->fd < 0)
+                                return 0;
+                        (void) send_confirmed(l, a);
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+void tools_link_confirm_close_all(ToolsLink *l, const char *reason) {
+        assert(l);
+
+        while (l->n_confirm_open > 0) {
+                BrokerConfirmAnswer no = { .id = l->confirm_open[0] };
+
+                str_printable(reason, no.reason, sizeof no.reason);
+                (void) tools_link_confirm_answer(l, &no);
+        }
+}
+
 /* 1: one packet handled; < 0: the link is over (link_close()). */
 static int read_one(ToolsLink *l) {
         _cleanup_json_ json_object *msg = NULL;
@@ -241,6 +317,11 @@ static int read_one(ToolsLink *l) {
         }
         if (l->accepted && streq_ptr(json_get_string(msg, "op"), "counts")) {
                 r = read_counts(l, msg);
+                if (r != -EBADMSG)
+                        return r;
+        }
+        if (l->accepted && streq_ptr(json_get_string(msg, "op"), "confirm")) {
+                r = read_confirm(l, msg);
                 if (r != -EBADMSG)
                         return r;
         }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <systemd/sd-event.h>
 
+#include "broker-proto.h"
 #include "macro.h"
 #include "run-stats.h"
 #include "tools-proto.h"          /* TOOLS_SOCKET_PATH, TOOLS_SERVERS_DIR */
@@ -68,6 +69,20 @@ int tools_link_query(ToolsLink *l, uint64_t timeout_usec, tools_link_counted_t d
 /* Every count the gateway reports on this link (the run's final ones, or a
  * session's so far) is added here too, once. */
 void tools_link_count_into(ToolsLink *l, ToolStats *totals);
+
+/* Code mode's confirmation of a destructive tool (broker-proto.h): the
+ * gateway's questions for this run go to ask (the run's client, which said
+ * it can answer), and tools_link_confirm_answer() takes the answer back. A
+ * link without ask, or with BROKER_CONFIRM_PENDING_MAX questions open, says
+ * no at once. ask must not free the link. */
+typedef void (*tools_link_confirm_t)(ToolsLink *l, const BrokerConfirmAsk *ask, void *userdata);
+void tools_link_on_confirm(ToolsLink *l, tools_link_confirm_t ask, void *userdata);
+/* The answer to an open question of this link's: sent to the gateway, the
+ * question closed. -ENOENT for any other id (nothing is sent). */
+int tools_link_confirm_answer(ToolsLink *l, const BrokerConfirmAnswer *a);
+/* No to every open question (a session's call ended: whom it asked can no
+ * longer answer for the session's next one). */
+void tools_link_confirm_close_all(ToolsLink *l, const char *reason);
 
 ToolsLink *tools_link_free(ToolsLink *l);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ToolsLink *, tools_link_free);

@@ -62,6 +62,8 @@ struct ExecClient {
         ExecResult result;
         exec_done_t done;
         void *userdata;
+        exec_confirm_t confirm;
+        void *confirm_userdata;
 };
 
 static void exec_result_done(ExecResult *r) {
@@ -273,6 +275,21 @@ static void maybe_finish(ExecClient *c) {
         finish(c);
 }
 
+int exec_client_confirm_answer(ExecClient *c, const BrokerConfirmAnswer *a) {
+        _cleanup_json_ json_object *j = NULL;
+        int r;
+
+        assert(c);
+        assert(a);
+
+        if (c->sock < 0 || c->finished)
+                return 0;
+        r = broker_confirm_answer_build("op", "confirm_answer", a, &j);
+        if (r < 0)
+                return r;
+        return packet_send(c->sock, j, NULL, 0);
+}
+
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         ExecClient *c = userdata;
 
@@ -441,6 +458,18 @@ static int on_socket(sd_event_source *s, int fd, uint32_t revents, void *userdat
                 /* The sandbox is gone; give buffered output a moment. */
                 (void) sd_event_source_set_time_relative(c->timer, DRAIN_GRACE_USEC);
                 maybe_finish(c);
+        } else if (streq(event, "confirm")) {
+                BrokerConfirmAsk ask;
+                BrokerConfirmAnswer no = { .reason = "the front end cannot ask" };
+
+                if (broker_confirm_ask_parse(msg, &ask) < 0)
+                        return 0;
+                if (c->confirm && !c->finished) {
+                        c->confirm(c, &ask, c->confirm_userdata);
+                        return 0;
+                }
+                no.id = ask.id;
+                (void) exec_client_confirm_answer(c, &no);
         } else if (streq(event, "error")) {
                 BrokerError e = broker_error_from_string(json_get_string(msg, "code"));
                 const char *m = json_get_string(msg, "message");
@@ -479,6 +508,8 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
         if (req->packages && json_add(msg, "packages", json_object_get(req->packages)) < 0)
                 return -ENOMEM;
         if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
+                return -ENOMEM;
+        if (req->confirm && json_add_bool(msg, "confirm", true) < 0)
                 return -ENOMEM;
         return packet_send(sock, msg, fds, n_fds);
 }
@@ -556,6 +587,8 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
         c->sock = c->in_fd = c->out_fd = c->err_fd = c->res_fd = -EBADF;
         c->done = done;
         c->userdata = userdata;
+        c->confirm = req->confirm;
+        c->confirm_userdata = req->confirm_userdata;
         c->start_usec = now_usec();
         c->result.exit_code = -1;
         c->result.cpu_ms = c->result.memory_peak_bytes = -1;

@@ -32,6 +32,12 @@ typedef struct ExecInputFile {
 } ExecInputFile;
 
 /* Strings and files are borrowed: they must outlive the client. */
+typedef struct ExecClient ExecClient;
+/* Code mode asks to confirm a destructive tool of server (broker-proto.h):
+ * answer with exec_client_confirm_answer(), now or later, or never (the
+ * gateway's call then times out). ask is borrowed for the call. */
+typedef void (*exec_confirm_t)(ExecClient *c, const BrokerConfirmAsk *ask, void *userdata);
+
 typedef struct ExecRequest {
         const char *code;
         size_t code_len;
@@ -60,6 +66,12 @@ typedef struct ExecRequest {
          * call; NULL: none. Borrowed. */
         json_object *packages;
         SandboxOwner owner;
+        /* A run or a session's call whose caller can be asked to confirm a
+         * destructive tool: the request says "confirm": true, and each
+         * question goes here (with confirm_userdata). NULL: the broker says
+         * no itself. */
+        exec_confirm_t confirm;
+        void *confirm_userdata;
         /* Optional: what the client collects (output, figures and files)
          * is charged here while the client lives; what the budget cannot
          * take is left out as past the limits. */
@@ -113,7 +125,6 @@ typedef struct ExecResult {
         json_object *packages;
 } ExecResult;
 
-typedef struct ExecClient ExecClient;
 typedef void (*exec_done_t)(ExecClient *c, const ExecResult *result, void *userdata);
 
 int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *req, exec_done_t done,
@@ -122,6 +133,10 @@ int exec_client_start(sd_event *e, const char *socket_path, const ExecRequest *r
 /* Closes the connection: the broker stops the whole unit. done still fires,
  * with cancelled set. */
 void exec_client_cancel(ExecClient *c);
+
+/* The answer to a question of confirm: to the broker, which passes it on
+ * only if it answers an open question of this run's. */
+int exec_client_confirm_answer(ExecClient *c, const BrokerConfirmAnswer *a);
 
 ExecClient *exec_client_free(ExecClient *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ExecClient *, exec_client_free);

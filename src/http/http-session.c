@@ -47,7 +47,7 @@ static HttpRequest *route(HttpSession *s, const McpMessage *m) {
         assert(s);
         assert(m);
 
-        if (m->kind != MCP_MESSAGE_NOTIFICATION)
+        if (m->kind != MCP_MESSAGE_NOTIFICATION && m->kind != MCP_MESSAGE_REQUEST)
                 return find_by_origin(s, m->origin);
         if (m->origin == 0)
                 return s->stream;
@@ -133,6 +133,8 @@ static int send_event(HttpRequest *target, const char *event, const McpMessage *
         r = http_request_sse_event(target, event, data, len, msg->charge);
         if (r != -EBUSY)
                 return r;
+        if (msg->kind == MCP_MESSAGE_REQUEST)
+                return -ENOTCONN;
         if (msg->kind == MCP_MESSAGE_NOTIFICATION) {
                 log_debug("HTTP stream: a notification of %zu bytes does not fit in the memory budget, skipped.",
                           len);
@@ -143,7 +145,7 @@ static int send_event(HttpRequest *target, const char *event, const McpMessage *
 
 static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         HttpSession *s = userdata;
-        bool ends = msg->kind != MCP_MESSAGE_NOTIFICATION;
+        bool ends = msg->kind == MCP_MESSAGE_RESPONSE || msg->kind == MCP_MESSAGE_UNANSWERED;
         HttpRequest *target;
         char *body;
         int r;
@@ -163,6 +165,13 @@ static int session_send(McpSession *m, const McpMessage *msg, void *userdata) {
         }
 
         target = route(s, msg);
+        if (msg->kind == MCP_MESSAGE_REQUEST) {
+                /* Only on the event stream of the request it is about. */
+                if (!target)
+                        return -ENOTCONN;
+                r = send_event(target, NULL, msg);
+                return r < 0 ? -ENOTCONN : 0;
+        }
         if (!target) {
                 /* Its POST is gone (the client hung up): nobody to tell. The
                  * session lives on; the client may ask again. */

@@ -103,6 +103,12 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, McpInbound *info, b
         /* initialize (ret_initialized set) is answered at once, and its
          * Mcp-Session-Id must be in the headers: never by SSE. */
         bool want_sse = info->n_requests > 0 && info->progress && !ret_initialized;
+        /* A tools/call of a client that may be asked to confirm (code mode's
+         * destructive tools): its questions go on this POST's stream. */
+        if (!want_sse && !ret_initialized && info->n_requests == 1 && streq_ptr(info->method, "tools/call") &&
+            s->mcp && mcp_session_can_ask(s->mcp) &&
+            s->n_streams < h->config.max_streams_per_session)
+                want_sse = true;
 
         if (info->n_requests > 0) {
                 if (want_sse && s->n_streams >= h->config.max_streams_per_session)

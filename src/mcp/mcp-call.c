@@ -19,7 +19,6 @@
 #include "macro.h"
 #include "list.h"
 #include "mcp-internal.h"
-#include "broker-proto.h"
 #include "mcp-tool.h"
 #include "tool-arg-network.h"
 #include "tool-arg-packages.h"
@@ -141,6 +140,11 @@ static bool call_detach(McpCall *c) {
         return --s->n_calls == 0;
 }
 
+static void on_exec_confirm(ExecClient *e, const BrokerConfirmAsk *ask, void *userdata) {
+        McpCall *c = userdata;
+        mcp_confirm_ask(c->session, c->origin, c->id, e, ask, c->args.exec.timeout_s);
+}
+
 /* Frees the call without a reply; a batch waiting for it is told so. Also
  * for a call that was never queued. */
 static McpCall *call_free(McpCall *c) {
@@ -154,7 +158,7 @@ static McpCall *call_free(McpCall *c) {
         b = TAKE_PTR(c->batch);
         c->progress_timer = sd_event_source_disable_unref(c->progress_timer);
         c->retry_timer = sd_event_source_disable_unref(c->retry_timer);
-        c->exec = exec_client_free(c->exec);
+        c->exec = mcp_confirm_exec_free(c->session, c->exec);
         c->request = broker_request_free(c->request);
         idle = call_detach(c);
 
@@ -212,7 +216,7 @@ static json_object *charge_reply(McpCall *c, const McpRequest *req, json_object 
         assert(c);
         assert(reply);
 
-        c->exec = exec_client_free(c->exec);
+        c->exec = mcp_confirm_exec_free(c->session, c->exec);
         exec_args_done(&c->args.exec);
         json_object_put(c->arguments);
         c->arguments = NULL;
@@ -381,7 +385,7 @@ static bool retry_when_busy(McpCall *c, const ExecResult *r) {
         log_debug("exec call %s: the broker is busy with other runs, asking again in %" PRIu64 " ms.", c->request_id,
                   c->retry_usec / USEC_PER_MSEC);
         /* r belongs to the client: nothing of it is used after this. */
-        c->exec = exec_client_free(c->exec);
+        c->exec = mcp_confirm_exec_free(c->session, c->exec);
         return true;
 }
 
@@ -476,6 +480,7 @@ static void call_start(McpCall *c) {
                 .network = c->args.network,
                 .packages = tool_packages_requested(c->args.packages) ? c->args.packages : NULL,
                 .owner = mcp_session_owner(c->session),
+                .confirm = on_exec_confirm, .confirm_userdata = c,
                 .charge = &c->charge,
         };
         char tag[96];

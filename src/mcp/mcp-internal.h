@@ -15,6 +15,7 @@
 #include "call-queue.h"
 #include "sandbox-session-table.h"
 #include "list.h"
+#include "mcp-confirm.h"
 #include "mcp-server.h"
 #include "revision.h"
 
@@ -22,6 +23,7 @@ typedef struct McpCall McpCall;
 typedef struct McpBatch McpBatch;
 typedef struct McpTask McpTask;
 typedef struct McpTool McpTool;
+typedef struct McpConfirm McpConfirm;
 
 struct McpServer {
         sd_event *event;
@@ -79,6 +81,12 @@ struct McpSession {
 
         McpCall *calls;
         unsigned n_calls;
+
+        /* Code mode's questions to the client (mcp-confirm.c). */
+        bool client_elicit_form;        /* initialize's capabilities: elicitation, form mode */
+        LIST_HEAD(McpConfirm, confirms);
+        unsigned n_confirms;
+        uint64_t last_confirm;
 };
 
 /* Whose the sandbox sessions made in s are. Borrowed from s. */
@@ -145,6 +153,10 @@ int mcp_session_send_notification(McpSession *s, uint64_t origin, json_object *i
  * left is given back when this returns. */
 int mcp_session_send_notification_charged(McpSession *s, uint64_t origin, json_object *id, json_object *m,
                                           MemCharge *charge);
+/* A request of ours to the client (m, taken) about request id, which came
+ * with origin: where the client sees it as part of that request (over
+ * HTTP, the POST's event stream). -ENOTCONN if it cannot go there. */
+int mcp_session_send_request(McpSession *s, uint64_t origin, json_object *id, json_object *m);
 /* Request id, which came with origin, ends without a reply. */
 int mcp_session_send_unanswered(McpSession *s, uint64_t origin, json_object *id);
 /* The session's last call is gone: tell the transport. */

@@ -14,6 +14,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
+#include "mcp-confirm.h"
 #include "mcp-internal.h"
 #include "mcp-task.h"
 #include "broker-proto.h"
@@ -268,6 +269,7 @@ static int handle_initialize(McpRequest *req, json_object **ret) {
         if (!*ret)
                 return -ENOMEM;
         s->revision = req->rev;
+        s->client_elicit_form = mcp_confirm_capability_form(json_get(req->params, "capabilities"));
 
         client_info = json_get(req->params, "clientInfo");
         str_printable(json_get_string(client_info, "name") ?: "", name, sizeof name);
@@ -598,6 +600,8 @@ static int handle_message(McpSession *s, json_object *msg, McpBatch *b, uint64_t
                 *ret = jsonrpc_error_new(m.id, m.error_code, m.error_message, NULL);
                 return *ret ? 0 : -ENOMEM;
         case JSONRPC_IGNORED:
+                /* A response of the client's: to a question of ours? */
+                (void) mcp_confirm_response(s, msg);
                 return 0;
         case JSONRPC_NOTIFICATION:
                 handle_notification(s, &m);

@@ -15,6 +15,7 @@
 #include "jsonrpc.h"
 #include "log.h"
 #include "macro.h"
+#include "mcp-confirm.h"
 #include "mcp-internal.h"
 #include "util.h"
 
@@ -166,6 +167,7 @@ McpSession *mcp_session_free_now(McpSession *s) {
                         sandbox_session_table_close_scope(s->server->sandbox_sessions, &owner);
                 }
         }
+        mcp_confirm_drop_all(s);
         if (s->id[0])
                 log_debug("Session %s closed.", s->id);
         free(s->peer_transport);
@@ -244,7 +246,7 @@ static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
         assert(m);
 
         if (s->dead || s->freeing || !s->transport.send)
-                return 0;
+                return m->kind == MCP_MESSAGE_REQUEST ? -ENOTCONN : 0;
         if (msg) {
                 m->json = s->transport.shared_parts ? mcp_shared_serialize(msg, &m->len, &shared) :
                                                       json_serialize(msg, &m->len);
@@ -255,6 +257,8 @@ static int session_send(McpSession *s, McpMessage *m, json_object *msg) {
         s->in_callout++;
         r = s->transport.send(s, m, s->userdata);
         s->in_callout--;
+        if (m->kind == MCP_MESSAGE_REQUEST && r == -ENOTCONN)
+                return r;               /* no route for it: the session goes on */
         if (r < 0 && !s->dead) {
                 /* Nobody to talk to; runs end when the transport frees us. */
                 log_debug("Session %s: the peer is gone.", s->id);
@@ -422,6 +426,16 @@ static int transport_notification(McpSession *s, uint64_t origin, json_object *i
         return session_send(
                 s, &(McpMessage) { .kind = MCP_MESSAGE_NOTIFICATION, .origin = origin, .id = id, .charge = charge },
                 msg);
+}
+
+int mcp_session_send_request(McpSession *s, uint64_t origin, json_object *id, json_object *m) {
+        _cleanup_json_ json_object *msg = m;
+
+        assert(s);
+
+        if (!msg)
+                return -ENOMEM;
+        return session_send(s, &(McpMessage) { .kind = MCP_MESSAGE_REQUEST, .origin = origin, .id = id }, msg);
 }
 
 static int transport_unanswered(McpSession *s, uint64_t origin, json_object *id) {

@@ -24,6 +24,11 @@ typedef enum McpMessageKind {
          * ends without a reply. Sent when the cancel arrives, while the run
          * may still be stopping and count in mcp_session_in_flight(). */
         MCP_MESSAGE_UNANSWERED,
+        /* A request of ours to the client (elicitation/create) during the
+         * request of origin: the transport sends it where the client sees
+         * it as that request's (over HTTP, its POST's event stream) and
+         * returns -ENOTCONN if it cannot; the session goes on. */
+        MCP_MESSAGE_REQUEST,
 } McpMessageKind;
 
 /* A large part of a message kept once and shared by every message that
@@ -113,6 +118,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(McpSession *, mcp_session_free);
 /* Who the session is for (McpPeer.caller, or what stands in for it): what
  * the transport charges the bytes it holds for the session to. */
 const char *mcp_session_caller(const McpSession *s);
+/* May the core ask the client questions during a request (code mode's
+ * confirmations, elicitation/create): a revision with elicitation, a client
+ * that declared it (form mode), not a task's own session. */
+bool mcp_session_can_ask(const McpSession *s);
 
 /* Calls queued or running for this session (transports use it for idle exit). */
 unsigned mcp_session_in_flight(const McpSession *s);

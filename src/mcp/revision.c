@@ -12,9 +12,9 @@ static const McpRevision revisions[] = {
         { .version = "2024-11-05", .logging = true },
         { .version = "2025-03-26", .batches = true, .annotations = true, .progress_message = true, .logging = true },
         { .version = "2025-06-18", .annotations = true, .progress_message = true, .titles = true, .structured = true,
-          .logging = true },
+          .logging = true, .elicitation = true },
         { .version = "2025-11-25", .annotations = true, .progress_message = true, .titles = true, .structured = true,
-          .logging = true, .tasks = true },
+          .logging = true, .tasks = true, .elicitation = true, .elicitation_modes = true },
         { .version = "2026-07-28", .stateless = true, .annotations = true, .progress_message = true, .titles = true,
           .structured = true },
 };

@@ -24,6 +24,8 @@ typedef struct McpRevision {
         bool structured;        /* Tool.outputSchema and structuredContent: 2025-06-18 on */
         bool logging;           /* logging/setLevel (and ping): the initialize-based revisions */
         bool tasks;             /* the core's experimental tasks (tools/call "task", the tasks/ methods): 2025-11-25 */
+        bool elicitation;       /* elicitation/create during a request: 2025-06-18 and 2025-11-25 */
+        bool elicitation_modes; /* its "mode" (form, url): 2025-11-25 */
 } McpRevision;
 
 /* NULL for a version we do not speak. */

@@ -8,7 +8,9 @@
 
 #include "json-util.h"
 #include "macro.h"
+#include "server-config.h"
 #include "strv.h"
+#include "tools-proto.h"
 
 static const char *const broker_error_table[_BROKER_ERROR_MAX] = {
         [BROKER_ERROR_ACCESS_DENIED] = "access-denied",
@@ -268,4 +270,70 @@ void broker_sandbox_info_done(BrokerSandboxInfo *info) {
         strv_free(info->modules);
         strv_free(info->preloaded);
         *info = (BrokerSandboxInfo) {};
+}
+
+/* ---- Confirmation of a destructive upstream tool ---- */
+
+_Static_assert(sizeof(((BrokerConfirmAsk *) NULL)->server) == SERVER_NAME_MAX + 1, "confirm name sizes");
+_Static_assert(sizeof(((BrokerConfirmAsk *) NULL)->tool) == TOOLS_NAME_MAX + 1, "confirm name sizes");
+
+static int confirm_id(json_object *msg, uint64_t *ret) {
+        json_object *id = json_get(msg, "id");
+        int64_t n;
+
+        if (!json_object_is_type(id, json_type_int))
+                return -EBADMSG;
+        n = json_object_get_int64(id);
+        if (n <= 0 || (uint64_t) n > BROKER_CONFIRM_ID_MAX)
+                return -EBADMSG;
+        *ret = (uint64_t) n;
+        return 0;
+}
+
+int broker_confirm_ask_parse(json_object *msg, BrokerConfirmAsk *ret) {
+        const char *server = json_get_string(msg, "server"), *tool = json_get_string(msg, "tool");
+        BrokerConfirmAsk a = {};
+
+        assert(ret);
+
+        if (confirm_id(msg, &a.id) < 0 || !server_name_is_valid(server) || !tools_name_is_valid(tool))
+                return -EBADMSG;
+        strcpy(a.server, server);
+        strcpy(a.tool, tool);
+        *ret = a;
+        return 0;
+}
+
+int broker_confirm_answer_parse(json_object *msg, BrokerConfirmAnswer *ret) {
+        json_object *accept = json_get(msg, "accept"), *reason = json_get(msg, "reason");
+        BrokerConfirmAnswer a = {};
+
+        assert(ret);
+
+        if (confirm_id(msg, &a.id) < 0 || !json_object_is_type(accept, json_type_boolean) ||
+            (reason && !json_object_is_type(reason, json_type_string)))
+                return -EBADMSG;
+        a.accept = json_object_get_boolean(accept);
+        if (reason)
+                str_printable(json_object_get_string(reason), a.reason, sizeof a.reason);
+        *ret = a;
+        return 0;
+}
+
+int broker_confirm_ask_build(const char *key, const char *value, const BrokerConfirmAsk *a, json_object **ret) {
+        assert(key);
+        assert(value);
+        assert(a);
+
+        return json_build(ret, JB_STR(key, value), JB_INT("id", (int64_t) a->id), JB_STR("server", a->server),
+                          JB_STR("tool", a->tool), JB_END);
+}
+
+int broker_confirm_answer_build(const char *key, const char *value, const BrokerConfirmAnswer *a, json_object **ret) {
+        assert(key);
+        assert(value);
+        assert(a);
+
+        return json_build(ret, JB_STR(key, value), JB_INT("id", (int64_t) a->id), JB_BOOL("accept", a->accept),
+                          JB_STR("reason", a->reason), JB_END);
 }

@@ -179,3 +179,47 @@ typedef struct BrokerSandboxInfo {
  * untouched, or 0; free with broker_sandbox_info_done(). */
 int broker_sandbox_info_parse(json_object *reply, BrokerSandboxInfo *ret);
 void broker_sandbox_info_done(BrokerSandboxInfo *info);
+
+/* ---- Confirmation of a destructive upstream tool (code mode, issue 40) ----
+ * A run calls a tool whose annotations say it may destroy and the server's
+ * CONFIRMED does not name it: the gateway asks the broker on the run's
+ * control connection, the broker asks the front end on the run's client
+ * connection, and the front end asks the MCP client (elicitation/create, form mode):
+ *
+ *   gateway → broker → front end   {"op":"confirm","id":N,"server":S,"tool":T}
+ *                                  (the broker sends it as "event":"confirm", to the client of
+ *                                  the run, or of the session's call running, whose "run" or
+ *                                  "session_exec" said "confirm": true)
+ *   front end → broker → gateway   {"op":"confirmed","id":N,"accept":B,"reason":R}
+ *                                  (the front end sends it as "op":"confirm_answer")
+ *
+ * N is the gateway's, per run, never the run's: the run has no way onto
+ * either connection, so no answer it could make reaches the gateway. Each
+ * side keeps the ids it asked and not yet heard (at most
+ * BROKER_CONFIRM_PENDING_MAX), and an answer to any other id is dropped.
+ * Arguments never travel: only the server's and the tool's names. */
+#define BROKER_CONFIRM_PENDING_MAX 4U
+#define BROKER_CONFIRM_REASON_MAX 200U
+/* An id: 1 ..  2^53 (exact in any JSON reader). */
+#define BROKER_CONFIRM_ID_MAX (UINT64_C(1) << 53)
+
+typedef struct BrokerConfirmAsk {
+        uint64_t id;
+        char server[32 + 1];            /* server_name_is_valid() */
+        char tool[128 + 1];             /* tools_name_is_valid() */
+} BrokerConfirmAsk;
+
+typedef struct BrokerConfirmAnswer {
+        uint64_t id;
+        bool accept;
+        char reason[BROKER_CONFIRM_REASON_MAX + 1];     /* printable; "" for none */
+} BrokerConfirmAnswer;
+
+/* The ask's members, checked: -EBADMSG if any is missing or malformed. */
+int broker_confirm_ask_parse(json_object *msg, BrokerConfirmAsk *ret);
+/* The answer's: id and accept required; reason optional, made printable
+ * and cut to BROKER_CONFIRM_REASON_MAX. -EBADMSG otherwise. */
+int broker_confirm_answer_parse(json_object *msg, BrokerConfirmAnswer *ret);
+/* {KEY:VALUE,"id":…,"server":…,"tool":…} and {KEY:VALUE,"id":…,"accept":…,"reason":…}. */
+int broker_confirm_ask_build(const char *key, const char *value, const BrokerConfirmAsk *a, json_object **ret);
+int broker_confirm_answer_build(const char *key, const char *value, const BrokerConfirmAnswer *a, json_object **ret);

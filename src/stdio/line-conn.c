@@ -307,6 +307,12 @@ static int session_send(McpSession *s, const McpMessage *m, void *userdata) {
         /* A request that ends unanswered needs nothing on a line stream. */
         if (m->json)
                 r = queue_line(c, m->json, m->len, m->charge);
+        if (r < 0 && m->kind == MCP_MESSAGE_REQUEST) {
+                /* A question to the client that does not fit: its asker
+                 * hears so; the session goes on. */
+                conn_check_done(c);
+                return -ENOTCONN;
+        }
         if (r == -EBUSY && m->kind == MCP_MESSAGE_NOTIFICATION) {
                 /* Progress is a courtesy: skipped when it does not fit. */
                 log_debug("A notification of %zu bytes does not fit in the memory budget, skipped.", m->len);

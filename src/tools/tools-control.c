@@ -188,8 +188,10 @@ static int on_control(sd_event_source *es, int fd, uint32_t revents, void *userd
                                 k = control_describe(c, msg);
                         else if (streq_ptr(op, "counts"))
                                 k = control_counts(c, msg);
+                        else if (streq_ptr(op, "confirmed") && c->run)
+                                run_confirmed(c->run, msg), k = 0;
                         else
-                                k = reply_error(c, "unknown op: expected run, end, counts or describe");
+                                k = reply_error(c, "unknown op: expected run, end, counts, confirmed or describe");
                 }
                 if (k < 0 && !c->run) {
                         control_free(c);

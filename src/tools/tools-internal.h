@@ -40,6 +40,10 @@
 #define TOOLS_RUN_QUEUE_MAX 256U
 /* "servers" requests of a run in flight at once; more: limit. */
 #define TOOLS_RUN_LISTS_MAX 4U
+/* Destructive calls of a run that wait for the user's confirmation at once
+ * (BROKER_CONFIRM_PENDING_MAX), and that may ask at all: more are refused,
+ * so that no run floods its user with questions. */
+#define TOOLS_RUN_ASKS_MAX 16U
 /* The "servers" answer, all servers together. */
 #define TOOLS_SERVERS_ANSWER_MAX (16U * 1024U * 1024U)
 /* What the gateway sends an upstream and has not been read yet. */
@@ -128,6 +132,12 @@ struct Call {
         bool queued;                    /* on run->queued, not run->calls */
         ServersReq *req;                /* CALL_LIST */
         size_t slot;                    /* CALL_LIST: its entry in req->answer */
+        /* A destructive tool not in CONFIRMED: asked of the user through the
+         * broker (confirm_id, ours, never the run's) while confirming; the
+         * journal says how it was let through or why not. */
+        uint64_t confirm_id;
+        bool confirming, user_confirmed;
+        const char *confirmed;          /* "operator", "user", "refused", or NULL: not destructive */
 };
 
 struct ServersReq {
@@ -153,6 +163,8 @@ struct Run {
         unsigned n_queued;
         LIST_HEAD(ServersReq, reqs);
         unsigned n_reqs;
+        unsigned n_confirming, n_asked;
+        uint64_t last_confirm_id;
 };
 
 /* A run handed over on control c: takes fd. */
@@ -169,6 +181,11 @@ bool run_allows_server(Run *r, size_t server);
 void call_listed(Call *c, json_object *tools);
 void call_answered(Call *c, json_object *result, size_t bytes);
 void call_failed(Call *c, ToolsErrorKind kind, const char *message);
+/* A destructive tool the operator did not confirm (why: the refusal's
+ * text): asks the user through the broker, or refuses. */
+void call_ask(Call *c, const char *why);
+/* The broker's answer {"op":"confirmed",…} on the run's control connection. */
+void run_confirmed(Run *r, json_object *msg);
 
 struct Upstream {
         Manager *manager;

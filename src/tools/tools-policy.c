@@ -149,3 +149,37 @@ const char *tools_policy_check_named(const ToolsServerConfig *c, json_object *to
         }
         return found ? NULL : "no such tool on this server";
 }
+
+ToolsVerdict tools_policy_verdict(const ToolsServerConfig *c, json_object *tools, const char *name,
+                                  const char **ret_why) {
+        ToolsVerdict v = TOOLS_VERDICT_ALLOWED;
+        bool found = false;
+
+        assert(c);
+        assert(ret_why);
+
+        *ret_why = NULL;
+        for (size_t i = 0; name && i < json_object_array_length(tools); i++) {
+                json_object *t = json_object_array_get_idx(tools, i);
+
+                if (!streq_ptr(json_get_string(t, "name"), name))
+                        continue;
+                found = true;
+                if (!tools_policy_allows_tool(c, name)) {
+                        *ret_why = "this tool is not in the server's allow-list (TOOLS)";
+                        return TOOLS_VERDICT_REFUSED;
+                }
+                if (!tools_policy_is_destructive(t))
+                        continue;
+                if (!matches_any(c->confirmed, name)) {
+                        *ret_why = "this tool is destructive and the operator has not confirmed it (CONFIRMED)";
+                        v = TOOLS_VERDICT_ASK;
+                } else if (v == TOOLS_VERDICT_ALLOWED)
+                        v = TOOLS_VERDICT_OPERATOR;
+        }
+        if (!found) {
+                *ret_why = "no such tool on this server";
+                return TOOLS_VERDICT_REFUSED;
+        }
+        return v;
+}

@@ -43,3 +43,16 @@ const char *tools_policy_check_call(const ToolsServerConfig *c, json_object *too
  * against each entry: the upstream runs the one tool of that name, and
  * which entry describes it is not the list's order to say (fail closed). */
 const char *tools_policy_check_named(const ToolsServerConfig *c, json_object *tools, const char *name);
+
+/* What a call of the tool named name (in the upstream's list tools) needs. */
+typedef enum ToolsVerdict {
+        TOOLS_VERDICT_ALLOWED,          /* not destructive */
+        TOOLS_VERDICT_OPERATOR,         /* destructive, in CONFIRMED */
+        TOOLS_VERDICT_ASK,              /* destructive, not in CONFIRMED: only if the user confirms */
+        TOOLS_VERDICT_REFUSED,          /* not in TOOLS, or no such tool */
+} ToolsVerdict;
+
+/* The verdict, and for TOOLS_VERDICT_ASK and _REFUSED the refusal's text
+ * (static) in *ret_why. Every entry of the name counts, as above. */
+ToolsVerdict tools_policy_verdict(const ToolsServerConfig *c, json_object *tools, const char *name,
+                                  const char **ret_why);

@@ -6,9 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "broker-proto.h"
 #include "json-util.h"
 #include "log.h"
 #include "macro.h"
+#include "packet.h"
 #include "tools-internal.h"
 #include "tools-policy.h"
 #include "util.h"
@@ -64,6 +66,8 @@ static void call_free(Call *c) {
         Run *r = c->run;
 
         assert(!c->upstream);
+        if (c->confirming)
+                r->n_confirming--;
         if (c->queued) {
                 LIST_REMOVE(run_calls, r->queued, c);
                 r->n_queued--;
@@ -90,7 +94,7 @@ static void start_queued(Run *r, size_t server) {
 /* One journal entry per call: metadata only, never arguments or results.
  * The names may be the run's own (an unknown server): printable only. */
 static void journal_call(Run *r, const char *server, const char *tool, uint64_t ms, uint64_t bytes,
-                         const char *outcome) {
+                         const char *outcome, const char *confirmed) {
         char srv[TOOLS_NAME_MAX + 1], t[TOOLS_NAME_MAX + 1];
 
         str_printable(server, srv, sizeof srv);
@@ -103,7 +107,9 @@ static void journal_call(Run *r, const char *server, const char *tool, uint64_t 
                    "TOOLS_TOOL=%s", t,
                    "TOOLS_DURATION_MS=%" PRIu64, ms,
                    "TOOLS_BYTES=%" PRIu64, bytes,
-                   "TOOLS_OUTCOME=%s", outcome);
+                   "TOOLS_OUTCOME=%s", outcome,
+                   /* How a destructive tool was let through, or that it was not. */
+                   confirmed ? "TOOLS_CONFIRMED=%s" : NULL, confirmed);
 }
 
 /* The call's entry in the journal, its time counted, its slot given to the
@@ -116,7 +122,7 @@ static void call_done(Call *c, const char *outcome, uint64_t bytes) {
 
         if (c->kind == CALL_TOOL) {
                 r->counts[server].ms += ms;
-                journal_call(r, r->manager->servers[server].name, c->tool, ms, bytes, outcome);
+                journal_call(r, r->manager->servers[server].name, c->tool, ms, bytes, outcome, c->confirmed);
         }
         if (slot)
                 r->counts[server].running--;
@@ -201,6 +207,9 @@ void call_failed(Call *c, ToolsErrorKind kind, const char *message) {
 
         assert(!c->upstream);
 
+        if (c->confirming)
+                c->confirmed = "refused";       /* timed out, cancelled or the run ended while asked */
+
         if (c->kind == CALL_LIST) {
                 ServersReq *q = c->req;
                 json_object *entry = json_object_array_get_idx(q->servers, c->slot);
@@ -218,21 +227,95 @@ void call_failed(Call *c, ToolsErrorKind kind, const char *message) {
         call_done(c, tools_error_kind_to_string(kind), 0);
 }
 
-static void call_start(Call *c) {
+static void call_submit(Call *c) {
         Run *r = c->run;
         Upstream *u = NULL;
         int k;
 
-        if (c->kind == CALL_TOOL) {
-                c->holds_slot = true;
-                r->counts[c->server].running++;
-        }
         k = manager_get_upstream(r->manager, c->server, r->caller, &u);
         if (k < 0)
                 return call_failed(c, TOOLS_ERROR_UPSTREAM,
                                    k == -EMFILE ? "too many upstream connections in the gateway"
                                                 : "cannot connect to the upstream server");
         upstream_submit(u, c);
+}
+
+static void call_start(Call *c) {
+        Run *r = c->run;
+
+        if (c->kind == CALL_TOOL) {
+                c->holds_slot = true;
+                r->counts[c->server].running++;
+        }
+        call_submit(c);
+}
+
+/* Refused for want of a confirmation: why (the policy's text) and what
+ * became of the question. */
+static void call_unconfirmed(Call *c, const char *why, const char *reason) {
+        char text[512];
+
+        (void) snprintf(text, sizeof text, "%s, and the user did not confirm it: %s", why, reason);
+        c->confirmed = "refused";
+        call_failed(c, TOOLS_ERROR_REFUSED, text);
+}
+
+void call_ask(Call *c, const char *why) {
+        _cleanup_json_ json_object *j = NULL;
+        BrokerConfirmAsk a = {};
+        Run *r = c->run;
+        int k;
+
+        assert(c->kind == CALL_TOOL);
+        assert(!c->upstream);
+        assert(!c->confirming);
+
+        if (r->fd < 0 || !r->control || r->control->fd < 0)
+                return call_unconfirmed(c, why, "the run is ending");
+        if (r->n_confirming >= BROKER_CONFIRM_PENDING_MAX)
+                return call_unconfirmed(c, why, "too many of this run's calls wait for a confirmation");
+        if (r->n_asked >= TOOLS_RUN_ASKS_MAX)
+                return call_unconfirmed(c, why, "this run asked for too many confirmations");
+        if (strlen(r->manager->servers[c->server].name) >= sizeof a.server || !tools_name_is_valid(c->tool))
+                return call_unconfirmed(c, why, "the names cannot be shown to the user");
+        a.id = ++r->last_confirm_id;
+        strcpy(a.server, r->manager->servers[c->server].name);
+        strcpy(a.tool, c->tool);
+        k = broker_confirm_ask_build("op", "confirm", &a, &j);
+        if (k >= 0)
+                k = packet_send(r->control->fd, j, NULL, 0);
+        if (k < 0)
+                return call_unconfirmed(c, why, "the broker cannot be asked");
+        c->confirm_id = a.id;
+        c->confirming = true;
+        r->n_confirming++;
+        r->n_asked++;
+        log_debug("Run %s: asked to confirm %s.%s (%" PRIu64 ").", r->id, a.server, a.tool, a.id);
+}
+
+void run_confirmed(Run *r, json_object *msg) {
+        BrokerConfirmAnswer a;
+
+        assert(r);
+
+        if (broker_confirm_answer_parse(msg, &a) < 0) {
+                log_warning("Run %s: a malformed confirmation from the broker; ignored.", r->id);
+                return;
+        }
+        /* Only a question of ours that is still open: an answer to any
+         * other id (late, repeated, made up) lets nothing through. */
+        LIST_FOREACH(run_calls, c, r->calls)
+                if (c->confirming && c->confirm_id == a.id) {
+                        c->confirming = false;
+                        r->n_confirming--;
+                        if (!a.accept)
+                                return call_unconfirmed(
+                                        c, "this tool is destructive and the operator has not confirmed it (CONFIRMED)",
+                                        a.reason[0] ? a.reason : "no reason given");
+                        c->user_confirmed = true;
+                        return call_submit(c);
+                }
+        log_debug("Run %s: a confirmation for no open question (%" PRIu64 "); ignored.", r->id, a.id);
 }
 
 static int on_call_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
@@ -295,7 +378,7 @@ static int find_server(Run *r, const char *name, size_t *ret) {
 static void refuse_call(Run *r, const ToolsRequest *q, RunCounts *rc, ToolsErrorKind kind, const char *why) {
         if (rc)
                 rc->refused++;
-        journal_call(r, q->server, q->tool, 0, 0, tools_error_kind_to_string(kind));
+        journal_call(r, q->server, q->tool, 0, 0, tools_error_kind_to_string(kind), NULL);
         run_send_error(r, q->id, kind, why);
 }
 

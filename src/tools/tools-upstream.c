@@ -122,9 +122,23 @@ static void dispatch(Upstream *u, Call *c) {
 
         if (c->kind == CALL_LIST)
                 return call_listed(c, u->tools);
-        why = tools_policy_check_named(config_of(u), u->tools, c->tool);
-        if (why)
+        switch (tools_policy_verdict(config_of(u), u->tools, c->tool, &why)) {
+        case TOOLS_VERDICT_REFUSED:
                 return call_failed(c, TOOLS_ERROR_REFUSED, why);
+        case TOOLS_VERDICT_ASK:
+                /* Asked once: a list that changed while the user was asked
+                 * still has the tool allowed, else it was refused above. */
+                if (!c->user_confirmed)
+                        return call_ask(c, why);
+                c->confirmed = "user";
+                break;
+        case TOOLS_VERDICT_OPERATOR:
+                c->confirmed = "operator";
+                break;
+        case TOOLS_VERDICT_ALLOWED:
+                c->confirmed = NULL;
+                break;
+        }
         if (json_build(&params, JB_STR("name", c->tool), JB_OBJ("arguments", TAKE_PTR(c->arguments)), JB_END) < 0)
                 return call_failed(c, TOOLS_ERROR_UPSTREAM, "out of memory");
         c->rpc_id = u->next_rpc_id++;

@@ -431,6 +431,121 @@ TEST(test_totals) {
         (void) unlink(path);
 }
 
+typedef struct Asked {
+        unsigned n;
+        BrokerConfirmAsk last;
+} Asked;
+
+static void on_confirm(ToolsLink *l, const BrokerConfirmAsk *ask, void *userdata) {
+        Asked *a = userdata;
+
+        a->n++;
+        a->last = *ask;
+}
+
+/* The gateway's next answer on conn, read back. */
+static BrokerConfirmAnswer answer_on(int conn) {
+        _cleanup_json_ json_object *j = NULL;
+        BrokerConfirmAnswer a = {};
+
+        ASSERT_EQ_INT(packet_recv(conn, &j, NULL, 0, NULL), 1);
+        ASSERT_STREQ(json_get_string(j, "op"), "confirmed");
+        ASSERT_EQ_INT(broker_confirm_answer_parse(j, &a), 0);
+        return a;
+}
+
+static void pump(sd_event *e, Asked *a, unsigned want) {
+        for (unsigned i = 0; i < 100 && a->n < want; i++)
+                ASSERT_TRUE(sd_event_run(e, 10 * USEC_PER_MSEC) >= 0);
+}
+
+/* Questions to confirm a destructive tool: relayed only where someone can
+ * answer, answers only to open questions, at most four open. */
+TEST(test_confirm) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        BrokerConfirmAnswer got, yes = { .accept = true };
+        Asked asked = {};
+        int listener = fake_gateway(), conn;
+        ToolsLink *l;
+
+        ASSERT_EQ_INT(sd_event_new(&e), 0);
+
+        /* Nobody to ask (the CLI, a session's call): no at once. */
+        l = ready_link(e, listener, &conn);
+        send_json(conn, "{\"op\":\"confirm\",\"id\":1,\"server\":\"files\",\"tool\":\"edit_file\"}");
+        ASSERT_TRUE(sd_event_run(e, 100 * USEC_PER_MSEC) >= 0);
+        got = answer_on(conn);
+        ASSERT_EQ_U64(got.id, 1);
+        ASSERT_FALSE(got.accept);
+        ASSERT_CONTAINS(got.reason, "elicitation");
+        yes.id = 1;
+        ASSERT_EQ_INT(tools_link_confirm_answer(l, &yes), -ENOENT);
+        tools_link_free(l);
+        close(conn);
+
+        l = ready_link(e, listener, &conn);
+        tools_link_on_confirm(l, on_confirm, &asked);
+        for (int i = 1; i <= 5; i++) {
+                char m[128];
+                (void) snprintf(m, sizeof m, "{\"op\":\"confirm\",\"id\":%d,\"server\":\"files\",\"tool\":\"t%d\"}",
+                                i, i);
+                send_json(conn, m);
+        }
+        pump(e, &asked, 4);
+        ASSERT_TRUE(sd_event_run(e, 50 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) asked.n, 4);
+        ASSERT_STREQ(asked.last.tool, "t4");
+        /* The fifth: too many open, no at once. */
+        got = answer_on(conn);
+        ASSERT_EQ_U64(got.id, 5);
+        ASSERT_FALSE(got.accept);
+        ASSERT_CONTAINS(got.reason, "too many");
+
+        /* An answer to an id never asked goes nowhere; an open one goes
+         * through once. */
+        yes.id = 9;
+        ASSERT_EQ_INT(tools_link_confirm_answer(l, &yes), -ENOENT);
+        yes.id = 2;
+        ASSERT_EQ_INT(tools_link_confirm_answer(l, &yes), 0);
+        got = answer_on(conn);
+        ASSERT_EQ_U64(got.id, 2);
+        ASSERT_TRUE(got.accept);
+        ASSERT_EQ_INT(tools_link_confirm_answer(l, &yes), -ENOENT);
+
+        /* Room again: the next question is asked. */
+        send_json(conn, "{\"op\":\"confirm\",\"id\":6,\"server\":\"files\",\"tool\":\"t6\"}");
+        pump(e, &asked, 5);
+        ASSERT_EQ_INT((int) asked.n, 5);
+        ASSERT_EQ_U64(asked.last.id, 6);
+
+        /* A session's call ends: every open question is answered no. */
+        tools_link_confirm_close_all(l, "the session's call ended");
+        for (unsigned i = 0; i < 4; i++) {
+                got = answer_on(conn);
+                ASSERT_FALSE(got.accept);
+                ASSERT_STREQ(got.reason, "the session's call ended");
+        }
+        yes.id = 6;
+        ASSERT_EQ_INT(tools_link_confirm_answer(l, &yes), -ENOENT);
+        send_json(conn, "{\"op\":\"confirm\",\"id\":8,\"server\":\"files\",\"tool\":\"t8\"}");
+        pump(e, &asked, 6);
+        ASSERT_EQ_INT((int) asked.n, 6);
+
+        /* A malformed question, or one asked twice, breaks the protocol. */
+        send_json(conn, "{\"op\":\"confirm\",\"id\":8,\"server\":\"files\",\"tool\":\"t8\"}");
+        for (unsigned i = 0; i < 10; i++)
+                ASSERT_TRUE(sd_event_run(e, 10 * USEC_PER_MSEC) >= 0);
+        ASSERT_EQ_INT((int) asked.n, 6);
+        {
+                char b[8];
+                ASSERT_EQ_INT((int) read(conn, b, sizeof b), 0);       /* closed */
+        }
+        tools_link_free(l);
+        close(conn);
+        close(listener);
+        (void) unlink(path);
+}
+
 TEST(test_configured) {
         char dir[] = "/tmp/test-tools-link-XXXXXX", file[256];
         int fd;
@@ -467,6 +582,7 @@ int main(void) {
         RUN(test_end);
         RUN(test_query);
         RUN(test_totals);
+        RUN(test_confirm);
         RUN(test_configured);
         return 0;
 }

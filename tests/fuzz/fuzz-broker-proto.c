@@ -97,6 +97,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                 abort();
                         close(fds[i]);
                 }
+                /* The confirmation messages' readers take any packet. */
+                BrokerConfirmAsk ask;
+                BrokerConfirmAnswer answer;
+                if (broker_confirm_ask_parse(msg, &ask) == 0 &&
+                    (ask.id == 0 || strlen(ask.server) == 0 || strlen(ask.tool) == 0))
+                        abort();
+                if (broker_confirm_answer_parse(msg, &answer) == 0 && (answer.id == 0 ||
+                    strlen(answer.reason) > BROKER_CONFIRM_REASON_MAX))
+                        abort();
                 json_object_put(msg);
         } else if (r == 0) {
                 if (size != 0 || n_send != 0)

@@ -42,6 +42,7 @@ static void run_free(FakeRun *r) {
         r->sock_io = sd_event_source_disable_unref(r->sock_io);
         r->sock = safe_close(r->sock);
         json_object_put(r->request);
+        json_object_put(r->confirm_answers);
         frame_buf_done(&r->channel);
         free(r->input);
         free(r);
@@ -299,6 +300,8 @@ static void parse_script(FakeRun *r) {
                         r->no_end = true;
                 else if (streq(line, "#exitfirst"))
                         r->exit_first = true;
+                else if (strneq(line, "#confirm ", 9))
+                        (void) snprintf(r->confirm, sizeof r->confirm, "%s", line + 9);
                 else if (strneq(line, "#exitlate ", 10))
                         r->exit_late_ms = (unsigned) atoi(line + 10);
                 p += n + (nl ? 1 : 0);
@@ -376,6 +379,20 @@ static int on_input(sd_event_source *s, int fd, uint32_t revents, void *userdata
         r->input_done = true;
 
         parse_script(r);
+        if (r->confirm[0] && json_get_bool(r->request, "confirm")) {
+                char server[100] = "", tool[100] = "";
+                json_object *ev = json_object_new_object();
+
+                ASSERT_EQ_INT(sscanf(r->confirm, "%99s %99s", server, tool), 2);
+                json_object_object_add(ev, "event", json_object_new_string("confirm"));
+                json_object_object_add(ev, "id", json_object_new_int(7));
+                json_object_object_add(ev, "server", json_object_new_string(server));
+                json_object_object_add(ev, "tool", json_object_new_string(tool));
+                send_event(r, ev);
+                return 0;               /* the exit once the answer is there (on_sock) */
+        }
+        if (r->confirm[0])
+                (void) snprintf(r->out + strlen(r->out), sizeof r->out - strlen(r->out), "confirm: not asked\n");
         if (!r->hang)
                 ASSERT_TRUE(sd_event_add_time_relative(r->broker->event, &r->timer, CLOCK_MONOTONIC,
                                                        r->delay_ms * USEC_PER_MSEC, 1, on_exit_timer, r) >= 0);
@@ -411,6 +428,20 @@ static int on_sock(sd_event_source *s, int fd, uint32_t revents, void *userdata)
                         json_object_object_add(ev, "result_channel", json_object_new_boolean(true));
                 send_event(r, ev);
                 json_object_put(msg);
+                return 0;
+        }
+        if (streq_ptr(json_object_get_string(json_object_object_get(msg, "op")), "confirm_answer") && n_fds == 0) {
+                if (!r->confirm_answers)
+                        r->confirm_answers = json_object_new_array();
+                ASSERT_EQ_INT(json_object_array_add(r->confirm_answers, msg), 0);
+                /* The first answer to the question ends the run. */
+                if (json_object_array_length(r->confirm_answers) == 1 && !r->finished) {
+                        (void) snprintf(r->out + strlen(r->out), sizeof r->out - strlen(r->out),
+                                        "confirm: accept=%d reason=%s\n", json_get_bool(msg, "accept"),
+                                        json_get_string(msg, "reason") ?: "");
+                        ASSERT_TRUE(sd_event_add_time_relative(b->event, &r->timer, CLOCK_MONOTONIC, 0, 1,
+                                                               on_exit_timer, r) >= 0);
+                }
                 return 0;
         }
         if (streq_ptr(json_object_get_string(json_object_object_get(msg, "op")), "session_create") && n_fds == 0) {

@@ -15,6 +15,10 @@
  *   #hang         never exit: only the client closing the connection ends it
  *   #timeout      report timed_out (exit -1, SIGKILL)
  *   #oom          report oom_killed (exit -1, SIGKILL)
+ *   #confirm S T  code mode asks to confirm tool T of server S ("confirm"
+ *                 event, id 7) if the run said "confirm": true, and exits
+ *                 once the answer came, with "confirm: accept=B reason=R"
+ *                 on stdout (without "confirm": true: "confirm: not asked")
  *
  * With a result channel (broker->result_channel: the info reply says so and
  * a run takes a fourth fd, as the real broker will), the run's frames go out
@@ -95,6 +99,8 @@ typedef struct FakeRun {
         unsigned exit_late_ms;
         int status_exit, status_signal;
         unsigned figures;
+        char confirm[300];              /* "SERVER TOOL" of #confirm; "" for none */
+        json_object *confirm_answers;   /* every "confirm_answer" the client sent */
 } FakeRun;
 
 struct FakeBroker {

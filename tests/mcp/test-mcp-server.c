@@ -100,8 +100,19 @@ static void check_facts(const Peer *p, const McpMessage *m, json_object *j) {
                         ASSERT_TRUE(m->error_code != 0);
                 }
                 break;
+        case MCP_MESSAGE_REQUEST:
+                /* A question about a call, where that call came from. */
+                ASSERT_STREQ(json_get_string(j, "method"), "elicitation/create");
+                ASSERT_TRUE(json_object_is_type(json_get(j, "id"), json_type_string));
+                ASSERT_TRUE(jsonrpc_id_is_valid(m->id) && came_with(p, m->id, m->origin));
+                break;
         case MCP_MESSAGE_NOTIFICATION: {
                 json_object *token = json_get(json_get(j, "params"), "progressToken");
+                if (streq_ptr(json_get_string(j, "method"), "notifications/cancelled")) {
+                        /* The end of a question of ours, about a call. */
+                        ASSERT_TRUE(jsonrpc_id_is_valid(m->id) && came_with(p, m->id, m->origin));
+                        break;
+                }
                 ASSERT_STREQ(json_get_string(j, "method"), "notifications/progress");
                 ASSERT_TRUE(jsonrpc_id_is_valid(m->id) && jsonrpc_id_is_valid(token));
                 ASSERT_TRUE(array_has_string(json_get(p->token_ids, id_key(token)), id_key(m->id)));
@@ -2158,6 +2169,147 @@ TEST(test_config) {
         sd_event_unref(e);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Code mode's confirmation of a destructive tool: the broker's question
+ * (the fake's #confirm) becomes elicitation/create to a client that can
+ * take it, and only its answer to that request answers the broker. */
+
+static void initialize_caps(Peer *p, const char *version, const char *caps) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"%s\","
+                 "\"capabilities\":%s,\"clientInfo\":{\"name\":\"test\",\"version\":\"1\"}}}",
+              version, caps);
+        ASSERT_TRUE(result(reply_to(p, "init")));
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+}
+
+static json_object *find_method(const Peer *p, const char *method, unsigned nth) {
+        for (size_t i = 0; i < n_msgs(p); i++)
+                if (streq_ptr(json_get_string(msg(p, i), "method"), method) && nth-- == 0)
+                        return msg(p, i);
+        return NULL;
+}
+
+typedef struct Asked {
+        Peer *p;
+        unsigned nth;
+} Asked;
+
+static bool was_asked(void *userdata) {
+        Asked *a = userdata;
+        return find_method(a->p, "elicitation/create", a->nth);
+}
+
+/* The stdout of call id's result. */
+static const char *stdout_of(Env *env, Peer *p, const char *id) {
+        return json_get_string(json_get(result(wait_reply(env, p, id)), "structuredContent"), "stdout");
+}
+
+/* The client's question for the nth time, and its id; answered with body. */
+static json_object *ask_and_answer(Env *env, Peer *p, unsigned nth, const char *body) {
+        Asked a = { p, nth };
+        json_object *q;
+
+        run_until(env, was_asked, &a, 5000, "elicitation/create");
+        q = find_method(p, "elicitation/create", nth);
+        if (body)
+                sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",%s}", json_get_string(q, "id"), body);
+        return q;
+}
+
+TEST(test_confirm) {
+        Env env;
+        Peer p, q;
+        json_object *ask, *params, *schema;
+
+        env_init(&env, 4, 4);
+        peer_open(&env, &p, "stdio");
+        initialize_caps(&p, "2025-11-25", "{\"elicitation\":{}}");
+
+        /* Accept: the broker hears yes, for its id. */
+        call_exec(&p, "c1", "#confirm files edit_file");
+        ask = ask_and_answer(&env, &p, 0, "\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}");
+        params = json_get(ask, "params");
+        ASSERT_STREQ(json_get_string(params, "mode"), "form");
+        ASSERT_CONTAINS(json_get_string(params, "message"), "\"edit_file\"");
+        ASSERT_CONTAINS(json_get_string(params, "message"), "\"files\"");
+        schema = json_get(params, "requestedSchema");
+        ASSERT_STREQ(json_get_string(schema, "type"), "object");
+        ASSERT_STREQ(json_get_string(json_get(json_get(schema, "properties"), "confirm"), "type"), "boolean");
+        ASSERT_STREQ(stdout_of(&env, &p, "c1"), "confirm: accept=1 reason=\n");
+        ASSERT_TRUE(json_get_bool(env.broker->runs[0]->request, "confirm"));
+        ASSERT_EQ_INT(json_object_get_int(json_get(json_object_array_get_idx(env.broker->runs[0]->confirm_answers,
+                                                                             0), "id")), 7);
+
+        /* Decline, cancel, accept without the box ticked, an error: no. A
+         * response to an id never asked changes nothing. */
+        static const struct {
+                const char *body, *reason;
+        } cases[] = {
+                { "\"result\":{\"action\":\"decline\"}", "the user declined" },
+                { "\"result\":{\"action\":\"cancel\"}", "the user cancelled" },
+                { "\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":false}}", "did not tick" },
+                { "\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":\"true\"}}", "did not tick" },
+                { "\"error\":{\"code\":-1,\"message\":\"no\"}", "with an error" },
+        };
+        for (unsigned i = 0; i < ELEMENTSOF(cases); i++) {
+                char id[8];
+
+                (void) snprintf(id, sizeof id, "n%u", i);
+                call_exec(&p, id, "#confirm files edit_file");
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"mcp-exec-confirm-99\",\"result\":{\"action\":\"accept\","
+                          "\"content\":{\"confirm\":true}}}");
+                sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":%u,\"result\":{\"action\":\"accept\"}}", i + 2);
+                ask_and_answer(&env, &p, i + 1, cases[i].body);
+                ASSERT_CONTAINS(stdout_of(&env, &p, id), "confirm: accept=0 reason=");
+                ASSERT_CONTAINS(stdout_of(&env, &p, id), cases[i].reason);
+        }
+        /* The question's answered once: a second answer goes nowhere. */
+        sendf(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}",
+              json_get_string(ask, "id"));
+        ASSERT_EQ_INT(json_object_array_length(env.broker->runs[0]->confirm_answers), 1);
+
+        /* Not answered within the run's time left: no, and the client is told. */
+        call_exec_with(&p, "late", "\"code\":\"#confirm files edit_file\",\"timeout_s\":1");
+        ask_and_answer(&env, &p, ELEMENTSOF(cases) + 1, NULL);
+        ASSERT_CONTAINS(stdout_of(&env, &p, "late"), "did not answer in time");
+        ASSERT_TRUE(find_method(&p, "notifications/cancelled", 0));
+        ASSERT_EQ_INT(count_method(&p, "elicitation/create"), ELEMENTSOF(cases) + 2);
+        peer_close(&p);
+
+        /* A client without the capability, and a revision without elicitation:
+         * nobody is asked, the reason says why. */
+        peer_open(&env, &q, "stdio");
+        initialize_caps(&q, "2025-11-25", "{}");
+        call_exec(&q, "x", "#confirm files edit_file");
+        ASSERT_CONTAINS(stdout_of(&env, &q, "x"), "did not declare the elicitation capability");
+        ASSERT_EQ_INT(count_method(&q, "elicitation/create"), 0);
+        peer_close(&q);
+        peer_open(&env, &q, "stdio");
+        initialize_caps(&q, "2025-11-25", "{\"elicitation\":{\"url\":{}}}");       /* URL mode alone */
+        call_exec(&q, "u", "#confirm files edit_file");
+        ASSERT_CONTAINS(stdout_of(&env, &q, "u"), "did not declare the elicitation capability (form mode)");
+        peer_close(&q);
+        peer_open(&env, &q, "stdio");
+        initialize_caps(&q, "2025-03-26", "{\"elicitation\":{}}");
+        call_exec(&q, "y", "#confirm files edit_file");
+        /* No structuredContent in 2025-03-26: the text has the result. */
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &q, "y"))), "revision has no elicitation");
+        ASSERT_EQ_INT(count_method(&q, "elicitation/create"), 0);
+        /* 2025-06-18: elicitation without "mode". */
+        peer_close(&q);
+        peer_open(&env, &q, "stdio");
+        initialize_caps(&q, "2025-06-18", "{\"elicitation\":{}}");
+        call_exec(&q, "z", "#confirm files edit_file");
+        ask = ask_and_answer(&env, &q, 0, "\"result\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}");
+        ASSERT_TRUE(!json_get(json_get(ask, "params"), "mode"));
+        ASSERT_STREQ(stdout_of(&env, &q, "z"), "confirm: accept=1 reason=\n");
+        /* A session that goes with a question open: nothing dangles. */
+        call_exec(&q, "gone", "#confirm files edit_file");
+        ask_and_answer(&env, &q, 1, NULL);
+        peer_close(&q);
+        env_done(&env);
+}
+
 int main(void) {
         RUN(test_config);
         RUN(test_negotiation);
@@ -2188,5 +2340,6 @@ int main(void) {
         RUN(test_progress_same_millisecond);
         RUN(test_dead_peer);
         RUN(test_memory_budget);
+        RUN(test_confirm);
         return 0;
 }

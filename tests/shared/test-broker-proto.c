@@ -107,11 +107,93 @@ static void test_events(void) {
         json_object_put(modules);
 }
 
+static json_object *parse(const char *text) {
+        json_object *j = json_tokener_parse(text);
+
+        ASSERT_TRUE(j);
+        return j;
+}
+
+TEST(test_confirm_messages) {
+        static const char *const bad_asks[] = {
+                "{\"id\":0,\"server\":\"fs\",\"tool\":\"edit_file\"}",
+                "{\"id\":-1,\"server\":\"fs\",\"tool\":\"edit_file\"}",
+                "{\"id\":9007199254740993,\"server\":\"fs\",\"tool\":\"edit_file\"}",
+                "{\"id\":\"1\",\"server\":\"fs\",\"tool\":\"edit_file\"}",
+                "{\"id\":1,\"server\":\"Fs\",\"tool\":\"edit_file\"}",
+                "{\"id\":1,\"server\":\"fs\",\"tool\":\"edit file\"}",
+                "{\"id\":1,\"server\":\"fs\"}",
+                "{\"id\":1,\"tool\":\"x\"}",
+                "[1]",
+        };
+        static const char *const bad_answers[] = {
+                "{\"id\":1}",
+                "{\"id\":1,\"accept\":1}",
+                "{\"id\":1,\"accept\":\"true\"}",
+                "{\"id\":0,\"accept\":true}",
+                "{\"accept\":true}",
+                "{\"id\":1,\"accept\":true,\"reason\":5}",
+        };
+        BrokerConfirmAnswer b = {};
+        BrokerConfirmAsk a = {};
+        json_object *j = NULL;
+        char big[600];
+
+        for (size_t i = 0; i < sizeof bad_asks / sizeof bad_asks[0]; i++) {
+                j = parse(bad_asks[i]);
+                ASSERT_EQ_INT(broker_confirm_ask_parse(j, &a), -EBADMSG);
+                json_object_put(j);
+        }
+        for (size_t i = 0; i < sizeof bad_answers / sizeof bad_answers[0]; i++) {
+                j = parse(bad_answers[i]);
+                ASSERT_EQ_INT(broker_confirm_answer_parse(j, &b), -EBADMSG);
+                json_object_put(j);
+        }
+
+        /* Built and read back: the same on every leg. */
+        a = (BrokerConfirmAsk) { .id = 7, .server = "files", .tool = "edit_file" };
+        ASSERT_EQ_INT(broker_confirm_ask_build("event", "confirm", &a, &j), 0);
+        ASSERT_STREQ(json_serialize(j, NULL),
+                     "{\"event\":\"confirm\",\"id\":7,\"server\":\"files\",\"tool\":\"edit_file\"}");
+        a = (BrokerConfirmAsk) {};
+        ASSERT_EQ_INT(broker_confirm_ask_parse(j, &a), 0);
+        ASSERT_EQ_U64(a.id, 7);
+        ASSERT_STREQ(a.server, "files");
+        ASSERT_STREQ(a.tool, "edit_file");
+        json_object_put(j);
+
+        /* A reason is made printable and cut, never refused for its size. */
+        memset(big, 'x', sizeof big - 1);
+        big[sizeof big - 1] = 0;
+        big[3] = '\n';
+        j = json_object_new_object();
+        ASSERT_TRUE(j);
+        ASSERT_EQ_INT(json_add_int(j, "id", 9007199254740992LL), 0);
+        ASSERT_EQ_INT(json_add_bool(j, "accept", false), 0);
+        ASSERT_EQ_INT(json_add_string(j, "reason", big), 0);
+        ASSERT_EQ_INT(broker_confirm_answer_parse(j, &b), 0);
+        ASSERT_EQ_U64(b.id, 9007199254740992ULL);
+        ASSERT_FALSE(b.accept);
+        ASSERT_EQ_INT(strlen(b.reason), BROKER_CONFIRM_REASON_MAX);
+        ASSERT_TRUE(b.reason[3] == '?');
+        json_object_put(j);
+
+        b = (BrokerConfirmAnswer) { .id = 3, .accept = true };
+        ASSERT_EQ_INT(broker_confirm_answer_build("op", "confirmed", &b, &j), 0);
+        ASSERT_STREQ(json_serialize(j, NULL), "{\"op\":\"confirmed\",\"id\":3,\"accept\":true,\"reason\":\"\"}");
+        b = (BrokerConfirmAnswer) {};
+        ASSERT_EQ_INT(broker_confirm_answer_parse(j, &b), 0);
+        ASSERT_TRUE(b.accept);
+        ASSERT_EQ_U64(b.id, 3);
+        json_object_put(j);
+}
+
 int main(void) {
         /* A stray SIGPIPE must fail the test loudly rather than pass. */
         signal(SIGPIPE, SIG_DFL);
 
         RUN(test_error_names);
         RUN(test_events);
+        RUN(test_confirm_messages);
         return 0;
 }

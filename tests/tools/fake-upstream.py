@@ -99,6 +99,8 @@ for line in sys.stdin:
         else:
             send({"jsonrpc": "2.0", "id": i, "result": {"tools": tools[3:]}})
     elif method == "tools/call":
+        if m["params"]["name"].startswith("wipe"):
+            log({"called": m["params"]["name"]})
         call(i, m["params"]["name"])
     elif method == "notifications/cancelled":
         log({"cancelled": m["params"]})

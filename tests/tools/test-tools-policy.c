@@ -234,6 +234,36 @@ TEST(test_egress_callers) {
         egress_config_done(&e);
 }
 
+/* The verdicts the gateway acts on: a destructive tool the operator did not
+ * confirm is the one case where the user may be asked. */
+TEST(test_verdict) {
+        _cleanup_(tools_server_config_done) ToolsServerConfig c = {};
+        _cleanup_json_ json_object *tools = tool(
+                "[{\"name\":\"twin\",\"annotations\":{\"readOnlyHint\":true}},"
+                "{\"name\":\"read\",\"annotations\":{\"readOnlyHint\":true}},"
+                "{\"name\":\"twin\",\"annotations\":{\"destructiveHint\":true}},"
+                "{\"name\":\"write\",\"annotations\":{\"destructiveHint\":true}},"
+                "{\"name\":\"edit\"},"
+                "{\"name\":\"hidden\",\"annotations\":{\"destructiveHint\":true}}]");
+        const char *why = "x";
+
+        parse_ok("COMMAND=/usr/bin/srv\nTOOLS=\"twin read write edit\"\nCONFIRMED=\"write\"\n", &c);
+        ASSERT_EQ_INT(tools_policy_verdict(&c, tools, "read", &why), TOOLS_VERDICT_ALLOWED);
+        ASSERT_TRUE(!why);
+        ASSERT_EQ_INT(tools_policy_verdict(&c, tools, "write", &why), TOOLS_VERDICT_OPERATOR);
+        ASSERT_TRUE(!why);
+        ASSERT_EQ_INT(tools_policy_verdict(&c, tools, "edit", &why), TOOLS_VERDICT_ASK);
+        ASSERT_CONTAINS(why, "CONFIRMED");
+        /* Listed twice, one entry destructive: asked, never allowed outright. */
+        ASSERT_EQ_INT(tools_policy_verdict(&c, tools, "twin", &why), TOOLS_VERDICT_ASK);
+        /* Not in TOOLS: refused, destructive or not; no user can allow it. */
+        ASSERT_EQ_INT(tools_policy_verdict(&c, tools, "hidden", &why), TOOLS_VERDICT_REFUSED);
+        ASSERT_CONTAINS(why, "TOOLS");
+        ASSERT_EQ_INT(tools_policy_verdict(&c, tools, "nothing", &why), TOOLS_VERDICT_REFUSED);
+        ASSERT_CONTAINS(why, "no such tool");
+        ASSERT_EQ_INT(tools_policy_verdict(&c, tools, NULL, &why), TOOLS_VERDICT_REFUSED);
+}
+
 int main(void) {
         RUN(test_config_defaults);
         RUN(test_config_values);
@@ -243,5 +273,6 @@ int main(void) {
         RUN(test_tools_and_destructive);
         RUN(test_named);
         RUN(test_egress_callers);
+        RUN(test_verdict);
         return 0;
 }

@@ -15,6 +15,7 @@ loopback, its bridge behind systemd-socket-activate as its unit would run it.
 argv: TOOLSD NODE EVERYTHING_INDEX_JS FAKE_UPSTREAM_PY [BRIDGE]"""
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -133,6 +134,10 @@ class Run:
         self.s.settimeout(30)
         self.next_id = 1
         self.early = {}
+        # As the broker: what the gateway asked to confirm, and how to
+        # answer (accept, reason), or None to leave it open.
+        self.asked = []
+        self.answer = lambda ask: (False, "no client to ask")
 
     def send(self, obj):
         data = json.dumps(obj).encode()
@@ -159,8 +164,22 @@ class Run:
         self.send(dict(obj, id=i))
         return i
 
+    def confirm_pending(self):
+        """Answers what the gateway asked on the control connection."""
+        while select.select([self.ctl], [], [], 0)[0]:
+            ask = json.loads(self.ctl.recv(65536))
+            if ask.get("op") != "confirm":
+                raise AssertionError("unexpected on the control connection: %s" % ask)
+            self.asked.append(ask)
+            a = self.answer(ask)
+            if a is not None:
+                self.ctl.send(json.dumps({"op": "confirmed", "id": ask["id"], "accept": a[0],
+                                          "reason": a[1]}).encode())
+
     def wait(self, i):
         while i not in self.early:
+            while not select.select([self.s], [], [], 0.05)[0]:
+                self.confirm_pending()
             m = self.recv()
             if m is None:
                 raise EOFError("the gateway closed the run's connection")
@@ -262,11 +281,54 @@ try:
     check(kind_of(r.call("everything", "get-tiny-image")) == "refused", "a tool not in TOOLS is refused")
     check(kind_of(r.call("everything", "no-such-tool")) == "refused", "an unknown tool is refused")
     check(kind_of(r.call("other", "ok")) == "refused", "a server of another caller is refused")
-    check(kind_of(r.call("fake", "wipe")) == "refused", "a destructive tool is refused")
+    w = r.call("fake", "wipe")
+    check(kind_of(w) == "refused" and "no client to ask" in w["error"]["message"] and
+          [(x["server"], x["tool"]) for x in r.asked] == [("fake", "wipe")],
+          "a destructive tool not in CONFIRMED is asked of the broker, refused on its no: %s" % w)
+    check("arguments" not in json.dumps(r.asked), "the question carries no arguments: %s" % r.asked)
+    r.answer = lambda ask: (True, "")
+    check(text_of(r.call("fake", "wipe", path="x")) == "wipe done", "the user's yes lets it through")
+    r.answer = lambda ask: (False, "the user declined")
+    w = r.call("fake", "wipe")
+    check(kind_of(w) == "refused" and "the user declined" in w["error"]["message"], "the user's no: %s" % w)
+    check([x["called"] for x in fake_log_lines() if "called" in x] == ["wipe"],
+          "only the confirmed call went upstream")
+    # An answer for an id never asked, or asked and answered, lets nothing through.
+    r.answer = lambda ask: None
+    pending = r.request({"op": "call", "server": "fake", "tool": "wipe", "arguments": {}})
+    for _ in range(500):
+        r.confirm_pending()
+        if len(r.asked) >= 4:
+            break
+        time.sleep(0.01)
+    check(len(r.asked) == 4, "the question is asked before any answer")
+    last = r.asked[-1]["id"]
+    for forged in (last + 1, last - 1, 0, "x"):
+        r.ctl.send(json.dumps({"op": "confirmed", "id": forged, "accept": True}).encode())
+    # The run itself cannot answer: it has no way onto the control connection.
+    r.send({"id": r.next_id, "op": "confirmed", "confirm": last, "accept": True})
+    check(kind_of(r.wait(r.next_id)) == "bad_request", "a run's own \"confirmed\" is a bad request")
+    r.next_id += 1
+    r.ctl.send(json.dumps({"op": "confirmed", "id": last, "accept": False, "reason": "late"}).encode())
+    w = r.wait(pending)
+    check(kind_of(w) == "refused" and "late" in w["error"]["message"],
+          "only the answer to the open id counts: %s" % w)
+    r.ctl.send(json.dumps({"op": "confirmed", "id": last, "accept": True}).encode())
+    check([x["called"] for x in fake_log_lines() if "called" in x] == ["wipe"], "nothing else went upstream")
+    # Never answered: the call's own timeout ends it.
+    check(kind_of(r.call("fake", "wipe")) == "timeout", "an unanswered question: the call times out")
+    r.answer = lambda ask: (False, "no client to ask")
     check(text_of(r.call("fake", "wipe_confirmed")) == "wipe_confirmed done",
           "a destructive tool in CONFIRMED is called")
     check(kind_of(r.call("fake", "twin")) == "refused",
           "a tool listed twice, read-only and destructive, is refused as destructive")
+    # A run asks at most 16 times; then it is refused without asking.
+    for _ in range(16):
+        if len(r.asked) < 16:
+            r.call("fake", "wipe")
+    w = r.call("fake", "wipe")
+    check(kind_of(w) == "refused" and "too many confirmations" in w["error"]["message"] and len(r.asked) == 16,
+          "the 17th question of a run is not asked: %s" % w)
 
     dup = r.request({"op": "call", "server": "fake", "tool": "hang", "arguments": {}})
     r.send({"id": dup, "op": "call", "server": "fake", "tool": "ok", "arguments": {}})
@@ -376,6 +438,11 @@ check(any("everything.get-sum: ok" in line for line in journal) and
       any("other.ok: refused" in line for line in journal) and
       any("fake.hang: timeout" in line and "TOOLS_DURATION_MS=" in line for line in journal),
       "the journal has each call's outcome, refusals too")
+check(any("fake.wipe: ok" in line and "TOOLS_CONFIRMED=user" in line for line in journal) and
+      any("fake.wipe_confirmed: ok" in line and "TOOLS_CONFIRMED=operator" in line for line in journal) and
+      any("fake.wipe: refused" in line and "TOOLS_CONFIRMED=refused" in line for line in journal) and
+      not any("TOOLS_CONFIRMED" in line for line in journal if "everything." in line),
+      "the journal says how each destructive call was confirmed, or that it was not")
 check(not any("m199" in line or "still" in line for line in err.splitlines()), "no argument in the log")
 check("broken.conf:2: unknown key" in err, "a bad file is named with its line")
 if failures:

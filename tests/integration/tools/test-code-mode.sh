@@ -6,7 +6,12 @@
 # calls and 20 concurrent async ones and returns only its summary; one run joins server-memory's
 # graph and 50 of everything's get-sum and prints only the summary; the filesystem server's read tools
 # work on a directory the test makes, its write_file (CONFIRMED) writes, its other destructive
-# tools (annotations) and server-memory's delete_entities are refused as Refused and change nothing; a
+# tools (annotations) and server-memory's delete_entities are refused as Refused and change nothing; an
+# MCP client that declared elicitation (the v1 SDK's) is asked to confirm edit_file, over Streamable HTTP
+# and stdio: its accept lets the edit through, its decline refuses it and nothing changes, and the question
+# names the server and tool and not the arguments (a sandbox session's call too, over HTTP); a client
+# without the capability, and a run without an
+# MCP client, get Refused saying why; the journal says how each was confirmed, without the arguments; a
 # run's answers stop at MAX_BYTES; async calls are in flight at once (echoes answered while three
 # long calls still run), and those in flight when the run ends are cancelled then (journal), not
 # at CALL_TIMEOUT_S; an exec made a task calls tools as a run does;
@@ -279,6 +284,66 @@ jcheck "$out" 'all(w in r["stdout"] for w in ("read: made by the test\n", "list:
 jcheck "$out" 'r["tool_calls"]["fs"]["refused"] == 2 and r["tool_calls"]["fs"]["calls"] == 10' \
     "the filesystem run's tool_calls"
 log "filesystem: $(jget "$out" 'r["stdout"].strip()' | tr '\n' '|') tool_calls $(jget "$out" 'r["tool_calls"]')"
+
+# --- the user confirms instead of the operator (elicitation, form mode): an MCP client (the v1
+# SDK's, tests/node-clients/confirm.mjs) that declared elicitation is asked about fs's edit_file
+# (destructive, not in CONFIRMED) by elicitation/create, naming the server and the tool and not
+# the arguments; its accept lets the edit through, its decline refuses it and nothing changes;
+# a client without the capability gets the refusal as before, saying why. Over Streamable HTTP
+# (the question on the tools/call's event stream, the answer a POST of its own) and stdio.
+CONFIRM_CODE='import mcp_servers
+from mcp_servers import fs
+def text(x):
+    return x if isinstance(x, str) else x.get("content")
+P = "/tmp/rw/confirm-@NAME@.txt"
+fs.write_file(path=P, content="before @NAME@")
+try:
+    fs.edit_file(path=P, edits=[{"oldText": "before", "newText": "EDITED-SECRET-ARG"}])
+    print("edit: done")
+except mcp_servers.Refused as e:
+    print("edit: Refused:", e)
+print("now:", text(fs.read_text_file(path=P)))'
+# confirm_run TRANSPORT ANSWER NAME: the exec of CONFIRM_CODE through confirm.mjs.
+confirm_run() {
+    local f
+    f=$(sed "s/@NAME@/$3/g" <<<"$CONFIRM_CODE" | put "confirm.$3.py")
+    cnode confirm.mjs "$1" "$2" "$f" ${4-} 2>"$HDIR/confirm.err"
+}
+restart_http
+cursor=$(journal_cursor)
+for transport in "http:$URL/mcp" stdio; do
+    t=${transport%%:*}
+    out=$(confirm_run "$transport" accept "$t-yes") || fail "$t: the accepting client's call: $out $(cat "$HDIR/confirm.err")"
+    jcheck "$out" 'r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG '"$t"'-yes\n"' \
+        "$t: the user's accept did not let edit_file through"
+    jcheck "$out" '(len(r["asked"]) == 1 and "\"edit_file\"" in r["asked"][0]["message"] and
+                    "\"fs\"" in r["asked"][0]["message"] and "SECRET" not in json.dumps(r["asked"]) and
+                    r["asked"][0]["requestedSchema"]["properties"]["confirm"]["type"] == "boolean")' \
+        "$t: the question does not name the server and tool alone, or has no boolean to confirm"
+    out=$(confirm_run "$transport" decline "$t-no") || fail "$t: the declining client's call: $out $(cat "$HDIR/confirm.err")"
+    jcheck "$out" '(len(r["asked"]) == 1 and "edit: Refused: fs.edit_file: this tool is destructive" in r["result"]["stdout"]
+                    and "the user declined" in r["result"]["stdout"] and
+                    r["result"]["stdout"].endswith("now: before '"$t"'-no\n"))' \
+        "$t: the user's decline did not refuse edit_file, or the file changed"
+    log "$t: accept and decline: $(jget "$out" 'r["result"]["stdout"].strip()' | tr '\n' '|')"
+done
+# A sandbox session's call asks its caller too (the session's tools connection outlives the call).
+out=$(confirm_run "http:$URL/mcp" accept http-session session) ||
+    fail "the accepting client's call in a session: $out $(cat "$HDIR/confirm.err")"
+jcheck "$out" 'len(r["asked"]) == 1 and r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG http-session\n"' \
+    "a session's call: the user's accept did not let edit_file through"
+out=$(confirm_run "http:$URL/mcp" none http-none) || fail "the client without elicitation: $out $(cat "$HDIR/confirm.err")"
+jcheck "$out" '(r["asked"] == [] and "did not declare the elicitation capability" in r["result"]["stdout"] and
+                r["result"]["stdout"].endswith("now: before http-none\n"))' \
+    "a client without elicitation: edit_file was not refused as before, or not clearly"
+# The CLI's run (no MCP client): refused, nobody asked.
+out=$(call --timeout 60 -- "$(sed 's/@NAME@/cli/g' <<<"$CONFIRM_CODE")") || fail "the CLI's run: $out $(call_err | head -5)"
+jcheck "$out" '"nobody can be asked for this run" in r["stdout"] and r["stdout"].endswith("now: before cli\n")' \
+    "a run without an MCP client: edit_file was not refused clearly"
+journal=$(journal_since "$cursor" -o json)
+grep -q '"TOOLS_CONFIRMED":"user"' <<<"$journal" || fail "the journal does not say the user confirmed the edit"
+grep -q '"TOOLS_CONFIRMED":"refused"' <<<"$journal" || fail "the journal does not say an edit was refused unconfirmed"
+! grep -q 'EDITED-SECRET-ARG' <<<"$journal" || fail "an argument of the confirmed call reached the journal"
 
 # --- a run's caps and its end: answers past MAX_BYTES (8M by default) are LimitReached; three
 # calls of 120 s and then three echoes (MAX_CONCURRENT=4: the echoes share the fourth slot) are in

@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "mcp-confirm.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json-util.h"
+#include "jsonrpc.h"
+#include "log.h"
+#include "macro.h"
+#include "mcp-internal.h"
+
+struct McpConfirm {
+        McpSession *session;
+        LIST_FIELDS(McpConfirm, confirms);
+        ExecClient *exec;               /* borrowed: mcp_confirm_forget() before it goes */
+        uint64_t broker_id;             /* the question's, for the answer */
+        uint64_t origin;                /* of the tools/call: a cancel goes where the request went */
+        json_object *call_id;           /* ref: the tools/call's id, which the question is about */
+        char rpc_id[40];                /* ours, on elicitation/create */
+        char server[sizeof ((BrokerConfirmAsk *) NULL)->server];
+        char tool[sizeof ((BrokerConfirmAsk *) NULL)->tool];
+        sd_event_source *timer;
+};
+
+bool mcp_confirm_capability_form(json_object *capabilities) {
+        json_object *e = json_get(capabilities, "elicitation");
+
+        if (!json_object_is_type(e, json_type_object))
+                return false;
+        /* {} is form mode alone (2025-06-18, and kept in 2025-11-25). */
+        return json_object_object_length(e) == 0 || json_object_is_type(json_get(e, "form"), json_type_object);
+}
+
+const char *mcp_confirm_unavailable(const McpSession *s) {
+        assert(s);
+
+        if (!s->revision || s->revision->stateless)
+                return "the caller's protocol revision has no elicitation in a session (2026-07-28 is not "
+                       "supported here yet)";
+        if (!s->revision->elicitation)
+                return "the caller's protocol revision has no elicitation";
+        if (!s->transport.send)
+                return "a task cannot ask its client (not supported yet)";
+        if (!s->client_elicit_form)
+                return "the caller's client did not declare the elicitation capability (form mode)";
+        return NULL;
+}
+
+bool mcp_session_can_ask(const McpSession *s) {
+        return s && !mcp_confirm_unavailable(s);
+}
+
+static void confirm_free(McpConfirm *k) {
+        McpSession *s = k->session;
+
+        LIST_REMOVE(confirms, s->confirms, k);
+        s->n_confirms--;
+        sd_event_source_disable_unref(k->timer);
+        json_object_put(k->call_id);
+        free(k);
+}
+
+/* The journal: names and the outcome, never arguments. */
+static void confirm_log(McpSession *s, const char *server, const char *tool, const char *outcome) {
+        log_struct(LOG_INFO,
+                   "MESSAGE=Confirmation of %s.%s asked of the client: %s", server, tool, outcome,
+                   "MCP_SESSION=%s", s->id,
+                   "MCP_CALLER=%s", s->caller ?: "",
+                   "TOOLS_SERVER=%s", server,
+                   "TOOLS_TOOL=%s", tool,
+                   "TOOLS_CONFIRMATION=%s", outcome);
+}
+
+/* Answers the broker's question and forgets it. */
+static void confirm_done(McpConfirm *k, bool accept, const char *reason) {
+        BrokerConfirmAnswer a = { .id = k->broker_id, .accept = accept };
+
+        str_printable(reason, a.reason, sizeof a.reason);
+        confirm_log(k->session, k->server, k->tool, accept ? "accepted" : a.reason);
+        (void) exec_client_confirm_answer(k->exec, &a);
+        confirm_free(k);
+}
+
+static int on_confirm_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
+        McpConfirm *k = userdata;
+        McpSession *s = k->session;
+        _cleanup_json_ json_object *params = NULL;
+
+        /* The client may still show the question: tell it that it is over. */
+        if (json_build(&params, JB_STR("requestId", k->rpc_id), JB_STR("reason", "timeout"), JB_END) >= 0)
+                (void) mcp_session_send_notification(s, k->origin, k->call_id,
+                                                     jsonrpc_notification_new("notifications/cancelled",
+                                                                              TAKE_PTR(params)));
+        confirm_done(k, false, "the client did not answer in time");
+        return 0;
+}
+
+static json_object *elicitation_request(const McpSession *s, const McpConfirm *k) {
+        _cleanup_json_ json_object *schema = NULL, *props = NULL, *box = NULL, *params = NULL, *m = NULL;
+        char message[512];
+
+        (void) snprintf(message, sizeof message,
+                        "Code run by the exec tool wants to call the tool \"%s\" of the MCP server \"%s\", which "
+                        "says it may change or delete data. Allow this one call?", k->tool, k->server);
+        if (json_build(&box, JB_STR("type", "boolean"), JB_STR("title", "Allow this call"),
+                       JB_STR("description", "Tick to let this one call go to the server."), JB_BOOL("default", false),
+                       JB_END) < 0 ||
+            json_build(&props, JB_OBJ("confirm", TAKE_PTR(box)), JB_END) < 0 ||
+            json_build(&schema, JB_STR("type", "object"), JB_OBJ("properties", TAKE_PTR(props)), JB_END) < 0 ||
+            json_add(schema, "required", json_tokener_parse("[\"confirm\"]")) < 0 ||
+            json_build(&params, JB_STR("message", message), JB_OBJ("requestedSchema", TAKE_PTR(schema)), JB_END) < 0)
+                return NULL;
+        /* "mode" is 2025-11-25's; 2025-06-18 has form mode alone, unnamed. */
+        if (s->revision->elicitation_modes && json_add_string(params, "mode", "form") < 0)
+                return NULL;
+        if (json_build(&m, JB_STR("jsonrpc", "2.0"), JB_STR("id", k->rpc_id), JB_STR("method", "elicitation/create"),
+                       JB_OBJ("params", TAKE_PTR(params)), JB_END) < 0)
+                return NULL;
+        return TAKE_PTR(m);
+}
+
+static void answer_no(McpSession *s, ExecClient *e, const BrokerConfirmAsk *ask, const char *reason) {
+        BrokerConfirmAnswer a = { .id = ask->id };
+
+        str_printable(reason, a.reason, sizeof a.reason);
+        confirm_log(s, ask->server, ask->tool, a.reason);
+        (void) exec_client_confirm_answer(e, &a);
+}
+
+void mcp_confirm_ask(McpSession *s, uint64_t origin, json_object *call_id, ExecClient *e,
+                     const BrokerConfirmAsk *ask, uint64_t timeout_s) {
+        const char *why = mcp_confirm_unavailable(s);
+        uint64_t wait = MCP_CONFIRM_TIMEOUT_USEC, elapsed = exec_client_elapsed_usec(e);
+        McpConfirm *k;
+        int r;
+
+        assert(s);
+        assert(e);
+        assert(ask);
+
+        if (timeout_s > 0)
+                wait = MIN(wait, timeout_s * USEC_PER_SEC > elapsed ? timeout_s * USEC_PER_SEC - elapsed : 0);
+        if (why)
+                return answer_no(s, e, ask, why);
+        if (s->dead || !s->server)
+                return answer_no(s, e, ask, "the caller's client is gone");
+        if (s->n_confirms >= MCP_CONFIRM_PENDING_MAX)
+                return answer_no(s, e, ask, "too many questions are open in the caller's session");
+        k = new0(McpConfirm, 1);
+        if (!k)
+                return answer_no(s, e, ask, "out of memory");
+        k->session = s;
+        k->exec = e;
+        k->broker_id = ask->id;
+        k->origin = origin;
+        k->call_id = json_object_get(call_id);
+        memcpy(k->server, ask->server, sizeof k->server);
+        memcpy(k->tool, ask->tool, sizeof k->tool);
+        (void) snprintf(k->rpc_id, sizeof k->rpc_id, "mcp-exec-confirm-%" PRIu64, ++s->last_confirm);
+        LIST_PREPEND(confirms, s->confirms, k);
+        s->n_confirms++;
+        r = sd_event_add_time_relative(s->server->event, &k->timer, CLOCK_MONOTONIC,
+                                       wait, 0, on_confirm_timeout, k);
+        if (r >= 0)
+                r = mcp_session_send_request(s, origin, call_id, elicitation_request(s, k));
+        if (r < 0)
+                return confirm_done(k, false, r == -ENOTCONN ? "the question cannot reach the caller's client "
+                                                                "(over HTTP: no event stream for the call)"
+                                                              : "the question cannot be sent");
+        log_debug("Session %s: asked the client to confirm %s.%s (%s).", s->id, k->server, k->tool, k->rpc_id);
+}
+
+int mcp_confirm_response(McpSession *s, json_object *msg) {
+        const char *id = json_get_string(msg, "id"), *action;
+        json_object *result;
+
+        assert(s);
+
+        if (!id)
+                return 0;
+        LIST_FOREACH(confirms, k, s->confirms) {
+                if (!streq(k->rpc_id, id))
+                        continue;
+                if (json_get(msg, "error")) {
+                        confirm_done(k, false, "the client answered the question with an error");
+                        return 1;
+                }
+                result = json_get(msg, "result");
+                action = json_get_string(result, "action");
+                if (streq_ptr(action, "accept") && json_get_bool(json_get(result, "content"), "confirm") &&
+                    json_object_is_type(json_get(json_get(result, "content"), "confirm"), json_type_boolean))
+                        confirm_done(k, true, "");
+                else if (streq_ptr(action, "accept"))
+                        confirm_done(k, false, "the user did not tick the confirmation");
+                else if (streq_ptr(action, "decline"))
+                        confirm_done(k, false, "the user declined");
+                else if (streq_ptr(action, "cancel"))
+                        confirm_done(k, false, "the user cancelled");
+                else
+                        confirm_done(k, false, "the client's answer is not one of accept, decline or cancel");
+                return 1;
+        }
+        return 0;
+}
+
+void mcp_confirm_forget(McpSession *s, ExecClient *e) {
+        if (!s || !e)
+                return;
+        LIST_FOREACH_SAFE(confirms, k, n, s->confirms)
+                if (k->exec == e)
+                        confirm_free(k);
+}
+
+void mcp_confirm_drop_all(McpSession *s) {
+        assert(s);
+
+        while (s->confirms)
+                confirm_free(s->confirms);
+}
+
+ExecClient *mcp_confirm_exec_free(McpSession *s, ExecClient *e) {
+        mcp_confirm_forget(s, e);
+        return exec_client_free(e);
+}
