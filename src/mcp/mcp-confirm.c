@@ -13,6 +13,7 @@
 #include "log.h"
 #include "macro.h"
 #include "mcp-internal.h"
+#include "mcp-task.h"
 
 struct McpConfirm {
         McpSession *session;
@@ -21,7 +22,14 @@ struct McpConfirm {
         uint64_t broker_id;             /* the question's, for the answer */
         uint64_t origin;                /* of the tools/call: a cancel goes where the request went */
         json_object *call_id;           /* ref: the tools/call's id, which the question is about */
-        char rpc_id[40];                /* ours, on elicitation/create */
+        /* Where the question went, once it went: the tools/call's own
+         * stream, or for a task's question (not sent until its client
+         * calls tasks/result) that tasks/result's. Only an answer that
+         * comes back on that session counts. */
+        McpSession *asked;
+        uint64_t asked_origin;
+        json_object *asked_id;          /* ref */
+        char rpc_id[48];                /* ours, on elicitation/create */
         char server[sizeof ((BrokerConfirmAsk *) NULL)->server];
         char tool[sizeof ((BrokerConfirmAsk *) NULL)->tool];
         sd_event_source *timer;
@@ -44,8 +52,8 @@ const char *mcp_confirm_unavailable(const McpSession *s) {
                        "supported here yet)";
         if (!s->revision->elicitation)
                 return "the caller's protocol revision has no elicitation";
-        if (!s->transport.send)
-                return "a task cannot ask its client (not supported yet)";
+        if (!s->transport.send && !mcp_task_session_task_id(s))
+                return "the call has no client to ask";
         if (!s->client_elicit_form)
                 return "the caller's client did not declare the elicitation capability (form mode)";
         return NULL;
@@ -55,6 +63,13 @@ bool mcp_session_can_ask(const McpSession *s) {
         return s && !mcp_confirm_unavailable(s);
 }
 
+static void confirm_unroute(McpConfirm *k) {
+        k->asked = NULL;
+        k->asked_origin = 0;
+        json_object_put(k->asked_id);
+        k->asked_id = NULL;
+}
+
 static void confirm_free(McpConfirm *k) {
         McpSession *s = k->session;
 
@@ -62,7 +77,10 @@ static void confirm_free(McpConfirm *k) {
         s->n_confirms--;
         sd_event_source_disable_unref(k->timer);
         json_object_put(k->call_id);
+        confirm_unroute(k);
         free(k);
+        /* A task's status says whether a question is still open. */
+        mcp_task_questions_changed(s);
 }
 
 /* The journal: names and the outcome, never arguments. */
@@ -88,12 +106,12 @@ static void confirm_done(McpConfirm *k, bool accept, const char *reason) {
 
 static int on_confirm_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
         McpConfirm *k = userdata;
-        McpSession *s = k->session;
         _cleanup_json_ json_object *params = NULL;
 
-        /* The client may still show the question: tell it that it is over. */
-        if (json_build(&params, JB_STR("requestId", k->rpc_id), JB_STR("reason", "timeout"), JB_END) >= 0)
-                (void) mcp_session_send_notification(s, k->origin, k->call_id,
+        /* The client may still show the question: tell it that it is over,
+         * where it was asked (a task's question may not have gone yet). */
+        if (k->asked && json_build(&params, JB_STR("requestId", k->rpc_id), JB_STR("reason", "timeout"), JB_END) >= 0)
+                (void) mcp_session_send_notification(k->asked, k->asked_origin, k->asked_id,
                                                      jsonrpc_notification_new("notifications/cancelled",
                                                                               TAKE_PTR(params)));
         confirm_done(k, false, "the client did not answer in time");
@@ -102,6 +120,8 @@ static int on_confirm_timeout(sd_event_source *es, uint64_t usec, void *userdata
 
 static json_object *elicitation_request(const McpSession *s, const McpConfirm *k) {
         _cleanup_json_ json_object *schema = NULL, *props = NULL, *box = NULL, *params = NULL, *m = NULL;
+        _cleanup_json_ json_object *related = NULL, *meta = NULL;
+        const char *task_id = mcp_task_session_task_id(s);
         char message[512];
 
         (void) snprintf(message, sizeof message,
@@ -118,10 +138,28 @@ static json_object *elicitation_request(const McpSession *s, const McpConfirm *k
         /* "mode" is 2025-11-25's; 2025-06-18 has form mode alone, unnamed. */
         if (s->revision->elicitation_modes && json_add_string(params, "mode", "form") < 0)
                 return NULL;
+        /* A task's question says whose it is (2025-11-25, tasks). */
+        if (task_id && (json_build(&related, JB_STR("taskId", task_id), JB_END) < 0 ||
+                        json_build(&meta, JB_OBJ(MCP_META_RELATED_TASK, TAKE_PTR(related)), JB_END) < 0 ||
+                        json_add(params, "_meta", TAKE_PTR(meta)) < 0))
+                return NULL;
         if (json_build(&m, JB_STR("jsonrpc", "2.0"), JB_STR("id", k->rpc_id), JB_STR("method", "elicitation/create"),
                        JB_OBJ("params", TAKE_PTR(params)), JB_END) < 0)
                 return NULL;
         return TAKE_PTR(m);
+}
+
+/* Sends k's question on to (about its request id, which came with origin). */
+static int confirm_send(McpConfirm *k, McpSession *to, uint64_t origin, json_object *id) {
+        int r;
+
+        r = mcp_session_send_request(to, origin, id, elicitation_request(k->session, k));
+        if (r < 0)
+                return r;
+        k->asked = to;
+        k->asked_origin = origin;
+        k->asked_id = json_object_get(id);
+        return 0;
 }
 
 static void answer_no(McpSession *s, ExecClient *e, const BrokerConfirmAsk *ask, const char *reason) {
@@ -161,13 +199,23 @@ void mcp_confirm_ask(McpSession *s, uint64_t origin, json_object *call_id, ExecC
         k->call_id = json_object_get(call_id);
         memcpy(k->server, ask->server, sizeof k->server);
         memcpy(k->tool, ask->tool, sizeof k->tool);
-        (void) snprintf(k->rpc_id, sizeof k->rpc_id, "mcp-exec-confirm-%" PRIu64, ++s->last_confirm);
+        /* Unique in the server: a client may hold questions of several of
+         * its tasks at once. */
+        (void) snprintf(k->rpc_id, sizeof k->rpc_id, "mcp-exec-confirm-%" PRIu64, ++s->server->last_confirm);
         LIST_PREPEND(confirms, s->confirms, k);
         s->n_confirms++;
         r = sd_event_add_time_relative(s->server->event, &k->timer, CLOCK_MONOTONIC,
                                        wait, 0, on_confirm_timeout, k);
+        if (r >= 0 && mcp_task_session_task_id(s)) {
+                /* A task's: input_required now, and asked on its client's
+                 * tasks/result (one open now, or the next). */
+                mcp_task_questions_changed(s);
+                log_debug("Session %s: a task asks its client to confirm %s.%s (%s).", s->id, k->server, k->tool,
+                          k->rpc_id);
+                return;
+        }
         if (r >= 0)
-                r = mcp_session_send_request(s, origin, call_id, elicitation_request(s, k));
+                r = confirm_send(k, s, origin, call_id);
         if (r < 0)
                 return confirm_done(k, false, r == -ENOTCONN ? "the question cannot reach the caller's client "
                                                                 "(over HTTP: no event stream for the call)"
@@ -175,16 +223,18 @@ void mcp_confirm_ask(McpSession *s, uint64_t origin, json_object *call_id, ExecC
         log_debug("Session %s: asked the client to confirm %s.%s (%s).", s->id, k->server, k->tool, k->rpc_id);
 }
 
-int mcp_confirm_response(McpSession *s, json_object *msg) {
+int mcp_confirm_response_from(McpSession *owner, McpSession *from, json_object *msg) {
         const char *id = json_get_string(msg, "id"), *action;
         json_object *result;
 
-        assert(s);
+        assert(owner);
+        assert(from);
 
         if (!id)
                 return 0;
-        LIST_FOREACH(confirms, k, s->confirms) {
-                if (!streq(k->rpc_id, id))
+        LIST_FOREACH(confirms, k, owner->confirms) {
+                /* Ours, by its id, and on the session it was asked on. */
+                if (!streq(k->rpc_id, id) || k->asked != from)
                         continue;
                 if (json_get(msg, "error")) {
                         confirm_done(k, false, "the client answered the question with an error");
@@ -206,6 +256,35 @@ int mcp_confirm_response(McpSession *s, json_object *msg) {
                 return 1;
         }
         return 0;
+}
+
+int mcp_confirm_response(McpSession *s, json_object *msg) {
+        assert(s);
+
+        if (mcp_confirm_response_from(s, s, msg) > 0)
+                return 1;
+        /* Else perhaps a question of one of the caller's tasks. */
+        return mcp_task_confirm_response(s, msg);
+}
+
+int mcp_confirm_send_open(McpSession *owner, McpSession *to, uint64_t origin, json_object *id) {
+        int n = 0;
+
+        assert(owner);
+        assert(to);
+
+        LIST_FOREACH(confirms, k, owner->confirms)
+                if (!k->asked && confirm_send(k, to, origin, id) >= 0)
+                        n++;
+        return n;
+}
+
+void mcp_confirm_unroute(McpSession *owner, McpSession *gone) {
+        assert(owner);
+
+        LIST_FOREACH(confirms, k, owner->confirms)
+                if (k->asked == gone)
+                        confirm_unroute(k);
 }
 
 void mcp_confirm_forget(McpSession *s, ExecClient *e) {

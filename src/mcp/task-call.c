@@ -391,6 +391,8 @@ static int task_new(const McpRequest *req, McpTaskFormat format, McpTask **ret) 
         if (r < 0)
                 return r;
         t->session->revision = o->revision;
+        /* Its call may ask the caller's client what it declared it can. */
+        t->session->client_elicit_form = o->client_elicit_form;
         /* Its sandbox sessions are the asker's: exec in one may be a task. */
         memcpy(t->session->scope, o->scope, sizeof o->scope);
         mcp_session_set_idle_callback(t->session, task_session_idle);
@@ -522,6 +524,11 @@ void mcp_tasks_session_gone(McpServer *server, McpSession *s) {
                                 LIST_REMOVE(waiters, t->waiters, w);
                                 task_waiter_free(w);
                         }
+                if (t->session && t->session != s) {
+                        /* Its questions asked there go on the next tasks/result. */
+                        mcp_confirm_unroute(t->session, s);
+                        mcp_task_questions_changed(t->session);
+                }
                 if (t->origin_session != s)
                         continue;
                 t->origin_session = NULL;
@@ -556,4 +563,48 @@ void mcp_tasks_free_all(McpServer *server) {
                 task_free(server->tasks);
         while (server->task_listeners)
                 task_listener_free(server, server->task_listeners);
+}
+
+const char *mcp_task_session_task_id(const McpSession *s) {
+        const McpTask *t;
+
+        if (!s || s->sink != &task_sink)
+                return NULL;
+        t = s->userdata;
+        /* The extension's task asks otherwise (inputRequests): not here. */
+        if (t->session != s || t->format != MCP_TASK_CORE)
+                return NULL;
+        return t->id;
+}
+
+void mcp_task_questions_changed(McpSession *s) {
+        McpTask *t;
+        bool open;
+
+        if (!mcp_task_session_task_id(s))
+                return;
+        t = s->userdata;
+        if (t->status != MCP_TASK_WORKING)
+                return;
+        open = s->n_confirms > 0;
+        if (open != t->input_required) {
+                t->input_required = open;
+                task_input_changed(t);
+        }
+        /* A question not asked yet goes on a tasks/result that waits. */
+        LIST_FOREACH(waiters, w, t->waiters)
+                if (mcp_confirm_send_open(s, w->session, w->origin, w->id) > 0)
+                        break;
+}
+
+int mcp_task_confirm_response(McpSession *s, json_object *msg) {
+        assert(s);
+
+        if (!s->server || !s->caller)
+                return 0;
+        /* Only the caller's tasks; the question must have been asked on s. */
+        LIST_FOREACH(tasks, t, s->server->tasks)
+                if (t->session && streq(t->caller, s->caller) && mcp_confirm_response_from(t->session, s, msg) > 0)
+                        return 1;
+        return 0;
 }

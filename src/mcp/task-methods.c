@@ -107,6 +107,10 @@ int mcp_task_handle_result(McpRequest *req, json_object **ret) {
                 return -ENOMEM;
         *w = (TaskWaiter) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
         LIST_PREPEND(waiters, t->waiters, w);
+        /* Where a task's questions to its client go (2025-11-25): on this
+         * request's stream. */
+        if (t->session)
+                (void) mcp_confirm_send_open(t->session, req->session, req->origin, req->id);
         return 0;
 }
 

@@ -1057,6 +1057,150 @@ TEST(test_shared_outcome) {
         ASSERT_EQ_U64(budget.used, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Code mode's question to confirm a destructive tool (the fake broker's
+ * #confirm) in a task's call (2025-11-25): the task is input_required while
+ * it is open, elicitation/create goes on the caller's tasks/result with the
+ * task's related-task _meta, and only the answer on that session counts. */
+
+static void initialize_elicit(Env *env, Peer *p) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                 "\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},"
+                 "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+        ASSERT_TRUE(result(wait_reply(env, p, "init")));
+}
+
+static json_object *nth_method(const Peer *p, const char *method, unsigned nth) {
+        for (size_t i = 0; i < json_object_array_length(p->msgs); i++) {
+                json_object *m = json_object_array_get_idx(p->msgs, i);
+                if (streq_ptr(json_get_string(m, "method"), method) && nth-- == 0)
+                        return m;
+        }
+        return NULL;
+}
+
+/* Polls tasks/get until the task says status. */
+static void wait_status(Env *env, Peer *p, const char *task_id, const char *status) {
+        static unsigned n;
+        uint64_t end = now_usec() + 10 * USEC_PER_SEC;
+
+        for (;;) {
+                char id[32];
+
+                (void) snprintf(id, sizeof id, "ws%u", n++);
+                task_req(p, id, "tasks/get", task_id);
+                if (streq_ptr(json_get_string(result(wait_reply(env, p, id)), "status"), status))
+                        return;
+                if (now_usec() > end)
+                        ASSERT_FAIL_("task never became %s", status);
+                run_for(env, 20);
+        }
+}
+
+static json_object *wait_method(Env *env, Peer *p, const char *method, unsigned nth) {
+        uint64_t end = now_usec() + 10 * USEC_PER_SEC;
+        json_object *m;
+
+        while (!(m = nth_method(p, method, nth))) {
+                if (now_usec() > end)
+                        ASSERT_FAIL_("timed out waiting for %s", method);
+                ASSERT_TRUE(sd_event_run(env->event, 10 * USEC_PER_MSEC) >= 0);
+        }
+        return m;
+}
+
+static const char *result_json(Env *env, Peer *p, const char *id) {
+        return json_object_to_json_string(result(wait_reply(env, p, id)));
+}
+
+TEST(test_core_confirm) {
+        _cleanup_free_ char *id = NULL, *id2 = NULL, *id3 = NULL;
+        Env env;
+        Peer a, a2, other, none;
+        json_object *q, *status;
+        char answer[256];
+
+        env_init(&env, 8, 8);
+        peer_open(&env, &a, "uid:1000");
+        initialize_elicit(&env, &a);
+        peer_open(&env, &a2, "uid:1000");
+        initialize_elicit(&env, &a2);
+        peer_open(&env, &other, "uid:1001");
+        initialize_elicit(&env, &other);
+
+        /* input_required while the question is open; it goes nowhere until
+         * the client calls tasks/result. */
+        id = strdup(call_task(&env, &a, "c1", "#confirm files edit_file"));
+        ASSERT_TRUE(id);
+        wait_status(&env, &a, id, "input_required");
+        status = json_get(nth_method(&a, "notifications/tasks/status", 0), "params");
+        ASSERT_STREQ(json_get_string(status, "status"), "input_required");
+        ASSERT_TRUE(!nth_method(&a, "elicitation/create", 0));
+        task_req(&a, "r1", "tasks/result", id);
+        q = wait_method(&env, &a, "elicitation/create", 0);
+        ASSERT_STREQ(json_get_string(json_get(q, "params"), "mode"), "form");
+        ASSERT_CONTAINS(json_get_string(json_get(q, "params"), "message"), "\"edit_file\"");
+        ASSERT_STREQ(json_get_string(json_get(json_get(json_get(q, "params"), "_meta"),
+                                              "io.modelcontextprotocol/related-task"), "taskId"), id);
+
+        /* The answer counts only on the session it was asked on: not
+         * another caller's, not another session of the same caller. */
+        (void) snprintf(answer, sizeof answer, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\","
+                        "\"content\":{\"confirm\":true}}}", json_get_string(q, "id"));
+        sendf(&other, "%s", answer);
+        sendf(&a2, "%s", answer);
+        run_for(&env, 50);
+        ASSERT_TRUE(!reply_to(&a, "r1"));
+        ASSERT_TRUE(!env.broker->runs[0]->confirm_answers);
+        sendf(&a, "%s", answer);
+        ASSERT_CONTAINS(result_json(&env, &a, "r1"), "confirm: accept=1 reason=");
+        ASSERT_EQ_INT(json_object_array_length(env.broker->runs[0]->confirm_answers), 1);
+        /* Back to working before it completed. */
+        status = json_get(nth_method(&a, "notifications/tasks/status", 1), "params");
+        ASSERT_STREQ(json_get_string(status, "status"), "working");
+        wait_status(&env, &a, id, "completed");
+
+        /* Declined: the call hears no. A tasks/result open before the
+         * question gets it at once. */
+        id2 = strdup(call_task(&env, &a, "c2", "#confirm files edit_file"));
+        ASSERT_TRUE(id2);
+        task_req(&a, "r2", "tasks/result", id2);
+        q = wait_method(&env, &a, "elicitation/create", 1);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"decline\"}}", json_get_string(q, "id"));
+        ASSERT_CONTAINS(result_json(&env, &a, "r2"), "the user declined");
+
+        /* The session it was asked on goes: the question is asked again on
+         * the next tasks/result, and answered there. */
+        id3 = strdup(call_task(&env, &a2, "c3", "#confirm files edit_file"));
+        ASSERT_TRUE(id3);
+        task_req(&a2, "r3", "tasks/result", id3);
+        wait_method(&env, &a2, "elicitation/create", 0);
+        peer_close(&a2);
+        wait_status(&env, &a, id3, "input_required");
+        task_req(&a, "r4", "tasks/result", id3);
+        q = wait_method(&env, &a, "elicitation/create", 2);
+        ASSERT_STREQ(json_get_string(json_get(json_get(json_get(q, "params"), "_meta"),
+                                              "io.modelcontextprotocol/related-task"), "taskId"), id3);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\","
+                  "\"content\":{\"confirm\":true}}}", json_get_string(q, "id"));
+        ASSERT_CONTAINS(result_json(&env, &a, "r4"), "confirm: accept=1 reason=");
+        ASSERT_TRUE(!nth_method(&other, "elicitation/create", 0));
+
+        /* A client without elicitation: no, saying why, never input_required. */
+        peer_open(&env, &none, "uid:1002");
+        initialize(&env, &none);
+        free(id);
+        id = strdup(call_task(&env, &none, "c4", "#confirm files edit_file"));
+        ASSERT_TRUE(id);
+        task_req(&none, "r5", "tasks/result", id);
+        ASSERT_CONTAINS(result_json(&env, &none, "r5"), "did not declare the elicitation capability");
+        ASSERT_TRUE(!nth_method(&none, "elicitation/create", 0));
+        peer_close(&none);
+        peer_close(&other);
+        peer_close(&a);
+        env_done(&env);
+}
+
 int main(void) {
         /* The log goes to stderr; the ids are random. */
         RUN(test_core_capability_and_tool);
@@ -1072,5 +1216,6 @@ int main(void) {
         RUN(test_readers);
         RUN(test_result_waiters);
         RUN(test_shared_outcome);
+        RUN(test_core_confirm);
         return 0;
 }
