@@ -9,7 +9,8 @@
 # tools (annotations) and server-memory's delete_entities are refused as Refused and change nothing; an
 # MCP client that declared elicitation (the v1 SDK's) is asked to confirm edit_file, over Streamable HTTP
 # and stdio: its accept lets the edit through, its decline refuses it and nothing changes, and the question
-# names the server and tool and not the arguments (a sandbox session's call too, over HTTP); a client
+# names the server and tool and not the arguments (a sandbox session's call too, over HTTP; an exec made
+# a task too, input_required while asked, the question on its tasks/result); a client
 # without the capability, and a run without an
 # MCP client, get Refused saying why; the journal says how each was confirmed, without the arguments; a
 # run's answers stop at MAX_BYTES; async calls are in flight at once (echoes answered while three
@@ -332,6 +333,19 @@ out=$(confirm_run "http:$URL/mcp" accept http-session session) ||
     fail "the accepting client's call in a session: $out $(cat "$HDIR/confirm.err")"
 jcheck "$out" 'len(r["asked"]) == 1 and r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG http-session\n"' \
     "a session's call: the user's accept did not let edit_file through"
+# An exec made a task (2025-11-25): the task says input_required while the question is open, the
+# question comes on the client's tasks/result with the task's related-task _meta, and the accept
+# lets the edit through; the task completes. Over HTTP and stdio.
+for transport in "http:$URL/mcp" stdio; do
+    t=${transport%%:*}
+    out=$(confirm_run "$transport" accept "$t-task" task) ||
+        fail "$t: the accepting client's task: $out $(cat "$HDIR/confirm.err")"
+    jcheck "$out" '(r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG '"$t"'-task\n" and
+                    "input_required" in r["statuses"] and len(r["asked"]) == 1 and
+                    r["asked"][0]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"])' \
+        "$t: a task's question was not asked on its tasks/result, or the accept did not let edit_file through"
+    log "$t: a task's confirmation: statuses $(jget "$out" '",".join(r["statuses"])')"
+done
 out=$(confirm_run "http:$URL/mcp" none http-none) || fail "the client without elicitation: $out $(cat "$HDIR/confirm.err")"
 jcheck "$out" '(r["asked"] == [] and "did not declare the elicitation capability" in r["result"]["stdout"] and
                 r["result"]["stdout"].endswith("now: before http-none\n"))' \
