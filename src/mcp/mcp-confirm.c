@@ -47,10 +47,16 @@ bool mcp_confirm_capability_form(json_object *capabilities) {
 const char *mcp_confirm_unavailable(const McpSession *s) {
         assert(s);
 
-        if (!s->revision || s->revision->stateless)
-                return "the caller's protocol revision has no elicitation in a session (2026-07-28 is not "
-                       "supported here yet)";
-        if (!s->revision->elicitation)
+        if (!s->revision && !s->stateless_seen)
+                return "the caller's protocol revision has no elicitation";
+        /* 2026-07-28 (no initialize: a request of its own) asks by
+         * inputRequests: a task's (the tasks extension) in tasks/get,
+         * answered by tasks/update. A plain call would need an
+         * InputRequiredResult and a retry, which a run cannot wait for. */
+        if ((!s->revision || s->revision->stateless) && !mcp_task_session_task_id(s))
+                return "the caller's protocol revision (2026-07-28) asks for input by multi round-trip requests, "
+                       "which a call here does not make; a call made a task (the tasks extension) can be asked";
+        if (!s->revision->stateless && !s->revision->elicitation)
                 return "the caller's protocol revision has no elicitation";
         if (!s->transport.send && !mcp_task_session_task_id(s))
                 return "the call has no client to ask";
@@ -135,9 +141,18 @@ static json_object *elicitation_request(const McpSession *s, const McpConfirm *k
             json_add(schema, "required", json_tokener_parse("[\"confirm\"]")) < 0 ||
             json_build(&params, JB_STR("message", message), JB_OBJ("requestedSchema", TAKE_PTR(schema)), JB_END) < 0)
                 return NULL;
-        /* "mode" is 2025-11-25's; 2025-06-18 has form mode alone, unnamed. */
-        if (s->revision->elicitation_modes && json_add_string(params, "mode", "form") < 0)
+        /* "mode" is 2025-11-25's (and 2026-07-28's); 2025-06-18 has form
+         * mode alone, unnamed. */
+        if ((s->revision->elicitation_modes || s->revision->stateless) && json_add_string(params, "mode", "form") < 0)
                 return NULL;
+        /* A 2026-07-28 task's question is one of its inputRequests: the
+         * request alone, no JSON-RPC envelope, no id (its key is ours). */
+        if (s->revision->stateless) {
+                if (json_build(&m, JB_STR("method", "elicitation/create"), JB_OBJ("params", TAKE_PTR(params)),
+                               JB_END) < 0)
+                        return NULL;
+                return TAKE_PTR(m);
+        }
         /* A task's question says whose it is (2025-11-25, tasks). */
         if (task_id && (json_build(&related, JB_STR("taskId", task_id), JB_END) < 0 ||
                         json_build(&meta, JB_OBJ(MCP_META_RELATED_TASK, TAKE_PTR(related)), JB_END) < 0 ||
@@ -223,9 +238,26 @@ void mcp_confirm_ask(McpSession *s, uint64_t origin, json_object *call_id, ExecC
         log_debug("Session %s: asked the client to confirm %s.%s (%s).", s->id, k->server, k->tool, k->rpc_id);
 }
 
+/* The client's ElicitResult for k: only accept with the box ticked (a
+ * boolean true) is yes. */
+static void confirm_answer(McpConfirm *k, json_object *result) {
+        const char *action = json_get_string(result, "action");
+        json_object *box = json_get(json_get(result, "content"), "confirm");
+
+        if (streq_ptr(action, "accept") && json_object_is_type(box, json_type_boolean) && json_object_get_boolean(box))
+                confirm_done(k, true, "");
+        else if (streq_ptr(action, "accept"))
+                confirm_done(k, false, "the user did not tick the confirmation");
+        else if (streq_ptr(action, "decline"))
+                confirm_done(k, false, "the user declined");
+        else if (streq_ptr(action, "cancel"))
+                confirm_done(k, false, "the user cancelled");
+        else
+                confirm_done(k, false, "the client's answer is not one of accept, decline or cancel");
+}
+
 int mcp_confirm_response_from(McpSession *owner, McpSession *from, json_object *msg) {
-        const char *id = json_get_string(msg, "id"), *action;
-        json_object *result;
+        const char *id = json_get_string(msg, "id");
 
         assert(owner);
         assert(from);
@@ -236,26 +268,37 @@ int mcp_confirm_response_from(McpSession *owner, McpSession *from, json_object *
                 /* Ours, by its id, and on the session it was asked on. */
                 if (!streq(k->rpc_id, id) || k->asked != from)
                         continue;
-                if (json_get(msg, "error")) {
+                if (json_get(msg, "error"))
                         confirm_done(k, false, "the client answered the question with an error");
-                        return 1;
-                }
-                result = json_get(msg, "result");
-                action = json_get_string(result, "action");
-                if (streq_ptr(action, "accept") && json_get_bool(json_get(result, "content"), "confirm") &&
-                    json_object_is_type(json_get(json_get(result, "content"), "confirm"), json_type_boolean))
-                        confirm_done(k, true, "");
-                else if (streq_ptr(action, "accept"))
-                        confirm_done(k, false, "the user did not tick the confirmation");
-                else if (streq_ptr(action, "decline"))
-                        confirm_done(k, false, "the user declined");
-                else if (streq_ptr(action, "cancel"))
-                        confirm_done(k, false, "the user cancelled");
                 else
-                        confirm_done(k, false, "the client's answer is not one of accept, decline or cancel");
+                        confirm_answer(k, json_get(msg, "result"));
                 return 1;
         }
         return 0;
+}
+
+int mcp_confirm_input_response(McpSession *owner, const char *key, json_object *result) {
+        assert(owner);
+
+        if (!key)
+                return 0;
+        LIST_FOREACH(confirms, k, owner->confirms)
+                if (streq(k->rpc_id, key)) {
+                        confirm_answer(k, result);
+                        return 1;
+                }
+        return 0;
+}
+
+json_object *mcp_confirm_input_requests(const McpSession *owner) {
+        _cleanup_json_ json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        LIST_FOREACH(confirms, k, owner->confirms)
+                if (json_add(o, k->rpc_id, elicitation_request(owner, k)) < 0)
+                        return NULL;
+        return TAKE_PTR(o);
 }
 
 int mcp_confirm_response(McpSession *s, json_object *msg) {

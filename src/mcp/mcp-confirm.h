@@ -54,6 +54,13 @@ int mcp_confirm_send_open(McpSession *owner, McpSession *to, uint64_t origin, js
  * go on the next tasks/result. */
 void mcp_confirm_unroute(McpSession *owner, McpSession *gone);
 
+/* The 2026-07-28 tasks extension: owner's open questions as a task's
+ * inputRequests ({our id: {method, params}}; NULL on out of memory), and
+ * the client's answer to one of them from tasks/update's inputResponses:
+ * 1 if key named an open question, else 0. */
+json_object *mcp_confirm_input_requests(const McpSession *owner);
+int mcp_confirm_input_response(McpSession *owner, const char *key, json_object *result);
+
 /* e goes: its open questions are forgotten (nothing is answered: the run
  * ends with it). */
 void mcp_confirm_forget(McpSession *s, ExecClient *e);

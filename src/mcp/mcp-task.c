@@ -265,6 +265,10 @@ json_object *detailed_task_json(const McpTask *t, bool outcome) {
 
         if (!o)
                 return NULL;
+        /* The questions a working task waits for: answered by tasks/update. */
+        if (t->format == MCP_TASK_EXTENSION && t->status == MCP_TASK_WORKING && t->input_required && t->session &&
+            json_add(o, "inputRequests", mcp_confirm_input_requests(t->session)) < 0)
+                return NULL;
         if (t->format == MCP_TASK_EXTENSION && t->status != MCP_TASK_WORKING) {
                 if (t->outcome && outcome && json_add(o, "result", task_outcome_json(t->outcome)) < 0)
                         return NULL;
@@ -313,6 +317,8 @@ void task_input_changed(McpTask *t) {
         task_log(t, LOG_INFO, t->input_required ? "input_required: asks its client to confirm a tool" :
                                                   "working again: its question is answered or over");
         task_notify_status(t);
+        /* The extension's subscribers hear of it as of an end. */
+        task_ended(t);
 }
 
 /* The reply a tasks/result gets: the call's own result with the related

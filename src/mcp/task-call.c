@@ -390,9 +390,11 @@ static int task_new(const McpRequest *req, McpTaskFormat format, McpTask **ret) 
         r = mcp_session_new_sink(server, &task_sink, t, &peer, &t->session);
         if (r < 0)
                 return r;
-        t->session->revision = o->revision;
-        /* Its call may ask the caller's client what it declared it can. */
-        t->session->client_elicit_form = o->client_elicit_form;
+        t->session->revision = o->revision ?: req->rev;  /* 2026-07-28: no initialize, the request says */
+        /* Its call may ask the caller's client what it declared it can: at
+         * initialize, or (2026-07-28) in this request's _meta. */
+        t->session->client_elicit_form = format == MCP_TASK_CORE ? o->client_elicit_form :
+                mcp_confirm_capability_form(json_get(req->meta, MCP_META_CLIENT_CAPABILITIES));
         /* Its sandbox sessions are the asker's: exec in one may be a task. */
         memcpy(t->session->scope, o->scope, sizeof o->scope);
         mcp_session_set_idle_callback(t->session, task_session_idle);
@@ -571,10 +573,7 @@ const char *mcp_task_session_task_id(const McpSession *s) {
         if (!s || s->sink != &task_sink)
                 return NULL;
         t = s->userdata;
-        /* The extension's task asks otherwise (inputRequests): not here. */
-        if (t->session != s || t->format != MCP_TASK_CORE)
-                return NULL;
-        return t->id;
+        return t->session == s ? t->id : NULL;
 }
 
 void mcp_task_questions_changed(McpSession *s) {
@@ -587,6 +586,10 @@ void mcp_task_questions_changed(McpSession *s) {
         if (t->status != MCP_TASK_WORKING)
                 return;
         open = s->n_confirms > 0;
+        if (open && !t->shown && !t->starting && t->origin_session)
+                /* The extension's call waits for its client: a task now,
+                 * so that tasks/get can show the question. */
+                (void) on_show(NULL, 0, t);
         if (open != t->input_required) {
                 t->input_required = open;
                 task_input_changed(t);

@@ -202,12 +202,33 @@ int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
 }
 
 int mcp_task_handle_update(McpRequest *req, json_object **ret) {
+        json_object *responses = json_get(req->params, "inputResponses");
+        McpTask *t;
+
         assert(req);
         assert(ret);
 
-        if (method_missing(req, ret) || !task_lookup(req, ret))
+        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
                 return *ret ? 0 : -ENOMEM;
-        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
-                                 "Invalid params: this task never asks for input; there is nothing to update", NULL);
+        if (!json_object_is_type(responses, json_type_object)) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: inputResponses must be an object", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (!t->input_required || !t->session) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: this task asks for no input now; there is nothing to update",
+                                         NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* Each key answers our question of that id, if it is still open; the
+         * others (stale, or never ours) change nothing. Only the task's
+         * caller gets here (task_lookup). */
+        json_object_object_foreach(responses, key, value) {
+                if (!t->session)
+                        break;
+                (void) mcp_confirm_input_response(t->session, key, value);
+        }
+        *ret = mcp_result_reply(req, json_object_new_object());
         return *ret ? 0 : -ENOMEM;
 }

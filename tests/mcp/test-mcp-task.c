@@ -1201,6 +1201,123 @@ TEST(test_core_confirm) {
         env_done(&env);
 }
 
+/* The same in the 2026-07-28 tasks extension: the call becomes a task
+ * when it asks, tasks/get shows input_required with the question in
+ * inputRequests, and tasks/update's inputResponses answer it. */
+
+static void stateless_call_caps(Peer *p, const char *id, const char *code, const char *caps) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"%s\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+                 "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{%s}}}}", id, code, caps);
+}
+
+static void task_update(Peer *p, const char *id, const char *task_id, const char *responses) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tasks/update\",\"params\":{\"taskId\":\"%s\","
+                 "\"inputResponses\":%s,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                 "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", id, task_id, responses);
+}
+
+static json_object *ext_get(Env *env, Peer *p, const char *task_id) {
+        static unsigned n;
+        char id[32];
+
+        (void) snprintf(id, sizeof id, "eg%u", n++);
+        stateless_req(p, id, "tasks/get", task_id);
+        return result(wait_reply(env, p, id));
+}
+
+TEST(test_extension_confirm) {
+        static const char ext[] = "\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}";
+        static const char caps[] = "\"extensions\":{\"io.modelcontextprotocol/tasks\":{}},"
+                                   "\"elicitation\":{\"form\":{}}";
+        _cleanup_free_ char *id = NULL, *key = NULL;
+        Env env;
+        Peer a, other;
+        json_object *r, *requests;
+        char body[256];
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &a, "http:token:alice");
+        peer_open(&env, &other, "http:token:bob");
+
+        /* A task at once when it asks (before task_after_ms would make it one). */
+        stateless_call_caps(&a, "c1", "#confirm files edit_file", caps);
+        r = result(wait_reply(&env, &a, "c1"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "task");
+        id = strdup(json_get_string(r, "taskId"));
+        ASSERT_TRUE(id);
+        r = ext_get(&env, &a, id);
+        ASSERT_STREQ(json_get_string(r, "status"), "input_required");
+        requests = json_get(r, "inputRequests");
+        ASSERT_EQ_INT(json_object_object_length(requests), 1);
+        json_object_object_foreach(requests, k, v) {
+                key = strdup(k);
+                ASSERT_STREQ(json_get_string(v, "method"), "elicitation/create");
+                ASSERT_STREQ(json_get_string(json_get(v, "params"), "mode"), "form");
+                ASSERT_CONTAINS(json_get_string(json_get(v, "params"), "message"), "\"edit_file\"");
+                ASSERT_TRUE(!json_get(v, "id"));
+        }
+        ASSERT_TRUE(key);
+
+        /* Another caller: no such task. A key that is not the question's,
+         * or not an object: nothing answered. */
+        (void) snprintf(body, sizeof body, "{\"%s\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}", key);
+        task_update(&other, "u0", id, body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "u0")), JSONRPC_INVALID_PARAMS);
+        task_update(&a, "u1", id, "{\"mcp-exec-confirm-999\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}");
+        ASSERT_TRUE(result(wait_reply(&env, &a, "u1")));
+        task_update(&a, "u2", id, "[]");
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "u2")), JSONRPC_INVALID_PARAMS);
+        ASSERT_STREQ(json_get_string(ext_get(&env, &a, id), "status"), "input_required");
+        ASSERT_TRUE(!env.broker->runs[0]->confirm_answers);
+
+        /* The answer: the call goes on, the task completes. */
+        task_update(&a, "u3", id, body);
+        ASSERT_TRUE(result(wait_reply(&env, &a, "u3")));
+        for (unsigned i = 0; i < 200; i++) {
+                r = ext_get(&env, &a, id);
+                if (!streq(json_get_string(r, "status"), "working"))
+                        break;
+                run_for(&env, 20);
+        }
+        ASSERT_STREQ(json_get_string(r, "status"), "completed");
+        ASSERT_TRUE(!json_get(r, "inputRequests"));
+        ASSERT_CONTAINS(json_object_to_json_string(json_get(r, "result")), "confirm: accept=1 reason=");
+        task_update(&a, "u4", id, body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "u4")), JSONRPC_INVALID_PARAMS);
+
+        /* A decline: no. */
+        free(id);
+        stateless_call_caps(&a, "c2", "#confirm files edit_file", caps);
+        id = strdup(json_get_string(result(wait_reply(&env, &a, "c2")), "taskId"));
+        ASSERT_TRUE(id);
+        r = ext_get(&env, &a, id);
+        json_object_object_foreach(json_get(r, "inputRequests"), k2, v2) {
+                (void) v2;
+                (void) snprintf(body, sizeof body, "{\"%s\":{\"action\":\"decline\"}}", k2);
+        }
+        task_update(&a, "u5", id, body);
+        ASSERT_TRUE(result(wait_reply(&env, &a, "u5")));
+        for (unsigned i = 0; i < 200; i++) {
+                r = ext_get(&env, &a, id);
+                if (!streq(json_get_string(r, "status"), "working") && !streq(json_get_string(r, "status"),
+                                                                              "input_required"))
+                        break;
+                run_for(&env, 20);
+        }
+        ASSERT_CONTAINS(json_object_to_json_string(json_get(r, "result")), "the user declined");
+
+        /* No elicitation declared, or no task (a plain 2026-07-28 call): no,
+         * saying why, and no task made for it. */
+        stateless_call_caps(&a, "c3", "#confirm files edit_file", ext);
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "c3"))), "did not declare the elicitation capability");
+        stateless_call_caps(&a, "c4", "#confirm files edit_file", "\"elicitation\":{\"form\":{}}");
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "c4"))), "multi round-trip");
+        peer_close(&other);
+        peer_close(&a);
+        env_done(&env);
+}
+
 int main(void) {
         /* The log goes to stderr; the ids are random. */
         RUN(test_core_capability_and_tool);
@@ -1217,5 +1334,6 @@ int main(void) {
         RUN(test_result_waiters);
         RUN(test_shared_outcome);
         RUN(test_core_confirm);
+        RUN(test_extension_confirm);
         return 0;
 }
