@@ -10,7 +10,8 @@
 # MCP client that declared elicitation (the v1 SDK's) is asked to confirm edit_file, over Streamable HTTP
 # and stdio: its accept lets the edit through, its decline refuses it and nothing changes, and the question
 # names the server and tool and not the arguments (a sandbox session's call too, over HTTP; an exec made
-# a task too, input_required while asked, the question on its tasks/result); a client
+# a task too, input_required while asked, the question on its tasks/result; a 2026-07-28 task by
+# inputRequests and tasks/update, raw and with the v2 client's ext-tasks); a client
 # without the capability, and a run without an
 # MCP client, get Refused saying why; the journal says how each was confirmed, without the arguments; a
 # run's answers stop at MAX_BYTES; async calls are in flight at once (echoes answered while three
@@ -346,6 +347,25 @@ for transport in "http:$URL/mcp" stdio; do
         "$t: a task's question was not asked on its tasks/result, or the accept did not let edit_file through"
     log "$t: a task's confirmation: statuses $(jget "$out" '",".join(r["statuses"])')"
 done
+# 2026-07-28's tasks extension: tasks/get says input_required with the question in inputRequests,
+# tasks/update's inputResponses answer it. Raw HTTP requests, and @modelcontextprotocol/client with
+# ext-tasks (its onInputRequest answers); a decline refuses the edit and leaves the file.
+for mode in ext-raw ext-tasks; do
+    out=$(confirm_run "http:$URL/mcp" accept "$mode" "$mode") ||
+        fail "$mode: the accepting client's task: $out $(cat "$HDIR/confirm.err")"
+    jcheck "$out" '(r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG '"$mode"'\n" and
+                    len(r["asked"]) == 1 and r["asked"][0].get("method", "elicitation/create") == "elicitation/create" and
+                    r["asked"][0].get("kind", "elicitation") == "elicitation" and
+                    r["asked"][0]["mode"] == "form" and "\"edit_file\"" in r["asked"][0]["message"] and
+                    ("'"$mode"'" != "ext-raw" or "input_required" in r["statuses"]))' \
+        "$mode: a 2026-07-28 task's question was not in inputRequests, or its answer did not let edit_file through"
+    log "$mode: a 2026-07-28 task's confirmation: statuses $(jget "$out" '",".join(r["statuses"])')"
+done
+out=$(confirm_run "http:$URL/mcp" decline ext-raw-no ext-raw) ||
+    fail "ext-raw: the declining client's task: $out $(cat "$HDIR/confirm.err")"
+jcheck "$out" '("the user declined" in r["result"]["stdout"] and
+                r["result"]["stdout"].endswith("now: before ext-raw-no\n"))' \
+    "ext-raw: the user's decline did not refuse edit_file, or the file changed"
 out=$(confirm_run "http:$URL/mcp" none http-none) || fail "the client without elicitation: $out $(cat "$HDIR/confirm.err")"
 jcheck "$out" '(r["asked"] == [] and "did not declare the elicitation capability" in r["result"]["stdout"] and
                 r["result"]["stdout"].endswith("now: before http-none\n"))' \
