@@ -85,8 +85,6 @@ static void confirm_free(McpConfirm *k) {
         json_object_put(k->call_id);
         confirm_unroute(k);
         free(k);
-        /* A task's status says whether a question is still open. */
-        mcp_task_questions_changed(s);
 }
 
 /* The journal: names and the outcome, never arguments. */
@@ -103,11 +101,14 @@ static void confirm_log(McpSession *s, const char *server, const char *tool, con
 /* Answers the broker's question and forgets it. */
 static void confirm_done(McpConfirm *k, bool accept, const char *reason) {
         BrokerConfirmAnswer a = { .id = k->broker_id, .accept = accept };
+        McpSession *s = k->session;
 
         str_printable(reason, a.reason, sizeof a.reason);
-        confirm_log(k->session, k->server, k->tool, accept ? "accepted" : a.reason);
+        confirm_log(s, k->server, k->tool, accept ? "accepted" : a.reason);
         (void) exec_client_confirm_answer(k->exec, &a);
         confirm_free(k);
+        /* A task's status says whether a question is still open. */
+        mcp_task_questions_changed(s);
 }
 
 static int on_confirm_timeout(sd_event_source *es, uint64_t usec, void *userdata) {
@@ -171,6 +172,7 @@ static int confirm_send(McpConfirm *k, McpSession *to, uint64_t origin, json_obj
         r = mcp_session_send_request(to, origin, id, elicitation_request(k->session, k));
         if (r < 0)
                 return r;
+        confirm_unroute(k);             /* asked again: where it went last counts */
         k->asked = to;
         k->asked_origin = origin;
         k->asked_id = json_object_get(id);
@@ -310,14 +312,14 @@ int mcp_confirm_response(McpSession *s, json_object *msg) {
         return mcp_task_confirm_response(s, msg);
 }
 
-int mcp_confirm_send_open(McpSession *owner, McpSession *to, uint64_t origin, json_object *id) {
+int mcp_confirm_send_open(McpSession *owner, McpSession *to, uint64_t origin, json_object *id, bool again) {
         int n = 0;
 
         assert(owner);
         assert(to);
 
         LIST_FOREACH(confirms, k, owner->confirms)
-                if (!k->asked && confirm_send(k, to, origin, id) >= 0)
+                if ((!k->asked || again) && confirm_send(k, to, origin, id) >= 0)
                         n++;
         return n;
 }
@@ -331,11 +333,18 @@ void mcp_confirm_unroute(McpSession *owner, McpSession *gone) {
 }
 
 void mcp_confirm_forget(McpSession *s, ExecClient *e) {
+        bool any = false;
+
         if (!s || !e)
                 return;
         LIST_FOREACH_SAFE(confirms, k, n, s->confirms)
-                if (k->exec == e)
+                if (k->exec == e) {
                         confirm_free(k);
+                        any = true;
+                }
+        /* Once all are gone: none of them is asked on the way out. */
+        if (any)
+                mcp_task_questions_changed(s);
 }
 
 void mcp_confirm_drop_all(McpSession *s) {

@@ -47,9 +47,11 @@ int mcp_confirm_response(McpSession *s, json_object *msg);
  * tasks/result): only a question that was asked on from matches. */
 int mcp_confirm_response_from(McpSession *owner, McpSession *from, json_object *msg);
 
-/* A task's questions: those of owner not asked yet go on to's request id
- * (tasks/result), which came with origin; how many went. */
-int mcp_confirm_send_open(McpSession *owner, McpSession *to, uint64_t origin, json_object *id);
+/* A task's questions: those of owner not asked yet (again: all that are
+ * open, as for a new tasks/result, whose client may have lost the stream
+ * of the last) go on to's request id (tasks/result), which came with
+ * origin; the answer counts then only there. How many went. */
+int mcp_confirm_send_open(McpSession *owner, McpSession *to, uint64_t origin, json_object *id, bool again);
 /* Session gone is going: owner's questions asked on it are open again, to
  * go on the next tasks/result. */
 void mcp_confirm_unroute(McpSession *owner, McpSession *gone);

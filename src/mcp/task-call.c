@@ -596,7 +596,7 @@ void mcp_task_questions_changed(McpSession *s) {
         }
         /* A question not asked yet goes on a tasks/result that waits. */
         LIST_FOREACH(waiters, w, t->waiters)
-                if (mcp_confirm_send_open(s, w->session, w->origin, w->id) > 0)
+                if (mcp_confirm_send_open(s, w->session, w->origin, w->id, false) > 0)
                         break;
 }
 

@@ -108,9 +108,10 @@ int mcp_task_handle_result(McpRequest *req, json_object **ret) {
         *w = (TaskWaiter) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
         LIST_PREPEND(waiters, t->waiters, w);
         /* Where a task's questions to its client go (2025-11-25): on this
-         * request's stream. */
+         * request's stream, all that are open (the client may have lost
+         * the stream of an earlier tasks/result). */
         if (t->session)
-                (void) mcp_confirm_send_open(t->session, req->session, req->origin, req->id);
+                (void) mcp_confirm_send_open(t->session, req->session, req->origin, req->id, true);
         return 0;
 }
 

@@ -1152,8 +1152,13 @@ TEST(test_core_confirm) {
         run_for(&env, 50);
         ASSERT_TRUE(!reply_to(&a, "r1"));
         ASSERT_TRUE(!env.broker->runs[0]->confirm_answers);
+        /* A new tasks/result (the client lost the last one's stream) is
+         * asked the open question again, by the same id. */
+        task_req(&a, "r1b", "tasks/result", id);
+        ASSERT_STREQ(json_get_string(wait_method(&env, &a, "elicitation/create", 1), "id"), json_get_string(q, "id"));
         sendf(&a, "%s", answer);
         ASSERT_CONTAINS(result_json(&env, &a, "r1"), "confirm: accept=1 reason=");
+        ASSERT_CONTAINS(result_json(&env, &a, "r1b"), "confirm: accept=1 reason=");
         ASSERT_EQ_INT(json_object_array_length(env.broker->runs[0]->confirm_answers), 1);
         /* Back to working before it completed. */
         status = json_get(nth_method(&a, "notifications/tasks/status", 1), "params");
@@ -1165,7 +1170,7 @@ TEST(test_core_confirm) {
         id2 = strdup(call_task(&env, &a, "c2", "#confirm files edit_file"));
         ASSERT_TRUE(id2);
         task_req(&a, "r2", "tasks/result", id2);
-        q = wait_method(&env, &a, "elicitation/create", 1);
+        q = wait_method(&env, &a, "elicitation/create", 2);
         sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"decline\"}}", json_get_string(q, "id"));
         ASSERT_CONTAINS(result_json(&env, &a, "r2"), "the user declined");
 
@@ -1178,7 +1183,7 @@ TEST(test_core_confirm) {
         peer_close(&a2);
         wait_status(&env, &a, id3, "input_required");
         task_req(&a, "r4", "tasks/result", id3);
-        q = wait_method(&env, &a, "elicitation/create", 2);
+        q = wait_method(&env, &a, "elicitation/create", 3);
         ASSERT_STREQ(json_get_string(json_get(json_get(json_get(q, "params"), "_meta"),
                                               "io.modelcontextprotocol/related-task"), "taskId"), id3);
         sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\","
