@@ -56,7 +56,7 @@ const char *mcp_confirm_unavailable(const McpSession *s) {
         if ((!s->revision || s->revision->stateless) && !mcp_task_session_task_id(s))
                 return "the caller's protocol revision (2026-07-28) asks for input by multi round-trip requests, "
                        "which a call here does not make; a call made a task (the tasks extension) can be asked";
-        if (!s->revision->stateless && !s->revision->elicitation)
+        if (!s->revision || (!s->revision->stateless && !s->revision->elicitation))
                 return "the caller's protocol revision has no elicitation";
         if (!s->transport.send && !mcp_task_session_task_id(s))
                 return "the call has no client to ask";

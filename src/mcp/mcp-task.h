@@ -84,10 +84,10 @@ void mcp_task_listener_cancel(McpSession *s, json_object *id);
 void mcp_task_call_cancel(McpSession *s, json_object *id);
 
 /* Code mode's questions to confirm a destructive tool (mcp-confirm.c) in a
- * task's call (2025-11-25): while one is open the task is input_required,
- * and the questions go on the caller's tasks/result, with the task's
- * related-task _meta. The id of the task whose own session s is, if its
- * format can ask; else NULL. */
+ * task's call: while one is open the task is input_required; the core's
+ * questions go on the caller's tasks/result, with the task's related-task
+ * _meta, the extension's are tasks/get's inputRequests, answered by
+ * tasks/update. The id of the task whose own session s is; else NULL. */
 const char *mcp_task_session_task_id(const McpSession *s);
 /* A question of task session s opened or closed: its status follows, and
  * one not asked yet goes on an open tasks/result. */

@@ -137,8 +137,8 @@ int task_send_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *re
 /* From working to status, with the reason (may be NULL); logged, and the
  * core's status notification sent. */
 void task_set_status(McpTask *t, McpTaskStatus status, const char *message);
-/* input_required came or went: logged, and the core's status notification
- * sent. */
+/* input_required came or went: logged, the core's status notification
+ * sent, the extension's subscribers told. */
 void task_input_changed(McpTask *t);
 /* What tasks/result answers to request id, once the task ended. */
 json_object *task_result_reply(McpTask *t, json_object *id);

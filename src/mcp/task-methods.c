@@ -216,7 +216,9 @@ int mcp_task_handle_update(McpRequest *req, json_object **ret) {
                                          "Invalid params: inputResponses must be an object", NULL);
                 return *ret ? 0 : -ENOMEM;
         }
-        if (!t->input_required || !t->session) {
+        /* The core's questions are answered on the stream they were asked
+         * on, never here. */
+        if (t->format != MCP_TASK_EXTENSION || !t->input_required || !t->session) {
                 *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
                                          "Invalid params: this task asks for no input now; there is nothing to update",
                                          NULL);

@@ -1149,6 +1149,11 @@ TEST(test_core_confirm) {
                         "\"content\":{\"confirm\":true}}}", json_get_string(q, "id"));
         sendf(&other, "%s", answer);
         sendf(&a2, "%s", answer);
+        /* Nor by tasks/update, which is the extension's (no method here). */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"up\",\"method\":\"tasks/update\",\"params\":{\"taskId\":\"%s\","
+                  "\"inputResponses\":{\"%s\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}}}",
+              id, json_get_string(q, "id"));
+        ASSERT_TRUE(json_get(wait_reply(&env, &a, "up"), "error"));
         run_for(&env, 50);
         ASSERT_TRUE(!reply_to(&a, "r1"));
         ASSERT_TRUE(!env.broker->runs[0]->confirm_answers);
