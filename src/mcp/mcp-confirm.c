@@ -51,11 +51,13 @@ const char *mcp_confirm_unavailable(const McpSession *s) {
                 return "the caller's protocol revision has no elicitation";
         /* 2026-07-28 (no initialize: a request of its own) asks by
          * inputRequests: a task's (the tasks extension) in tasks/get,
-         * answered by tasks/update. A plain call would need an
-         * InputRequiredResult and a retry, which a run cannot wait for. */
+         * answered by tasks/update; a plain call's in an
+         * InputRequiredResult, answered by its retry. Both run in a task's
+         * session, which outlives the request; a call in the request's own
+         * did not declare elicitation, or found no room to wait. */
         if ((!s->revision || s->revision->stateless) && !mcp_task_session_task_id(s))
-                return "the caller's protocol revision (2026-07-28) asks for input by multi round-trip requests, "
-                       "which a call here does not make; a call made a task (the tasks extension) can be asked";
+                return "the caller's client did not declare the elicitation capability (form mode) in its request, "
+                       "or the server had no room for the call to wait for the answer";
         if (!s->revision || (!s->revision->stateless && !s->revision->elicitation))
                 return "the caller's protocol revision has no elicitation";
         if (!s->transport.send && !mcp_task_session_task_id(s))

@@ -231,6 +231,7 @@ McpTask *task_free(McpTask *t) {
         sd_event_source_disable_unref(t->expire_timer);
         sd_event_source_disable_unref(t->show_timer);
         json_object_put(t->call_id);
+        json_object_put(t->origin_id);
         task_outcome_unref(t->outcome);
         json_object_put(t->error);
         free(t->status_message);

@@ -1317,12 +1317,103 @@ TEST(test_extension_confirm) {
         }
         ASSERT_CONTAINS(json_object_to_json_string(json_get(r, "result")), "the user declined");
 
-        /* No elicitation declared, or no task (a plain 2026-07-28 call): no,
-         * saying why, and no task made for it. */
+        /* No elicitation declared, with or without the extension: no,
+         * saying why. */
         stateless_call_caps(&a, "c3", "#confirm files edit_file", ext);
         ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "c3"))), "did not declare the elicitation capability");
-        stateless_call_caps(&a, "c4", "#confirm files edit_file", "\"elicitation\":{\"form\":{}}");
-        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "c4"))), "multi round-trip");
+        stateless_call_caps(&a, "c3b", "#confirm files edit_file", "");
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "c3b"))), "did not declare the elicitation capability");
+        peer_close(&other);
+        peer_close(&a);
+        env_done(&env);
+}
+
+/* A plain 2026-07-28 call of a client that declared elicitation (multi
+ * round-trip requests): the call that asks ends with InputRequiredResult
+ * (inputRequests, requestState), the run waits, and the retry with the
+ * inputResponses gets the call's result. */
+
+static void retry_call(Peer *p, const char *id, const char *state, const char *responses) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"#confirm files edit_file\"},\"requestState\":\"%s\",\"inputResponses\":%s,"
+                 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                 "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{\"form\":{}}}}}}",
+              id, state, responses);
+}
+
+TEST(test_mrtr_confirm) {
+        static const char caps[] = "\"elicitation\":{\"form\":{}}";
+        _cleanup_free_ char *state = NULL, *key = NULL;
+        Env env;
+        Peer a, a2, a3, other;
+        json_object *r;
+        char body[256];
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &a, "http:token:alice");
+        peer_open(&env, &other, "http:token:bob");
+
+        /* Quick and asking nothing: inline, as ever. */
+        stateless_call_caps(&a, "q", "#out quick", caps);
+        r = result(wait_reply(&env, &a, "q"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_TRUE(strstr(text_of(r), "quick"));
+
+        stateless_call_caps(&a, "c1", "#confirm files edit_file", caps);
+        r = result(wait_reply(&env, &a, "c1"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "input_required");
+        state = strdup(json_get_string(r, "requestState"));
+        ASSERT_TRUE(state);
+        ASSERT_EQ_INT(json_object_object_length(json_get(r, "inputRequests")), 1);
+        json_object_object_foreach(json_get(r, "inputRequests"), k, v) {
+                key = strdup(k);
+                ASSERT_STREQ(json_get_string(v, "method"), "elicitation/create");
+                ASSERT_STREQ(json_get_string(json_get(v, "params"), "mode"), "form");
+        }
+        ASSERT_TRUE(key);
+        /* Not a task anyone sees. */
+        stateless_req(&a, "g", "tasks/get", state);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "g")), JSONRPC_INVALID_PARAMS);
+
+        /* Another caller's retry, an unknown state: no. */
+        (void) snprintf(body, sizeof body, "{\"%s\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}", key);
+        retry_call(&other, "x", state, body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "x")), JSONRPC_INVALID_PARAMS);
+        retry_call(&a, "y", "local.0123456789abcdef0123456789abcdef", body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "y")), JSONRPC_INVALID_PARAMS);
+        ASSERT_TRUE(!env.broker->runs[1]->confirm_answers);
+
+        /* A retry without the answer is asked again, at once. */
+        peer_open(&env, &a2, "http:token:alice");
+        retry_call(&a2, "r1", state, "{}");
+        r = result(wait_reply(&env, &a2, "r1"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "input_required");
+        ASSERT_TRUE(json_get(json_get(r, "inputRequests"), key));
+        peer_close(&a2);
+
+        /* The retry with it (a new request, a new id): the call's result. */
+        peer_open(&env, &a3, "http:token:alice");
+        retry_call(&a3, "r2", state, body);
+        r = result(wait_reply(&env, &a3, "r2"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_CONTAINS(text_of(r), "confirm: accept=1 reason=");
+        /* It ended: its state names nothing now. */
+        retry_call(&a3, "r3", state, body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a3, "r3")), JSONRPC_INVALID_PARAMS);
+        peer_close(&a3);
+
+        /* A decline: no. */
+        free(state);
+        stateless_call_caps(&a, "c2", "#confirm files edit_file", caps);
+        r = result(wait_reply(&env, &a, "c2"));
+        state = strdup(json_get_string(r, "requestState"));
+        ASSERT_TRUE(state);
+        json_object_object_foreach(json_get(r, "inputRequests"), k2, v2) {
+                (void) v2;
+                (void) snprintf(body, sizeof body, "{\"%s\":{\"action\":\"decline\"}}", k2);
+        }
+        retry_call(&a, "r4", state, body);
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "r4"))), "the user declined");
         peer_close(&other);
         peer_close(&a);
         env_done(&env);
@@ -1345,5 +1436,6 @@ int main(void) {
         RUN(test_shared_outcome);
         RUN(test_core_confirm);
         RUN(test_extension_confirm);
+        RUN(test_mrtr_confirm);
         return 0;
 }
