@@ -4,7 +4,7 @@
 // destructive upstream tool the operator did not confirm; mcp-exec asks this client with
 // elicitation/create (form mode) and the client answers as told.
 //
-//   node confirm.mjs TRANSPORT ANSWER CODE_FILE [session|task|ext-raw|ext-tasks]
+//   node confirm.mjs TRANSPORT ANSWER CODE_FILE [session|task|ext-raw|ext-tasks|mrtr-raw|mrtr-v2]
 //     TRANSPORT  http:URL (Streamable HTTP) or stdio (`mcp-exec stdio`)
 //     ANSWER     accept | decline | cancel (the client declares elicitation and answers so)
 //                none (the client declares no elicitation capability)
@@ -16,6 +16,11 @@
 //                by tasks/update {taskId, inputResponses}, then tasks/get until it ends
 //     ext-tasks  the same with @modelcontextprotocol/client 2.x and ext-tasks' task session
 //                (onInputRequest answers), its requests sent by a rawDispatch of ours
+//     mrtr-raw   2026-07-28, raw HTTP, no task: tools/call declaring elicitation (form) alone is
+//                answered with InputRequiredResult; it is retried with the inputResponses and the
+//                requestState until the result comes ("statuses": the resultTypes seen)
+//     mrtr-v2    the same with @modelcontextprotocol/client 2.x alone (versionNegotiation auto,
+//                an elicitation/create handler): its multi round-trip driver retries
 //
 // Prints one JSON line: {"result": the exec result's structuredContent, "asked": [the
 // elicitation/create params received], "statuses": [a task's, as tasks/get said]}; exits 1 if the
@@ -84,6 +89,48 @@ async function extRaw(base, args) {
     throw new Error('the task never ended');
 }
 
+// mrtr-raw: the exec's CallToolResult through InputRequiredResult and retries.
+async function mrtrRaw(base, args) {
+    const caps = { elicitation: { form: {} } };
+    let params = { name: 'exec', arguments: args, _meta: modernMeta({ [META_CAPS]: caps }) };
+    for (let round = 0; round < 10; round++) {
+        const r = await post(base, 'tools/call', params, 'exec');
+        if (!r.result)
+            throw new Error(`tools/call: ${JSON.stringify(r)}`);
+        statuses.push(r.result.resultType);
+        if (r.result.resultType !== 'input_required')
+            return r.result;
+        const inputResponses = {};
+        for (const [key, req] of Object.entries(r.result.inputRequests ?? {})) {
+            asked.push({ key, ...req.params, method: req.method });
+            inputResponses[key] = elicitResult();
+        }
+        params = { ...params, inputResponses, requestState: r.result.requestState };
+    }
+    throw new Error('still input_required after 10 rounds');
+}
+
+// mrtr-v2: @modelcontextprotocol/client's own multi round-trip driver.
+async function mrtrV2(base, args) {
+    const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    const c = new Client({ name: 'mcp-exec-confirm-v2', version: '1.0.0' },
+                         { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: { form: {} } } });
+    c.setRequestHandler('elicitation/create', async (req) => {
+        asked.push({ ...req.params, method: req.method });
+        return elicitResult();
+    });
+    await c.connect(new StreamableHTTPClientTransport(new URL(base)));
+    try {
+        if (c.getNegotiatedProtocolVersion() !== MODERN)
+            throw new Error(`negotiated ${c.getNegotiatedProtocolVersion()}`);
+        const res = await c.callTool({ name: 'exec', arguments: args }, { timeout: 120000 });
+        statuses.push(res.resultType ?? 'complete');
+        return res;
+    } finally {
+        await c.close();
+    }
+}
+
 // ext-tasks: the same through @modelcontextprotocol/client and ext-tasks.
 async function extTasks(base, args) {
     const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
@@ -136,10 +183,11 @@ if (answer !== 'none')
         return answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: answer };
     });
 
-if (inSession?.startsWith('ext-')) {
+const modern = { 'ext-raw': extRaw, 'ext-tasks': extTasks, 'mrtr-raw': mrtrRaw, 'mrtr-v2': mrtrV2 };
+if (modern[inSession]) {
     try {
         const args = { code: readFileSync(codeFile, 'utf8'), timeout_s: 60 };
-        const res = await (inSession === 'ext-raw' ? extRaw : extTasks)(where.slice(5), args);
+        const res = await modern[inSession](where.slice(5), args);
         console.log(JSON.stringify({ result: res.structuredContent ?? null, isError: !!res.isError, asked, statuses }));
         process.exit(0);
     } catch (e) {

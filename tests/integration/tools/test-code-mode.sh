@@ -11,7 +11,8 @@
 # and stdio: its accept lets the edit through, its decline refuses it and nothing changes, and the question
 # names the server and tool and not the arguments (a sandbox session's call too, over HTTP; an exec made
 # a task too, input_required while asked, the question on its tasks/result; a 2026-07-28 task by
-# inputRequests and tasks/update, raw and with the v2 client's ext-tasks); a client
+# inputRequests and tasks/update, raw and with the v2 client's ext-tasks; a plain 2026-07-28 call by
+# InputRequiredResult and a retry, raw and with the v2 client's driver); a client
 # without the capability, and a run without an
 # MCP client, get Refused saying why; the journal says how each was confirmed, without the arguments; a
 # run's answers stop at MAX_BYTES; async calls are in flight at once (echoes answered while three
@@ -360,6 +361,19 @@ for mode in ext-raw ext-tasks; do
                     ("'"$mode"'" != "ext-raw" or "input_required" in r["statuses"]))' \
         "$mode: a 2026-07-28 task's question was not in inputRequests, or its answer did not let edit_file through"
     log "$mode: a 2026-07-28 task's confirmation: statuses $(jget "$out" '",".join(r["statuses"])')"
+done
+# A plain 2026-07-28 call (no task) of a client that declared elicitation: InputRequiredResult with
+# the question and a requestState, and the retry with the inputResponses gets the result (multi
+# round-trip requests). Raw HTTP requests, and @modelcontextprotocol/client's own MRTR driver.
+for mode in mrtr-raw mrtr-v2; do
+    out=$(confirm_run "http:$URL/mcp" accept "$mode" "$mode") ||
+        fail "$mode: the accepting client's call: $out $(cat "$HDIR/confirm.err")"
+    jcheck "$out" '(r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG '"$mode"'\n" and
+                    len(r["asked"]) == 1 and r["asked"][0]["mode"] == "form" and
+                    "\"edit_file\"" in r["asked"][0]["message"] and
+                    ("'"$mode"'" != "mrtr-raw" or r["statuses"] == ["input_required", "complete"]))' \
+        "$mode: no InputRequiredResult for a plain 2026-07-28 call, or its answer did not let edit_file through"
+    log "$mode: a plain 2026-07-28 call's confirmation: $(jget "$out" '",".join(r["statuses"])')"
 done
 out=$(confirm_run "http:$URL/mcp" decline ext-raw-no ext-raw) ||
     fail "ext-raw: the declining client's task: $out $(cat "$HDIR/confirm.err")"
