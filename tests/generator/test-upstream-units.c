@@ -140,6 +140,8 @@ static void test_egress_service(void) {
         ASSERT_CONTAINS(text, "\nPrivateNetwork=yes\nIPAddressDeny=any\nIPAddressAllow=localhost\n"
                               "RestrictAddressFamilies=AF_UNIX AF_INET\n");
         ASSERT_TRUE(!strstr(text, "AF_INET6") && !strstr(text, "NETWORK=none"));
+        /* io_uring's ring would bind() and listen() past the wrapper's filter. */
+        ASSERT_CONTAINS(text, "\nSystemCallFilter=~io_uring_setup io_uring_enter io_uring_register\n");
         ASSERT_TRUE(strstr(text, "[Unit]") < strstr(text, "Requires=") &&
                     strstr(text, "Requires=") < strstr(text, "[Service]"));
         check_lines(text);

@@ -9,8 +9,11 @@ tools/call). Tools:
   probe {}            what the instance can reach on its own, as JSON: the
                       proxy variable, bind()/listen() (refused), a direct
                       connect() out, its interfaces, AF_INET6, a name lookup,
-                      its parent's (the supervisor's) descriptors
+                      its parent's (the supervisor's) descriptors, io_uring
+                      (whose IORING_OP_BIND and _LISTEN would pass by the
+                      filter)
 Standard library only: it runs as the unit's dynamic user under /usr/bin/python3."""
+import ctypes
 import errno
 import json
 import os
@@ -42,6 +45,15 @@ def attempt(what, f):
         return err_name(e)
 
 
+def io_uring_setup():
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)     # struct io_uring_params, zeroed
+    fd = libc.syscall(425, 4, params)             # __NR_io_uring_setup: x86-64 and arm64 alike
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "io_uring_setup")
+    os.close(fd)
+
+
 def probe():
     out = {"proxy": os.environ.get("HTTP_PROXY"), "https_proxy": os.environ.get("HTTPS_PROXY")}
     out["bind"] = attempt("bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
@@ -54,6 +66,7 @@ def probe():
     out["inet6"] = attempt("inet6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
     out["dns"] = attempt("dns", lambda: socket.getaddrinfo("allowed.test", 80))
     out["parent_fds"] = attempt("parent_fds", lambda: os.listdir("/proc/%d/fd" % os.getppid()))
+    out["io_uring"] = attempt("io_uring", io_uring_setup)
     return out
 
 
