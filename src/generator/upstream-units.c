@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "egress-proto.h"
 #include "macro.h"
 #include "strv.h"
 
@@ -257,6 +258,8 @@ static void write_egress_network(FILE *f, const ServerConfig *c) {
         fprintf(f,
                 "# NETWORK=egress:%s: only lo; out only through mcp-exec-egressd.\n"
                 "ExecStartPre=+" UPSTREAM_FEED_HELPER " %s %s %%i\n"
+                "# /run is empty (below) for ExecStartPre=+ too: it needs egressd and the fd store.\n"
+                "BindReadOnlyPaths=-" EGRESS_SOCKET_PATH " -/run/systemd/notify\n"
                 "FileDescriptorStoreMax=2\n"
                 "NotifyAccess=exec\n"
                 "PrivateNetwork=yes\n"
@@ -264,6 +267,17 @@ static void write_egress_network(FILE *f, const ServerConfig *c) {
                 "IPAddressAllow=localhost\n"
                 "RestrictAddressFamilies=AF_UNIX AF_INET\n",
                 c->egress_policy, c->egress_policy, c->name);
+}
+
+/* Without the host's network (NETWORK=none, egress): /run an empty read-only
+ * tmpfs but for PID 1's user records, as a run's (sandbox-properties.c). Its
+ * IPC endpoints are reachable by path from any network namespace: the system
+ * bus and a local resolver (resolved, nscd) would carry data out by DNS. */
+static void write_no_run_ipc(FILE *f) {
+        fputs("# /run's IPC endpoints (the system bus, a local resolver: DNS out): none.\n"
+              "TemporaryFileSystem=/run:ro,mode=0755,nosuid,nodev,noexec\n"
+              "BindReadOnlyPaths=-/run/systemd/userdb\n",
+              f);
 }
 
 static void write_hardening(FILE *f, const ServerConfig *c) {
@@ -320,6 +334,8 @@ static void write_hardening(FILE *f, const ServerConfig *c) {
                       "IPAddressDeny=any\n"
                       "RestrictAddressFamilies=AF_UNIX\n",
                       f);
+        if (!c->url && c->network != SERVER_NETWORK_HOST)
+                write_no_run_ipc(f);
         fprintf(f, "MemoryMax=%" PRIu64 "\nTasksMax=%" PRIu64 "\n", c->memory_max, c->tasks_max);
 }
 

@@ -11,7 +11,8 @@ tools/call). Tools:
                       connect() out, its interfaces, AF_INET6, a name lookup,
                       its parent's (the supervisor's) descriptors, io_uring
                       (whose IORING_OP_BIND and _LISTEN would pass by the
-                      filter)
+                      filter), the system bus in /run (a way to a local
+                      resolver, DNS out)
 Standard library only: it runs as the unit's dynamic user under /usr/bin/python3."""
 import ctypes
 import errno
@@ -54,6 +55,15 @@ def io_uring_setup():
     os.close(fd)
 
 
+def unix_connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(path)
+    finally:
+        s.close()
+
+
 def probe():
     out = {"proxy": os.environ.get("HTTP_PROXY"), "https_proxy": os.environ.get("HTTPS_PROXY")}
     out["bind"] = attempt("bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
@@ -67,6 +77,7 @@ def probe():
     out["dns"] = attempt("dns", lambda: socket.getaddrinfo("allowed.test", 80))
     out["parent_fds"] = attempt("parent_fds", lambda: os.listdir("/proc/%d/fd" % os.getppid()))
     out["io_uring"] = attempt("io_uring", io_uring_setup)
+    out["system_bus"] = attempt("system_bus", lambda: unix_connect("/run/dbus/system_bus_socket"))
     return out
 
 
