@@ -13,13 +13,18 @@ tools/call). Tools:
                       (whose IORING_OP_BIND and _LISTEN would pass by the
                       filter), the system bus in /run (a way to a local
                       resolver, DNS out)
+  linger {}           from now on ignore SIGTERM and outlive stdin's EOF (a
+                      server that would keep its network after the gateway
+                      let it go)
 Standard library only: it runs as the unit's dynamic user under /usr/bin/python3."""
 import ctypes
 import errno
 import json
 import os
+import signal
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -88,7 +93,10 @@ TOOLS = [
      "annotations": {"readOnlyHint": True}},
     {"name": "probe", "description": "What this instance reaches on its own",
      "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}},
+    {"name": "linger", "description": "Outlive the connection",
+     "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}},
 ]
+linger = False
 
 
 def answer(msg):
@@ -104,6 +112,11 @@ def answer(msg):
             text = fetch(args.get("url", ""), args.get("data"))
         elif params.get("name") == "probe":
             text = json.dumps(probe())
+        elif params.get("name") == "linger":
+            global linger
+            linger = True
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            text = "lingering"
         else:
             return {"content": [{"type": "text", "text": "no such tool"}], "isError": True}
         return {"content": [{"type": "text", "text": text}]}
@@ -127,3 +140,5 @@ for line in sys.stdin:
         reply["result"] = result
     sys.stdout.write(json.dumps(reply) + "\n")
     sys.stdout.flush()
+while linger:
+    time.sleep(3600)

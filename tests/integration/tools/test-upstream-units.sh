@@ -209,6 +209,9 @@ print(json.dumps(n, sort_keys=True))' <<<"$jl")
 grep -qF "$ECANARY" <<<"$jl" && fail "the body of an upstream's POST is in the journal"
 log "egressd's journal: per connection of fetch's instances $got, no payload"
 egress_assert_no_crash
+# A server that outlives its connection (ignoring EOF and SIGTERM) does not keep its network.
+out=$(bx "$PY" "$MCP" linger fetch 2>&1) || fail "$out"
+log "$out"
 # egressd stopped under a live instance: the instance ends with its feed (the journal says why).
 out=$(bx "$PY" "$MCP" feed-end fetch 2>&1) || fail "$out"
 wait_for 10 found eval "journal_since '$cursor' -o cat | grep -F 'the egress feed ended'" ||
