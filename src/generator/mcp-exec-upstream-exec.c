@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* mcp-exec-upstream-exec [--egress] [ENV=ID ...] -- PROGRAM [ARG ...]
+/* mcp-exec-upstream-exec [--egress [--setenv=K=V ...]] [ENV=ID ...] -- PROGRAM [ARG ...]
  *
  * The first process of an upstream server's unit when its servers.d file
  * has CREDENTIAL_ENV= or NETWORK=egress:POLICY: sets each environment
@@ -10,6 +10,10 @@
  * only in the server's own environment. Messages name the credential, never
  * its content. Fails (status 1, 127 if PROGRAM cannot be executed) rather
  * than starting the server without it.
+ *
+ * --setenv=K=V (with --egress only): sets K to V for the server: its
+ * ENVIRONMENT, which the unit does not set (its root ExecStartPre=+ would
+ * get it too).
  *
  * --egress (NETWORK=egress:POLICY): the trusted parent of the server, as
  * the launcher's is of a run's code (launch-egress.h, reused as is). It
@@ -307,20 +311,46 @@ static int supervise(LaunchEgress *eg, pid_t pid, int sfd, int conn) {
         }
 }
 
+/* Sets the leading --setenv=K=V of args (of n): 0 and *ret_n how many, or
+ * EXIT_FAILURE. */
+static int set_env_args(char **args, int n, int *ret_n) {
+        int i;
+
+        for (i = 0; i < n && strneq(args[i], "--setenv=", strlen("--setenv=")); i++) {
+                const char *pair = args[i] + strlen("--setenv="), *eq = strchr(pair, '=');
+                _cleanup_free_ char *k = NULL;
+
+                if (!eq || !env_name_ok(pair, (size_t) (eq - pair)))
+                        return fail("'%s' is not --setenv=K=V", args[i]);
+                k = strndup(pair, (size_t) (eq - pair));
+                if (!k)
+                        return fail("out of memory");
+                if (setenv(k, eq + 1, 1) < 0)
+                        return fail("cannot set %s: %s", k, strerror(errno));
+        }
+        *ret_n = i;
+        return 0;
+}
+
 static int run_egress(char **pairs, int n_pairs, char **argv) {
         _cleanup_(launch_egress_done) LaunchEgress eg = LAUNCH_EGRESS_NULL;
         _cleanup_close_ int sfd = -EBADF, conn = -EBADF;
         const char *reason = NULL;
         sigset_t mask, saved;
         pid_t pid;
-        int r;
+        int r, n_env = 0;
 
         /* First: from here on the server's uid cannot read our memory. */
         if (prctl(PR_SET_DUMPABLE, 0) < 0)
                 return fail("cannot make the supervisor undumpable: %s", strerror(errno));
         if (take_fds(&conn, &eg.feed) < 0)
                 return EXIT_FAILURE;
-        r = set_credentials(pairs, n_pairs);
+        /* After take_fds(): its unsetenv() of systemd's variables is not
+         * to undo the server's own. */
+        r = set_env_args(pairs, n_pairs, &n_env);
+        if (r != 0)
+                return r;
+        r = set_credentials(pairs + n_env, n_pairs - n_env);
         if (r != 0)
                 return r;
         eg.listener = launch_egress_listen();

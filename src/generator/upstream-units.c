@@ -104,7 +104,10 @@ int upstream_socket_unit(const ServerConfig *c, const char *source_dir, char **r
 }
 
 /* ExecStart=: the command itself, or the wrapper that turns credentials
- * into environment variables first. */
+ * into environment variables first. With NETWORK=egress ENVIRONMENT goes
+ * to the wrapper too ("--setenv=K=V"), not into Environment=, which would
+ * be the root ExecStartPre='s environment as well: LD_PRELOAD or
+ * NOTIFY_SOCKET there would run root's code or redirect its feed. */
 static int write_exec_start(FILE *f, const ServerConfig *c, const char *wrapper) {
         fputs("ExecStart=", f);
         if (c->n_credential_env > 0 || c->network == SERVER_NETWORK_EGRESS) {
@@ -113,8 +116,16 @@ static int write_exec_start(FILE *f, const ServerConfig *c, const char *wrapper)
                 if (!w)
                         return -ENOMEM;
                 fputs(w, f);
-                if (c->network == SERVER_NETWORK_EGRESS)
+                if (c->network == SERVER_NETWORK_EGRESS) {
                         fputs(" \"--egress\"", f);
+                        STRV_FOREACH(e, c->environment) {
+                                _cleanup_free_ char *pair = NULL, *q = NULL;
+
+                                if (asprintf(&pair, "--setenv=%s", *e) < 0 || !(q = unit_quote_exec_word(pair)))
+                                        return -ENOMEM;
+                                fprintf(f, " %s", q);
+                        }
+                }
                 for (size_t i = 0; i < c->n_credential_env; i++) {
                         _cleanup_free_ char *pair = NULL, *q = NULL;
 
@@ -177,7 +188,7 @@ static int write_exec_start_http(FILE *f, const ServerConfig *c) {
 }
 
 static int write_environment(FILE *f, const ServerConfig *c) {
-        STRV_FOREACH(e, c->environment) {
+        STRV_FOREACH(e, c->network == SERVER_NETWORK_EGRESS ? NULL : c->environment) {
                 _cleanup_free_ char *q = unit_quote_environment(*e);
 
                 if (!q)

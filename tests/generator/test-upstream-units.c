@@ -162,6 +162,18 @@ static void test_egress_service(void) {
         free(text);
         server_config_free(c);
 
+        /* ENVIRONMENT: the wrapper's to set for the server, never Environment=, which would be the
+         * root ExecStartPre='s environment too. */
+        c = parse("COMMAND=/usr/bin/srv\nNETWORK=egress:web\nENVIRONMENT=\"LD_PRELOAD=/x%.so \\\"A=b c\\\"\"\n"
+                  "CREDENTIALS=t:/a\nCREDENTIAL_ENV=K=t\n");
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nExecStart=\"" WRAPPER "\" \"--egress\" \"--setenv=LD_PRELOAD=/x%%.so\" "
+                              "\"--setenv=A=b c\" \"K=t\" \"--\" \"/usr/bin/srv\"\n");
+        ASSERT_TRUE(!strstr(text, "Environment="));
+        check_lines(text);
+        free(text);
+        server_config_free(c);
+
         /* Without it, none of this. */
         c = parse("COMMAND=/usr/bin/srv\n");
         ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);

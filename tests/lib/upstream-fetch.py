@@ -12,7 +12,8 @@ tools/call). Tools:
                       its parent's (the supervisor's) descriptors, io_uring
                       (whose IORING_OP_BIND and _LISTEN would pass by the
                       filter), the system bus in /run (a way to a local
-                      resolver, DNS out)
+                      resolver, DNS out), ENVIRONMENT's FETCH_TEST and
+                      NOTIFY_SOCKET
   linger {}           from now on ignore SIGTERM and outlive stdin's EOF (a
                       server that would keep its network after the gateway
                       let it go)
@@ -82,6 +83,7 @@ def probe():
     out["dns"] = attempt("dns", lambda: socket.getaddrinfo("allowed.test", 80))
     out["parent_fds"] = attempt("parent_fds", lambda: os.listdir("/proc/%d/fd" % os.getppid()))
     out["io_uring"] = attempt("io_uring", io_uring_setup)
+    out["env"] = [os.environ.get("FETCH_TEST"), os.environ.get("NOTIFY_SOCKET")]
     out["system_bus"] = attempt("system_bus", lambda: unix_connect("/run/dbus/system_bus_socket"))
     return out
 

@@ -362,7 +362,9 @@ def check_egress(name, canary):
             "listen": "EPERM", "direct": "ENETUNREACH", "ifaces": ["lo"], "inet6": "EAFNOSUPPORT",
             # io_uring would bind() and listen() past the filter (IORING_OP_BIND, _LISTEN, Linux 6.11);
             # /run's IPC endpoints (the system bus, a local resolver) would carry data out by DNS.
-            "io_uring": "EPERM", "system_bus": "ENOENT"}
+            "io_uring": "EPERM", "system_bus": "ENOENT",
+            # ENVIRONMENT reaches the server (and not the root ExecStartPre=+, or it would not run).
+            "env": ["ok", "/run/mcp-exec/egress.sock"]}
     bad = {k: (probe.get(k), v) for k, v in want.items() if probe.get(k) != v}
     # Not dumpable: its /proc entry is root's, which ProtectProc=invisible hides (ENOENT), or at
     # least does not let the server into (EACCES).

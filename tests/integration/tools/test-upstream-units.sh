@@ -162,6 +162,9 @@ ECANARY="mcp-canary-upstream-egress-$RANDOM$RANDOM"
 for s in fetch:web narrow:narrow ghost:nope; do
     printf 'COMMAND="/usr/bin/python3 %s"\nNETWORK=egress:%s\n' "$fetch" "${s#*:}" >"$BOXROOT$SD/${s%%:*}.conf"
 done
+# ENVIRONMENT is the server's, never its unit's root ExecStartPre='s: there NOTIFY_SOCKET (or
+# LD_PRELOAD) would redirect (or run) root's code; the fetch server sees both variables.
+printf 'ENVIRONMENT="NOTIFY_SOCKET=/run/mcp-exec/egress.sock FETCH_TEST=ok"\n' >>"$BOXROOT$SD/fetch.conf"
 chmod 0644 "$BOXROOT$SD"/*.conf
 cursor=$(journal_cursor)
 bx systemctl daemon-reload || fail "daemon-reload failed"
