@@ -103,6 +103,8 @@ static void conn_free(EgressConn *c) {
         c->run->n_conns--;
         LIST_REMOVE(conns, c->run->conns, c);
         c->run->server->n_conns--;
+        if (c->run->upstream[0])
+                c->run->server->n_upstream_conns--;
         egress_request_done(&c->req);
         free(c);
 }
@@ -655,6 +657,8 @@ int egress_conn_new(EgressRun *run, int fd) {
         LIST_PREPEND(conns, run->conns, c);
         run->n_conns++;
         run->server->n_conns++;
+        if (run->upstream[0])
+                run->server->n_upstream_conns++;
 
         r = sd_event_add_io(run->server->event, &c->cio, cfd, EPOLLIN, on_client, c);
         if (r >= 0)

@@ -235,6 +235,12 @@ static int feed_one(EgressRun *r) {
                 refuse_at_once(r, fds[0], why);
                 return 1;
         }
+        /* As over the run's cap: the first journaled, the rest counted
+         * (egress_run_free() says how many), so a flood is no log flood. */
+        if (r->upstream[0] && r->server->n_upstream_conns >= EGRESS_UPSTREAM_CONNS_MAX) {
+                refuse_at_once(r, fds[0], "too many connections of upstream servers' instances");
+                return 1;
+        }
         if (r->server->n_conns >= EGRESS_CONNS_MAX) {
                 log_warning("Run %.12s: %u connections open in all runs; one more is closed at once.", r->run_id,
                             EGRESS_CONNS_MAX);

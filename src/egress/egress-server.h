@@ -30,6 +30,10 @@
  * lookup threads' stacks and the sockets' own kernel buffers, which are
  * charged to the unit's cgroup too. A run's max_connections is per run. */
 #define EGRESS_CONNS_MAX 1024U
+/* ... of which upstream servers' instances hold at most half, together:
+ * 256 of them with a run's cap each could otherwise take every one, and no
+ * run would get a connection. */
+#define EGRESS_UPSTREAM_CONNS_MAX (EGRESS_CONNS_MAX / 2)
 
 /* The descriptor budget (issue 37): with runs_max the broker's runs and
  * EGRESS_UPSTREAMS_MAX upstream instances together (egress_server_new()
@@ -66,6 +70,7 @@ typedef struct EgressServer {
         unsigned n_broker_runs;         /* started runs of the broker's */
         unsigned n_upstreams;           /* started runs of upstream instances */
         unsigned n_conns;               /* client connections, all runs */
+        unsigned n_upstream_conns;      /* of them, upstream instances' */
 } EgressServer;
 
 /* Takes config (cleared on success) and listen_fd (always). */

@@ -527,6 +527,7 @@ static int manager_load_config(Manager *m) {
         r = tool_servers_new(SERVERS_DIR, &m->servers);
         if (r < 0)
                 return log_oom();
+        tool_servers_set_egress(m->servers, &m->egress);
         m->budget.max = m->config.frontend_budget;
         e = getenv("MCP_EXEC_IDLE_EXIT_S");
         if (e && parse_uint(e, &idle_s) < 0) {

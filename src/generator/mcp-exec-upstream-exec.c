@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* mcp-exec-upstream-exec [--egress] [ENV=ID ...] -- PROGRAM [ARG ...]
+/* mcp-exec-upstream-exec [--egress [--setenv=K=V ...]] [ENV=ID ...] -- PROGRAM [ARG ...]
  *
  * The first process of an upstream server's unit when its servers.d file
  * has CREDENTIAL_ENV= or NETWORK=egress:POLICY: sets each environment
@@ -10,6 +10,10 @@
  * only in the server's own environment. Messages name the credential, never
  * its content. Fails (status 1, 127 if PROGRAM cannot be executed) rather
  * than starting the server without it.
+ *
+ * --setenv=K=V (with --egress only): sets K to V for the server: its
+ * ENVIRONMENT, which the unit does not set (its root ExecStartPre=+ would
+ * get it too).
  *
  * --egress (NETWORK=egress:POLICY): the trusted parent of the server, as
  * the launcher's is of a run's code (launch-egress.h, reused as is). It
@@ -23,7 +27,9 @@
  * connection it accepts over the feed to mcp-exec-egressd. It stays the
  * server's parent, not dumpable (the server, of the same dynamic user,
  * cannot ptrace it nor take its descriptors), and exits with the server's
- * status; its end is the unit's, which ends the run in egressd. Anything
+ * status; its end is the unit's, which ends the run in egressd. When the
+ * gateway closes the connection, a server that does not end within 5 s is
+ * killed (it would keep its network with nobody to serve). Anything
  * that cannot be set up: the server never starts (status 1, the reason in
  * the journal). */
 
@@ -40,6 +46,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
@@ -52,6 +59,9 @@
 #include "upstream-units.h"
 
 #define CREDENTIAL_MAX (64 * 1024)
+/* After the gateway closed the connection, the time the server has to end
+ * on its own (its stdin's EOF) before it is killed. */
+#define HANGUP_GRACE_MS 5000
 
 static int fail(const char *fmt, ...) _printf_(1, 2);
 static int fail(const char *fmt, ...) {
@@ -231,21 +241,54 @@ static int reap(pid_t pid) {
         return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
+static int64_t now_ms(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The gateway closed the connection (POLLRDHUP on our copy of it): the
+ * instance is no longer wanted. A server ends at its stdin's EOF; one that
+ * does not (ignoring it, and SIGTERM) would keep its network and its run
+ * in egressd with nobody to serve, and its slot: killed after a grace. */
+static int hangup_wait(int *conn, int64_t *deadline, pid_t pid, short revents) {
+        if (*conn >= 0 && (revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+                *conn = safe_close(*conn);
+                *deadline = now_ms() + HANGUP_GRACE_MS;
+        }
+        if (*deadline < 0)
+                return -1;
+        if (now_ms() < *deadline)
+                return (int) (*deadline - now_ms());
+        fprintf(stderr, "mcp-exec-upstream-exec: the server did not end within %d s of its connection's end; "
+                "killed\n", HANGUP_GRACE_MS / 1000);
+        (void) kill(pid, SIGKILL);
+        *deadline = -1;
+        return -1;
+}
+
 /* Passes connections on until the server ends; a signal to us goes to it.
  * A feed that ends (egressd stopped or restarted) ends the instance too:
  * a long-lived server would stay without network, and the gateway's next
- * connection gets a new instance with a new feed. */
-static int supervise(LaunchEgress *eg, pid_t pid, int sfd) {
+ * connection gets a new instance with a new feed. So does the connection's
+ * end, if the server does not end with it (hangup_wait()). */
+static int supervise(LaunchEgress *eg, pid_t pid, int sfd, int conn) {
+        _cleanup_close_ int c = conn;
+        int64_t deadline = -1;
+        int timeout = -1;
+
         for (;;) {
-                struct pollfd p[3] = {
+                struct pollfd p[4] = {
                         launch_egress_pollfd(eg),
                         { .fd = sfd, .events = POLLIN },
                         { .fd = eg->feed },     /* POLLHUP, POLLERR */
+                        { .fd = c, .events = POLLRDHUP },
                 };
                 struct signalfd_siginfo si;
                 int status;
 
-                if (poll(p, 3, -1) < 0) {
+                if (poll(p, 4, timeout) < 0) {
                         if (errno == EINTR)
                                 continue;
                         (void) kill(pid, SIGKILL);
@@ -257,6 +300,7 @@ static int supervise(LaunchEgress *eg, pid_t pid, int sfd) {
                         (void) kill(pid, SIGKILL);
                         return fail("the egress feed ended (mcp-exec-egressd stopped?); the instance ends with it");
                 }
+                timeout = hangup_wait(&c, &deadline, pid, p[3].revents);
                 if (!(p[1].revents & POLLIN) || read(sfd, &si, sizeof si) != (ssize_t) sizeof si)
                         continue;
                 if (si.ssi_signo != SIGCHLD)
@@ -267,20 +311,46 @@ static int supervise(LaunchEgress *eg, pid_t pid, int sfd) {
         }
 }
 
+/* Sets the leading --setenv=K=V of args (of n): 0 and *ret_n how many, or
+ * EXIT_FAILURE. */
+static int set_env_args(char **args, int n, int *ret_n) {
+        int i;
+
+        for (i = 0; i < n && strneq(args[i], "--setenv=", strlen("--setenv=")); i++) {
+                const char *pair = args[i] + strlen("--setenv="), *eq = strchr(pair, '=');
+                _cleanup_free_ char *k = NULL;
+
+                if (!eq || !env_name_ok(pair, (size_t) (eq - pair)))
+                        return fail("'%s' is not --setenv=K=V", args[i]);
+                k = strndup(pair, (size_t) (eq - pair));
+                if (!k)
+                        return fail("out of memory");
+                if (setenv(k, eq + 1, 1) < 0)
+                        return fail("cannot set %s: %s", k, strerror(errno));
+        }
+        *ret_n = i;
+        return 0;
+}
+
 static int run_egress(char **pairs, int n_pairs, char **argv) {
         _cleanup_(launch_egress_done) LaunchEgress eg = LAUNCH_EGRESS_NULL;
         _cleanup_close_ int sfd = -EBADF, conn = -EBADF;
         const char *reason = NULL;
         sigset_t mask, saved;
         pid_t pid;
-        int r;
+        int r, n_env = 0;
 
         /* First: from here on the server's uid cannot read our memory. */
         if (prctl(PR_SET_DUMPABLE, 0) < 0)
                 return fail("cannot make the supervisor undumpable: %s", strerror(errno));
         if (take_fds(&conn, &eg.feed) < 0)
                 return EXIT_FAILURE;
-        r = set_credentials(pairs, n_pairs);
+        /* After take_fds(): its unsetenv() of systemd's variables is not
+         * to undo the server's own. */
+        r = set_env_args(pairs, n_pairs, &n_env);
+        if (r != 0)
+                return r;
+        r = set_credentials(pairs + n_env, n_pairs - n_env);
         if (r != 0)
                 return r;
         eg.listener = launch_egress_listen();
@@ -303,9 +373,9 @@ static int run_egress(char **pairs, int n_pairs, char **argv) {
                 return fail("cannot fork the server: %s", strerror(errno));
         if (pid == 0)
                 exec_server(argv, conn, &saved);
-        /* The connection is the server's alone: its end is the gateway's EOF. */
-        conn = safe_close(conn);
-        return supervise(&eg, pid, sfd);
+        /* Our copy is only watched for the gateway's end (POLLRDHUP), never
+         * read: the connection is the server's. */
+        return supervise(&eg, pid, sfd, TAKE_FD(conn));
 }
 
 static int run(int argc, char *argv[]) {

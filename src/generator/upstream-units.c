@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "egress-proto.h"
 #include "macro.h"
 #include "strv.h"
 
@@ -103,7 +104,10 @@ int upstream_socket_unit(const ServerConfig *c, const char *source_dir, char **r
 }
 
 /* ExecStart=: the command itself, or the wrapper that turns credentials
- * into environment variables first. */
+ * into environment variables first. With NETWORK=egress ENVIRONMENT goes
+ * to the wrapper too ("--setenv=K=V"), not into Environment=, which would
+ * be the root ExecStartPre='s environment as well: LD_PRELOAD or
+ * NOTIFY_SOCKET there would run root's code or redirect its feed. */
 static int write_exec_start(FILE *f, const ServerConfig *c, const char *wrapper) {
         fputs("ExecStart=", f);
         if (c->n_credential_env > 0 || c->network == SERVER_NETWORK_EGRESS) {
@@ -112,8 +116,16 @@ static int write_exec_start(FILE *f, const ServerConfig *c, const char *wrapper)
                 if (!w)
                         return -ENOMEM;
                 fputs(w, f);
-                if (c->network == SERVER_NETWORK_EGRESS)
+                if (c->network == SERVER_NETWORK_EGRESS) {
                         fputs(" \"--egress\"", f);
+                        STRV_FOREACH(e, c->environment) {
+                                _cleanup_free_ char *pair = NULL, *q = NULL;
+
+                                if (asprintf(&pair, "--setenv=%s", *e) < 0 || !(q = unit_quote_exec_word(pair)))
+                                        return -ENOMEM;
+                                fprintf(f, " %s", q);
+                        }
+                }
                 for (size_t i = 0; i < c->n_credential_env; i++) {
                         _cleanup_free_ char *pair = NULL, *q = NULL;
 
@@ -176,7 +188,7 @@ static int write_exec_start_http(FILE *f, const ServerConfig *c) {
 }
 
 static int write_environment(FILE *f, const ServerConfig *c) {
-        STRV_FOREACH(e, c->environment) {
+        STRV_FOREACH(e, c->network == SERVER_NETWORK_EGRESS ? NULL : c->environment) {
                 _cleanup_free_ char *q = unit_quote_environment(*e);
 
                 if (!q)
@@ -257,6 +269,8 @@ static void write_egress_network(FILE *f, const ServerConfig *c) {
         fprintf(f,
                 "# NETWORK=egress:%s: only lo; out only through mcp-exec-egressd.\n"
                 "ExecStartPre=+" UPSTREAM_FEED_HELPER " %s %s %%i\n"
+                "# /run is empty (below) for ExecStartPre=+ too: it needs egressd and the fd store.\n"
+                "BindReadOnlyPaths=-" EGRESS_SOCKET_PATH " -/run/systemd/notify\n"
                 "FileDescriptorStoreMax=2\n"
                 "NotifyAccess=exec\n"
                 "PrivateNetwork=yes\n"
@@ -264,6 +278,17 @@ static void write_egress_network(FILE *f, const ServerConfig *c) {
                 "IPAddressAllow=localhost\n"
                 "RestrictAddressFamilies=AF_UNIX AF_INET\n",
                 c->egress_policy, c->egress_policy, c->name);
+}
+
+/* Without the host's network (NETWORK=none, egress): /run an empty read-only
+ * tmpfs but for PID 1's user records, as a run's (sandbox-properties.c). Its
+ * IPC endpoints are reachable by path from any network namespace: the system
+ * bus and a local resolver (resolved, nscd) would carry data out by DNS. */
+static void write_no_run_ipc(FILE *f) {
+        fputs("# /run's IPC endpoints (the system bus, a local resolver: DNS out): none.\n"
+              "TemporaryFileSystem=/run:ro,mode=0755,nosuid,nodev,noexec\n"
+              "BindReadOnlyPaths=-/run/systemd/userdb\n",
+              f);
 }
 
 static void write_hardening(FILE *f, const ServerConfig *c) {
@@ -295,6 +320,9 @@ static void write_hardening(FILE *f, const ServerConfig *c) {
               "RestrictSUIDSGID=yes\n"
               "RemoveIPC=yes\n"
               "SystemCallFilter=@system-service\n"
+              "# Minus io_uring, as for runs: its IORING_OP_BIND and _LISTEN (Linux 6.11)\n"
+              "# pass by a filter of bind() and listen() (NETWORK=egress).\n"
+              "SystemCallFilter=~io_uring_setup io_uring_enter io_uring_register\n"
               "SystemCallErrorNumber=EPERM\n"
               "SystemCallArchitectures=native\n"
               "UMask=0077\n",
@@ -317,6 +345,8 @@ static void write_hardening(FILE *f, const ServerConfig *c) {
                       "IPAddressDeny=any\n"
                       "RestrictAddressFamilies=AF_UNIX\n",
                       f);
+        if (!c->url && c->network != SERVER_NETWORK_HOST)
+                write_no_run_ipc(f);
         fprintf(f, "MemoryMax=%" PRIu64 "\nTasksMax=%" PRIu64 "\n", c->memory_max, c->tasks_max);
 }
 

@@ -68,7 +68,11 @@ int launch_egress_seccomp(void) {
          * systemd's SystemCallArchitectures=native refuses those anyway.
          * Both bind() and listen(): listen() on an unbound socket binds it
          * to an ephemeral port itself (autobind), so either alone would
-         * leave a way to listen. */
+         * leave a way to listen. And io_uring_setup(): a ring does both
+         * without either call (IORING_OP_BIND, _LISTEN, Linux 6.11). A
+         * run's launcher refuses io_uring anyway; an upstream server's
+         * supervisor (mcp-exec-upstream-exec) has only this filter and
+         * its unit's. */
         struct sock_filter filter[] = {
                 BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
                 BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 1, 0),
@@ -78,8 +82,9 @@ int launch_egress_seccomp(void) {
                 BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U /* __X32_SYSCALL_BIT */, 0, 1),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
 #endif
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bind, 2, 0),
-                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_listen, 1, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bind, 3, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_listen, 2, 0),
+                BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 1, 0),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
         };

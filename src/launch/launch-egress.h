@@ -19,7 +19,8 @@
 int launch_egress_listen(void);
 
 /* In the forked child, before exec (async-signal-safe): makes bind(2) and
- * listen(2) fail with EPERM for it and everything it starts. -errno, or
+ * listen(2) (and io_uring_setup(2), whose ring would do both) fail with
+ * EPERM for it and everything it starts. -errno, or
  * -EOPNOTSUPP on an architecture we have no filter for (fail closed). */
 int launch_egress_seccomp(void);
 

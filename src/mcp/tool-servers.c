@@ -15,6 +15,7 @@
 struct ToolServers {
         char *dir;
         ServerConfigs configs;
+        const EgressConfig *egress;     /* not ours */
         bool loaded;
         /* What was seen of the directory and its files at the last read: a
          * change of any of them reads it all again. */
@@ -49,6 +50,17 @@ ToolServers *tool_servers_free(ToolServers *s) {
 
 /* A cheap fingerprint of the files of the last read: their inodes, sizes
  * and mtimes (a missing one counts as changed). */
+void tool_servers_set_egress(ToolServers *s, const EgressConfig *egress) {
+        assert(s);
+
+        s->egress = egress;
+}
+
+/* As the gateway serves it: its CALLERS, and its egress policy's. */
+static bool for_caller(const ToolServers *s, const ServerConfig *c, const char *caller) {
+        return server_config_allows_caller(c, caller) && server_config_egress_allows_caller(c, s->egress, caller);
+}
+
 static uint64_t files_fingerprint(const ToolServers *s) {
         uint64_t sum = 1469598103934665603ULL;
 
@@ -104,7 +116,7 @@ bool tool_servers_per_caller(const ToolServers *s) {
         if (!s)
                 return false;
         for (size_t i = 0; i < s->configs.n_servers; i++)
-                if (s->configs.servers[i]->callers)
+                if (s->configs.servers[i]->callers || s->configs.servers[i]->network == SERVER_NETWORK_EGRESS)
                         return true;
         return false;
 }
@@ -119,7 +131,7 @@ void tool_servers_describe(FILE *f, const ToolServers *s, const char *caller) {
         for (size_t i = 0; i < s->configs.n_servers; i++) {
                 const ServerConfig *c = s->configs.servers[i];
 
-                if (!server_config_allows_caller(c, caller))
+                if (!for_caller(s, c, caller))
                         continue;
                 if (!any)
                         fputs("- Tools of other MCP servers are Python functions in your code (code mode): "
@@ -139,7 +151,7 @@ void tool_servers_describe(FILE *f, const ToolServers *s, const char *caller) {
 
 static bool any_for(const ToolServers *s, const char *caller) {
         for (size_t i = 0; s && caller && i < s->configs.n_servers; i++)
-                if (server_config_allows_caller(s->configs.servers[i], caller))
+                if (for_caller(s, s->configs.servers[i], caller))
                         return true;
         return false;
 }

@@ -779,6 +779,29 @@ bool server_config_allows_caller(const ServerConfig *c, const char *caller) {
         return false;
 }
 
+bool server_config_egress_allows_caller(const ServerConfig *c, const EgressConfig *egress, const char *caller) {
+        const EgressPolicy *p;
+
+        assert(c);
+
+        if (c->network != SERVER_NETWORK_EGRESS)
+                return true;
+        p = egress ? egress_config_find(egress, c->egress_policy) : NULL;
+        if (!p)
+                return false;
+        if (!p->callers)
+                return true;
+        if (c->instance != SERVER_INSTANCE_SHARED)
+                return caller && egress_policy_allows_caller(p, caller);
+        /* The one instance serves every caller of the server. */
+        if (!c->callers)
+                return false;
+        STRV_FOREACH(x, c->callers)
+                if (!egress_policy_allows_caller(p, *x))
+                        return false;
+        return true;
+}
+
 static bool globs_match(char **globs, const char *name) {
         STRV_FOREACH(g, globs)
                 if (name && fnmatch(*g, name, 0) == 0)

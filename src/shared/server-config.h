@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "build-config.h"
+#include "egress-policy.h"
 #include "macro.h"
 
 #define SERVERS_DIR SYSCONFDIR "/mcp-exec/servers.d"
@@ -155,6 +156,12 @@ const ServerConfig *server_configs_find(const ServerConfigs *s, const char *name
 
 /* May caller ("uid:1000", "http:token:alice", "http:loopback") use c? */
 bool server_config_allows_caller(const ServerConfig *c, const char *caller);
+/* NETWORK=egress:POLICY (docs/upstream-servers.md): whether the server's
+ * instance may act for caller with the policy's network, the gateway's rule
+ * (tools_policy_apply_egress()): the policy exists in egress (NULL: none
+ * does) and admits caller (INSTANCE=per-caller) or every caller of the
+ * server (shared). True for a server without egress. */
+bool server_config_egress_allows_caller(const ServerConfig *c, const EgressConfig *egress, const char *caller);
 /* Does TOOLS allow the upstream tool named tool (fnmatch globs)? */
 bool server_config_allows_tool(const ServerConfig *c, const char *tool);
 /* Does CONFIRMED allow the destructive tool without asking? */

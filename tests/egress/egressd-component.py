@@ -423,6 +423,51 @@ check(ended is not None and ended["connections"].get("cap", 0) >= 1100 and n_tot
       "the flooding run's final counts: every connection, most refused over its cap (%s)"
       % (ended and ended["connections"]))
 ctlA.close()
+
+# Upstream servers' instances (NETWORK=egress:POLICY, up to 256 of them, each
+# with a run's cap) share egressd's 1024 connections with the broker's runs,
+# but take at most half of them: 32 instances holding 32 idle connections
+# each (1024) leave room for a run started after them, whose connection is
+# served; the ones over the upstreams' half are refused, saying why.
+ups, held_up = [], []
+lU = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+lU.bind(("127.0.0.1", 3134))
+lU.listen(64)
+for i in range(32):
+    c, m, f = start_run(upstream="flood", instance="%d-1-0" % i, max_connections=32)
+    if not f:
+        check(False, "upstream instance %d of 32 got its feed (%s)" % (i, m))
+        break
+    ups.append((c, socket.socket(fileno=f[0], family=socket.AF_UNIX, type=socket.SOCK_SEQPACKET)))
+for c, feed in ups:
+    for j in range(32):
+        cl = socket.create_connection(("127.0.0.1", 3134), timeout=10)
+        a, _ = lU.accept()
+        held_up.append(cl)
+        socket.send_fds(feed, [b"conn"], [a.fileno()])
+        a.close()
+time.sleep(0.5)     # not a timing assertion: lets egressd take the last packets
+ctlC, msg, fds = start_run(timeout=5)
+check(msg == {"event": "feed"} and len(fds) == 1, "a run started after 32 upstream instances' 1024 connections")
+if fds:
+    serve_run(fds, 3135)
+    p = subprocess.run(["curl", "-s", "--max-time", "20", "-x", "http://127.0.0.1:3135", "http://allowed.test/small"],
+                       capture_output=True, text=True)
+    check(p.stdout == "x" * 100, "... has its connection served: upstreams hold at most half (%r)" % p.stdout[:120])
+    ctlC.close()
+refused = 0
+for cl in held_up:
+    cl.settimeout(0.05)
+    try:
+        refused += b"upstream servers' instances" in cl.recv(4096)
+    except OSError:
+        pass
+    cl.close()
+check(refused >= 1, "upstream connections over their half refused, saying why (%d)" % refused)
+for c, feed in ups:
+    feed.close()
+    c.close()
+lU.close()
 time.sleep(0.5)
 check(proc.poll() is None, "egressd still running after the runs ended")
 proc.terminate()

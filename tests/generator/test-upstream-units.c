@@ -91,6 +91,7 @@ static void test_service(void) {
         ASSERT_CONTAINS(text, "\nExecStart=\"/usr/bin/srv\"\n");
         ASSERT_CONTAINS(text, "\nRestrictAddressFamilies=AF_UNIX AF_INET AF_INET6\n");
         ASSERT_TRUE(!strstr(text, "PrivateNetwork") && !strstr(text, WRAPPER) && !strstr(text, "LoadCredential"));
+        ASSERT_TRUE(!strstr(text, "TemporaryFileSystem"));      /* the host's network: its /run too */
         ASSERT_CONTAINS(text, "\nMemoryMax=268435456\nTasksMax=64\n");
         free(text);
 
@@ -121,6 +122,9 @@ static void check_lines(const char *text) {
         }
 }
 
+#define RUN_EMPTY \
+        "\nTemporaryFileSystem=/run:ro,mode=0755,nosuid,nodev,noexec\nBindReadOnlyPaths=-/run/systemd/userdb\n"
+
 /* NETWORK=egress:POLICY: the root ExecStartPre=+ that asks egressd for the
  * instance's feed, the fd store it leaves it in, the wrapper as the trusted
  * parent (with the credentials too), only lo and AF_INET, egressd's socket
@@ -140,6 +144,12 @@ static void test_egress_service(void) {
         ASSERT_CONTAINS(text, "\nPrivateNetwork=yes\nIPAddressDeny=any\nIPAddressAllow=localhost\n"
                               "RestrictAddressFamilies=AF_UNIX AF_INET\n");
         ASSERT_TRUE(!strstr(text, "AF_INET6") && !strstr(text, "NETWORK=none"));
+        /* io_uring's ring would bind() and listen() past the wrapper's filter. */
+        ASSERT_CONTAINS(text, "\nSystemCallFilter=~io_uring_setup io_uring_enter io_uring_register\n");
+        /* No way out through /run's IPC endpoints (the system bus, a resolver). */
+        ASSERT_CONTAINS(text, RUN_EMPTY);
+        /* ... but for what ExecStartPre=+, whose namespace it is too, needs. */
+        ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=-/run/mcp-exec/egress.sock -/run/systemd/notify\n");
         ASSERT_TRUE(strstr(text, "[Unit]") < strstr(text, "Requires=") &&
                     strstr(text, "Requires=") < strstr(text, "[Service]"));
         check_lines(text);
@@ -152,11 +162,24 @@ static void test_egress_service(void) {
         free(text);
         server_config_free(c);
 
+        /* ENVIRONMENT: the wrapper's to set for the server, never Environment=, which would be the
+         * root ExecStartPre='s environment too. */
+        c = parse("COMMAND=/usr/bin/srv\nNETWORK=egress:web\nENVIRONMENT=\"LD_PRELOAD=/x%.so \\\"A=b c\\\"\"\n"
+                  "CREDENTIALS=t:/a\nCREDENTIAL_ENV=K=t\n");
+        ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
+        ASSERT_CONTAINS(text, "\nExecStart=\"" WRAPPER "\" \"--egress\" \"--setenv=LD_PRELOAD=/x%%.so\" "
+                              "\"--setenv=A=b c\" \"K=t\" \"--\" \"/usr/bin/srv\"\n");
+        ASSERT_TRUE(!strstr(text, "Environment="));
+        check_lines(text);
+        free(text);
+        server_config_free(c);
+
         /* Without it, none of this. */
         c = parse("COMMAND=/usr/bin/srv\n");
         ASSERT_EQ_INT(upstream_service_unit(c, "/d", WRAPPER, &text), 0);
         ASSERT_TRUE(!strstr(text, "ExecStartPre") && !strstr(text, "FileDescriptorStore") &&
                     !strstr(text, "--egress") && !strstr(text, "Requires="));
+        ASSERT_CONTAINS(text, RUN_EMPTY);       /* NETWORK=none: nor there */
         free(text);
         server_config_free(c);
 }

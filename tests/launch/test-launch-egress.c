@@ -2,9 +2,10 @@
 /* Unit tests for src/launch/launch-egress.[ch] (issue 22), in a network
  * namespace of the test's own (skipped where it cannot make one): the
  * interpreter's seccomp filter makes bind() and listen() fail with EPERM in
- * a forked child while the parent's listener keeps working; the parent
- * passes each accepted connection over the feed; the self-check passes in
- * a namespace with only lo and fails with a second listener. */
+ * a forked child (io_uring_setup() too: a ring would do both) while the
+ * parent's listener keeps working; the parent passes each accepted
+ * connection over the feed; the self-check passes in a namespace with only
+ * lo and fails with a second listener. */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,6 +57,7 @@ static struct sockaddr_in proxy_addr(uint16_t port) {
 static int filtered_child(void) {
         struct sockaddr_in any = { .sin_family = AF_INET }, proxy = proxy_addr(EGRESS_LISTEN_PORT);
         struct sockaddr_un un = { .sun_family = AF_UNIX, .sun_path = "\0launch-egress-test" };
+        uint8_t ring_params[120] = {};  /* struct io_uring_params, zeroed */
         int tcp, tcp2, unix_fd, c;
 
         if (launch_egress_seccomp() < 0)
@@ -71,6 +74,9 @@ static int filtered_child(void) {
                 return 13;
         if (bind(unix_fd, (struct sockaddr *) &un, sizeof un) >= 0 || errno != EPERM)
                 return 14;
+        /* Nor through io_uring (IORING_OP_BIND, _LISTEN: Linux 6.11): no ring. */
+        if (syscall(SYS_io_uring_setup, 1, ring_params) >= 0 || errno != EPERM)
+                return 17;
         /* What it may do: connect to the launcher's listener. */
         c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (c < 0 || connect(c, (struct sockaddr *) &proxy, sizeof proxy) < 0)

@@ -9,13 +9,23 @@ tools/call). Tools:
   probe {}            what the instance can reach on its own, as JSON: the
                       proxy variable, bind()/listen() (refused), a direct
                       connect() out, its interfaces, AF_INET6, a name lookup,
-                      its parent's (the supervisor's) descriptors
+                      its parent's (the supervisor's) descriptors, io_uring
+                      (whose IORING_OP_BIND and _LISTEN would pass by the
+                      filter), the system bus in /run (a way to a local
+                      resolver, DNS out), ENVIRONMENT's FETCH_TEST and
+                      NOTIFY_SOCKET
+  linger {}           from now on ignore SIGTERM and outlive stdin's EOF (a
+                      server that would keep its network after the gateway
+                      let it go)
 Standard library only: it runs as the unit's dynamic user under /usr/bin/python3."""
+import ctypes
 import errno
 import json
 import os
+import signal
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -42,6 +52,24 @@ def attempt(what, f):
         return err_name(e)
 
 
+def io_uring_setup():
+    libc = ctypes.CDLL(None, use_errno=True)
+    params = ctypes.create_string_buffer(120)     # struct io_uring_params, zeroed
+    fd = libc.syscall(425, 4, params)             # __NR_io_uring_setup: x86-64 and arm64 alike
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "io_uring_setup")
+    os.close(fd)
+
+
+def unix_connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(path)
+    finally:
+        s.close()
+
+
 def probe():
     out = {"proxy": os.environ.get("HTTP_PROXY"), "https_proxy": os.environ.get("HTTPS_PROXY")}
     out["bind"] = attempt("bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
@@ -54,6 +82,9 @@ def probe():
     out["inet6"] = attempt("inet6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_STREAM))
     out["dns"] = attempt("dns", lambda: socket.getaddrinfo("allowed.test", 80))
     out["parent_fds"] = attempt("parent_fds", lambda: os.listdir("/proc/%d/fd" % os.getppid()))
+    out["io_uring"] = attempt("io_uring", io_uring_setup)
+    out["env"] = [os.environ.get("FETCH_TEST"), os.environ.get("NOTIFY_SOCKET")]
+    out["system_bus"] = attempt("system_bus", lambda: unix_connect("/run/dbus/system_bus_socket"))
     return out
 
 
@@ -64,7 +95,10 @@ TOOLS = [
      "annotations": {"readOnlyHint": True}},
     {"name": "probe", "description": "What this instance reaches on its own",
      "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}},
+    {"name": "linger", "description": "Outlive the connection",
+     "inputSchema": {"type": "object", "properties": {}}, "annotations": {"readOnlyHint": True}},
 ]
+linger = False
 
 
 def answer(msg):
@@ -80,6 +114,11 @@ def answer(msg):
             text = fetch(args.get("url", ""), args.get("data"))
         elif params.get("name") == "probe":
             text = json.dumps(probe())
+        elif params.get("name") == "linger":
+            global linger
+            linger = True
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            text = "lingering"
         else:
             return {"content": [{"type": "text", "text": "no such tool"}], "isError": True}
         return {"content": [{"type": "text", "text": text}]}
@@ -103,3 +142,5 @@ for line in sys.stdin:
         reply["result"] = result
     sys.stdout.write(json.dumps(reply) + "\n")
     sys.stdout.flush()
+while linger:
+    time.sleep(3600)

@@ -28,6 +28,8 @@ reason on a failed check)
   no-start NAME               a connection to NAME's socket ends (EOF) without an answer:
                               its instance did not start
   feed-end NAME               egressd stopped under a live instance of NAME: the instance ends
+  linger NAME                 NAME's server outlives its connection's EOF (ignoring SIGTERM):
+                              its supervisor ends it all the same
   egress-down                 (egressd cannot start) a new instance of fetch does not start, and
                               the call through the gateway fails naming NETWORK=egress and the journal
 """
@@ -357,7 +359,12 @@ def check_egress(name, canary):
     pid = instance_pid(unit)
     probe = json.loads(text_of(c.call("probe", {})))
     want = {"proxy": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128", "bind": "EPERM",
-            "listen": "EPERM", "direct": "ENETUNREACH", "ifaces": ["lo"], "inet6": "EAFNOSUPPORT"}
+            "listen": "EPERM", "direct": "ENETUNREACH", "ifaces": ["lo"], "inet6": "EAFNOSUPPORT",
+            # io_uring would bind() and listen() past the filter (IORING_OP_BIND, _LISTEN, Linux 6.11);
+            # /run's IPC endpoints (the system bus, a local resolver) would carry data out by DNS.
+            "io_uring": "EPERM", "system_bus": "ENOENT",
+            # ENVIRONMENT reaches the server (and not the root ExecStartPre=+, or it would not run).
+            "env": ["ok", "/run/mcp-exec/egress.sock"]}
     bad = {k: (probe.get(k), v) for k, v in want.items() if probe.get(k) != v}
     # Not dumpable: its /proc entry is root's, which ProtectProc=invisible hides (ENOENT), or at
     # least does not let the server into (EACCES).
@@ -440,6 +447,21 @@ def check_feed_end(name):
     print("egressd stopped: %s ended with its feed" % unit)
 
 
+def check_linger(name):
+    """A server that would outlive its connection (it ignores the EOF and SIGTERM) and keep its
+    network and its run in egressd after the gateway let it go: its supervisor ends it."""
+    c, unit = held_instance(name)
+    c.call("linger", {})
+    c.close()
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        if systemctl("is-active", unit).strip() != "active":
+            print("%s: the connection closed, the lingering server ended" % unit)
+            return
+        time.sleep(0.2)
+    die("%s still runs 30 s after its connection closed (a server ignoring EOF keeps its network)" % unit)
+
+
 def check_no_start(name):
     c = Conn(name)
     c.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -472,6 +494,8 @@ def main():
         check_egress_down()
     elif what == "feed-end":
         check_feed_end(name)
+    elif what == "linger":
+        check_linger(name)
     elif what == "no-start":
         check_no_start(name)
     elif what == "argv-env":

@@ -113,9 +113,47 @@ TEST(test_annotate) {
         ASSERT_CONTAINS(json_get_string(def, "description"), "  - memory\n");
 }
 
+/* NETWORK=egress:POLICY: described as the gateway serves it, to callers
+ * its policy's CALLERS admit too; a policy egressd lacks, to nobody. */
+TEST(test_egress) {
+        _cleanup_(tool_servers_freep) ToolServers *s = NULL;
+        _cleanup_free_ char *error = NULL, *a = NULL, *b = NULL;
+        char *env[] = { (char *) "MCP_EXEC_EGRESS_POLICY_WEB=allowed.test :80",
+                        (char *) "MCP_EXEC_EGRESS_POLICY_NARROW=allowed.test :80",
+                        (char *) "MCP_EXEC_EGRESS_CALLERS_NARROW=uid:4242", NULL };
+        EgressConfig egress = {};
+
+        ASSERT_EQ_INT(egress_config_parse(env, &egress, &error), 0);
+        ASSERT_EQ_INT(tool_servers_new(dir, &s), 0);
+        tool_servers_set_egress(s, &egress);
+        put("memory.conf", "COMMAND=/usr/bin/node\nNETWORK=egress:narrow\n");
+        put("web.conf", "COMMAND=/usr/bin/node\nNETWORK=egress:web\n");       /* every caller */
+        put("ghost.conf", "COMMAND=/usr/bin/node\nNETWORK=egress:nope\n");
+        put("shared.conf", "COMMAND=/usr/bin/node\nNETWORK=egress:narrow\nINSTANCE=shared\n"
+                           "CALLERS=\"uid:4242 uid:1000\"\n");
+        tool_servers_refresh(s);
+
+        a = described(s, "uid:1000");
+        ASSERT_CONTAINS(a, "  - web\n");
+        ASSERT_TRUE(!strstr(a, "memory") && !strstr(a, "ghost") && !strstr(a, "shared"));
+        b = described(s, "uid:4242");
+        ASSERT_CONTAINS(b, "  - web\n");
+        ASSERT_CONTAINS(b, "  - memory\n");
+        /* Its one instance would act for uid:1000 too, whom the policy does not admit: off. */
+        ASSERT_TRUE(!strstr(b, "ghost") && !strstr(b, "shared"));
+        gone("ghost.conf");
+        gone("shared.conf");
+        gone("web.conf");
+        /* No server lists CALLERS, but memory's policy does: not for a shared cache. */
+        tool_servers_refresh(s);
+        ASSERT_TRUE(tool_servers_per_caller(s));
+        egress_config_done(&egress);
+}
+
 int main(void) {
         RUN(test_describe);
         RUN(test_annotate);
+        RUN(test_egress);
         /* Clean up what the tests left. */
         gone("memory.conf");
         gone("broken.conf");

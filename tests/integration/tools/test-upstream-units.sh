@@ -150,8 +150,10 @@ fi
 . "$ITEST_DIR/lib/egress-net.sh"
 bx systemctl cat mcp-exec-egress.socket >/dev/null 2>&1 || fail "mcp-exec-egress.socket is not installed in the box"
 egress_net_up
+# The file has the HTTP token too (a secret the gateway, which reads the policies from it, must not hold).
+TCANARY="mcp-canary-auth-token-$RANDOM$RANDOM"
 set_config 'MCP_EXEC_EGRESS_POLICY_WEB="allowed.test loop.test :80"' 'MCP_EXEC_EGRESS_POLICY_NARROW="allowed.test :80"' \
-    MCP_EXEC_EGRESS_CALLERS_NARROW=uid:4242 MCP_EXEC_EGRESS_TESTING_PUBLIC=192.0.2.0/24
+    MCP_EXEC_EGRESS_CALLERS_NARROW=uid:4242 MCP_EXEC_EGRESS_TESTING_PUBLIC=192.0.2.0/24 "MCP_EXEC_AUTH_TOKEN=$TCANARY"
 at_exit 'bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1'
 bx sh -c 'systemctl stop mcp-exec-egress.service mcp-exec-tools.service; systemctl reset-failed mcp-exec-egress.service' \
     >/dev/null 2>&1
@@ -160,6 +162,9 @@ ECANARY="mcp-canary-upstream-egress-$RANDOM$RANDOM"
 for s in fetch:web narrow:narrow ghost:nope; do
     printf 'COMMAND="/usr/bin/python3 %s"\nNETWORK=egress:%s\n' "$fetch" "${s#*:}" >"$BOXROOT$SD/${s%%:*}.conf"
 done
+# ENVIRONMENT is the server's, never its unit's root ExecStartPre='s: there NOTIFY_SOCKET (or
+# LD_PRELOAD) would redirect (or run) root's code; the fetch server sees both variables.
+printf 'ENVIRONMENT="NOTIFY_SOCKET=/run/mcp-exec/egress.sock FETCH_TEST=ok"\n' >>"$BOXROOT$SD/fetch.conf"
 chmod 0644 "$BOXROOT$SD"/*.conf
 cursor=$(journal_cursor)
 bx systemctl daemon-reload || fail "daemon-reload failed"
@@ -183,6 +188,11 @@ out=$(bx "$PY" "$MCP" egress-gateway 2>&1) ||
 log "$out"
 journal_since "$cursor" -o cat | grep -qF "Server ghost (NETWORK=egress:nope): its egress policy is not configured" ||
     fail "the gateway does not say why ghost is off: $(journal_since "$cursor" -o cat | grep -F ghost | tail -5)"
+# It has the policies from the file, not the HTTP token.
+tpid=$(bx systemctl show -P MainPID mcp-exec-tools.service)
+[[ $tpid -gt 0 ]] && bx grep -qF MCP_EXEC_EGRESS_POLICY_WEB "/proc/$tpid/environ" ||
+    fail "the gateway (pid $tpid) does not have the egress policies in its environment"
+bx grep -qF "$TCANARY" "/proc/$tpid/environ" && fail "the gateway's environment has MCP_EXEC_AUTH_TOKEN"
 # The gateway itself still has no network.
 [[ $(bx systemctl show -P PrivateNetwork mcp-exec-tools.service) == yes &&
     $(bx systemctl show -P RestrictAddressFamilies mcp-exec-tools.service) == AF_UNIX ]] ||
@@ -202,6 +212,9 @@ print(json.dumps(n, sort_keys=True))' <<<"$jl")
 grep -qF "$ECANARY" <<<"$jl" && fail "the body of an upstream's POST is in the journal"
 log "egressd's journal: per connection of fetch's instances $got, no payload"
 egress_assert_no_crash
+# A server that outlives its connection (ignoring EOF and SIGTERM) does not keep its network.
+out=$(bx "$PY" "$MCP" linger fetch 2>&1) || fail "$out"
+log "$out"
 # egressd stopped under a live instance: the instance ends with its feed (the journal says why).
 out=$(bx "$PY" "$MCP" feed-end fetch 2>&1) || fail "$out"
 wait_for 10 found eval "journal_since '$cursor' -o cat | grep -F 'the egress feed ended'" ||
