@@ -104,8 +104,10 @@ static mhd_result post_run(HttpRequest *req, HttpSession *s, McpInbound *info, b
          * Mcp-Session-Id must be in the headers: never by SSE. */
         bool want_sse = info->n_requests > 0 && info->progress && !ret_initialized;
         /* A tools/call of a client that may be asked to confirm (code mode's
-         * destructive tools): its questions go on this POST's stream. */
-        if (!want_sse && !ret_initialized && info->n_requests == 1 && streq_ptr(info->method, "tools/call") &&
+         * destructive tools): its questions go on this POST's stream; a
+         * task's go on the stream of the client's tasks/result. */
+        if (!want_sse && !ret_initialized && info->n_requests == 1 &&
+            (streq_ptr(info->method, "tools/call") || streq_ptr(info->method, "tasks/result")) &&
             s->mcp && mcp_session_can_ask(s->mcp) &&
             s->n_streams < h->config.max_streams_per_session)
                 want_sse = true;

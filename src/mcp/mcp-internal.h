@@ -39,6 +39,7 @@ struct McpServer {
         uint64_t tasks_ended[4];        /* by McpTaskStatus, since start: for /metrics */
         McpPackageStats package_stats;  /* installs since start: for /metrics */
         uint64_t progress_interval_usec;
+        uint64_t last_confirm;          /* mcp-confirm.c: the ids of our questions */
         /* A session ends: what hangs on it above its floor (its calls, what
          * waits on tasks) ends with it. Set by mcp-server.c. */
         void (*session_gone)(McpSession *s);
@@ -86,7 +87,6 @@ struct McpSession {
         bool client_elicit_form;        /* initialize's capabilities: elicitation, form mode */
         LIST_HEAD(McpConfirm, confirms);
         unsigned n_confirms;
-        uint64_t last_confirm;
 };
 
 /* Whose the sandbox sessions made in s are. Borrowed from s. */

@@ -94,8 +94,10 @@ void task_drop_session(McpTask *t) {
 
         if (!s)
                 return;
-        /* Nothing it says reaches the task from now on. */
+        /* Nothing it says reaches the task from now on; no question of
+         * its call is open any more. */
         mcp_session_set_sink(s, NULL);
+        t->input_required = false;
         /* The scope is the asker's: its sandbox sessions are not ours to end. */
         s->scope[0] = 0;
         mcp_session_set_idle_callback(s, NULL);
@@ -229,6 +231,7 @@ McpTask *task_free(McpTask *t) {
         sd_event_source_disable_unref(t->expire_timer);
         sd_event_source_disable_unref(t->show_timer);
         json_object_put(t->call_id);
+        json_object_put(t->origin_id);
         task_outcome_unref(t->outcome);
         json_object_put(t->error);
         free(t->status_message);
@@ -245,7 +248,9 @@ json_object *task_json(const McpTask *t) {
 
         format_iso8601(t->created_ms, created);
         format_iso8601(t->updated_ms, updated);
-        if (json_build(&o, JB_STR("taskId", t->id), JB_STR("status", mcp_task_status_to_string(t->status)),
+        if (json_build(&o, JB_STR("taskId", t->id),
+                       JB_STR("status", t->status == MCP_TASK_WORKING && t->input_required ? "input_required" :
+                                        mcp_task_status_to_string(t->status)),
                        JB_STR("createdAt", created), JB_STR("lastUpdatedAt", updated),
                        JB_INT(core ? "ttl" : "ttlMs", t->ttl_ms),
                        JB_INT(core ? "pollInterval" : "pollIntervalMs", TASK_POLL_INTERVAL_MS), JB_END) < 0)
@@ -260,6 +265,10 @@ json_object *detailed_task_json(const McpTask *t, bool outcome) {
         _cleanup_json_ json_object *o = task_json(t);
 
         if (!o)
+                return NULL;
+        /* The questions a working task waits for: answered by tasks/update. */
+        if (t->format == MCP_TASK_EXTENSION && t->status == MCP_TASK_WORKING && t->input_required && t->session &&
+            json_add(o, "inputRequests", mcp_confirm_input_requests(t->session)) < 0)
                 return NULL;
         if (t->format == MCP_TASK_EXTENSION && t->status != MCP_TASK_WORKING) {
                 if (t->outcome && outcome && json_add(o, "result", task_outcome_json(t->outcome)) < 0)
@@ -300,6 +309,17 @@ void task_set_status(McpTask *t, McpTaskStatus status, const char *message) {
                 t->server->tasks_ended[status]++;
         task_log(t, LOG_INFO, mcp_task_status_to_string(status));
         task_notify_status(t);
+}
+
+void task_input_changed(McpTask *t) {
+        assert(t->status == MCP_TASK_WORKING);
+
+        t->updated_ms = task_now_ms();
+        task_log(t, LOG_INFO, t->input_required ? "input_required: asks its client to confirm a tool" :
+                                                  "working again: its question is answered or over");
+        task_notify_status(t);
+        /* The extension's subscribers hear of it as of an end. */
+        task_ended(t);
 }
 
 /* The reply a tasks/result gets: the call's own result with the related

@@ -83,6 +83,19 @@ void mcp_task_listener_cancel(McpSession *s, json_object *id);
  * task's own call is never cancelled this way (tasks/cancel is). */
 void mcp_task_call_cancel(McpSession *s, json_object *id);
 
+/* Code mode's questions to confirm a destructive tool (mcp-confirm.c) in a
+ * task's call: while one is open the task is input_required; the core's
+ * questions go on the caller's tasks/result, with the task's related-task
+ * _meta, the extension's are tasks/get's inputRequests, answered by
+ * tasks/update. The id of the task whose own session s is; else NULL. */
+const char *mcp_task_session_task_id(const McpSession *s);
+/* A question of task session s opened or closed: its status follows, and
+ * one not asked yet goes on an open tasks/result. */
+void mcp_task_questions_changed(McpSession *s);
+/* A response that came on s: 1 if it answered a question of one of its
+ * caller's tasks that was asked on s, else 0. */
+int mcp_task_confirm_response(McpSession *s, json_object *msg);
+
 /* The methods. subscriptions/listen is here because task notifications are
  * the only ones this server has (its tool list never changes). */
 int mcp_task_handle_listen(McpRequest *req, json_object **ret);

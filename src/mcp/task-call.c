@@ -28,12 +28,19 @@ static bool extension_declared(json_object *meta) {
         return json_object_is_type(json_get(json_get(caps, "extensions"), MCP_TASKS_EXTENSION), json_type_object);
 }
 
+/* A 2026-07-28 client that can be asked in form mode: its plain call runs
+ * as a hidden task, so that it can wait for the answer (MRTR). */
+static bool elicitation_declared(json_object *meta) {
+        return mcp_confirm_capability_form(json_get(meta, MCP_META_CLIENT_CAPABILITIES));
+}
+
 bool mcp_task_requested(const McpRequest *req) {
         assert(req);
 
         if (req->rev->tasks)
                 return json_object_is_type(json_get(req->params, "task"), json_type_object);
-        return req->rev->stateless && extension_declared(req->meta);
+        return req->rev->stateless && (extension_declared(req->meta) || elicitation_declared(req->meta) ||
+                                       json_get(req->params, "requestState"));
 }
 
 static unsigned caller_tasks(McpServer *server, const char *caller) {
@@ -75,7 +82,12 @@ static int task_reply_inline(McpTask *t, json_object *reply, MemCharge *charge) 
                 mem_charge_done(charge);
                 return 0;
         }
-        /* The reply carries the request's own id already. */
+        /* The reply carries the call's id; a retry (MRTR) has its own. */
+        if (t->origin_id && json_add(reply, "id", json_object_get(t->origin_id)) < 0) {
+                json_object_put(reply);
+                mem_charge_done(charge);
+                return -ENOMEM;
+        }
         return mcp_reply_charged(o, NULL, t->origin, reply, charge);
 }
 
@@ -186,7 +198,7 @@ static int task_on_notification(McpTask *t, json_object *m) {
         if (!t->origin_session)
                 return 0;
         if (!t->shown)
-                return mcp_session_send_notification(t->origin_session, t->origin, t->call_id, TAKE_PTR(msg));
+                return mcp_session_send_notification(t->origin_session, t->origin, t->origin_id, TAKE_PTR(msg));
         if (t->format == MCP_TASK_CORE)
                 return mcp_session_send_notification(t->origin_session, 0, NULL, TAKE_PTR(msg));
         return 0;
@@ -263,6 +275,67 @@ static int on_expire(sd_event_source *src, uint64_t usec, void *userdata) {
         task_log(t, LOG_INFO, t->status == MCP_TASK_WORKING ? "expired while running: stopped" : "expired");
         task_free(t);
         return 0;
+}
+
+/* MRTR: the request ends with InputRequiredResult, the open questions in
+ * inputRequests and the task's id as requestState; the run waits on. */
+static int ask_input_required(McpTask *t) {
+        McpSession *o = TAKE_PTR(t->origin_session);
+        McpRequest req = { .session = o, .rev = mcp_revision_stateless(), .id = t->origin_id };
+        _cleanup_json_ json_object *result = NULL;
+        json_object *reply;
+
+        assert(o);
+
+        if (json_build(&result, JB_OBJ("inputRequests", mcp_confirm_input_requests(t->session)),
+                       JB_STR("requestState", t->id), JB_END) < 0)
+                reply = NULL;
+        else
+                reply = mcp_result_reply(&req, TAKE_PTR(result));
+        if (reply && json_add_string(json_get(reply, "result"), "resultType", "input_required") < 0) {
+                json_object_put(reply);
+                reply = NULL;
+        }
+        if (!reply) {
+                (void) log_oom();
+                reply = jsonrpc_error_new(t->origin_id, JSONRPC_INTERNAL_ERROR, "Internal error: out of memory", NULL);
+        }
+        task_log(t, LOG_DEBUG, "call asks its client (InputRequiredResult)");
+        return mcp_reply(o, NULL, t->origin, reply);
+}
+
+/* MRTR: the retry of a call that asked. Its inputResponses answer the
+ * questions (by our ids); then it waits for the call's reply, or is asked
+ * again at once if a question is still open. Only the caller's own call,
+ * while no other request of it waits. */
+static int task_resume(const McpRequest *req, json_object **ret) {
+        McpTask *t = task_find(req->session->server, json_get_string(req->params, "requestState"));
+        json_object *responses = json_get(req->params, "inputResponses");
+
+        if (!t || !t->mrtr || t->inline_done || t->origin_session || !t->session ||
+            !streq(t->caller, req->session->caller)) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: requestState names no call of yours that waits for "
+                                         "input (it ended, or timed out); call again without it", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        t->origin_session = req->session;
+        t->origin = req->origin;
+        json_object_put(t->origin_id);
+        t->origin_id = json_object_get(req->id);
+        if (json_object_is_type(responses, json_type_object)) {
+                t->resuming = true;
+                json_object_object_foreach(responses, key, value) {
+                        if (!t->session)
+                                break;
+                        (void) mcp_confirm_input_response(t->session, key, value);
+                }
+                t->resuming = false;
+        }
+        /* Still asking (an answer missing, or a new question): at once. */
+        if (t->session && t->session->n_confirms > 0 && t->origin_session)
+                (void) ask_input_required(t);
+        return 0;               /* the reply comes later (or came) */
 }
 
 static uint64_t granted_ttl_ms(const McpServerConfig *c, json_object *task_param, uint64_t timeout_s) {
@@ -375,6 +448,7 @@ static int task_new(const McpRequest *req, McpTaskFormat format, McpTask **ret) 
         t->started_usec = now_usec();
         t->created_ms = t->updated_ms = task_now_ms();
         t->call_id = json_object_get(req->id);
+        t->origin_id = json_object_get(req->id);
         t->caller = strdup(o->caller);
         if (!t->caller)
                 return -ENOMEM;
@@ -390,7 +464,11 @@ static int task_new(const McpRequest *req, McpTaskFormat format, McpTask **ret) 
         r = mcp_session_new_sink(server, &task_sink, t, &peer, &t->session);
         if (r < 0)
                 return r;
-        t->session->revision = o->revision;
+        t->session->revision = o->revision ?: req->rev;  /* 2026-07-28: no initialize, the request says */
+        /* Its call may ask the caller's client what it declared it can: at
+         * initialize, or (2026-07-28) in this request's _meta. */
+        t->session->client_elicit_form = format == MCP_TASK_CORE ? o->client_elicit_form :
+                mcp_confirm_capability_form(json_get(req->meta, MCP_META_CLIENT_CAPABILITIES));
         /* Its sandbox sessions are the asker's: exec in one may be a task. */
         memcpy(t->session->scope, o->scope, sizeof o->scope);
         mcp_session_set_idle_callback(t->session, task_session_idle);
@@ -420,6 +498,8 @@ int mcp_task_begin(const McpRequest *req, McpTask **ret_task, json_object **ret)
         assert(ret);
 
         *ret = NULL;
+        if (format == MCP_TASK_EXTENSION && json_get(req->params, "requestState"))
+                return task_resume(req, ret);
         r = task_admit(req, format == MCP_TASK_CORE ? ret : NULL);
         if (r == -EBUSY && format == MCP_TASK_EXTENSION)
                 return -EBUSY;
@@ -445,12 +525,16 @@ int mcp_task_begin(const McpRequest *req, McpTask **ret_task, json_object **ret)
         if (r < 0)
                 return r;
 
-        if (format == MCP_TASK_EXTENSION) {
+        /* Without the extension it is never shown: a call that asks
+         * answers InputRequiredResult instead. */
+        t->mrtr = format == MCP_TASK_EXTENSION && !extension_declared(req->meta);
+        if (format == MCP_TASK_CORE)
+                t->shown = true;
+        else if (!t->mrtr) {
                 r = task_arm(t, &t->show_timer, c->task_after_ms * USEC_PER_MSEC, on_show);
                 if (r < 0)
                         return r;
-        } else
-                t->shown = true;
+        }
         /* The call may end right inside (a broker that is not there): it
          * must find where its answer goes. */
         t->origin_session = req->session;
@@ -522,6 +606,11 @@ void mcp_tasks_session_gone(McpServer *server, McpSession *s) {
                                 LIST_REMOVE(waiters, t->waiters, w);
                                 task_waiter_free(w);
                         }
+                if (t->session && t->session != s) {
+                        /* Its questions asked there go on the next tasks/result. */
+                        mcp_confirm_unroute(t->session, s);
+                        mcp_task_questions_changed(t->session);
+                }
                 if (t->origin_session != s)
                         continue;
                 t->origin_session = NULL;
@@ -540,9 +629,9 @@ void mcp_task_call_cancel(McpSession *s, json_object *id) {
         if (!s->server)
                 return;
         LIST_FOREACH(tasks, t, s->server->tasks)
-                if (t->origin_session == s && !t->shown && !t->inline_done && jsonrpc_id_equal(t->call_id, id)) {
+                if (t->origin_session == s && !t->shown && !t->inline_done && jsonrpc_id_equal(t->origin_id, id)) {
                         /* The transport may end what it holds open for it. */
-                        (void) mcp_session_send_unanswered(s, t->origin, t->call_id);
+                        (void) mcp_session_send_unanswered(s, t->origin, t->origin_id);
                         task_log(t, LOG_DEBUG, "call cancelled before it became a task");
                         task_free(t);
                         return;
@@ -556,4 +645,55 @@ void mcp_tasks_free_all(McpServer *server) {
                 task_free(server->tasks);
         while (server->task_listeners)
                 task_listener_free(server, server->task_listeners);
+}
+
+const char *mcp_task_session_task_id(const McpSession *s) {
+        const McpTask *t;
+
+        if (!s || s->sink != &task_sink)
+                return NULL;
+        t = s->userdata;
+        return t->session == s ? t->id : NULL;
+}
+
+void mcp_task_questions_changed(McpSession *s) {
+        McpTask *t;
+        bool open;
+
+        if (!mcp_task_session_task_id(s))
+                return;
+        t = s->userdata;
+        if (t->status != MCP_TASK_WORKING)
+                return;
+        open = s->n_confirms > 0;
+        if (open && !t->shown && !t->starting && !t->resuming && t->origin_session) {
+                if (t->mrtr)
+                        /* The plain call's request ends here; its retry
+                         * comes back with the answers. */
+                        (void) ask_input_required(t);
+                else
+                        /* The extension's call waits for its client: a
+                         * task now, so that tasks/get can show the question. */
+                        (void) on_show(NULL, 0, t);
+        }
+        if (open != t->input_required) {
+                t->input_required = open;
+                task_input_changed(t);
+        }
+        /* A question not asked yet goes on a tasks/result that waits. */
+        LIST_FOREACH(waiters, w, t->waiters)
+                if (mcp_confirm_send_open(s, w->session, w->origin, w->id, false) > 0)
+                        break;
+}
+
+int mcp_task_confirm_response(McpSession *s, json_object *msg) {
+        assert(s);
+
+        if (!s->server || !s->caller)
+                return 0;
+        /* Only the caller's tasks; the question must have been asked on s. */
+        LIST_FOREACH(tasks, t, s->server->tasks)
+                if (t->session && streq(t->caller, s->caller) && mcp_confirm_response_from(t->session, s, msg) > 0)
+                        return 1;
+        return 0;
 }

@@ -85,6 +85,13 @@ struct McpTask {
         bool shown;
         bool inline_done;               /* answered inline: nothing more to do */
         bool starting;                  /* between mcp_task_begin() and mcp_task_started(), which frees it if it must */
+        bool input_required;            /* working, with a question to its client open (mcp-confirm.c) */
+        /* A plain 2026-07-28 call of a client that can be asked (multi
+         * round-trip requests): a task never shown, that outlives its
+         * request when it asks (InputRequiredResult, requestState its id)
+         * and answers the retry that brings the inputResponses. */
+        bool mrtr;
+        bool resuming;                  /* inside task_resume(): it asks again itself, once */
         uint64_t created_ms, updated_ms;        /* CLOCK_REALTIME */
         uint64_t started_usec;          /* CLOCK_MONOTONIC, for the journal */
         uint64_t ttl_ms;
@@ -98,6 +105,7 @@ struct McpTask {
          * notifications and progress; extension: the inline reply). */
         McpSession *origin_session;
         uint64_t origin;
+        json_object *origin_id;         /* ref: that request's id (a retry's may differ from call_id) */
 
         TaskOutcome *outcome;           /* the CallToolResult, once ended with one */
         json_object *error;             /* or the JSON-RPC error object */
@@ -136,6 +144,9 @@ int task_send_reply(McpSession *s, McpBatch *b, uint64_t origin, json_object *re
 /* From working to status, with the reason (may be NULL); logged, and the
  * core's status notification sent. */
 void task_set_status(McpTask *t, McpTaskStatus status, const char *message);
+/* input_required came or went: logged, the core's status notification
+ * sent, the extension's subscribers told. */
+void task_input_changed(McpTask *t);
 /* What tasks/result answers to request id, once the task ended. */
 json_object *task_result_reply(McpTask *t, json_object *id);
 /* Answers tasks/result request id (of batch b, if any) now. */

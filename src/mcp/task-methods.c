@@ -107,6 +107,11 @@ int mcp_task_handle_result(McpRequest *req, json_object **ret) {
                 return -ENOMEM;
         *w = (TaskWaiter) { .session = req->session, .id = json_object_get(req->id), .origin = req->origin };
         LIST_PREPEND(waiters, t->waiters, w);
+        /* Where a task's questions to its client go (2025-11-25): on this
+         * request's stream, all that are open (the client may have lost
+         * the stream of an earlier tasks/result). */
+        if (t->session)
+                (void) mcp_confirm_send_open(t->session, req->session, req->origin, req->id, true);
         return 0;
 }
 
@@ -198,12 +203,35 @@ int mcp_task_handle_cancel(McpRequest *req, json_object **ret) {
 }
 
 int mcp_task_handle_update(McpRequest *req, json_object **ret) {
+        json_object *responses = json_get(req->params, "inputResponses");
+        McpTask *t;
+
         assert(req);
         assert(ret);
 
-        if (method_missing(req, ret) || !task_lookup(req, ret))
+        if (method_missing(req, ret) || !(t = task_lookup(req, ret)))
                 return *ret ? 0 : -ENOMEM;
-        *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
-                                 "Invalid params: this task never asks for input; there is nothing to update", NULL);
+        if (!json_object_is_type(responses, json_type_object)) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: inputResponses must be an object", NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* The core's questions are answered on the stream they were asked
+         * on, never here. */
+        if (t->format != MCP_TASK_EXTENSION || !t->input_required || !t->session) {
+                *ret = jsonrpc_error_new(req->id, JSONRPC_INVALID_PARAMS,
+                                         "Invalid params: this task asks for no input now; there is nothing to update",
+                                         NULL);
+                return *ret ? 0 : -ENOMEM;
+        }
+        /* Each key answers our question of that id, if it is still open; the
+         * others (stale, or never ours) change nothing. Only the task's
+         * caller gets here (task_lookup). */
+        json_object_object_foreach(responses, key, value) {
+                if (!t->session)
+                        break;
+                (void) mcp_confirm_input_response(t->session, key, value);
+        }
+        *ret = mcp_result_reply(req, json_object_new_object());
         return *ret ? 0 : -ENOMEM;
 }

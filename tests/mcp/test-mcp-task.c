@@ -1057,6 +1057,368 @@ TEST(test_shared_outcome) {
         ASSERT_EQ_U64(budget.used, 0);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Code mode's question to confirm a destructive tool (the fake broker's
+ * #confirm) in a task's call (2025-11-25): the task is input_required while
+ * it is open, elicitation/create goes on the caller's tasks/result with the
+ * task's related-task _meta, and only the answer on that session counts. */
+
+static void initialize_elicit(Env *env, Peer *p) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                 "\"2025-11-25\",\"capabilities\":{\"elicitation\":{}},"
+                 "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+        ASSERT_TRUE(result(wait_reply(env, p, "init")));
+}
+
+static json_object *nth_method(const Peer *p, const char *method, unsigned nth) {
+        for (size_t i = 0; i < json_object_array_length(p->msgs); i++) {
+                json_object *m = json_object_array_get_idx(p->msgs, i);
+                if (streq_ptr(json_get_string(m, "method"), method) && nth-- == 0)
+                        return m;
+        }
+        return NULL;
+}
+
+/* Polls tasks/get until the task says status. */
+static void wait_status(Env *env, Peer *p, const char *task_id, const char *status) {
+        static unsigned n;
+        uint64_t end = now_usec() + 10 * USEC_PER_SEC;
+
+        for (;;) {
+                char id[32];
+
+                (void) snprintf(id, sizeof id, "ws%u", n++);
+                task_req(p, id, "tasks/get", task_id);
+                if (streq_ptr(json_get_string(result(wait_reply(env, p, id)), "status"), status))
+                        return;
+                if (now_usec() > end)
+                        ASSERT_FAIL_("task never became %s", status);
+                run_for(env, 20);
+        }
+}
+
+static json_object *wait_method(Env *env, Peer *p, const char *method, unsigned nth) {
+        uint64_t end = now_usec() + 10 * USEC_PER_SEC;
+        json_object *m;
+
+        while (!(m = nth_method(p, method, nth))) {
+                if (now_usec() > end)
+                        ASSERT_FAIL_("timed out waiting for %s", method);
+                ASSERT_TRUE(sd_event_run(env->event, 10 * USEC_PER_MSEC) >= 0);
+        }
+        return m;
+}
+
+static const char *result_json(Env *env, Peer *p, const char *id) {
+        return json_object_to_json_string(result(wait_reply(env, p, id)));
+}
+
+TEST(test_core_confirm) {
+        _cleanup_free_ char *id = NULL, *id2 = NULL, *id3 = NULL;
+        Env env;
+        Peer a, a2, other, none;
+        json_object *q, *status;
+        char answer[256];
+
+        env_init(&env, 8, 8);
+        peer_open(&env, &a, "uid:1000");
+        initialize_elicit(&env, &a);
+        peer_open(&env, &a2, "uid:1000");
+        initialize_elicit(&env, &a2);
+        peer_open(&env, &other, "uid:1001");
+        initialize_elicit(&env, &other);
+
+        /* input_required while the question is open; it goes nowhere until
+         * the client calls tasks/result. */
+        id = strdup(call_task(&env, &a, "c1", "#confirm files edit_file"));
+        ASSERT_TRUE(id);
+        wait_status(&env, &a, id, "input_required");
+        status = json_get(nth_method(&a, "notifications/tasks/status", 0), "params");
+        ASSERT_STREQ(json_get_string(status, "status"), "input_required");
+        ASSERT_TRUE(!nth_method(&a, "elicitation/create", 0));
+        task_req(&a, "r1", "tasks/result", id);
+        q = wait_method(&env, &a, "elicitation/create", 0);
+        ASSERT_STREQ(json_get_string(json_get(q, "params"), "mode"), "form");
+        ASSERT_CONTAINS(json_get_string(json_get(q, "params"), "message"), "\"edit_file\"");
+        ASSERT_STREQ(json_get_string(json_get(json_get(json_get(q, "params"), "_meta"),
+                                              "io.modelcontextprotocol/related-task"), "taskId"), id);
+
+        /* The answer counts only on the session it was asked on: not
+         * another caller's, not another session of the same caller. */
+        (void) snprintf(answer, sizeof answer, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\","
+                        "\"content\":{\"confirm\":true}}}", json_get_string(q, "id"));
+        sendf(&other, "%s", answer);
+        sendf(&a2, "%s", answer);
+        /* Nor by tasks/update, which is the extension's (no method here). */
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"up\",\"method\":\"tasks/update\",\"params\":{\"taskId\":\"%s\","
+                  "\"inputResponses\":{\"%s\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}}}",
+              id, json_get_string(q, "id"));
+        ASSERT_TRUE(json_get(wait_reply(&env, &a, "up"), "error"));
+        run_for(&env, 50);
+        ASSERT_TRUE(!reply_to(&a, "r1"));
+        ASSERT_TRUE(!env.broker->runs[0]->confirm_answers);
+        /* A new tasks/result (the client lost the last one's stream) is
+         * asked the open question again, by the same id. */
+        task_req(&a, "r1b", "tasks/result", id);
+        ASSERT_STREQ(json_get_string(wait_method(&env, &a, "elicitation/create", 1), "id"), json_get_string(q, "id"));
+        sendf(&a, "%s", answer);
+        ASSERT_CONTAINS(result_json(&env, &a, "r1"), "confirm: accept=1 reason=");
+        ASSERT_CONTAINS(result_json(&env, &a, "r1b"), "confirm: accept=1 reason=");
+        ASSERT_EQ_INT(json_object_array_length(env.broker->runs[0]->confirm_answers), 1);
+        /* Back to working before it completed. */
+        status = json_get(nth_method(&a, "notifications/tasks/status", 1), "params");
+        ASSERT_STREQ(json_get_string(status, "status"), "working");
+        wait_status(&env, &a, id, "completed");
+
+        /* Declined: the call hears no. A tasks/result open before the
+         * question gets it at once. */
+        id2 = strdup(call_task(&env, &a, "c2", "#confirm files edit_file"));
+        ASSERT_TRUE(id2);
+        task_req(&a, "r2", "tasks/result", id2);
+        q = wait_method(&env, &a, "elicitation/create", 2);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"decline\"}}", json_get_string(q, "id"));
+        ASSERT_CONTAINS(result_json(&env, &a, "r2"), "the user declined");
+
+        /* The session it was asked on goes: the question is asked again on
+         * the next tasks/result, and answered there. */
+        id3 = strdup(call_task(&env, &a2, "c3", "#confirm files edit_file"));
+        ASSERT_TRUE(id3);
+        task_req(&a2, "r3", "tasks/result", id3);
+        wait_method(&env, &a2, "elicitation/create", 0);
+        peer_close(&a2);
+        wait_status(&env, &a, id3, "input_required");
+        task_req(&a, "r4", "tasks/result", id3);
+        q = wait_method(&env, &a, "elicitation/create", 3);
+        ASSERT_STREQ(json_get_string(json_get(json_get(json_get(q, "params"), "_meta"),
+                                              "io.modelcontextprotocol/related-task"), "taskId"), id3);
+        sendf(&a, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"action\":\"accept\","
+                  "\"content\":{\"confirm\":true}}}", json_get_string(q, "id"));
+        ASSERT_CONTAINS(result_json(&env, &a, "r4"), "confirm: accept=1 reason=");
+        ASSERT_TRUE(!nth_method(&other, "elicitation/create", 0));
+
+        /* A client without elicitation: no, saying why, never input_required. */
+        peer_open(&env, &none, "uid:1002");
+        initialize(&env, &none);
+        free(id);
+        id = strdup(call_task(&env, &none, "c4", "#confirm files edit_file"));
+        ASSERT_TRUE(id);
+        task_req(&none, "r5", "tasks/result", id);
+        ASSERT_CONTAINS(result_json(&env, &none, "r5"), "did not declare the elicitation capability");
+        ASSERT_TRUE(!nth_method(&none, "elicitation/create", 0));
+        peer_close(&none);
+        peer_close(&other);
+        peer_close(&a);
+        env_done(&env);
+}
+
+/* The same in the 2026-07-28 tasks extension: the call becomes a task
+ * when it asks, tasks/get shows input_required with the question in
+ * inputRequests, and tasks/update's inputResponses answer it. */
+
+static void stateless_call_caps(Peer *p, const char *id, const char *code, const char *caps) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"%s\"},\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+                 "\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{%s}}}}", id, code, caps);
+}
+
+static void task_update(Peer *p, const char *id, const char *task_id, const char *responses) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tasks/update\",\"params\":{\"taskId\":\"%s\","
+                 "\"inputResponses\":%s,\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                 "\"io.modelcontextprotocol/clientCapabilities\":{}}}}", id, task_id, responses);
+}
+
+static json_object *ext_get(Env *env, Peer *p, const char *task_id) {
+        static unsigned n;
+        char id[32];
+
+        (void) snprintf(id, sizeof id, "eg%u", n++);
+        stateless_req(p, id, "tasks/get", task_id);
+        return result(wait_reply(env, p, id));
+}
+
+TEST(test_extension_confirm) {
+        static const char ext[] = "\"extensions\":{\"io.modelcontextprotocol/tasks\":{}}";
+        static const char caps[] = "\"extensions\":{\"io.modelcontextprotocol/tasks\":{}},"
+                                   "\"elicitation\":{\"form\":{}}";
+        _cleanup_free_ char *id = NULL, *key = NULL;
+        Env env;
+        Peer a, other;
+        json_object *r, *requests;
+        char body[256];
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &a, "http:token:alice");
+        peer_open(&env, &other, "http:token:bob");
+
+        /* A task at once when it asks (before task_after_ms would make it one). */
+        stateless_call_caps(&a, "c1", "#confirm files edit_file", caps);
+        r = result(wait_reply(&env, &a, "c1"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "task");
+        id = strdup(json_get_string(r, "taskId"));
+        ASSERT_TRUE(id);
+        r = ext_get(&env, &a, id);
+        ASSERT_STREQ(json_get_string(r, "status"), "input_required");
+        requests = json_get(r, "inputRequests");
+        ASSERT_EQ_INT(json_object_object_length(requests), 1);
+        json_object_object_foreach(requests, k, v) {
+                key = strdup(k);
+                ASSERT_STREQ(json_get_string(v, "method"), "elicitation/create");
+                ASSERT_STREQ(json_get_string(json_get(v, "params"), "mode"), "form");
+                ASSERT_CONTAINS(json_get_string(json_get(v, "params"), "message"), "\"edit_file\"");
+                ASSERT_TRUE(!json_get(v, "id"));
+        }
+        ASSERT_TRUE(key);
+
+        /* Another caller: no such task. A key that is not the question's,
+         * or not an object: nothing answered. */
+        (void) snprintf(body, sizeof body, "{\"%s\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}", key);
+        task_update(&other, "u0", id, body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "u0")), JSONRPC_INVALID_PARAMS);
+        task_update(&a, "u1", id, "{\"mcp-exec-confirm-999\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}");
+        ASSERT_TRUE(result(wait_reply(&env, &a, "u1")));
+        task_update(&a, "u2", id, "[]");
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "u2")), JSONRPC_INVALID_PARAMS);
+        ASSERT_STREQ(json_get_string(ext_get(&env, &a, id), "status"), "input_required");
+        ASSERT_TRUE(!env.broker->runs[0]->confirm_answers);
+
+        /* The answer: the call goes on, the task completes. */
+        task_update(&a, "u3", id, body);
+        ASSERT_TRUE(result(wait_reply(&env, &a, "u3")));
+        for (unsigned i = 0; i < 200; i++) {
+                r = ext_get(&env, &a, id);
+                if (!streq(json_get_string(r, "status"), "working"))
+                        break;
+                run_for(&env, 20);
+        }
+        ASSERT_STREQ(json_get_string(r, "status"), "completed");
+        ASSERT_TRUE(!json_get(r, "inputRequests"));
+        ASSERT_CONTAINS(json_object_to_json_string(json_get(r, "result")), "confirm: accept=1 reason=");
+        task_update(&a, "u4", id, body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "u4")), JSONRPC_INVALID_PARAMS);
+
+        /* A decline: no. */
+        free(id);
+        stateless_call_caps(&a, "c2", "#confirm files edit_file", caps);
+        id = strdup(json_get_string(result(wait_reply(&env, &a, "c2")), "taskId"));
+        ASSERT_TRUE(id);
+        r = ext_get(&env, &a, id);
+        json_object_object_foreach(json_get(r, "inputRequests"), k2, v2) {
+                (void) v2;
+                (void) snprintf(body, sizeof body, "{\"%s\":{\"action\":\"decline\"}}", k2);
+        }
+        task_update(&a, "u5", id, body);
+        ASSERT_TRUE(result(wait_reply(&env, &a, "u5")));
+        for (unsigned i = 0; i < 200; i++) {
+                r = ext_get(&env, &a, id);
+                if (!streq(json_get_string(r, "status"), "working") && !streq(json_get_string(r, "status"),
+                                                                              "input_required"))
+                        break;
+                run_for(&env, 20);
+        }
+        ASSERT_CONTAINS(json_object_to_json_string(json_get(r, "result")), "the user declined");
+
+        /* No elicitation declared, with or without the extension: no,
+         * saying why. */
+        stateless_call_caps(&a, "c3", "#confirm files edit_file", ext);
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "c3"))), "did not declare the elicitation capability");
+        stateless_call_caps(&a, "c3b", "#confirm files edit_file", "");
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "c3b"))), "did not declare the elicitation capability");
+        peer_close(&other);
+        peer_close(&a);
+        env_done(&env);
+}
+
+/* A plain 2026-07-28 call of a client that declared elicitation (multi
+ * round-trip requests): the call that asks ends with InputRequiredResult
+ * (inputRequests, requestState), the run waits, and the retry with the
+ * inputResponses gets the call's result. */
+
+static void retry_call(Peer *p, const char *id, const char *state, const char *responses) {
+        sendf(p, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"tools/call\",\"params\":{\"name\":\"exec\","
+                 "\"arguments\":{\"code\":\"#confirm files edit_file\"},\"requestState\":\"%s\",\"inputResponses\":%s,"
+                 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","
+                 "\"io.modelcontextprotocol/clientCapabilities\":{\"elicitation\":{\"form\":{}}}}}}",
+              id, state, responses);
+}
+
+TEST(test_mrtr_confirm) {
+        static const char caps[] = "\"elicitation\":{\"form\":{}}";
+        _cleanup_free_ char *state = NULL, *key = NULL;
+        Env env;
+        Peer a, a2, a3, other;
+        json_object *r;
+        char body[256];
+
+        env_init(&env, 8, 4);
+        peer_open(&env, &a, "http:token:alice");
+        peer_open(&env, &other, "http:token:bob");
+
+        /* Quick and asking nothing: inline, as ever. */
+        stateless_call_caps(&a, "q", "#out quick", caps);
+        r = result(wait_reply(&env, &a, "q"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_TRUE(strstr(text_of(r), "quick"));
+
+        stateless_call_caps(&a, "c1", "#confirm files edit_file", caps);
+        r = result(wait_reply(&env, &a, "c1"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "input_required");
+        state = strdup(json_get_string(r, "requestState"));
+        ASSERT_TRUE(state);
+        ASSERT_EQ_INT(json_object_object_length(json_get(r, "inputRequests")), 1);
+        json_object_object_foreach(json_get(r, "inputRequests"), k, v) {
+                key = strdup(k);
+                ASSERT_STREQ(json_get_string(v, "method"), "elicitation/create");
+                ASSERT_STREQ(json_get_string(json_get(v, "params"), "mode"), "form");
+        }
+        ASSERT_TRUE(key);
+        /* Not a task anyone sees. */
+        stateless_req(&a, "g", "tasks/get", state);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "g")), JSONRPC_INVALID_PARAMS);
+
+        /* Another caller's retry, an unknown state: no. */
+        (void) snprintf(body, sizeof body, "{\"%s\":{\"action\":\"accept\",\"content\":{\"confirm\":true}}}", key);
+        retry_call(&other, "x", state, body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &other, "x")), JSONRPC_INVALID_PARAMS);
+        retry_call(&a, "y", "local.0123456789abcdef0123456789abcdef", body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a, "y")), JSONRPC_INVALID_PARAMS);
+        ASSERT_TRUE(!env.broker->runs[1]->confirm_answers);
+
+        /* A retry without the answer is asked again, at once. */
+        peer_open(&env, &a2, "http:token:alice");
+        retry_call(&a2, "r1", state, "{}");
+        r = result(wait_reply(&env, &a2, "r1"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "input_required");
+        ASSERT_TRUE(json_get(json_get(r, "inputRequests"), key));
+        peer_close(&a2);
+
+        /* The retry with it (a new request, a new id): the call's result. */
+        peer_open(&env, &a3, "http:token:alice");
+        retry_call(&a3, "r2", state, body);
+        r = result(wait_reply(&env, &a3, "r2"));
+        ASSERT_STREQ(json_get_string(r, "resultType"), "complete");
+        ASSERT_CONTAINS(text_of(r), "confirm: accept=1 reason=");
+        /* It ended: its state names nothing now. */
+        retry_call(&a3, "r3", state, body);
+        ASSERT_EQ_INT(error_code(wait_reply(&env, &a3, "r3")), JSONRPC_INVALID_PARAMS);
+        peer_close(&a3);
+
+        /* A decline: no. */
+        free(state);
+        stateless_call_caps(&a, "c2", "#confirm files edit_file", caps);
+        r = result(wait_reply(&env, &a, "c2"));
+        state = strdup(json_get_string(r, "requestState"));
+        ASSERT_TRUE(state);
+        json_object_object_foreach(json_get(r, "inputRequests"), k2, v2) {
+                (void) v2;
+                (void) snprintf(body, sizeof body, "{\"%s\":{\"action\":\"decline\"}}", k2);
+        }
+        retry_call(&a, "r4", state, body);
+        ASSERT_CONTAINS(text_of(result(wait_reply(&env, &a, "r4"))), "the user declined");
+        peer_close(&other);
+        peer_close(&a);
+        env_done(&env);
+}
+
 int main(void) {
         /* The log goes to stderr; the ids are random. */
         RUN(test_core_capability_and_tool);
@@ -1072,5 +1434,8 @@ int main(void) {
         RUN(test_readers);
         RUN(test_result_waiters);
         RUN(test_shared_outcome);
+        RUN(test_core_confirm);
+        RUN(test_extension_confirm);
+        RUN(test_mrtr_confirm);
         return 0;
 }

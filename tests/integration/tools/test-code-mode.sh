@@ -9,7 +9,10 @@
 # tools (annotations) and server-memory's delete_entities are refused as Refused and change nothing; an
 # MCP client that declared elicitation (the v1 SDK's) is asked to confirm edit_file, over Streamable HTTP
 # and stdio: its accept lets the edit through, its decline refuses it and nothing changes, and the question
-# names the server and tool and not the arguments (a sandbox session's call too, over HTTP); a client
+# names the server and tool and not the arguments (a sandbox session's call too, over HTTP; an exec made
+# a task too, input_required while asked, the question on its tasks/result; a 2026-07-28 task by
+# inputRequests and tasks/update, raw and with the v2 client's ext-tasks; a plain 2026-07-28 call by
+# InputRequiredResult and a retry, raw and with the v2 client's driver); a client
 # without the capability, and a run without an
 # MCP client, get Refused saying why; the journal says how each was confirmed, without the arguments; a
 # run's answers stop at MAX_BYTES; async calls are in flight at once (echoes answered while three
@@ -332,6 +335,51 @@ out=$(confirm_run "http:$URL/mcp" accept http-session session) ||
     fail "the accepting client's call in a session: $out $(cat "$HDIR/confirm.err")"
 jcheck "$out" 'len(r["asked"]) == 1 and r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG http-session\n"' \
     "a session's call: the user's accept did not let edit_file through"
+# An exec made a task (2025-11-25): the task says input_required while the question is open, the
+# question comes on the client's tasks/result with the task's related-task _meta, and the accept
+# lets the edit through; the task completes. Over HTTP and stdio.
+for transport in "http:$URL/mcp" stdio; do
+    t=${transport%%:*}
+    out=$(confirm_run "$transport" accept "$t-task" task) ||
+        fail "$t: the accepting client's task: $out $(cat "$HDIR/confirm.err")"
+    jcheck "$out" '(r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG '"$t"'-task\n" and
+                    "input_required" in r["statuses"] and len(r["asked"]) == 1 and
+                    r["asked"][0]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"])' \
+        "$t: a task's question was not asked on its tasks/result, or the accept did not let edit_file through"
+    log "$t: a task's confirmation: statuses $(jget "$out" '",".join(r["statuses"])')"
+done
+# 2026-07-28's tasks extension: tasks/get says input_required with the question in inputRequests,
+# tasks/update's inputResponses answer it. Raw HTTP requests, and @modelcontextprotocol/client with
+# ext-tasks (its onInputRequest answers); a decline refuses the edit and leaves the file.
+for mode in ext-raw ext-tasks; do
+    out=$(confirm_run "http:$URL/mcp" accept "$mode" "$mode") ||
+        fail "$mode: the accepting client's task: $out $(cat "$HDIR/confirm.err")"
+    jcheck "$out" '(r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG '"$mode"'\n" and
+                    len(r["asked"]) == 1 and r["asked"][0].get("method", "elicitation/create") == "elicitation/create" and
+                    r["asked"][0].get("kind", "elicitation") == "elicitation" and
+                    r["asked"][0]["mode"] == "form" and "\"edit_file\"" in r["asked"][0]["message"] and
+                    ("'"$mode"'" != "ext-raw" or "input_required" in r["statuses"]))' \
+        "$mode: a 2026-07-28 task's question was not in inputRequests, or its answer did not let edit_file through"
+    log "$mode: a 2026-07-28 task's confirmation: statuses $(jget "$out" '",".join(r["statuses"])')"
+done
+# A plain 2026-07-28 call (no task) of a client that declared elicitation: InputRequiredResult with
+# the question and a requestState, and the retry with the inputResponses gets the result (multi
+# round-trip requests). Raw HTTP requests, and @modelcontextprotocol/client's own MRTR driver.
+for mode in mrtr-raw mrtr-v2; do
+    out=$(confirm_run "http:$URL/mcp" accept "$mode" "$mode") ||
+        fail "$mode: the accepting client's call: $out $(cat "$HDIR/confirm.err")"
+    jcheck "$out" '(r["result"]["stdout"] == "edit: done\nnow: EDITED-SECRET-ARG '"$mode"'\n" and
+                    len(r["asked"]) == 1 and r["asked"][0]["mode"] == "form" and
+                    "\"edit_file\"" in r["asked"][0]["message"] and
+                    ("'"$mode"'" != "mrtr-raw" or r["statuses"] == ["input_required", "complete"]))' \
+        "$mode: no InputRequiredResult for a plain 2026-07-28 call, or its answer did not let edit_file through"
+    log "$mode: a plain 2026-07-28 call's confirmation: $(jget "$out" '",".join(r["statuses"])')"
+done
+out=$(confirm_run "http:$URL/mcp" decline ext-raw-no ext-raw) ||
+    fail "ext-raw: the declining client's task: $out $(cat "$HDIR/confirm.err")"
+jcheck "$out" '("the user declined" in r["result"]["stdout"] and
+                r["result"]["stdout"].endswith("now: before ext-raw-no\n"))' \
+    "ext-raw: the user's decline did not refuse edit_file, or the file changed"
 out=$(confirm_run "http:$URL/mcp" none http-none) || fail "the client without elicitation: $out $(cat "$HDIR/confirm.err")"
 jcheck "$out" '(r["asked"] == [] and "did not declare the elicitation capability" in r["result"]["stdout"] and
                 r["result"]["stdout"].endswith("now: before http-none\n"))' \
