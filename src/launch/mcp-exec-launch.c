@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "launch-exitwatch.h"
+#include "launch-lang.h"
 #include "launch-probe.h"
 #include "launch-run.h"
 #include "launch-seccomp.h"
@@ -32,6 +33,8 @@ static int usage(void) {
                 "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
                 "                       [--egress] [--wheelhouse=DIR]\n"
                 "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
+                "       mcp-exec-launch [--session] --language=bash|javascript --interpreter=PATH --bootstrap=PATH\n"
+                "                       [--max-code-bytes=N] [--egress]\n"
                 "       mcp-exec-launch --probe [--wheelhouse=DIR]    (DIR: what the run must not read)\n");
         return LAUNCH_EXIT_FAILED;
 }
@@ -48,6 +51,8 @@ int main(int argc, char *argv[]) {
                 { "session", no_argument, NULL, 'S' },
                 { "egress", no_argument, NULL, 'E' },
                 { "wheelhouse", required_argument, NULL, 'w' },
+                { "language", required_argument, NULL, 'L' },
+                { "interpreter", required_argument, NULL, 'I' },
                 {},
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
@@ -62,7 +67,9 @@ int main(int argc, char *argv[]) {
          * has no seccomp(2). Without it a run takes waitpid()'s word, as a
          * session or the probe always do. */
         for (int i = 1; i < argc; i++)
-                if (streq(argv[i], "--probe") || streq(argv[i], "--session"))
+                if (streq(argv[i], "--probe") || streq(argv[i], "--session") ||
+                    (strncmp(argv[i], "--language=", 11) == 0 && !streq(argv[i], "--language=python")))
+                        /* Not Python: launch-lang.h takes waitpid()'s word. */
                         one_run = false;
         if (one_run)
                 listener = exit_watch_install();
@@ -124,6 +131,13 @@ int main(int argc, char *argv[]) {
                                 return usage();
                         a.wheelhouse = optarg;
                         break;
+                case 'L':
+                        if (language_from_string(optarg, &a.language) < 0)
+                                return usage();
+                        break;
+                case 'I':
+                        a.interpreter = optarg;
+                        break;
                 default:
                         return usage();
                 }
@@ -131,6 +145,12 @@ int main(int argc, char *argv[]) {
         if (do_probe)
                 /* The probe's --wheelhouse is the raw one, to prove denied (issue 41). */
                 return launch_probe(a.wheelhouse);
+        if (a.language != LANGUAGE_PYTHON) {
+                if (!a.interpreter || a.interpreter[0] != '/' || !a.bootstrap || a.bootstrap[0] != '/' ||
+                    a.wheelhouse || a.preload)
+                        return usage();
+                return do_session ? launch_lang_session(&a) : launch_lang_run(&a);
+        }
         if (!a.python || a.python[0] != '/' || !a.bootstrap || a.bootstrap[0] != '/')
                 return usage();
         return do_session ? launch_session(&a) : launch_run(&a);

@@ -8,6 +8,7 @@
  * launch-run.h, the others that of launch-lang.h. */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum Language {
