@@ -155,6 +155,7 @@ typedef struct BrokerInfoReply {
         json_object *preloaded;                 /* an array of module names */
         uint64_t max_sessions, max_sessions_per_caller, max_sessions_per_scope, session_idle_s, session_max_s;
         uint64_t sessions;              /* live ones */
+        uint32_t languages;             /* LANGUAGE_BIT()s of those runs may use (issue 42) */
 } BrokerInfoReply;
 int broker_event_info(const BrokerInfoReply *info, json_object **ret);
 
@@ -173,6 +174,9 @@ typedef struct BrokerSandboxInfo {
         uint64_t max_sessions, max_sessions_per_caller, session_idle_s, session_max_s;
         bool result_channel;            /* runs take a fourth fd, the result channel */
         char **modules, **preloaded;    /* the members of each array that have a string form */
+        /* LANGUAGE_BIT()s of "languages" ("python,bash"); Python alone when
+         * the broker does not say (an older one) or says nonsense. */
+        uint32_t languages;
 } BrokerSandboxInfo;
 
 /* Fills *ret from reply (NULL: everything unset). -ENOMEM with *ret left
