@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "language.h"
 #include "tmpfs-client.h"
 #include "tmpfs-proto.h"
 
@@ -16,6 +17,10 @@ typedef struct SandboxSpec {
         const char *launcher;           /* absolute path of mcp-exec-launch */
         const char *bootstrap;          /* absolute path of mcp-exec-bootstrap.py */
         const char *python;             /* resolved interpreter under /usr */
+        /* Issue 42: not Python, the launcher runs interpreter (absolute,
+         * under /usr) with bootstrap (that language's, launch-lang.h). */
+        Language language;
+        const char *interpreter;
         const char *preload;            /* modules the interpreter imports before the run, comma-separated, or NULL */
         const char *mpl_cache;          /* a prebuilt matplotlib font cache the launcher copies, or NULL */
         /* The prepared package store (MCP_EXEC_PACKAGE_STORE, issue 41) when

@@ -39,6 +39,31 @@ static int usage(void) {
         return LAUNCH_EXIT_FAILED;
 }
 
+/* Neither --probe nor --session nor a --language= other than Python's. */
+static bool is_one_python_run(int argc, char *argv[]) {
+        for (int i = 1; i < argc; i++)
+                if (streq(argv[i], "--probe") || streq(argv[i], "--session") ||
+                    (strncmp(argv[i], "--language=", 11) == 0 && !streq(argv[i], "--language=python")))
+                        return false;
+        return true;
+}
+
+/* What the options ask for, once they are parsed. */
+static int launch_dispatch(const LaunchArgs *a, bool do_probe, bool do_session) {
+        if (do_probe)
+                /* The probe's --wheelhouse is the raw one, to prove denied (issue 41). */
+                return launch_probe(a->wheelhouse);
+        if (a->language != LANGUAGE_PYTHON) {
+                if (!a->interpreter || a->interpreter[0] != '/' || !a->bootstrap || a->bootstrap[0] != '/' ||
+                    a->wheelhouse || a->preload)
+                        return usage();
+                return do_session ? launch_lang_session(a) : launch_lang_run(a);
+        }
+        if (!a->python || a->python[0] != '/' || !a->bootstrap || a->bootstrap[0] != '/')
+                return usage();
+        return do_session ? launch_session(a) : launch_run(a);
+}
+
 int main(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "python", required_argument, NULL, 'p' },
@@ -56,7 +81,7 @@ int main(int argc, char *argv[]) {
                 {},
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
-        bool do_probe = false, do_session = false, one_run = true;
+        bool do_probe = false, do_session = false, one_run = is_one_python_run(argc, argv);
         int c, r, listener = -EBADF;
 
         /* First, before any child: PID 1 of its namespace (launch-common.h). */
@@ -65,12 +90,7 @@ int main(int argc, char *argv[]) {
         /* A one-shot run hears its interpreter's exit at its start
          * (launch-exitwatch.h). Its filter goes under the main one, which
          * has no seccomp(2). Without it a run takes waitpid()'s word, as a
-         * session or the probe always do. */
-        for (int i = 1; i < argc; i++)
-                if (streq(argv[i], "--probe") || streq(argv[i], "--session") ||
-                    (strncmp(argv[i], "--language=", 11) == 0 && !streq(argv[i], "--language=python")))
-                        /* Not Python: launch-lang.h takes waitpid()'s word. */
-                        one_run = false;
+         * session, the probe or another language always do. */
         if (one_run)
                 listener = exit_watch_install();
 
@@ -142,16 +162,5 @@ int main(int argc, char *argv[]) {
                         return usage();
                 }
 
-        if (do_probe)
-                /* The probe's --wheelhouse is the raw one, to prove denied (issue 41). */
-                return launch_probe(a.wheelhouse);
-        if (a.language != LANGUAGE_PYTHON) {
-                if (!a.interpreter || a.interpreter[0] != '/' || !a.bootstrap || a.bootstrap[0] != '/' ||
-                    a.wheelhouse || a.preload)
-                        return usage();
-                return do_session ? launch_lang_session(&a) : launch_lang_run(&a);
-        }
-        if (!a.python || a.python[0] != '/' || !a.bootstrap || a.bootstrap[0] != '/')
-                return usage();
-        return do_session ? launch_session(&a) : launch_run(&a);
+        return launch_dispatch(&a, do_probe, do_session);
 }
