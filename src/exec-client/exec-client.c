@@ -478,6 +478,8 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
         /* A session's call too: it installs more into the session. */
         if (req->packages && json_add(msg, "packages", json_object_get(req->packages)) < 0)
                 return -ENOMEM;
+        if (req->language && json_add_string(msg, "language", req->language) < 0)
+                return -ENOMEM;
         if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
                 return -ENOMEM;
         return packet_send(sock, msg, fds, n_fds);

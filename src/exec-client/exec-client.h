@@ -59,6 +59,9 @@ typedef struct ExecRequest {
          * (package-spec.h), sent as "packages" of the run or the session's
          * call; NULL: none. Borrowed. */
         json_object *packages;
+        /* Issue 42: "python", "bash", "javascript", sent as the run's or the
+         * session call's "language"; NULL: none (Python, or the session's). */
+        const char *language;
         SandboxOwner owner;
         /* Optional: what the client collects (output, figures and files)
          * is charged here while the client lives; what the budget cannot
