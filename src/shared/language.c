@@ -137,3 +137,65 @@ const char *language_set_to_string(uint32_t set, char *buf, size_t size) {
         }
         return buf;
 }
+
+/* The word of line [p, end) at *p on, skipping blanks: its start and length. */
+static size_t next_word(const char **p, const char *end) {
+        const char *s;
+
+        while (*p < end && (**p == ' ' || **p == '\t'))
+                (*p)++;
+        s = *p;
+        while (*p < end && **p != ' ' && **p != '\t')
+                (*p)++;
+        return (size_t) (*p - s);
+}
+
+static bool word_is(const char *w, size_t n, const char *s) {
+        return strlen(s) == n && memcmp(w, s, n) == 0;
+}
+
+static bool all_digits(const char *s, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (s[i] < '0' || s[i] > '9')
+                        return false;
+        return true;
+}
+
+int language_from_shebang(const char *code, size_t len, Language *ret) {
+        const char *p, *end, *w, *base;
+        size_t n;
+
+        assert(code || len == 0);
+        assert(ret);
+
+        if (len < 2 || code[0] != '#' || code[1] != '!')
+                return -ENOENT;
+        p = code + 2;
+        end = memchr(p, '\n', len - 2) ?: code + len;
+        if (end > p && end[-1] == '\r')
+                end--;
+        w = p;
+        n = next_word(&p, end);
+        w = p - n;
+        base = memrchr(w, '/', n);
+        if (base) {
+                n -= (size_t) (base + 1 - w);
+                w = base + 1;
+        }
+        /* "#!/usr/bin/env [-S] [NAME=V...] prog": the program is the first
+         * other word. */
+        while (word_is(w, n, "env") || (n > 0 && (w[0] == '-' || memchr(w, '=', n)))) {
+                n = next_word(&p, end);
+                w = p - n;
+        }
+        if (word_is(w, n, "bash") || word_is(w, n, "sh"))
+                *ret = LANGUAGE_BASH;
+        else if (word_is(w, n, "node") || word_is(w, n, "nodejs"))
+                *ret = LANGUAGE_JAVASCRIPT;
+        else if (word_is(w, n, "python") || word_is(w, n, "python3") ||
+                 (n > 8 && memcmp(w, "python3.", 8) == 0 && all_digits(w + 8, n - 8)))
+                *ret = LANGUAGE_PYTHON;
+        else
+                return -EPROTONOSUPPORT;
+        return 0;
+}

@@ -41,6 +41,13 @@ const char *const *language_interpreter_flags(Language l);
  * -ENOENT. Not for Python. */
 int language_find_interpreter(Language l, const char **ret);
 
+/* The language a "#!" first line of code names: its interpreter's base name
+ * (after "env" and its options, if it is env) is bash or sh (bash runs sh
+ * scripts), node or nodejs (javascript), python, python3 or python3.N.
+ * -ENOENT: no "#!" line; -EPROTONOSUPPORT: it names another interpreter
+ * (*ret untouched). */
+int language_from_shebang(const char *code, size_t len, Language *ret);
+
 /* "python,bash" style lists (MCP_EXEC_LANGUAGES): each a known name, once;
  * python among them. -EINVAL otherwise. */
 int language_set_parse(const char *s, uint32_t *ret);
