@@ -32,7 +32,8 @@ static int usage(void) {
                 "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
                 "                       [--egress] [--wheelhouse=DIR]\n"
                 "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
-                "       mcp-exec-launch --probe [--wheelhouse=DIR]    (DIR: what the run must not read)\n");
+                "       mcp-exec-launch --probe [--wheelhouse=DIR]    (DIR: what the run must not read)\n"
+                "       --jit: no W^X filter (an interpreter that JIT-compiles: Node)\n");
         return LAUNCH_EXIT_FAILED;
 }
 
@@ -48,10 +49,11 @@ int main(int argc, char *argv[]) {
                 { "session", no_argument, NULL, 'S' },
                 { "egress", no_argument, NULL, 'E' },
                 { "wheelhouse", required_argument, NULL, 'w' },
+                { "jit", no_argument, NULL, 'J' }, /* looked for above */
                 {},
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
-        bool do_probe = false, do_session = false, one_run = true;
+        bool do_probe = false, do_session = false, one_run = true, jit = false;
         int c, r, listener = -EBADF;
 
         /* First, before any child: PID 1 of its namespace (launch-common.h). */
@@ -64,6 +66,8 @@ int main(int argc, char *argv[]) {
         for (int i = 1; i < argc; i++)
                 if (streq(argv[i], "--probe") || streq(argv[i], "--session"))
                         one_run = false;
+                else if (streq(argv[i], "--jit"))
+                        jit = true;
         if (one_run)
                 listener = exit_watch_install();
 
@@ -78,6 +82,18 @@ int main(int argc, char *argv[]) {
                 fprintf(stderr, "mcp-exec-launch: cannot load the system call filter, refusing to run: %s\n",
                         strerror(-r));
                 return LAUNCH_EXIT_FAILED;
+        }
+        /* W^X but for an interpreter that JIT-compiles (--jit, the broker's
+         * for JavaScript alone; syscall-filter.h). The probe too: it proves
+         * what its unit's runs get. */
+        if (!jit) {
+                r = launch_seccomp_load_wx();
+                if (r < 0) {
+                        (void) safe_close(listener);
+                        fprintf(stderr, "mcp-exec-launch: cannot load the W^X filter, refusing to run: %s\n",
+                                strerror(-r));
+                        return LAUNCH_EXIT_FAILED;
+                }
         }
         if (listener >= 0) {
                 r = exit_watch_start(listener);
@@ -118,6 +134,8 @@ int main(int argc, char *argv[]) {
                         break;
                 case 'E':
                         a.egress = true;
+                        break;
+                case 'J':
                         break;
                 case 'w':
                         if (!wheelhouse_path_valid(optarg))
