@@ -26,6 +26,8 @@
 // launcher interrupted it (SIGINT: a busy loop is broken, a pending await is
 // abandoned). What a call left running (timers, servers) goes on; an error it
 // throws later is printed and ends nothing but the call it happens in.
+// Each call's stdin is fd 0 from its start: fs.readFileSync(0) reads it;
+// process.stdin is one stream for the whole session, over after its end.
 //
 // Our code only until the program starts: from then on this process is the
 // program's, and the launcher trusts nothing it says but "done".
