@@ -65,6 +65,8 @@ void manager_spec_language(Manager *m, Language l, SandboxSpec *spec) {
                 return;
         assert(m->languages[l].interpreter && m->languages[l].bootstrap);
         spec->language = l;
+        /* Node's JIT writes code then runs it: no W^X filter (syscall-filter.h). */
+        spec->jit = l == LANGUAGE_JAVASCRIPT;
         spec->interpreter = m->languages[l].interpreter;
         spec->bootstrap = m->languages[l].bootstrap;
         /* Python's: nothing to import, no font cache, no packages. */

@@ -162,6 +162,35 @@ static int evaluate_wheelhouse(const char *report, const SandboxSpec *spec, char
         return 0;
 }
 
+/* W^X (syscall-filter.h) in every unit but a JIT's (spec->jit: Node's
+ * V8 writes the code it runs), where it must be absent: a unit that has
+ * it would kill node at its first compiled function, one that has it
+ * where it should not is not what the caller was told. */
+static int evaluate_wx(const char *report, const SandboxSpec *spec, char **ret_failure) {
+        static const char *const keys[] = { "wx_mmap", "wx_mprotect", "x_mprotect" };
+        const char *want = spec->jit ? "ok" : "EPERM";
+        char v[256], digest[17];
+        const char *s;
+
+        assert(spec);
+        assert(ret_failure);
+
+        if (syscall_filter_digest_wx(digest) < 0)
+                return failed(ret_failure, "W^X filter: cannot build the expected program");
+        s = report_get(report, "wx_filter", v, sizeof v);
+        if (!s || !streq(s, spec->jit ? "-" : digest))
+                return failed(ret_failure, "W^X filter (the launcher's%s): it loaded %s, expected %s",
+                              spec->jit ? ", none with --jit" : "", s ?: "nothing", spec->jit ? "none" : digest);
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                s = report_get(report, keys[i], v, sizeof v);
+                if (!s || !streq(s, want))
+                        return failed(ret_failure, "%s (%s): %s is %s, expected %s",
+                                      spec->jit ? "writable code for the JIT" : "W^X (the launcher's filter)",
+                                      spec->jit ? "--jit" : "no --jit", keys[i], s ?: "unknown", want);
+        }
+        return 0;
+}
+
 int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure) {
         char v[256];
         const char *s;
@@ -258,6 +287,8 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         if (isempty(s) || strspn(s, "0") != strlen(s))
                 return failed(ret_failure, "empty CapabilityBoundingSet: bounding set is %s", s ?: "unknown");
         r = evaluate_processes(report, spec, ret_failure);
+        if (r >= 0)
+                r = evaluate_wx(report, spec, ret_failure);
         return r < 0 ? r : evaluate_wheelhouse(report, spec, ret_failure);
 }
 

@@ -73,7 +73,7 @@ static int append_exec_start(sd_bus_message *m, const char *launcher, const char
 static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) {
         char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096], arg_wheels[4096],
                 arg_denied[4096];
-        const char *argv[11];
+        const char *argv[12];
         size_t n = 0;
         int r;
 
@@ -87,6 +87,9 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
                 return r;
 
         argv[n++] = s->launcher;
+        /* Before --probe: the probe proves what its unit's runs get. */
+        if (s->jit)
+                argv[n++] = "--jit";
         if (s->probe) {
                 argv[n++] = "--probe";
                 /* The raw wheelhouse, to prove unreadable (a run's is the store). */

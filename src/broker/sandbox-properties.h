@@ -58,6 +58,11 @@ typedef struct SandboxSpec {
          * accounting (so the broker can see that the firewall is there)
          * and the launcher's --egress. PrivateNetwork= stays. */
         bool egress;
+        /* The interpreter JIT-compiles (JavaScript: V8 makes its code
+         * writable and executable at once): the launcher's --jit, no W^X
+         * filter (syscall-filter.h). Every other unit has it; the
+         * self-check proves which (probe.c). */
+        bool jit;
         const char *description;        /* Description=, NULL: SANDBOX_DESCRIPTION_RUN */
         /* The running systemd's major version (its Version property, read
          * at start, probe.h), 0: unknown. What it has, the runs get and the
