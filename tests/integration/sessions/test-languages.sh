@@ -11,6 +11,7 @@
 #             the server has; a bash session keeps variables, functions and the working
 #             directory across calls made on new connections, exit ends a call and not the
 #             session, its language is fixed
+#             (and JavaScript's: a run, a session keeping its global scope, top-level await)
 #   off       MCP_EXEC_LANGUAGES=python: bash is refused, naming python
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
@@ -91,6 +92,14 @@ sys.exit(0 if {"0", "1"} <= w else 1)' <<<"$jsince" || fail "bash runs were not 
 journal_since "$cursor" -u mcp-exec-broker.service | grep -q 'Warm pool of [0-9]* bash units' ||
     fail "no warm pool of bash units"
 
+# JavaScript (node's bootstrap) on the same path: print, stdin, exit code, an output file.
+out=$(call --language javascript --result-channel --stdin-file "$(printf 'js in\n' | put jsin.txt)" -- \
+    'const fs = require("fs"); process.stdout.write(fs.readFileSync(0, "utf8").toUpperCase());
+fs.mkdirSync("/tmp/outputs"); fs.writeFileSync("/tmp/outputs/o.txt", "x"); process.exitCode = 6;') ||
+    fail "javascript run failed: $out $(call_err)"
+jcheck "$out" 'r["exit_code"] == 6 and r["stdout"] == "JS IN\n" and [o["path"] for o in r["outputs"]] == [
+    "/tmp/outputs/o.txt"]' "a javascript run"
+
 # --- clients ---------------------------------------------------------------------------------
 log "== clients"
 out=$(printf 'echo "$((6*7))"; exit 5\n' | bx timeout 60 mcp-exec run --language bash 2>&1)
@@ -104,7 +113,15 @@ for kind in stdio http; do
     out=$(scall "$kind" exec '{"code":"echo $((6*7)); echo ${BASH_VERSINFO[0]}","language":"bash"}')
     jcheck "$out" 'r.get("isError") is False and r["structuredContent"]["stdout"].startswith("42\n")' "$kind exec"
     out=$(scall "$kind" exec '{"code":"print(1)","language":"cobol"}')
-    jcheck "$out" 'r.get("isError") is True and "python,bash" in r["content"][0]["text"]' "$kind: unknown language"
+    jcheck "$out" 'r.get("isError") is True and "python,bash,javascript" in r["content"][0]["text"]' \
+        "$kind: unknown language"
+    out=$(scall "$kind" session_create '{"language":"javascript"}')
+    h=$(handle_of "$out")
+    [[ -n $h ]] || fail "$kind: session_create javascript: $out"
+    out=$(scall "$kind" exec "$(exec_args 'globalThis.x = 41; var y = await Promise.resolve(1);' "$h")")
+    out=$(scall "$kind" exec "$(exec_args 'console.log(x + y)' "$h")")
+    stdout_is "$out" "42" "$kind: a javascript session's global scope"
+    scall "$kind" session_close "{\"session\":\"$h\"}" >/dev/null
 
     out=$(scall "$kind" session_create '{"language":"bash"}')
     h=$(handle_of "$out")
