@@ -6,8 +6,8 @@
 #             cap, the memory cap, a fork bomb, a busy loop whose backgrounded child survives
 #             setsid, nohup and disown: all end, nothing is left; /proc of another run is not
 #             seen; cold (the language's first run) and warm (its pool, made at that run)
-#   clients   over stdio (mcp-exec run --language bash, and a #! line) and over HTTP (the v2
-#             client): exec with language bash; an unknown language is an isError naming what
+#   clients   over stdio (mcp-exec run --language bash, and a #! line; the v1 SDK; the Inspector
+#             CLI with each language) and over HTTP (the v2 client): exec with language bash; an unknown language is an isError naming what
 #             the server has; a bash session keeps variables, functions and the working
 #             directory across calls made on new connections, exit ends a call and not the
 #             session, its language is fixed
@@ -135,6 +135,16 @@ for kind in stdio http; do
     jcheck "$out" 'r.get("isError") is True and "runs bash" in r["content"][0]["text"]' "$kind: a session's language"
     out=$(scall "$kind" session_close "{\"session\":\"$h\"}")
     jcheck "$out" 'r.get("isError") is False' "$kind: session_close"
+done
+# The Inspector CLI, stdio: each language.
+for l in bash javascript; do
+    code=$([[ $l == bash ]] && echo 'echo $((6*7))' || echo 'console.log(6*7)')
+    out=$(inspector --method tools/call --tool-name exec \
+        --tool-args-json "$("$PY" -c 'import json, sys; print(json.dumps({"code": sys.argv[1], "language": sys.argv[2]}))' \
+            "$code" "$l")" --format json -q -- mcp-exec stdio 2>"$HDIR/insp.err")
+    out=$("$PY" -c 'import json, sys; s = sys.stdin.read(); r = json.loads(s[s.index("{"):]); print(json.dumps(r.get("result", r)))' \
+        <<<"$out") || fail "inspector exec $l: no result: $(head -c 500 "$HDIR/insp.err")"
+    jcheck "$out" 'r.get("isError") is False and r["structuredContent"]["stdout"] == "42\n"' "inspector exec $l"
 done
 after clients
 
