@@ -121,7 +121,7 @@ void client_answer_session(Client *c) {
 
         m = c->manager;
         se = c->session;
-        if (!se->ready || !manager_language_checked(m, c->language))
+        if (!se->ready || m->probe_state != SELF_CHECK_PASSED)
                 return;
         if (broker_event_session(se->id, sandbox_session_unit(se), m->config.session_idle_s, m->config.session_max_s,
                                  m->config.memory_max, &j) < 0) {

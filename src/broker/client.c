@@ -156,7 +156,7 @@ void client_try_handoff(Client *c) {
         assert(c);
 
         m = c->manager;
-        if (c->state != CLIENT_STARTING || !manager_language_checked(m, c->language) || !run_is_started(c->run) ||
+        if (c->state != CLIENT_STARTING || m->probe_state != SELF_CHECK_PASSED || !run_is_started(c->run) ||
             client_is_gone(c) || !client_egress_ready(c) || (c->tools && !tools_link_is_settled(c->tools)))
                 return;
         assert(c->n_run_fds + 2 <= PACKET_MAX_FDS);

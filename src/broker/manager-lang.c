@@ -10,8 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "client-sessions.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"
@@ -54,11 +52,6 @@ int manager_language_check(Manager *m, Language l, char *message, size_t size) {
         char have[64];
         uint32_t set = manager_languages(m);
 
-        if ((set & LANGUAGE_BIT(l)) && m->languages[l].probe_state == SELF_CHECK_FAILED) {
-                (void) snprintf(message, size, "language: %s's sandbox self-check failed: %s", language_to_string(l),
-                                m->languages[l].probe_failure ?: "unknown");
-                return -EOPNOTSUPP;
-        }
         if (set & LANGUAGE_BIT(l))
                 return 0;
         (void) snprintf(message, size, "language: %s is %s on this server; it has %s", language_to_string(l),
@@ -97,58 +90,6 @@ static void on_lang_pool_ready(void *userdata) {
         (void) userdata;
 }
 
-static void on_lang_probe_done(const char *failure, void *userdata) {
-        ManagerLanguage *ml = userdata;
-        Manager *m = ml->manager;
-
-        ml->probe = probe_free(ml->probe);
-        ml->probe_state = failure ? SELF_CHECK_FAILED : SELF_CHECK_PASSED;
-        if (failure) {
-                ml->probe_failure = strdup(failure);
-                log_struct(LOG_CRIT, "MESSAGE=Sandbox self-check of %s units failed, refusing them: %s",
-                           language_to_string(ml->language), failure,
-                           "MCP_PROBE=%s", "failed", "MCP_PROBE_FAILURE=%s", failure,
-                           "MCP_LANGUAGE=%s", language_to_string(ml->language));
-        } else
-                log_struct(LOG_INFO, "MESSAGE=Sandbox self-check of %s units passed.", language_to_string(ml->language),
-                           "MCP_PROBE=%s", "passed", "MCP_LANGUAGE=%s", language_to_string(ml->language));
-        /* Nothing of theirs was handed to a launcher yet: no code ran. */
-        LIST_FOREACH_SAFE(clients, c, n, m->clients) {
-                if (c->language != ml->language)
-                        continue;
-                if (failure && (c->run || c->state == CLIENT_WAITING || c->state == CLIENT_SESSION_CREATING)) {
-                        (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, failure);
-                        client_free(c);
-                } else if (!failure && c->state == CLIENT_SESSION_CREATING)
-                        client_answer_session(c);
-                else if (!failure)
-                        client_try_handoff(c);
-        }
-        manager_update_idle(m);
-}
-
-bool manager_language_checked(Manager *m, Language l) {
-        ManagerLanguage *ml = &m->languages[l];
-        SandboxSpec spec;
-
-        if (m->probe_state != SELF_CHECK_PASSED)
-                return false;
-        if (l != LANGUAGE_JAVASCRIPT)
-                return true;
-        if (ml->probe_state == SELF_CHECK_PENDING && !ml->probe && language_resolve(m, l) >= 0) {
-                ml->manager = m;
-                ml->language = l;
-                manager_fill_spec(m, 30, &spec);
-                manager_spec_language(m, l, &spec);
-                if (probe_start(m->event, m->bus, &spec, on_lang_probe_done, ml, &ml->probe) < 0) {
-                        log_error("Failed to start the sandbox self-check of %s units.", language_to_string(l));
-                        ml->probe_state = SELF_CHECK_FAILED;
-                        ml->probe_failure = strdup("sandbox setup: the self-check could not be started");
-                }
-        }
-        return ml->probe_state == SELF_CHECK_PASSED;
-}
-
 Pool *manager_language_pool(Manager *m, Language l, bool create) {
         ManagerLanguage *ml;
         PoolConfig pc = {
@@ -162,7 +103,8 @@ Pool *manager_language_pool(Manager *m, Language l, bool create) {
         if (l == LANGUAGE_PYTHON)
                 return m->pool;
         ml = &m->languages[l];
-        if (ml->pool || !create || pc.size == 0 || !manager_language_checked(m, l) || language_resolve(m, l) < 0)
+        if (ml->pool || !create || pc.size == 0 || m->probe_state != SELF_CHECK_PASSED ||
+            language_resolve(m, l) < 0)
                 return ml->pool;
         ml->manager = m;
         ml->language = l;
@@ -194,9 +136,6 @@ void manager_language_pools_recycle(Manager *m) {
 void manager_languages_done(Manager *m) {
         for (Language l = LANGUAGE_PYTHON + 1; l < _LANGUAGE_MAX; l++) {
                 m->languages[l].pool = pool_free(m->languages[l].pool);
-                m->languages[l].probe = probe_free(m->languages[l].probe);
-                m->languages[l].probe_failure = mfree(m->languages[l].probe_failure);
-                m->languages[l].probe_state = SELF_CHECK_PENDING;
                 m->languages[l].bootstrap = mfree(m->languages[l].bootstrap);
                 m->languages[l].interpreter = NULL;
         }

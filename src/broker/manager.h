@@ -51,12 +51,6 @@ typedef struct ManagerLanguage {
         const char *interpreter;        /* language.c's, static */
         char *bootstrap;
         Pool *pool;
-        /* A JIT's units (javascript: no W^X) differ from the others: a
-         * self-check of their own, started at the language's first request;
-         * its runs wait for it, and it failing refuses them. */
-        SelfCheckState probe_state;
-        Probe *probe;
-        char *probe_failure;
 } ManagerLanguage;
 
 typedef struct Manager {
@@ -145,9 +139,6 @@ Pool *manager_language_pool(Manager *m, Language l, bool create);
 void manager_language_pools_update(Manager *m, bool busy);
 void manager_language_pools_recycle(Manager *m);
 void manager_languages_done(Manager *m);
-/* Whether l's units passed the self-check (javascript's own, with --jit;
- * the others share Python's); starts javascript's if it has not. */
-bool manager_language_checked(Manager *m, Language l);
 
 /* Tells the pool how busy the runs keep systemd and the CPU. */
 void manager_update_pool(Manager *m);
