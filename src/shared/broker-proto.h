@@ -56,7 +56,15 @@
  * "packages":[…] and "packages_max_bytes":N; every unit's launcher has
  * --wheelhouse=PATH in its argv when the wheelhouse is configured. What the
  * installer did comes back on the result channel (RESULT_FRAME_PACKAGES), not
- * in "exit". */
+ * in "exit".
+ *
+ * Languages (issue 42, language.h): a "run" and a "session_create" may carry
+ * "language": "python" (the default), "bash" or "javascript", one the
+ * broker's "info" lists in "languages" ("python,bash"), never with
+ * "packages"; a "session_exec" may name its session's own (another is
+ * bad-request). The broker → launcher "run" message then carries it too
+ * (not for Python), and the unit's launcher runs that language's interpreter
+ * (launch-lang.h). */
 
 #include <json-c/json.h>
 
