@@ -706,6 +706,13 @@ static int read_probe_key_property(sd_bus_message *m, const char *name, void *us
         return 0;
 }
 
+/* The self-check's spec: Python's, and JavaScript's units too (spec.jit,
+ * probe.h) when it is on; its verdict's key says which. */
+static void manager_fill_probe_spec(Manager *m, SandboxSpec *ret) {
+        manager_fill_spec(m, 30, ret);
+        ret->jit = manager_languages(m) & LANGUAGE_BIT(LANGUAGE_JAVASCRIPT);
+}
+
 /* With the key (m->probe_key, NULL: none), a kept verdict for it serves at
  * once, else the self-check unit starts. */
 static void manager_check_sandbox(Manager *m) {
@@ -724,7 +731,7 @@ static void manager_check_sandbox(Manager *m) {
                 on_probe_done(NULL, m);
                 return;
         }
-        manager_fill_spec(m, 30, &spec);
+        manager_fill_probe_spec(m, &spec);
         r = probe_start(m->event, m->bus, &spec, on_probe_done, m, &m->probe);
         if (r < 0) {
                 log_error_errno(r, "Failed to start the sandbox self-check: %m");
@@ -783,7 +790,7 @@ static int on_probe_key(sd_bus_message *reply, void *userdata, sd_bus_error *ret
         if (r >= 0) {
                 /* Timestamps that were not there are 0, which it refuses. */
                 p.sd.version = p.version;
-                manager_fill_spec(m, 30, &spec);
+                manager_fill_probe_spec(m, &spec);
                 r = probe_cache_key(&spec, &p.sd, &m->probe_key);
         }
         if (r >= 0) {
