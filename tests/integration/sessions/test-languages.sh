@@ -3,13 +3,13 @@
 #   runs      through the broker (mcp-exec-broker-call --language bash): print and exit code,
 #             stdin, the uid (a dynamic one), no network, no writes outside /tmp, input files in
 #             /tmp, files and an SVG figure from /tmp/outputs, the code in no argv; the output
-#             cap, the memory cap, a fork bomb, a busy loop whose backgrounded child survives
+#             cap, a PNG written with base64 -d an image of its size, the memory cap, a fork bomb, a busy loop whose backgrounded child survives
 #             setsid, nohup and disown: all end, nothing is left; /proc of another run is not
 #             seen; cold (the language's first run) and warm (its pool, made at that run)
 #   clients   over stdio (mcp-exec run --language bash, and a #! line; the v1 SDK; the Inspector
 #             CLI with each language) and over HTTP (the v2 client): exec with language bash; an unknown language is an isError naming what
 #             the server has; a bash session keeps variables, functions and the working
-#             directory across calls made on new connections, exit ends a call and not the
+#             directory across calls made on new connections, each call has its own stdin, exit ends a call and not the
 #             session, its language is fixed
 #             (and JavaScript's: a run, a session keeping its global scope, top-level await)
 #   off       MCP_EXEC_LANGUAGES=python: bash is refused, naming python
@@ -51,6 +51,13 @@ printf "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"4\" height=\"4\"><rect
     fail "run failed: $out $(call_err)"
 jcheck "$out" 'r["stdout"] == "input file\n" and sorted((o["path"], o["mimeType"]) for o in r["outputs"]) == [
     ("/tmp/outputs/count.txt", "text/plain"), ("/tmp/outputs/plot.svg", "image/svg+xml")]' "input files and outputs"
+
+# A PNG written by a shell tool is a figure (an image of its size), as matplotlib's are for Python.
+out=$(bcall 'mkdir -p /tmp/outputs
+echo iVBORw0KGgoAAAANSUhEUgAAAAIAAAADCAAAAACcgYFdAAAAC0lEQVR4nGNggAIAAAkAAftSuKkAAAAASUVORK5CYII= |
+    base64 -d > /tmp/outputs/dot.png') || fail "run failed: $out $(call_err)"
+jcheck "$out" '[(o["path"], o["mimeType"], o["width"], o["height"]) for o in r["outputs"]] == [
+    ("/tmp/outputs/dot.png", "image/png", 2, 3)]' "a PNG from bash"
 
 out=$(bcall 'yes 0123456789 | head -c 5000000' --max-output 1000) || fail "run failed: $out $(call_err)"
 jcheck "$out" 'r["truncated"] and len(r["stdout"]) <= 1000' "the output cap"
@@ -131,6 +138,8 @@ for kind in stdio http; do
         "$kind: exit in a session"
     out=$(scall "$kind" exec "$(exec_args 'echo $((x+1)) $(f 2) $PWD' "$h")")
     stdout_is "$out" "42 f2 /tmp/d" "$kind: the session's state"
+    out=$(scall "$kind" exec "$(printf '{"code":"tr a-z A-Z; cat","session":"%s","stdin":"call stdin"}' "$h")")
+    jcheck "$out" 'r["structuredContent"]["stdout"] == "CALL STDIN"' "$kind: a session call's stdin"
     out=$(scall "$kind" exec "$(printf '{"code":"print(1)","session":"%s","language":"python"}' "$h")")
     jcheck "$out" 'r.get("isError") is True and "runs bash" in r["content"][0]["text"]' "$kind: a session's language"
     out=$(scall "$kind" session_close "{\"session\":\"$h\"}")
