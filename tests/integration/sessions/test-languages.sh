@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Bash beside Python (issue 42), on the same units with the same guarantees:
+# Bash and JavaScript beside Python (issue 42), on the same units with the same guarantees:
 #   runs      through the broker (mcp-exec-broker-call --language bash): print and exit code,
 #             stdin, the uid (a dynamic one), no network, no writes outside /tmp, input files in
-#             /tmp, files and an SVG figure from /tmp/outputs, the code in no argv; the output
-#             cap, a PNG written with base64 -d an image of its size, the memory cap, a fork bomb, a busy loop whose backgrounded child survives
-#             setsid, nohup and disown: all end, nothing is left; /proc of another run is not
-#             seen; cold (the language's first run) and warm (its pool, made at that run)
+#             /tmp, files and an SVG from /tmp/outputs, a PNG written with base64 -d (an image
+#             of its size), the code in no argv; the output cap, the memory cap, a fork bomb, a
+#             busy loop whose backgrounded child survives setsid, nohup and disown: all end,
+#             nothing is left; /proc of another run is not seen; cold (the language's first
+#             run) and warm (its pool, made at that run); a JavaScript run
 #   clients   over stdio (mcp-exec run --language bash, and a #! line; the v1 SDK; the Inspector
-#             CLI with each language) and over HTTP (the v2 client): exec with language bash; an unknown language is an isError naming what
-#             the server has; a bash session keeps variables, functions and the working
-#             directory across calls made on new connections, each call has its own stdin, exit ends a call and not the
-#             session, its language is fixed
-#             (and JavaScript's: a run, a session keeping its global scope, top-level await)
+#             CLI with each language) and over HTTP (the v2 client): exec with language bash; an
+#             unknown language is an isError naming what the server has; a bash session keeps
+#             variables, functions and the working directory across calls made on new
+#             connections, each call has its own stdin, exit ends a call and not the session,
+#             its language is fixed; a JavaScript session keeps its global scope (top-level
+#             await)
 #   off       MCP_EXEC_LANGUAGES=python: bash is refused, naming python
 . "$(dirname "$0")/../../lib/itest.sh"
 . "$ITEST_DIR/lib/node-clients.sh"
