@@ -606,6 +606,7 @@ int client_start_run(Client *c) {
                    "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s,
                    "MCP_WARM=%i", c->warm,
                    "MCP_SPARE=%i", c->spare,
+                   "MCP_LANGUAGE=%s", language_to_string(c->language),
                    "MCP_PACKAGES=%zu", packages_count(c->packages));
         return 0;
 }

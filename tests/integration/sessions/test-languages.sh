@@ -96,7 +96,7 @@ assert_clean 15
 jsince=$(journal_since "$cursor" -u mcp-exec-broker.service -o json)
 "$PY" -c '
 import json, sys
-w = {json.loads(l).get("MCP_WARM") for l in sys.stdin if "MCP_WARM" in l}
+w = {e.get("MCP_WARM") for e in map(json.loads, sys.stdin) if e.get("MCP_LANGUAGE") == "bash"}
 sys.exit(0 if {"0", "1"} <= w else 1)' <<<"$jsince" || fail "bash runs were not both cold and warm"
 journal_since "$cursor" -u mcp-exec-broker.service | grep -q 'Warm pool of [0-9]* bash units' ||
     fail "no warm pool of bash units"
