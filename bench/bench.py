@@ -8,6 +8,11 @@ load spikes hit each side alike; only ratios are meant to be compared.
   bench.py latency N        `pass` over Streamable HTTP (stateless calls), one
                             at a time (paced, and back to back), vs bare
                             `python3 -I -c pass`
+  bench.py languages N      issue 42: an empty program in python, bash and
+                            javascript (`language`), a call every second
+                            each, beside `python3 -c pass`, `bash -c :` and
+                            `node -e 0` started the same way, interleaved;
+                            p50 ratios (goal <= 0.3x each)
   bench.py dataplot N       numpy + pandas + matplotlib.pyplot and one plot
                             saved to PNG, the same comparison
   bench.py throughput C N   N calls, C at a time: calls/s and CPU per exec
@@ -61,6 +66,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -119,10 +125,12 @@ class Client:
         self.id = 0
         self.auth = auth_headers()
 
-    def exec(self, code, session=None):
+    def exec(self, code, session=None, language=None):
         args = {"code": code}
         if session:
             args["session"] = session
+        if language:
+            args["language"] = language
         sc = self.call("exec", args)
         if sc.get("exit_code") != 0:
             sys.exit("the call failed: %s" % json.dumps(sc)[:600])
@@ -219,6 +227,43 @@ def compare(title, code, n, pace, goal=None, back_to_back=True):
     else:
         del rows[b2b]
     table(title, rows, base, {paced: goal} if goal else None)
+
+
+# Issue 42: each language's empty program, and its bare interpreter started
+# the same way outside the sandbox.
+LANGUAGES = (
+    ("python", "pass", ["python3", "-c", "pass"]),
+    ("bash", ":", ["bash", "-c", ":"]),
+    ("javascript", "0", ["node", "-e", "0"]),
+)
+
+
+def languages(n, pace=1.0):
+    """Paced calls (one every `pace` s, as an agent between thoughts) of an
+    empty program in each language through the server, each beside its bare
+    interpreter, interleaved in one run; the ratios side by side."""
+    c = Client()
+    langs = [(l, code, argv) for l, code, argv in LANGUAGES if shutil.which(argv[0])]
+    for l, code, argv in langs:
+        for _ in range(3):          # each language's pool fills, caches are warm
+            c.exec(code, language=l)
+            subprocess.run(argv, check=True, cwd="/tmp")
+    time.sleep(pace)
+    rows = {l: ([], []) for l, _, _ in langs}
+    for _ in range(n):
+        for l, code, argv in langs:
+            t0 = time.perf_counter()
+            rows[l][0].append(timed(lambda: subprocess.run(argv, check=True, cwd="/tmp")))
+            rows[l][1].append(timed(lambda: c.exec(code, language=l)))
+            time.sleep(max(0.0, pace - (time.perf_counter() - t0)))
+    print("\n## An empty program per language, a call every %g s, beside its bare interpreter" % pace)
+    print("| language | bare | bare p50 ms | mcp-exec p50 ms | mcp-exec p99 ms | p50 ratio to bare | goal |")
+    print("|---|---|---:|---:|---:|---:|---|")
+    for l, code, argv in langs:
+        b, m = rows[l]
+        print("| %s | `%s` | %.1f | %.1f | %.1f | %.2f× | ≤ 0.3× |" % (
+            l, " ".join(argv), statistics.median(b), statistics.median(m), pct(m, 0.99),
+            statistics.median(m) / statistics.median(b)))
 
 
 def cpu_ns():
@@ -948,6 +993,8 @@ def main():
     if mode == "latency":
         compare("`pass`, one call at a time", "pass", int(sys.argv[2]) if len(sys.argv) > 2 else 50, 1.0,
                 goal="≤ 0.2×")
+    elif mode == "languages":
+        languages(int(sys.argv[2]) if len(sys.argv) > 2 else 30)
     elif mode == "dataplot":
         compare("numpy + pandas + matplotlib, one plot saved to PNG", DATAPLOT,
                 int(sys.argv[2]) if len(sys.argv) > 2 else 15, 3.0)

@@ -70,6 +70,34 @@ int client_parse_packages(Client *c, json_object *req) {
         return 0;
 }
 
+int client_parse_language(Client *c, json_object *req) {
+        char message[256];
+        json_object *v;
+
+        assert(c);
+        assert(req);
+
+        c->language = LANGUAGE_PYTHON;
+        if (!json_object_object_get_ex(req, "language", &v) || json_object_is_type(v, json_type_null))
+                return 0;
+        if (!json_object_is_type(v, json_type_string) ||
+            language_from_string(json_object_get_string(v), &c->language) < 0) {
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST,
+                                         "language: not one of python, bash, javascript");
+                return -EINVAL;
+        }
+        if (manager_language_check(c->manager, c->language, message, sizeof message) < 0) {
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
+                return -EINVAL;
+        }
+        /* Packages are Python's (a wheelhouse of wheels). */
+        if (c->language != LANGUAGE_PYTHON && c->packages) {
+                (void) client_send_error(c, BROKER_ERROR_BAD_REQUEST, "packages: only for Python");
+                return -EINVAL;
+        }
+        return 0;
+}
+
 int client_take_fds(Client *c, const char *what, int fds[], size_t n_fds) {
         char message[128];
 

@@ -286,6 +286,9 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
         r = client_parse_packages(c, req);
         if (r < 0)
                 return r;
+        r = client_parse_language(c, req);
+        if (r < 0)
+                return r;
         if (m->probe_state == SELF_CHECK_FAILED)
                 return client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE,
                                          m->probe_failure ?: "the sandbox self-check failed");
@@ -315,6 +318,7 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
 
         owner = (SandboxOwner) { .caller = caller, .scope = scope };
         manager_fill_spec(m, 0, &spec);
+        manager_spec_language(m, c->language, &spec);
         if (c->network)
                 egress = (EgressLinkRequest) {
                         .socket_path = m->egress_socket,
@@ -331,7 +335,7 @@ int client_op_session_create(Client *c, json_object *req, int fds[], size_t n_fd
                 log_error_errno(r, "Failed to start a session: %m");
                 return client_send_error(c, BROKER_ERROR_START_FAILED, "could not ask systemd for a session unit");
         }
-        if (tools_configured(m->tools_servers_dir))
+        if (tools_configured(m->tools_servers_dir) && c->language == LANGUAGE_PYTHON)
                 sandbox_session_offer_tools(se, m->tools_socket, caller, &m->tools_totals);
         if (se->tools)
                 tools_link_on_confirm(se->tools, on_session_confirm, se);
@@ -370,6 +374,16 @@ int client_op_session_exec(Client *c, json_object *req, int fds[], size_t n_fds)
         if (!se)
                 return client_send_error(c, BROKER_ERROR_SESSION_NOT_FOUND,
                                          "no such session: it ended (closed, expired, or lost), or it is not yours");
+        /* A session's language is the one it was made with. */
+        if (json_get(req, "language") &&
+            !streq_ptr(json_get_string(req, "language"), language_to_string(se->language))) {
+                (void) snprintf(message, sizeof message,
+                                "language: this session runs %s, fixed when it was made; make a new session for "
+                                "another language", language_to_string(se->language));
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST, message);
+        }
+        if (se->language != LANGUAGE_PYTHON && c->packages)
+                return client_send_error(c, BROKER_ERROR_BAD_REQUEST, "packages: only for Python");
         if (sandbox_session_packages(se, c->packages, &packages) < 0)
                 return client_send_oom(c);
         /* The limit holds for what one call installs, the session's own

@@ -131,6 +131,9 @@ int client_run_message(Client *c, json_object **ret) {
                 r = json_build(&msg, JB_STR("op", "run"), JB_OBJ("limits", TAKE_PTR(limits)), JB_END);
         if (r >= 0 && c->network)
                 r = json_add_bool(msg, "egress", true);
+        /* Not Python's: the launcher checks it is its own (launch-lang.h). */
+        if (r >= 0 && c->language != LANGUAGE_PYTHON)
+                r = json_add_string(msg, "language", language_to_string(c->language));
         if (r >= 0)
                 r = packages_add_to_run(msg, c->packages, c->manager->config.max_install_bytes);
         if (r < 0)
@@ -305,6 +308,7 @@ static int client_restart_run(Client *c, const RunResult *res) {
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
                 return -errno;
         manager_fill_spec(m, c->timeout_s, &spec);
+        manager_spec_language(m, c->language, &spec);
         spec.egress = c->network != NULL;
         r = run_start(m->bus, &spec, sp[1], on_run_started, on_run_done, c, &run);
         if (r < 0)
@@ -314,7 +318,7 @@ static int client_restart_run(Client *c, const RunResult *res) {
                    "MCP_RUN_ID=%s", run_id(run),
                    "MCP_LOST_RUN_ID=%s", run_id(c->run));
         if (c->warm)
-                pool_warm_run_ended(m->pool);
+                pool_warm_run_ended(manager_language_pool(m, c->language, false));
         c->warm = c->spare = false;
         c->restarted = true;
         lost = TAKE_PTR(c->run);
@@ -373,9 +377,9 @@ static void on_run_done(Run *run, const RunResult *res, void *userdata) {
          * end's reply need not wait behind. */
         stats_run_done(&c->manager->stats, res);
         if (!c->warm && (c->state == CLIENT_RUNNING || c->state == CLIENT_DETACHED) && !res->error)
-                pool_note_cold_run(c->manager->pool, res->duration_usec);
+                pool_note_cold_run(manager_language_pool(c->manager, c->language, false), res->duration_usec);
         if (c->warm)
-                pool_warm_run_ended(c->manager->pool);
+                pool_warm_run_ended(manager_language_pool(c->manager, c->language, false));
         log_struct(res->error ? LOG_ERR : LOG_INFO,
                    "MESSAGE=Run %s finished: %s", run_id(run),
                            res->error ?: res->cancelled ? "cancelled" : res->unit_result ?: "unknown",
@@ -470,6 +474,7 @@ void client_answer_info(Client *c) {
                 .session_idle_s = m->config.session_idle_s,
                 .session_max_s = m->config.session_max_s,
                 .sessions = m->sessions.n,
+                .languages = manager_languages(m),
         };
         if (r >= 0)
                 r = broker_event_info(&info, &j);
@@ -522,6 +527,7 @@ static int client_op_info(Client *c, json_object *req, int fds[], size_t n_fds) 
 int client_start_run(Client *c) {
         _cleanup_close_pair_ int sp[2] = { -EBADF, -EBADF };
         SandboxSpec spec;
+        Pool *pool;
         Manager *m;
         int r;
 
@@ -532,11 +538,12 @@ int client_start_run(Client *c) {
         /* A warm unit's RuntimeMaxSec= backstop is sized for MCP_EXEC_MAX_TIMEOUT_S:
          * a longer run (a task's) gets a unit of its own with its own. A run
          * with a network too: warm units have no AF_INET. */
+        pool = manager_language_pool(m, c->language, true);
         if (!c->network && c->timeout_s <= m->config.max_timeout_s &&
-            pool_take(m->pool, &c->run, &c->control) >= 0) {
+            pool_take(pool, &c->run, &c->control) >= 0) {
                 c->warm = true;
                 run_set_callbacks(c->run, on_run_started, on_run_done, c);
-        } else if (!c->network && c->timeout_s <= m->config.max_timeout_s &&
+        } else if (!c->network && c->timeout_s <= m->config.max_timeout_s && c->language == LANGUAGE_PYTHON &&
                    pool_take_spare(m->pool, &c->run, &c->control) >= 0) {
                 /* A cold run on a unit asked for a moment ago (pool.h). */
                 c->spare = true;
@@ -546,6 +553,7 @@ int client_start_run(Client *c) {
                         r = negative_errno();
                 else {
                         manager_fill_spec(m, c->timeout_s, &spec);
+                        manager_spec_language(m, c->language, &spec);
                         spec.egress = c->network != NULL;
                         r = run_start(m->bus, &spec, sp[1], on_run_started, on_run_done, c, &c->run);
                 }
@@ -570,7 +578,9 @@ int client_start_run(Client *c) {
                         return client_send_error(c, BROKER_ERROR_EGRESS_UNAVAILABLE, message);
                 }
         }
-        client_start_tools(c);
+        /* Code mode's mcp_servers is a Python module. */
+        if (c->language == LANGUAGE_PYTHON)
+                client_start_tools(c);
         c->state = CLIENT_STARTING;
         m->n_runs++;
         m->n_long += c->long_hold;
@@ -598,6 +608,7 @@ int client_start_run(Client *c) {
                    "MCP_TIMEOUT_S=%" PRIu64, c->timeout_s,
                    "MCP_WARM=%i", c->warm,
                    "MCP_SPARE=%i", c->spare,
+                   "MCP_LANGUAGE=%s", language_to_string(c->language),
                    "MCP_PACKAGES=%zu", packages_count(c->packages));
         return 0;
 }
@@ -628,6 +639,9 @@ static int client_op_run(Client *c, json_object *req, int fds[], size_t n_fds) {
         if (r < 0)
                 return r;
         c->confirm = json_get_bool(req, "confirm");
+        r = client_parse_language(c, req);
+        if (r < 0)
+                return r;
         if ((tag = json_get_string(req, "tag"))) {
                 /* Metadata for the journal only: keep it short and printable. */
                 size_t i;

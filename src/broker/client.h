@@ -95,6 +95,9 @@ struct Client {
         /* Packages on demand (issue 23): the request's specs (packages.h),
          * NULL for none; a session_create's become its session's. */
         json_object *packages;
+        /* Issue 42: the run's or new session's language, one this broker
+         * has (manager_language_check()); Python by default. */
+        Language language;
 };
 
 /* A client for the connection fd, which it owns once this succeeds. */
@@ -126,6 +129,11 @@ int client_parse_network(Client *c, json_object *req);
 /* The request's "packages", if any, into c->packages (packages_parse()),
  * else a bad request answered here (-EINVAL). */
 int client_parse_packages(Client *c, json_object *req);
+
+/* The request's "language", if any (Python if none), into c->language: one
+ * this broker has, and not with packages (Python's), else a bad request
+ * answered here (-EINVAL). */
+int client_parse_language(Client *c, json_object *req);
 
 /* The request's "caller", if any ("" if none), into c->caller: a key for the
  * fair shares, else a bad request answered here (-EINVAL). */

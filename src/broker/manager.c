@@ -98,14 +98,17 @@ static bool manager_run_starting(Manager *m) {
 }
 
 void manager_update_pool(Manager *m) {
-        assert(m);
-
         /* No replacement while the runs need systemd or the CPU: saturated,
          * a unit of a run (or the self-check) starting. Once started, a
          * warm unit's imports yield to the runs by its CPUWeight=. */
-        pool_set_busy(m->pool, m->n_runs >= m->config.max_concurrent || manager_next_waiter(m) ||
-                                       m->probe_state == SELF_CHECK_PENDING || manager_run_starting(m));
+        bool busy = m->n_runs >= m->config.max_concurrent || manager_next_waiter(m) ||
+                    m->probe_state == SELF_CHECK_PENDING || manager_run_starting(m);
+
+        assert(m);
+
+        pool_set_busy(m->pool, busy);
         pool_set_runs(m->pool, m->n_runs);
+        manager_language_pools_update(m, busy);
 }
 
 void manager_slot_freed(Manager *m) {
@@ -445,6 +448,7 @@ static void on_probe_done(const char *failure, void *userdata) {
                            "MCP_PROBE=%s", "failed", "MCP_PROBE_FAILURE=%s", failure);
                 /* Nothing was handed to a launcher yet: no code ran. */
                 m->pool = pool_free(m->pool);
+                manager_languages_done(m);
                 LIST_FOREACH_SAFE(clients, c, n, m->clients)
                         if (c->run || c->state == CLIENT_WAITING || c->state == CLIENT_SESSION_CREATING) {
                                 (void) client_send_error(c, BROKER_ERROR_SANDBOX_UNAVAILABLE, failure);
@@ -508,6 +512,7 @@ Manager *manager_free(Manager *m) {
         sandbox_sessions_done(&m->sessions);
         /* The warm units stop with their runs; the stored ones not taken back too. */
         m->pool = pool_free(m->pool);
+        manager_languages_done(m);
         pool_store_done(&m->store);
         sd_bus_slot_unref(m->slot_fdstore);
         sd_bus_slot_unref(m->slot_reload);
@@ -657,6 +662,7 @@ static int on_units_loaded(sd_bus_message *reply, void *userdata, sd_bus_error *
         if (m->units_loaded != 0 && t != m->units_loaded && m->pool) {
                 log_struct(LOG_INFO, "MESSAGE=systemd reloaded; replacing the warm units.", "MCP_POOL=%s", "recycled");
                 pool_recycle(m->pool);
+                manager_language_pools_recycle(m);
         }
         m->units_loaded = t;
         return 0;
@@ -700,6 +706,13 @@ static int read_probe_key_property(sd_bus_message *m, const char *name, void *us
         return 0;
 }
 
+/* The self-check's spec: Python's, and JavaScript's units too (spec.jit,
+ * probe.h) when it is on; its verdict's key says which. */
+static void manager_fill_probe_spec(Manager *m, SandboxSpec *ret) {
+        manager_fill_spec(m, 30, ret);
+        ret->jit = manager_languages(m) & LANGUAGE_BIT(LANGUAGE_JAVASCRIPT);
+}
+
 /* With the key (m->probe_key, NULL: none), a kept verdict for it serves at
  * once, else the self-check unit starts. */
 static void manager_check_sandbox(Manager *m) {
@@ -718,7 +731,7 @@ static void manager_check_sandbox(Manager *m) {
                 on_probe_done(NULL, m);
                 return;
         }
-        manager_fill_spec(m, 30, &spec);
+        manager_fill_probe_spec(m, &spec);
         r = probe_start(m->event, m->bus, &spec, on_probe_done, m, &m->probe);
         if (r < 0) {
                 log_error_errno(r, "Failed to start the sandbox self-check: %m");
@@ -777,7 +790,7 @@ static int on_probe_key(sd_bus_message *reply, void *userdata, sd_bus_error *ret
         if (r >= 0) {
                 /* Timestamps that were not there are 0, which it refuses. */
                 p.sd.version = p.version;
-                manager_fill_spec(m, 30, &spec);
+                manager_fill_probe_spec(m, &spec);
                 r = probe_cache_key(&spec, &p.sd, &m->probe_key);
         }
         if (r >= 0) {

@@ -22,6 +22,7 @@
 #include "egress-policy.h"
 #include "list.h"
 #include "macro.h"
+#include "language.h"
 #include "pool.h"
 #include "pool-store.h"
 #include "probe-cache.h"
@@ -39,6 +40,18 @@ typedef struct ManagerArgs {
         uint64_t idle_exit_sec;         /* 0: never */
         const char *launcher, *bootstrap;
 } ManagerArgs;
+
+typedef struct Manager Manager;
+
+/* A language beside Python (issue 42, manager-lang.c): its interpreter and
+ * bootstrap once found, and its warm pool, made at its first run. */
+typedef struct ManagerLanguage {
+        Manager *manager;
+        Language language;
+        const char *interpreter;        /* language.c's, static */
+        char *bootstrap;
+        Pool *pool;
+} ManagerLanguage;
 
 typedef struct Manager {
         ManagerArgs args;
@@ -68,6 +81,7 @@ typedef struct Manager {
         unsigned systemd_version;       /* PID 1's major version, 0: unknown (the self-check refuses) */
         uint64_t idle_usec;
         Pool *pool;
+        ManagerLanguage languages[_LANGUAGE_MAX];       /* [LANGUAGE_PYTHON] unused */
         PoolStore store;                /* warm units kept across the idle exit (pool-store.h) */
         /* Our unit's FileDescriptorStoreMax= when systemd keeps the store
          * across our exit (FileDescriptorStorePreserve=yes, systemd >= 254),
@@ -112,6 +126,20 @@ int manager_result_limits(Manager *m, json_object **ret);
 
 /* Arms or stops the idle exit after a connection or session came or went. */
 void manager_update_idle(Manager *m);
+/* manager-lang.c (issue 42). The languages on (MCP_EXEC_LANGUAGES) whose
+ * interpreter and bootstrap are installed, as LANGUAGE_BIT()s, Python always. */
+uint32_t manager_languages(Manager *m);
+/* 0 if l is one of them; else -EOPNOTSUPP with why in message. */
+int manager_language_check(Manager *m, Language l, char *message, size_t size);
+/* Makes spec (manager_fill_spec()'s) one of l's; l must be available. */
+void manager_spec_language(Manager *m, Language l, SandboxSpec *spec);
+/* l's warm pool (Python's: m->pool); with create, made now if there is
+ * none and there may be one. NULL: none. */
+Pool *manager_language_pool(Manager *m, Language l, bool create);
+void manager_language_pools_update(Manager *m, bool busy);
+void manager_language_pools_recycle(Manager *m);
+void manager_languages_done(Manager *m);
+
 /* Tells the pool how busy the runs keep systemd and the CPU. */
 void manager_update_pool(Manager *m);
 /* A run let go of its slot: the next in line may start. */

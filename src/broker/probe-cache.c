@@ -56,12 +56,13 @@ int probe_cache_key(const SandboxSpec *spec, const ProbeCacheSystemd *sd, char *
         if (asprintf(&key,
                      KEY_FORMAT "\nversion=%s\nboot=%" PRIu64 "\nkernel=%s %s\nsystemd=%s\nunits_loaded=%" PRIu64
                      "\nbroker=%s\nlauncher=%s %s\nbootstrap=%s %s\npython=%s %s\nwheelhouse=%s\nstore=%s\n"
-                     "limits=%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nslice=%s\n",
+                     "limits=%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nslice=%s\n"
+                     "jit=%d\n",
                      PACKAGE_VERSION, sd->boot_usec, u.release, u.version, sd->version, sd->units_load_usec, broker,
                      spec->launcher, launcher, spec->bootstrap, bootstrap, spec->python, python, spec->wheelhouse ?: "",
                      spec->package_store ?: "",
                      spec->memory_max, spec->tasks_max, spec->tmp_size_max, spec->file_size_max,
-                     spec->cpu_quota_percent, spec->max_code_bytes, spec->slice ?: "") < 0)
+                     spec->cpu_quota_percent, spec->max_code_bytes, spec->slice ?: "", spec->jit) < 0)
                 return -ENOMEM;
         *ret = key;
         return 0;

@@ -24,6 +24,14 @@
 
 struct Probe {
         RunCapture *capture;
+        /* Issue 42: a JIT's units (JavaScript) differ in W^X only (their
+         * launcher's --jit): after the spec's own units pass, one more
+         * probe proves theirs. The first capture stays until we are freed
+         * (never freed in its own callback). */
+        RunCapture *capture_first;
+        bool jit_next;
+        sd_event *event;
+        sd_bus *bus;
         SandboxSpec spec;
         probe_done_t done;
         void *userdata;
@@ -162,6 +170,35 @@ static int evaluate_wheelhouse(const char *report, const SandboxSpec *spec, char
         return 0;
 }
 
+/* W^X (syscall-filter.h) in every unit but a JIT's (spec->jit: Node's
+ * V8 writes the code it runs), where it must be absent: a unit that has
+ * it would kill node at its first compiled function, one that has it
+ * where it should not is not what the caller was told. */
+static int evaluate_wx(const char *report, const SandboxSpec *spec, char **ret_failure) {
+        static const char *const keys[] = { "wx_mmap", "wx_mprotect", "x_mprotect" };
+        const char *want = spec->jit ? "ok" : "EPERM";
+        char v[256], digest[17];
+        const char *s;
+
+        assert(spec);
+        assert(ret_failure);
+
+        if (syscall_filter_digest_wx(digest) < 0)
+                return failed(ret_failure, "W^X filter: cannot build the expected program");
+        s = report_get(report, "wx_filter", v, sizeof v);
+        if (!s || !streq(s, spec->jit ? "-" : digest))
+                return failed(ret_failure, "W^X filter (the launcher's%s): it loaded %s, expected %s",
+                              spec->jit ? ", none with --jit" : "", s ?: "nothing", spec->jit ? "none" : digest);
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                s = report_get(report, keys[i], v, sizeof v);
+                if (!s || !streq(s, want))
+                        return failed(ret_failure, "%s (%s): %s is %s, expected %s",
+                                      spec->jit ? "writable code for the JIT" : "W^X (the launcher's filter)",
+                                      spec->jit ? "--jit" : "no --jit", keys[i], s ?: "unknown", want);
+        }
+        return 0;
+}
+
 int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failure) {
         char v[256];
         const char *s;
@@ -258,6 +295,8 @@ int probe_evaluate(const char *report, const SandboxSpec *spec, char **ret_failu
         if (isempty(s) || strspn(s, "0") != strlen(s))
                 return failed(ret_failure, "empty CapabilityBoundingSet: bounding set is %s", s ?: "unknown");
         r = evaluate_processes(report, spec, ret_failure);
+        if (r >= 0)
+                r = evaluate_wx(report, spec, ret_failure);
         return r < 0 ? r : evaluate_wheelhouse(report, spec, ret_failure);
 }
 
@@ -280,6 +319,22 @@ static void on_capture_done(const char *output, const RunResult *res, void *user
                                 res->signal ? "signal" : "status", res->signal ?: res->exit_code);
         else
                 (void) probe_evaluate(output, &p->spec, &failure);
+        if (failure && p->spec.jit) {
+                char *f = NULL;
+                if (asprintf(&f, "JavaScript units: %s", failure) >= 0) {
+                        free(failure);
+                        failure = f;
+                }
+        }
+        if (!failure && p->jit_next) {
+                p->jit_next = false;
+                p->spec.jit = true;
+                p->capture_first = TAKE_PTR(p->capture);
+                if (run_capture_start(p->event, p->bus, &p->spec, NULL, 0, PROBE_REPORT_MAX, on_capture_done, p,
+                                      &p->capture) >= 0)
+                        return;
+                failure = strdup("sandbox setup: the self-check of JavaScript units could not be started");
+        }
         p->done(failure, p->userdata);
 }
 
@@ -294,7 +349,12 @@ int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t 
         p = new0(Probe, 1);
         if (!p)
                 return -ENOMEM;
+        p->event = e;
+        p->bus = bus;
         p->spec = *spec;
+        /* W^X units first, then (spec->jit) a JIT's. */
+        p->jit_next = spec->jit;
+        p->spec.jit = false;
         p->spec.probe = true;
         p->spec.description = SANDBOX_DESCRIPTION_PROBE;
         p->done = done;
@@ -311,6 +371,7 @@ Probe *probe_free(Probe *p) {
         if (!p)
                 return NULL;
         run_capture_free(p->capture);
+        run_capture_free(p->capture_first);
         free(p);
         return NULL;
 }

@@ -15,6 +15,9 @@ typedef struct Probe Probe;
 /* failure is NULL when every check passed, else names the failed check. */
 typedef void (*probe_done_t)(const char *failure, void *userdata);
 
+/* Probes spec's units (W^X: spec->jit is ignored for them), and when
+ * spec->jit (JavaScript is on) a JIT's units after them, in a unit of their
+ * own (--jit: no W^X, proven). failure names the first that failed. */
 int probe_start(sd_event *e, sd_bus *bus, const SandboxSpec *spec, probe_done_t done, void *userdata, Probe **ret);
 Probe *probe_free(Probe *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Probe *, probe_free);

@@ -20,11 +20,60 @@ static int append_u64(sd_bus_message *m, const char *name, uint64_t v) {
         return sd_bus_message_append(m, "(sv)", name, "t", v);
 }
 
+/* Issue 42 (launch-lang.h): another language's interpreter and bootstrap;
+ * no matplotlib, no packages. Each buffer 4096 bytes (max: 64). */
+static int append_lang_argv(const SandboxSpec *s, const char **argv, size_t *n, char *interp, char *boot, char *max,
+                            char *lang) {
+        if (!s->bootstrap || !s->interpreter || !language_to_string(s->language))
+                return -EINVAL;
+        (void) snprintf(interp, 4096, "--interpreter=%s", s->interpreter);
+        (void) snprintf(boot, 4096, "--bootstrap=%s", s->bootstrap);
+        (void) snprintf(max, 64, "--max-code-bytes=%" PRIu64, s->max_code_bytes);
+        (void) snprintf(lang, 4096, "--language=%s", language_to_string(s->language));
+        if (s->session)
+                argv[(*n)++] = "--session";
+        if (s->egress)
+                argv[(*n)++] = "--egress";
+        argv[(*n)++] = lang;
+        argv[(*n)++] = interp;
+        argv[(*n)++] = boot;
+        argv[(*n)++] = max;
+        return 0;
+}
+
+/* ExecStart=: launcher with argv[0..n). */
+static int append_exec_start(sd_bus_message *m, const char *launcher, const char *const *argv, size_t n) {
+        int r;
+
+        r = sd_bus_message_open_container(m, 'r', "sv");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", "ExecStart");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sasb)");
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'r', "sasb");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "s", launcher);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "s");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = sd_bus_message_append(m, "s", argv[i]);
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        if (r >= 0)
+                r = sd_bus_message_append(m, "b", 0);
+        for (unsigned i = 0; r >= 0 && i < 4; i++)
+                r = sd_bus_message_close_container(m);
+        return r;
+}
+
 /* What runs, with which stdio and environment. */
 static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) {
         char arg_python[4096], arg_boot[4096], arg_max[64], arg_preload[4096], arg_cache[4096], arg_wheels[4096],
                 arg_denied[4096];
-        const char *argv[11];
+        const char *argv[12];
         size_t n = 0;
         int r;
 
@@ -38,6 +87,9 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
                 return r;
 
         argv[n++] = s->launcher;
+        /* Before --probe: the probe proves what its unit's runs get. */
+        if (s->jit)
+                argv[n++] = "--jit";
         if (s->probe) {
                 argv[n++] = "--probe";
                 /* The raw wheelhouse, to prove unreadable (a run's is the store). */
@@ -45,6 +97,10 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
                         (void) snprintf(arg_denied, sizeof arg_denied, "--wheelhouse=%s", s->wheelhouse);
                         argv[n++] = arg_denied;
                 }
+        } else if (s->language != LANGUAGE_PYTHON) {
+                r = append_lang_argv(s, argv, &n, arg_python, arg_boot, arg_max, arg_preload);
+                if (r < 0)
+                        return r;
         } else {
                 if (!s->bootstrap)
                         return -EINVAL;
@@ -79,27 +135,7 @@ static int append_exec(sd_bus_message *m, const SandboxSpec *s, int control_fd) 
         }
         assert(n <= ELEMENTSOF(argv));
 
-        r = sd_bus_message_open_container(m, 'r', "sv");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", "ExecStart");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'v', "a(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "(sasb)");
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'r', "sasb");
-        if (r >= 0)
-                r = sd_bus_message_append(m, "s", s->launcher);
-        if (r >= 0)
-                r = sd_bus_message_open_container(m, 'a', "s");
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = sd_bus_message_append(m, "s", argv[i]);
-        if (r >= 0)
-                r = sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sd_bus_message_append(m, "b", 0);
-        for (unsigned i = 0; r >= 0 && i < 4; i++)
-                r = sd_bus_message_close_container(m);
+        r = append_exec_start(m, s->launcher, argv, n);
         if (r < 0)
                 return r;
 

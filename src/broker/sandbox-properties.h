@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "language.h"
 #include "tmpfs-client.h"
 #include "tmpfs-proto.h"
 
@@ -16,6 +17,10 @@ typedef struct SandboxSpec {
         const char *launcher;           /* absolute path of mcp-exec-launch */
         const char *bootstrap;          /* absolute path of mcp-exec-bootstrap.py */
         const char *python;             /* resolved interpreter under /usr */
+        /* Issue 42: not Python, the launcher runs interpreter (absolute,
+         * under /usr) with bootstrap (that language's, launch-lang.h). */
+        Language language;
+        const char *interpreter;
         const char *preload;            /* modules the interpreter imports before the run, comma-separated, or NULL */
         const char *mpl_cache;          /* a prebuilt matplotlib font cache the launcher copies, or NULL */
         /* The prepared package store (MCP_EXEC_PACKAGE_STORE, issue 41) when
@@ -53,6 +58,11 @@ typedef struct SandboxSpec {
          * accounting (so the broker can see that the firewall is there)
          * and the launcher's --egress. PrivateNetwork= stays. */
         bool egress;
+        /* The interpreter JIT-compiles (JavaScript: V8 makes its code
+         * writable and executable at once): the launcher's --jit, no W^X
+         * filter (syscall-filter.h). Every other unit has it; the
+         * self-check proves which (probe.c). */
+        bool jit;
         const char *description;        /* Description=, NULL: SANDBOX_DESCRIPTION_RUN */
         /* The running systemd's major version (its Version property, read
          * at start, probe.h), 0: unknown. What it has, the runs get and the

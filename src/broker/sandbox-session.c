@@ -403,6 +403,7 @@ int sandbox_session_new(sd_event *e, sd_bus *bus, const SandboxSpec *spec_in, co
 
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sp) < 0)
                 return -errno;
+        s->language = spec.language;
         spec.session = true;
         spec.description = SANDBOX_DESCRIPTION_SESSION;
         spec.timeout_usec = max_usec;   /* RuntimeMaxSec=: the absolute cap, whatever happens to us */
@@ -469,6 +470,9 @@ int sandbox_session_call(SandboxSession *s, json_object *limits, json_object *pa
                        JB_OBJ("limits", limits ? json_object_get(limits) : json_object_new_object()),
                        JB_INT("timeout_ms", timeout_usec / USEC_PER_MSEC),
                        JB_END);
+        /* Not Python's: the launcher checks it is its own (launch-lang.h). */
+        if (r >= 0 && s->language != LANGUAGE_PYTHON)
+                r = json_add_string(m, "language", language_to_string(s->language));
         if (r >= 0)
                 r = packages_add_to_run(m, packages, packages_max_bytes);
         if (r < 0)

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "broker-proto.h"
+#include "language.h"
 #include "egress-link.h"
 #include "tools-link.h"
 #include "list.h"
@@ -115,6 +116,7 @@ struct SandboxSession {
         /* Packages on demand (issue 23): the specs it was created with
          * (packages.h), NULL for none; every call sends them. */
         json_object *packages;
+        Language language;              /* its spec's, fixed at creation (issue 42) */
         SandboxSessionEnd end;
         SandboxSessionCallbacks cb;
         void *userdata;

@@ -33,7 +33,7 @@
 
 static const char *arg_socket = BROKER_SOCKET_PATH;
 static uint64_t arg_timeout = 0, arg_max_output = 1 << 20, arg_count = 1, arg_parallel = 1, arg_cancel_ms = 0;
-static const char *arg_stdin_file, *arg_network;
+static const char *arg_stdin_file, *arg_network, *arg_language;
 static bool arg_result_channel;
 static ExecInputFile arg_files[LAUNCH_FILES_MAX];
 static char *file_data[LAUNCH_FILES_MAX];
@@ -194,7 +194,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "count", required_argument, NULL, 'n' },     { "parallel", required_argument, NULL, 'p' },
                 { "cancel-after-ms", required_argument, NULL, 'c' }, { "result-channel", no_argument, NULL, 'r' },
                 { "file", required_argument, NULL, 'f' },       { "network", required_argument, NULL, 'N' },
-                { "package", required_argument, NULL, 'P' },
+                { "package", required_argument, NULL, 'P' },   { "language", required_argument, NULL, 'L' },
                 {},
         };
         int c;
@@ -213,6 +213,8 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_socket = optarg;
                 else if (c == 'N')
                         arg_network = optarg;
+                else if (c == 'L')
+                        arg_language = optarg;
                 else if (c == 'P') {
                         /* A few more than any broker takes: "too many" is tested too. */
                         if (arg_n_packages >= ELEMENTSOF(arg_packages))
@@ -225,7 +227,7 @@ static int parse_argv(int argc, char *argv[]) {
                         fprintf(stderr, "usage: mcp-exec-broker-call [--socket P] [--timeout S] [--stdin-file F] "
                                         "[--max-output N] [--count N] [--parallel N] [--cancel-after-ms N] "
                                         "[--result-channel] [--file NAME=PATH]... [--network NAME] "
-                                        "[--package SPEC]... FILE|-\n");
+                                        "[--package SPEC]... [--language L] FILE|-\n");
                         return -EINVAL;
                 }
         }
@@ -281,7 +283,7 @@ static int run(int argc, char *argv[]) {
                 .result_limits = { .max_images = config.max_images, .max_image_bytes = config.max_image_bytes,
                                    .max_files = config.max_files_out, .max_result_bytes = config.max_result_bytes },
                 .files = arg_files, .n_files = arg_n_files, .network = arg_network,
-                .packages = packages,
+                .packages = packages, .language = arg_language,
         };
         config_done(&config);
         jobs = all_jobs = new0(Job, arg_count);

@@ -30,6 +30,7 @@
 #include "client-conn.h"
 #include "client-output.h"
 #include "json-util.h"
+#include "language.h"
 #include "launch-frame.h"
 #include "macro.h"
 #include "package-spec.h"
@@ -107,6 +108,9 @@ typedef struct RunOptions {
         uint64_t ttl_s;                 /* the ttl to ask for a task; 0: the longest */
         const char *network;            /* an egress policy the operator named, or NULL: no network */
         char **packages;                /* --package, NULL-terminated, or NULL */
+        /* --language, or NULL: the "#!" line of FILE says, else the server's
+         * default (Python). */
+        const char *language;
 } RunOptions;
 
 /* tools/call of exec; the response object, or NULL (said on stderr). args
@@ -144,6 +148,8 @@ static json_object *exec_arguments(const char *code, size_t code_len, const char
          * comes back as the tool's error, which print_result() shows. */
         if (r >= 0 && o->network)
                 r = json_build_into(args, JB_STR("network", o->network), JB_END);
+        if (r >= 0 && o->language)
+                r = json_build_into(args, JB_STR("language", o->language), JB_END);
         /* Checked by the server too, against its wheelhouse: an unknown
          * package comes back as the tool's error, listing what it has. */
         if (r >= 0 && o->packages) {
@@ -262,7 +268,26 @@ static json_object *input_files(char **paths) {
 }
 
 
-static int cmd_run(const RunOptions *o) {
+/* The language a FILE's "#!" line names, when --language did not say;
+ * -EINVAL (said) when it names an interpreter the sandbox has not. */
+static int shebang_language(RunOptions *o, const char *code, size_t code_len) {
+        Language l;
+        int r;
+
+        if (o->language || !o->file || streq(o->file, "-"))
+                return 0;
+        r = language_from_shebang(code, code_len, &l);
+        if (r == -EPROTONOSUPPORT) {
+                fprintf(stderr, "mcp-exec: %s: its #! line names an interpreter the sandbox does not run (it runs "
+                                "python, bash and javascript); pass --language\n", o->file);
+                return -EINVAL;
+        }
+        if (r >= 0)
+                o->language = language_to_string(l);
+        return 0;
+}
+
+static int cmd_run(RunOptions *o) {
         _cleanup_free_ char *code = NULL, *in = NULL;
         _cleanup_(line_reader_freep) LineReader *lr = NULL;
         _cleanup_json_ json_object *resp = NULL;
@@ -272,7 +297,7 @@ static int cmd_run(const RunOptions *o) {
 
         assert(o);
 
-        if (read_input(o->file, &code, &code_len, &in, &in_len) < 0)
+        if (read_input(o->file, &code, &code_len, &in, &in_len) < 0 || shebang_language(o, code ?: "", code_len) < 0)
                 return EXIT_MCP_EXEC_FAILED;
         if (o->input_paths && !(files = input_files(o->input_paths)))
                 return EXIT_MCP_EXEC_FAILED;
@@ -309,7 +334,7 @@ static void help(void) {
                "  stdio                      Bridge stdin/stdout to the local MCP server; use it as\n"
                "                             an MCP client's command: "
                "{\"command\": \"mcp-exec\", \"args\": [\"stdio\"]}\n"
-               "  run [--timeout S] [--network POLICY] [--package SPEC]... [--file PATH]... "
+               "  run [--language L] [--timeout S] [--network POLICY] [--package SPEC]... [--file PATH]... "
                "[--output-dir DIR] [FILE|-]\n"
                "                             Run FILE (or stdin) and exit with its exit code; with a\n"
                "                             FILE, this command's stdin becomes the program's stdin;\n"
@@ -318,7 +343,9 @@ static void help(void) {
                "                             --network lets it reach the hosts of an egress policy\n"
                "                             the operator configured, through the egress proxy;\n"
                "                             --package installs SPEC from the server's wheelhouse\n"
-               "                             first (what was installed is said on stderr)\n"
+               "                             first (what was installed is said on stderr);\n"
+               "                             --language: python (the default), bash or javascript,\n"
+               "                             else the #! line of FILE says (sh: bash)\n"
                "  run --detach [--ttl S] [--timeout S] [--network POLICY] [--package SPEC]... [--file PATH]... "
                "[FILE|-]\n"
                "                             Start the run as a task, print its id and exit; the\n"
@@ -342,7 +369,8 @@ static void help(void) {
                "(or it was cancelled), 75 when task get finds the task still working. See mcp-exec(1).\n");
 }
 
-static const char run_usage[] = "mcp-exec: usage: mcp-exec run [--detach [--ttl S]] [--timeout S] [--network POLICY] "
+static const char run_usage[] = "mcp-exec: usage: mcp-exec run [--detach [--ttl S]] [--language L] [--timeout S] "
+                                "[--network POLICY] "
                                 "[--package SPEC]... [--file PATH]... "
                                 "[--output-dir DIR] [FILE|-]\n";
 
@@ -380,6 +408,10 @@ static int parse_run(int argc, char *argv[], const struct option *options, RunOp
                 }
                 if (c == 'n' && !isempty(optarg)) {
                         o->network = optarg;
+                        continue;
+                }
+                if (c == 'l' && language_from_string(optarg, &(Language) { 0 }) >= 0) {
+                        o->language = optarg;
                         continue;
                 }
                 if (c == 'p' && !package_spec_valid(optarg, strlen(optarg))) {
@@ -423,6 +455,7 @@ int main(int argc, char *argv[]) {
                 { "ttl", required_argument, NULL, 'T' },
                 { "network", required_argument, NULL, 'n' },
                 { "package", required_argument, NULL, 'p' },
+                { "language", required_argument, NULL, 'l' },
                 {},
         };
         RunOptions o = {};

@@ -507,6 +507,8 @@ static int send_run_request(int sock, const ExecRequest *req, const int *fds, si
         /* A session's call too: it installs more into the session. */
         if (req->packages && json_add(msg, "packages", json_object_get(req->packages)) < 0)
                 return -ENOMEM;
+        if (req->language && json_add_string(msg, "language", req->language) < 0)
+                return -ENOMEM;
         if (req->tag && json_add_string(msg, "tag", req->tag) < 0)
                 return -ENOMEM;
         if (req->confirm && json_add_bool(msg, "confirm", true) < 0)

@@ -65,6 +65,9 @@ typedef struct ExecRequest {
          * (package-spec.h), sent as "packages" of the run or the session's
          * call; NULL: none. Borrowed. */
         json_object *packages;
+        /* Issue 42: "python", "bash", "javascript", sent as the run's or the
+         * session call's "language"; NULL: none (Python, or the session's). */
+        const char *language;
         SandboxOwner owner;
         /* A run or a session's call whose caller can be asked to confirm a
          * destructive tool: the request says "confirm": true, and each

@@ -82,6 +82,7 @@ void execd_server_config(const Config *c, const BrokerSandboxInfo *info, McpServ
         cfg.result_channel = info->result_channel;
         cfg.modules = (const char *const *) info->modules;
         cfg.preloaded = (const char *const *) info->preloaded;
+        cfg.languages = info->languages;
         merge_sessions(info, &cfg);
         *ret = cfg;
 }

@@ -8,13 +8,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "language.h"
 #include "macro.h"
 
 #define LAUNCH_EXIT_FAILED 125
 
 typedef struct LaunchArgs {
         const char *python;             /* absolute */
-        const char *bootstrap;          /* mcp-exec-bootstrap.py, absolute */
+        const char *bootstrap;          /* mcp-exec-bootstrap.py (or .sh, .js), absolute */
+        /* --language= (issue 42): not Python, the interpreter (absolute)
+         * speaks launch-lang.h's protocol. */
+        Language language;
+        const char *interpreter;
         const char *preload;            /* comma-separated module names, or NULL */
         const char *mpl_cache;          /* a prebuilt matplotlib font cache to copy, or NULL */
         const char *mpl_dir;            /* the run's own writable MPLCONFIGDIR, or NULL */

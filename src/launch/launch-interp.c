@@ -27,7 +27,7 @@
  * thread per numeric library, so that their pools do not trip TasksMax=;
  * matplotlib draws without a display and keeps its caches in the run's own
  * directory. An egress run's clients find the proxy by the usual variables. */
-static char **child_env(const LaunchArgs *a) {
+char **launch_child_env(const LaunchArgs *a) {
         static char mpl[4096 + 16], links[4096 + 32];
         static char *env[8 + 1 + 6 + 10 + 1];
         static char *const fixed[] = {
@@ -124,7 +124,7 @@ pid_t launch_spawn_interpreter(const LaunchArgs *a, int child_control, bool sess
         if (session)
                 argv[k++] = (char *) "--session";
         /* Built before the fork: the child may only make async-signal-safe calls. */
-        env = child_env(a);
+        env = launch_child_env(a);
         pid = launch_fork();
         if (pid < 0)
                 return -errno;

@@ -15,6 +15,10 @@
 /* The interpreter's end of its control socket, in the interpreter. */
 #define LAUNCH_CHILD_CONTROL_FD 3
 
+/* The interpreter's environment, built from nothing (static storage: call
+ * before a fork, use in the child). */
+char **launch_child_env(const LaunchArgs *a);
+
 /* Copies a prebuilt matplotlib font cache into the run's MPLCONFIGDIR, so that
  * no run builds its own (seconds). Best effort. */
 void launch_seed_mpl_cache(const LaunchArgs *a);

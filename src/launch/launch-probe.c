@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "dirent-util.h"
+#include "launch-seccomp.h"
 #include "macro.h"
 #include "syscall-filter.h"
 
@@ -204,6 +206,35 @@ static void probe_filter(void) {
         }
 }
 
+/* wx_filter=the W^X program's digest, or "-" when this launcher did not
+ * load it (--jit); wx_mmap=, wx_mprotect=, x_mprotect=EPERM|ok|other:
+ * an anonymous mapping writable and executable at once, one made so
+ * afterwards, and one written and then made executable (syscall-filter.h). */
+static void probe_wx(void) {
+        char digest[17];
+        void *p;
+
+        if (!launch_seccomp_wx_loaded())
+                printf("wx_filter=-\n");
+        else
+                printf("wx_filter=%s\n", syscall_filter_digest_wx(digest) >= 0 ? digest : "unknown");
+        p = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        printf("wx_mmap=%s\n", p != MAP_FAILED ? "ok" : errno == EPERM ? "EPERM" : "other");
+        if (p != MAP_FAILED)
+                (void) munmap(p, 4096);
+        p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+                printf("wx_mprotect=other\nx_mprotect=other\n");
+                return;
+        }
+        *(volatile char *) p = (char) 0xc3;
+        printf("wx_mprotect=%s\n", mprotect(p, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) >= 0 ? "ok" :
+                                   errno == EPERM ? "EPERM" : "other");
+        printf("x_mprotect=%s\n", mprotect(p, 4096, PROT_READ | PROT_EXEC) >= 0 ? "ok" :
+                                  errno == EPERM ? "EPERM" : "other");
+        (void) munmap(p, 4096);
+}
+
 /* Whom the run can see: its own PID and every process /proc lists, and how
  * many of those are another uid's. ProtectProc=invisible hides those of
  * other uids (each run has a uid of its own); PrivatePIDs= (systemd >= 257)
@@ -297,6 +328,7 @@ int launch_probe(const char *inaccessible) {
         probe_status_field("no_new_privs", "NoNewPrivs");
         probe_status_field("seccomp", "Seccomp");
         probe_filter();
+        probe_wx();
         probe_status_field("cap_bounding", "CapBnd");
         probe_status_field("cap_effective", "CapEff");
         probe_processes();

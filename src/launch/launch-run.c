@@ -144,6 +144,9 @@ static int run_receive(const LaunchArgs *a, int fds[static PACKET_MAX_FDS], Resu
         }
         if (r < 0 || !streq_ptr(json_get_string(run, "op"), "run") || n_fds < 3)
                 return launch_fail("malformed run message from the broker", r < 0 ? r : 0);
+        /* A run of another language (issue 42) is not run as Python. */
+        if (!streq(json_get_string(run, "language") ?: "python", "python"))
+                return launch_fail("a run of another language came to a Python unit", 0);
         r = run_take_tools(run, fds, &n_fds, ret_tools);
         if (r != 0)
                 return r;

@@ -356,7 +356,11 @@ static void launch_session_call(LaunchSession *s, json_object *msg, int fds[], s
         launch_set_err_fd(fds[2]);
         c.t0 = now_usec();
         c.deadline = c.t0 + (uint64_t) timeout_ms * USEC_PER_MSEC;
-        r = call_packages(s, &c, msg) ? 0 : LAUNCH_EXIT_FAILED;
+        /* A call of another language (issue 42) is not run as Python. */
+        if (!streq(json_get_string(msg, "language") ?: "python", "python"))
+                r = launch_fail("a call of another language came to a Python session", 0);
+        else
+                r = call_packages(s, &c, msg) ? 0 : LAUNCH_EXIT_FAILED;
         if (r == 0)
                 r = launch_read_input(fds[0], s->args->max_code_bytes, c.w.limits.max_input_bytes, true, &code);
         if (r == 0) {

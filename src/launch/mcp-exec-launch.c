@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "launch-exitwatch.h"
+#include "launch-lang.h"
 #include "launch-probe.h"
 #include "launch-run.h"
 #include "launch-seccomp.h"
@@ -32,8 +33,68 @@ static int usage(void) {
                 "                       [--mpl-dir=DIR] [--mpl-cache=FILE]\n"
                 "                       [--egress] [--wheelhouse=DIR]\n"
                 "       mcp-exec-launch --session --python=PATH --bootstrap=PATH [...]\n"
-                "       mcp-exec-launch --probe [--wheelhouse=DIR]    (DIR: what the run must not read)\n");
+                "       mcp-exec-launch [--session] --language=bash|javascript --interpreter=PATH --bootstrap=PATH\n"
+                "                       [--max-code-bytes=N] [--egress]\n"
+                "       mcp-exec-launch --probe [--wheelhouse=DIR]    (DIR: what the run must not read)\n"
+                "       --jit: no W^X filter (an interpreter that JIT-compiles: Node)\n");
         return LAUNCH_EXIT_FAILED;
+}
+
+/* What is looked for before the options are parsed: a one-shot Python run
+ * (neither --probe nor --session nor another --language=), and --jit. */
+static void scan_argv(int argc, char *argv[], bool *ret_one_run, bool *ret_jit) {
+        *ret_one_run = true;
+        *ret_jit = false;
+        for (int i = 1; i < argc; i++)
+                if (streq(argv[i], "--probe") || streq(argv[i], "--session") ||
+                    (strncmp(argv[i], "--language=", 11) == 0 && !streq(argv[i], "--language=python")))
+                        *ret_one_run = false;
+                else if (streq(argv[i], "--jit"))
+                        *ret_jit = true;
+}
+
+/* The system call filters: what the unit's SystemCallFilter= did, without
+ * PID 1 compiling it for every unit (syscall-filter.h), then W^X but for an
+ * interpreter that JIT-compiles (--jit, the broker's for JavaScript alone).
+ * The probe too: it proves what its unit's runs get. No filter, no run:
+ * LAUNCH_EXIT_FAILED, or 0. */
+static int load_filters(bool jit, int listener) {
+        int r;
+
+        r = launch_seccomp_load();
+        if (r < 0) {
+                /* Closed first: nobody would answer our own exit_group(). */
+                (void) safe_close(listener);
+                fprintf(stderr, "mcp-exec-launch: cannot load the system call filter, refusing to run: %s\n",
+                        strerror(-r));
+                return LAUNCH_EXIT_FAILED;
+        }
+        if (!jit) {
+                r = launch_seccomp_load_wx();
+                if (r < 0) {
+                        (void) safe_close(listener);
+                        fprintf(stderr, "mcp-exec-launch: cannot load the W^X filter, refusing to run: %s\n",
+                                strerror(-r));
+                        return LAUNCH_EXIT_FAILED;
+                }
+        }
+        return 0;
+}
+
+/* What the options ask for, once they are parsed. */
+static int launch_dispatch(const LaunchArgs *a, bool do_probe, bool do_session) {
+        if (do_probe)
+                /* The probe's --wheelhouse is the raw one, to prove denied (issue 41). */
+                return launch_probe(a->wheelhouse);
+        if (a->language != LANGUAGE_PYTHON) {
+                if (!a->interpreter || a->interpreter[0] != '/' || !a->bootstrap || a->bootstrap[0] != '/' ||
+                    a->wheelhouse || a->preload)
+                        return usage();
+                return do_session ? launch_lang_session(a) : launch_lang_run(a);
+        }
+        if (!a->python || a->python[0] != '/' || !a->bootstrap || a->bootstrap[0] != '/')
+                return usage();
+        return do_session ? launch_session(a) : launch_run(a);
 }
 
 int main(int argc, char *argv[]) {
@@ -48,10 +109,13 @@ int main(int argc, char *argv[]) {
                 { "session", no_argument, NULL, 'S' },
                 { "egress", no_argument, NULL, 'E' },
                 { "wheelhouse", required_argument, NULL, 'w' },
+                { "jit", no_argument, NULL, 'J' }, /* looked for above */
+                { "language", required_argument, NULL, 'L' },
+                { "interpreter", required_argument, NULL, 'I' },
                 {},
         };
         LaunchArgs a = { .max_code_bytes = 1 << 20 };
-        bool do_probe = false, do_session = false, one_run = true;
+        bool do_probe = false, do_session = false, one_run, jit;
         int c, r, listener = -EBADF;
 
         /* First, before any child: PID 1 of its namespace (launch-common.h). */
@@ -60,25 +124,16 @@ int main(int argc, char *argv[]) {
         /* A one-shot run hears its interpreter's exit at its start
          * (launch-exitwatch.h). Its filter goes under the main one, which
          * has no seccomp(2). Without it a run takes waitpid()'s word, as a
-         * session or the probe always do. */
-        for (int i = 1; i < argc; i++)
-                if (streq(argv[i], "--probe") || streq(argv[i], "--session"))
-                        one_run = false;
+         * session, the probe or another language always do. */
+        scan_argv(argc, argv, &one_run, &jit);
         if (one_run)
                 listener = exit_watch_install();
 
-        /* Before an option is parsed (only --probe and --session were
-         * looked for, above): what the unit's SystemCallFilter= did,
-         * without PID 1 compiling it for every unit (syscall-filter.h).
-         * No filter, no run. */
-        r = launch_seccomp_load();
-        if (r < 0) {
-                /* Closed first: nobody would answer our own exit_group(). */
-                (void) safe_close(listener);
-                fprintf(stderr, "mcp-exec-launch: cannot load the system call filter, refusing to run: %s\n",
-                        strerror(-r));
-                return LAUNCH_EXIT_FAILED;
-        }
+        /* Before an option is parsed (only --probe, --session, --language
+         * and --jit were looked for, above). */
+        r = load_filters(jit, listener);
+        if (r != 0)
+                return r;
         if (listener >= 0) {
                 r = exit_watch_start(listener);
                 if (r < 0) {
@@ -119,6 +174,15 @@ int main(int argc, char *argv[]) {
                 case 'E':
                         a.egress = true;
                         break;
+                case 'J':
+                        break;
+                case 'L':
+                        if (language_from_string(optarg, &a.language) < 0)
+                                return usage();
+                        break;
+                case 'I':
+                        a.interpreter = optarg;
+                        break;
                 case 'w':
                         if (!wheelhouse_path_valid(optarg))
                                 return usage();
@@ -128,10 +192,5 @@ int main(int argc, char *argv[]) {
                         return usage();
                 }
 
-        if (do_probe)
-                /* The probe's --wheelhouse is the raw one, to prove denied (issue 41). */
-                return launch_probe(a.wheelhouse);
-        if (!a.python || a.python[0] != '/' || !a.bootstrap || a.bootstrap[0] != '/')
-                return usage();
-        return do_session ? launch_session(&a) : launch_run(&a);
+        return launch_dispatch(&a, do_probe, do_session);
 }

@@ -479,6 +479,7 @@ static void call_start(McpCall *c) {
                 .session = c->args.session_id[0] ? c->args.session_id : NULL,
                 .network = c->args.network,
                 .packages = tool_packages_requested(c->args.packages) ? c->args.packages : NULL,
+                .language = c->args.exec.language,
                 .owner = mcp_session_owner(c->session),
                 .confirm = on_exec_confirm, .confirm_userdata = c,
                 .charge = &c->charge,
@@ -588,6 +589,7 @@ static int submit_broker_op(McpCall **cp, const McpRequest *req, json_object **r
             json_add_string(msg, "caller", owner.caller) < 0 || json_add_string(msg, "scope", owner.scope) < 0 ||
             (c->args.session_id[0] && json_add_string(msg, "session", c->args.session_id) < 0) ||
             (c->args.network && json_add_string(msg, "network", c->args.network) < 0) ||
+            (c->args.exec.language && json_add_string(msg, "language", c->args.exec.language) < 0) ||
             (tool_packages_requested(c->args.packages) &&
              json_add(msg, "packages", json_object_get(c->args.packages)) < 0))
                 return -ENOMEM;

@@ -62,4 +62,7 @@ typedef struct McpServerConfig {
          * exec tool describes them to each caller; read again on tools/list
          * when servers.d changed. NULL: none. Borrowed. */
         ToolServers *servers;
+        /* Issue 42: LANGUAGE_BIT()s of the languages runs may use (the
+         * broker's "info"); Python always, also when 0. */
+        uint32_t languages;
 } McpServerConfig;

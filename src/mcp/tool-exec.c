@@ -17,6 +17,7 @@
 #include "launch-frame.h"
 #include "macro.h"
 #include "mcp-tool.h"
+#include "tool-arg-language.h"
 #include "tool-arg-network.h"
 #include "tool-arg-packages.h"
 #include "broker-proto.h"
@@ -89,6 +90,7 @@ static char *describe(const McpServerConfig *c) {
                       f);
         tool_network_describe(f, c->egress);
         tool_packages_describe(f, c->packages);
+        tool_language_describe(f, c);
         fputs(c->result_channel ? "- /tmp is a fresh, private directory in every run, empty but for the input files.\n"
                                 : "- /tmp is a fresh, empty, private directory in every run.\n",
               f);
@@ -256,8 +258,8 @@ static json_object *input_schema(const McpServerConfig *c, const McpRevision *re
                 return NULL;
         if (asprintf(&s,
                      "{\"type\":\"object\",\"properties\":{"
-                     "\"code\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The Python program to run: "
-                     "a complete source file, up to %s of UTF-8.\"},"
+                     "\"code\":{\"type\":\"string\",\"minLength\":1,\"description\":\"The program to run, in "
+                     "Python unless language says otherwise: a complete source file, up to %s of UTF-8.\"},"
                      "\"timeout_s\":{\"type\":\"integer\",\"minimum\":0,\"description\":\"Wall-clock limit in "
                      "seconds. 0 or absent: the default of %" PRIu64 " s; more than %" PRIu64 " is lowered to %"
                      PRIu64 ".\"},"
@@ -280,6 +282,8 @@ static json_object *input_schema(const McpServerConfig *c, const McpRevision *re
                 return NULL;
         if (tool_packages_schema(c->packages, &packages) < 0 ||
             (packages && json_add(json_get(schema, "properties"), "packages", TAKE_PTR(packages)) < 0))
+                return NULL;
+        if (tool_language_schema_add(c, json_get(schema, "properties"), false) < 0)
                 return NULL;
         return TAKE_PTR(schema);
 }
@@ -469,12 +473,12 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                             (!streq(key, "session") || c->max_sessions == 0) &&
                             /* Always known, so that a server without egress
                              * says so clearly (tool_network_check()). */
-                            !streq(key, "network") && !streq(key, "packages"))
+                            !streq(key, "network") && !streq(key, "packages") && !streq(key, "language"))
                                 return argument_error(ret_error,
                                                       "unknown argument \"%.*s\": the exec tool takes only %s%s%s%s",
                                                       utf8_prefix_len(key, NAME_MAX_ECHO), key,
-                                                      c->result_channel ? "code, timeout_s, stdin, files"
-                                                                        : "code, timeout_s, stdin",
+                                                      c->result_channel ? "code, language, timeout_s, stdin, files"
+                                                                        : "code, language, timeout_s, stdin",
                                                       c->max_sessions > 0 ? ", session" : "",
                                                       tool_network_enabled(c->egress) ? ", network" : "",
                                                       tool_packages_enabled(c->packages) ? ", packages" : "");
@@ -872,6 +876,10 @@ static int exec_parse(const McpServerConfig *c, json_object *arguments, McpToolA
         assert(ret_error);
 
         r = tool_exec_parse_arguments(c, arguments, &a->exec, ret_error);
+        if (r < 0)
+                return r;
+        /* Issue 42: python, bash, javascript, as the server has them. */
+        r = tool_language_parse(c, json_get(arguments, "language"), a->exec.packages, &a->exec.language, ret_error);
         if (r < 0)
                 return r;
         a->network = a->exec.network;

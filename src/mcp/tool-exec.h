@@ -39,9 +39,14 @@ typedef struct ExecArgs {
         const char *session;            /* the handle as given, or NULL: a run of its own */
         const char *network;            /* an egress policy's name as given (not yet checked), or NULL */
         json_object *packages;          /* "packages" as given (not yet checked), or NULL */
+        /* "language" as given, one the server has (issue 42; set by the
+         * tool's parse, tool_language_parse()); NULL: not given (Python, or
+         * a session's own). */
+        const char *language;
 } ExecArgs;
 
 void exec_args_done(ExecArgs *a);
+
 
 /* The Tool object for tools/list. NULL on out of memory. */
 json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *rev);

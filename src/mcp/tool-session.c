@@ -10,10 +10,12 @@
 #include <syslog.h>
 
 #include "json-util.h"
+#include "language.h"
 #include "log.h"
 #include "macro.h"
 #include "mcp-tool.h"
 #include "node-id.h"
+#include "tool-arg-language.h"
 #include "tool-arg-network.h"
 #include "tool-arg-packages.h"
 #include "tool-result.h"
@@ -142,6 +144,8 @@ json_object *tool_session_create_definition(const McpServerConfig *c, const McpR
             (packages &&
              json_add(json_get(json_get(t, "inputSchema"), "properties"), "packages", TAKE_PTR(packages)) < 0))
                 return NULL;
+        if (tool_language_schema_add(c, json_get(json_get(t, "inputSchema"), "properties"), true) < 0)
+                return NULL;
         return TAKE_PTR(t);
 }
 
@@ -201,9 +205,9 @@ int tool_session_create_parse_arguments(json_object *arguments, const char **ret
                 return 0;
         json_object_object_foreach(arguments, key, val) {
                 (void) val;
-                if (!streq(key, "network") && !streq(key, "packages"))
-                        return argument_error(ret_error,
-                                              "session_create takes only \"network\" and \"packages\" (both optional)");
+                if (!streq(key, "network") && !streq(key, "packages") && !streq(key, "language"))
+                        return argument_error(ret_error, "session_create takes only \"network\", \"packages\" and "
+                                                         "\"language\" (all optional)");
         }
         if (json_object_object_get_ex(arguments, "packages", &v) && !json_object_is_type(v, json_type_null))
                 *ret_packages = v;
@@ -330,10 +334,16 @@ static bool session_op_failed(BrokerError error, const char *message, McpToolOut
 }
 
 static int create_parse(const McpServerConfig *c, json_object *arguments, McpToolArgs *a, char **ret_error) {
+        int r;
+
         assert(c);
         assert(a);
 
-        return tool_session_create_parse_arguments(arguments, &a->network, &a->packages, ret_error);
+        r = tool_session_create_parse_arguments(arguments, &a->network, &a->packages, ret_error);
+        if (r < 0)
+                return r;
+        /* Issue 42: the session's language, fixed for its calls. */
+        return tool_language_parse(c, json_get(arguments, "language"), a->packages, &a->exec.language, ret_error);
 }
 
 static void create_done(const McpToolContext *ctx, const McpToolArgs *a, json_object *reply, BrokerError error,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json-util.h"
+#include "language.h"
 #include "macro.h"
 #include "server-config.h"
 #include "strv.h"
@@ -125,6 +126,7 @@ static int add_borrowed(json_object *o, const char *key, json_object *v) {
 }
 
 int broker_event_info(const BrokerInfoReply *i, json_object **ret) {
+        char langs[64];
         _cleanup_json_ json_object *j = NULL;
         int r;
 
@@ -174,6 +176,9 @@ int broker_event_info(const BrokerInfoReply *i, json_object **ret) {
                                     JB_INT("session_idle_s", i->session_idle_s),
                                     JB_INT("session_max_s", i->session_max_s),
                                     JB_INT("sessions", i->sessions),
+                                    JB_STR("languages", language_set_to_string(i->languages | LANGUAGE_BIT(
+                                                                                       LANGUAGE_PYTHON),
+                                                                               langs, sizeof langs)),
                                     /* Runs take a fourth fd, the launcher's result channel. */
                                     JB_BOOL("result_channel", true),
                                     JB_END);
@@ -256,6 +261,8 @@ int broker_sandbox_info_parse(json_object *reply, BrokerSandboxInfo *ret) {
             info_strv(reply, "modules", &i.modules) < 0 ||
             info_strv(reply, "preloaded", &i.preloaded) < 0)
                 return -ENOMEM;
+        if (language_set_parse(json_get_string(reply, "languages"), &i.languages) < 0)
+                i.languages = LANGUAGE_BIT(LANGUAGE_PYTHON);
         *ret = i;
         i = (BrokerSandboxInfo) {};
         return 0;

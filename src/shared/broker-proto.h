@@ -56,7 +56,15 @@
  * "packages":[…] and "packages_max_bytes":N; every unit's launcher has
  * --wheelhouse=PATH in its argv when the wheelhouse is configured. What the
  * installer did comes back on the result channel (RESULT_FRAME_PACKAGES), not
- * in "exit". */
+ * in "exit".
+ *
+ * Languages (issue 42, language.h): a "run" and a "session_create" may carry
+ * "language": "python" (the default), "bash" or "javascript", one the
+ * broker's "info" lists in "languages" ("python,bash"), never with
+ * "packages"; a "session_exec" may name its session's own (another is
+ * bad-request). The broker → launcher "run" message then carries it too
+ * (not for Python), and the unit's launcher runs that language's interpreter
+ * (launch-lang.h). */
 
 #include <json-c/json.h>
 
@@ -155,6 +163,7 @@ typedef struct BrokerInfoReply {
         json_object *preloaded;                 /* an array of module names */
         uint64_t max_sessions, max_sessions_per_caller, max_sessions_per_scope, session_idle_s, session_max_s;
         uint64_t sessions;              /* live ones */
+        uint32_t languages;             /* LANGUAGE_BIT()s of those runs may use (issue 42) */
 } BrokerInfoReply;
 int broker_event_info(const BrokerInfoReply *info, json_object **ret);
 
@@ -173,6 +182,9 @@ typedef struct BrokerSandboxInfo {
         uint64_t max_sessions, max_sessions_per_caller, session_idle_s, session_max_s;
         bool result_channel;            /* runs take a fourth fd, the result channel */
         char **modules, **preloaded;    /* the members of each array that have a string form */
+        /* LANGUAGE_BIT()s of "languages" ("python,bash"); Python alone when
+         * the broker does not say (an older one) or says nonsense. */
+        uint32_t languages;
 } BrokerSandboxInfo;
 
 /* Fills *ret from reply (NULL: everything unset). -ENOMEM with *ret left

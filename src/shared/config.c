@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "egress-policy.h"
+#include "language.h"
 #include "macro.h"
 #include "node-id.h"
 #include "package-spec.h"
@@ -36,7 +37,7 @@ const char *const config_known_names[] = {
         "MCP_EXEC_TASK_AFTER_MS",
         "MCP_EXEC_NODE_ID",        "MCP_EXEC_ALLOWED_HOSTS",
         "MCP_EXEC_WHEELHOUSE",     "MCP_EXEC_MAX_PACKAGES",   "MCP_EXEC_MAX_INSTALL_BYTES",
-        "MCP_EXEC_PACKAGE_STORE",
+        "MCP_EXEC_PACKAGE_STORE",  "MCP_EXEC_LANGUAGES",
         /* Egress (egress-policy.h); the named policies are matched by prefix. */
         "MCP_EXEC_EGRESS_MAX_CONNECTIONS", "MCP_EXEC_EGRESS_MAX_BYTES", "MCP_EXEC_EGRESS_TESTING_PUBLIC",
         /* Read by every program (log.c) and by the mcp-exec client. */
@@ -316,6 +317,13 @@ static int check_words(char *const *envp, char **ret_error) {
                                            st, w);
         }
 
+        v = config_env_lookup(envp, "MCP_EXEC_LANGUAGES");
+        if (v && language_set_parse(v, &(uint32_t) { 0 }) < 0)
+                return config_fail(ret_error,
+                                   "MCP_EXEC_LANGUAGES=%s: invalid value, expected comma-separated languages, each "
+                                   "once, of python, bash and javascript, python among them",
+                                   v);
+
         v = config_env_lookup(envp, "MCP_EXEC_PRELOAD");
         if (v && !preload_valid(v))
                 return config_fail(ret_error,
@@ -334,6 +342,10 @@ static int copy_words(char *const *envp, Config *c) {
         preload = config_env_lookup(envp, "MCP_EXEC_PRELOAD");
         if (preload && !(c->preload = strdup(preload)))
                 return -ENOMEM;
+        /* Checked above: every language when unset. */
+        c->languages = LANGUAGES_ALL;
+        if (config_env_lookup(envp, "MCP_EXEC_LANGUAGES"))
+                (void) language_set_parse(config_env_lookup(envp, "MCP_EXEC_LANGUAGES"), &c->languages);
         c->transport = strdup(config_env_lookup(envp, "MCP_EXEC_TRANSPORT") ?: "");
         c->addr = strdup(config_env_lookup(envp, "MCP_EXEC_ADDR") ?: ":8080");
         c->python = strdup(config_env_lookup(envp, "MCP_EXEC_PYTHON") ?: "python3");

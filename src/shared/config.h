@@ -41,6 +41,7 @@ typedef struct Config {
         uint64_t pool_size;             /* MCP_EXEC_POOL_SIZE, warm units kept ready, 2 */
         uint64_t pool_idle_s;           /* MCP_EXEC_POOL_IDLE_S, a warm unit's (and the broker's) idle life, 600 */
         char *preload;                  /* MCP_EXEC_PRELOAD as given: comma-separated modules; NULL: unset */
+        uint32_t languages;             /* MCP_EXEC_LANGUAGES: LANGUAGE_BIT()s of those on, all by default */
         uint64_t session_idle_s;        /* MCP_EXEC_SESSION_IDLE_S, a session's life without calls, 600 */
         uint64_t session_max_s;         /* MCP_EXEC_SESSION_MAX_S, a session's whole life, 3600 */
         /* Tasks (MCP tasks, issue 21): runs that outlive the request. */

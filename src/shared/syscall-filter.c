@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 
 #include "macro.h"
@@ -130,12 +132,77 @@ int syscall_filter_build(struct sock_filter *buf, size_t n_buf) {
         return (int) n;
 }
 
-int syscall_filter_digest(char ret[static 17]) {
+/* The W^X program: one block per call that can make memory executable,
+ * each ending in its own answer (so every jump is short). Everything else
+ * it allows: the main program has the say there. */
+int syscall_filter_build_wx(struct sock_filter *buf, size_t n_buf) {
+        size_t n = 0;
+
+        assert(buf);
+
+#define EMIT(insn)                                      \
+        do {                                            \
+                if (n >= n_buf)                         \
+                        return -ENOBUFS;                \
+                buf[n++] = (struct sock_filter) insn;   \
+        } while (0)
+        /* Another call jumps over the block with nr still loaded.
+         * Arguments are 64 bits; the flags are in the low word, and what the
+         * high word holds can add no PROT_WRITE, PROT_EXEC or SHM_EXEC. */
+#define DENY_IF_ALL(nr, mask)                                                                   \
+        do {                                                                                    \
+                EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 5));                          \
+                EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]))); \
+                EMIT(BPF_STMT(BPF_ALU | BPF_AND | BPF_K, (mask)));                              \
+                EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (mask), 0, 1));                        \
+                EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));  \
+                EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));                             \
+        } while (0)
+
+        EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+        EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_FILTER_NATIVE_ARCH, 1, 0));
+        EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+        EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+#ifdef X32_SYSCALL_BIT
+        EMIT(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, X32_SYSCALL_BIT, 0, 1));
+        EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+#endif
+        /* A new mapping may be writable or executable, never both. */
+#if defined(__NR_mmap) && !defined(__i386__)
+        DENY_IF_ALL(__NR_mmap, PROT_WRITE | PROT_EXEC);
+#endif
+#ifdef __NR_mmap2
+        DENY_IF_ALL(__NR_mmap2, PROT_WRITE | PROT_EXEC);
+#endif
+        /* An existing mapping never becomes executable: what was written
+         * could be run. (dlopen() maps code executable from the start.) */
+#ifdef __NR_mprotect
+        DENY_IF_ALL(__NR_mprotect, PROT_EXEC);
+#endif
+#ifdef __NR_pkey_mprotect
+        DENY_IF_ALL(__NR_pkey_mprotect, PROT_EXEC);
+#endif
+#ifdef __NR_shmat
+        DENY_IF_ALL(__NR_shmat, SHM_EXEC);
+#endif
+#ifdef __i386__
+        /* i386's old mmap() takes its arguments in memory, out of a
+         * filter's sight: refused (glibc uses mmap2()). */
+        EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0, 1));
+        EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
+#endif
+        EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+#undef DENY_IF_ALL
+#undef EMIT
+        return (int) n;
+}
+
+static int digest_of(int (*build)(struct sock_filter *, size_t), char ret[static 17]) {
         struct sock_filter prog[SYSCALL_FILTER_MAX];
         uint64_t h = UINT64_C(0xcbf29ce484222325);
         int n;
 
-        n = syscall_filter_build(prog, ELEMENTSOF(prog));
+        n = build(prog, ELEMENTSOF(prog));
         if (n < 0)
                 return n;
         for (int i = 0; i < n; i++) {
@@ -149,4 +216,12 @@ int syscall_filter_digest(char ret[static 17]) {
         }
         (void) snprintf(ret, 17, "%016" PRIx64, h);
         return 0;
+}
+
+int syscall_filter_digest(char ret[static 17]) {
+        return digest_of(syscall_filter_build, ret);
+}
+
+int syscall_filter_digest_wx(char ret[static 17]) {
+        return digest_of(syscall_filter_build_wx, ret);
 }

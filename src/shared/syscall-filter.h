@@ -51,3 +51,16 @@ int syscall_filter_build(struct sock_filter *buf, size_t n_buf);
 /* The program's digest (64-bit FNV-1a of its instructions), as 16 hex
  * digits into ret (17 bytes), or -errno. */
 int syscall_filter_digest(char ret[static 17]);
+
+/* W^X (issue 42), a second program stacked on the first in every unit but
+ * those whose interpreter JIT-compiles (Node's V8: the launcher's --jit):
+ * what MemoryDenyWriteExecute= does, without PID 1 compiling it. No
+ * mmap() both writable and executable, no mprotect() or pkey_mprotect()
+ * with PROT_EXEC, no shmat() with SHM_EXEC: EPERM. Code mapped executable
+ * from a file (dlopen(), exec) is untouched, so a memfd or a file in /tmp
+ * mapped once writable and once executable gets past it: it stops code
+ * injected into memory from running, not a program that means to run
+ * machine code (any run can exec a binary it wrote). Its digest is what
+ * the self-check wants from a unit without --jit (probe.c). */
+int syscall_filter_build_wx(struct sock_filter *buf, size_t n_buf);
+int syscall_filter_digest_wx(char ret[static 17]);

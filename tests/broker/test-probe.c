@@ -17,7 +17,7 @@
 #define MiB (UINT64_C(1) << 20)
 
 /* The digest of this build's system call filter, filled in by main(). */
-static char digest[17];
+static char digest[17], digest_wx[17];
 
 /* What the launcher prints in a correct sandbox (its --probe mode). */
 static const char *const good_lines[][2] = {
@@ -46,6 +46,11 @@ static const char *const good_lines[][2] = {
         { "denied_io_uring_setup", "EPERM" },
         { "denied_add_key", "EPERM" },
         { "denied_perf_event_open", "EPERM" },
+        /* Issue 42: W^X in a unit without --jit (spec(); jit_report() has --jit's). */
+        { "wx_filter", digest_wx },
+        { "wx_mmap", "EPERM" },
+        { "wx_mprotect", "EPERM" },
+        { "x_mprotect", "EPERM" },
         /* systemd 252 (spec()): no PID namespace, only our own uid's processes. */
         { "pid", "2345" },
         { "proc_pids", "2345,2351" },
@@ -303,6 +308,75 @@ TEST(test_processes) {
         free(ns);
 }
 
+/* Issue 42: W^X proven where it is claimed (every unit without --jit),
+ * and absent where the JIT needs it (spec->jit: JavaScript); either report
+ * fails against the other spec, and anything else fails both. */
+static char *jit_report(void) {
+        char *a = report_with("wx_filter", "-"), *b = NULL;
+        const char *const keys[] = { "wx_mmap", "wx_mprotect", "x_mprotect" };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                char from[32], to[32], *at;
+                (void) snprintf(from, sizeof from, "\n%s=EPERM\n", keys[i]);
+                (void) snprintf(to, sizeof to, "\n%s=ok\n", keys[i]);
+                at = strstr(a, from);
+                ASSERT_TRUE(at);
+                ASSERT_TRUE(asprintf(&b, "%.*s%s%s", (int) (at - a), a, to, at + strlen(from)) > 0);
+                free(a);
+                a = TAKE_PTR(b);
+        }
+        return a;
+}
+
+TEST(test_wx) {
+        static const char *const keys[] = { "wx_mmap", "wx_mprotect", "x_mprotect" };
+        static const char *const bad[] = { "ok", "other", "", "EPERM ", NULL };
+        SandboxSpec s = spec(), j = spec();
+        char *report = report_with(NULL, NULL), *jr = jit_report();
+
+        j.jit = true;
+        expect_pass(report, &s);
+        expect_pass(jr, &j);
+        /* A unit that says W^X to a JIT kills node; one without it where W^X
+         * is claimed lies to the caller. */
+        expect_fail(report, &j, "none with --jit");
+        expect_fail(jr, &s, "W^X filter");
+        free(report);
+        {
+                /* --jit and no filter, yet no writable code: node would die. */
+                char *at = strstr(jr, "wx_mprotect=ok\n");
+                ASSERT_TRUE(at);
+                memcpy(at, "wx_mprotect=no", strlen("wx_mprotect=no"));
+                expect_fail(jr, &j, "writable code for the JIT (--jit): wx_mprotect is no");
+        }
+        free(jr);
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++)
+                for (size_t k = 0; k < ELEMENTSOF(bad); k++) {
+                        fprintf(stderr, "   %s=%s\n", keys[i], bad[k] ?: "(missing)");
+                        report = report_with(keys[i], bad[k]);
+                        expect_fail(report, &s, keys[i]);
+                        free(report);
+                }
+        /* The filter loaded must be this build's W^X program, and none with --jit. */
+        expect_line_fails("wx_filter", "-", "W^X filter");
+        expect_line_fails("wx_filter", digest, "W^X filter");
+        expect_line_fails("wx_filter", "unknown", "W^X filter");
+        expect_line_fails("wx_filter", NULL, "W^X filter");
+        jr = jit_report();
+        report = NULL;
+        ASSERT_TRUE(asprintf(&report, "%swx_filter=%s\n", jr, digest_wx) > 0); /* the first line counts */
+        expect_pass(report, &j);
+        free(report);
+        {
+                char *at = strstr(jr, "wx_filter=-\n");
+                ASSERT_TRUE(at);
+                at[strlen("wx_filter=")] = 'x';
+                expect_fail(jr, &j, "none with --jit");
+        }
+        free(jr);
+}
+
 /* Issue 41: with a wheelhouse, the run must have found it denied
  * (InaccessiblePaths=): readable, absent (it could appear later, made
  * while a unit lives), anything else or nothing refuses every run. */
@@ -438,9 +512,11 @@ TEST(test_malformed_values_fail_closed) {
 
 int main(int argc, char *argv[]) {
         ASSERT_EQ_INT(syscall_filter_digest(digest), 0);
+        ASSERT_EQ_INT(syscall_filter_digest_wx(digest_wx), 0);
         RUN(test_malformed_values_fail_closed);
         RUN(test_good_report_passes);
         RUN(test_wheelhouse_denied);
+        RUN(test_wx);
         RUN(test_each_check);
         RUN(test_processes);
         RUN(test_systemd_version);

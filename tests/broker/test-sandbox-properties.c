@@ -593,6 +593,43 @@ TEST(test_egress_properties) {
         fixture_done(&fx);
 }
 
+/* Issue 42: a JIT's unit (JavaScript) differs in its launcher's --jit
+ * alone, for its runs and its self-check: no property changes. */
+TEST(test_jit_properties) {
+        SandboxSpec s = base_spec();
+        Fixture fx;
+        Props plain, jit, probe;
+        char *want = NULL;
+
+        ASSERT_EQ_INT(fixture_init(&fx), 0);
+        build(&fx, &s, &plain);
+        ASSERT_TRUE(strstr(props_get(&plain, "ExecStart")->value, "--jit") == NULL);
+        s.jit = true;
+        build(&fx, &s, &jit);
+        check_common(&jit, &fx, &s);
+        ASSERT_TRUE(asprintf(&want, "[(%s,[%s,--jit,--python=%s,--bootstrap=%s,--max-code-bytes=%" PRIu64
+                                    ",--mpl-dir=" SANDBOX_MPL_DIR "],false)]",
+                             LAUNCHER, LAUNCHER, PYTHON, BOOTSTRAP, s.max_code_bytes) > 0);
+        expect_prop(&jit, "ExecStart", "a(sasb)", want);
+        free(want);
+        ASSERT_EQ_INT((int) jit.n, (int) plain.n);
+        for (size_t i = 0; i < jit.n; i++) {
+                const Prop *j = jit.p + i, *p = props_get(&plain, j->name);
+                ASSERT_TRUE(p);
+                if (strcmp(j->name, "ExecStart") == 0 || strstr(j->value, "fd:"))
+                        continue;
+                if (strcmp(j->value, p->value) != 0)
+                        ASSERT_FAIL_("--jit changes %s: %s, plain %s", j->name, j->value, p->value);
+        }
+        s.probe = true;
+        build(&fx, &s, &probe);
+        expect_prop(&probe, "ExecStart", "a(sasb)", "[(" LAUNCHER ",[" LAUNCHER ",--jit,--probe],false)]");
+        props_free(&plain);
+        props_free(&jit);
+        props_free(&probe);
+        fixture_done(&fx);
+}
+
 /* Issue 23: with packages on, every unit that runs code has the operator's
  * package store in its launcher's argv, and nothing else changes: no property
  * (runs see it read-only through ProtectSystem=strict). Issue 41: the raw
@@ -799,6 +836,7 @@ int main(void) {
 
         RUN(test_run_properties);
         RUN(test_egress_properties);
+        RUN(test_jit_properties);
         RUN(test_wheelhouse_properties);
         RUN(test_wheelhouse_denied);
         RUN(test_probe_properties);

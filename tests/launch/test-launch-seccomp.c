@@ -5,10 +5,14 @@
  * program is the one the broker expects (the same digest each time). */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,8 +21,9 @@
 #include "syscall-filter.h"
 #include "test-helpers.h"
 
-/* Runs f in a child under the filter; returns its wait status. */
-static int in_child(int (*f)(void)) {
+/* Runs f in a child under the filter, and the W^X one if wx; returns
+ * its wait status. */
+static int in_child_wx(int (*f)(void), bool wx) {
         int status;
         pid_t pid;
 
@@ -27,10 +32,18 @@ static int in_child(int (*f)(void)) {
         if (pid == 0) {
                 if (launch_seccomp_load() < 0)
                         _exit(99);
+                if (launch_seccomp_wx_loaded())
+                        _exit(98);
+                if (wx && (launch_seccomp_load_wx() < 0 || !launch_seccomp_wx_loaded()))
+                        _exit(97);
                 _exit(f());
         }
         ASSERT_EQ_INT((int) waitpid(pid, &status, 0), (int) pid);
         return status;
+}
+
+static int in_child(int (*f)(void)) {
+        return in_child_wx(f, false);
 }
 
 /* Exit codes say which check failed: 0 all passed. */
@@ -83,6 +96,69 @@ TEST(test_other_abi_killed) {
 #endif
 }
 
+/* 0: W^X holds (issue 42): no mapping writable and executable, no
+ * mapping made executable afterwards (nor through pkey_mprotect(), nor a
+ * SysV segment attached executable), while code mapped from a file, and
+ * everything else the filter allows, works. */
+static int wx_denied(void) {
+        void *p, *f;
+        int fd;
+
+        errno = 0;
+        if (mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) != MAP_FAILED ||
+            errno != EPERM)
+                return 2;
+        if (mmap(NULL, 4096, PROT_WRITE | PROT_EXEC, MAP_SHARED | MAP_ANONYMOUS, -1, 0) != MAP_FAILED)
+                return 3;
+        p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                return 4;
+        errno = 0;
+        if (mprotect(p, 4096, PROT_READ | PROT_EXEC) == 0 || errno != EPERM)
+                return 5;
+        if (mprotect(p, 4096, PROT_EXEC) == 0 || mprotect(p, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) == 0)
+                return 6;
+        errno = 0;
+        if (syscall(SYS_pkey_mprotect, p, 4096, PROT_READ | PROT_EXEC, -1) == 0 || errno != EPERM)
+                return 7;
+        /* Still allowed: read-only, and back to read-write. */
+        if (mprotect(p, 4096, PROT_READ) < 0 || mprotect(p, 4096, PROT_READ | PROT_WRITE) < 0)
+                return 8;
+        errno = 0;
+        if (syscall(SYS_shmat, 0, NULL, SHM_EXEC) != -1 || errno != EPERM)
+                return 9;
+        /* Code from a file, as the dynamic loader maps it. */
+        fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return 10;
+        f = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+        (void) close(fd);
+        if (f == MAP_FAILED)
+                return 11;
+        return calls() == 0 ? 0 : 12;
+}
+
+/* 0: without W^X (--jit) the same calls work, as V8's JIT needs. */
+static int wx_allowed(void) {
+        void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        if (p == MAP_FAILED || mprotect(p, 4096, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+                return 2;
+        if (mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED)
+                return 3;
+        return 0;
+}
+
+TEST(test_wx) {
+        int status = in_child_wx(wx_denied, true);
+
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+        status = in_child_wx(wx_allowed, false);
+        ASSERT_TRUE(WIFEXITED(status));
+        ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
 TEST(test_program) {
         struct sock_filter prog[SYSCALL_FILTER_MAX];
         char a[17], b[17];
@@ -96,11 +172,19 @@ TEST(test_program) {
         ASSERT_EQ_INT(syscall_filter_digest(b), 0);
         ASSERT_STREQ(a, b);
         ASSERT_EQ_INT((int) strlen(a), 16);
+
+        n = syscall_filter_build_wx(prog, SYSCALL_FILTER_MAX);
+        ASSERT_TRUE(n > 10 && n < 64);
+        ASSERT_EQ_INT(syscall_filter_build_wx(prog, 10), -ENOBUFS);
+        ASSERT_EQ_INT(syscall_filter_digest_wx(b), 0);
+        ASSERT_EQ_INT((int) strlen(b), 16);
+        ASSERT_TRUE(strcmp(a, b) != 0);
 }
 
 int main(void) {
         RUN(test_program);
         RUN(test_calls);
+        RUN(test_wx);
         RUN(test_other_abi_killed);
         return 0;
 }

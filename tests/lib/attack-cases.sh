@@ -1,10 +1,10 @@
 # shellcheck shell=bash
-# tests/lib/attack-cases.sh - which attack cases (tests/attacks/*.py) a test runs: the shared part
+# tests/lib/attack-cases.sh - which attack cases (tests/attacks/*.py, *.js, *.sh) a test runs: the shared part
 # of test-attacks, test-egress-attacks and test-packages-attacks. Source it after itest.sh (and
 # node-clients.sh, for attack_cases_run).
 
 # attack_cases_copy WHAT FILE...: copies to $HDIR/cases (0644) those FILEs whose name matches a
-# glob of ATTACK_CASES (blank- or comma-separated, on the file name with or without .py; unset or
+# glob of ATTACK_CASES (blank- or comma-separated, on the file name with or without its extension; unset or
 # empty: all of them); fails, naming WHAT, when none is left. Sets N_CASES.
 attack_cases_copy() {
     local what=$1 f b g keep files=() globs=()
@@ -17,7 +17,7 @@ attack_cases_copy() {
             keep=0
             for g in "${globs[@]}"; do
                 # shellcheck disable=SC2053 # a glob on purpose
-                [[ $b == $g || ${b%.py} == $g ]] && keep=1
+                [[ $b == $g || ${b%.*} == $g ]] && keep=1
             done
             ((keep)) || continue
         fi

@@ -115,7 +115,7 @@ TEST(test_arguments) {
         ASSERT_EQ_INT(tool_session_create_parse_arguments(empty, &network, &packages, &error), 0);
         ASSERT_TRUE(network == NULL);
         ASSERT_EQ_INT(tool_session_create_parse_arguments(extra, &network, &packages, &error), -EINVAL);
-        ASSERT_CONTAINS(error, "only \"network\" and \"packages\"");
+        ASSERT_CONTAINS(error, "only \"network\", \"packages\" and \"language\"");
         error = mfree(error);
         ASSERT_EQ_INT(tool_session_create_parse_arguments(net, &network, &packages, &error), 0);
         ASSERT_STREQ(network, "pypi");

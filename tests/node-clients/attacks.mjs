@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 // tests/node-clients/attacks.mjs - the attack-corpus harness (format: tests/attacks/README.md).
 //
-// Runs the cases tests/attacks/<category>-<name>.py, in file-name order, as `exec` calls through
+// Runs the cases tests/attacks/<category>-<name>.py (.js: JavaScript, .sh: bash), in file-name order, as `exec` calls through
 // ONE session of the v1 SDK Client over StdioClientTransport spawning `mcp-exec stdio`, inside
 // the test box as root. After every case it checks that the service still answers, that the
 // next run is clean, and that no run unit and no process of a dynamic uid is left.
@@ -30,7 +30,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { execFile } from 'node:child_process';
 import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { MCP_EXEC, STATE, STDIO_ARGS, log } from './lib.mjs';
@@ -54,12 +54,21 @@ function caseFiles(argv) {
     for (const a of args) {
         const p = resolve(a);
         if (statSync(p).isDirectory())
-            files.push(...readdirSync(p).filter((f) => /^(net|res|esc|out|egr|pkg|tools)-[A-Za-z0-9_.-]+\.py$/.test(f)).map((f) => join(p, f)));
+            files.push(...readdirSync(p).filter((f) => /^(net|res|esc|out|egr|pkg|tools)-[A-Za-z0-9_.-]+\.(py|js|sh)$/.test(f)).map((f) => join(p, f)));
         else files.push(p);
     }
     const globs = (process.env.ATTACK_CASES || '').split(/[\s,]+/).filter(Boolean).map(globRe);
-    if (globs.length) files = files.filter((f) => globs.some((re) => re.test(basename(f)) || re.test(basename(f, '.py'))));
+    if (globs.length) files = files.filter((f) => globs.some((re) => re.test(basename(f)) || re.test(caseName(f))));
     return files.sort((a, b) => (basename(a) < basename(b) ? -1 : basename(a) > basename(b) ? 1 : 0));
+}
+
+// Issue 42: a case's language by its extension (.py, .js, .sh), its comments' prefix, its name.
+const LANGS = { '.py': ['python', '#'], '.js': ['javascript', '//'], '.sh': ['bash', '#'] };
+function caseLang(file) {
+    return LANGS[extname(file)] ?? LANGS['.py'];
+}
+function caseName(file) {
+    return basename(file, extname(file));
 }
 
 function unescape(s) {
@@ -70,10 +79,13 @@ function unescape(s) {
 // line that is not a comment.
 function parseCase(file) {
     const text = readFileSync(file, 'utf8');
-    const h = { file, name: basename(file, '.py'), text, checks: [], needs: [], after: [], errors: [] };
+    const [language, prefix] = caseLang(file);
+    const h = { file, name: caseName(file), language, text, checks: [], needs: [], after: [], errors: [] };
     for (const line of text.split('\n')) {
-        if (!line.startsWith('#')) break;
-        const m = /^#\s*([a-z-]+):\s?(.*)$/.exec(line);
+        // A bash case's "#!" line, if any, is not a header line.
+        if (line.startsWith('#!') && language === 'bash') continue;
+        if (!line.startsWith(prefix)) break;
+        const m = /^(?:#|\/\/)\s*([a-z-]+):\s?(.*)$/.exec(line);
         if (!m) continue;
         const [, key, value] = m;
         if (!KEYS.has(key)) {
@@ -81,7 +93,7 @@ function parseCase(file) {
             continue;
         }
         if (key === 'check') h.checks.push(value.trim());
-        else if (key === 'needs') h.needs.push(...value.split(',').map((s) => s.trim()).filter(Boolean));
+        else if (key === 'needs') h.needs.push(...value.split(/[\s,]+/).filter(Boolean));
         else if (key === 'after') h.after.push(...value.split(',').map((s) => s.trim()).filter(Boolean));
         else if (key in h) h.errors.push(`header key "${key}" given twice`);
         else h[key] = key === 'stdin' ? value : value.trim();
@@ -149,11 +161,13 @@ function buildArgs(c, ph) {
     });
     if ('code-bytes' in c) {
         const n = Number(c['code-bytes']);
-        const pad = n - Buffer.byteLength(code) - 2;
+        const prefix = caseLang(c.file)[1];
+        const pad = n - Buffer.byteLength(code) - 1 - prefix.length;
         if (pad < 0) throw new Error(`code-bytes ${n} is smaller than the code`);
-        code += '\n#' + 'x'.repeat(pad);
+        code += '\n' + prefix + 'x'.repeat(pad);
     }
     const args = { code, timeout_s: Number(c.timeout ?? 10) };
+    if (c.language !== 'python') args.language = c.language;
     if ('stdin' in c) args.stdin = unescape(c.stdin);
     if ('stdin-bytes' in c) {
         const n = Number(c['stdin-bytes']);

@@ -96,7 +96,8 @@ static void test_events(void) {
                        "\"tasks_max\":3,\"cpu_quota_percent\":100,\"file_size_max_bytes\":4,\"tmp_size_max_bytes\":5,"
                        "\"max_concurrent\":2,\"modules\":[],\"pool_size\":2,\"pool_ready\":1,\"pool_hits\":7,"
                        "\"max_sessions\":16,\"max_sessions_per_caller\":4,\"max_sessions_per_scope\":2,"
-                       "\"session_idle_s\":600,\"session_max_s\":3600,\"sessions\":1,\"result_channel\":true}");
+                       "\"session_idle_s\":600,\"session_max_s\":3600,\"sessions\":1,\"languages\":\"python\","
+                       "\"result_channel\":true}");
         /* Borrowed: the caller's reference is still its own. */
         ASSERT_EQ_INT(json_object_array_length(modules), 0);
         info.sandbox = "failed";

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "language.h"
 #include "macro.h"
 #include "test-helpers.h"
 
@@ -753,6 +754,28 @@ TEST(test_resolve_python) {
         }
 }
 
+/* MCP_EXEC_LANGUAGES (issue 42): every language by default; a list of known
+ * ones, each once, python among them; anything else names the variable. */
+TEST(test_config_languages) {
+        Config c = {};
+        char *const none[] = { NULL };
+        char *const two[] = { (char *) "MCP_EXEC_LANGUAGES=python,bash", NULL };
+
+        ASSERT_EQ_INT(config_parse(none, &c, NULL), 0);
+        ASSERT_EQ_INT(c.languages, LANGUAGES_ALL);
+        config_done(&c);
+        c = (Config) {};
+        ASSERT_EQ_INT(config_parse(two, &c, NULL), 0);
+        ASSERT_EQ_INT(c.languages, LANGUAGE_BIT(LANGUAGE_PYTHON) | LANGUAGE_BIT(LANGUAGE_BASH));
+        config_done(&c);
+        expect_bad("MCP_EXEC_LANGUAGES", "bash", 0);
+        expect_bad("MCP_EXEC_LANGUAGES", "", 0);
+        expect_bad("MCP_EXEC_LANGUAGES", "python,python", 0);
+        expect_bad("MCP_EXEC_LANGUAGES", "python, bash", 0);
+        expect_bad("MCP_EXEC_LANGUAGES", "python,ruby", 0);
+        expect_bad("MCP_EXEC_LANGUAGES", "Python", 0);
+}
+
 int main(void) {
         RUN(test_config_defaults);
         RUN(test_config_all_set);
@@ -767,5 +790,6 @@ int main(void) {
         RUN(test_config_first_assignment_wins);
         RUN(test_unknown_assignment);
         RUN(test_resolve_python);
+        RUN(test_config_languages);
         return 0;
 }

@@ -58,8 +58,14 @@ UNIT_LO=mcp-atk-local-$$
 # their own time: test-rich-attacks.sh runs them.
 shopt -s nullglob
 all=()
-for f in "$CASES_HOST"/{net,res,esc,out}-*.py; do
-    [[ $f == *-outputs-* || $f == *-inputs-* ]] || all+=("$f")
+# Bash's (*.sh) and JavaScript's (*.js, issue 42), JavaScript's where the box has node (the server
+# offers javascript only then).
+langs=(py sh)
+bx test -x /usr/bin/node && langs+=(js)
+for ext in "${langs[@]}"; do
+    for f in "$CASES_HOST"/{net,res,esc,out}-*."$ext"; do
+        [[ $f == *-outputs-* || $f == *-inputs-* ]] || all+=("$f")
+    done
 done
 shopt -u nullglob
 attack_cases_copy "case files in $CASES_HOST" "${all[@]}"

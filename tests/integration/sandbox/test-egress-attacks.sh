@@ -27,7 +27,8 @@ stop_frontend
 bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1
 at_exit 'bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1'
 
-attack_cases_copy "egr-*.py cases" "$ITEST_DIR"/attacks/egr-*.py
+# Python's and bash's (issue 42: the proxy by the environment's http_proxy, as curl reads it).
+attack_cases_copy "egr-*.py and egr-*.sh cases" "$ITEST_DIR"/attacks/egr-*.py "$ITEST_DIR"/attacks/egr-*.sh
 log "$N_CASES cases, over stdio and HTTP"
 
 attack_cases_run egress 100 ATTACK_EGRESS_LOGS="$EGRESS_BINET/dns.log,$EGRESS_BINET/http.log"

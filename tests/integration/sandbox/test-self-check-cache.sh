@@ -4,7 +4,9 @@
 # unit; a new launcher binary, another limit, or a kept file that is not root's alone makes it
 # check again. (On the code before the cache no file is written and every start checks.) A run
 # unit that lacks what the running systemd should enforce (a drop-in: PrivatePIDs=no on 257,
-# ProtectProc=default before) fails the self-check, and runs are refused, naming it.
+# ProtectProc=default before) fails the self-check, and runs are refused, naming it; so does W^X
+# forced on JavaScript's units (MemoryDenyWriteExecute=yes), which the self-check proves in a unit of
+# their own (issue 42).
 # Plain pass only: the same broker code in both passes; it restarts the broker six times.
 . "$(dirname "$0")/../../lib/itest.sh"
 
@@ -97,4 +99,28 @@ remove_dropin
 start_and_call
 wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' ||
     fail "without the drop-in the self-check did not pass again: $(probes_since "$c" | tr '\n' ' ')"
+
+# --- issue 42: JavaScript's units (--jit) are checked in a unit of their own ------------------------
+# W^X in every run unit (MemoryDenyWriteExecute=yes) is what Python's and bash's units claim anyway,
+# but it would kill every node run: with JavaScript on, its self-check unit must fail, naming it.
+if bx test -x /usr/bin/node; then
+    started=$(journal_since "$c" _PID=1 -o cat | grep -c '^Started .*mcp-exec sandbox self-check' || true)
+    ((started == 2)) || fail "not two self-check units (Python's, JavaScript's) on a fresh check: $started"
+    bx sh -c "mkdir -p ${DROPIN%/*} && printf '[Service]\n%s\n' MemoryDenyWriteExecute=yes >$DROPIN &&
+              systemctl daemon-reload"
+    restart_broker
+    c=$(journal_cursor)
+    out=$(call_nosigpipe --timeout 10 -- 'print("should not run")')
+    [[ $out != *"should not run"* ]] || fail "the code ran although JavaScript's self-check must fail"
+    wait_for 10 eval '[[ $(probes_since "$c") == failed ]]' ||
+        fail "W^X forced on JavaScript's units did not fail the self-check: $(probes_since "$c" | tr '\n' ' ')"
+    want='JavaScript units: writable code for the JIT'
+    found found_failure ||
+        fail "no self-check failure naming '$want':"$'\n'"$(journal_since "$c" -o cat | grep -i self-check)"
+    log "journal: $(found_failure | head -1)"
+    remove_dropin
+    start_and_call
+    wait_for 10 eval '[[ $(probes_since "$c") == passed ]]' ||
+        fail "without the W^X drop-in the self-check did not pass again: $(probes_since "$c" | tr '\n' ' ')"
+fi
 pass

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""test-bootstrap-js BOOTSTRAP [NODE]: the JavaScript bootstrap
+(src/launch/mcp-exec-bootstrap.js) driven as the launcher drives it
+(src/launch/launch-lang.h): stdin and code in memfds at fds 0 and 4, stdout
+and stderr pipes, the control socket at fd 3; "ready", "go", "done N".
+One-shot runs must end as `node FILE` ends (status, stderr); a session must
+keep its global scope across calls, top-level await included. Skipped (77)
+without node. The sandbox around it is the integration tests'."""
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BOOTSTRAP = os.path.abspath(sys.argv[1])
+NODE = sys.argv[2] if len(sys.argv) > 2 else shutil.which("node") or shutil.which("nodejs")
+if not NODE:
+    print("no node: skipped")
+    sys.exit(77)
+WORK = tempfile.mkdtemp(prefix="mcp-exec-bootstrap-js.")
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def reader(fd, out):
+    while True:
+        b = os.read(fd, 65536)
+        if not b:
+            break
+        out.append(b)
+
+
+class Interp:
+    """node BOOTSTRAP [--session] with the fds of launch-lang.h."""
+
+    def __init__(self, session=False):
+        self.stdin = os.memfd_create("stdin", os.MFD_CLOEXEC)
+        self.code = os.memfd_create("code", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        self.ctl, child_ctl = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        fds = {0: self.stdin, 1: out_w, 2: err_w, 3: child_ctl.fileno(), 4: self.code}
+
+        def setup():
+            # Place each at its number, through copies above them all.
+            tmp = {n: fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 100) for n, fd in fds.items()}
+            for n in fds:
+                os.dup2(tmp[n], n)
+                os.close(tmp[n])
+            os.setpgid(0, 0)
+
+        argv = [NODE, BOOTSTRAP] + (["--session"] if session else [])
+        env = {"PATH": "/usr/bin:/bin", "HOME": WORK, "LANG": "C.UTF-8"}
+        self.proc = subprocess.Popen(argv, preexec_fn=setup, cwd=WORK, env=env, close_fds=False)
+        child_ctl.close()
+        os.close(out_w)
+        os.close(err_w)
+        self.out, self.err = [], []
+        self.readers = [threading.Thread(target=reader, args=(out_r, self.out)),
+                        threading.Thread(target=reader, args=(err_r, self.err))]
+        for t in self.readers:
+            t.start()
+        self.buf = b""
+        self.ctl.settimeout(30)
+
+    def line(self):
+        while b"\n" not in self.buf:
+            b = self.ctl.recv(4096)
+            if not b:
+                return None
+            self.buf += b
+        line, self.buf = self.buf.split(b"\n", 1)
+        return line.decode()
+
+    def go(self, code, stdin=b""):
+        for fd, data in ((self.stdin, stdin), (self.code, code.encode())):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+        os.lseek(self.stdin, 0, os.SEEK_SET)
+        self.ctl.sendall(b"go\n")
+
+    def output(self):
+        """What came so far (a session's pipes stay open)."""
+        time.sleep(0.05)
+        return b"".join(self.out).decode(), b"".join(self.err).decode()
+
+    def take(self):
+        out, err = self.output()
+        self.out.clear()
+        self.err.clear()
+        return out, err
+
+    def wait(self):
+        status = self.proc.wait(30)
+        for t in self.readers:
+            t.join(10)
+        return status, b"".join(self.out).decode(), b"".join(self.err).decode()
+
+
+# What a child of the program has open beyond its stdio.
+CHILD_FDS = ("console.log(require('child_process').execSync(\n"
+             "  'for f in /proc/self/fd/*; do [ ${f##*/} -gt 2 ] && readlink $f; done; true').toString())")
+
+
+def run(code, stdin=b""):
+    i = Interp()
+    check(i.line() == "ready", "one-shot: ready before any code")
+    i.go(code, stdin)
+    # After "go" the bootstrap closes its end: EOF here.
+    check(i.line() is None, "one-shot: the control socket is closed once the program runs")
+    return i.wait()
+
+
+def one_shot():
+    st, out, err = run("console.log('hello', 6 * 7)")
+    check((st, out) == (0, "hello 42\n"), "print: %r %r" % (st, out))
+    st, out, err = run("process.exit(3)")
+    check(st == 3, "process.exit(3): %r" % st)
+    st, out, err = run("process.exitCode = 4; console.log('x')")
+    check(st == 4 and out == "x\n", "process.exitCode = 4: %r" % st)
+    st, out, err = run("console.log('a');\nthrow new TypeError('boom')")
+    check(st == 1 and out == "a\n" and "TypeError: boom" in err and "<program>:2" in err,
+          "uncaught exception: status 1, the error and its line on stderr: %r %r" % (st, err))
+    st, out, err = run("Promise.reject(new Error('nope'))")
+    check(st == 1 and "Error: nope" in err, "unhandled rejection: %r %r" % (st, err))
+    st, out, err = run("const x = await new Promise(r => setTimeout(() => r(5), 10));\nconsole.log(x)")
+    check((st, out) == (0, "5\n"), "top-level await (CommonJS): %r %r %r" % (st, out, err))
+    st, out, err = run("await Promise.resolve();\nthrow new Error('late')")
+    check(st == 1 and "Error: late" in err, "top-level await, then a throw: %r %r" % (st, err))
+    st, out, err = run("import os from 'node:os';\nconst v = await Promise.resolve(typeof os.cpus);\n"
+                       "console.log(v, import.meta.url.startsWith('data:'))")
+    check((st, out) == (0, "function true\n"), "ES module with top-level await: %r %r %r" % (st, out, err))
+    st, out, err = run("import fs from 'fs';\nthrow new RangeError('esm')")
+    check(st == 1 and "RangeError: esm" in err, "ES module's throw: %r %r" % (st, err))
+    st, out, err = run("const fs = require('fs'); process.stdout.write(fs.readFileSync(0, 'utf8').toUpperCase())",
+                       b"some input\n")
+    check((st, out) == (0, "SOME INPUT\n"), "stdin: %r %r %r" % (st, out, err))
+    st, out, err = run("let s = ''; process.stdin.on('data', d => s += d).on('end', () => console.log(s.length))",
+                       b"x" * 100000)
+    check((st, out) == (0, "100000\n"), "stdin as a stream: %r %r %r" % (st, out, err))
+    with open(os.path.join(WORK, "helper.js"), "w") as f:
+        f.write("module.exports = () => 'helped';\n")
+    st, out, err = run("console.log(require('./helper.js')(), require.main === module, __filename,\n"
+                       "  process.argv.length)")
+    check(st == 0 and out.startswith("helped true ") and "<program>" in out and out.endswith(" 2\n"),
+          "require() from the working directory, require.main, __filename, argv: %r %r" % (out, err))
+    st, out, err = run("#!/usr/bin/env node\nconsole.log(1)")
+    check((st, out) == (0, "1\n"), "a #! line: %r %r" % (st, err))
+    st, out, err = run("let x = ;")
+    check(st == 1 and "SyntaxError" in err, "syntax error: %r %r" % (st, err))
+    st, out, err = run("const t = setTimeout(() => console.log('timer'), 20); console.log('first')")
+    check((st, out) == (0, "first\ntimer\n"), "the event loop runs to its end: %r" % out)
+    st, out, err = run(CHILD_FDS)
+    check(st == 0 and "memfd:code" not in out and "socket:" not in out,
+          "a child holds no control socket nor code memfd: %r %r" % (out, err))
+    st, out, err = run("process.kill(process.pid, 'SIGKILL')")
+    check(st == -signal.SIGKILL, "killed by a signal: %r" % st)
+
+    # Never started: EOF on the control socket before "go" ends it quietly.
+    i = Interp()
+    check(i.line() == "ready", "ready")
+    i.ctl.shutdown(socket.SHUT_WR)
+    st, out, err = i.wait()
+    check((st, out, err) == (0, "", ""), "EOF before go: exit 0, nothing printed: %r %r %r" % (st, out, err))
+
+
+def call(i, code, stdin=b""):
+    i.go(code, stdin)
+    line = i.line()
+    out, err = i.take()
+    return line, out, err
+
+
+def sessions():
+    i = Interp(session=True)
+    check(i.line() == "ready", "session: ready")
+    d, out, err = call(i, "let a = 1; const b = await Promise.resolve(2);\nfunction f() { return a + b; }\n"
+                          "class K { k() { return 'k'; } }\nvar v = 'v';\nconsole.log('one')")
+    check((d, out) == ("done 0", "one\n"), "call 1: %r %r %r" % (d, out, err))
+    d, out, err = call(i, "const fs = require('fs'); let path = 'mine';\nconsole.log(typeof fs.readFileSync, path)")
+    check((d, out) == ("done 0", "function mine\n"), "declaring names of built-in modules: %r %r %r" % (d, out, err))
+    d, out, err = call(i, "console.log(a, b, f(), new K().k(), v)")
+    check((d, out) == ("done 0", "1 2 3 k v\n"), "let, const, function, class, var kept: %r %r %r" % (d, out, err))
+    d, out, err = call(i, "const r = await new Promise(res => setTimeout(() => res(a + 40), 10));\nconsole.log(r + 1)")
+    check((d, out) == ("done 0", "42\n"), "top-level await in a call: %r %r %r" % (d, out, err))
+    d, out, err = call(i, "console.log(r)")
+    check((d, out) == ("done 0", "41\n"), "a const from an await call: %r %r" % (d, out))
+    d, out, err = call(i, "console.log('before'); throw new Error('boom')")
+    check(d == "done 1" and out == "before\n" and "Error: boom" in err and "<call 6>" in err
+          and "mcp-exec-bootstrap" not in err and "node:repl" not in err,
+          "an uncaught error ends the call with 1, our frames left out: %r %r" % (d, err))
+    d, out, err = call(i, "await Promise.reject(new TypeError('rejected'))")
+    check(d == "done 1" and "TypeError: rejected" in err, "a rejected await: %r %r" % (d, err))
+    d, out, err = call(i, "process.exit(7)")
+    check(d == "done 7", "process.exit(7) ends the call with 7: %r" % d)
+    d, out, err = call(i, "await null; process.exit(9)")
+    check(d == "done 9", "process.exit(9) after an await: %r" % d)
+    d, out, err = call(i, "process.exitCode = 3")
+    check(d == "done 3", "process.exitCode: %r" % d)
+    d, out, err = call(i, "console.log(f(), process.exitCode)")
+    check((d, out) == ("done 0", "3 undefined\n"), "the session goes on, exit code reset: %r %r" % (d, out))
+    d, out, err = call(i, "let a = 5")
+    check(d == "done 1" and "SyntaxError" in err, "let declared twice: a SyntaxError, as in node's REPL: %r" % err)
+    d, out, err = call(i, "console.log(require('fs').readFileSync(0, 'utf8'))", b"call input")
+    check((d, out) == ("done 0", "call input\n"), "each call's stdin: %r %r %r" % (d, out, err))
+    d, out, err = call(i, "console.log(require('fs').readFileSync(0, 'utf8'))", b"second")
+    check((d, out) == ("done 0", "second\n"), "the next call's stdin: %r %r" % (d, out))
+
+    d, out, err = call(i, CHILD_FDS)
+    check(d == "done 0" and "memfd:code" not in out and "socket:" not in out,
+          "a call's child holds no control socket nor code memfd: %r %r" % (out, err))
+
+    # A timer of one call that throws during the next one ends neither.
+    d, out, err = call(i, "setTimeout(() => { throw new Error('stray'); }, 100); 1")
+    check(d == "done 0", "a call that leaves a throwing timer: %r" % d)
+    d, out, err = call(i, "await new Promise(r => setTimeout(r, 300)); console.log('whole')")
+    check(d == "done 0" and out == "whole\n" and "stray" in err,
+          "the stray error is printed, the call it fell into runs to its end: %r %r %r" % (d, out, err))
+
+    # The launcher's interrupt (SIGINT to the group): a busy loop and a
+    # pending await end the call with -2; the state stays.
+    i.go("globalThis.spun = 1; for (;;) {}")
+    time.sleep(0.5)
+    os.killpg(i.proc.pid, signal.SIGINT)
+    d = i.line()
+    i.take()
+    check(d == "done -2", "interrupted busy loop: %r" % d)
+    i.go("await new Promise(() => {})")
+    time.sleep(0.3)
+    os.killpg(i.proc.pid, signal.SIGINT)
+    d = i.line()
+    i.take()
+    check(d == "done -2", "interrupted pending await: %r" % d)
+    d, out, err = call(i, "console.log(spun, a)")
+    check((d, out) == ("done 0", "1 1\n"), "state kept across interrupts: %r %r %r" % (d, out, err))
+
+    # EOF on the control socket: the session ends.
+    i.ctl.shutdown(socket.SHUT_WR)
+    st, out, err = i.wait()
+    check(st == 0, "EOF on the control socket: exit 0: %r" % st)
+
+
+one_shot()
+sessions()
+shutil.rmtree(WORK, ignore_errors=True)
+if failures:
+    print("%d failed" % len(failures))
+    sys.exit(1)
+print("all passed")
