@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* tools/call: from validated arguments through the queue to the broker and
  * back, with progress notifications, cancellation and one journal entry per
- * call. Only metadata is logged, never code, stdin, output or arguments. */
+ * call (call-log.h). Only metadata is logged, never code, stdin, output or
+ * arguments. */
 
 #include <assert.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <syslog.h>
 
 #include "broker-request.h"
+#include "call-log.h"
 #include "exec-client.h"
 #include "json-util.h"
 #include "jsonrpc.h"
@@ -62,60 +64,6 @@ struct McpCall {
         char request_id[REQUEST_ID_LOG_MAX + 1];
 };
 
-/* How the result channel went, for the journal: "" without one. */
-static const char *channel_state(const ExecResult *r) {
-        if (!r || !r->result_channel)
-                return "";
-        return r->outputs_error ? "violation" : r->outputs_lost ? "lost" : "ok";
-}
-
-/* args and r may be NULL (not parsed, not run). Sizes and counts only:
- * never code, stdin, file names or output. */
-static void log_call(McpSession *s, const McpRevision *rev, const char *request_id, const ExecArgs *args,
-                     const ExecResult *r, uint64_t output_bytes, uint64_t duration_ms, int level, const char *result) {
-        char uid[16] = "";
-        size_t outputs_returned = 0;
-
-        assert(s);
-        assert(rev);
-        assert(request_id);
-
-        if (s->peer_uid != (uid_t) -1)
-                (void) snprintf(uid, sizeof uid, "%u", (unsigned) s->peer_uid);
-        for (size_t i = 0; r && i < r->n_outputs; i++)
-                outputs_returned += r->outputs[i].data && !r->outputs[i].reason;
-        log_struct_after(level,
-                         "MESSAGE=exec call %s of session %s: %s", request_id, s->id, result,
-                         "MCP_SESSION=%s", s->id,
-                         "MCP_REQUEST_ID=%s", request_id,
-                         "MCP_RUN_ID=%s", r && r->run_id ? r->run_id : "",
-                         "MCP_TRANSPORT=%s", s->peer_transport,
-                         "MCP_CLIENT_UID=%s", uid,
-                         "MCP_PROTOCOL_VERSION=%s", rev->version,
-                         "MCP_CODE_BYTES=%zu", args ? args->code_len : 0,
-                         "MCP_STDIN_BYTES=%zu", args ? args->stdin_len : 0,
-                         "MCP_INPUT_FILES=%zu", args ? args->n_files : 0,
-                         "MCP_INPUT_FILES_BYTES=%" PRIu64, args ? args->files_bytes : 0,
-                         "MCP_OUTPUT_BYTES=%" PRIu64, output_bytes,
-                         "MCP_OUTPUTS=%zu", r ? r->n_outputs : 0,
-                         "MCP_OUTPUTS_RETURNED=%zu", outputs_returned,
-                         "MCP_RESULT_CHANNEL=%s", channel_state(r),
-                         "MCP_DURATION_MS=%" PRIu64, duration_ms,
-                         "MCP_EGRESS_POLICY=%s", args && args->network ? args->network : "",
-                         /* How many, never which: they are arguments. */
-                         "MCP_PACKAGES=%zu", args && tool_packages_requested(args->packages)
-                                                     ? json_object_array_length(args->packages) : (size_t) 0,
-                         "MCP_RESULT=%s", result);
-        if (r && r->outputs_error)
-                /* Our own words about the frames, never their content. */
-                log_struct_after(LOG_WARNING,
-                                 "MESSAGE=exec call %s of session %s: the result channel broke its protocol: %s",
-                                 request_id, s->id, r->outputs_error,
-                                 "MCP_SESSION=%s", s->id,
-                                 "MCP_REQUEST_ID=%s", request_id,
-                                 "MCP_RUN_ID=%s", r->run_id ?: "");
-}
-
 static void call_log(McpCall *c, const ExecResult *r, int level, const char *result) {
         uint64_t output = c->exec ? exec_client_output_bytes(c->exec) : 0;
         uint64_t duration = r && r->duration_ms > 0 ? r->duration_ms :
@@ -123,7 +71,7 @@ static void call_log(McpCall *c, const ExecResult *r, int level, const char *res
 
         assert(c);
 
-        log_call(c->session, c->rev, c->request_id, &c->args.exec, r, output, duration, level, result);
+        mcp_call_log_entry(c->session, c->rev, c->request_id, &c->args.exec, r, output, duration, level, result);
 }
 
 /* Takes the call out of the session's count; true if it was the last. */
@@ -596,7 +544,8 @@ static int submit_broker_op(McpCall **cp, const McpRequest *req, json_object **r
         r = broker_request_start(server->event, server->broker_socket, msg, c->tool->broker_timeout_usec,
                                  on_broker_op_done, c, &c->request);
         if (r < 0) {
-                log_call(s, req->rev, c->request_id, NULL, NULL, 0, 0, LOG_WARNING, "error:broker-unavailable");
+                mcp_call_log_entry(s, req->rev, c->request_id, NULL, NULL, 0, 0, LOG_WARNING,
+                                   "error:broker-unavailable");
                 if (asprintf(&m, "the sandbox broker is unreachable (%s)", strerror(-r)) < 0)
                         return -ENOMEM;
                 return reject(req, m, ret);
@@ -624,7 +573,7 @@ static int submit_run(McpCall **cp, const McpRequest *req, json_object **ret) {
                               c->args.exec.timeout_s > server->config.max_timeout_s, on_slot_start, c);
         if (r == -EBUSY) {
                 _cleanup_free_ char *m = NULL;
-                log_call(c->session, req->rev, c->request_id, &c->args.exec, NULL, 0, 0, LOG_WARNING, "busy");
+                mcp_call_log_entry(c->session, req->rev, c->request_id, &c->args.exec, NULL, 0, 0, LOG_WARNING, "busy");
                 if (asprintf(&m, "server busy: %u runs in progress and the queue of %" PRIu64 " is full; retry later",
                              call_queue_running(server->queue), call_queue_max_waiting(server->queue)) < 0)
                         return -ENOMEM;
@@ -774,11 +723,11 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
         jsonrpc_id_format(req->id, request_id, sizeof request_id);
         r = tool->parse(config, arguments, &args, &error);
         if (r == -EINVAL) {
-                log_call(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "invalid-arguments");
+                mcp_call_log_entry(s, req->rev, request_id, NULL, NULL, 0, 0, LOG_INFO, "invalid-arguments");
                 return reject(req, error, ret);
         }
         if (r == -ESRCH) {
-                log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "session-not-found");
+                mcp_call_log_entry(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "session-not-found");
                 return reject(req, tool_session_gone_text, ret);
         }
         if (r < 0)
@@ -787,7 +736,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
          * that it exists again (and fails closed), the caller is ours. */
         r = tool_network_check(config->egress, args.network, mcp_session_owner(s).caller, &error);
         if (r == -EINVAL) {
-                log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "network-refused");
+                mcp_call_log_entry(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "network-refused");
                 return reject(req, error, ret);
         }
         if (r < 0)
@@ -799,7 +748,8 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
                 r = tool_packages_check(config->packages, args.packages, &error);
                 if (r == -EINVAL) {
                         s->server->package_stats.refused++;
-                        log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO, "packages-refused");
+                        mcp_call_log_entry(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_INFO,
+                                           "packages-refused");
                         return reject(req, error, ret);
                 }
                 if (r < 0)
@@ -808,7 +758,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
 
         if (!tool->broker_op && session_full(s)) {
                 _cleanup_free_ char *m = NULL;
-                log_call(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_WARNING, "too-many-calls");
+                mcp_call_log_entry(s, req->rev, request_id, &args.exec, NULL, 0, 0, LOG_WARNING, "too-many-calls");
                 /* With one connection this is how a full server shows: its
                  * whole capacity (runs + queue) is this session's. Say busy,
                  * as for a full queue, so clients and models retry later. */
@@ -825,7 +775,7 @@ int mcp_call_handle(const McpRequest *req, json_object **ret) {
          * files all the while (issue 19). */
         r = charge_admission(c);
         if (r == -EBUSY) {
-                log_call(s, req->rev, request_id, &c->args.exec, NULL, 0, 0, LOG_WARNING, "busy:memory");
+                mcp_call_log_entry(s, req->rev, request_id, &c->args.exec, NULL, 0, 0, LOG_WARNING, "busy:memory");
                 return reject(req, budget_busy_text, ret);
         }
         if (r < 0)
