@@ -86,6 +86,20 @@ static void fill_lang_pool_spec(void *userdata, bool spare, SandboxSpec *ret) {
         ret->memory_max = ml->manager->config.memory_max + (UINT64_C(64) << 20);
 }
 
+/* What systemctl shows for a ready unit of l's pool: Python's words, and
+ * the language (Python's own units say none: what tests and operators
+ * have matched on so far). */
+static const char *ready_description(Language l) {
+        switch (l) {
+        case LANGUAGE_BASH:
+                return SANDBOX_DESCRIPTION_WARM_READY " bash";
+        case LANGUAGE_JAVASCRIPT:
+                return SANDBOX_DESCRIPTION_WARM_READY " javascript";
+        default:
+                return NULL;
+        }
+}
+
 static void on_lang_pool_ready(void *userdata) {
         (void) userdata;
 }
@@ -97,6 +111,7 @@ Pool *manager_language_pool(Manager *m, Language l, bool create) {
                 .idle_usec = m->config.pool_idle_s * USEC_PER_SEC,
                 .memory_max = m->config.memory_max,
                 .cpu_quota_percent = m->config.cpu_quota_percent,
+                .ready_description = ready_description(l),
         };
         int r;
 

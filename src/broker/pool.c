@@ -290,7 +290,7 @@ static int on_memory(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
                 r = sd_bus_message_append(call, "a(sv)", 4, "MemoryMax", "t", limit, "CPUWeight", "t",
                                           SANDBOX_CPU_WEIGHT_RUN, "CPUQuotaPerSecUSec", "t",
                                           sandbox_cpu_quota_usec(p->config.cpu_quota_percent), "Description", "s",
-                                          SANDBOX_DESCRIPTION_WARM_READY);
+                                          p->config.ready_description ?: SANDBOX_DESCRIPTION_WARM_READY);
         if (r >= 0)
                 r = sd_bus_call_async(p->bus, &w->slot, call, on_limit_set, w, 0);
         if (r < 0)

@@ -32,6 +32,9 @@ typedef struct PoolConfig {
         uint64_t idle_usec;             /* replaced after this long unused */
         uint64_t memory_max;            /* what the code may use (MCP_EXEC_MEMORY_MAX) */
         uint64_t cpu_quota_percent;     /* a run's CPUQuota= (MCP_EXEC_CPU_QUOTA) */
+        /* Description= of a ready unit (static); NULL: Python's,
+         * SANDBOX_DESCRIPTION_WARM_READY, which pool-store.c adopts. */
+        const char *ready_description;
 } PoolConfig;
 
 /* Fills the spec of a new warm unit (the caller's fixed property set); with

@@ -354,19 +354,22 @@ async function ensureSession() {
 
 // A call that gets no answer leaves the session in an unknown state: it is closed, and the next
 // call opens a new one, so that one wedged case does not take the rest with it.
-// ATTACK_WAIT_WARM=1: every run on a warm unit of the pool; before each call, wait until one is
-// ready (the broker marks it "(idle)").
-async function waitWarm() {
+// ATTACK_WAIT_WARM=1: every run on a warm unit of the pool; before each call, wait until one of
+// its language's pool is ready (the broker marks it "(idle)", and a bash or javascript one with
+// its language after it; a language's pool starts at its first call, so that call waits for the
+// pool's first unit: the first call itself goes cold unless one is already there).
+async function waitWarm(language) {
+    const want = 'mcp-exec warm unit (idle)' + (language && language !== 'python' ? ' ' + language : '');
     const deadline = Date.now() + 60000;
     while (Date.now() < deadline) {
-        if ((await listRunUnits()).some((l) => l.includes('mcp-exec warm unit (idle)'))) return;
+        if ((await listRunUnits()).some((l) => l.endsWith(want))) return;
         await sleep(100);
     }
-    throw new Error('no warm unit became ready within 60 s');
+    throw new Error(`no warm unit of ${language || 'python'} became ready within 60 s`);
 }
 
 async function callExec(args, timeoutMs) {
-    if (process.env.ATTACK_WAIT_WARM) await waitWarm();
+    if (process.env.ATTACK_WAIT_WARM) await waitWarm(args.language);
     const s = await ensureSession();
     try {
         return await s.client.callTool({ name: 'exec', arguments: args }, undefined, { timeout: timeoutMs });
