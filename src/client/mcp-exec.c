@@ -329,7 +329,7 @@ static int cmd_run(RunOptions *o) {
 
 static void help(void) {
         printf("mcp-exec COMMAND\n\n"
-               "Run Python code in the mcp-exec sandbox.\n\n"
+               "Run code (Python, bash or JavaScript) in the mcp-exec sandbox.\n\n"
                "Commands:\n"
                "  stdio                      Bridge stdin/stdout to the local MCP server; use it as\n"
                "                             an MCP client's command: "
