@@ -186,7 +186,8 @@ bx systemctl stop mcp-exec-tools.service 2>/dev/null
 out=$(bx "$PY" "$MCP" egress-gateway 2>&1) ||
     fail "$out"$'\n'"$(bx journalctl -u mcp-exec-tools.service -n 20 --no-pager)"
 log "$out"
-journal_since "$cursor" -o cat | grep -qF "Server ghost (NETWORK=egress:nope): its egress policy is not configured" ||
+# (A wait, as above: the entry may reach the journal after the answer did, on busy cores.)
+wait_for 10 found eval "journal_since '$cursor' -o cat | grep -F 'Server ghost (NETWORK=egress:nope): its egress policy is not configured'" ||
     fail "the gateway does not say why ghost is off: $(journal_since "$cursor" -o cat | grep -F ghost | tail -5)"
 # It has the policies from the file, not the HTTP token.
 tpid=$(bx systemctl show -P MainPID mcp-exec-tools.service)
