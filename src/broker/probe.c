@@ -30,6 +30,13 @@ struct Probe {
          * (never freed in its own callback). */
         RunCapture *capture_first;
         bool jit_next;
+        /* A unit that ended without its main process's exit (systemd knew
+         * no ExecMainCode: it never ran, or was ended before it did) says
+         * nothing about the sandbox: seen once under full load on Debian
+         * 13. One more unit, once per probe; the verdict is still that of
+         * a probe that ran. The capture stays, as capture_first does. */
+        RunCapture *capture_retried;
+        bool retried;
         sd_event *event;
         sd_bus *bus;
         SandboxSpec spec;
@@ -304,6 +311,16 @@ static void on_capture_done(const char *output, const RunResult *res, void *user
         Probe *p = userdata;
         _cleanup_free_ char *failure = NULL;
 
+        if (!p->retried && !res->error && res->signal == 0 && res->exit_code == -1 && !res->timed_out) {
+                p->retried = true;
+                log_struct(LOG_WARNING, "MESSAGE=Self-check unit ended without an exit status (Result=%s); once more",
+                           res->unit_result ?: "unknown", "MCP_PROBE=%s", "retry");
+                p->capture_retried = TAKE_PTR(p->capture);
+                if (run_capture_start(p->event, p->bus, &p->spec, NULL, 0, PROBE_REPORT_MAX, on_capture_done, p,
+                                      &p->capture) >= 0)
+                        return;
+        }
+
         if ((res->error || res->signal != 0 || res->exit_code != 0) && p->spec.wheelhouse &&
             access(p->spec.wheelhouse, F_OK) < 0 && errno == ENOENT)
                 /* InaccessiblePaths= of a missing path fails every unit. */
@@ -372,6 +389,7 @@ Probe *probe_free(Probe *p) {
                 return NULL;
         run_capture_free(p->capture);
         run_capture_free(p->capture_first);
+        run_capture_free(p->capture_retried);
         free(p);
         return NULL;
 }
