@@ -3,28 +3,13 @@
 #include "tool-arg-language.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "json-util.h"
 #include "language.h"
 #include "macro.h"
-
-static int language_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int language_error(char **ret_error, const char *fmt, ...) {
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vasprintf(ret_error, fmt, ap);
-        va_end(ap);
-        if (r < 0) {
-                *ret_error = NULL;
-                return -ENOMEM;
-        }
-        return -EINVAL;
-}
+#include "tool-exec.h"
 
 uint32_t tool_languages(const McpServerConfig *c) {
         return c->languages | LANGUAGE_BIT(LANGUAGE_PYTHON);
@@ -89,15 +74,15 @@ int tool_language_parse(const McpServerConfig *c, json_object *v, json_object *p
                 return 0;
         (void) language_set_to_string(tool_languages(c), have, sizeof have);
         if (!json_object_is_type(v, json_type_string) || language_from_string(json_object_get_string(v), &l) < 0)
-                return language_error(ret_error, "\"language\" must be one of this server's languages: %s", have);
+                return tool_arg_error(ret_error, "\"language\" must be one of this server's languages: %s", have);
         if (!(tool_languages(c) & LANGUAGE_BIT(l)))
-                return language_error(ret_error,
+                return tool_arg_error(ret_error,
                                       "\"language\": %s is not available on this server (not installed, or turned "
                                       "off by its operator); it has %s",
                                       language_to_string(l), have);
         /* A wheelhouse has Python's packages. */
         if (l != LANGUAGE_PYTHON && packages && !json_object_is_type(packages, json_type_null))
-                return language_error(ret_error, "\"packages\" are Python's only: not with \"language\": %s",
+                return tool_arg_error(ret_error, "\"packages\" are Python's only: not with \"language\": %s",
                                       language_to_string(l));
         *ret = language_to_string(l);
         return 0;

@@ -317,8 +317,7 @@ json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *r
         return TAKE_PTR(t);
 }
 
-static int argument_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
-static int argument_error(char **ret_error, const char *fmt, ...) {
+int tool_arg_error(char **ret_error, const char *fmt, ...) {
         va_list ap;
         int r;
 
@@ -368,36 +367,36 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
         int r;
 
         if (!json_object_is_type(f, json_type_object))
-                return argument_error(ret_error, "files[%zu] must be an object: {\"name\": \"data.csv\", \"content\": "
+                return tool_arg_error(ret_error, "files[%zu] must be an object: {\"name\": \"data.csv\", \"content\": "
                                                  "\"...\", \"encoding\": \"utf-8\"}", i);
         json_object_object_foreach(f, key, val) {
                 (void) val;
                 if (!streq(key, "name") && !streq(key, "content") && !streq(key, "encoding"))
-                        return argument_error(ret_error,
+                        return tool_arg_error(ret_error,
                                               "files[%zu]: unknown key \"%.*s\" (only name, content and encoding)", i,
                                               utf8_prefix_len(key, NAME_MAX_ECHO), key);
         }
         if (!json_object_object_get_ex(f, "name", &v) || !json_object_is_type(v, json_type_string))
-                return argument_error(ret_error, "files[%zu] needs a \"name\" string", i);
+                return tool_arg_error(ret_error, "files[%zu] needs a \"name\" string", i);
         name = json_object_get_string(v);
         name_len = (size_t) json_object_get_string_len(v);
         str_printable(name, echo, sizeof echo);
         if (!launch_file_name_valid(name, name_len))
-                return argument_error(ret_error,
+                return tool_arg_error(ret_error,
                                       "files[%zu]: \"%s\" is not a plain file name (1 to %u bytes of UTF-8, no '/', "
                                       "not '.' or '..', no control characters)",
                                       i, echo, LAUNCH_FILE_NAME_MAX);
         for (size_t k = 0; k < a->n_files; k++)
                 if (a->files[k].name_len == name_len && memcmp(a->files[k].name, name, name_len) == 0)
-                        return argument_error(ret_error, "files[%zu]: the name \"%s\" is given twice", i, echo);
+                        return tool_arg_error(ret_error, "files[%zu]: the name \"%s\" is given twice", i, echo);
         if (!json_object_object_get_ex(f, "content", &v) || !json_object_is_type(v, json_type_string))
-                return argument_error(ret_error, "files[%zu] (\"%s\") needs a \"content\" string", i, echo);
+                return tool_arg_error(ret_error, "files[%zu] (\"%s\") needs a \"content\" string", i, echo);
         content = json_object_get_string(v);
         content_len = (size_t) json_object_get_string_len(v);
         if (json_object_object_get_ex(f, "encoding", &v)) {
                 encoding = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
                 if (!streq(encoding, "utf-8") && !streq(encoding, "base64"))
-                        return argument_error(ret_error,
+                        return tool_arg_error(ret_error,
                                               "files[%zu] (\"%s\"): \"encoding\" must be \"utf-8\" or \"base64\"", i,
                                               echo);
         }
@@ -407,7 +406,7 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
         if (streq(encoding, "base64")) {
                 r = base64_decode(content, content_len, left, &data, &len, &off);
                 if (r == -EINVAL)
-                        return argument_error(ret_error,
+                        return tool_arg_error(ret_error,
                                               "files[%zu] (\"%s\"): content is not valid base64 (at byte %zu)", i,
                                               echo, off);
                 if (r == -ENOMEM)
@@ -423,7 +422,7 @@ static int parse_file(const McpServerConfig *c, json_object *f, size_t i, ExecAr
                 len = content_len;
         }
         if (r == -EFBIG)
-                return argument_error(ret_error,
+                return tool_arg_error(ret_error,
                                       "the input files are more than %s together, the limit "
                                       "(MCP_EXEC_MAX_INPUT_BYTES); files[%zu] (\"%s\") is past it",
                                       limit, i, echo);
@@ -438,14 +437,14 @@ static int parse_files(const McpServerConfig *c, json_object *files, ExecArgs *a
         int r;
 
         if (!c->result_channel)
-                return argument_error(ret_error, "\"files\" is not available: this server's sandbox cannot take input "
+                return tool_arg_error(ret_error, "\"files\" is not available: this server's sandbox cannot take input "
                                                  "files yet (its broker has no result channel)");
         if (!json_object_is_type(files, json_type_array))
-                return argument_error(ret_error, "\"files\" must be an array of {\"name\", \"content\", \"encoding\"} "
+                return tool_arg_error(ret_error, "\"files\" must be an array of {\"name\", \"content\", \"encoding\"} "
                                                  "objects");
         n = json_object_array_length(files);
         if (n > LAUNCH_FILES_MAX)
-                return argument_error(ret_error, "\"files\" has %zu entries, more than the limit of %u", n,
+                return tool_arg_error(ret_error, "\"files\" has %zu entries, more than the limit of %u", n,
                                       LAUNCH_FILES_MAX);
         for (size_t i = 0; i < n; i++) {
                 r = parse_file(c, json_object_array_get_idx(files, i), i, a, ret_error);
@@ -463,7 +462,7 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
 
         *ret_error = NULL;
         if (arguments && !json_object_is_type(arguments, json_type_object))
-                return argument_error(ret_error, "the arguments must be an object: {\"code\": \"...\"}");
+                return tool_arg_error(ret_error, "the arguments must be an object: {\"code\": \"...\"}");
 
         if (arguments) {
                 json_object_object_foreach(arguments, key, val) {
@@ -474,7 +473,7 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                             /* Always known, so that a server without egress
                              * says so clearly (tool_network_check()). */
                             !streq(key, "network") && !streq(key, "packages") && !streq(key, "language"))
-                                return argument_error(ret_error,
+                                return tool_arg_error(ret_error,
                                                       "unknown argument \"%.*s\": the exec tool takes only %s%s%s%s",
                                                       utf8_prefix_len(key, NAME_MAX_ECHO), key,
                                                       c->result_channel ? "code, language, timeout_s, stdin, files"
@@ -486,33 +485,33 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
         }
 
         if (!json_object_object_get_ex(arguments, "code", &v))
-                return argument_error(ret_error, "missing argument \"code\": the Python source to run");
+                return tool_arg_error(ret_error, "missing argument \"code\": the Python source to run");
         if (!json_object_is_type(v, json_type_string))
-                return argument_error(ret_error, "\"code\" must be a string of Python source");
+                return tool_arg_error(ret_error, "\"code\" must be a string of Python source");
         a.code = json_object_get_string(v);
         a.code_len = (size_t) json_object_get_string_len(v);
         if (a.code_len == 0)
-                return argument_error(ret_error, "\"code\" is empty: there is nothing to run");
+                return tool_arg_error(ret_error, "\"code\" is empty: there is nothing to run");
         if (a.code_len > c->max_code_bytes)
-                return argument_error(ret_error, "\"code\" is %zu bytes, more than the limit of %" PRIu64 " bytes",
+                return tool_arg_error(ret_error, "\"code\" is %zu bytes, more than the limit of %" PRIu64 " bytes",
                                       a.code_len, c->max_code_bytes);
 
         if (json_object_object_get_ex(arguments, "stdin", &v)) {
                 if (!json_object_is_type(v, json_type_string))
-                        return argument_error(ret_error, "\"stdin\" must be a string");
+                        return tool_arg_error(ret_error, "\"stdin\" must be a string");
                 a.stdin_data = json_object_get_string(v);
                 a.stdin_len = (size_t) json_object_get_string_len(v);
                 if (a.stdin_len > c->max_stdin_bytes)
-                        return argument_error(ret_error,
+                        return tool_arg_error(ret_error,
                                               "\"stdin\" is %zu bytes, more than the limit of %" PRIu64 " bytes",
                                               a.stdin_len, c->max_stdin_bytes);
         }
 
         if (json_object_object_get_ex(arguments, "timeout_s", &v)) {
                 if (get_integer(v, &t) < 0)
-                        return argument_error(ret_error, "\"timeout_s\" must be a whole number of seconds");
+                        return tool_arg_error(ret_error, "\"timeout_s\" must be a whole number of seconds");
                 if (t < 0)
-                        return argument_error(ret_error, "\"timeout_s\" must not be negative (0 means the default "
+                        return tool_arg_error(ret_error, "\"timeout_s\" must not be negative (0 means the default "
                                                          "of %" PRIu64 " s)",
                                               c->default_timeout_s);
         }
@@ -529,18 +528,18 @@ int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, 
                 /* Its form is checked by the caller: any string that is not
                  * a live session of ours is a session that is gone. */
                 if (!json_object_is_type(v, json_type_string))
-                        return argument_error(ret_error, "\"session\" must be the handle session_create returned");
+                        return tool_arg_error(ret_error, "\"session\" must be the handle session_create returned");
                 a.session = json_object_get_string(v);
         }
 
         if (json_object_object_get_ex(arguments, "network", &v) && !json_object_is_type(v, json_type_null)) {
                 if (!json_object_is_type(v, json_type_string))
-                        return argument_error(ret_error, "\"network\" must be the name of an egress policy");
+                        return tool_arg_error(ret_error, "\"network\" must be the name of an egress policy");
                 a.network = json_object_get_string(v);
                 /* A session's network is chosen once, at session_create:
                  * its interpreter and its unit are already there. */
                 if (a.session)
-                        return argument_error(ret_error,
+                        return tool_arg_error(ret_error,
                                               "\"network\" cannot be given with \"session\": a session has the "
                                               "network it was created with (session_create's \"network\"); call "
                                               "without \"network\", or make a new session with it");

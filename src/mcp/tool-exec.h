@@ -10,6 +10,7 @@
 
 #include "exec-client.h"
 #include "launch-frame.h"
+#include "macro.h"
 #include "mcp-config.h"
 #include "revision.h"
 
@@ -55,6 +56,11 @@ json_object *tool_exec_definition(const McpServerConfig *c, const McpRevision *r
  * for the model when they do not fit the input schema or the limits;
  * -ENOMEM. The "content" of a base64 file is removed from arguments once
  * decoded: only the decoded bytes are kept. */
+/* *ret_error = the formatted text of a bad argument; returns -EINVAL (the
+ * argument is refused), or -ENOMEM with *ret_error NULL. For the parsers
+ * of single arguments too (tool-arg-*.c). */
+int tool_arg_error(char **ret_error, const char *fmt, ...) _printf_(2, 3);
+
 int tool_exec_parse_arguments(const McpServerConfig *c, json_object *arguments, ExecArgs *ret, char **ret_error);
 
 /* The CallToolResult of a run that happened (whatever its exit): a text block
