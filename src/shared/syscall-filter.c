@@ -94,17 +94,18 @@ static bool listed(const unsigned *list, size_t n, unsigned nr) {
         return false;
 }
 
-int syscall_filter_build(struct sock_filter *buf, size_t n_buf) {
-        size_t n = 0;
-
-        assert(buf);
-
+/* One instruction into buf (the builders' buf, n_buf and n), or -ENOBUFS. */
 #define EMIT(insn)                                      \
         do {                                            \
                 if (n >= n_buf)                         \
                         return -ENOBUFS;                \
                 buf[n++] = (struct sock_filter) insn;   \
         } while (0)
+
+int syscall_filter_build(struct sock_filter *buf, size_t n_buf) {
+        size_t n = 0;
+
+        assert(buf);
 
         EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
         EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYSCALL_FILTER_NATIVE_ARCH, 1, 0));
@@ -128,7 +129,6 @@ int syscall_filter_build(struct sock_filter *buf, size_t n_buf) {
                         EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
                 }
         EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)));
-#undef EMIT
         return (int) n;
 }
 
@@ -140,12 +140,6 @@ int syscall_filter_build_wx(struct sock_filter *buf, size_t n_buf) {
 
         assert(buf);
 
-#define EMIT(insn)                                      \
-        do {                                            \
-                if (n >= n_buf)                         \
-                        return -ENOBUFS;                \
-                buf[n++] = (struct sock_filter) insn;   \
-        } while (0)
         /* Another call jumps over the block with nr still loaded.
          * Arguments are 64 bits; the flags are in the low word, and what the
          * high word holds can add no PROT_WRITE, PROT_EXEC or SHM_EXEC. */
@@ -193,9 +187,10 @@ int syscall_filter_build_wx(struct sock_filter *buf, size_t n_buf) {
 #endif
         EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 #undef DENY_IF_ALL
-#undef EMIT
         return (int) n;
 }
+
+#undef EMIT
 
 static int digest_of(int (*build)(struct sock_filter *, size_t), char ret[static 17]) {
         struct sock_filter prog[SYSCALL_FILTER_MAX];
