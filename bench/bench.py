@@ -39,9 +39,11 @@ load spikes hit each side alike; only ratios are meant to be compared.
                             main() and the goal for the first call
   bench.py datastack N      `import numpy, pandas, matplotlib.pyplot` (the
                             imports only) paced, vs bare python (goal <= 0.05x)
-  bench.py breakdown N      where a paced warm `pass` call's time goes, stage
+  bench.py breakdown N [L]  where a paced warm empty call's time goes, stage
                             by stage, from the front end's debug lines
-                            (MCP_STAGE_*; bench/run turns debug on for it)
+                            (MCP_STAGE_*; bench/run turns debug on for it),
+                            in language L (python, the default, or bash,
+                            javascript)
   bench.py session N        stateful sessions: session_create (N times), the
                             memory of an idle session's unit (after one call,
                             and with pandas imported), and `pass` in a session
@@ -136,7 +138,13 @@ class Client:
             sys.exit("the call failed: %s" % json.dumps(sc)[:600])
         return sc
 
-    def call(self, tool, args):
+    def refused(self):
+        """An exec call the server refuses before any run (an unknown
+        language): HTTP, JSON-RPC, the argument check and an isError reply,
+        what every call costs whatever its run takes."""
+        self.call("exec", {"code": ":", "language": "cobol"}, refused=True)
+
+    def call(self, tool, args, refused=False):
         self.id += 1
         body = json.dumps({"jsonrpc": "2.0", "id": self.id, "method": "tools/call", "params": {
             "name": tool, "arguments": args,
@@ -165,11 +173,13 @@ class Client:
             data = b"".join(l[5:] for l in data.splitlines() if l.startswith(b"data:"))
         reply = json.loads(data)
         result = reply.get("result") or {}
+        if bool(result.get("isError")) != refused:
+            sys.exit("the call %s: %s" % ("was not refused" if refused else "failed", json.dumps(reply)[:600]))
+        if refused:
+            return None
         sc = result.get("structuredContent")
         if sc is None:
             sc = json.loads(result["content"][0]["text"])
-        if result.get("isError"):
-            sys.exit("the call failed: %s" % json.dumps(reply)[:600])
         return sc
 
 
@@ -248,22 +258,33 @@ def languages(n, pace=1.0):
         for _ in range(3):          # each language's pool fills, caches are warm
             c.exec(code, language=l)
             subprocess.run(argv, check=True, cwd="/tmp")
+        c.refused()
     time.sleep(pace)
     rows = {l: ([], []) for l, _, _ in langs}
+    floor = []
     for _ in range(n):
         for l, code, argv in langs:
             t0 = time.perf_counter()
             rows[l][0].append(timed(lambda: subprocess.run(argv, check=True, cwd="/tmp")))
             rows[l][1].append(timed(lambda: c.exec(code, language=l)))
             time.sleep(max(0.0, pace - (time.perf_counter() - t0)))
+        # The floor: a call refused before any run, paced the same way.
+        t0 = time.perf_counter()
+        floor.append(timed(c.refused))
+        time.sleep(max(0.0, pace - (time.perf_counter() - t0)))
+    f = statistics.median(floor)
     print("\n## An empty program per language, a call every %g s, beside its bare interpreter" % pace)
-    print("| language | bare | bare p50 ms | mcp-exec p50 ms | mcp-exec p99 ms | p50 ratio to bare | goal |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    print("(floor: an exec call refused before any run, an unknown language: HTTP, JSON-RPC, the argument")
+    print("check and the reply, paced the same way; p50 %.1f ms, p99 %.1f ms. No run can cost less.)" % (
+        f, pct(floor, 0.99)))
+    print("| language | bare | bare p50 ms | mcp-exec p50 ms | mcp-exec p99 ms | p50 ratio to bare | floor ratio to bare"
+          " | goal |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
     for l, code, argv in langs:
         b, m = rows[l]
-        print("| %s | `%s` | %.1f | %.1f | %.1f | %.2f× | ≤ 0.3× |" % (
-            l, " ".join(argv), statistics.median(b), statistics.median(m), pct(m, 0.99),
-            statistics.median(m) / statistics.median(b)))
+        bp = statistics.median(b)
+        print("| %s | `%s` | %.1f | %.1f | %.1f | %.2f× | %.2f× | ≤ 0.3× |" % (
+            l, " ".join(argv), bp, statistics.median(m), pct(m, 0.99), statistics.median(m) / bp, f / bp))
 
 
 def cpu_ns():
@@ -689,20 +710,21 @@ STAGES = [
 ]
 
 
-def breakdown(n):
-    """Paced warm `pass` calls; the front end logs each run's stages at the
-    debug level (bench/run turns it on for this mode only): their medians,
-    and what the HTTP client saw around them."""
+def breakdown(n, language="python"):
+    """Paced warm empty calls in `language`; the front end logs each run's
+    stages at the debug level (bench/run turns it on for this mode only):
+    their medians, and what the HTTP client saw around them."""
+    code = {l: c for l, c, _ in LANGUAGES}[language]
     c = Client()
     for _ in range(3):
-        c.exec("pass")
+        c.exec(code, language=language)
     time.sleep(1)
     subprocess.run(["journalctl", "--flush"], check=False)
     cursor = journal_cursor()
     totals = []
     for _ in range(n):
         t0 = time.perf_counter()
-        totals.append(timed(lambda: c.exec("pass")))
+        totals.append(timed(lambda: c.exec(code, language=language)))
         time.sleep(max(0.0, 1.0 - (time.perf_counter() - t0)))
     time.sleep(0.5)
     subprocess.run(["journalctl", "--flush"], check=False)
@@ -712,7 +734,7 @@ def breakdown(n):
     lines = [e for e in (json.loads(l) for l in out.splitlines() if l.strip()) if "MCP_STAGE_TOTAL_US" in e]
     if len(lines) < n:
         sys.exit("breakdown: %d stage lines for %d calls (is MCP_EXEC_LOG_LEVEL=debug set?)" % (len(lines), n))
-    print("\n## Where a paced warm `pass` call's time goes (%d calls, p50)" % n)
+    print("\n## Where a paced warm empty %s call's time goes (%d calls, p50)" % (language, n))
     print("| stage | p50 ms |")
     print("|---|---:|")
     med = {}
@@ -1002,7 +1024,7 @@ def main():
         compare("numpy + pandas + matplotlib.pyplot imported, nothing else", DATASTACK,
                 int(sys.argv[2]) if len(sys.argv) > 2 else 15, 2.0, goal="≤ 0.05×", back_to_back=False)
     elif mode == "breakdown":
-        breakdown(int(sys.argv[2]) if len(sys.argv) > 2 else 20)
+        breakdown(int(sys.argv[2]) if len(sys.argv) > 2 else 20, sys.argv[3] if len(sys.argv) > 3 else "python")
     elif mode == "throughput":
         throughput(int(sys.argv[2]), int(sys.argv[3]))
     elif mode == "props":
