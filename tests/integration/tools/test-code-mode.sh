@@ -46,6 +46,7 @@ bx sh -c 'command -v curl' >/dev/null || skip "no curl in the box"
 . "$ITEST_DIR/lib/http.sh"
 
 SD=/etc/mcp-exec/servers.d
+NODE=$(upstream_node)
 [[ $NODE == /* ]] || skip "MCP_TEST_NODE=$NODE is not an absolute path, which COMMAND= needs"
 case $NODE in
 /home/* | /root/*) skip "MCP_TEST_NODE=$NODE is under /home or /root, which ProtectHome= hides from the upstream units" ;;

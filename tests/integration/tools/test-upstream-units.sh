@@ -26,6 +26,7 @@
 SD=/etc/mcp-exec/servers.d
 MCP="$ITEST_DIR/lib/upstream-mcp.py"
 CANARY="mcp-canary-upstream-$RANDOM$RANDOM-credential"
+NODE=$(upstream_node)
 [[ $NODE == /* ]] || skip "MCP_TEST_NODE=$NODE is not an absolute path, which COMMAND= needs"
 case $NODE in
 /home/* | /root/*) skip "MCP_TEST_NODE=$NODE is under /home or /root, which ProtectHome= hides from the upstream units" ;;
