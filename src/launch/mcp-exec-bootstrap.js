@@ -11,7 +11,9 @@
 // One-shot: the program runs as `node FILE` would run it: a CommonJS script
 // (require() from /tmp, module, exports), or, when it has top-level await, the
 // same script in an async function, or, when it has import/export statements,
-// an ES module (from a data: URL: node: built-ins only, no relative imports).
+// an ES module (from a data: URL; its imports of files and packages resolve
+// from /tmp, as for `node /tmp/x.mjs`, where node has module.register():
+// 18.19, 20.6 and later, so Debian 12's 18.20 and 13's 20.19).
 // The exit status is node's: an uncaught exception or unhandled rejection
 // prints the error and exits 1, process.exit(n) exits n.
 //
@@ -37,6 +39,7 @@ const fs = require('fs');
 const net = require('net');
 const path = require('path');
 const Module = require('module');
+const url = require('url');
 const util = require('util');
 const vm = require('vm');
 
@@ -93,15 +96,48 @@ function asyncBody(source) {
         return `return (async () => {${source}\n})();`;
 }
 
+// The specifiers an ES module names in import and export statements and in
+// import() with a string: any but a built-in needs the resolve hook below.
+const SPECIFIER_RE = /\b(?:from|import)\s*\(?\s*(['"])([^'"\n]+)\1/g;
+
+function namesNonBuiltin(source) {
+        for (const m of source.matchAll(SPECIFIER_RE)) {
+                const s = m[2];
+                if (!s.startsWith('node:') && !Module.builtinModules.includes(s))
+                        return true;
+        }
+        return false;
+}
+
+// A data: URL has no directory: node resolves nothing but built-ins and
+// file: URLs from it. A resolve hook makes the program's directory (/tmp) the
+// base of its imports, as it is for a CommonJS program's require(). Hooks run
+// on a thread of their own, which costs about 30 ms: only for a program that
+// imports a file or a package. Without module.register() (before 18.19) the
+// import fails as node says.
+function registerResolveHook() {
+        if (typeof Module.register !== 'function')
+                return;
+        const parent = JSON.stringify(url.pathToFileURL(PROGRAM).href);
+        const hook = `export async function resolve(specifier, context, next) {
+        if (context.parentURL && context.parentURL.startsWith('data:'))
+                context = { ...context, parentURL: ${parent} };
+        return next(specifier, context);
+}`;
+        Module.register('data:text/javascript,' + encodeURIComponent(hook));
+}
+
 function runOnce(source) {
         const kind = classify(source);
 
         process.argv = [NODE, PROGRAM];
         if (kind === 'esm') {
-                const url = 'data:text/javascript;base64,' +
+                const data = 'data:text/javascript;base64,' +
                         Buffer.from(`${source}\n//# sourceURL=${PROGRAM}\n`).toString('base64');
+                if (namesNonBuiltin(source))
+                        registerResolveHook();
                 // A rejection is an unhandled one: node prints it and exits 1.
-                import(url);
+                import(data);
                 return;
         }
         const m = new Module(PROGRAM, null);

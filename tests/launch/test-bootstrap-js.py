@@ -24,6 +24,8 @@ if not NODE:
     print("no node: skipped")
     sys.exit(77)
 WORK = tempfile.mkdtemp(prefix="mcp-exec-bootstrap-js.")
+HAS_REGISTER = subprocess.run([NODE, "-p", "typeof require('module').register"], capture_output=True,
+                              text=True).stdout.strip() == "function"
 failures = []
 
 
@@ -143,6 +145,21 @@ def one_shot():
     check((st, out) == (0, "function true\n"), "ES module with top-level await: %r %r %r" % (st, out, err))
     st, out, err = run("import fs from 'fs';\nthrow new RangeError('esm')")
     check(st == 1 and "RangeError: esm" in err, "ES module's throw: %r %r" % (st, err))
+    # An ES module's imports of files resolve from the working directory, where node has
+    # module.register() (18.19, 20.6 and later); with an older node they fail as node says.
+    with open(os.path.join(WORK, "lib.mjs"), "w") as f:
+        f.write("export default 40; export const two = 2;\n")
+    os.makedirs(os.path.join(WORK, "sub"), exist_ok=True)
+    with open(os.path.join(WORK, "sub", "deep.mjs"), "w") as f:
+        f.write("import x from '../lib.mjs'; export const deep = x + 1;\n")
+    st, out, err = run("import x, { two } from './lib.mjs';\nimport { deep } from './sub/deep.mjs';\n"
+                       "import os from 'node:os';\nconst { two: t } = await import('./lib.mjs');\n"
+                       "console.log(x + two, deep, t, typeof os.cpus)")
+    if HAS_REGISTER:
+        check((st, out) == (0, "42 41 2 function\n"),
+              "ES module importing files from its directory: %r %r %r" % (st, out, err))
+    else:
+        check(st == 1 and "lib.mjs" in err, "ES module importing a file, node without register(): %r %r" % (st, err))
     st, out, err = run("const fs = require('fs'); process.stdout.write(fs.readFileSync(0, 'utf8').toUpperCase())",
                        b"some input\n")
     check((st, out) == (0, "SOME INPUT\n"), "stdin: %r %r %r" % (st, out, err))

@@ -111,6 +111,12 @@ fs.mkdirSync("/tmp/outputs"); fs.writeFileSync("/tmp/outputs/o.txt", "x"); proce
     fail "javascript run failed: $out $(call_err)"
 jcheck "$out" 'r["exit_code"] == 6 and r["stdout"] == "JS IN\n" and [o["path"] for o in r["outputs"]] == [
     "/tmp/outputs/o.txt"]' "a javascript run"
+# An ES module importing an input file from /tmp (node's resolve hook runs on a thread of its own,
+# in the sandbox's filter).
+out=$(call --language javascript --result-channel --file "lib.mjs=$(printf 'export default 41;\n' | put lib.mjs)" -- \
+    'import x from "./lib.mjs"; import { sep } from "node:path"; console.log(x + 1, sep);') ||
+    fail "javascript ES module run failed: $out $(call_err)"
+jcheck "$out" 'r["exit_code"] == 0 and r["stdout"] == "42 /\n"' "an ES module importing an input file"
 
 # --- clients ---------------------------------------------------------------------------------
 log "== clients"
