@@ -306,6 +306,11 @@ function session() {
         ctl.write('ready\n');
 }
 
+// A run with a network: node's http, https and fetch() through the proxy its
+// environment names, as curl and Python reach it (mcp-exec-proxy.js).
+if (process.env.http_proxy || process.env.https_proxy)
+        require(path.join(__dirname, 'mcp-exec-proxy.js')).useEnvProxy(process.env);
+
 if (SESSION)
         session();
 else

@@ -46,7 +46,7 @@ def reader(fd, out):
 class Interp:
     """node BOOTSTRAP [--session] with the fds of launch-lang.h."""
 
-    def __init__(self, session=False):
+    def __init__(self, session=False, env=None):
         self.stdin = os.memfd_create("stdin", os.MFD_CLOEXEC)
         self.code = os.memfd_create("code", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         self.ctl, child_ctl = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -63,7 +63,7 @@ class Interp:
             os.setpgid(0, 0)
 
         argv = [NODE, BOOTSTRAP] + (["--session"] if session else [])
-        env = {"PATH": "/usr/bin:/bin", "HOME": WORK, "LANG": "C.UTF-8"}
+        env = {"PATH": "/usr/bin:/bin", "HOME": WORK, "LANG": "C.UTF-8", **(env or {})}
         self.proc = subprocess.Popen(argv, preexec_fn=setup, cwd=WORK, env=env, close_fds=False)
         child_ctl.close()
         os.close(out_w)
@@ -115,8 +115,8 @@ CHILD_FDS = ("console.log(require('child_process').execSync(\n"
              "  'for f in /proc/self/fd/*; do [ ${f##*/} -gt 2 ] && readlink $f; done; true').toString())")
 
 
-def run(code, stdin=b""):
-    i = Interp()
+def run(code, stdin=b"", env=None):
+    i = Interp(env=env)
     check(i.line() == "ready", "one-shot: ready before any code")
     i.go(code, stdin)
     # After "go" the bootstrap closes its end: EOF here.
@@ -268,7 +268,74 @@ def sessions():
     check(st == 0, "EOF on the control socket: exit 0: %r" % st)
 
 
+class Proxy:
+    """A stand-in for the launcher's egress proxy on loopback: it answers an
+    absolute-form request itself ("proxied METHOD URL BODYLENGTH") and refuses
+    every CONNECT with 403, as egressd refuses a name off the policy."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.seen = []
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            c, _ = self.sock.accept()
+            threading.Thread(target=self.one, args=(c,), daemon=True).start()
+
+    def one(self, c):
+        with c:
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                b = c.recv(65536)
+                if not b:
+                    return
+                buf += b
+            head, _, body = buf.partition(b"\r\n\r\n")
+            lines = head.decode("latin1").split("\r\n")
+            method, target = lines[0].split()[:2]
+            self.seen.append("%s %s" % (method, target))
+            if method == "CONNECT":
+                c.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+                return
+            length = next((int(l.split(":", 1)[1]) for l in lines if l.lower().startswith("content-length:")), 0)
+            while len(body) < length:
+                body += c.recv(65536)
+            text = ("proxied %s %s %d" % (method, target, len(body))).encode()
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(text), text))
+
+
+def proxied():
+    """A run with a network (the launcher's proxy variables): http.get,
+    fetch() and https through the proxy, as curl and Python go."""
+    p = Proxy()
+    env = {"http_proxy": "http://127.0.0.1:%d" % p.port, "https_proxy": "http://127.0.0.1:%d" % p.port}
+    st, out, err = run("const http = require('http');\n"
+                       "const r = await fetch('http://allowed.test/a?b=1');\n"
+                       "console.log(r.status, await r.text());\n"
+                       "const q = await fetch('http://allowed.test:8080/p', { method: 'POST', body: 'x'.repeat(70000) });\n"
+                       "console.log(await q.text());\n"
+                       "await new Promise((ok) => http.get('http://other.test/g', (res) => {\n"
+                       "  let b = ''; res.on('data', (d) => b += d); res.on('end', () => { console.log(b); ok(); }); }));\n"
+                       "try { await fetch('https://denied.test/'); console.log('https: no error'); }\n"
+                       "catch (e) { console.log('https:', String(e.cause && e.cause.message || e.message)); }\n",
+                       env=env)
+    check(st == 0 and out == ("200 proxied GET http://allowed.test/a?b=1 0\n"
+                              "proxied POST http://allowed.test:8080/p 70000\n"
+                              "proxied GET http://other.test/g 0\n"
+                              "https: the proxy refused CONNECT denied.test:443: HTTP/1.1 403 Forbidden\n"),
+          "with the proxy variables: fetch(), a POST, http.get and https go through the proxy: %r %r" % (out, err))
+    check(p.seen == ["GET http://allowed.test/a?b=1", "POST http://allowed.test:8080/p", "GET http://other.test/g",
+                     "CONNECT denied.test:443"], "what the proxy saw: %r" % p.seen)
+    st, out, err = run("const r = await fetch('http://allowed.test/x'); console.log(r.status)")
+    check(st == 1 and "fetch failed" in err, "without them, no proxy (no name resolves here): %r %r" % (out, err))
+
+
 one_shot()
+proxied()
 sessions()
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:

@@ -27,8 +27,11 @@ stop_frontend
 bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1
 at_exit 'bx systemctl stop mcp-exec-egress.service >/dev/null 2>&1'
 
-# Python's and bash's (issue 42: the proxy by the environment's http_proxy, as curl reads it).
-attack_cases_copy "egr-*.py and egr-*.sh cases" "$ITEST_DIR"/attacks/egr-*.py "$ITEST_DIR"/attacks/egr-*.sh
+# Python's, bash's and JavaScript's (issue 42: the proxy by the environment's http_proxy, as curl reads
+# it; node through the bootstrap's mcp-exec-proxy.js), JavaScript's where the box has node.
+cases=("$ITEST_DIR"/attacks/egr-*.py "$ITEST_DIR"/attacks/egr-*.sh)
+bx test -x /usr/bin/node && cases+=("$ITEST_DIR"/attacks/egr-*.js)
+attack_cases_copy "egr-* cases" "${cases[@]}"
 log "$N_CASES cases, over stdio and HTTP"
 
 attack_cases_run egress 100 ATTACK_EGRESS_LOGS="$EGRESS_BINET/dns.log,$EGRESS_BINET/http.log"
