@@ -12,10 +12,11 @@
 #include "manager.h"
 #include "util.h"
 
-/* What the warm units are made from: the self-check's key of the pool's spec
- * (systemd, its loaded configuration, the boot, the binaries, the limits)
- * with the rest of that spec and the packages' stamp. */
-int manager_pool_key(Manager *m, char **ret) {
+/* What l's warm units are made from: the self-check's key of the pool's
+ * spec (systemd, its loaded configuration, the boot, the binaries with the
+ * language's interpreter and bootstrap, the limits, the JIT's filter) with
+ * the rest of that spec; Python's with its packages' stamp. */
+int manager_pool_key(Manager *m, Language l, char **ret) {
         _cleanup_free_ char *base = NULL;
         SandboxSpec spec;
         int r;
@@ -25,34 +26,92 @@ int manager_pool_key(Manager *m, char **ret) {
 
         if (!m->sd_version)
                 return -ENODATA;
-        manager_fill_pool_spec(m, false, &spec);
+        if (l != LANGUAGE_PYTHON) {
+                if (!(manager_languages(m) & LANGUAGE_BIT(l)))
+                        return -EOPNOTSUPP;
+                manager_fill_language_pool_spec(m, l, false, &spec);
+        } else
+                manager_fill_pool_spec(m, false, &spec);
         r = probe_cache_key(&spec, &m->sd, &base);
         if (r < 0)
                 return r;
-        if (asprintf(ret, "%spool: timeout=%" PRIu64 " weight=%" PRIu64 " preload=%s mpl=%s stamp=%s\n", base,
-                     spec.timeout_usec, spec.cpu_weight, spec.preload ?: "", spec.mpl_cache ?: "", m->stamp ?: "") < 0)
-                return -ENOMEM;
-        return 0;
+        if (l != LANGUAGE_PYTHON)
+                r = asprintf(ret, "%spool: language=%s timeout=%" PRIu64 " weight=%" PRIu64 "\n", base,
+                             language_to_string(l), spec.timeout_usec, spec.cpu_weight);
+        else
+                r = asprintf(ret, "%spool: timeout=%" PRIu64 " weight=%" PRIu64 " preload=%s mpl=%s stamp=%s\n", base,
+                             spec.timeout_usec, spec.cpu_weight, spec.preload ?: "", spec.mpl_cache ?: "",
+                             m->stamp ?: "");
+        return r < 0 ? -ENOMEM : 0;
 }
 
-/* Where systemd keeps our fd store across the exit, the ready warm units
- * stay for our next start (pool-store.h); the rest go with us. */
-void manager_keep_pool(Manager *m) {
+/* l's ready units, up to max: how many were kept. */
+static int keep_language(Manager *m, Language l, unsigned max) {
         _cleanup_free_ char *key = NULL;
+        char prefix[POOL_STORE_NAME_MAX], state[POOL_STORE_NAME_MAX];
         int r;
+
+        r = pool_store_names(l, prefix, state);
+        if (r >= 0)
+                r = manager_pool_key(m, l, &key);
+        if (r >= 0)
+                r = pool_keep(manager_language_pool(m, l, false), prefix, state, key, max);
+        if (r < 0)
+                log_warning_errno(r, "Cannot keep the warm units of %s across the idle exit, stopping them: %m",
+                                  language_to_string(l));
+        else if (r > 0 && l == LANGUAGE_PYTHON)
+                log_struct(LOG_INFO, "MESSAGE=%d warm unit(s) kept in the fd store for our next start.", r,
+                           "MCP_POOL=%s", "kept");
+        else if (r > 0)
+                log_struct(LOG_INFO, "MESSAGE=%d warm unit(s) of %s kept in the fd store for our next start.", r,
+                           language_to_string(l),
+                           "MCP_POOL=%s", "kept",
+                           "MCP_LANGUAGE=%s", language_to_string(l));
+        return r;
+}
+
+/* Where systemd keeps our fd store across the exit, the ready warm units of
+ * every pool stay for our next start (pool-store.h); the rest go with us.
+ * The store holds FileDescriptorStoreMax= fds: Python's pool first, as
+ * ever, then each language's in what is left, a state and its units each. */
+void manager_keep_pool(Manager *m) {
+        unsigned room;
 
         assert(m);
 
-        if (m->fdstore_max < 2 || !m->pool)
+        if (m->fdstore_max < 2)
                 return;
-        r = manager_pool_key(m, &key);
-        if (r >= 0)
-                r = pool_keep(m->pool, key, m->fdstore_max - 1);
-        if (r < 0)
-                log_warning_errno(r, "Cannot keep the warm units across the idle exit, stopping them: %m");
-        else if (r > 0)
-                log_struct(LOG_INFO, "MESSAGE=%d warm unit(s) kept in the fd store for our next start.", r,
-                           "MCP_POOL=%s", "kept");
+        room = m->fdstore_max;
+        for (Language l = LANGUAGE_PYTHON; l < _LANGUAGE_MAX && room >= 2; l++) {
+                int r;
+
+                if (!manager_language_pool(m, l, false))
+                        continue;
+                r = keep_language(m, l, room - 1);
+                if (r > 0)
+                        room -= (unsigned) r + 1;
+        }
+}
+
+void manager_restore_pools(Manager *m, void (*done)(const unsigned *adopted, void *userdata)) {
+        Pool *pools[_LANGUAGE_MAX] = {};
+        char *keys[_LANGUAGE_MAX] = {};
+
+        assert(m);
+
+        for (Language l = LANGUAGE_PYTHON; l < _LANGUAGE_MAX; l++) {
+                /* A language's pool only if a unit of it was kept: it was
+                 * called before; if none comes back it is dropped again. */
+                if (l == LANGUAGE_PYTHON)
+                        pools[l] = m->pool;
+                else if (pool_store_has_language(&m->store, l))
+                        pools[l] = manager_language_pool_restore(m, l);
+                if (pools[l] && manager_pool_key(m, l, &keys[l]) < 0)
+                        keys[l] = NULL;
+        }
+        pool_store_restore(&m->store, pools, keys, m->config.pool_idle_s * USEC_PER_SEC, done, m);
+        for (Language l = LANGUAGE_PYTHON; l < _LANGUAGE_MAX; l++)
+                free(keys[l]);
 }
 
 typedef struct FdStoreProperties {

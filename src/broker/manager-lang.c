@@ -76,14 +76,18 @@ void manager_spec_language(Manager *m, Language l, SandboxSpec *spec) {
 }
 
 /* A warm unit of a language's pool: a Python warm unit's limits, started
- * and waiting, nothing imported; bound to us (never kept across our exit). */
+ * and waiting, nothing imported; kept across our idle exit as Python's are
+ * (PartOf= us where systemd keeps our fd store, manager_keep_pool()). */
+void manager_fill_language_pool_spec(Manager *m, Language l, bool spare, SandboxSpec *ret) {
+        manager_fill_pool_spec(m, spare, ret);
+        manager_spec_language(m, l, ret);
+        ret->memory_max = m->config.memory_max + (UINT64_C(64) << 20);
+}
+
 static void fill_lang_pool_spec(void *userdata, bool spare, SandboxSpec *ret) {
         ManagerLanguage *ml = userdata;
 
-        manager_fill_pool_spec(ml->manager, spare, ret);
-        manager_spec_language(ml->manager, ml->language, ret);
-        ret->part_of = false;
-        ret->memory_max = ml->manager->config.memory_max + (UINT64_C(64) << 20);
+        manager_fill_language_pool_spec(ml->manager, ml->language, spare, ret);
 }
 
 /* What systemctl shows for a ready unit of l's pool: Python's words, and
@@ -104,8 +108,8 @@ static void on_lang_pool_ready(void *userdata) {
         (void) userdata;
 }
 
-Pool *manager_language_pool(Manager *m, Language l, bool create) {
-        ManagerLanguage *ml;
+static Pool *language_pool_new(Manager *m, Language l) {
+        ManagerLanguage *ml = &m->languages[l];
         PoolConfig pc = {
                 .size = (unsigned) m->config.pool_size,
                 .idle_usec = m->config.pool_idle_s * USEC_PER_SEC,
@@ -115,11 +119,7 @@ Pool *manager_language_pool(Manager *m, Language l, bool create) {
         };
         int r;
 
-        if (l == LANGUAGE_PYTHON)
-                return m->pool;
-        ml = &m->languages[l];
-        if (ml->pool || !create || pc.size == 0 || m->probe_state != SELF_CHECK_PASSED ||
-            language_resolve(m, l) < 0)
+        if (ml->pool || pc.size == 0 || language_resolve(m, l) < 0)
                 return ml->pool;
         ml->manager = m;
         ml->language = l;
@@ -132,6 +132,47 @@ Pool *manager_language_pool(Manager *m, Language l, bool create) {
         log_struct(LOG_INFO, "MESSAGE=Warm pool of %u %s units", pc.size, language_to_string(l),
                    "MCP_POOL=%s", "started", "MCP_LANGUAGE=%s", language_to_string(l));
         return ml->pool;
+}
+
+Pool *manager_language_pool(Manager *m, Language l, bool create) {
+        if (l == LANGUAGE_PYTHON)
+                return m->pool;
+        if (m->languages[l].pool || !create || m->probe_state != SELF_CHECK_PASSED)
+                return m->languages[l].pool;
+        return language_pool_new(m, l);
+}
+
+/* Before the self-check's verdict, as Python's pool is made from a kept
+ * discovery: the verdict it was made under had the same key (the units'
+ * own, checked by pool_store_restore()), and runs wait for this one. */
+Pool *manager_language_pool_restore(Manager *m, Language l) {
+        Pool *p;
+
+        assert(l != LANGUAGE_PYTHON);
+
+        if (m->languages[l].pool || m->probe_state == SELF_CHECK_FAILED || !(manager_languages(m) & LANGUAGE_BIT(l)))
+                return m->languages[l].pool;
+        p = language_pool_new(m, l);
+        m->languages[l].restored = p != NULL;
+        manager_update_pool(m);
+        return p;
+}
+
+void manager_language_pools_restored(Manager *m, const unsigned *adopted) {
+        for (Language l = LANGUAGE_PYTHON + 1; l < _LANGUAGE_MAX; l++) {
+                /* None came back: the language costs nothing until it is called again. */
+                if (m->languages[l].restored && adopted[l] == 0)
+                        m->languages[l].pool = pool_free(m->languages[l].pool);
+                m->languages[l].restored = false;
+        }
+}
+
+unsigned manager_pools_starting(Manager *m) {
+        unsigned n = pool_n_starting(m->pool);
+
+        for (Language l = LANGUAGE_PYTHON + 1; l < _LANGUAGE_MAX; l++)
+                n += pool_n_starting(m->languages[l].pool);
+        return n;
 }
 
 void manager_language_pools_update(Manager *m, bool busy) {

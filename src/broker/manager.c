@@ -297,7 +297,7 @@ static int on_idle(sd_event_source *es, uint64_t usec, void *userdata) {
                 return 0;
         /* A warm unit still importing would be lost: wait for it (its
          * start is bounded by its RuntimeMaxSec=). */
-        if (m->fdstore_max > 0 && pool_n_starting(m->pool) > 0) {
+        if (m->fdstore_max > 0 && manager_pools_starting(m) > 0) {
                 manager_update_idle(m);
                 return 0;
         }
@@ -739,11 +739,12 @@ static void manager_check_sandbox(Manager *m) {
         }
 }
 
-static void on_pool_restored(unsigned adopted, void *userdata) {
+static void on_pool_restored(const unsigned *adopted, void *userdata) {
         Manager *m = userdata;
 
-        /* None came back: the spare serves the call that started us. */
-        if (adopted == 0)
+        manager_language_pools_restored(m, adopted);
+        /* None of Python's came back: the spare serves the call that started us. */
+        if (adopted[LANGUAGE_PYTHON] == 0)
                 (void) pool_start_spare(m->pool);
         else
                 on_pool_ready(m);
@@ -756,17 +757,13 @@ static void on_pool_restored(unsigned adopted, void *userdata) {
  * made from now (pool-store.h), before the self-check's verdict lets a run
  * take one. */
 static void manager_restore_pool(Manager *m) {
-        _cleanup_free_ char *key = NULL;
-
         assert(m);
 
         if (pool_store_empty(&m->store)) {
                 manager_check_sandbox(m);
                 return;
         }
-        if (m->pool && manager_pool_key(m, &key) < 0)
-                key = NULL;
-        pool_store_restore(&m->store, m->pool, key, m->config.pool_idle_s * USEC_PER_SEC, on_pool_restored, m);
+        manager_restore_pools(m, on_pool_restored);
 }
 
 /* The key is PID 1's version, its start (the boot) and the time it last

@@ -51,6 +51,7 @@ typedef struct ManagerLanguage {
         const char *interpreter;        /* language.c's, static */
         char *bootstrap;
         Pool *pool;
+        bool restored;                  /* made for units kept across our idle exit, being checked */
 } ManagerLanguage;
 
 typedef struct Manager {
@@ -136,6 +137,15 @@ void manager_spec_language(Manager *m, Language l, SandboxSpec *spec);
 /* l's warm pool (Python's: m->pool); with create, made now if there is
  * none and there may be one. NULL: none. */
 Pool *manager_language_pool(Manager *m, Language l, bool create);
+/* A warm unit of l's pool (its pool_spec_t, with l's interpreter). */
+void manager_fill_language_pool_spec(Manager *m, Language l, bool spare, SandboxSpec *ret);
+/* l's pool for units of l kept across our idle exit: made now if l is on
+ * and installed, even before the self-check's verdict; NULL: none. Once
+ * they were checked, a pool so made that took none back is dropped. */
+Pool *manager_language_pool_restore(Manager *m, Language l);
+void manager_language_pools_restored(Manager *m, const unsigned *adopted);
+/* Warm units asked for and not ready yet, of every pool. */
+unsigned manager_pools_starting(Manager *m);
 void manager_language_pools_update(Manager *m, bool busy);
 void manager_language_pools_recycle(Manager *m);
 void manager_languages_done(Manager *m);
@@ -167,11 +177,13 @@ void manager_fill_pool_spec(void *userdata, bool spare, SandboxSpec *ret);
 
 /* Warm units across the idle exit (manager-fdstore.c, pool-store.h): asks
  * our unit whether systemd keeps our fd store across an exit (sets
- * fdstore_max, without blocking); the key of what warm units are made
- * from now; and, at the idle exit, hands the ready ones to the store. */
+ * fdstore_max, without blocking); the key of what l's warm units are made
+ * from now; at the idle exit, hands the ready ones of every pool to the
+ * store; at start, checks those it kept (pool_store_restore()'s done). */
 void manager_ask_fdstore(Manager *m);
-int manager_pool_key(Manager *m, char **ret);
+int manager_pool_key(Manager *m, Language l, char **ret);
 void manager_keep_pool(Manager *m);
+void manager_restore_pools(Manager *m, void (*done)(const unsigned *adopted, void *userdata));
 
 /* Before each run: replaces the warm units if Python's packages changed. */
 void manager_check_packages(Manager *m);

@@ -30,7 +30,64 @@ static bool valid_id(const char *id) {
         return strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32;
 }
 
-static int store_add_unit(PoolStore *s, const char *id, int fd) {
+int pool_store_names(Language l, char *ret_prefix, char *ret_state) {
+        assert(ret_prefix);
+        assert(ret_state);
+
+        if (l == LANGUAGE_PYTHON) {
+                (void) snprintf(ret_prefix, POOL_STORE_NAME_MAX, "%s", POOL_STORE_WARM_PREFIX);
+                (void) snprintf(ret_state, POOL_STORE_NAME_MAX, "%s", POOL_STORE_STATE_NAME);
+                return 0;
+        }
+        if (!language_to_string(l))
+                return -EINVAL;
+        (void) snprintf(ret_prefix, POOL_STORE_NAME_MAX, POOL_STORE_WARM_PREFIX "%s-", language_to_string(l));
+        (void) snprintf(ret_state, POOL_STORE_NAME_MAX, POOL_STORE_WARM_PREFIX "%s-" POOL_STORE_LANGUAGE_STATE,
+                        language_to_string(l));
+        return 0;
+}
+
+int pool_store_parse_name(const char *name, Language *ret_language, const char **ret_id) {
+        const char *rest;
+
+        assert(name);
+        assert(ret_language);
+        assert(ret_id);
+
+        if (streq(name, POOL_STORE_STATE_NAME)) {
+                *ret_language = LANGUAGE_PYTHON;
+                *ret_id = NULL;
+                return POOL_STORE_NAME_STATE;
+        }
+        if (!has_prefix(name, POOL_STORE_WARM_PREFIX))
+                return 0;
+        rest = name + strlen(POOL_STORE_WARM_PREFIX);
+        if (valid_id(rest)) {
+                *ret_language = LANGUAGE_PYTHON;
+                *ret_id = rest;
+                return POOL_STORE_NAME_UNIT;
+        }
+        /* Python's are the names above only: "warm-python-..." is none. */
+        for (Language l = LANGUAGE_PYTHON + 1; l < _LANGUAGE_MAX; l++) {
+                size_t k = strlen(language_to_string(l));
+
+                if (!strneq(rest, language_to_string(l), k) || rest[k] != '-')
+                        continue;
+                if (streq(rest + k + 1, POOL_STORE_LANGUAGE_STATE)) {
+                        *ret_language = l;
+                        *ret_id = NULL;
+                        return POOL_STORE_NAME_STATE;
+                }
+                if (!valid_id(rest + k + 1))
+                        return -EINVAL;
+                *ret_language = l;
+                *ret_id = rest + k + 1;
+                return POOL_STORE_NAME_UNIT;
+        }
+        return -EINVAL;
+}
+
+static int store_add_unit(PoolStore *s, Language l, const char *id, int fd) {
         PoolStoreUnit *n;
 
         if (!valid_id(id))
@@ -43,6 +100,7 @@ static int store_add_unit(PoolStore *s, const char *id, int fd) {
                 return -ENOMEM;
         s->units = n;
         memcpy(n[s->n_units].id, id, 33);
+        n[s->n_units].language = l;
         n[s->n_units++].fd = fd;
         return 0;
 }
@@ -68,17 +126,16 @@ int pool_store_take(PoolStore *s, int *ret_listen_fd) {
                 return log_error_errno(n, "Cannot read the fds systemd passed: %m");
         for (int i = 0; i < n; i++) {
                 int fd = SD_LISTEN_FDS_START + i;
-                const char *name = names && names[i] ? names[i] : "";
+                const char *name = names && names[i] ? names[i] : "", *id = NULL;
+                Language l = LANGUAGE_PYTHON;
+                int kind = pool_store_parse_name(name, &l, &id);
 
-                if (has_prefix(name, POOL_STORE_WARM_PREFIX) || streq(name, POOL_STORE_STATE_NAME)) {
+                if (kind != 0) {
                         store_remove(name);
                         (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
-                        if (streq(name, POOL_STORE_STATE_NAME) && s->state_fd < 0)
-                                s->state_fd = fd;
-                        else if (!streq(name, POOL_STORE_STATE_NAME) &&
-                                 store_add_unit(s, name + strlen(POOL_STORE_WARM_PREFIX), fd) >= 0)
-                                continue;
-                        else
+                        if (kind == POOL_STORE_NAME_STATE && s->state_fd[l] < 0)
+                                s->state_fd[l] = fd;
+                        else if (kind != POOL_STORE_NAME_UNIT || store_add_unit(s, l, id, fd) < 0)
                                 safe_close(fd);
                         continue;
                 }
@@ -107,6 +164,13 @@ bool pool_store_empty(const PoolStore *s) {
         return !s || s->n_units == 0;
 }
 
+bool pool_store_has_language(const PoolStore *s, Language l) {
+        for (size_t i = 0; s && i < s->n_units; i++)
+                if (s->units[i].fd >= 0 && s->units[i].language == l)
+                        return true;
+        return false;
+}
+
 bool pool_store_has_unit(const char *unit, void *userdata) {
         const PoolStore *s = userdata;
         size_t l = strlen(UNIT_PREFIX_RUN);
@@ -128,6 +192,7 @@ static void store_drop(PoolStore *s, PoolStoreUnit *u, const char *why) {
         (void) snprintf(unit, sizeof unit, UNIT_PREFIX_RUN "%s.service", u->id);
         log_struct(LOG_NOTICE, "MESSAGE=Stored warm unit %s not used: %s; stopping it.", unit, why,
                    "MCP_UNIT=%s", unit,
+                   "MCP_LANGUAGE=%s", language_to_string(u->language),
                    "MCP_POOL=%s", "stored-dropped");
         if (s->bus)
                 (void) sd_bus_call_method_async(s->bus, NULL, SYSTEMD_SERVICE, "/org/freedesktop/systemd1",
@@ -138,17 +203,17 @@ static void store_drop(PoolStore *s, PoolStoreUnit *u, const char *why) {
         u->fd = safe_close(u->fd);
 }
 
-/* The state pool_keep() wrote, if its key is key: its "units". */
-static json_object *store_read_state(PoolStore *s, const char *key) {
+/* The state pool_keep() wrote for l, if its key is key: its "units". */
+static json_object *store_read_state(PoolStore *s, Language l, const char *key) {
         _cleanup_json_ json_object *j = NULL;
         _cleanup_free_ char *buf = malloc(POOL_STORE_STATE_MAX + 1);
         const char *error = NULL;
         size_t len = 0, end = 0;
         ssize_t k;
 
-        if (!buf || s->state_fd < 0 || !key || fd_nonblock(s->state_fd, true) < 0)
+        if (!buf || s->state_fd[l] < 0 || !key || fd_nonblock(s->state_fd[l], true) < 0)
                 return NULL;
-        while (len < POOL_STORE_STATE_MAX && (k = read(s->state_fd, buf + len, POOL_STORE_STATE_MAX - len)) > 0)
+        while (len < POOL_STORE_STATE_MAX && (k = read(s->state_fd[l], buf + len, POOL_STORE_STATE_MAX - len)) > 0)
                 len += (size_t) k;
         buf[len] = 0;
         if (len == 0 || len >= POOL_STORE_STATE_MAX ||
@@ -211,7 +276,7 @@ static int read_unit_state(sd_bus_message *m, const char *name, void *userdata) 
 static void store_unit_checked(PoolStore *s, size_t i, sd_bus_message *reply) {
         PoolStoreUnit *u = &s->units[i];
         UnitState st = {};
-        json_object *su = state_unit(s->state_units, u->id);
+        json_object *su = state_unit(s->state_units[u->language], u->id);
         const char *why = NULL;
         int r;
 
@@ -221,16 +286,19 @@ static void store_unit_checked(PoolStore *s, size_t i, sd_bus_message *reply) {
                 why = "its state is unreadable";
         else if (!streq_ptr(st.active, "active") || !streq_ptr(st.sub, "running") || st.job)
                 why = "it is not running, or a job is queued on it";
-        else if (!streq_ptr(st.description, SANDBOX_DESCRIPTION_WARM_READY))
-                why = "it is not a ready warm unit";
+        /* Each language's ready units say which they are: never one of
+         * another language into this pool, whatever its name said. */
+        else if (!streq_ptr(st.description, pool_ready_description(s->pools[u->language])))
+                why = "it is not a ready warm unit of its language";
         else if (!socket_waits(u->fd))
                 why = "its launcher no longer waits";
         if (!why) {
-                r = pool_adopt(s->pool, u->id, u->fd, (uint64_t) json_object_get_int64(json_get(su, "created")),
-                               json_get(su, "preloaded"), json_get(su, "failed"));
+                r = pool_adopt(s->pools[u->language], u->id, u->fd,
+                               (uint64_t) json_object_get_int64(json_get(su, "created")), json_get(su, "preloaded"),
+                               json_get(su, "failed"));
                 if (r >= 0) {
                         u->fd = -EBADF;         /* the pool's now */
-                        s->adopted++;
+                        s->adopted[u->language]++;
                 } else
                         why = "it cannot be watched";
         }
@@ -242,8 +310,11 @@ static void store_unit_checked(PoolStore *s, size_t i, sd_bus_message *reply) {
 }
 
 static void store_finish(PoolStore *s) {
-        void (*done)(unsigned, void *) = s->done;
+        void (*done)(const unsigned *, void *) = s->done;
 
+        /* Ours no more: done may drop a pool that took none back. */
+        for (Language l = 0; l < _LANGUAGE_MAX; l++)
+                s->pools[l] = NULL;
         s->done = NULL;
         if (done)
                 done(s->adopted, s->userdata);
@@ -269,13 +340,14 @@ static int on_unit_state(sd_bus_message *reply, void *userdata, sd_bus_error *re
  * state, asked of PID 1. */
 static int store_check_unit(PoolStore *s, size_t i) {
         PoolStoreUnit *u = &s->units[i];
-        json_object *su = state_unit(s->state_units, u->id);
+        json_object *su = state_unit(s->state_units[u->language], u->id);
         _cleanup_free_ char *unit = NULL, *path = NULL;
         int64_t created = json_object_get_int64(json_get(su, "created"));
         uint64_t now = now_usec();
 
-        if (!s->pool) {
-                store_drop(s, u, "no pool");
+        if (!s->pools[u->language]) {
+                store_drop(s, u, u->language == LANGUAGE_PYTHON ? "no pool" :
+                                 "no pool of its language (turned off, not installed, or no pool at all)");
                 return 0;
         }
         if (!su) {
@@ -297,17 +369,19 @@ static int store_check_unit(PoolStore *s, size_t i) {
         return 0;
 }
 
-void pool_store_restore(PoolStore *s, Pool *pool, const char *key, uint64_t idle_usec,
-                        void (*done)(unsigned adopted, void *userdata), void *userdata) {
+void pool_store_restore(PoolStore *s, Pool *const *pools, char *const *keys, uint64_t idle_usec,
+                        void (*done)(const unsigned *adopted, void *userdata), void *userdata) {
         assert(s);
-        assert(s->bus || !pool);
 
-        s->pool = pool;
         s->idle_usec = idle_usec;
         s->done = done;
         s->userdata = userdata;
-        s->state_units = store_read_state(s, key);
-        s->state_fd = safe_close(s->state_fd);
+        for (Language l = 0; l < _LANGUAGE_MAX; l++) {
+                s->pools[l] = pools ? pools[l] : NULL;
+                assert(s->bus || !s->pools[l]);
+                s->state_units[l] = store_read_state(s, l, keys ? keys[l] : NULL);
+                s->state_fd[l] = safe_close(s->state_fd[l]);
+        }
         s->slots = s->n_units > 0 ? calloc(s->n_units, sizeof *s->slots) : NULL;
         for (size_t i = 0; i < s->n_units; i++)
                 if (!s->slots)
@@ -330,8 +404,11 @@ void pool_store_done(PoolStore *s) {
         s->slots = mfree(s->slots);
         s->n_units = 0;
         s->pending = 0;
-        s->state_fd = safe_close(s->state_fd);
-        json_object_put(s->state_units);
-        s->state_units = NULL;
+        for (Language l = 0; l < _LANGUAGE_MAX; l++) {
+                s->state_fd[l] = safe_close(s->state_fd[l]);
+                json_object_put(s->state_units[l]);
+                s->state_units[l] = NULL;
+                s->pools[l] = NULL;
+        }
         s->bus = sd_bus_unref(s->bus);
 }

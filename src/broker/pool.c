@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -614,6 +615,10 @@ json_object *pool_failed(const Pool *p) {
         return p ? p->failed : NULL;
 }
 
+const char *pool_ready_description(const Pool *p) {
+        return p && p->config.ready_description ? p->config.ready_description : SANDBOX_DESCRIPTION_WARM_READY;
+}
+
 bool pool_broken(const Pool *p) {
         return p && p->policy.broken;
 }
@@ -656,10 +661,11 @@ static int pool_keep_state(Pool *p, const char *key, unsigned max, json_object *
 
 /* The state in a pipe whose read end goes to the store: no file, no
  * memfd_create() (outside the broker's system call filter). */
-static int pool_keep_send_state(json_object *state) {
+static int pool_keep_send_state(json_object *state, const char *state_name) {
         _cleanup_close_pair_ int pfd[2] = { -EBADF, -EBADF };
         const char *text = json_object_to_json_string_ext(state, JSON_C_TO_STRING_PLAIN);
         size_t len = strlen(text);
+        char msg[sizeof "FDSTORE=1\nFDPOLL=0\nFDNAME=" + POOL_STORE_NAME_MAX];
         ssize_t k;
 
         if (len > POOL_STORE_STATE_MAX)
@@ -674,31 +680,36 @@ static int pool_keep_send_state(json_object *state) {
         /* FDPOLL=0: a pipe whose writer is gone reads as hung up, which
          * would have systemd drop it at once. (A control socket that hangs
          * up, its launcher gone, is dropped so, as it should be.) */
-        return sd_pid_notify_with_fds(0, false, "FDSTORE=1\nFDPOLL=0\nFDNAME=" POOL_STORE_STATE_NAME, &pfd[0], 1);
+        (void) snprintf(msg, sizeof msg, "FDSTORE=1\nFDPOLL=0\nFDNAME=%s", state_name);
+        return sd_pid_notify_with_fds(0, false, msg, &pfd[0], 1);
 }
 
-int pool_keep(Pool *p, const char *key, unsigned max) {
+int pool_keep(Pool *p, const char *prefix, const char *state_name, const char *key, unsigned max) {
         _cleanup_json_ json_object *state = NULL;
         unsigned kept = 0;
         int r;
 
+        assert(prefix);
+        assert(state_name);
         assert(key);
 
         if (!p || max == 0)
                 return 0;
+        if (strlen(prefix) + 32 > POOL_STORE_NAME_MAX || strlen(state_name) > POOL_STORE_NAME_MAX)
+                return -ENAMETOOLONG;
         r = pool_keep_state(p, key, max, &state);
         if (r <= 0)
                 return r;
         /* The state first: control sockets without it are never used. */
-        r = pool_keep_send_state(state);
+        r = pool_keep_send_state(state, state_name);
         if (r <= 0)
                 return r < 0 ? r : -EOPNOTSUPP;
         LIST_FOREACH_SAFE(warm, w, n, p->warm) {
-                char msg[sizeof "FDSTORE=1\nFDNAME=" POOL_STORE_WARM_PREFIX + 32];
+                char msg[sizeof "FDSTORE=1\nFDNAME=" + POOL_STORE_NAME_MAX];
 
                 if (!w->ready || !w->keepable || w->control < 0 || kept >= max)
                         continue;
-                (void) snprintf(msg, sizeof msg, "FDSTORE=1\nFDNAME=" POOL_STORE_WARM_PREFIX "%s", run_id(w->run));
+                (void) snprintf(msg, sizeof msg, "FDSTORE=1\nFDNAME=%s%s", prefix, run_id(w->run));
                 r = sd_pid_notify_with_fds(0, false, msg, &w->control, 1);
                 if (r <= 0)
                         continue;       /* not kept: stopped with the pool */

@@ -103,16 +103,24 @@ json_object *pool_failed(const Pool *p);
 /* Warm units asked for and not ready yet. */
 unsigned pool_n_starting(const Pool *p);
 
+/* Description= of its ready units (PoolConfig's ready_description, or
+ * Python's): what a unit kept across the idle exit must say to come back
+ * into this pool (pool-store.h). */
+const char *pool_ready_description(const Pool *p);
+
 /* Across the broker's idle exit (systemd >= 254, FileDescriptorStorePreserve=,
- * pool-store.h). The fd store names: */
+ * pool-store.h). The fd store names of Python's pool: */
 #define POOL_STORE_WARM_PREFIX "warm-"           /* + the run id: a warm unit's control socket */
 #define POOL_STORE_STATE_NAME "pool-state"       /* a pipe holding what pool_keep() wrote */
 #define POOL_STORE_STATE_MAX ((size_t) 48 << 10) /* under a pipe's buffer */
+/* (Another language's: pool-store.h's.) Every name is shorter than this. */
+#define POOL_STORE_NAME_MAX 64
 /* Hands up to max of the ready warm units that are PartOf= the broker's
- * unit to its fd store, with a state naming them, the time each was made and
- * key (what they were made from), and lets go of them without stopping them.
- * Returns how many; the others stop with the pool as ever. */
-int pool_keep(Pool *p, const char *key, unsigned max);
+ * unit to its fd store, each named prefix + its run id, with a state named
+ * state_name naming them, the time each was made and key (what they were
+ * made from), and lets go of them without stopping them. Returns how many;
+ * the others stop with the pool as ever. */
+int pool_keep(Pool *p, const char *prefix, const char *state_name, const char *key, unsigned max);
 /* Takes the warm unit of run id back into the pool (ready): control is the
  * broker's end of its control socket (now the pool's). The caller checked
  * that it is still what it was (pool-store.h). */

@@ -35,7 +35,7 @@ static int file_id(const char *path, char *buf, size_t size) {
 }
 
 int probe_cache_key(const SandboxSpec *spec, const ProbeCacheSystemd *sd, char **ret) {
-        char broker[96], launcher[96], bootstrap[96], python[96];
+        char broker[96], launcher[96], bootstrap[96], python[96], interpreter[96], other[512] = "";
         struct utsname u;
         char *key;
         int r;
@@ -51,18 +51,24 @@ int probe_cache_key(const SandboxSpec *spec, const ProbeCacheSystemd *sd, char *
         if ((r = file_id("/proc/self/exe", broker, sizeof broker)) < 0 ||
             (r = file_id(spec->launcher, launcher, sizeof launcher)) < 0 ||
             (r = file_id(spec->bootstrap, bootstrap, sizeof bootstrap)) < 0 ||
-            (r = file_id(spec->python, python, sizeof python)) < 0)
+            (r = file_id(spec->python, python, sizeof python)) < 0 ||
+            (spec->language != LANGUAGE_PYTHON &&
+             (r = file_id(spec->interpreter, interpreter, sizeof interpreter)) < 0))
                 return r;
+        /* Another language's units (issue 42): its interpreter too. (Python's key is as it was.) */
+        if (spec->language != LANGUAGE_PYTHON)
+                (void) snprintf(other, sizeof other, "language=%s\ninterpreter=%s %s\n",
+                                language_to_string(spec->language) ?: "?", spec->interpreter, interpreter);
         if (asprintf(&key,
                      KEY_FORMAT "\nversion=%s\nboot=%" PRIu64 "\nkernel=%s %s\nsystemd=%s\nunits_loaded=%" PRIu64
                      "\nbroker=%s\nlauncher=%s %s\nbootstrap=%s %s\npython=%s %s\nwheelhouse=%s\nstore=%s\n"
                      "limits=%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\nslice=%s\n"
-                     "jit=%d\n",
+                     "jit=%d\n%s",
                      PACKAGE_VERSION, sd->boot_usec, u.release, u.version, sd->version, sd->units_load_usec, broker,
                      spec->launcher, launcher, spec->bootstrap, bootstrap, spec->python, python, spec->wheelhouse ?: "",
                      spec->package_store ?: "",
                      spec->memory_max, spec->tasks_max, spec->tmp_size_max, spec->file_size_max,
-                     spec->cpu_quota_percent, spec->max_code_bytes, spec->slice ?: "", spec->jit) < 0)
+                     spec->cpu_quota_percent, spec->max_code_bytes, spec->slice ?: "", spec->jit, other) < 0)
                 return -ENOMEM;
         *ret = key;
         return 0;

@@ -31,7 +31,10 @@
 #              (FileDescriptorStorePreserve=yes, systemd >= 254) a ready warm unit outlives it and
 #              serves the first call after (that very unit); one stored before the configuration
 #              changed, or whose unit was stopped meanwhile, is never used; a stop of the broker
-#              stops it; on 252 the warm units stop with the broker, as they always did
+#              stops it; on 252 the warm units stop with the broker, as they always did. A
+#              language's pool (issue 42) likewise: a bash call's warm unit is kept, never given a
+#              javascript or python run after, and serves the next bash run; one stored before the
+#              configuration changed is never used; on 252 it stops
 # Plain pass only: its checks are unit states, CPU weights and quotas, uids and lifetimes that
 # systemd and the kernel set, the same in both builds; the broker's pool code runs under ASan in
 # every test of that pass, which takes warm units by default (MCP_EXEC_POOL_SIZE=2).
@@ -49,7 +52,8 @@ units_described() {
     bx systemctl list-units ${2-} 'mcp-exec-run-*' --plain --no-legend --no-pager 2>/dev/null |
         awk -v re="$1" '$0 ~ re { print $1 }'
 }
-ready_units() { units_described 'mcp-exec warm unit \(idle\)' --all; }
+# (Python's: a language's ready units say which, "(idle) bash".)
+ready_units() { units_described 'mcp-exec warm unit \(idle\) *$' --all; }
 importing_units() { units_described 'mcp-exec warm unit \(starting\)'; }
 running_runs() { units_described 'mcp-exec sandboxed run'; }
 warm_count() { ready_units | grep -c . || true; }
@@ -431,6 +435,13 @@ fill_and_idle() {
 # run_on RESULT: the unit the run of RESULT ran in.
 run_on() { echo "mcp-exec-run-$(jget "$1" 'r.get("run_id") or ""').service"; }
 stored_dropped() { broker_log "$cur" | grep -q "Stored warm unit $1 not used"; }
+# bash_fill: a bash call makes bash's pool (issue 42); its one unit gets ready; sets b.
+bash_ready() { units_described 'mcp-exec warm unit \(idle\) bash' --all; }
+bash_fill() {
+    out=$(call --language bash -- 'echo 1') || fail "a bash run failed: $out $(call_err)"
+    wait_for 30 eval '[[ $(bash_ready | grep -c .) == 1 ]]' || fail "bash's pool did not fill: $(all_units)"
+    b=$(bash_ready)
+}
 
 set_config "${IDLE_CONF[@]}"
 cur=$(journal_cursor)
@@ -441,6 +452,11 @@ if [[ $preserve != yes ]]; then
     out=$(call -- 'print(6*7)') || fail "the first run after the idle exit failed: $(call_err)"
     jcheck "$out" 'r["stdout"] == "42\n"' "the first run after the idle exit did not work"
     log "systemd $sdver: warm unit $w stopped with the broker, the next run served"
+    bash_fill
+    wait_for 40 broker_gone || fail "the broker did not exit idle"
+    wait_for 15 eval '[[ $(bx systemctl show -P ActiveState "$b") == inactive ]]' ||
+        fail "bash's warm unit $b outlived the broker's idle exit on a systemd that does not keep the fd store"
+    log "systemd $sdver: bash's warm unit $b stopped with the broker"
     assert_clean 15
     pass
 fi
@@ -472,6 +488,42 @@ out=$(call -- 'print(6*7)') || fail "a run after a stored unit was stopped faile
 jcheck "$out" 'r["stdout"] == "42\n"' "a run after a stored unit was stopped did not work"
 [[ $(run_on "$out") != "$w" ]] || fail "a stopped stored warm unit served a run"
 broker_log "$cur" | grep -q "Warm unit $w, kept across the idle exit, is back" && fail "a stopped $w was taken back"
+
+# A language's pool, kept as Python's: bash's ready unit outlives the idle exit, and comes back into
+# bash's pool only: a javascript or python run never gets it (another interpreter, another seccomp
+# filter: JavaScript's has no W^X), the next bash run does.
+bash_fill
+cur=$(journal_cursor)
+wait_for 40 broker_gone || fail "the broker did not exit idle"
+[[ $(bx systemctl show -P ActiveState "$b") == active ]] || fail "bash's warm unit $b did not outlive the idle exit"
+broker_log "$cur" | grep -q 'warm unit(s) of bash kept in the fd store' ||
+    fail "the broker did not say it kept bash's warm unit: $(broker_log "$cur" | tail -5)"
+cur=$(journal_cursor)
+out=$(call --language javascript -- 'console.log(6*7)') ||
+    fail "a javascript run after the idle exit failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a javascript run after the idle exit did not work"
+[[ $(run_on "$out") != "$b" ]] || fail "bash's kept warm unit $b was given a javascript run"
+out=$(call -- 'print(6*7)') || fail "a python run after the idle exit failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a python run after the idle exit did not work"
+[[ $(run_on "$out") != "$b" ]] || fail "bash's kept warm unit $b was given a python run"
+out=$(call --language bash -- 'echo $((6*7))') || fail "a bash run after the idle exit failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a bash run after the idle exit did not work"
+[[ $(run_on "$out") == "$b" ]] || fail "the bash run after the idle exit ran in $(run_on "$out"), not in the kept $b"
+was_warm "$out" || fail "the bash run on the kept $b was not reported warm"
+broker_log "$cur" | grep -q "Warm unit $b, kept across the idle exit, is back in the pool" ||
+    fail "the broker did not say bash's $b is back in the pool"
+log "bash's warm unit $b kept across the idle exit served the next bash run, and no other"
+# Stored, then the configuration changed: bash's unit is stale as Python's is, stopped, not used.
+bash_fill
+wait_for 40 broker_gone || fail "the broker did not exit idle"
+cur=$(journal_cursor)
+printf '%s\n' "${IDLE_CONF[@]}" MCP_EXEC_MEMORY_MAX=190M >"$BOXROOT$CONF"
+out=$(call --language bash -- 'echo $((6*7))') || fail "a bash run after a configuration change failed: $(call_err)"
+jcheck "$out" 'r["stdout"] == "42\n"' "a bash run after a configuration change did not work"
+[[ $(run_on "$out") != "$b" ]] || fail "bash's warm unit stored before a configuration change served a run"
+wait_for 10 stored_dropped "$b" || fail "the broker did not say it dropped bash's stale $b"
+wait_for 15 eval '[[ $(bx systemctl show -P ActiveState "$b") == inactive ]]' ||
+    fail "bash's stale unit $b was left running"
 
 # Stored, then the broker stopped by hand: its kept units stop too (PartOf=), as runs always did.
 fill_and_idle
