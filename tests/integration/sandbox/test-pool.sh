@@ -494,8 +494,10 @@ broker_log "$cur" | grep -q "Warm unit $w, kept across the idle exit, is back" &
 # A language's pool, kept as Python's: bash's ready unit outlives the idle exit, and comes back into
 # bash's pool only: a javascript or python run never gets it (another interpreter, another seccomp
 # filter: JavaScript's has no W^X), the next bash run does.
-bash_fill
+# (The cursor first: on a loaded machine the broker may be gone, its words said, before
+# bash_fill returns.)
 cur=$(journal_cursor)
+bash_fill
 wait_for 40 broker_gone || fail "the broker did not exit idle"
 [[ $(bx systemctl show -P ActiveState "$b") == active ]] || fail "bash's warm unit $b did not outlive the idle exit"
 wait_for 15 kept_said 'warm unit(s) of bash kept in the fd store' ||
