@@ -24,6 +24,11 @@ function isLoopback(host) {
         return host === 'localhost' || /^127\./.test(host) || host === '::1' || host === '[::1]';
 }
 
+// A host as a URL or a CONNECT names it: an IPv6 address in brackets.
+function hostForm(host) {
+        return net.isIPv6(host) ? `[${host}]` : host;
+}
+
 // http: every request in absolute form to the proxy, one connection each
 // (egressd judges each request's host). https: a CONNECT tunnel, then TLS to
 // the host through it, verified as ever (egressd checks the ClientHello's
@@ -45,8 +50,7 @@ function useEnvProxy(env) {
                                 return;
                         }
                         const port = options.port && Number(options.port) !== 80 ? `:${options.port}` : '';
-                        const name = net.isIPv6(host) ? `[${host}]` : host;
-                        req.path = `http://${name}${port}${req.path}`;
+                        req.path = `http://${hostForm(host)}${port}${req.path}`;
                         super.addRequest(req, { ...options, host: proxyHost, hostname: proxyHost, port: proxyPort,
                                                 localAddress: undefined });
                 }
@@ -58,7 +62,7 @@ function useEnvProxy(env) {
                         const port = Number(options.port) || 443;
                         if (isLoopback(host))
                                 return super.createConnection(options, callback);
-                        const target = `${net.isIPv6(host) ? `[${host}]` : host}:${port}`;
+                        const target = `${hostForm(host)}:${port}`;
                         const raw = net.connect(proxyPort, proxyHost);
                         let head = Buffer.alloc(0);
                         const fail = (err) => {
@@ -104,16 +108,20 @@ function useEnvProxy(env) {
 // them as an object, flat [name, value, ...] or [[name, value], ...] by version.
 function headerList(h) {
         const out = {};
+        // A name given twice keeps both values, as node sends them.
+        const add = (k, v) => {
+                out[k] = out[k] === undefined ? v : [].concat(out[k], v);
+        };
+
         if (!h)
                 return out;
         if (Array.isArray(h)) {
                 if (h.length && Array.isArray(h[0]))
                         for (const [k, v] of h)
-                                out[k] = out[k] === undefined ? v : [].concat(out[k], v);
+                                add(k, v);
                 else
                         for (let i = 0; i + 1 < h.length; i += 2)
-                                out[String(h[i])] = out[String(h[i])] === undefined ? String(h[i + 1]) :
-                                        [].concat(out[String(h[i])], String(h[i + 1]));
+                                add(String(h[i]), String(h[i + 1]));
                 return out;
         }
         if (typeof h[Symbol.iterator] === 'function') {
