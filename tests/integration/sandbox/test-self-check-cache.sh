@@ -21,18 +21,17 @@ start_and_call() {
 }
 # probes_since CURSOR: the broker's MCP_PROBE values since CURSOR, one per line.
 probes_since() { journal_since "$1" -o verbose --output-fields=MCP_PROBE | sed -n 's/^ *MCP_PROBE=//p'; }
-# probe_failed CURSOR: the self-check since CURSOR failed, after at most the one more unit the
-# broker starts for a unit that ended with no exit status known to systemd (probe.c: seen under
-# load; a unit that ran and failed is never retried).
-probe_failed() { [[ $(probes_since "$1" | tr '\n' ' ') =~ ^(retry\ )?failed\ $ ]]; }
-probe_passed() { [[ $(probes_since "$1" | tr '\n' ' ') =~ ^(retry\ )?passed\ $ ]]; }
+# probe_verdict CURSOR VERDICT: the self-check since CURSOR ended VERDICT (passed, failed), after
+# at most the one more unit the broker starts for a unit that ended with no exit status known to
+# systemd (probe.c: seen under load; a unit that ran and failed is never retried).
+probe_verdict() { [[ $(probes_since "$1" | tr '\n' ' ') =~ ^(retry\ )?$2\ $ ]]; }
 # probe_units_since CURSOR: self-check units systemd started since CURSOR.
 probe_units_since() { journal_since "$1" _PID=1 -o cat | grep -c 'mcp-exec sandbox self-check' || true; }
 
 # --- no verdict: the broker checks and keeps it ------------------------------------------------------
 bx rm -f "$CACHE"
 start_and_call
-wait_for 10 probe_passed "$c" || fail "the self-check did not run: $(probes_since "$c")"
+wait_for 10 probe_verdict "$c" passed || fail "the self-check did not run: $(probes_since "$c")"
 bx test -f "$CACHE" || fail "no verdict kept in $CACHE after a passed self-check"
 mode=$(bx stat -c '%a %U' "$CACHE")
 [[ $mode == "600 root" ]] || fail "$CACHE is $mode, not root's alone"
@@ -47,7 +46,7 @@ log "kept across a broker restart, no self-check unit"
 # --- a new launcher: checked again ----------------------------------------------------------------
 bx touch "$LAUNCHER"
 start_and_call
-wait_for 10 probe_passed "$c" ||
+wait_for 10 probe_verdict "$c" passed ||
     fail "a new launcher binary did not make the broker check again: MCP_PROBE=$(probes_since "$c" | tr '\n' ' ')"
 (($(probe_units_since "$c") >= 1)) || fail "no self-check unit for a new launcher"
 start_and_call
@@ -57,13 +56,13 @@ start_and_call
 set_config MCP_EXEC_TMP_SIZE_MAX=48M
 c=$(journal_cursor)
 assert_runs_work
-wait_for 10 probe_passed "$c" ||
+wait_for 10 probe_verdict "$c" passed ||
     fail "another /tmp size did not make the broker check again: MCP_EXEC_TMP_SIZE_MAX: $(probes_since "$c" | tr '\n' ' ')"
 
 # --- a kept file others may write: not ours, checked again -----------------------------------------
 bx chmod 0644 "$CACHE"
 start_and_call
-wait_for 10 probe_passed "$c" ||
+wait_for 10 probe_verdict "$c" passed ||
     fail "a verdict file readable by others was used: $(probes_since "$c" | tr '\n' ' ')"
 mode=$(bx stat -c '%a' "$CACHE")
 [[ $mode == 600 ]] || fail "the verdict was not written again root's alone: $mode"
@@ -71,7 +70,7 @@ mode=$(bx stat -c '%a' "$CACHE")
 # --- a daemon-reload (drop-ins may have come): checked again ---------------------------------------
 bx systemctl daemon-reload
 start_and_call
-wait_for 10 probe_passed "$c" ||
+wait_for 10 probe_verdict "$c" passed ||
     fail "the verdict outlived a daemon-reload: $(probes_since "$c" | tr '\n' ' ')"
 
 # --- a property the running systemd should enforce is not: runs refused --------------------------
@@ -93,7 +92,7 @@ c=$(journal_cursor)
 out=$(call_nosigpipe --timeout 10 -- 'print("should not run")')
 log "systemd $version, run units with $dropin: $out $(call_err | head -2)"
 [[ $out != *"should not run"* ]] || fail "the code ran although the self-check must fail ($dropin)"
-wait_for 10 probe_failed "$c" ||
+wait_for 10 probe_verdict "$c" failed ||
     fail "the self-check did not fail with $dropin: $(probes_since "$c" | tr '\n' ' ')"
 found_failure() { journal_since "$c" -o cat | grep -F 'Sandbox self-check failed' | grep -F "$want"; }
 found found_failure ||
@@ -102,7 +101,7 @@ log "journal: $(found_failure | head -1)"
 bx test ! -e "$CACHE" || fail "a failed self-check left a kept verdict"
 remove_dropin
 start_and_call
-wait_for 10 probe_passed "$c" ||
+wait_for 10 probe_verdict "$c" passed ||
     fail "without the drop-in the self-check did not pass again: $(probes_since "$c" | tr '\n' ' ')"
 
 # --- issue 42: JavaScript's units (--jit) are checked in a unit of their own ------------------------
@@ -120,7 +119,7 @@ if bx test -x /usr/bin/node; then
     c=$(journal_cursor)
     out=$(call_nosigpipe --timeout 10 -- 'print("should not run")')
     [[ $out != *"should not run"* ]] || fail "the code ran although JavaScript's self-check must fail"
-    wait_for 10 probe_failed "$c" ||
+    wait_for 10 probe_verdict "$c" failed ||
         fail "W^X forced on JavaScript's units did not fail the self-check: $(probes_since "$c" | tr '\n' ' ')"
     want='JavaScript units: writable code for the JIT'
     found found_failure ||
@@ -128,7 +127,7 @@ if bx test -x /usr/bin/node; then
     log "journal: $(found_failure | head -1)"
     remove_dropin
     start_and_call
-    wait_for 10 probe_passed "$c" ||
+    wait_for 10 probe_verdict "$c" passed ||
         fail "without the W^X drop-in the self-check did not pass again: $(probes_since "$c" | tr '\n' ' ')"
 fi
 pass
